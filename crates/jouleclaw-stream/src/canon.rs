@@ -1,0 +1,181 @@
+//! Canonical JSON (JCR-1) writing primitives.
+//!
+//! JCR-1 is the RFC 8785 (JCS) subset fixed in `ARCHITECTURE.md`: integers only, in
+//! `[-(2^53-1), 2^53-1]`; strings escaped exactly as JCS escapes them; object keys sorted and
+//! unique; no whitespace. These primitives write directly into a byte buffer. Callers write the
+//! keys of each object in ascending byte order themselves; every encoder built on them is
+//! cross-checked against an independent reference in tests.
+//!
+//! They live in the lowest crate of the stack because the window hash (this crate), the verdict
+//! wire forms (`jouleclaw-stream-oracle`) and the receipts (`jouleclaw-jcr1`) all need the same
+//! bytes.
+
+/// The largest magnitude an integer may have in canonical JSON: `2^53 - 1`.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// An integer that canonical JSON cannot carry (its magnitude exceeds `2^53 - 1`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UnsafeInteger {
+    /// The value that was refused, widened to `i128` so both signs fit.
+    pub value: i128,
+}
+
+impl core::fmt::Display for UnsafeInteger {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "integer {} is outside +-(2^53-1)", self.value)
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `s` as a canonical JSON string (with quotes).
+///
+/// `"` and `\` are escaped as `\"` and `\\`; U+0008, U+0009, U+000A, U+000C, U+000D use their
+/// short forms; every other character below U+0020 is written as `\u00xx` with lowercase hex;
+/// everything else (including `/`, DEL, U+2028/U+2029 and all non-ASCII) is written as literal
+/// UTF-8.
+pub fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b >= 0x20 && b != b'"' && b != b'\\' {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x09 => out.extend_from_slice(b"\\t"),
+            0x0a => out.extend_from_slice(b"\\n"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            0x0d => out.extend_from_slice(b"\\r"),
+            _ => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0x0f)],
+            ]),
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// Appends an unsigned integer, refusing values above [`MAX_SAFE_INTEGER`].
+pub fn write_u64(out: &mut Vec<u8>, n: u64) -> Result<(), UnsafeInteger> {
+    if n > MAX_SAFE_INTEGER {
+        return Err(UnsafeInteger {
+            value: i128::from(n),
+        });
+    }
+    write_digits(out, n);
+    Ok(())
+}
+
+/// Appends a signed integer, refusing magnitudes above [`MAX_SAFE_INTEGER`]. Zero is `0`, never
+/// `-0`.
+pub fn write_i64(out: &mut Vec<u8>, n: i64) -> Result<(), UnsafeInteger> {
+    if n.unsigned_abs() > MAX_SAFE_INTEGER {
+        return Err(UnsafeInteger {
+            value: i128::from(n),
+        });
+    }
+    if n < 0 {
+        out.push(b'-');
+    }
+    write_digits(out, n.unsigned_abs());
+    Ok(())
+}
+
+/// Appends `n` in decimal without sign. Safe integers have at most 16 digits.
+fn write_digits(out: &mut Vec<u8>, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// Appends `bytes` as a JSON string of lowercase hex digits.
+pub fn write_hex_str(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.reserve(bytes.len() * 2 + 2);
+    out.push(b'"');
+    for &b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0x0f)]);
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(x: &str) -> String {
+        let mut out = Vec::new();
+        write_str(&mut out, x);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn escapes_follow_rfc8785() {
+        assert_eq!(s("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(s("\u{8}\u{9}\n\u{c}\r"), r#""\b\t\n\f\r""#);
+        assert_eq!(s("\u{0}\u{1f}\u{b}"), r#""\u0000\u001f\u000b""#);
+        // `/`, DEL, U+2028 and non-ASCII stay literal.
+        assert_eq!(s("/\u{7f}\u{2028}é😀"), "\"/\u{7f}\u{2028}é😀\"");
+    }
+
+    #[test]
+    fn integers_at_and_past_the_bound() {
+        let mut out = Vec::new();
+        write_u64(&mut out, MAX_SAFE_INTEGER).unwrap();
+        assert_eq!(out, b"9007199254740991");
+        assert!(write_u64(&mut out, MAX_SAFE_INTEGER + 1).is_err());
+        out.clear();
+        write_i64(&mut out, -(MAX_SAFE_INTEGER as i64)).unwrap();
+        assert_eq!(out, b"-9007199254740991");
+        assert!(write_i64(&mut out, -(MAX_SAFE_INTEGER as i64) - 1).is_err());
+        assert!(write_i64(&mut out, i64::MIN).is_err());
+        out.clear();
+        write_i64(&mut out, 0).unwrap();
+        write_u64(&mut out, 0).unwrap();
+        assert_eq!(out, b"00");
+    }
+
+    #[test]
+    fn strings_match_serde_json_for_everything_but_its_extra_escapes() {
+        // serde_json escapes exactly the same set with the same short forms; it is an
+        // independent implementation of the rule.
+        for cp in (0u32..0x250).chain([0x2028, 0x2029, 0xfeff, 0x1f600]) {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let text = format!("x{c}y");
+            assert_eq!(
+                s(&text),
+                serde_json::to_string(&text).unwrap(),
+                "U+{cp:04X}"
+            );
+        }
+    }
+
+    #[test]
+    fn hex_is_lowercase() {
+        let mut out = Vec::new();
+        write_hex_str(&mut out, &[0x00, 0xab, 0xff]);
+        assert_eq!(out, b"\"00abff\"");
+    }
+}

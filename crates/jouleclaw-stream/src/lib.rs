@@ -1,0 +1,58 @@
+//! Pure tick and window types and the rolling byte-conservation ledger of the jouleclaw
+//! streaming substrate.
+//!
+//! A stream is cut into fixed windows of ticks (200 ms by default). A [`StreamWindow`] validates
+//! and holds one window's ticks; a [`RollingConservationLedger`] judges every tick against a
+//! rolling byte budget and the barge-in deadline. Nothing here reads a clock, performs I/O,
+//! spawns threads or draws randomness: time enters as each tick's `ts_ns`.
+//!
+//! The public interface is:
+//! - [`Tick`], [`TickKind`], [`TickMarker`], [`TickKindTag`]: the unit of a stream;
+//! - [`StreamSpec`], [`ChannelSpec`], [`ChannelDirection`], [`duplex`]: its layout;
+//! - [`StreamWindow`]: one validated window, with its canonical JSON and content hash;
+//! - [`RollingConservationLedger`], [`LedgerPolicy`], [`WindowConservationFinding`];
+//! - [`canon`]: the canonical JSON (JCR-1) writing primitives shared by the stack;
+//! - [`StreamError`]: every refusal, with a stable code.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use bytes::Bytes;
+//! use jouleclaw_stream::*;
+//!
+//! let spec = Arc::new(StreamSpec::duplex_voice_default());
+//! let mut ledger = RollingConservationLedger::new(LedgerPolicy::default())?;
+//! let mut window = StreamWindow::open(spec, 0)?;
+//!
+//! let mic = Tick::new(0, duplex::MIC, TickKind::Audio, Bytes::from(vec![0u8; 6400]), 0);
+//! let pushed = window.push(mic)?;
+//! let finding = ledger.observe(pushed.tick, pushed.direction)?;
+//! assert_eq!(finding, WindowConservationFinding::Conforming);
+//!
+//! // More outbound than anything accounts for.
+//! let tts = Tick::new(0, duplex::TTS, TickKind::Audio, Bytes::from(vec![0u8; 8000]), 1_000);
+//! let pushed = window.push(tts)?;
+//! let finding = ledger.observe(pushed.tick, pushed.direction)?;
+//! assert_eq!(finding, WindowConservationFinding::Hallucination { unaccounted: 1600 });
+//! assert_eq!(window.content_hash(), window.content_hash());
+//! # Ok::<(), StreamError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
+pub mod canon;
+mod error;
+mod ledger;
+mod spec;
+mod tick;
+mod window;
+
+pub use error::{Result, StreamError};
+pub use ledger::{LedgerPolicy, RollingConservationLedger, TickEvent, WindowConservationFinding};
+pub use spec::{
+    BARGE_IN_DEADLINE_MS, ChannelDirection, ChannelSpec, DEFAULT_TICK_WINDOW_MS, NS_PER_MS,
+    StreamSpec, duplex,
+};
+pub use tick::{Tick, TickKind, TickKindTag, TickMarker};
+pub use window::{Pushed, StreamWindow, WINDOW_SCHEMA};
