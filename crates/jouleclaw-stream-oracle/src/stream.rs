@@ -1,0 +1,92 @@
+//! The per-window [`StreamOracle`] surface.
+
+use jouleclaw_stream::{ChannelDirection, StreamWindow, Tick, WindowConservationFinding};
+
+use crate::verdict::WindowVerdict;
+
+/// What a driver knows about a window besides its ticks.
+///
+/// Built with [`WindowContext::new`] (or `Default`); new fields will come with defaults, so
+/// construct it through the constructor rather than a struct literal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct WindowContext {
+    /// The rolling conservation ledger's summary of the window
+    /// ([`jouleclaw_stream::RollingConservationLedger::window_summary`]).
+    pub finding: WindowConservationFinding,
+}
+
+impl WindowContext {
+    /// A context carrying the ledger's window summary.
+    pub fn new(finding: WindowConservationFinding) -> Self {
+        Self { finding }
+    }
+}
+
+impl Default for WindowContext {
+    /// A context whose finding is `Conforming`.
+    fn default() -> Self {
+        Self::new(WindowConservationFinding::Conforming)
+    }
+}
+
+/// A gate over a stream, consulted on every tick and once per window.
+///
+/// # Driver contract
+///
+/// 1. For every tick a [`StreamWindow`] accepts, in push order, the driver calls
+///    [`StreamOracle::on_tick`] with the tick and its channel's direction
+///    ([`jouleclaw_stream::Pushed`]). A `Some` verdict is *early*: the driver acts on it on that
+///    tick (a `Yield` means: stop emitting outbound now; the barge-in deadline is
+///    [`jouleclaw_stream::BARGE_IN_DEADLINE_MS`], shorter than a default window).
+/// 2. When the window closes, the driver calls [`StreamOracle::judge`] once, with windows in
+///    ascending id order. Its verdict is the window's verdict.
+///
+/// # Implementation contract
+///
+/// * Pure: no clocks, sleeps, I/O, threads or randomness. State across windows is allowed (a
+///   `NeedMore` defers commitment to a later window).
+/// * [`StreamOracle::judge`] must not depend on [`StreamOracle::on_tick`] having been called:
+///   it sees the whole window. An early verdict raised for a tick of a window is a preview of
+///   that window's verdict: `judge` returns a verdict of at least the same rank.
+/// * [`StreamOracle::name`] is stable: it appears in wire forms and signed receipts.
+/// * A `Pass` names the oracles that vouched for the window in its `chain`; a single oracle
+///   returns `[name]`.
+pub trait StreamOracle {
+    /// A stable name, such as `"always-pass-stream"`.
+    fn name(&self) -> &str;
+
+    /// Looks at one accepted tick as it arrives; `Some` raises a verdict early. The default
+    /// raises nothing.
+    fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
+        let _ = (tick, direction);
+        None
+    }
+
+    /// Judges a closed window.
+    fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict;
+}
+
+impl<T: StreamOracle + ?Sized> StreamOracle for Box<T> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
+        (**self).on_tick(tick, direction)
+    }
+    fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
+        (**self).judge(window, ctx)
+    }
+}
+
+impl<T: StreamOracle + ?Sized> StreamOracle for &mut T {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
+        (**self).on_tick(tick, direction)
+    }
+    fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
+        (**self).judge(window, ctx)
+    }
+}
