@@ -156,7 +156,7 @@ mod tests {
     }
 
     #[test]
-    fn strings_match_serde_json_for_everything_but_its_extra_escapes() {
+    fn strings_match_serde_json_independent_escaper() {
         // serde_json escapes exactly the same set with the same short forms; it is an
         // independent implementation of the rule.
         for cp in (0u32..0x250).chain([0x2028, 0x2029, 0xfeff, 0x1f600]) {

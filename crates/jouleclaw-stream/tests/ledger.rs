@@ -1,0 +1,569 @@
+//! The rolling conservation ledger: rules, bounds, and a naive model under proptest.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use jouleclaw_stream::WindowConservationFinding::{BargeInIgnored, Conforming, Hallucination};
+use jouleclaw_stream::*;
+use proptest::prelude::*;
+
+const MS: u64 = NS_PER_MS;
+const DEADLINE: u64 = BARGE_IN_DEADLINE_MS * MS;
+
+fn ledger() -> RollingConservationLedger {
+    RollingConservationLedger::new(LedgerPolicy::default()).unwrap()
+}
+
+fn payload(w: u64, ch: u32, kind: TickKind, len: usize, ts: u64) -> Tick {
+    Tick::new(w, ch, kind, Bytes::from(vec![0u8; len]), ts)
+}
+
+#[test]
+fn outbound_within_budget_conforms_and_past_it_hallucinates() {
+    let mut l = ledger();
+    let f = l
+        .observe(
+            &payload(0, 1, TickKind::Audio, 100, 0),
+            ChannelDirection::Inbound,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+    let f = l
+        .observe(
+            &payload(0, 5, TickKind::Text, 20, 1),
+            ChannelDirection::Substrate,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+    // Exactly at the budget (100 + 20) still conforms.
+    let f = l
+        .observe(
+            &payload(0, 3, TickKind::Audio, 120, 2),
+            ChannelDirection::Outbound,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+    let f = l
+        .observe(
+            &payload(0, 3, TickKind::Audio, 1, 3),
+            ChannelDirection::Outbound,
+        )
+        .unwrap();
+    assert_eq!(f, Hallucination { unaccounted: 1 });
+    assert_eq!(l.window_summary(), Hallucination { unaccounted: 1 });
+}
+
+#[test]
+fn policy_allowance_and_slack_shape_the_budget() {
+    let policy = LedgerPolicy {
+        window_count: 2,
+        allowance_permille: 500,
+        slack_bytes: 10,
+    };
+    let mut l = RollingConservationLedger::new(policy).unwrap();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 100, 0)
+        .unwrap();
+    // budget = 100 * 0.5 + 10 = 60
+    assert_eq!(
+        l.observe_raw(0, ChannelDirection::Outbound, TickEvent::Payload, 60, 1)
+            .unwrap(),
+        Conforming
+    );
+    assert_eq!(
+        l.observe_raw(0, ChannelDirection::Outbound, TickEvent::Payload, 5, 2)
+            .unwrap(),
+        Hallucination { unaccounted: 5 }
+    );
+}
+
+#[test]
+fn budget_rolls_off_after_window_count_windows() {
+    let mut l = ledger(); // 5 windows
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 1000, 0)
+        .unwrap();
+    // Window 4 still sees window 0's inbound.
+    let f = l
+        .observe_raw(4, ChannelDirection::Outbound, TickEvent::Payload, 1000, 0)
+        .unwrap();
+    assert_eq!(f, Conforming);
+    // Window 5 no longer does, and window 4's outbound is still in the ring.
+    let f = l
+        .observe_raw(5, ChannelDirection::Outbound, TickEvent::Payload, 1, 0)
+        .unwrap();
+    assert_eq!(f, Hallucination { unaccounted: 1001 });
+    // A gap larger than the ring clears everything.
+    let f = l
+        .observe_raw(100, ChannelDirection::Inbound, TickEvent::Payload, 0, 0)
+        .unwrap();
+    assert_eq!(f, Conforming);
+    assert_eq!(l.rolling_outbound(), 0);
+}
+
+#[test]
+fn window_regression_is_refused_and_changes_nothing() {
+    let mut l = ledger();
+    l.observe_raw(3, ChannelDirection::Inbound, TickEvent::Payload, 10, 0)
+        .unwrap();
+    let before = format!("{l:?}");
+    let err = l
+        .observe_raw(2, ChannelDirection::Outbound, TickEvent::Payload, 10, 0)
+        .unwrap_err();
+    assert_eq!(err.code(), "ledger_window_regressed");
+    assert_eq!(before, format!("{l:?}"));
+    l.observe_raw(3, ChannelDirection::Outbound, TickEvent::Payload, 10, 0)
+        .unwrap();
+}
+
+#[test]
+fn barge_in_deadline_is_judged_on_each_outbound_tick() {
+    let mut l = ledger();
+    let t0 = 1_000 * MS;
+    l.observe_raw(
+        5,
+        ChannelDirection::Inbound,
+        TickEvent::Payload,
+        6400,
+        t0 - 1,
+    )
+    .unwrap();
+    l.observe_raw(5, ChannelDirection::Inbound, TickEvent::BargeIn, 0, t0)
+        .unwrap();
+    assert_eq!(l.pending_barge_in_ns(), Some(t0));
+    // At the deadline exactly: still in time.
+    let f = l
+        .observe_raw(
+            5,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            10,
+            t0 + DEADLINE,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+    // One nanosecond later: ignored, even though the window has not closed.
+    let f = l
+        .observe_raw(
+            6,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            10,
+            t0 + DEADLINE + 1,
+        )
+        .unwrap();
+    assert_eq!(
+        f,
+        BargeInIgnored {
+            barge_in_ts_ns: t0,
+            outbound_ts_ns: t0 + DEADLINE + 1
+        }
+    );
+    // Markers on the outbound side other than Start do not count as outbound content.
+    let f = l
+        .observe_raw(
+            6,
+            ChannelDirection::Outbound,
+            TickEvent::OtherMarker,
+            0,
+            t0 + DEADLINE + 2,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+    // Inbound payload after the deadline is not outbound.
+    let f = l
+        .observe_raw(
+            6,
+            ChannelDirection::Inbound,
+            TickEvent::Payload,
+            10,
+            t0 + DEADLINE + 3,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+    // A Start on the outbound side reopens outbound.
+    l.observe_raw(
+        6,
+        ChannelDirection::Outbound,
+        TickEvent::Start,
+        0,
+        t0 + DEADLINE + 4,
+    )
+    .unwrap();
+    assert_eq!(l.pending_barge_in_ns(), None);
+    let f = l
+        .observe_raw(
+            6,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            10,
+            t0 + DEADLINE + 5,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+}
+
+#[test]
+fn start_on_the_inbound_side_does_not_reopen_outbound() {
+    let mut l = ledger();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 6400, 0)
+        .unwrap();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::BargeIn, 0, 10)
+        .unwrap();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Start, 0, 20)
+        .unwrap();
+    let f = l
+        .observe_raw(
+            1,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            1,
+            10 + DEADLINE + 1,
+        )
+        .unwrap();
+    assert!(matches!(f, BargeInIgnored { .. }));
+    // A barge-in marker on an outbound channel is not the user's barge-in.
+    let mut l = ledger();
+    l.observe_raw(0, ChannelDirection::Outbound, TickEvent::BargeIn, 0, 0)
+        .unwrap();
+    assert_eq!(l.pending_barge_in_ns(), None);
+}
+
+#[test]
+fn repeated_barge_ins_keep_the_first_deadline() {
+    let mut l = ledger();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 6400, 0)
+        .unwrap();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::BargeIn, 0, 10)
+        .unwrap();
+    l.observe_raw(
+        0,
+        ChannelDirection::Inbound,
+        TickEvent::BargeIn,
+        0,
+        100 * MS,
+    )
+    .unwrap();
+    let f = l
+        .observe_raw(
+            0,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            1,
+            10 + DEADLINE + 1,
+        )
+        .unwrap();
+    assert!(matches!(
+        f,
+        BargeInIgnored {
+            barge_in_ts_ns: 10,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn summary_dominance_and_reset_per_window() {
+    let a = Hallucination { unaccounted: 3 };
+    let b = Hallucination { unaccounted: 9 };
+    let x = BargeInIgnored {
+        barge_in_ts_ns: 1,
+        outbound_ts_ns: 2,
+    };
+    let y = BargeInIgnored {
+        barge_in_ts_ns: 5,
+        outbound_ts_ns: 6,
+    };
+    assert_eq!(Conforming.dominate(a), a);
+    assert_eq!(a.dominate(Conforming), a);
+    assert_eq!(a.dominate(b), b);
+    assert_eq!(b.dominate(a), b);
+    assert_eq!(a.dominate(x), x);
+    assert_eq!(x.dominate(b), x);
+    assert_eq!(x.dominate(y), x, "the earlier ignored barge-in is kept");
+    let mut l = ledger();
+    l.observe_raw(0, ChannelDirection::Outbound, TickEvent::Payload, 5, 0)
+        .unwrap();
+    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 100, 1)
+        .unwrap();
+    assert_eq!(l.window_summary(), Hallucination { unaccounted: 5 });
+    l.advance_to(1).unwrap();
+    assert_eq!(l.window_summary(), Conforming);
+}
+
+#[test]
+fn counters_never_wrap_at_u64_max() {
+    let mut l = RollingConservationLedger::new(LedgerPolicy {
+        window_count: 3,
+        ..Default::default()
+    })
+    .unwrap();
+    l.observe_raw(
+        0,
+        ChannelDirection::Outbound,
+        TickEvent::Payload,
+        u64::MAX,
+        0,
+    )
+    .unwrap();
+    let f = l
+        .observe_raw(
+            0,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            u64::MAX,
+            0,
+        )
+        .unwrap();
+    // The slot saturates at u64::MAX and the rolling sum follows the slot.
+    assert_eq!(l.rolling_outbound(), u128::from(u64::MAX));
+    assert_eq!(
+        f,
+        Hallucination {
+            unaccounted: u64::MAX
+        }
+    );
+    l.observe_raw(
+        1,
+        ChannelDirection::Outbound,
+        TickEvent::Payload,
+        u64::MAX,
+        0,
+    )
+    .unwrap();
+    assert_eq!(l.rolling_outbound(), 2 * u128::from(u64::MAX));
+    // Unaccounted saturates at u64::MAX rather than wrapping.
+    assert_eq!(
+        l.balance(),
+        Hallucination {
+            unaccounted: u64::MAX
+        }
+    );
+    l.observe_raw(
+        1,
+        ChannelDirection::Inbound,
+        TickEvent::Payload,
+        u64::MAX,
+        0,
+    )
+    .unwrap();
+    l.observe_raw(
+        1,
+        ChannelDirection::Substrate,
+        TickEvent::Payload,
+        u64::MAX,
+        0,
+    )
+    .unwrap();
+    assert_eq!(l.balance(), Conforming);
+    // Eviction stays exact.
+    l.advance_to(3).unwrap();
+    assert_eq!(l.rolling_outbound(), u128::from(u64::MAX));
+    l.advance_to(10).unwrap();
+    assert_eq!(
+        (
+            l.rolling_inbound(),
+            l.rolling_outbound(),
+            l.rolling_substrate()
+        ),
+        (0, 0, 0)
+    );
+    // Barge-in deadline arithmetic near u64::MAX does not wrap.
+    let mut l = ledger();
+    l.observe_raw(
+        0,
+        ChannelDirection::Inbound,
+        TickEvent::BargeIn,
+        0,
+        u64::MAX - 1,
+    )
+    .unwrap();
+    let f = l
+        .observe_raw(
+            0,
+            ChannelDirection::Outbound,
+            TickEvent::Payload,
+            0,
+            u64::MAX,
+        )
+        .unwrap();
+    assert_eq!(f, Conforming);
+}
+
+#[test]
+fn policy_bounds() {
+    for (p, ok) in [
+        (
+            LedgerPolicy {
+                window_count: 0,
+                ..Default::default()
+            },
+            false,
+        ),
+        (
+            LedgerPolicy {
+                window_count: 1,
+                ..Default::default()
+            },
+            true,
+        ),
+        (
+            LedgerPolicy {
+                window_count: LedgerPolicy::MAX_WINDOW_COUNT,
+                ..Default::default()
+            },
+            true,
+        ),
+        (
+            LedgerPolicy {
+                window_count: LedgerPolicy::MAX_WINDOW_COUNT + 1,
+                ..Default::default()
+            },
+            false,
+        ),
+        (
+            LedgerPolicy {
+                allowance_permille: LedgerPolicy::MAX_ALLOWANCE_PERMILLE,
+                ..Default::default()
+            },
+            true,
+        ),
+        (
+            LedgerPolicy {
+                allowance_permille: LedgerPolicy::MAX_ALLOWANCE_PERMILLE + 1,
+                ..Default::default()
+            },
+            false,
+        ),
+    ] {
+        let r = RollingConservationLedger::new(p);
+        assert_eq!(r.is_ok(), ok, "{p:?}");
+        if let Err(e) = r {
+            assert_eq!(e.code(), "ledger_invalid_policy");
+        }
+    }
+}
+
+/// One observation for the naive model.
+#[derive(Debug, Clone)]
+struct Obs {
+    window_gap: u64,
+    direction: ChannelDirection,
+    event: TickEvent,
+    len: u64,
+    dt: u64,
+}
+
+fn obs() -> impl Strategy<Value = Obs> {
+    let dir = prop_oneof![
+        Just(ChannelDirection::Inbound),
+        Just(ChannelDirection::Outbound),
+        Just(ChannelDirection::Substrate)
+    ];
+    let ev = prop_oneof![
+        6 => Just(TickEvent::Payload),
+        1 => Just(TickEvent::BargeIn),
+        1 => Just(TickEvent::Start),
+        1 => Just(TickEvent::OtherMarker)
+    ];
+    (
+        prop_oneof![6 => Just(0u64), 2 => 1u64..3, 1 => 3u64..12],
+        dir,
+        ev,
+        0u64..20_000,
+        0u64..120 * MS,
+    )
+        .prop_map(|(window_gap, direction, event, len, dt)| Obs {
+            window_gap,
+            direction,
+            event,
+            len,
+            dt,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Rolling sums and findings equal a naive recomputation from the full history.
+    #[test]
+    fn ledger_matches_naive_recomputation(
+        ops in prop::collection::vec(obs(), 1..120),
+        window_count in 1u32..8,
+        allowance_permille in 0u32..2500,
+        slack in 0u64..5000,
+    ) {
+        let policy = LedgerPolicy { window_count, allowance_permille, slack_bytes: slack };
+        let mut l = RollingConservationLedger::new(policy).unwrap();
+        let mut history: Vec<(u64, ChannelDirection, u64)> = Vec::new();
+        let (mut w, mut ts) = (0u64, 0u64);
+        let mut pending: Option<u64> = None;
+        let mut summary = Conforming;
+        for o in ops {
+            if o.window_gap > 0 { summary = Conforming; }
+            w += o.window_gap;
+            ts += o.dt;
+            let got = l.observe_raw(w, o.direction, o.event, o.len, ts).unwrap();
+            history.push((w, o.direction, o.len));
+            let lo = w.saturating_sub(u64::from(window_count) - 1);
+            let sum = |d: ChannelDirection| -> u128 {
+                history.iter().filter(|(hw, hd, _)| *hw >= lo && *hd == d).map(|(_, _, n)| u128::from(*n)).sum()
+            };
+            let (i, o_, s) = (sum(ChannelDirection::Inbound), sum(ChannelDirection::Outbound), sum(ChannelDirection::Substrate));
+            prop_assert_eq!((l.rolling_inbound(), l.rolling_outbound(), l.rolling_substrate()), (i, o_, s));
+            let budget = (i + s) * u128::from(allowance_permille) / 1000 + u128::from(slack);
+            let mut late = None;
+            match (o.direction, o.event) {
+                (ChannelDirection::Inbound, TickEvent::BargeIn) => { pending.get_or_insert(ts); }
+                (ChannelDirection::Outbound, TickEvent::Start) => pending = None,
+                (ChannelDirection::Outbound, TickEvent::Payload) => {
+                    if let Some(b) = pending { if ts > b + DEADLINE { late = Some(b); } }
+                }
+                _ => {}
+            }
+            let expect = match late {
+                Some(b) => BargeInIgnored { barge_in_ts_ns: b, outbound_ts_ns: ts },
+                None if o_ > budget => Hallucination { unaccounted: (o_ - budget) as u64 },
+                None => Conforming,
+            };
+            prop_assert_eq!(got, expect);
+            summary = summary.dominate(expect);
+            prop_assert_eq!(l.window_summary(), summary);
+        }
+    }
+
+    /// A refused push never changes the window.
+    #[test]
+    fn refused_push_changes_nothing(
+        good in prop::collection::vec((0u32..7, 0usize..40_000, 0u64..300 * MS), 0..30),
+    ) {
+        let spec = Arc::new(StreamSpec::duplex_voice_default());
+        let mut w = StreamWindow::open(spec, 1).unwrap();
+        let mut ts = 200 * MS;
+        for (ch, len, dt) in good {
+            ts += dt / 4;
+            let kind = match ch { 1 | 3 => TickKind::Audio, 0 => TickKind::Marker(TickMarker::Silence), _ => TickKind::Text };
+            let before = (w.ticks().to_vec(), w.inbound_bytes(), w.outbound_bytes(), w.substrate_bytes(), w.content_hash());
+            let t = Tick::new(1, ch, kind, Bytes::from(vec![1u8; len]), ts);
+            if w.push(t).is_err() {
+                let after = (w.ticks().to_vec(), w.inbound_bytes(), w.outbound_bytes(), w.substrate_bytes(), w.content_hash());
+                prop_assert_eq!(before, after);
+            }
+        }
+    }
+
+    /// Window hashing depends on payload bytes, not on how the `Bytes` were sliced.
+    #[test]
+    fn hash_is_independent_of_payload_slicing(data in prop::collection::vec(any::<u8>(), 0..4000), cut in 0usize..4000) {
+        let spec = Arc::new(StreamSpec::duplex_voice_default());
+        let cut = cut.min(data.len());
+        let mut backing = vec![9u8; cut];
+        backing.extend_from_slice(&data);
+        let sliced = Bytes::from(backing).slice(cut..);
+        let owned = Bytes::copy_from_slice(&data);
+        let mut a = StreamWindow::open(spec.clone(), 0).unwrap();
+        let mut b = StreamWindow::open(spec, 0).unwrap();
+        a.push(Tick::new(0, duplex::ASR, TickKind::Text, owned, 5)).unwrap();
+        b.push(Tick::new(0, duplex::ASR, TickKind::Text, sliced, 5)).unwrap();
+        prop_assert_eq!(a.content_hash(), b.content_hash());
+    }
+}
