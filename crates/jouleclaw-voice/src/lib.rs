@@ -1,1 +1,73 @@
-//! Placeholder; see the issue tracker.
+//! The transcriber seam of a jouleclaw voice cascade: a spoken turn ends in words when this
+//! machine has something that can produce them.
+//!
+//! A [`Transcriber`] answers a [`Transcript`] with two named variants, `Said(String)` and
+//! `Unasked`: a machine with no engine did not ask, which differs from a room where nobody
+//! spoke. A transcription that fails is an error and never an empty sentence. The
+//! [`TurnStage`] turns the mic audio of one inbound turn (`Start` .. `EndOfTurn`) into one text
+//! tick on the ASR channel, through the WAV encoding an engine wants ([`WavAudio`]).
+//!
+//! [`WhisperClient`] speaks to a whisper.cpp server (`POST /inference`) over a Unix socket or TCP
+//! with a bounded wait; [`WhisperTranscriber`] decides once, at construction, whether the socket
+//! is there, and answers `Unasked` for every turn when it is not. [`TableTranscriber`] is a
+//! deterministic stand-in that answers from a table.
+//!
+//! The public interface is:
+//! - [`Transcript`], [`Transcriber`]: the seam;
+//! - [`TableTranscriber`], [`TableAnswer`]: the table-driven stand-in;
+//! - [`WavAudio`], [`SAMPLE_RATE_HZ`], [`PCM_BYTES_PER_SECOND`]: 16 kHz 16-bit mono WAV;
+//! - [`WhisperClient`], [`Endpoint`], [`WhisperTranscriber`], [`default_ceiling`],
+//!   [`transcribe_wav_file`], [`MULTIPART_BOUNDARY`]: the whisper.cpp server client;
+//! - [`TurnStage`], [`TurnOutcome`], [`MAX_TURN_BYTES`]: the cascade stage;
+//! - [`VoiceError`]: every refusal and failure, with a stable code.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
+//! use jouleclaw_voice::*;
+//!
+//! let pcm = vec![0u8; 6_400]; // 200 ms of 16 kHz 16-bit mono
+//! let table = TableTranscriber::new().with_row(
+//!     &WavAudio::from_pcm16_mono_16k(&pcm)?,
+//!     TableAnswer::Say("hello".into()),
+//! );
+//! let mut stage = TurnStage::new(table);
+//! stage.on_tick(&Tick::marker(0, duplex::MIC, TickMarker::Start, 0))?;
+//! stage.on_tick(&Tick::new(0, duplex::MIC, TickKind::Audio, Bytes::from(pcm), 1))?;
+//! let end = Tick::marker(1, duplex::MIC, TickMarker::EndOfTurn, 200_000_000);
+//! match stage.on_tick(&end)? {
+//!     Some(TurnOutcome::Said { tick, .. }) => {
+//!         assert_eq!(tick.channel_id, duplex::ASR);
+//!         assert_eq!(&tick.bytes[..], b"hello");
+//!     }
+//!     other => panic!("{other:?}"),
+//! }
+//!
+//! // A machine without an engine socket does not ask.
+//! let none = WhisperTranscriber::at_socket("/nonexistent/whisper.sock", None);
+//! assert!(!none.is_available());
+//! let audio = WavAudio::from_pcm16_mono_16k(&[0; 320])?;
+//! assert_eq!(none.transcribe(&audio)?, Transcript::Unasked);
+//! # Ok::<(), VoiceError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
+mod error;
+mod multipart;
+mod stage;
+mod transcript;
+mod wav;
+mod whisper;
+
+pub use error::{Result, VoiceError};
+pub use multipart::FIXED_BOUNDARY as MULTIPART_BOUNDARY;
+pub use stage::{MAX_TURN_BYTES, TurnOutcome, TurnStage};
+pub use transcript::{TableAnswer, TableTranscriber, Transcriber, Transcript};
+pub use wav::{PCM_BYTES_PER_SECOND, SAMPLE_RATE_HZ, WavAudio};
+pub use whisper::{
+    Endpoint, MAX_RESPONSE_BYTES, WAIT_FLOOR, WAIT_SCALE, WhisperClient, WhisperTranscriber,
+    default_ceiling, transcribe_wav_file,
+};

@@ -1,0 +1,179 @@
+//! The crate's one error type.
+
+use core::fmt;
+use std::time::Duration;
+
+/// Why audio, a turn or a transcription was refused or failed.
+///
+/// [`VoiceError::code`] gives a stable string per variant for logs and wire formats. A refusal of
+/// input (odd PCM, a marker out of order, a turn past its bound) leaves the value it was raised
+/// by unchanged; a failed transcription fails the turn it belongs to and never becomes an empty
+/// sentence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VoiceError {
+    /// 16-bit PCM needs an even number of bytes.
+    OddPcmLength {
+        /// The length given.
+        len: usize,
+    },
+    /// The bytes are not a readable WAV file.
+    InvalidWav {
+        /// What the WAV reader reported.
+        reason: String,
+    },
+    /// Writing the WAV encoding failed.
+    WavEncode {
+        /// What the WAV writer reported.
+        reason: String,
+    },
+    /// A turn would hold more audio than its bound.
+    TurnTooLong {
+        /// Bytes the turn would hold with the refused chunk.
+        bytes: usize,
+        /// The bound, in bytes.
+        max: usize,
+    },
+    /// A `Start` marker arrived while a turn was already open.
+    TurnAlreadyOpen,
+    /// An `EndOfTurn` marker arrived with no open turn.
+    NoOpenTurn,
+    /// Mic audio arrived outside a turn.
+    AudioOutsideTurn,
+    /// A mic tick that is neither audio nor a marker.
+    NotAudio {
+        /// The tick's kind, as its wire name.
+        kind: &'static str,
+    },
+    /// A turn ended without any audio in it.
+    EmptyTurn,
+    /// Every multipart boundary candidate occurs in the body.
+    BoundaryExhausted,
+    /// The transcription engine could not be reached.
+    Connect {
+        /// Where the engine was looked for.
+        endpoint: String,
+        /// What the connection attempt reported.
+        reason: String,
+    },
+    /// The HTTP exchange with the engine failed.
+    Http {
+        /// What the HTTP stack reported.
+        reason: String,
+    },
+    /// The engine did not answer within the ceiling.
+    Timeout {
+        /// The ceiling that passed.
+        waited: Duration,
+    },
+    /// The engine answered `{"error": ...}` with a 2xx status (whisper.cpp answers errors with 200).
+    EngineError {
+        /// The engine's message.
+        message: String,
+    },
+    /// The engine answered with a status outside 2xx.
+    HttpStatus {
+        /// The status code.
+        status: u16,
+        /// The start of the body, as text (lossy UTF-8, at most 512 bytes).
+        body: String,
+    },
+    /// The engine's answer is not the JSON shape expected.
+    MalformedResponse {
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// The engine's answer is larger than the client accepts.
+    ResponseTooLarge {
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// The blocking client could not run: no runtime could be built, or it was called from
+    /// inside an async runtime.
+    Runtime {
+        /// Why.
+        reason: String,
+    },
+    /// A table stand-in was asked about audio it has no row for.
+    NotInTable,
+}
+
+impl VoiceError {
+    /// A stable code naming the rule that refused or the way a transcription failed; it never
+    /// changes meaning.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::OddPcmLength { .. } => "pcm_odd_length",
+            Self::InvalidWav { .. } => "wav_invalid",
+            Self::WavEncode { .. } => "wav_encode_failed",
+            Self::TurnTooLong { .. } => "turn_too_long",
+            Self::TurnAlreadyOpen => "turn_already_open",
+            Self::NoOpenTurn => "turn_not_open",
+            Self::AudioOutsideTurn => "turn_audio_outside",
+            Self::NotAudio { .. } => "turn_not_audio",
+            Self::EmptyTurn => "turn_empty",
+            Self::BoundaryExhausted => "multipart_boundary_exhausted",
+            Self::Connect { .. } => "engine_connect",
+            Self::Http { .. } => "engine_http",
+            Self::Timeout { .. } => "engine_timeout",
+            Self::EngineError { .. } => "engine_error",
+            Self::HttpStatus { .. } => "engine_status",
+            Self::MalformedResponse { .. } => "engine_malformed",
+            Self::ResponseTooLarge { .. } => "engine_response_too_large",
+            Self::Runtime { .. } => "runtime_unavailable",
+            Self::NotInTable => "table_no_row",
+        }
+    }
+}
+
+impl fmt::Display for VoiceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::OddPcmLength { len } => {
+                write!(f, "16-bit PCM needs an even byte count, got {len}")
+            }
+            Self::InvalidWav { reason } => write!(f, "not a readable WAV file: {reason}"),
+            Self::WavEncode { reason } => write!(f, "WAV encoding failed: {reason}"),
+            Self::TurnTooLong { bytes, max } => write!(
+                f,
+                "turn would hold {bytes} bytes of audio, past its bound of {max}"
+            ),
+            Self::TurnAlreadyOpen => f.write_str("start marker while a turn is already open"),
+            Self::NoOpenTurn => f.write_str("end-of-turn marker with no open turn"),
+            Self::AudioOutsideTurn => f.write_str("mic audio outside a turn"),
+            Self::NotAudio { kind } => write!(f, "mic tick of kind {kind}, expected audio"),
+            Self::EmptyTurn => f.write_str("the turn ended with no audio in it"),
+            Self::BoundaryExhausted => {
+                f.write_str("no multipart boundary candidate is absent from the body")
+            }
+            Self::Connect { endpoint, reason } => {
+                write!(f, "cannot reach the transcriber at {endpoint}: {reason}")
+            }
+            Self::Http { reason } => {
+                write!(f, "HTTP exchange with the transcriber failed: {reason}")
+            }
+            Self::Timeout { waited } => write!(
+                f,
+                "the transcriber did not answer within {} ms",
+                waited.as_millis()
+            ),
+            Self::EngineError { message } => write!(f, "the transcriber reported: {message}"),
+            Self::HttpStatus { status, body } => {
+                write!(f, "the transcriber answered HTTP {status}: {body}")
+            }
+            Self::MalformedResponse { reason } => {
+                write!(f, "the transcriber's answer is malformed: {reason}")
+            }
+            Self::ResponseTooLarge { max } => {
+                write!(f, "the transcriber's answer is larger than {max} bytes")
+            }
+            Self::Runtime { reason } => write!(f, "cannot run the blocking client: {reason}"),
+            Self::NotInTable => f.write_str("the table transcriber has no row for this audio"),
+        }
+    }
+}
+
+impl std::error::Error for VoiceError {}
+
+/// `Result` with [`VoiceError`].
+pub type Result<T, E = VoiceError> = core::result::Result<T, E>;

@@ -1,0 +1,179 @@
+//! The WAV encoding a transcription engine wants.
+
+use std::io::Cursor;
+use std::time::Duration;
+
+use crate::error::{Result, VoiceError};
+
+/// Mic sample rate: 16 kHz.
+pub const SAMPLE_RATE_HZ: u32 = 16_000;
+
+/// Mic bytes per second: 16,000 samples of 2 bytes.
+pub const PCM_BYTES_PER_SECOND: usize = 32_000;
+
+/// A complete WAV file with its frame count and sample rate read from its header.
+///
+/// Built either by encoding 16 kHz 16-bit mono little-endian PCM
+/// ([`WavAudio::from_pcm16_mono_16k`]) or by reading an existing file ([`WavAudio::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WavAudio {
+    bytes: Vec<u8>,
+    frames: u64,
+    sample_rate: u32,
+}
+
+impl WavAudio {
+    /// Encodes 16 kHz 16-bit mono little-endian PCM as a WAV file (RIFF, `fmt ` chunk with PCM
+    /// format 1, one channel, 16,000 Hz, 16 bits per sample, then the `data` chunk).
+    ///
+    /// Refuses an odd byte count ([`VoiceError::OddPcmLength`]).
+    pub fn from_pcm16_mono_16k(pcm: &[u8]) -> Result<Self> {
+        if pcm.len() % 2 != 0 {
+            return Err(VoiceError::OddPcmLength { len: pcm.len() });
+        }
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: SAMPLE_RATE_HZ,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut bytes = Vec::with_capacity(pcm.len().saturating_add(44));
+        let encode_err = |e: hound::Error| VoiceError::WavEncode {
+            reason: e.to_string(),
+        };
+        {
+            let mut writer =
+                hound::WavWriter::new(Cursor::new(&mut bytes), spec).map_err(encode_err)?;
+            for pair in pcm.chunks_exact(2) {
+                writer
+                    .write_sample(i16::from_le_bytes([pair[0], pair[1]]))
+                    .map_err(encode_err)?;
+            }
+            writer.finalize().map_err(encode_err)?;
+        }
+        Ok(Self {
+            bytes,
+            frames: (pcm.len() / 2) as u64,
+            sample_rate: SAMPLE_RATE_HZ,
+        })
+    }
+
+    /// Reads an existing WAV file: its header must parse and every sample it declares must be
+    /// present. Any sample rate, channel count and sample format the WAV reader understands is
+    /// accepted; the engine decides whether it can use them.
+    pub fn parse(bytes: Vec<u8>) -> Result<Self> {
+        let invalid = |e: hound::Error| VoiceError::InvalidWav {
+            reason: e.to_string(),
+        };
+        let (frames, sample_rate) = {
+            let mut reader =
+                hound::WavReader::new(Cursor::new(bytes.as_slice())).map_err(invalid)?;
+            let spec = reader.spec();
+            if spec.sample_rate == 0 {
+                return Err(VoiceError::InvalidWav {
+                    reason: "sample rate is zero".to_owned(),
+                });
+            }
+            match spec.sample_format {
+                hound::SampleFormat::Int => {
+                    for s in reader.samples::<i32>() {
+                        s.map_err(invalid)?;
+                    }
+                }
+                hound::SampleFormat::Float => {
+                    for s in reader.samples::<f32>() {
+                        s.map_err(invalid)?;
+                    }
+                }
+            }
+            (u64::from(reader.duration()), spec.sample_rate)
+        };
+        Ok(Self {
+            bytes,
+            frames,
+            sample_rate,
+        })
+    }
+
+    /// The whole file.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Samples per channel.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Frames per second.
+    pub fn sample_rate(&self) -> u32 {
+        self.sample_rate
+    }
+
+    /// How long the audio lasts, to the nanosecond (rounded down).
+    pub fn duration(&self) -> Duration {
+        let rate = u64::from(self.sample_rate.max(1));
+        let whole = self.frames / rate;
+        // (frames % rate) < 2^32, so the product stays below 2^62.
+        let nanos = (self.frames % rate) * 1_000_000_000 / rate;
+        Duration::from_secs(whole) + Duration::from_nanos(nanos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_a_canonical_44_byte_header_then_the_samples() {
+        let pcm = [0x01, 0x00, 0xff, 0x7f, 0x00, 0x80];
+        let wav = WavAudio::from_pcm16_mono_16k(&pcm).unwrap();
+        let b = wav.bytes();
+        assert_eq!(b.len(), 44 + pcm.len());
+        assert_eq!(&b[0..4], b"RIFF");
+        assert_eq!(u32::from_le_bytes([b[4], b[5], b[6], b[7]]), 36 + 6); // RIFF size
+        assert_eq!(&b[8..16], b"WAVEfmt ");
+        assert_eq!(u32::from_le_bytes([b[16], b[17], b[18], b[19]]), 16); // fmt size
+        assert_eq!(u16::from_le_bytes([b[20], b[21]]), 1); // PCM
+        assert_eq!(u16::from_le_bytes([b[22], b[23]]), 1); // mono
+        assert_eq!(u32::from_le_bytes([b[24], b[25], b[26], b[27]]), 16_000); // rate
+        assert_eq!(u32::from_le_bytes([b[28], b[29], b[30], b[31]]), 32_000); // byte rate
+        assert_eq!(u16::from_le_bytes([b[32], b[33]]), 2); // block align
+        assert_eq!(u16::from_le_bytes([b[34], b[35]]), 16); // bits
+        assert_eq!(&b[36..40], b"data");
+        assert_eq!(u32::from_le_bytes([b[40], b[41], b[42], b[43]]), 6);
+        assert_eq!(&b[44..], &pcm);
+        assert_eq!(wav.frames(), 3);
+        // Reading it back gives the same file, frames and rate.
+        assert_eq!(WavAudio::parse(b.to_vec()).unwrap(), wav);
+    }
+
+    #[test]
+    fn odd_pcm_is_refused_and_even_neighbour_accepted() {
+        assert_eq!(
+            WavAudio::from_pcm16_mono_16k(&[0; 3]).unwrap_err(),
+            VoiceError::OddPcmLength { len: 3 }
+        );
+        assert!(WavAudio::from_pcm16_mono_16k(&[0; 4]).is_ok());
+        assert!(WavAudio::from_pcm16_mono_16k(&[]).is_ok());
+    }
+
+    #[test]
+    fn parse_refuses_non_wav_and_truncated_wav() {
+        let err = WavAudio::parse(b"not a wav file at all".to_vec()).unwrap_err();
+        assert_eq!(err.code(), "wav_invalid");
+        let full = WavAudio::from_pcm16_mono_16k(&[0; 64]).unwrap();
+        let mut cut = full.bytes().to_vec();
+        cut.truncate(cut.len() - 3);
+        assert_eq!(WavAudio::parse(cut).unwrap_err().code(), "wav_invalid");
+    }
+
+    #[test]
+    fn duration_is_frames_over_rate() {
+        let wav = WavAudio::from_pcm16_mono_16k(&vec![0; PCM_BYTES_PER_SECOND * 2 + 2]).unwrap();
+        assert_eq!(
+            wav.duration(),
+            Duration::from_secs(2) + Duration::from_nanos(62_500)
+        );
+    }
+}
