@@ -617,3 +617,73 @@ fn byte_budget_is_exact_at_the_boundary_and_never_overflows() {
     assert!(!o.passes(&[0; 1 << 16], b"x"));
     assert_eq!(o.c_bytes(), 0);
 }
+
+#[test]
+fn composite_on_tick_consults_every_backend_even_after_an_early_fail() {
+    let mut c = CompositeStreamOracle::new(
+        "c",
+        vec![
+            Box::new(
+                FixedStreamOracle::new("f", WindowVerdict::fail("f", "w"))
+                    .with_tick_verdict(WindowVerdict::fail("f", "t")),
+            ),
+            Box::new(BargeInDetector),
+        ],
+    );
+    let t = tick(2, 0, &barge());
+    let v = c.on_tick(&t, jouleclaw_stream::ChannelDirection::Inbound);
+    assert_eq!(v, Some(WindowVerdict::fail("f", "t")));
+    assert_eq!(
+        c.last_tick_signals(),
+        &[
+            ("f".to_owned(), WindowVerdict::fail("f", "t")),
+            (
+                "barge-in-detector".to_owned(),
+                WindowVerdict::Yield { seen_at: 2 }
+            ),
+        ]
+    );
+}
+
+#[test]
+fn shipped_backends_never_judge_below_their_early_verdicts() {
+    let scenarios: Vec<Vec<T<'static>>> = vec![
+        vec![],
+        vec![barge()],
+        vec![T::Mic(640), barge(), T::Llm(b"{\"a\":1}"), llm_end()],
+        vec![T::Asr(b"hi"), T::Llm(b"\xff\xfe"), barge(), T::Tts(4800)],
+        vec![T::Llm(b"{"), T::Marker(duplex::LLM, TickMarker::BargeIn)],
+    ];
+    let backends = || -> Vec<Box<dyn StreamOracle>> {
+        vec![
+            Box::new(AlwaysPassStream),
+            Box::new(BargeInDetector),
+            Box::new(ConservationGate),
+            Box::new(PerTickAdapter::new(TextWellFormedOracle::json())),
+            Box::new(PerTickAdapter::per_turn(ByteBudgetOracle::new(0, 0), 64)),
+            Box::new(CompositeStreamOracle::new(
+                "all",
+                vec![
+                    Box::new(BargeInDetector),
+                    Box::new(PerTickAdapter::new(TextWellFormedOracle::utf8())),
+                ],
+            )),
+        ]
+    };
+    let mut yields = 0;
+    for mut b in backends() {
+        for (id, ticks) in scenarios.iter().enumerate() {
+            let (early, verdict) = drive(b.as_mut(), id as u64, ticks);
+            for (_, e) in &early {
+                assert!(
+                    e.rank() <= verdict.rank(),
+                    "{}: {e:?} then {verdict:?}",
+                    b.name()
+                );
+                yields += usize::from(e.kind_str() == "yield");
+            }
+        }
+    }
+    // The detector and the composite each yield early in the four barge-in scenarios.
+    assert_eq!(yields, 8);
+}
