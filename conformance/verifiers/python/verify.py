@@ -42,6 +42,18 @@ UINT_FIELDS = ("window_id", "tick_count", "inbound_bytes", "outbound_bytes", "jo
 HEX64 = re.compile(r"[0-9a-f]{64}")
 CLOSED_AT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 THUMBPRINT_PREFIX = bytes.fromhex("a301012006215820")  # {1: 1, -1: 6, -2: h'<32 bytes>'}
+# Canonical encodings of the eight Ed25519 points of small order (orders 1, 2, 4, 4, 8, 8, 8, 8).
+# A strict verifier (ed25519-dalek verify_strict) refuses them as public key A and as R.
+SMALL_ORDER = frozenset(bytes.fromhex(h) for h in (
+    "0100000000000000000000000000000000000000000000000000000000000000",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000000000000000000080",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+))
 
 FILES = {
     "receipts": "stream-window-vectors.json",
@@ -260,6 +272,15 @@ def protected_header(kid: bytes, steward: str, rid: str) -> bytes:
     return cbor2.dumps({1: -8, 3: CONTENT_TYPE, 4: kid, 15: {1: steward, 2: rid}})
 
 
+def ed25519_verify_strict(sig: bytes, msg: bytes, public_key: bytes) -> None:
+    if public_key in SMALL_ORDER or sig[:32] in SMALL_ORDER:
+        raise Refusal("signature", "small-order public key or R")
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(sig, msg)
+    except (InvalidSignature, ValueError):
+        raise Refusal("signature", "Ed25519 signature does not verify") from None
+
+
 def verify_cose(data: bytes, public_key: bytes, schema_validator=None):
     """Verify a stream-window/1 COSE_Sign1 against a public key; return the receipt or raise Refusal."""
     item = cbor_decode_exact(data)
@@ -302,10 +323,7 @@ def verify_cose(data: bytes, public_key: bytes, schema_validator=None):
     if kid != thumbprint(public_key):
         raise Refusal("kid", "kid is not the RFC 9679 thumbprint of the verification key")
     # Signature, directly with cryptography (RFC 8032 verification) ...
-    try:
-        Ed25519PublicKey.from_public_bytes(public_key).verify(sig, sig_structure(prot, payload))
-    except InvalidSignature:
-        raise Refusal("signature", "Ed25519 signature does not verify") from None
+    ed25519_verify_strict(sig, sig_structure(prot, payload), public_key)
     # ... and through pycose, on the received bytes.
     try:
         msg = Sign1Message.decode(data)
@@ -359,10 +377,7 @@ def verify_cose_wg(case: dict) -> None:
         raise Refusal("structure", "Sig_structure differs from the example's ToBeSign")
     if alg == -8 and key.get("crv") == "Ed25519":
         x = bytes.fromhex(key["x_hex"])
-        try:
-            Ed25519PublicKey.from_public_bytes(x).verify(sig, tbs)
-        except InvalidSignature:
-            raise Refusal("signature", "Ed25519 signature does not verify") from None
+        ed25519_verify_strict(sig, tbs, x)
         if "d_hex" in key and not case.get("fail"):
             again = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(key["d_hex"])).sign(tbs)
             if again != sig:
