@@ -5,7 +5,8 @@
 //! `Unasked`: a machine with no engine did not ask, which differs from a room where nobody
 //! spoke. A transcription that fails is an error and never an empty sentence. The
 //! [`TurnStage`] turns the mic audio of one inbound turn (`Start` .. `EndOfTurn`) into one text
-//! tick on the ASR channel, through the WAV encoding an engine wants ([`WavAudio`]).
+//! tick on the ASR channel, through the WAV encoding an engine wants ([`WavAudio`]); a turn whose
+//! transcription failed fails its window through [`TranscriptionOracle`].
 //!
 //! [`WhisperClient`] speaks to a whisper.cpp server (`POST /inference`) over a Unix socket or TCP
 //! with a bounded wait; [`WhisperTranscriber`] decides once, at construction, whether the socket
@@ -19,6 +20,7 @@
 //! - [`WhisperClient`], [`Endpoint`], [`WhisperTranscriber`], [`default_ceiling`],
 //!   [`transcribe_wav_file`], [`MULTIPART_BOUNDARY`]: the whisper.cpp server client;
 //! - [`TurnStage`], [`TurnOutcome`], [`MAX_TURN_BYTES`]: the cascade stage;
+//! - [`TranscriptionOracle`]: the stream-oracle adapter that fails a window whose turn failed;
 //! - [`VoiceError`]: every refusal and failure, with a stable code.
 //!
 //! ```
@@ -57,6 +59,7 @@
 
 mod error;
 mod multipart;
+mod oracle;
 mod stage;
 mod transcript;
 mod wav;
@@ -64,6 +67,7 @@ mod whisper;
 
 pub use error::{Result, VoiceError};
 pub use multipart::FIXED_BOUNDARY as MULTIPART_BOUNDARY;
+pub use oracle::{TRANSCRIPTION_ORACLE_NAME, TranscriptionOracle};
 pub use stage::{MAX_TURN_BYTES, TurnOutcome, TurnStage};
 pub use transcript::{TableAnswer, TableTranscriber, Transcriber, Transcript};
 pub use wav::{PCM_BYTES_PER_SECOND, SAMPLE_RATE_HZ, WavAudio};
