@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Self-test helper (standard library only): apply one named tampering to a copy of a
+conformance directory, in place. `tamper.py list DIR` prints the cases that apply to DIR;
+`tamper.py apply CASE DIR` applies one. Every case must make every verifier fail."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+RECEIPTS = "stream-window-vectors.json"
+WINDOWS = "stream-window-hash-vectors.json"
+NEGATIVE = "stream-window-negative-vectors.json"
+SIGNED = "stream-window-signed-vectors.json"
+EDDSA = "cose-wg/eddsa-sig-01.json"
+
+
+def flip_hex_digit(s: str, i: int = 0) -> str:
+    c = s[i]
+    return s[:i] + ("1" if c == "0" else "0") + s[i + 1:]
+
+
+def flip_hex_byte(s: str, byte_index: int) -> str:
+    """Flip the low bit of one byte of a hex string (negative index counts from the end)."""
+    b = bytearray.fromhex(s)
+    b[byte_index] ^= 0x01
+    return b.hex()
+
+
+def load(d: Path, name: str):
+    return json.loads((d / name).read_text(encoding="utf-8"))
+
+
+def save(d: Path, name: str, doc) -> None:
+    (d / name).write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def content_hash_digit(d: Path) -> None:
+    doc = load(d, RECEIPTS)
+    v = doc["vectors"][0]
+    v["content_hash"] = flip_hex_digit(v["content_hash"], 7)
+    save(d, RECEIPTS, doc)
+
+
+def receipt_field(d: Path) -> None:
+    doc = load(d, RECEIPTS)
+    doc["vectors"][0]["receipt"]["joules_uj"] += 1
+    save(d, RECEIPTS, doc)
+
+
+def window_hash_digit(d: Path) -> None:
+    doc = load(d, WINDOWS)
+    v = doc["vectors"][0]
+    v["window_hash"] = flip_hex_digit(v["window_hash"], 11)
+    save(d, WINDOWS, doc)
+
+
+def window_json_changed(d: Path) -> None:
+    doc = load(d, WINDOWS)
+    v = doc["vectors"][0]
+    # still canonical JSON, different value: only the hash comparison can catch it
+    v["canonical_json"] = v["canonical_json"].replace("0", "1", 1) if "0" in v["canonical_json"] else v["canonical_json"] + " "
+    save(d, WINDOWS, doc)
+
+
+def negative_accepted(d: Path) -> None:
+    """Replace a negative case's input with a valid canonical receipt, which must be accepted."""
+    doc = load(d, NEGATIVE)
+    # Python's json with sorted keys, compact separators and ensure_ascii=False is RFC 8785 for
+    # ASCII keys, integers and strings (same escapes, lowercase \u00xx). The self-test always
+    # has a receipts file (the published one, or the synthetic one it fills in).
+    r = load(d, RECEIPTS)["vectors"][0]["receipt"]
+    good = json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    doc["cases"][0]["input_hex"] = good.hex()
+    save(d, NEGATIVE, doc)
+
+
+def signature_hex_byte(d: Path) -> None:
+    doc = load(d, SIGNED)
+    v = doc["vectors"][0]
+    v["signature_hex"] = flip_hex_byte(v["signature_hex"], 5)
+    save(d, SIGNED, doc)
+
+
+def envelope_signature_byte(d: Path) -> None:
+    doc = load(d, SIGNED)
+    v = doc["vectors"][0]
+    v["cose_sign1_hex"] = flip_hex_byte(v["cose_sign1_hex"], -5)  # inside the trailing 64-byte signature
+    save(d, SIGNED, doc)
+
+
+def signed_receipt_field(d: Path) -> None:
+    """Change one digit of a receipt field in the payload, consistently in payload_hex and the envelope."""
+    doc = load(d, SIGNED)
+    v = doc["vectors"][0]
+    payload = bytes.fromhex(v["payload_hex"])
+    key = b'"tick_count":'
+    i = payload.index(key) + len(key)
+    new_digit = b"1" if payload[i:i + 1] != b"1" else b"2"
+    changed = payload[:i] + new_digit + payload[i + 1:]
+    v["payload_hex"] = changed.hex()
+    v["cose_sign1_hex"] = v["cose_sign1_hex"].replace(payload.hex(), changed.hex())
+    save(d, SIGNED, doc)
+
+
+def signed_negative_accepted(d: Path) -> None:
+    doc = load(d, SIGNED)
+    doc["negative"][0]["cose_sign1_hex"] = doc["vectors"][0]["cose_sign1_hex"]
+    save(d, SIGNED, doc)
+
+
+def kid_digit(d: Path) -> None:
+    doc = load(d, SIGNED)
+    doc["key"]["kid_hex"] = flip_hex_digit(doc["key"]["kid_hex"], 3)
+    save(d, SIGNED, doc)
+
+
+def eddsa_signature_byte(d: Path) -> None:
+    doc = load(d, EDDSA)
+    doc["output"]["cbor"] = flip_hex_byte(doc["output"]["cbor"], -1)
+    save(d, EDDSA, doc)
+
+
+def no_vector_files(d: Path) -> None:
+    for f in list(d.rglob("*.json")):
+        f.unlink()
+
+
+CASES = {
+    "content-hash-hex-digit": (RECEIPTS, content_hash_digit),
+    "receipt-field-changed": (RECEIPTS, receipt_field),
+    "window-hash-hex-digit": (WINDOWS, window_hash_digit),
+    "window-json-changed": (WINDOWS, window_json_changed),
+    "negative-case-accepted": (NEGATIVE, negative_accepted),
+    "signature-hex-byte": (SIGNED, signature_hex_byte),
+    "envelope-signature-byte": (SIGNED, envelope_signature_byte),
+    "signed-receipt-field-changed": (SIGNED, signed_receipt_field),
+    "signed-negative-accepted": (SIGNED, signed_negative_accepted),
+    "kid-hex-digit": (SIGNED, kid_digit),
+    "cose-wg-eddsa-signature-byte": (EDDSA, eddsa_signature_byte),
+    "no-vector-files": (None, no_vector_files),
+}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) == 3 and argv[1] == "list":
+        d = Path(argv[2])
+        for name, (needs, _) in CASES.items():
+            if needs is None or (d / needs).is_file():
+                print(name)
+        return 0
+    if len(argv) == 4 and argv[1] == "apply" and argv[2] in CASES:
+        CASES[argv[2]][1](Path(argv[3]))
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
