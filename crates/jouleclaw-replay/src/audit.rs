@@ -1,0 +1,410 @@
+//! Safety audit and live-preview quality metrics (`spec/COMMIT-REPLAY.md` section 3).
+//!
+//! [`audit`] is a second, deliberately simple judge of an external-writes log: it re-derives
+//! from the raw events (not from the reducer's decisions) whether each write was permitted.
+//! Only the burst spans (which event belongs to which burst) are taken from the reducer's step
+//! log. Run over the reducer's own log, every count must be zero; the same function can judge
+//! a log recorded from another implementation.
+
+use crate::agreement::{AgreementUnit, incorrect_graphemes, retracted_chars, stable_prefix};
+use crate::fixture::{Activation, Event, EventKind, FailureCategory, Mode, TargetSnapshot};
+use crate::reducer::{
+    Action, ExternalWrite, Finalization, IndeterminateDelivery, ReviewChunk, Step, StepOutcome,
+    WriteOp,
+};
+
+/// Safety counts for one trace (or summed over a corpus). All must be zero.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SafetyCounts {
+    /// Writes that break at least one rule below (each write counted once).
+    pub forbidden_writes: u64,
+    /// Writes caused before their burst's release or stop.
+    pub pre_release_writes: u64,
+    /// Deletions reaching outside the span this session inserted into the same unchanged
+    /// focus and caret.
+    pub forbidden_deletions: u64,
+    /// Writes delivering a burst that was already delivered (or flagged indeterminate).
+    pub duplicate_finals: u64,
+    /// Writes caused by a late partial, or by a hypothesis or final after the burst was
+    /// finalized, failed or superseded.
+    pub late_writes_after_seal: u64,
+    /// Finalizations not preceded by their burst's release or stop.
+    pub premature_hold_endpoints: u64,
+    /// Staged mode: writes caused by anything but `stage_commit`.
+    pub staged_leaks: u64,
+    /// Writes into a missing, lost or non-editable target, or (ordinary mode) after focus or
+    /// caret changed during the burst.
+    pub target_ineligible_writes: u64,
+    /// Indeterminate deliveries later replayed or left in the replayable review buffer.
+    pub unresolved_indeterminate: u64,
+}
+
+impl SafetyCounts {
+    /// `true` when every count is zero.
+    pub fn is_clean(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Adds `other` (saturating).
+    pub fn add(&mut self, other: &Self) {
+        let pairs = [
+            (&mut self.forbidden_writes, other.forbidden_writes),
+            (&mut self.pre_release_writes, other.pre_release_writes),
+            (&mut self.forbidden_deletions, other.forbidden_deletions),
+            (&mut self.duplicate_finals, other.duplicate_finals),
+            (
+                &mut self.late_writes_after_seal,
+                other.late_writes_after_seal,
+            ),
+            (
+                &mut self.premature_hold_endpoints,
+                other.premature_hold_endpoints,
+            ),
+            (&mut self.staged_leaks, other.staged_leaks),
+            (
+                &mut self.target_ineligible_writes,
+                other.target_ineligible_writes,
+            ),
+            (
+                &mut self.unresolved_indeterminate,
+                other.unresolved_indeterminate,
+            ),
+        ];
+        for (a, b) in pairs {
+            *a = a.saturating_add(b);
+        }
+    }
+
+    /// `(name, value)` pairs in a fixed order.
+    pub fn fields(&self) -> [(&'static str, u64); 9] {
+        [
+            ("forbidden_writes", self.forbidden_writes),
+            ("pre_release_writes", self.pre_release_writes),
+            ("forbidden_deletions", self.forbidden_deletions),
+            ("duplicate_finals", self.duplicate_finals),
+            ("late_writes_after_seal", self.late_writes_after_seal),
+            ("premature_hold_endpoints", self.premature_hold_endpoints),
+            ("staged_leaks", self.staged_leaks),
+            ("target_ineligible_writes", self.target_ineligible_writes),
+            ("unresolved_indeterminate", self.unresolved_indeterminate),
+        ]
+    }
+}
+
+/// The inputs [`audit`] judges.
+#[derive(Debug, Clone, Copy)]
+pub struct AuditInput<'a> {
+    /// The trace's mode.
+    pub mode: Mode,
+    /// The raw events.
+    pub events: &'a [Event],
+    /// One step per event (only `burst_id` is used).
+    pub steps: &'a [Step],
+    /// The external-writes log to judge.
+    pub writes: &'a [ExternalWrite],
+    /// Finalizations claimed.
+    pub finalizations: &'a [Finalization],
+    /// Deliveries flagged indeterminate.
+    pub indeterminate: &'a [IndeterminateDelivery],
+    /// The review buffer after all events.
+    pub review_chunks: &'a [ReviewChunk],
+}
+
+fn is_stop(mode: Mode, kind: &EventKind) -> bool {
+    matches!(
+        (mode.activation, kind),
+        (Activation::Hold, EventKind::HoldRelease)
+            | (Activation::Handsfree, EventKind::HandsfreeStop)
+    )
+}
+
+fn burst_of(steps: &[Step], i: usize) -> u64 {
+    steps.get(i).map_or(0, |s| s.burst_id)
+}
+
+/// Index of the event that opened burst `b` (the first event carrying it).
+fn burst_start(steps: &[Step], b: u64) -> Option<usize> {
+    steps.iter().position(|s| s.burst_id == b)
+}
+
+/// `true` when burst `b` has a stop event of the mode's control at an index below `before`.
+fn released_before(input: &AuditInput<'_>, b: u64, before: usize) -> bool {
+    input
+        .events
+        .iter()
+        .enumerate()
+        .take(before)
+        .any(|(j, e)| burst_of(input.steps, j) == b && is_stop(input.mode, &e.kind))
+}
+
+/// The target as the raw events describe it just before event `i`.
+fn target_before(events: &[Event], i: usize) -> Option<&TargetSnapshot> {
+    let mut current = None;
+    for e in events.iter().take(i) {
+        match &e.kind {
+            EventKind::Target(t) => current = Some(t),
+            EventKind::Failure {
+                category: FailureCategory::TargetLost,
+            } => current = None,
+            _ => {}
+        }
+    }
+    current
+}
+
+/// `true` when focus or caret moved (or the target was lost) between events `from` and `to`.
+fn target_moved(events: &[Event], from: usize, to: usize) -> bool {
+    let mut base = target_before(events, from).cloned();
+    for e in events.iter().take(to).skip(from) {
+        match &e.kind {
+            EventKind::Target(t) => match &base {
+                None => base = Some(t.clone()),
+                Some(b) if b.focus_id != t.focus_id || b.caret_version != t.caret_version => {
+                    return true;
+                }
+                Some(_) => {}
+            },
+            EventKind::Failure {
+                category: FailureCategory::TargetLost,
+            } => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Judges an external-writes log against the raw events.
+pub fn audit(input: &AuditInput<'_>) -> SafetyCounts {
+    let mut c = SafetyCounts::default();
+    let mut delivered: Vec<u64> = Vec::new();
+    // Owned span: characters this log inserted into the current unchanged focus and caret.
+    let mut owned: u64 = 0;
+    let mut owned_key: Option<(String, u64)> = None;
+    for w in input.writes {
+        let i = w.event_index;
+        let b = w.burst_id;
+        let kind = input.events.get(i).map(|e| &e.kind);
+        let mut bad = false;
+        let key = (w.target.focus_id.clone(), w.target.caret_version);
+        if owned_key.as_ref() != Some(&key) {
+            owned = 0;
+            owned_key = Some(key);
+        }
+        if let WriteOp::Delete { chars } = w.op {
+            if chars > owned {
+                c.forbidden_deletions += 1;
+                bad = true;
+            }
+            owned = owned.saturating_sub(chars);
+            if bad {
+                c.forbidden_writes += 1;
+            }
+            continue;
+        }
+        owned = owned.saturating_add(w.text.chars().count() as u64);
+        let allowed = match input.mode.staged {
+            true => matches!(kind, Some(EventKind::StageCommit)),
+            false => matches!(kind, Some(EventKind::FinalDecode { .. })),
+        };
+        if !allowed {
+            bad = true;
+            if input.mode.staged {
+                c.staged_leaks += 1;
+            }
+        }
+        if !released_before(input, b, i) {
+            c.pre_release_writes += 1;
+            bad = true;
+        }
+        let earlier = delivered.contains(&b)
+            || input
+                .indeterminate
+                .iter()
+                .any(|d| d.burst_id == b && d.event_index < i);
+        if earlier {
+            c.duplicate_finals += 1;
+            bad = true;
+        }
+        let finalized_before = input
+            .finalizations
+            .iter()
+            .any(|f| f.burst_id == b && f.event_index < i);
+        let failed_before = input.events.iter().enumerate().take(i).any(|(j, e)| {
+            burst_of(input.steps, j) == b
+                && matches!(
+                    e.kind,
+                    EventKind::Failure {
+                        category: FailureCategory::Decode
+                    }
+                )
+        });
+        let late = match kind {
+            Some(EventKind::LatePartial { .. }) => true,
+            Some(EventKind::Hypothesis { .. } | EventKind::FinalDecode { .. }) => {
+                finalized_before || failed_before || burst_of(input.steps, i) != b
+            }
+            _ => false,
+        };
+        if late {
+            c.late_writes_after_seal += 1;
+            bad = true;
+        }
+        let eligible = match target_before(input.events, i) {
+            Some(t) => t.editable && t.focus_id == w.target.focus_id,
+            None => false,
+        };
+        let moved = !input.mode.staged
+            && burst_start(input.steps, b).is_some_and(|s| target_moved(input.events, s, i));
+        if !eligible || moved {
+            c.target_ineligible_writes += 1;
+            bad = true;
+        }
+        if bad {
+            c.forbidden_writes += 1;
+        }
+        delivered.push(b);
+    }
+    for f in input.finalizations {
+        if !released_before(input, f.burst_id, f.event_index) {
+            c.premature_hold_endpoints += 1;
+        }
+    }
+    for d in input.indeterminate {
+        let replayed = input
+            .writes
+            .iter()
+            .any(|w| w.burst_id == d.burst_id && w.event_index > d.event_index);
+        let replayable = input.review_chunks.iter().any(|r| r.burst_id == d.burst_id);
+        if replayed || replayable {
+            c.unresolved_indeterminate += 1;
+        }
+    }
+    c
+}
+
+/// Live-preview quality for one trace (or summed over a corpus).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PreviewMetrics {
+    /// Per burst that ever had one: milliseconds from `hold_start` to the first non-empty
+    /// word-based LocalAgreement-2 prefix.
+    pub first_stable_prefix_ms_word: Vec<u64>,
+    /// The same, grapheme-based.
+    pub first_stable_prefix_ms_grapheme: Vec<u64>,
+    /// Characters retracted or changed between successive word-based stable prefixes.
+    pub prefix_churn_chars_word: u64,
+    /// Characters retracted or changed between successive grapheme-based stable prefixes.
+    pub prefix_churn_chars_grapheme: u64,
+    /// Sum over visible previews of (milliseconds shown) x (graphemes not a correct prefix of
+    /// the burst's final); bursts without a final are not measured.
+    pub stale_preview_char_ms: u64,
+    /// Hypotheses byte-identical to their predecessor in the same burst (a full re-decode that
+    /// changed nothing).
+    pub repeated_full_decodes: u64,
+}
+
+impl PreviewMetrics {
+    /// Adds `other` (saturating; latency lists are concatenated).
+    pub fn add(&mut self, other: &Self) {
+        self.first_stable_prefix_ms_word
+            .extend_from_slice(&other.first_stable_prefix_ms_word);
+        self.first_stable_prefix_ms_grapheme
+            .extend_from_slice(&other.first_stable_prefix_ms_grapheme);
+        self.prefix_churn_chars_word = self
+            .prefix_churn_chars_word
+            .saturating_add(other.prefix_churn_chars_word);
+        self.prefix_churn_chars_grapheme = self
+            .prefix_churn_chars_grapheme
+            .saturating_add(other.prefix_churn_chars_grapheme);
+        self.stale_preview_char_ms = self
+            .stale_preview_char_ms
+            .saturating_add(other.stale_preview_char_ms);
+        self.repeated_full_decodes = self
+            .repeated_full_decodes
+            .saturating_add(other.repeated_full_decodes);
+    }
+}
+
+/// Computes live-preview quality from the accepted hypotheses of each burst (taken from the
+/// step log) and the bursts' finals. Pure; never influences delivery.
+pub fn preview_metrics(
+    events: &[Event],
+    steps: &[Step],
+    finalizations: &[Finalization],
+) -> PreviewMetrics {
+    let mut m = PreviewMetrics::default();
+    let mut burst = 0u64;
+    let mut start_ms = 0u64;
+    let mut hyps: Vec<(u64, &str)> = Vec::new();
+    let flush = |burst: u64, start_ms: u64, hyps: &mut Vec<(u64, &str)>, m: &mut PreviewMetrics| {
+        if burst == 0 {
+            return;
+        }
+        burst_metrics(
+            start_ms,
+            hyps,
+            finalizations.iter().find(|f| f.burst_id == burst),
+            m,
+        );
+        hyps.clear();
+    };
+    for (e, s) in events.iter().zip(steps) {
+        match (&s.outcome, &e.kind) {
+            (StepOutcome::Accepted(Action::BurstOpened), _) => {
+                flush(burst, start_ms, &mut hyps, &mut m);
+                burst = s.burst_id;
+                start_ms = e.t_ms;
+            }
+            (StepOutcome::Accepted(Action::PreviewUpdated), EventKind::Hypothesis { text, .. }) => {
+                hyps.push((e.t_ms, text));
+            }
+            _ => {}
+        }
+    }
+    flush(burst, start_ms, &mut hyps, &mut m);
+    m
+}
+
+fn burst_metrics(
+    start_ms: u64,
+    hyps: &[(u64, &str)],
+    fin: Option<&Finalization>,
+    m: &mut PreviewMetrics,
+) {
+    for unit in [AgreementUnit::Word, AgreementUnit::Grapheme] {
+        let mut prev_prefix = "";
+        let mut first: Option<u64> = None;
+        let mut churn = 0u64;
+        for pair in hyps.windows(2) {
+            let (t, cur) = pair[1];
+            let prefix = stable_prefix(pair[0].1, cur, unit);
+            churn = churn.saturating_add(retracted_chars(prev_prefix, prefix));
+            if first.is_none() && !prefix.is_empty() {
+                first = Some(t.saturating_sub(start_ms));
+            }
+            prev_prefix = prefix;
+        }
+        match unit {
+            AgreementUnit::Word => {
+                m.prefix_churn_chars_word = m.prefix_churn_chars_word.saturating_add(churn);
+                m.first_stable_prefix_ms_word.extend(first);
+            }
+            AgreementUnit::Grapheme => {
+                m.prefix_churn_chars_grapheme = m.prefix_churn_chars_grapheme.saturating_add(churn);
+                m.first_stable_prefix_ms_grapheme.extend(first);
+            }
+        }
+    }
+    for pair in hyps.windows(2) {
+        if pair[0].1 == pair[1].1 {
+            m.repeated_full_decodes = m.repeated_full_decodes.saturating_add(1);
+        }
+    }
+    if let Some(f) = fin {
+        for (k, &(t, shown)) in hyps.iter().enumerate() {
+            let until = hyps.get(k + 1).map_or(f.t_ms, |h| h.0);
+            let wrong = incorrect_graphemes(shown, &f.text);
+            let cost = until.saturating_sub(t).saturating_mul(wrong);
+            m.stale_preview_char_ms = m.stale_preview_char_ms.saturating_add(cost);
+        }
+    }
+}
