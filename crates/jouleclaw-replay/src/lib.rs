@@ -21,6 +21,7 @@
 //!   [`FixtureReport`], [`CorpusTotals`]: the entry point the `jouleclaw replay` command calls;
 //! - [`encode_event`], [`encode_observed_write`], [`decode_marker`], [`ReplayRecord`],
 //!   [`MARKER_PREFIX`]: replay records on the control channel;
+//! - [`CommitSafetyOracle`]: the reducer as a `jouleclaw_stream_oracle::StreamOracle`;
 //! - [`ReplayError`]: every refusal, with a stable code.
 //!
 //! ```
@@ -52,6 +53,7 @@ mod corpus;
 mod error;
 mod fixture;
 mod marker;
+mod oracle;
 mod reducer;
 
 pub use agreement::{AgreementUnit, incorrect_graphemes, retracted_chars, stable_prefix};
@@ -67,6 +69,7 @@ pub use fixture::{
 pub use marker::{
     MARKER_PREFIX, ReplayRecord, decode_marker, encode_event, encode_observed_write, event_json,
 };
+pub use oracle::{COMMIT_SAFETY_ORACLE_NAME, CommitSafetyOracle};
 pub use reducer::{
     Action, ExternalWrite, Finalization, IndeterminateDelivery, Phase, Rejection, ReplayState,
     ReviewChunk, Step, StepOutcome, Withheld, WithheldReason, WriteOp,

@@ -1,0 +1,224 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Every validation error names the line and the field; the accepted neighbour parses.
+
+use jouleclaw_replay::*;
+
+const GOOD: &str = r#"{"id":"a","description":"d","mode":{"activation":"hold","staged":false,"streaming":true},"events":[{"t_ms":0,"kind":"hold_start"},{"t_ms":5,"kind":"hold_release"},{"t_ms":9,"kind":"final_decode","text":"x"}],"expect":{"target_writes":[],"staged_chunks":[],"finalizations":1,"no_pre_release_writes":true,"no_forbidden_deletions":true}}"#;
+
+/// The good record on line 2 (after a blank line), with `from` replaced by `to`.
+fn err(from: &str, to: &str) -> ReplayError {
+    assert!(GOOD.contains(from), "{from}");
+    let text = format!("\n{}\n", GOOD.replacen(from, to, 1));
+    parse_fixtures(text.as_bytes()).unwrap_err()
+}
+
+fn check(e: &ReplayError, code: &str, field: &str) {
+    assert_eq!(e.code(), code, "{e}");
+    assert_eq!(e.line(), Some(2), "{e}");
+    assert_eq!(e.field(), Some(field), "{e}");
+    assert!(e.to_string().contains("line 2"), "{e}");
+    assert!(e.to_string().contains(field), "{e}");
+}
+
+#[test]
+fn the_good_record_parses() {
+    let fx = parse_fixtures(format!("\n{GOOD}\n").as_bytes()).unwrap();
+    assert_eq!(fx.len(), 1);
+    assert_eq!(fx[0].line, 2);
+    assert_eq!(fx[0].events.len(), 3);
+}
+
+#[test]
+fn missing_mandatory_fields_are_named() {
+    check(&err(r#""id":"a","#, ""), "missing_field", "id");
+    check(
+        &err(r#""description":"d","#, ""),
+        "missing_field",
+        "description",
+    );
+    check(
+        &err(r#","staged":false"#, ""),
+        "missing_field",
+        "mode.staged",
+    );
+    check(
+        &err(r#"{"t_ms":5,"#, "{"),
+        "missing_field",
+        "events[1].t_ms",
+    );
+    check(
+        &err(r#","text":"x""#, ""),
+        "missing_field",
+        "events[2].text",
+    );
+    check(
+        &err(r#""finalizations":1,"#, ""),
+        "missing_field",
+        "expect.finalizations",
+    );
+    let no_expect = GOOD.split(r#","expect""#).next().unwrap().to_owned() + "}";
+    let e = parse_fixtures(no_expect.as_bytes()).unwrap_err();
+    assert_eq!((e.code(), e.field()), ("missing_field", Some("expect")));
+}
+
+#[test]
+fn non_monotonic_time_is_named() {
+    let e = err(r#"{"t_ms":9,"#, r#"{"t_ms":4,"#);
+    check(&e, "non_monotonic_t_ms", "events[2].t_ms");
+    // Neighbour: equal times are sorted by array order and accepted.
+    let ok = GOOD.replacen(r#"{"t_ms":9,"#, r#"{"t_ms":5,"#, 1);
+    assert!(parse_fixtures(ok.as_bytes()).is_ok());
+}
+
+#[test]
+fn unknown_kinds_categories_activations_and_fields_are_named() {
+    check(
+        &err(r#""kind":"hold_release""#, r#""kind":"hold_relase""#),
+        "unknown_event_kind",
+        "events[1].kind",
+    );
+    let e = err(
+        r#""kind":"hold_release""#,
+        r#""kind":"failure","category":"timeout""#,
+    );
+    check(&e, "unknown_failure_category", "events[1].category");
+    let ok = GOOD.replacen(
+        r#""kind":"hold_release""#,
+        r#""kind":"failure","category":"target_lost""#,
+        1,
+    );
+    assert!(parse_fixtures(ok.as_bytes()).is_ok());
+    check(
+        &err(r#""hold","#, r#""toggle","#),
+        "unknown_activation",
+        "mode.activation",
+    );
+    check(
+        &err(r#""kind":"hold_start""#, r#""kind":"hold_start","mic":"x""#),
+        "unknown_field",
+        "events[0].mic",
+    );
+    check(
+        &err(r#""id":"a","#, r#""id":"a","extra":1,"#),
+        "unknown_field",
+        "extra",
+    );
+    // Neighbour: hold_start's optional synthetic audio descriptors are accepted.
+    let ok = GOOD.replacen(
+        r#""kind":"hold_start""#,
+        r#""kind":"hold_start","duration_ms":700,"energy_band":"low""#,
+        1,
+    );
+    assert!(parse_fixtures(ok.as_bytes()).is_ok());
+}
+
+#[test]
+fn wrong_types_are_named() {
+    check(&err(r#""id":"a""#, r#""id":7"#), "wrong_type", "id");
+    check(
+        &err(r#""staged":false"#, r#""staged":"no""#),
+        "wrong_type",
+        "mode.staged",
+    );
+    check(
+        &err(r#"{"t_ms":5,"#, r#"{"t_ms":"5","#),
+        "wrong_type",
+        "events[1].t_ms",
+    );
+    check(
+        &err(r#"{"t_ms":5,"#, r#"{"t_ms":-5,"#),
+        "wrong_type",
+        "events[1].t_ms",
+    );
+    check(
+        &err(r#"{"t_ms":5,"#, r#"{"t_ms":5.5,"#),
+        "wrong_type",
+        "events[1].t_ms",
+    );
+    check(
+        &err(r#"{"t_ms":5,"#, r#"{"t_ms":9007199254740992,"#),
+        "wrong_type",
+        "events[1].t_ms",
+    );
+    check(
+        &err(r#""text":"x""#, r#""text":["x"]"#),
+        "wrong_type",
+        "events[2].text",
+    );
+    check(
+        &err(r#""target_writes":[]"#, r#""target_writes":[1]"#),
+        "wrong_type",
+        "expect.target_writes[0]",
+    );
+    check(
+        &err(r#""finalizations":1"#, r#""finalizations":true"#),
+        "wrong_type",
+        "expect.finalizations",
+    );
+    check(
+        &err(r#""events":["#, r#""events":[7,"#),
+        "wrong_type",
+        "events[0]",
+    );
+    check(
+        &err(
+            r#""mode":{"activation":"hold","staged":false,"streaming":true}"#,
+            r#""mode":[]"#,
+        ),
+        "wrong_type",
+        "mode",
+    );
+}
+
+#[test]
+fn file_level_refusals() {
+    let e = parse_fixtures(b"\n  \n").unwrap_err();
+    assert_eq!(e.code(), "no_records");
+    let e = parse_fixtures(b"\n{not json").unwrap_err();
+    assert_eq!((e.code(), e.line()), ("invalid_json", Some(2)));
+    let e = parse_fixtures(b"\n\n\xff").unwrap_err();
+    assert_eq!((e.code(), e.line()), ("invalid_utf8", Some(3)));
+    let two = format!("{GOOD}\n{GOOD}\n");
+    let e = parse_fixtures(two.as_bytes()).unwrap_err();
+    assert_eq!(
+        (e.code(), e.line(), e.field()),
+        ("duplicate_fixture_id", Some(2), Some("id"))
+    );
+    let two = format!(
+        "{GOOD}\n{}\n",
+        GOOD.replacen(r#""id":"a""#, r#""id":"b""#, 1)
+    );
+    assert_eq!(parse_fixtures(two.as_bytes()).unwrap().len(), 2);
+}
+
+#[test]
+fn an_invalid_file_is_reported_and_fails_the_corpus() {
+    // GOOD has no target, so its final is withheld: no writes, as it expects.
+    let good = ("good.jsonl".to_owned(), GOOD.as_bytes().to_vec());
+    assert!(replay_corpus(std::slice::from_ref(&good)).all_expectations_hold());
+    let wrong = GOOD.replacen(r#""target_writes":[]"#, r#""target_writes":["x"]"#, 1);
+    let wrong = ("wrong.jsonl".to_owned(), wrong.into_bytes());
+    let report = replay_corpus(std::slice::from_ref(&wrong));
+    assert!(!report.all_expectations_hold());
+    assert_eq!(report.totals.failed, 1);
+    let bad = ("bad.jsonl".to_owned(), b"{}".to_vec());
+    let report = replay_corpus(&[good, bad]);
+    assert!(!report.all_expectations_hold());
+    assert_eq!(report.totals.invalid_files, 1);
+    assert!(report.render_text().contains("INVALID [missing_field]"));
+    assert_eq!(
+        report.to_json()["files"][1]["error"]["code"],
+        "missing_field"
+    );
+    // An empty corpus checks nothing and does not pass.
+    assert!(!replay_corpus(&[]).all_expectations_hold());
+}
+
+#[test]
+fn file_sha256_is_of_the_bytes() {
+    let report = replay_corpus(&[("e.jsonl".to_owned(), b"abc".to_vec())]);
+    assert_eq!(
+        report.files[0].sha256,
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+}
