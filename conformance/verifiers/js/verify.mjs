@@ -47,6 +47,11 @@ const CBOR_STRICT = {
   requirePreferred: true,
 };
 
+// The receipt decoder's bounds, at their exact values (Limits::RECEIPT in jouleclaw-jcr1):
+// a document of 65,536 bytes is accepted and one byte more is refused; the root object is
+// depth 1; string lengths (keys included) count decoded UTF-8 bytes.
+const RECEIPT_LIMITS = { documentBytes: 65_536, depth: 3, stringBytes: 4_096, arrayLen: 64 };
+
 class Refusal extends Error {
   constructor(cls, detail) {
     super(`[${cls}] ${detail}`);
@@ -108,8 +113,26 @@ function checkParsedNumbers(v) {
   }
 }
 
+function checkLimits(value, limits, depth = 1) {
+  if (typeof value === 'string') {
+    if (utf8.encode(value).length > limits.stringBytes) throw new Refusal('limit', `string longer than ${limits.stringBytes} bytes`);
+  } else if (value !== null && typeof value === 'object') {
+    if (depth > limits.depth) throw new Refusal('limit', `nesting deeper than ${limits.depth}`);
+    if (Array.isArray(value)) {
+      if (value.length > limits.arrayLen) throw new Refusal('limit', `array longer than ${limits.arrayLen} elements`);
+      for (const v of value) checkLimits(v, limits, depth + 1);
+    } else {
+      for (const [k, v] of Object.entries(value)) {
+        checkLimits(k, limits, depth + 1);
+        checkLimits(v, limits, depth + 1);
+      }
+    }
+  }
+}
+
 /** Strictly decode bytes that must be exactly the canonical JCR-1 encoding of a value. */
-function parseJcr1(data) {
+function parseJcr1(data, limits = null) {
+  if (limits && data.length > limits.documentBytes) throw new Refusal('limit', `document larger than ${limits.documentBytes} bytes`);
   let text;
   try {
     text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(data);
@@ -125,6 +148,7 @@ function parseJcr1(data) {
     throw new Refusal('json', `not JSON: ${e.message}`);
   }
   checkParsedNumbers(value);
+  if (limits) checkLimits(value, limits);
   let again;
   try {
     again = utf8.encode(canonicalize(value));
@@ -205,7 +229,7 @@ function checkReceipt(r) {
 }
 
 function checkReceiptBytes(data) {
-  const value = parseJcr1(data);
+  const value = parseJcr1(data, RECEIPT_LIMITS);
   checkReceipt(value);
   return value;
 }

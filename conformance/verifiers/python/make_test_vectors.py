@@ -89,6 +89,16 @@ def receipt(stream_id, window_id, closed_at, verdict, conservation, **kw):
     return r
 
 
+def big_document(base: str, size: int) -> str:
+    """A receipt whose pass chain pads it to exactly `size` bytes (entries within the limits)."""
+    chain = ['"' + "o" * 1000 + '"'] * 64
+    doc = base.replace('["always-pass-stream"]', "[" + ",".join(chain) + "]")
+    chain[0] = '"' + "o" * (1000 + size - len(doc.encode())) + '"'
+    doc = base.replace('["always-pass-stream"]', "[" + ",".join(chain) + "]")
+    assert len(doc.encode()) == size
+    return doc
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -109,6 +119,10 @@ def main() -> int:
          receipt("x", 0, "2026-12-31T00:00:00Z",
                  {"kind": "need_more", "oracle": "asr", "reason": ""},
                  {"kind": "conforming"}, tick_count=0, inbound_bytes=0, outbound_bytes=0, joules_uj=0)),
+        ("At the receipt limits: 4096-byte steward, 64-entry chain.",
+         receipt("limits", 9999, "2000-02-29T12:30:45Z",
+                 {"kind": "pass", "chain": ["o"] * 64},
+                 {"kind": "hallucination", "unaccounted": 1}, steward="\u00e9" * 2048)),
     ]
     vectors = [dict(v) for v in seed_doc["vectors"]]
     for desc, r in extra:
@@ -155,6 +169,9 @@ def main() -> int:
         ("empty pass chain", base.replace('["always-pass-stream"]', "[]")),
         ("NaN", base.replace('"joules_uj":350', '"joules_uj":NaN')),
         ("top-level array", "[" + base + "]"),
+        ("string of 4097 bytes", base.replace("did:keri:EJ9testStewardAID000000000000000", "s" * 4097)),
+        ("chain of 65 entries", base.replace('["always-pass-stream"]', "[" + ",".join(['"o"'] * 65) + "]")),
+        ("document of 65537 bytes", big_document(base, 65_537)),
         ("truncated", base[:-1]),
     ]
     cases = []

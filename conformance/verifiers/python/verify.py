@@ -64,6 +64,12 @@ FILES = {
 }
 
 
+# The receipt decoder's bounds, at their exact values (Limits::RECEIPT in jouleclaw-jcr1):
+# a document of 65,536 bytes is accepted and one byte more is refused; the root object is
+# depth 1; string lengths (keys included) count decoded UTF-8 bytes.
+RECEIPT_LIMITS = {"document_bytes": 65_536, "depth": 3, "string_bytes": 4_096, "array_len": 64}
+
+
 class Refusal(Exception):
     """A refused input, with the class of the refusal (see README.md)."""
 
@@ -122,8 +128,28 @@ def _no_constant(tok: str):
     raise Refusal("json", f"{tok} is not JSON")
 
 
-def parse_jcr1(data: bytes):
+def check_limits(value, limits: dict, depth: int = 1) -> None:
+    if isinstance(value, str):
+        if len(value.encode("utf-8", "surrogatepass")) > limits["string_bytes"]:
+            raise Refusal("limit", f"string longer than {limits['string_bytes']} bytes")
+    elif isinstance(value, (list, dict)):
+        if depth > limits["depth"]:
+            raise Refusal("limit", f"nesting deeper than {limits['depth']}")
+        if isinstance(value, list):
+            if len(value) > limits["array_len"]:
+                raise Refusal("limit", f"array longer than {limits['array_len']} elements")
+            for v in value:
+                check_limits(v, limits, depth + 1)
+        else:
+            for k, v in value.items():
+                check_limits(k, limits, depth + 1)
+                check_limits(v, limits, depth + 1)
+
+
+def parse_jcr1(data: bytes, limits: dict | None = None):
     """Strictly decode bytes that must be exactly the canonical JCR-1 encoding of a value."""
+    if limits and len(data) > limits["document_bytes"]:
+        raise Refusal("limit", f"document larger than {limits['document_bytes']} bytes")
     try:
         text = data.decode("utf-8", errors="strict")
     except UnicodeDecodeError as e:
@@ -138,6 +164,8 @@ def parse_jcr1(data: bytes):
         raise
     except (ValueError, RecursionError) as e:
         raise Refusal("json", f"not JSON: {e}") from None
+    if limits:
+        check_limits(value, limits)
     try:
         again = rfc8785.dumps(value)
     except rfc8785.IntegerDomainError as e:
@@ -240,7 +268,7 @@ def check_receipt(r, schema_validator=None) -> None:
 
 
 def check_receipt_bytes(data: bytes, schema_validator=None):
-    value = parse_jcr1(data)
+    value = parse_jcr1(data, RECEIPT_LIMITS)
     check_receipt(value, schema_validator)
     return value
 
