@@ -1,0 +1,624 @@
+//! The strict canonical-JSON state machine.
+//!
+//! One byte-at-a-time machine accepts exactly the JCR-1 canonical encoding of a JSON value
+//! (`ARCHITECTURE.md`): no whitespace, keys in RFC 8785 order and unique, integers only in
+//! `[-(2^53-1), 2^53-1]` in shortest form, strings escaped exactly as RFC 8785 escapes them,
+//! valid UTF-8 without surrogates. It reports structure to a [`Sink`] (the receipt schema or a
+//! generic value builder), so whole-document and incremental decoding share every decision.
+//! Memory is bounded by the [`Limits`]: one string buffer, one previous-key buffer per open
+//! object, one frame per open container.
+
+use crate::refusal::{Refusal, RefusalCode as C};
+
+/// Bounds the decoder enforces, each at its exact value (a document of exactly
+/// `max_document_bytes` bytes is accepted; one more byte is refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest document, in bytes.
+    pub max_document_bytes: usize,
+    /// Deepest container nesting (the root object is depth 1).
+    pub max_depth: usize,
+    /// Longest string (keys included), in decoded UTF-8 bytes.
+    pub max_string_bytes: usize,
+    /// Most elements in one array.
+    pub max_array_len: usize,
+}
+
+impl Limits {
+    /// The limits for stream-window/1 receipts: 64 KiB documents, depth 3 (receipt, verdict,
+    /// chain), 4,096-byte strings, 64-element arrays.
+    pub const RECEIPT: Limits = Limits {
+        max_document_bytes: 65_536,
+        max_depth: 3,
+        max_string_bytes: 4_096,
+        max_array_len: 64,
+    };
+
+    /// Limits for generic canonical values: 1 MiB, depth 64, 64 KiB strings, 65,536 elements.
+    pub const GENERIC: Limits = Limits {
+        max_document_bytes: 1 << 20,
+        max_depth: 64,
+        max_string_bytes: 1 << 16,
+        max_array_len: 1 << 16,
+    };
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::RECEIPT
+    }
+}
+
+/// The JSON type of a value, reported at its first byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ValueType {
+    Object,
+    Array,
+    String,
+    Number,
+    Bool,
+    Null,
+}
+
+/// Receives the structure of the document as the machine recognizes it. Any error refuses the
+/// document at the current byte.
+pub(crate) trait Sink {
+    /// A value of type `ty` starts.
+    fn begin(&mut self, ty: ValueType) -> Result<(), C>;
+    /// An object key, already checked for order and uniqueness.
+    fn key(&mut self, key: &str) -> Result<(), C>;
+    /// A complete string value.
+    fn string(&mut self, s: &str) -> Result<(), C>;
+    /// A complete integer.
+    fn integer(&mut self, n: i64) -> Result<(), C>;
+    /// `true` or `false`.
+    fn boolean(&mut self, b: bool) -> Result<(), C>;
+    /// `null`.
+    fn null(&mut self) -> Result<(), C>;
+    /// The current object closes.
+    fn end_object(&mut self) -> Result<(), C>;
+    /// The current array closes.
+    fn end_array(&mut self) -> Result<(), C>;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Value,
+    ArrayFirst,
+    ObjectFirst,
+    Key,
+    Colon,
+    After,
+    Str,
+    Num,
+    Lit,
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Esc {
+    None,
+    Backslash,
+    Hex { n: u8, v: u32, low: bool },
+    ExpectBackslash,
+    ExpectU,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    object: bool,
+    count: usize,
+}
+
+const MAX_SAFE: u64 = jouleclaw_stream::canon::MAX_SAFE_INTEGER;
+
+/// The machine; `S` gives the structure meaning.
+#[derive(Debug)]
+pub(crate) struct Machine<S> {
+    pub(crate) sink: S,
+    limits: Limits,
+    state: State,
+    offset: u64,
+    refused: Option<Refusal>,
+    frames: Vec<Frame>,
+    /// Previous key per open object, indexed by depth; buffers are reused.
+    keys: Vec<String>,
+    // String state.
+    sbuf: Vec<u8>,
+    is_key: bool,
+    esc: Esc,
+    utf8_need: u8,
+    utf8_lo: u8,
+    utf8_hi: u8,
+    utf8_lead: u8,
+    // Number state.
+    neg: bool,
+    digits: u8,
+    first_zero: bool,
+    value: u64,
+    // Literal state.
+    lit: &'static [u8],
+    lit_pos: usize,
+}
+
+impl<S: Sink> Machine<S> {
+    pub(crate) fn new(sink: S, limits: Limits) -> Self {
+        Self {
+            sink,
+            limits,
+            state: State::Value,
+            offset: 0,
+            refused: None,
+            frames: Vec::new(),
+            keys: Vec::new(),
+            sbuf: Vec::new(),
+            is_key: false,
+            esc: Esc::None,
+            utf8_need: 0,
+            utf8_lo: 0x80,
+            utf8_hi: 0xbf,
+            utf8_lead: 0,
+            neg: false,
+            digits: 0,
+            first_zero: false,
+            value: 0,
+            lit: b"",
+            lit_pos: 0,
+        }
+    }
+
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    pub(crate) fn refused(&self) -> Option<Refusal> {
+        self.refused
+    }
+
+    /// Feeds bytes. Returns the refusal if the document is (or already was) refused.
+    pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        if let Some(r) = self.refused {
+            return Err(r);
+        }
+        let mut i = 0;
+        while i < chunk.len() {
+            match self.step(chunk, i) {
+                Ok(used) => {
+                    i += used;
+                    self.offset += used as u64;
+                }
+                Err(code) => {
+                    let r = Refusal {
+                        code,
+                        offset: self.offset,
+                    };
+                    self.refused = Some(r);
+                    return Err(r);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Declares the end of input.
+    pub(crate) fn finish(&mut self) -> Result<(), Refusal> {
+        if let Some(r) = self.refused {
+            return Err(r);
+        }
+        let code = match self.state {
+            State::Done => return Ok(()),
+            State::Num if self.frames.is_empty() && self.digits > 0 => match self.end_number() {
+                Ok(()) => return Ok(()),
+                Err(c) => c,
+            },
+            State::Value if self.offset == 0 => C::EmptyInput,
+            _ => C::Truncated,
+        };
+        let r = Refusal {
+            code,
+            offset: self.offset,
+        };
+        self.refused = Some(r);
+        Err(r)
+    }
+
+    /// Processes the byte at `chunk[i]` (and, inside strings, the plain run that follows it).
+    /// Returns how many bytes were consumed.
+    fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, C> {
+        if self.offset >= self.limits.max_document_bytes as u64 {
+            return Err(C::DocumentTooLarge);
+        }
+        let b = chunk[i];
+        match self.state {
+            State::Str => self.string_byte(chunk, i),
+            State::Done => Err(C::TrailingBytes),
+            State::Num => {
+                if self.number_byte(b)? {
+                    Ok(1)
+                } else {
+                    // The byte ends the number; process it in the state that follows.
+                    self.end_number()?;
+                    self.structural(b).map(|()| 1)
+                }
+            }
+            State::Lit => {
+                if b != self.lit[self.lit_pos] {
+                    return Err(C::Syntax);
+                }
+                self.lit_pos += 1;
+                if self.lit_pos == self.lit.len() {
+                    match self.lit {
+                        b"true" => self.sink.boolean(true)?,
+                        b"false" => self.sink.boolean(false)?,
+                        _ => self.sink.null()?,
+                    }
+                    self.complete_value();
+                }
+                Ok(1)
+            }
+            _ => self.structural(b).map(|()| 1),
+        }
+    }
+
+    fn structural(&mut self, b: u8) -> Result<(), C> {
+        if matches!(b, b' ' | b'\t' | b'\n' | b'\r') {
+            return Err(if self.state == State::Done {
+                C::TrailingBytes
+            } else {
+                C::Whitespace
+            });
+        }
+        match self.state {
+            State::Value => self.value_start(b),
+            State::ArrayFirst => {
+                if b == b']' {
+                    self.close(false)
+                } else {
+                    self.value_start(b)
+                }
+            }
+            State::ObjectFirst => match b {
+                b'}' => self.close(true),
+                b'"' => self.open_string(true),
+                _ => Err(C::Syntax),
+            },
+            State::Key => match b {
+                b'"' => self.open_string(true),
+                _ => Err(C::Syntax),
+            },
+            State::Colon => match b {
+                b':' => {
+                    self.state = State::Value;
+                    Ok(())
+                }
+                _ => Err(C::Syntax),
+            },
+            State::After => match (b, self.frames.last().map(|f| f.object)) {
+                (b',', Some(true)) => {
+                    self.state = State::Key;
+                    Ok(())
+                }
+                (b',', Some(false)) => {
+                    self.state = State::Value;
+                    Ok(())
+                }
+                (b'}', Some(true)) => self.close(true),
+                (b']', Some(false)) => self.close(false),
+                _ => Err(C::Syntax),
+            },
+            State::Done => Err(C::TrailingBytes),
+            State::Str | State::Num | State::Lit => Err(C::Syntax),
+        }
+    }
+
+    fn value_start(&mut self, b: u8) -> Result<(), C> {
+        let ty = match b {
+            b'{' => ValueType::Object,
+            b'[' => ValueType::Array,
+            b'"' => ValueType::String,
+            b'-' | b'0'..=b'9' => ValueType::Number,
+            b't' | b'f' => ValueType::Bool,
+            b'n' => ValueType::Null,
+            b'+' => return Err(C::NumberPlus),
+            0xef if self.offset == 0 => return Err(C::Bom),
+            _ => return Err(C::Syntax),
+        };
+        if let Some(f) = self.frames.last_mut() {
+            if !f.object {
+                if f.count >= self.limits.max_array_len {
+                    return Err(C::ArrayTooLong);
+                }
+                f.count += 1;
+            }
+        }
+        let container = matches!(ty, ValueType::Object | ValueType::Array);
+        if container && self.frames.len() >= self.limits.max_depth {
+            return Err(C::DepthExceeded);
+        }
+        self.sink.begin(ty)?;
+        match ty {
+            ValueType::Object | ValueType::Array => {
+                let object = ty == ValueType::Object;
+                let depth = self.frames.len();
+                self.frames.push(Frame { object, count: 0 });
+                if object {
+                    if self.keys.len() <= depth {
+                        self.keys.resize_with(depth + 1, String::new);
+                    }
+                    self.keys[depth].clear();
+                    self.state = State::ObjectFirst;
+                } else {
+                    self.state = State::ArrayFirst;
+                }
+                Ok(())
+            }
+            ValueType::String => self.open_string(false),
+            ValueType::Number => {
+                self.neg = b == b'-';
+                self.digits = 0;
+                self.first_zero = false;
+                self.value = 0;
+                self.state = State::Num;
+                if !self.neg {
+                    self.number_byte(b)?;
+                }
+                Ok(())
+            }
+            ValueType::Bool | ValueType::Null => {
+                self.lit = match b {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                self.lit_pos = 1;
+                self.state = State::Lit;
+                Ok(())
+            }
+        }
+    }
+
+    fn close(&mut self, object: bool) -> Result<(), C> {
+        if object {
+            self.sink.end_object()?;
+        } else {
+            self.sink.end_array()?;
+        }
+        self.frames.pop();
+        self.complete_value();
+        Ok(())
+    }
+
+    fn complete_value(&mut self) {
+        self.state = if self.frames.is_empty() {
+            State::Done
+        } else {
+            State::After
+        };
+    }
+
+    /// Consumes `b` as part of a number; `Ok(false)` when `b` cannot continue it.
+    fn number_byte(&mut self, b: u8) -> Result<bool, C> {
+        match b {
+            b'0'..=b'9' => {
+                let d = u64::from(b - b'0');
+                if self.digits == 0 {
+                    if self.neg && d == 0 {
+                        return Err(C::NumberNegativeZero);
+                    }
+                    self.first_zero = d == 0;
+                } else if self.first_zero {
+                    return Err(C::NumberLeadingZero);
+                }
+                // At most 16 digits reach here: MAX_SAFE has 16, so value * 10 + d fits u64.
+                self.value = self.value * 10 + d;
+                self.digits += 1;
+                if self.value > MAX_SAFE {
+                    return Err(C::IntegerOutOfRange);
+                }
+                Ok(true)
+            }
+            b'.' if self.digits > 0 => Err(C::NumberFraction),
+            b'e' | b'E' if self.digits > 0 => Err(C::NumberExponent),
+            _ if self.digits == 0 => Err(C::Syntax),
+            _ => Ok(false),
+        }
+    }
+
+    fn end_number(&mut self) -> Result<(), C> {
+        // `value <= MAX_SAFE < i64::MAX`, so the conversion is exact.
+        let v = i64::try_from(self.value).map_err(|_| C::IntegerOutOfRange)?;
+        self.sink.integer(if self.neg { -v } else { v })?;
+        self.complete_value();
+        Ok(())
+    }
+
+    fn open_string(&mut self, is_key: bool) -> Result<(), C> {
+        self.is_key = is_key;
+        self.sbuf.clear();
+        self.esc = Esc::None;
+        self.utf8_need = 0;
+        self.state = State::Str;
+        Ok(())
+    }
+
+    fn push_str_byte(&mut self, b: u8) -> Result<(), C> {
+        if self.sbuf.len() >= self.limits.max_string_bytes {
+            return Err(C::StringTooLong);
+        }
+        self.sbuf.push(b);
+        Ok(())
+    }
+
+    fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, C> {
+        let b = chunk[i];
+        if self.utf8_need > 0 {
+            if b < self.utf8_lo || b > self.utf8_hi {
+                return Err(match (self.utf8_lead, (0x80..=0xbf).contains(&b)) {
+                    (0xe0 | 0xf0, true) if b < self.utf8_lo => C::OverlongUtf8,
+                    (0xed, true) => C::LoneSurrogate,
+                    _ => C::InvalidUtf8,
+                });
+            }
+            self.push_str_byte(b)?;
+            self.utf8_need -= 1;
+            self.utf8_lo = 0x80;
+            self.utf8_hi = 0xbf;
+            self.utf8_lead = 0;
+            return Ok(1);
+        }
+        match self.esc {
+            Esc::None => {}
+            Esc::Backslash => {
+                let out = match b {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'/' => return Err(C::EscapeSolidus),
+                    b'u' => {
+                        self.esc = Esc::Hex {
+                            n: 0,
+                            v: 0,
+                            low: false,
+                        };
+                        return Ok(1);
+                    }
+                    _ => return Err(C::EscapeInvalid),
+                };
+                self.esc = Esc::None;
+                self.push_str_byte(out)?;
+                return Ok(1);
+            }
+            Esc::Hex { n, v, low } => {
+                let d = match b {
+                    b'0'..=b'9' => b - b'0',
+                    b'a'..=b'f' => b - b'a' + 10,
+                    b'A'..=b'F' => return Err(C::EscapeUppercaseHex),
+                    _ => return Err(C::EscapeInvalid),
+                };
+                let v = v * 16 + u32::from(d);
+                if n < 3 {
+                    self.esc = Esc::Hex { n: n + 1, v, low };
+                    return Ok(1);
+                }
+                return match v {
+                    _ if low && (0xdc00..=0xdfff).contains(&v) => Err(C::EscapeNotNeeded),
+                    _ if low => Err(C::LoneSurrogate),
+                    0x08 | 0x09 | 0x0a | 0x0c | 0x0d => Err(C::EscapeShortFormAvailable),
+                    0x00..=0x1f => {
+                        self.esc = Esc::None;
+                        // `v < 0x20`, so the cast is exact.
+                        self.push_str_byte(v as u8)?;
+                        Ok(1)
+                    }
+                    0xd800..=0xdbff => {
+                        self.esc = Esc::ExpectBackslash;
+                        Ok(1)
+                    }
+                    0xdc00..=0xdfff => Err(C::LoneSurrogate),
+                    _ => Err(C::EscapeNotNeeded),
+                };
+            }
+            Esc::ExpectBackslash => {
+                return if b == b'\\' {
+                    self.esc = Esc::ExpectU;
+                    Ok(1)
+                } else {
+                    Err(C::LoneSurrogate)
+                };
+            }
+            Esc::ExpectU => {
+                return if b == b'u' {
+                    self.esc = Esc::Hex {
+                        n: 0,
+                        v: 0,
+                        low: true,
+                    };
+                    Ok(1)
+                } else {
+                    Err(C::LoneSurrogate)
+                };
+            }
+        }
+        match b {
+            b'"' => {
+                self.end_string()?;
+                Ok(1)
+            }
+            b'\\' => {
+                self.esc = Esc::Backslash;
+                Ok(1)
+            }
+            0x00..=0x1f => Err(C::RawControlChar),
+            0x20..=0x7f => {
+                // Fast path: the run of plain ASCII that starts here.
+                let run = chunk[i..]
+                    .iter()
+                    .position(|&c| !(0x20..=0x7f).contains(&c) || c == b'"' || c == b'\\')
+                    .unwrap_or(chunk.len() - i);
+                let room = self.limits.max_string_bytes - self.sbuf.len();
+                let left = self.limits.max_document_bytes as u64 - self.offset;
+                let take = run.min(usize::try_from(left).unwrap_or(usize::MAX));
+                if take > room {
+                    // Consume up to the limit; the next byte is refused at its own offset.
+                    self.sbuf.extend_from_slice(&chunk[i..i + room]);
+                    return if room == 0 {
+                        Err(C::StringTooLong)
+                    } else {
+                        Ok(room)
+                    };
+                }
+                self.sbuf.extend_from_slice(&chunk[i..i + take]);
+                Ok(take.max(1))
+            }
+            0x80..=0xbf => Err(C::InvalidUtf8),
+            0xc0 | 0xc1 => Err(C::OverlongUtf8),
+            _ => {
+                let (need, lo, hi) = match b {
+                    0xc2..=0xdf => (1, 0x80, 0xbf),
+                    0xe0 => (2, 0xa0, 0xbf),
+                    0xed => (2, 0x80, 0x9f),
+                    0xe1..=0xef => (2, 0x80, 0xbf),
+                    0xf0 => (3, 0x90, 0xbf),
+                    0xf1..=0xf3 => (3, 0x80, 0xbf),
+                    0xf4 => (3, 0x80, 0x8f),
+                    _ => return Err(C::InvalidUtf8),
+                };
+                self.push_str_byte(b)?;
+                self.utf8_need = need;
+                self.utf8_lo = lo;
+                self.utf8_hi = hi;
+                self.utf8_lead = b;
+                Ok(1)
+            }
+        }
+    }
+
+    fn end_string(&mut self) -> Result<(), C> {
+        let s = core::str::from_utf8(&self.sbuf).map_err(|_| C::InvalidUtf8)?;
+        if self.is_key {
+            let depth = self.frames.len() - 1;
+            let frame = &mut self.frames[depth];
+            let prev = &mut self.keys[depth];
+            if frame.count > 0 {
+                match prev.encode_utf16().cmp(s.encode_utf16()) {
+                    core::cmp::Ordering::Less => {}
+                    core::cmp::Ordering::Equal => return Err(C::DuplicateKey),
+                    core::cmp::Ordering::Greater => return Err(C::UnsortedKeys),
+                }
+            }
+            frame.count += 1;
+            prev.clear();
+            prev.push_str(s);
+            self.sink.key(s)?;
+            self.state = State::Colon;
+        } else {
+            self.sink.string(s)?;
+            self.complete_value();
+        }
+        Ok(())
+    }
+}
