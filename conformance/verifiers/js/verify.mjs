@@ -35,6 +35,7 @@ const CLOSED_AT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9
 const THUMBPRINT_PREFIX = hexToBytes('a301012006215820'); // {1: 1, -1: 6, -2: h'<32 bytes>'}
 const FILES = {
   receipts: 'stream-window-vectors.json',
+  receiptsExtended: 'stream-window-vectors-extended.json',
   windowHash: 'stream-window-hash-vectors.json',
   negative: 'stream-window-negative-vectors.json',
   signed: 'stream-window-signed-vectors.json',
@@ -94,6 +95,24 @@ function* scanNumbers(text) {
   }
 }
 
+/** Deepest bracket nesting outside strings, from the raw text (no recursion). */
+function maxDepth(text) {
+  let depth = 0;
+  let deepest = 0;
+  let inStr = false;
+  let esc = false;
+  for (const c of text) {
+    if (inStr) {
+      if (esc) esc = false;
+      else if (c === '\\') esc = true;
+      else if (c === '"') inStr = false;
+    } else if (c === '"') inStr = true;
+    else if (c === '[' || c === '{') deepest = Math.max(deepest, ++depth);
+    else if (c === ']' || c === '}') depth -= 1;
+  }
+  return deepest;
+}
+
 function checkNumberToken(tok) {
   if (/[.eE]/.test(tok)) throw new Refusal('number', `number ${tok} has a fraction or exponent`);
   if (tok === '-0') throw new Refusal('number', 'negative zero');
@@ -140,6 +159,7 @@ function parseJcr1(data, limits = null) {
     throw new Refusal('utf8', 'invalid UTF-8');
   }
   if (text.startsWith('\uFEFF')) throw new Refusal('utf8', 'byte order mark');
+  if (limits && maxDepth(text) > limits.depth) throw new Refusal('limit', `nesting deeper than ${limits.depth}`);
   for (const tok of scanNumbers(text)) checkNumberToken(tok);
   let value;
   try {
@@ -406,11 +426,12 @@ function main() {
   }
   if (present.schema) console.log(`note  ${FILES.schema}: present; the JS verifier applies the hand-written rules only`);
 
-  if (present.receipts) {
-    const name = FILES.receipts;
+  for (const kind of ['receipts', 'receiptsExtended']) {
+    if (!present[kind]) continue;
+    const name = FILES[kind];
     let doc;
     check(`${name} header`, () => {
-      doc = loadJsonFile(present.receipts);
+      doc = loadJsonFile(present[kind]);
       expectEqual('schema_id', doc.schema_id, SCHEMA_ID);
       expectEqual('vector_count', doc.vector_count, doc.vectors.length);
       if (!doc.vectors.length) throw new Refusal('mismatch', 'no vectors');

@@ -57,6 +57,7 @@ SMALL_ORDER = frozenset(bytes.fromhex(h) for h in (
 
 FILES = {
     "receipts": "stream-window-vectors.json",
+    "receipts_extended": "stream-window-vectors-extended.json",
     "window_hash": "stream-window-hash-vectors.json",
     "negative": "stream-window-negative-vectors.json",
     "signed": "stream-window-signed-vectors.json",
@@ -100,6 +101,28 @@ def scan_numbers(text: str):
             i = j
         else:
             i += 1
+
+
+def max_depth(text: str) -> int:
+    """Deepest bracket nesting outside strings, from the raw text (no recursion)."""
+    depth = deepest = 0
+    in_str = esc = False
+    for c in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif c == "\\":
+                esc = True
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
 
 
 def check_number_token(tok: str) -> None:
@@ -156,6 +179,8 @@ def parse_jcr1(data: bytes, limits: dict | None = None):
         raise Refusal("utf8", f"invalid UTF-8 at byte {e.start}") from None
     if text.startswith("\ufeff"):
         raise Refusal("utf8", "byte order mark")
+    if limits and max_depth(text) > limits["depth"]:
+        raise Refusal("limit", f"nesting deeper than {limits['depth']}")
     for tok in scan_numbers(text):
         check_number_token(tok)
     try:
@@ -462,6 +487,40 @@ def load_json_file(path: Path):
     return json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
 
 
+def check_receipts_file(rep: Report, present: dict, kind: str, validator) -> None:
+    doc = load_or_fail(rep, present, kind)
+    if doc is None:
+        return
+    name = FILES[kind]
+
+    def header():
+        expect_equal("schema_id", doc.get("schema_id"), SCHEMA_ID)
+        expect_equal("vector_count", doc.get("vector_count"), len(doc["vectors"]))
+        if not doc["vectors"]:
+            raise Refusal("mismatch", "no vectors")
+    rep.check(f"{name} header", header)
+    for v in doc.get("vectors", []):
+        def one(v=v):
+            check_receipt(v["receipt"], validator)
+            canonical = rfc8785.dumps(v["receipt"])
+            expect_equal("content_hash", blake3.blake3(canonical).hexdigest(), v["content_hash"])
+            # Round trip: parse the canonical bytes strictly, re-encode, compare bytes.
+            parsed = check_receipt_bytes(canonical, validator)
+            expect_equal("round trip", rfc8785.dumps(parsed), canonical)
+            return f"{len(canonical)} canonical bytes, hash ok"
+        rep.check(f"{name} #{v.get('n')} {v.get('description', '')[:48]}", one)
+
+
+def load_or_fail(rep: Report, present: dict, kind: str):
+    if kind not in present:
+        return None
+    try:
+        return load_json_file(present[kind])
+    except (Refusal, ValueError, OSError) as e:
+        rep.fail(FILES[kind], f"cannot load: {e}")
+        return None
+
+
 def expect_equal(what: str, got, want) -> None:
     if got != want:
         raise Refusal("mismatch", f"{what}: computed {got!r}, file has {want!r}")
@@ -493,29 +552,11 @@ def main(argv: list[str]) -> int:
             return "draft 2020-12, used alongside the hand-written rules"
         rep.check(FILES["schema"], load_schema)
 
-    if "receipts" in present:
-        doc = load_json_file(present["receipts"])
-        name = FILES["receipts"]
+    for kind in ("receipts", "receipts_extended"):
+        check_receipts_file(rep, present, kind, validator)
 
-        def header():
-            expect_equal("schema_id", doc.get("schema_id"), SCHEMA_ID)
-            expect_equal("vector_count", doc.get("vector_count"), len(doc["vectors"]))
-            if not doc["vectors"]:
-                raise Refusal("mismatch", "no vectors")
-        rep.check(f"{name} header", header)
-        for v in doc.get("vectors", []):
-            def one(v=v):
-                check_receipt(v["receipt"], validator)
-                canonical = rfc8785.dumps(v["receipt"])
-                expect_equal("content_hash", blake3.blake3(canonical).hexdigest(), v["content_hash"])
-                # Round trip: parse the canonical bytes strictly, re-encode, compare bytes.
-                parsed = check_receipt_bytes(canonical, validator)
-                expect_equal("round trip", rfc8785.dumps(parsed), canonical)
-                return f"{len(canonical)} canonical bytes, hash ok"
-            rep.check(f"{name} #{v.get('n')} {v.get('description', '')[:48]}", one)
-
-    if "window_hash" in present:
-        doc = load_json_file(present["window_hash"])
+    doc = load_or_fail(rep, present, "window_hash")
+    if doc is not None:
         name = FILES["window_hash"]
         if not doc.get("vectors"):
             rep.fail(name, "no vectors")
@@ -528,8 +569,8 @@ def main(argv: list[str]) -> int:
                 expect_equal("window_hash", blake3.blake3(data).hexdigest(), v["window_hash"])
             rep.check(f"{name} #{v.get('n')} {v.get('description', '')[:48]}", one)
 
-    if "negative" in present:
-        doc = load_json_file(present["negative"])
+    doc = load_or_fail(rep, present, "negative")
+    if doc is not None:
         name = FILES["negative"]
         if not doc.get("cases"):
             rep.fail(name, "no cases")
@@ -542,13 +583,17 @@ def main(argv: list[str]) -> int:
                 raise Refusal("accepted", f"input was ACCEPTED; expected refusal {c.get('expect_refusal')}")
             rep.check(f"{name} #{c.get('n')} {c.get('description', '')[:48]}", one)
 
-    if "signed" in present:
-        doc = load_json_file(present["signed"])
+    doc = load_or_fail(rep, present, "signed")
+    if doc is not None:
         name = FILES["signed"]
-        key = doc["key"]
-        seed = bytes.fromhex(key["seed_hex"])
-        pub = bytes.fromhex(key["public_key_hex"])
-        signer = Ed25519PrivateKey.from_private_bytes(seed)
+        try:
+            key = doc["key"]
+            seed = bytes.fromhex(key["seed_hex"])
+            pub = bytes.fromhex(key["public_key_hex"])
+            signer = Ed25519PrivateKey.from_private_bytes(seed)
+        except (KeyError, TypeError, ValueError) as e:
+            rep.fail(f"{name} key", f"malformed key: {e!r}")
+            return finish(rep)
 
         def key_check():
             derived = signer.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
