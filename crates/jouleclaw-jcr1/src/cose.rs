@@ -1,10 +1,619 @@
-//! COSE_Sign1 (placeholder while building).
-/// Placeholder.
+//! COSE_Sign1 / Ed25519 signing and verification of stream-window/1 receipts.
+//!
+//! The profile (`spec/JCR1-COSE-PROFILE.md`): tagged COSE_Sign1 (tag 18); attached payload = the
+//! receipt's canonical bytes; external_aad empty; protected header, labels ascending,
+//! `{1: -8, 3: CONTENT_TYPE, 4: kid, 15: {1: steward, 2: receipt id}}`; unprotected header
+//! empty. `kid` is the RFC 9679 COSE Key Thumbprint (SHA-256) of the Ed25519 key.
+//!
+//! Signing goes through the [`Signer`] seam (a software key by default); the exact bytes that
+//! get signed are available ([`SignedReceipt::to_be_signed`], [`to_be_signed`]).
+
+use core::fmt;
+use std::io::Write as _;
+use std::path::Path;
+
+use coset::cbor::value::Value;
+use coset::{
+    CborSerializable, CoseSign1, CoseSign1Builder, Header, HeaderBuilder, Label,
+    TaggedCborSerializable, iana,
+};
+use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+use crate::decode::decode_receipt;
+use crate::error::{Jcr1Error, Result};
+use crate::receipt::StreamWindowReceipt;
+use crate::refusal::Refusal;
+
+/// The protected content type (label 3): a media type with exactly one `/`.
+pub const CONTENT_TYPE: &str = "application/vnd.jouleclaw.stream-window+json";
+
+/// CWT claims header label (RFC 9597).
+pub const CWT_CLAIMS_LABEL: i64 = 15;
+
+/// The RFC 8032 section 7.1 TEST 1 secret seed: the published test key of every signed vector.
+pub const RFC8032_TEST1_SEED: [u8; 32] = [
+    0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
+    0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60,
+];
+
+/// Why a COSE_Sign1 was refused. [`CoseRefusal::as_str`] is stable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CoseRefusal;
+#[non_exhaustive]
+pub enum CoseRefusal {
+    /// Not well-formed CBOR, not a COSE_Sign1, or bytes after it.
+    MalformedCbor,
+    /// A COSE_Sign1 without CBOR tag 18.
+    Untagged,
+    /// A CBOR tag other than 18.
+    WrongTag,
+    /// No `alg` in the protected header.
+    AlgMissing,
+    /// `alg` is not -8 (EdDSA).
+    AlgNotEdDsa,
+    /// `alg` in the unprotected header.
+    AlgUnprotected,
+    /// `kid` in the unprotected header.
+    KidUnprotected,
+    /// Any other unprotected header parameter.
+    UnprotectedNotEmpty,
+    /// A `crit` parameter.
+    CritPresent,
+    /// A protected label outside `{1, 3, 4, 15}`.
+    UnknownProtectedLabel,
+    /// Content type is not [`CONTENT_TYPE`].
+    ContentTypeMismatch,
+    /// `kid` missing or not 32 bytes.
+    BadKid,
+    /// No key for this `kid`.
+    UnknownKid,
+    /// Label 15 missing or not exactly `{1: tstr, 2: tstr}`.
+    BadCwtClaims,
+    /// The protected header is not byte-for-byte the profile's deterministic encoding.
+    ProtectedNotCanonical,
+    /// The payload is detached (nil).
+    PayloadDetached,
+    /// The Ed25519 signature does not verify (strictly).
+    BadSignature,
+    /// The payload is not a canonical stream-window/1 receipt.
+    PayloadRefused(Refusal),
+    /// CWT `iss` differs from the receipt's `steward`.
+    IssMismatch,
+    /// CWT `sub` differs from the receipt's `id`.
+    SubMismatch,
+}
+
 impl CoseRefusal {
-    /// Placeholder.
+    /// The stable code.
     pub fn as_str(self) -> &'static str {
-        "x"
+        match self {
+            Self::MalformedCbor => "cose_malformed",
+            Self::Untagged => "cose_untagged",
+            Self::WrongTag => "cose_wrong_tag",
+            Self::AlgMissing => "cose_alg_missing",
+            Self::AlgNotEdDsa => "cose_alg_not_eddsa",
+            Self::AlgUnprotected => "cose_alg_unprotected",
+            Self::KidUnprotected => "cose_kid_unprotected",
+            Self::UnprotectedNotEmpty => "cose_unprotected_not_empty",
+            Self::CritPresent => "cose_crit_present",
+            Self::UnknownProtectedLabel => "cose_unknown_protected_label",
+            Self::ContentTypeMismatch => "cose_content_type_mismatch",
+            Self::BadKid => "cose_bad_kid",
+            Self::UnknownKid => "cose_unknown_kid",
+            Self::BadCwtClaims => "cose_bad_cwt_claims",
+            Self::ProtectedNotCanonical => "cose_protected_not_canonical",
+            Self::PayloadDetached => "cose_payload_detached",
+            Self::BadSignature => "cose_bad_signature",
+            Self::PayloadRefused(_) => "cose_payload_refused",
+            Self::IssMismatch => "cose_iss_mismatch",
+            Self::SubMismatch => "cose_sub_mismatch",
+        }
     }
+}
+
+impl fmt::Display for CoseRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::PayloadRefused(r) => write!(f, "{}: {r}", self.as_str()),
+            _ => f.write_str(self.as_str()),
+        }
+    }
+}
+
+impl From<CoseRefusal> for Jcr1Error {
+    fn from(c: CoseRefusal) -> Self {
+        Jcr1Error::Cose(c)
+    }
+}
+
+/// The RFC 9679 COSE Key Thumbprint of an Ed25519 key: SHA-256 over the deterministic CBOR of
+/// `{1: 1, -1: 6, -2: x}` (kty OKP, crv Ed25519, x).
+pub fn kid(key: &VerifyingKey) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update([0xa3, 0x01, 0x01, 0x20, 0x06, 0x21, 0x58, 0x20]);
+    h.update(key.as_bytes());
+    h.finalize().into()
+}
+
+/// Produces Ed25519 signatures over to-be-signed bytes: a software key, an HSM, a remote signer.
+pub trait Signer {
+    /// The public key.
+    fn verifying_key(&self) -> VerifyingKey;
+    /// Signs `tbs` (the COSE Sig_structure bytes).
+    fn sign(&self, tbs: &[u8]) -> Result<[u8; 64]>;
+}
+
+impl<T: Signer + ?Sized> Signer for &T {
+    fn verifying_key(&self) -> VerifyingKey {
+        (**self).verifying_key()
+    }
+    fn sign(&self, tbs: &[u8]) -> Result<[u8; 64]> {
+        (**self).sign(tbs)
+    }
+}
+
+impl<T: Signer + ?Sized> Signer for Box<T> {
+    fn verifying_key(&self) -> VerifyingKey {
+        (**self).verifying_key()
+    }
+    fn sign(&self, tbs: &[u8]) -> Result<[u8; 64]> {
+        (**self).sign(tbs)
+    }
+}
+
+/// An Ed25519 key held in memory. The secret is zeroized on drop and never printed.
+pub struct SoftwareSigner {
+    key: SigningKey,
+}
+
+impl fmt::Debug for SoftwareSigner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SoftwareSigner")
+            .field(
+                "public_key",
+                &hex::encode(self.key.verifying_key().as_bytes()),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl SoftwareSigner {
+    /// A signer from a 32-byte secret seed.
+    pub fn from_seed(seed: &[u8; 32]) -> Self {
+        Self {
+            key: SigningKey::from_bytes(seed),
+        }
+    }
+
+    /// The RFC 8032 TEST 1 key. Public: never use it for anything but tests and demos.
+    pub fn rfc8032_test_key() -> Self {
+        Self::from_seed(&RFC8032_TEST1_SEED)
+    }
+
+    /// A fresh key from the operating system's randomness.
+    pub fn generate() -> Self {
+        Self {
+            key: SigningKey::generate(&mut rand_core::OsRng),
+        }
+    }
+
+    /// Parses a secret key file: 64 lowercase hex digits, optionally followed by one newline.
+    pub fn from_key_file_text(text: &str) -> Result<Self> {
+        let seed = Zeroizing::new(parse_key_hex(text)?);
+        Ok(Self::from_seed(&seed))
+    }
+
+    /// Reads a secret key file.
+    pub fn read_key_file(path: &Path) -> Result<Self> {
+        let text =
+            Zeroizing::new(
+                std::fs::read_to_string(path).map_err(|_| Jcr1Error::KeyFile {
+                    detail: "cannot read the key file",
+                })?,
+            );
+        Self::from_key_file_text(&text)
+    }
+
+    /// The secret key file text: the seed in lowercase hex and a newline.
+    pub fn key_file_text(&self) -> Zeroizing<String> {
+        Zeroizing::new(format!("{}\n", hex::encode(self.key.to_bytes())))
+    }
+
+    /// Writes the secret key file, creating it with mode 0600 (on Unix); refuses to overwrite.
+    pub fn write_key_file(&self, path: &Path) -> Result<()> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let mut f = opts.open(path).map_err(|_| Jcr1Error::KeyFile {
+            detail: "cannot create the key file (does it already exist?)",
+        })?;
+        f.write_all(self.key_file_text().as_bytes())
+            .map_err(|_| Jcr1Error::KeyFile {
+                detail: "cannot write the key file",
+            })
+    }
+}
+
+impl Signer for SoftwareSigner {
+    fn verifying_key(&self) -> VerifyingKey {
+        self.key.verifying_key()
+    }
+    fn sign(&self, tbs: &[u8]) -> Result<[u8; 64]> {
+        use ed25519_dalek::Signer as _;
+        Ok(self.key.sign(tbs).to_bytes())
+    }
+}
+
+fn parse_key_hex(text: &str) -> Result<[u8; 32]> {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    if body.len() != 64 || !body.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(Jcr1Error::KeyFile {
+            detail: "expected 64 lowercase hex digits and at most one trailing newline",
+        });
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(body, &mut out).map_err(|_| Jcr1Error::KeyFile { detail: "not hex" })?;
+    Ok(out)
+}
+
+/// Parses a public key file (64 lowercase hex digits, optional trailing newline).
+pub fn parse_public_key_text(text: &str) -> Result<VerifyingKey> {
+    VerifyingKey::from_bytes(&parse_key_hex(text)?).map_err(|_| Jcr1Error::KeyFile {
+        detail: "not a valid Ed25519 public key",
+    })
+}
+
+/// The public key file text: lowercase hex and a newline.
+pub fn public_key_text(key: &VerifyingKey) -> String {
+    format!("{}\n", hex::encode(key.as_bytes()))
+}
+
+/// The profile's protected header for a receipt.
+pub fn protected_header(steward: &str, receipt_id: &str, kid: &[u8; 32]) -> Header {
+    HeaderBuilder::new()
+        .algorithm(iana::Algorithm::EdDSA)
+        .content_type(CONTENT_TYPE.to_owned())
+        .key_id(kid.to_vec())
+        .value(
+            CWT_CLAIMS_LABEL,
+            Value::Map(vec![
+                (Value::from(1), Value::Text(steward.to_owned())),
+                (Value::from(2), Value::Text(receipt_id.to_owned())),
+            ]),
+        )
+        .build()
+}
+
+/// A signed receipt and every intermediate a verifier in another language may want.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedReceipt {
+    /// The tagged COSE_Sign1 bytes.
+    pub cose_sign1: Vec<u8>,
+    /// The payload: the receipt's canonical bytes.
+    pub payload: Vec<u8>,
+    /// The serialized protected header.
+    pub protected: Vec<u8>,
+    /// The Sig_structure bytes that were signed.
+    pub to_be_signed: Vec<u8>,
+    /// The Ed25519 signature.
+    pub signature: [u8; 64],
+}
+
+/// Signs arbitrary headers and payload as a tagged COSE_Sign1 with empty external_aad (the
+/// generic path the receipt profile is built on; used to reproduce peer vectors).
+pub fn sign1(
+    signer: &dyn Signer,
+    protected: Header,
+    unprotected: Header,
+    payload: Vec<u8>,
+) -> Result<SignedReceipt> {
+    let mut tbs_seen = Vec::new();
+    let mut sig_seen = [0u8; 64];
+    let sign1 = CoseSign1Builder::new()
+        .protected(protected)
+        .unprotected(unprotected)
+        .payload(payload.clone())
+        .try_create_signature(b"", |tbs| {
+            tbs_seen = tbs.to_vec();
+            sig_seen = signer.sign(tbs)?;
+            Ok::<_, Jcr1Error>(sig_seen.to_vec())
+        })?
+        .build();
+    let protected = sign1
+        .protected
+        .clone()
+        .to_vec()
+        .map_err(|_| cbor_failure())?;
+    let cose_sign1 = sign1.to_tagged_vec().map_err(|_| cbor_failure())?;
+    Ok(SignedReceipt {
+        cose_sign1,
+        payload,
+        protected,
+        to_be_signed: tbs_seen,
+        signature: sig_seen,
+    })
+}
+
+fn cbor_failure() -> Jcr1Error {
+    Jcr1Error::Signer {
+        detail: "CBOR serialization failed".into(),
+    }
+}
+
+/// The Sig_structure bytes the profile signs for `receipt` under `key`.
+pub fn to_be_signed(receipt: &StreamWindowReceipt, key: &VerifyingKey) -> Result<Vec<u8>> {
+    let payload = receipt.encode()?;
+    let header = protected_header(&receipt.steward, &receipt.id(), &kid(key));
+    let sign1 = CoseSign1Builder::new()
+        .protected(header)
+        .payload(payload)
+        .build();
+    Ok(sign1.tbs_data(b""))
+}
+
+/// Signs `receipt` under the profile.
+pub fn sign_receipt(signer: &dyn Signer, receipt: &StreamWindowReceipt) -> Result<SignedReceipt> {
+    let payload = receipt.encode()?;
+    sign_payload(signer, receipt, payload)
+}
+
+/// Signs already-encoded canonical receipt bytes (as returned by minting) without re-encoding.
+pub fn sign_payload(
+    signer: &dyn Signer,
+    receipt: &StreamWindowReceipt,
+    payload: Vec<u8>,
+) -> Result<SignedReceipt> {
+    let key = signer.verifying_key();
+    let header = protected_header(&receipt.steward, &receipt.id(), &kid(&key));
+    sign1(signer, header, Header::default(), payload)
+}
+
+/// Chooses the verification key by `kid`.
+pub trait KeyResolver {
+    /// The key whose thumbprint is `kid`, if known.
+    fn resolve(&self, kid: &[u8]) -> Option<VerifyingKey>;
+}
+
+/// A resolver that knows exactly one key.
+#[derive(Debug, Clone)]
+pub struct SingleKey {
+    key: VerifyingKey,
+    kid: [u8; 32],
+}
+
+impl SingleKey {
+    /// The resolver for `key`.
+    pub fn new(key: VerifyingKey) -> Self {
+        Self {
+            kid: kid(&key),
+            key,
+        }
+    }
+}
+
+impl KeyResolver for SingleKey {
+    fn resolve(&self, kid: &[u8]) -> Option<VerifyingKey> {
+        (kid == self.kid).then_some(self.key)
+    }
+}
+
+/// A verified receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedReceipt {
+    /// The decoded receipt.
+    pub receipt: StreamWindowReceipt,
+    /// BLAKE3 of the payload.
+    pub content_hash: blake3::Hash,
+    /// The signer's kid.
+    pub kid: [u8; 32],
+}
+
+/// What [`prepare`] extracts for the signature check.
+struct Prepared {
+    sign1: CoseSign1,
+    key: VerifyingKey,
+    kid: [u8; 32],
+    iss: String,
+    sub: String,
+    signature: Signature,
+    tbs: Vec<u8>,
+}
+
+fn classify_envelope(bytes: &[u8]) -> core::result::Result<(), CoseRefusal> {
+    match bytes.first() {
+        Some(0xd2) => Ok(()),
+        Some(0x84) => Err(CoseRefusal::Untagged),
+        Some(b) if b >> 5 == 6 => Err(CoseRefusal::WrongTag),
+        _ => Err(CoseRefusal::MalformedCbor),
+    }
+}
+
+fn prepare(
+    bytes: &[u8],
+    resolver: &dyn KeyResolver,
+) -> core::result::Result<Prepared, CoseRefusal> {
+    classify_envelope(bytes)?;
+    let sign1 = CoseSign1::from_tagged_slice(bytes).map_err(|_| CoseRefusal::MalformedCbor)?;
+    let u = &sign1.unprotected;
+    if u.alg.is_some() {
+        return Err(CoseRefusal::AlgUnprotected);
+    }
+    if !u.key_id.is_empty() {
+        return Err(CoseRefusal::KidUnprotected);
+    }
+    if !u.is_empty() {
+        return Err(CoseRefusal::UnprotectedNotEmpty);
+    }
+    let p = &sign1.protected.header;
+    if !p.crit.is_empty() {
+        return Err(CoseRefusal::CritPresent);
+    }
+    match &p.alg {
+        None => return Err(CoseRefusal::AlgMissing),
+        Some(coset::Algorithm::Assigned(iana::Algorithm::EdDSA)) => {}
+        Some(_) => return Err(CoseRefusal::AlgNotEdDsa),
+    }
+    if !p.iv.is_empty()
+        || !p.partial_iv.is_empty()
+        || !p.counter_signatures.is_empty()
+        || p.rest
+            .iter()
+            .any(|(l, _)| *l != Label::Int(CWT_CLAIMS_LABEL))
+    {
+        return Err(CoseRefusal::UnknownProtectedLabel);
+    }
+    if p.content_type != Some(coset::ContentType::Text(CONTENT_TYPE.to_owned())) {
+        return Err(CoseRefusal::ContentTypeMismatch);
+    }
+    let kid: [u8; 32] = p
+        .key_id
+        .as_slice()
+        .try_into()
+        .map_err(|_| CoseRefusal::BadKid)?;
+    let (iss, sub) = cwt_claims(p).ok_or(CoseRefusal::BadCwtClaims)?;
+    // The received protected bytes must be exactly what the profile produces for these values
+    // (label order, integer and length encodings, no duplicates).
+    let canonical = coset::ProtectedHeader {
+        original_data: None,
+        header: protected_header(&iss, &sub, &kid),
+    }
+    .to_vec()
+    .map_err(|_| CoseRefusal::ProtectedNotCanonical)?;
+    if sign1.protected.original_data.as_deref() != Some(canonical.as_slice()) {
+        return Err(CoseRefusal::ProtectedNotCanonical);
+    }
+    if sign1.payload.is_none() {
+        return Err(CoseRefusal::PayloadDetached);
+    }
+    let key = resolver.resolve(&kid).ok_or(CoseRefusal::UnknownKid)?;
+    let signature =
+        Signature::from_slice(&sign1.signature).map_err(|_| CoseRefusal::BadSignature)?;
+    let tbs = sign1.tbs_data(b"");
+    Ok(Prepared {
+        sign1,
+        key,
+        kid,
+        iss,
+        sub,
+        signature,
+        tbs,
+    })
+}
+
+fn cwt_claims(h: &Header) -> Option<(String, String)> {
+    let (_, v) = h
+        .rest
+        .iter()
+        .find(|(l, _)| *l == Label::Int(CWT_CLAIMS_LABEL))?;
+    let Value::Map(m) = v else { return None };
+    match m.as_slice() {
+        [(k1, Value::Text(iss)), (k2, Value::Text(sub))]
+            if *k1 == Value::from(1) && *k2 == Value::from(2) =>
+        {
+            Some((iss.clone(), sub.clone()))
+        }
+        _ => None,
+    }
+}
+
+fn finish(p: Prepared) -> core::result::Result<VerifiedReceipt, CoseRefusal> {
+    let payload = p.sign1.payload.unwrap_or_default();
+    let receipt = decode_receipt(&payload).map_err(CoseRefusal::PayloadRefused)?;
+    if receipt.steward != p.iss {
+        return Err(CoseRefusal::IssMismatch);
+    }
+    if receipt.id() != p.sub {
+        return Err(CoseRefusal::SubMismatch);
+    }
+    Ok(VerifiedReceipt {
+        receipt,
+        content_hash: blake3::hash(&payload),
+        kid: p.kid,
+    })
+}
+
+/// Verifies one tagged COSE_Sign1 under the profile: envelope and headers, the key by `kid`,
+/// `verify_strict` over the Sig_structure built from the received protected bytes, the strict
+/// canonical decoder on the payload, and `iss`/`sub` against `steward`/`id`.
+pub fn verify(
+    bytes: &[u8],
+    resolver: &dyn KeyResolver,
+) -> core::result::Result<VerifiedReceipt, CoseRefusal> {
+    let p = prepare(bytes, resolver)?;
+    p.key
+        .verify_strict(&p.tbs, &p.signature)
+        .map_err(|_| CoseRefusal::BadSignature)?;
+    finish(p)
+}
+
+/// Verifies many receipts with one Ed25519 batch equation. Returns one result per item, in
+/// order. When the batch equation fails, every item is verified on its own so that the caller
+/// learns exactly which receipts are bad; items refused before the signature check are never
+/// part of the batch.
+///
+/// The batch keeps `verify_strict`'s guarantees: weak (small-order) keys and small-order `R`
+/// values are sent to the single-item path, which refuses them.
+pub fn verify_batch(
+    items: &[&[u8]],
+    resolver: &dyn KeyResolver,
+) -> Vec<core::result::Result<VerifiedReceipt, CoseRefusal>> {
+    let mut prepared: Vec<Option<core::result::Result<Prepared, CoseRefusal>>> =
+        items.iter().map(|b| Some(prepare(b, resolver))).collect();
+    let batchable: Vec<usize> = prepared
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| match p {
+            Some(Ok(p)) if !p.key.is_weak() && !small_order_r(&p.signature) => Some(i),
+            _ => None,
+        })
+        .collect();
+    let batch_ok = {
+        let mut msgs = Vec::with_capacity(batchable.len());
+        let mut sigs = Vec::with_capacity(batchable.len());
+        let mut keys = Vec::with_capacity(batchable.len());
+        for &i in &batchable {
+            if let Some(Ok(p)) = &prepared[i] {
+                msgs.push(p.tbs.as_slice());
+                sigs.push(p.signature);
+                keys.push(p.key);
+            }
+        }
+        !batchable.is_empty() && ed25519_dalek::verify_batch(&msgs, &sigs, &keys).is_ok()
+    };
+    prepared
+        .iter_mut()
+        .enumerate()
+        .map(|(i, slot)| {
+            let p = slot.take().unwrap_or(Err(CoseRefusal::MalformedCbor))?;
+            if !(batch_ok && batchable.binary_search(&i).is_ok()) {
+                p.key
+                    .verify_strict(&p.tbs, &p.signature)
+                    .map_err(|_| CoseRefusal::BadSignature)?;
+            }
+            finish(p)
+        })
+        .collect()
+}
+
+fn small_order_r(sig: &Signature) -> bool {
+    curve25519_dalek::edwards::CompressedEdwardsY(*sig.r_bytes())
+        .decompress()
+        .is_none_or(|r| r.is_small_order())
+}
+
+/// Verifies a COSE_Sign1 signature with `key` without the receipt profile (any headers, any
+/// payload): for peer vectors such as cose-wg's.
+pub fn verify_sign1_signature_only(bytes: &[u8], key: &VerifyingKey) -> bool {
+    let Ok(sign1) = CoseSign1::from_tagged_slice(bytes) else {
+        return false;
+    };
+    let Ok(sig) = Signature::from_slice(&sign1.signature) else {
+        return false;
+    };
+    key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
 }

@@ -4,6 +4,7 @@
 use jouleclaw_jcr1::*;
 use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
+use proptest::prelude::*;
 
 pub const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance");
 
@@ -484,4 +485,73 @@ pub fn negative_cases() -> Vec<(String, Vec<u8>, &'static str)> {
         "document_too_large",
     );
     c
+}
+
+pub fn text() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z0-9:/._-]{1,24}",
+        "\\PC{1,12}",
+        prop::collection::vec(any::<char>(), 1..12).prop_map(|v| v.into_iter().collect()),
+    ]
+}
+
+pub fn uint() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        0u64..100_000,
+        Just(jouleclaw_stream::canon::MAX_SAFE_INTEGER),
+        0..=jouleclaw_stream::canon::MAX_SAFE_INTEGER
+    ]
+}
+
+pub fn any_receipt() -> impl Strategy<Value = StreamWindowReceipt> {
+    let verdict = prop_oneof![
+        prop::collection::vec(text(), 1..4).prop_map(|chain| WindowVerdict::Pass { chain }),
+        uint().prop_map(|seen_at| WindowVerdict::Yield { seen_at }),
+        (text(), any::<String>()).prop_map(|(o, r)| WindowVerdict::fail(o, r)),
+        (text(), any::<String>()).prop_map(|(o, r)| WindowVerdict::need_more(o, r)),
+    ];
+    let cons = prop_oneof![
+        Just(WindowConservationFinding::Conforming),
+        uint().prop_map(|unaccounted| WindowConservationFinding::Hallucination { unaccounted }),
+        (uint(), uint()).prop_map(|(a, b)| WindowConservationFinding::BargeInIgnored {
+            barge_in_ts_ns: a,
+            outbound_ts_ns: b
+        }),
+    ];
+    let prov = prop_oneof![
+        Just(EnergyProvenance::Estimator),
+        Just(EnergyProvenance::Rapl),
+        Just(EnergyProvenance::HwShunt)
+    ];
+    (
+        (
+            -62_167_219_200i64..=253_402_300_799,
+            text(),
+            text(),
+            uint(),
+            any::<[u8; 32]>(),
+        ),
+        (uint(), uint(), uint(), uint(), prov, verdict, cons),
+    )
+        .prop_map(
+            |(
+                (t, steward, stream_id, window_id, h),
+                (tick_count, i, o, j, p, verdict, conservation),
+            )| {
+                StreamWindowReceipt {
+                    closed_at: UtcSecond::from_unix(t).unwrap(),
+                    steward,
+                    stream_id,
+                    window_id,
+                    window_hash: blake3::Hash::from_bytes(h),
+                    tick_count,
+                    inbound_bytes: i,
+                    outbound_bytes: o,
+                    joules_uj: j,
+                    energy_provenance: p,
+                    verdict,
+                    conservation,
+                }
+            },
+        )
 }
