@@ -26,6 +26,8 @@ use crate::error::{Jcr1Error, Result};
 use crate::receipt::StreamWindowReceipt;
 use crate::refusal::Refusal;
 
+pub use ed25519_dalek::VerifyingKey as PublicKey;
+
 /// The protected content type (label 3): a media type with exactly one `/`.
 pub const CONTENT_TYPE: &str = "application/vnd.jouleclaw.stream-window+json";
 
@@ -616,4 +618,26 @@ pub fn verify_sign1_signature_only(bytes: &[u8], key: &VerifyingKey) -> bool {
         return false;
     };
     key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
+}
+
+/// Splits an RFC 8742 CBOR sequence into its items' bytes without interpreting them beyond
+/// well-formedness. Refuses (with the index of the bad item) a sequence that ends inside an item
+/// or contains bytes that are not CBOR.
+pub fn split_cbor_sequence(bytes: &[u8]) -> core::result::Result<Vec<&[u8]>, usize> {
+    let mut items = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let mut reader: &[u8] = rest;
+        let parsed: core::result::Result<Value, _> = coset::cbor::de::from_reader(&mut reader);
+        if parsed.is_err() {
+            return Err(items.len());
+        }
+        let used = rest.len() - reader.len();
+        if used == 0 {
+            return Err(items.len());
+        }
+        items.push(&rest[..used]);
+        rest = &rest[used..];
+    }
+    Ok(items)
 }

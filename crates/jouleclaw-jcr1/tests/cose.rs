@@ -597,3 +597,14 @@ proptest! {
         prop_assert_eq!(v.content_hash, blake3::hash(&s.payload));
     }
 }
+
+#[test]
+fn cbor_sequences_split_into_items() {
+    let a = cose::sign_receipt(&test_key(), &seed_receipt(1)).unwrap().cose_sign1;
+    let b = cose::sign_receipt(&test_key(), &seed_receipt(2)).unwrap().cose_sign1;
+    let seq = [a.clone(), b.clone()].concat();
+    assert_eq!(cose::split_cbor_sequence(&seq).unwrap(), vec![a.as_slice(), b.as_slice()]);
+    assert!(cose::split_cbor_sequence(&[]).unwrap().is_empty());
+    assert_eq!(cose::split_cbor_sequence(&seq[..seq.len() - 1]), Err(1));
+    assert_eq!(cose::split_cbor_sequence(&[a.as_slice(), &[0xff]].concat()), Err(1));
+}

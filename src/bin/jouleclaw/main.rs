@@ -1,0 +1,3 @@
+//! The `jouleclaw` command-line tool (being built).
+
+fn main() {}
