@@ -10,3 +10,4 @@ pub use jouleclaw_replay as replay;
 pub use jouleclaw_stream as stream;
 pub use jouleclaw_stream_oracle as oracle;
 pub use jouleclaw_voice as voice;
+pub mod pipeline;
