@@ -1,3 +1,190 @@
-//! The `jouleclaw` command-line tool (being built).
+//! The `jouleclaw` command: run tick traces through the streaming pipeline, and decode, sign and
+//! verify `stream-window/1` receipts.
+//!
+//! Exit codes: 0 ok; 1 a refusal or a verification failure (including a refused trace line);
+//! 2 a usage or I/O error (bad flags, unreadable or unwritable files, a malformed key or spec
+//! file).
 
-fn main() {}
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod misc;
+mod receipt;
+mod run;
+mod vectors;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Why a command failed, and so its exit code.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// A refusal or a verification failure: exit 1.
+    Refused(String),
+    /// A usage or I/O error: exit 2.
+    Usage(String),
+}
+
+impl Failure {
+    /// A usage or I/O error about `path`.
+    pub(crate) fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Self {
+        Self::Usage(format!("{}: {e}", path.display()))
+    }
+}
+
+/// `Result` of a command.
+pub(crate) type CmdResult = Result<(), Failure>;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "jouleclaw",
+    version,
+    about = "Streaming-cascade substrate: tick traces in, signed stream-window/1 receipts out",
+    after_help = "Exit codes: 0 ok, 1 refusal or verification failure, 2 usage or I/O error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Run a tick trace (spec/TICK-TRACE.md) through the pipeline; write signed receipts.
+    Run(run::RunArgs),
+    /// One receipt: decode, sign or verify.
+    Receipt {
+        #[command(subcommand)]
+        cmd: ReceiptCmd,
+    },
+    /// Many receipts: batch-verify a CBOR sequence.
+    Receipts {
+        #[command(subcommand)]
+        cmd: ReceiptsCmd,
+    },
+    /// Conformance vectors.
+    Vectors {
+        #[command(subcommand)]
+        cmd: VectorsCmd,
+    },
+    /// Generate an Ed25519 signing key file (mode 0600); print the public key and kid.
+    Keygen {
+        /// The secret key file to create (refuses to overwrite).
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write the public key file here.
+        #[arg(long)]
+        pub_out: Option<PathBuf>,
+    },
+    /// Replay commit-safety fixtures (spec/COMMIT-REPLAY.md); exit 0 only if every
+    /// expectation holds.
+    Replay {
+        /// Fixture files (JSON Lines).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Transcribe a 16 kHz mono WAV file with the whisper.cpp server at a Unix socket.
+    Transcribe {
+        /// The server's Unix socket; if it does not exist, prints `no transcriber`.
+        #[arg(long)]
+        socket: PathBuf,
+        /// Longest wait for the answer, in seconds (default: scaled to the audio's length).
+        #[arg(long, value_name = "SECS")]
+        max_wait: Option<f64>,
+        /// The WAV file.
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ReceiptCmd {
+    /// Strictly decode the file's exact bytes as a receipt; print its content hash.
+    Decode {
+        /// The receipt's canonical JSON (no trailing newline).
+        file: PathBuf,
+    },
+    /// Sign the receipt in FILE as a tagged COSE_Sign1.
+    Sign {
+        /// The secret key file.
+        #[arg(long)]
+        key: PathBuf,
+        /// The receipt's canonical JSON.
+        file: PathBuf,
+        /// Where to write the COSE_Sign1 bytes (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Verify a tagged COSE_Sign1; print the content hash and the receipt.
+    Verify {
+        /// The public key file.
+        #[arg(long = "pub", value_name = "PUBFILE")]
+        public: PathBuf,
+        /// The COSE_Sign1 bytes.
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum ReceiptsCmd {
+    /// Batch-verify an RFC 8742 CBOR sequence of COSE_Sign1 receipts; report every bad item.
+    Verify {
+        /// The public key file.
+        #[arg(long = "pub", value_name = "PUBFILE")]
+        public: PathBuf,
+        /// The CBOR sequence (e.g. `receipts.cbor` from `jouleclaw run`).
+        file: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum VectorsCmd {
+    /// Check every conformance vector file in DIR with the Rust library.
+    Check {
+        /// The vector directory.
+        #[arg(default_value = "conformance")]
+        dir: PathBuf,
+    },
+}
+
+fn dispatch(cmd: Cmd) -> CmdResult {
+    match cmd {
+        Cmd::Run(args) => run::run(&args),
+        Cmd::Receipt { cmd } => match cmd {
+            ReceiptCmd::Decode { file } => receipt::decode(&file),
+            ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),
+            ReceiptCmd::Verify { public, file } => receipt::verify(&public, &file),
+        },
+        Cmd::Receipts {
+            cmd: ReceiptsCmd::Verify { public, file },
+        } => receipt::verify_sequence(&public, &file),
+        Cmd::Vectors {
+            cmd: VectorsCmd::Check { dir },
+        } => vectors::check(&dir),
+        Cmd::Keygen { out, pub_out } => receipt::keygen(&out, pub_out.as_deref()),
+        Cmd::Replay { files, json } => misc::replay(&files, json),
+        Cmd::Transcribe {
+            socket,
+            max_wait,
+            file,
+        } => misc::transcribe(&socket, max_wait, &file),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli.cmd) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Refused(msg)) => {
+            eprintln!("jouleclaw: {msg}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Usage(msg)) => {
+            eprintln!("jouleclaw: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

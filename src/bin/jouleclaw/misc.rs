@@ -1,0 +1,62 @@
+//! `replay` and `transcribe`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jouleclaw_stack::replay::replay_corpus;
+use jouleclaw_stack::voice::{Transcript, transcribe_wav_file};
+
+use crate::{CmdResult, Failure};
+
+/// `replay FILE... [--json]`.
+pub(crate) fn replay(files: &[PathBuf], json: bool) -> CmdResult {
+    let mut corpus = Vec::with_capacity(files.len());
+    for path in files {
+        let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
+        corpus.push((path.display().to_string(), bytes));
+    }
+    let report = replay_corpus(&corpus);
+    if json {
+        println!("{}", report.render_json());
+    } else {
+        print!("{}", report.render_text());
+    }
+    if report.all_expectations_hold() {
+        Ok(())
+    } else {
+        Err(Failure::Refused(
+            "replay: not every expectation holds (see the report)".to_owned(),
+        ))
+    }
+}
+
+/// `transcribe --socket PATH [--max-wait SECS] FILE.wav`.
+pub(crate) fn transcribe(socket: &Path, max_wait: Option<f64>, file: &Path) -> CmdResult {
+    let max_wait = match max_wait {
+        None => None,
+        Some(secs) => match Duration::try_from_secs_f64(secs) {
+            Ok(d) if !d.is_zero() => Some(d),
+            _ => {
+                return Err(Failure::Usage(format!(
+                    "--max-wait {secs}: expected a positive number of seconds"
+                )));
+            }
+        },
+    };
+    let wav = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
+    match transcribe_wav_file(socket, max_wait, &wav) {
+        Ok(Transcript::Said(s)) => {
+            println!("{s}");
+            Ok(())
+        }
+        Ok(Transcript::Unasked) => {
+            println!("no transcriber");
+            Ok(())
+        }
+        Err(e) => Err(Failure::Refused(format!(
+            "{}: {}: {e}",
+            file.display(),
+            e.code()
+        ))),
+    }
+}

@@ -1,0 +1,307 @@
+//! `jouleclaw run`: a tick trace through the pipeline, receipts to files.
+
+use std::fs::File;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use jouleclaw_stack::jcr1::cose::{self, Signer, SoftwareSigner};
+use jouleclaw_stack::jcr1::{Clock, Estimator, SystemClock, UtcSecond};
+use jouleclaw_stack::pipeline::{
+    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, RunTotals, demo,
+    duplex_voice_oracle, max_trace_line_len, parse_trace_line, spec_from_json, table_header,
+};
+use jouleclaw_stack::stream::StreamSpec;
+
+use crate::receipt::read_secret_key;
+use crate::{CmdResult, Failure};
+
+/// Traces at least this long (in bytes) get a progress bar on standard error (when it is a
+/// terminal).
+const PROGRESS_MIN_BYTES: u64 = 4 << 20;
+
+/// Arguments of `jouleclaw run`.
+#[derive(Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The tick trace (JSON Lines, spec/TICK-TRACE.md).
+    trace: PathBuf,
+    /// A stream spec file (default: the duplex voice layout, duplex_voice_default).
+    #[arg(long, value_name = "SPEC.json")]
+    spec: Option<PathBuf>,
+    /// The secret key file to sign with (default: the published RFC 8032 test key).
+    #[arg(long, value_name = "KEYFILE")]
+    key: Option<PathBuf>,
+    /// The receipts' steward.
+    #[arg(long, default_value = demo::STEWARD)]
+    steward: String,
+    /// The receipts' stream id.
+    #[arg(long = "stream-id", value_name = "ID", default_value = demo::STREAM_ID)]
+    stream_id: String,
+    /// Wall time of stream time 0, `YYYY-MM-DDTHH:MM:SSZ` or `now`; a window's closed_at is
+    /// this plus its end in stream time, in whole seconds.
+    #[arg(long, default_value = "1970-01-01T00:00:00Z")]
+    epoch: String,
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    out: PathBuf,
+    /// Do not print the per-window table.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// A file written under a temporary name and renamed into place only on success; removed if
+/// dropped before that.
+struct Staged {
+    tmp: PathBuf,
+    dest: PathBuf,
+    file: Option<std::io::BufWriter<File>>,
+    hasher: blake3::Hasher,
+}
+
+impl Staged {
+    fn create(dir: &Path, name: &str) -> Result<Self, Failure> {
+        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| Failure::io(&tmp, e))?;
+        Ok(Self {
+            tmp,
+            dest: dir.join(name),
+            file: Some(std::io::BufWriter::new(file)),
+            hasher: blake3::Hasher::new(),
+        })
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> Result<(), Failure> {
+        self.hasher.update(bytes);
+        match self.file.as_mut() {
+            Some(f) => f.write_all(bytes).map_err(|e| Failure::io(&self.tmp, e)),
+            None => Err(Failure::io(&self.tmp, "already closed")),
+        }
+    }
+
+    /// Flushes and syncs the temporary file; returns the BLAKE3 of what was written.
+    fn finish(&mut self) -> Result<blake3::Hash, Failure> {
+        if let Some(f) = self.file.take() {
+            let file = f
+                .into_inner()
+                .map_err(|e| Failure::io(&self.tmp, e.error()))?;
+            file.sync_all().map_err(|e| Failure::io(&self.tmp, e))?;
+        }
+        Ok(self.hasher.finalize())
+    }
+
+    fn commit(&mut self) -> Result<(), Failure> {
+        std::fs::rename(&self.tmp, &self.dest).map_err(|e| Failure::io(&self.dest, e))?;
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            self.file = None;
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn parse_epoch(text: &str) -> Result<i64, Failure> {
+    if text == "now" {
+        return Ok(SystemClock.now_unix());
+    }
+    UtcSecond::parse(text).map(UtcSecond::unix).ok_or_else(|| {
+        Failure::Usage(format!(
+            "--epoch {text:?}: expected YYYY-MM-DDTHH:MM:SSZ or now"
+        ))
+    })
+}
+
+fn at_line(trace: &Path, line: u64, e: &PipelineError) -> Failure {
+    Failure::Refused(format!("{}:{line}: {}: {e}", trace.display(), e.code()))
+}
+
+/// `jouleclaw run`.
+pub(crate) fn run(args: &RunArgs) -> CmdResult {
+    let (spec, spec_name) = match &args.spec {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| Failure::io(p, e))?;
+            let spec = spec_from_json(&text).map_err(|e| Failure::io(p, e))?;
+            (spec, p.display().to_string())
+        }
+        None => (
+            StreamSpec::duplex_voice_default(),
+            "duplex_voice_default".to_owned(),
+        ),
+    };
+    let spec = Arc::new(spec);
+    let (signer, test_key) = match &args.key {
+        Some(p) => (read_secret_key(p)?, false),
+        None => (SoftwareSigner::rfc8032_test_key(), true),
+    };
+    let epoch_unix = parse_epoch(&args.epoch)?;
+    let public = signer.verifying_key();
+    let config = PipelineConfig::new(&args.steward, &args.stream_id)
+        .with_closed_at(ClosedAt::StreamTime { epoch_unix });
+    let oracle = duplex_voice_oracle();
+    let oracle_names: Vec<String> = oracle.backend_names().map(str::to_owned).collect();
+    let mut pipeline = Pipeline::new(
+        spec.clone(),
+        config,
+        oracle,
+        Estimator::default(),
+        Box::new(signer),
+    )
+    .map_err(|e| Failure::Usage(format!("{}: {e}", e.code())))?;
+
+    let trace = &args.trace;
+    let file = File::open(trace).map_err(|e| Failure::io(trace, e))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    std::fs::create_dir_all(&args.out).map_err(|e| Failure::io(&args.out, e))?;
+
+    if test_key {
+        eprintln!(
+            "WARNING: no --key given: signing with the PUBLISHED RFC 8032 TEST KEY. Anyone can \
+             forge these receipts; they prove nothing. Use `jouleclaw keygen --out KEYFILE` and \
+             `--key KEYFILE` for receipts that mean something."
+        );
+    }
+
+    let mut jsonl = Staged::create(&args.out, "receipts.jsonl")?;
+    let mut cbor = Staged::create(&args.out, "receipts.cbor")?;
+    let mut pubfile = Staged::create(&args.out, "signer.pub")?;
+    let mut summary = Staged::create(&args.out, "summary.json")?;
+
+    let progress = if size >= PROGRESS_MIN_BYTES && !args.quiet {
+        let pb = ProgressBar::new(size);
+        if let Ok(style) =
+            ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+        {
+            pb.set_style(style);
+        }
+        pb
+    } else {
+        ProgressBar::hidden()
+    };
+
+    let mut totals = RunTotals::default();
+    let mut header_printed = false;
+    let mut emit = |w: ClosedWindow, totals: &mut RunTotals| -> Result<(), Failure> {
+        jsonl.write(w.canonical_bytes())?;
+        jsonl.write(b"\n")?;
+        cbor.write(w.cose_sign1())?;
+        totals.add(&w);
+        if !args.quiet {
+            progress.suspend(|| {
+                if !header_printed {
+                    println!("{}", table_header());
+                    header_printed = true;
+                }
+                println!("{}", w.table_row());
+            });
+        }
+        Ok(())
+    };
+
+    let max = max_trace_line_len(&spec);
+    let mut line = Vec::new();
+    let mut line_no = 0u64;
+    let mut read = 0u64;
+    loop {
+        line.clear();
+        // One byte past the limit is enough to know a line is too long.
+        let n = (&mut reader)
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Failure::io(trace, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        read += n as u64;
+        progress.set_position(read);
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        let Some(tick) = parse_trace_line(&line, &spec).map_err(|e| at_line(trace, line_no, &e))?
+        else {
+            continue;
+        };
+        let outcome = pipeline
+            .push(tick)
+            .map_err(|e| at_line(trace, line_no, &e))?;
+        if let Some(w) = outcome.closed {
+            emit(w, &mut totals)?;
+        }
+    }
+    if let Some(w) = pipeline
+        .close_window()
+        .map_err(|e| at_line(trace, line_no, &e))?
+    {
+        emit(w, &mut totals)?;
+    }
+    progress.finish_and_clear();
+    if totals.windows == 0 {
+        return Err(Failure::Refused(format!(
+            "{}: trace_empty: the trace holds no ticks",
+            trace.display()
+        )));
+    }
+
+    pubfile.write(cose::public_key_text(&public).as_bytes())?;
+    let jsonl_hash = jsonl.finish()?;
+    let cbor_hash = cbor.finish()?;
+    pubfile.finish()?;
+    let mut doc = serde_json::json!({
+        "trace": trace.display().to_string(),
+        "spec": spec_name,
+        "steward": args.steward,
+        "stream_id": args.stream_id,
+        "epoch": UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
+        "oracle": oracle_names,
+        "signer": {
+            "public_key": hex::encode(public.as_bytes()),
+            "kid": hex::encode(cose::kid(&public)),
+            "test_key": test_key,
+        },
+        "outputs": {
+            "receipts.jsonl": jsonl_hash.to_hex().to_string(),
+            "receipts.cbor": cbor_hash.to_hex().to_string(),
+        },
+    });
+    if let (Some(obj), serde_json::Value::Object(counts)) = (doc.as_object_mut(), totals.to_json())
+    {
+        obj.extend(counts);
+    }
+    let mut text = serde_json::to_string_pretty(&doc)
+        .map_err(|e| Failure::Usage(format!("summary.json: {e}")))?;
+    text.push('\n');
+    summary.write(text.as_bytes())?;
+    summary.finish()?;
+
+    // summary.json last: its presence marks a complete run.
+    pubfile.commit()?;
+    jsonl.commit()?;
+    cbor.commit()?;
+    summary.commit()?;
+
+    if !args.quiet {
+        println!();
+        print!("{}", totals.render_text());
+    }
+    println!(
+        "wrote {} receipts to {} (receipts.jsonl, receipts.cbor, signer.pub, summary.json)",
+        totals.windows,
+        args.out.display()
+    );
+    if test_key {
+        eprintln!("WARNING: these receipts are signed with the published RFC 8032 test key.");
+    }
+    Ok(())
+}

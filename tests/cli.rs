@@ -1,0 +1,743 @@
+//! The `jouleclaw` binary, run for real (`CARGO_BIN_EXE_jouleclaw`), every subcommand with good
+//! and bad input, exit codes included (0 ok, 1 refusal or verification failure, 2 usage or I/O
+//! error), and its output compared with the library's.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use jouleclaw_stack::jcr1::cose::{self, RFC8032_TEST1_SEED, Signer, SoftwareSigner};
+use jouleclaw_stack::jcr1::decode_receipt;
+
+const GOLDEN_JSONL: &str = "examples/golden/wave47_streaming_pipeline.receipts.jsonl";
+const GOLDEN_COSE: &str = "examples/golden/wave47_streaming_pipeline.cose.hex";
+const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
+const DEMO_EPOCH: &str = "2026-06-05T00:00:00Z";
+
+fn root(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A fresh, unique temporary directory, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "jouleclaw-cli-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap()
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[track_caller]
+fn expect(o: &Output, want: i32) {
+    assert_eq!(
+        code(o),
+        want,
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+fn golden_lines() -> Vec<String> {
+    std::fs::read_to_string(root(GOLDEN_JSONL))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+fn golden_cose() -> Vec<Vec<u8>> {
+    std::fs::read_to_string(root(GOLDEN_COSE))
+        .unwrap()
+        .lines()
+        .map(|l| hex::decode(l).unwrap())
+        .collect()
+}
+
+fn test_key_file(dir: &TempDir) -> PathBuf {
+    dir.write("test.key", format!("{}\n", hex::encode(RFC8032_TEST1_SEED)))
+}
+
+fn test_pub_file(dir: &TempDir) -> PathBuf {
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    dir.write("test.pub", cose::public_key_text(&key))
+}
+
+fn outputs_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+#[test]
+fn run_reproduces_the_demo_receipts_byte_for_byte() {
+    let t = TempDir::new("run");
+    let out = t.path("out");
+    let o = jouleclaw(&[&"run", &TRACE, &"--out", &out, &"--epoch", &DEMO_EPOCH]);
+    expect(&o, 0);
+    // Loud about the test key.
+    assert!(
+        stderr(&o).contains("PUBLISHED RFC 8032 TEST KEY"),
+        "{}",
+        stderr(&o)
+    );
+    // The per-window table shows the story.
+    let table = stdout(&o);
+    assert!(table.contains("yield@1.24s"), "{table}");
+    assert!(table.contains("hallucination(+2048B)"), "{table}");
+    assert!(table.contains("barge_in_ignored(2.02s->2.19s)"), "{table}");
+    assert_eq!(
+        outputs_in(&out),
+        [
+            "receipts.cbor",
+            "receipts.jsonl",
+            "signer.pub",
+            "summary.json"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("receipts.jsonl")).unwrap(),
+        std::fs::read_to_string(root(GOLDEN_JSONL)).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(out.join("receipts.cbor")).unwrap(),
+        golden_cose().concat()
+    );
+    let public =
+        cose::parse_public_key_text(&std::fs::read_to_string(out.join("signer.pub")).unwrap())
+            .unwrap();
+    assert_eq!(public, SoftwareSigner::rfc8032_test_key().verifying_key());
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["receipts"], 13);
+    assert_eq!(summary["signer"]["test_key"], true);
+    assert_eq!(summary["verdicts"]["yield"], 2);
+    assert_eq!(summary["conservation"]["hallucination"], 1);
+    assert_eq!(summary["conservation"]["barge_in_ignored"], 1);
+    assert_eq!(
+        summary["outputs"]["receipts.jsonl"],
+        blake3::hash(&std::fs::read(out.join("receipts.jsonl")).unwrap())
+            .to_hex()
+            .as_str()
+    );
+
+    // The quickstart's next step.
+    let o = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--pub",
+        &out.join("signer.pub"),
+        &out.join("receipts.cbor"),
+    ]);
+    expect(&o, 0);
+    assert!(
+        stdout(&o).starts_with("13 verified, 0 refused"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn run_default_epoch_is_stream_time_from_the_unix_epoch() {
+    let t = TempDir::new("epoch");
+    let out = t.path("out");
+    expect(&jouleclaw(&[&"run", &TRACE, &"--out", &out, &"--quiet"]), 0);
+    let first = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let r = decode_receipt(first.lines().last().unwrap().as_bytes()).unwrap();
+    assert_eq!(r.closed_at.to_string(), "1970-01-01T00:00:02Z");
+    // A bad epoch is a usage error.
+    let o = jouleclaw(&[
+        &"run",
+        &TRACE,
+        &"--out",
+        &t.path("o2"),
+        &"--epoch",
+        &"yesterday",
+    ]);
+    expect(&o, 2);
+    assert!(!t.path("o2").join("summary.json").exists());
+}
+
+#[test]
+fn run_with_a_key_signs_with_it_and_a_spec_file_gives_the_same_windows() {
+    let t = TempDir::new("runkey");
+    let key = t.path("k.key");
+    let pubf = t.path("k.pub");
+    expect(
+        &jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &pubf]),
+        0,
+    );
+    let out = t.path("out");
+    let spec = root("conformance/traces/duplex-voice-default.spec.json");
+    let o = jouleclaw(&[
+        &"run",
+        &TRACE,
+        &"--key",
+        &key,
+        &"--spec",
+        &spec,
+        &"--out",
+        &out,
+        &"--epoch",
+        &DEMO_EPOCH,
+        &"--steward",
+        &"did:example:me",
+        &"--stream-id",
+        &"call-7",
+    ]);
+    expect(&o, 0);
+    assert!(!stderr(&o).contains("TEST KEY"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(out.join("signer.pub")).unwrap(),
+        std::fs::read(&pubf).unwrap()
+    );
+    let jsonl = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let golden = golden_lines();
+    for (line, want) in jsonl.lines().zip(&golden) {
+        let (got, want) = (
+            decode_receipt(line.as_bytes()).unwrap(),
+            decode_receipt(want.as_bytes()).unwrap(),
+        );
+        assert_eq!(got.stream_id, "call-7");
+        assert_eq!(got.steward, "did:example:me");
+        assert_eq!(got.window_hash, want.window_hash);
+        assert_eq!(got.verdict, want.verdict);
+    }
+    // Verifies with its own key, not with the test key.
+    let cbor = out.join("receipts.cbor");
+    expect(
+        &jouleclaw(&[&"receipts", &"verify", &"--pub", &pubf, &cbor]),
+        0,
+    );
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &test_pub_file(&t), &cbor]);
+    expect(&o, 1);
+    assert!(
+        stderr(&o).contains("item 0: cose_unknown_kid"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+fn demo_trace_with(line_no: usize, replacement: &str) -> String {
+    let trace = std::fs::read_to_string(root(TRACE)).unwrap();
+    let mut lines: Vec<&str> = trace.lines().collect();
+    lines[line_no - 1] = replacement;
+    lines.join("\n") + "\n"
+}
+
+#[track_caller]
+fn run_refused(t: &TempDir, trace_text: &str, want_code: i32, want: &str) {
+    let trace = t.write("t.jsonl", trace_text);
+    let out = t.path("out");
+    let o = jouleclaw(&[&"run", &trace, &"--out", &out, &"--quiet"]);
+    expect(&o, want_code);
+    assert!(
+        stderr(&o).contains(want),
+        "want {want:?} in:\n{}",
+        stderr(&o)
+    );
+    // Nothing half-written: no outputs, no temporary files.
+    assert_eq!(outputs_in(&out), Vec::<String>::new());
+}
+
+#[test]
+fn run_refuses_a_bad_line_by_number_and_leaves_nothing_behind() {
+    let t = TempDir::new("badline");
+    run_refused(
+        &t,
+        &demo_trace_with(20, "{not json"),
+        1,
+        "t.jsonl:20: trace_bad_json",
+    );
+    run_refused(
+        &t,
+        &demo_trace_with(
+            30,
+            r#"{"ts_ns":1850000000,"channel_id":9,"kind":"audio","bytes_len":4}"#,
+        ),
+        1,
+        "t.jsonl:30: tick_unknown_channel",
+    );
+    run_refused(
+        &t,
+        &demo_trace_with(
+            30,
+            r#"{"ts_ns":1850000000,"channel_id":3,"kind":"noise","bytes_len":4}"#,
+        ),
+        1,
+        "t.jsonl:30: trace_unknown_kind",
+    );
+    // A tick of an earlier window after a later one.
+    run_refused(
+        &t,
+        &demo_trace_with(
+            30,
+            r#"{"ts_ns":10,"channel_id":1,"kind":"audio","bytes_len":4}"#,
+        ),
+        1,
+        "t.jsonl:30: trace_window_regressed",
+    );
+    // Over-long line, refused without reading it whole.
+    let long = format!(
+        "{}{{\"ts_ns\":0,\"channel_id\":1,\"kind\":\"audio\",\"bytes_hex\":\"{}\"}}\n",
+        "",
+        "00".repeat(40_000)
+    );
+    run_refused(&t, &long, 1, "t.jsonl:1: trace_line_too_long");
+    run_refused(&t, "\n\n", 1, "trace_empty");
+    // The accepted neighbour: the same trace, unbroken, runs.
+    let ok = t.write("ok.jsonl", std::fs::read(root(TRACE)).unwrap());
+    expect(
+        &jouleclaw(&[&"run", &ok, &"--out", &t.path("out"), &"--quiet"]),
+        0,
+    );
+}
+
+#[test]
+fn run_usage_and_io_errors_exit_2() {
+    let t = TempDir::new("runio");
+    let out = t.path("out");
+    expect(
+        &jouleclaw(&[&"run", &t.path("missing.jsonl"), &"--out", &out]),
+        2,
+    );
+    let bad_spec = t.write("bad.spec.json", "{\"tick_window_ms\":200}");
+    expect(
+        &jouleclaw(&[&"run", &TRACE, &"--spec", &bad_spec, &"--out", &out]),
+        2,
+    );
+    let bad_key = t.write("bad.key", "not a key");
+    expect(
+        &jouleclaw(&[&"run", &TRACE, &"--key", &bad_key, &"--out", &out]),
+        2,
+    );
+    expect(
+        &jouleclaw(&[&"run", &TRACE, &"--stream-id", &"", &"--out", &out]),
+        2,
+    );
+    assert!(!out.join("summary.json").exists());
+    expect(&jouleclaw(&[&"run"]), 2);
+    expect(&jouleclaw(&[]), 2);
+    expect(&jouleclaw(&[&"frobnicate"]), 2);
+    expect(&jouleclaw(&[&"--help"]), 0);
+}
+
+#[test]
+fn run_mints_no_receipt_for_empty_windows_and_counts_them() {
+    let t = TempDir::new("gap");
+    let trace = t.write(
+        "gap.jsonl",
+        "{\"ts_ns\":0,\"channel_id\":1,\"kind\":\"audio\",\"bytes_len\":640}\n\
+         {\"ts_ns\":1000000000,\"channel_id\":1,\"kind\":\"audio\",\"bytes_len\":640}\n",
+    );
+    let out = t.path("out");
+    expect(&jouleclaw(&[&"run", &trace, &"--out", &out, &"--quiet"]), 0);
+    let jsonl = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let ids: Vec<u64> = jsonl
+        .lines()
+        .map(|l| decode_receipt(l.as_bytes()).unwrap().window_id)
+        .collect();
+    assert_eq!(ids, [0, 5]);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["empty_windows"], 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// receipt decode | sign | verify
+
+#[test]
+fn receipt_decode_prints_the_content_hash_or_the_refusal_code() {
+    let t = TempDir::new("decode");
+    let line = &golden_lines()[6];
+    let f = t.write("r.json", line);
+    let o = jouleclaw(&[&"receipt", &"decode", &f]);
+    expect(&o, 0);
+    assert_eq!(
+        stdout(&o).trim(),
+        blake3::hash(line.as_bytes()).to_hex().as_str()
+    );
+    // The exact bytes: a trailing newline is refused.
+    let f = t.write("nl.json", format!("{line}\n"));
+    let o = jouleclaw(&[&"receipt", &"decode", &f]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("trailing_bytes"), "{}", stderr(&o));
+    let f = t.write("ws.json", line.replacen("\":", "\": ", 1));
+    let o = jouleclaw(&[&"receipt", &"decode", &f]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("whitespace"), "{}", stderr(&o));
+    // A large file is refused by the streaming decoder at its limit.
+    let f = t.write("big.json", vec![b'{'; 200_000]);
+    expect(&jouleclaw(&[&"receipt", &"decode", &f]), 1);
+    expect(&jouleclaw(&[&"receipt", &"decode", &t.path("missing")]), 2);
+}
+
+#[test]
+fn receipt_sign_reproduces_the_golden_envelopes() {
+    let t = TempDir::new("sign");
+    let key = test_key_file(&t);
+    let lines = golden_lines();
+    let envelopes = golden_cose();
+    let f = t.write("r.json", &lines[9]);
+    let o = jouleclaw(&[&"receipt", &"sign", &"--key", &key, &f]);
+    expect(&o, 0);
+    assert_eq!(o.stdout, envelopes[9]);
+    let out = t.path("r.cose");
+    let o = jouleclaw(&[&"receipt", &"sign", &"--key", &key, &f, &"--out", &out]);
+    expect(&o, 0);
+    assert_eq!(std::fs::read(&out).unwrap(), envelopes[9]);
+    assert!(stdout(&o).contains(blake3::hash(lines[9].as_bytes()).to_hex().as_str()));
+    // A receipt that is not canonical is refused, not signed.
+    let f = t.write("nl.json", format!("{}\n", lines[9]));
+    let o = jouleclaw(&[&"receipt", &"sign", &"--key", &key, &f]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("trailing_bytes"));
+    let bad_key = t.write("bad.key", "ABCD\n");
+    expect(
+        &jouleclaw(&[&"receipt", &"sign", &"--key", &bad_key, &t.path("r.json")]),
+        2,
+    );
+    expect(&jouleclaw(&[&"receipt", &"sign", &t.path("r.json")]), 2);
+}
+
+#[test]
+fn receipt_verify_prints_hash_and_receipt_or_the_refusal_code() {
+    let t = TempDir::new("verify");
+    let public = test_pub_file(&t);
+    let lines = golden_lines();
+    let env = golden_cose()[10].clone();
+    let f = t.write("r.cose", &env);
+    let o = jouleclaw(&[&"receipt", &"verify", &"--pub", &public, &f]);
+    expect(&o, 0);
+    let out = stdout(&o);
+    let mut it = out.lines();
+    assert_eq!(
+        it.next().unwrap(),
+        blake3::hash(lines[10].as_bytes()).to_hex().as_str()
+    );
+    assert_eq!(it.next().unwrap(), lines[10]);
+    // One flipped signature byte.
+    let mut bad = env.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    let f = t.write("bad.cose", &bad);
+    let o = jouleclaw(&[&"receipt", &"verify", &"--pub", &public, &f]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("cose_bad_signature"), "{}", stderr(&o));
+    // Untagged.
+    let f = t.write("untagged.cose", &env[1..]);
+    let o = jouleclaw(&[&"receipt", &"verify", &"--pub", &public, &f]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("cose_untagged"), "{}", stderr(&o));
+    // Another key.
+    let other = t.write(
+        "other.pub",
+        cose::public_key_text(&SoftwareSigner::from_seed(&[7; 32]).verifying_key()),
+    );
+    let o = jouleclaw(&[&"receipt", &"verify", &"--pub", &other, &t.path("r.cose")]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("cose_unknown_kid"));
+    let bad_pub = t.write("bad.pub", "zz\n");
+    expect(
+        &jouleclaw(&[&"receipt", &"verify", &"--pub", &bad_pub, &t.path("r.cose")]),
+        2,
+    );
+    expect(
+        &jouleclaw(&[&"receipt", &"verify", &"--pub", &public, &t.path("none")]),
+        2,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// receipts verify
+
+#[test]
+fn receipts_verify_reports_every_bad_item_by_index() {
+    let t = TempDir::new("batch");
+    let public = test_pub_file(&t);
+    let mut envelopes = golden_cose();
+    let good = t.write("good.cbor", envelopes.concat());
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &good]);
+    expect(&o, 0);
+    assert!(stdout(&o).starts_with("13 verified, 0 refused"));
+    for i in [3usize, 11] {
+        let last = envelopes[i].len() - 1;
+        envelopes[i][last] ^= 0x40;
+    }
+    let bad = t.write("bad.cbor", envelopes.concat());
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &bad]);
+    expect(&o, 1);
+    let err = stderr(&o);
+    assert!(err.contains("item 3: cose_bad_signature"), "{err}");
+    assert!(err.contains("item 11: cose_bad_signature"), "{err}");
+    assert!(!err.contains("item 4:"), "{err}");
+    assert!(stdout(&o).starts_with("11 verified, 2 refused"));
+    // A sequence cut inside its last item.
+    let all = golden_cose().concat();
+    let cut = t.write("cut.cbor", &all[..all.len() - 5]);
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &cut]);
+    expect(&o, 1);
+    assert!(
+        stderr(&o).contains("item 12: cose_malformed"),
+        "{}",
+        stderr(&o)
+    );
+    let empty = t.write("empty.cbor", b"");
+    expect(
+        &jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &empty]),
+        1,
+    );
+    expect(
+        &jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &t.path("none")]),
+        2,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// vectors check
+
+fn copy_conformance(t: &TempDir) -> PathBuf {
+    let dir = t.path("conf");
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(root("conformance")).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), dir.join(e.file_name())).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn vectors_check_passes_the_shipped_vectors_and_fails_a_tampered_copy() {
+    let o = jouleclaw(&[&"vectors", &"check"]);
+    expect(&o, 0);
+    let out = stdout(&o);
+    let last = out.lines().last().unwrap();
+    assert!(last.ends_with(" passed, 0 failed"), "{out}");
+    assert!(out.contains("stream-window-signed-vectors.json"), "{out}");
+
+    let t = TempDir::new("vectors");
+    let dir = copy_conformance(&t);
+    expect(&jouleclaw(&[&"vectors", &"check", &dir]), 0);
+    // A negative case expecting another refusal code.
+    let neg = dir.join("stream-window-negative-vectors.json");
+    let text = std::fs::read_to_string(&neg).unwrap();
+    std::fs::write(
+        &neg,
+        text.replacen(
+            "\"expect_refusal\": \"whitespace\"",
+            "\"expect_refusal\": \"syntax\"",
+            1,
+        ),
+    )
+    .unwrap();
+    // A seed hash off by one digit.
+    let seed = dir.join("stream-window-vectors.json");
+    let text = std::fs::read_to_string(&seed).unwrap();
+    std::fs::write(&seed, text.replacen("ee359043", "ee359044", 1)).unwrap();
+    let o = jouleclaw(&[&"vectors", &"check", &dir]);
+    expect(&o, 1);
+    let out = stdout(&o);
+    assert!(
+        out.contains("FAIL stream-window-negative-vectors.json"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FAIL stream-window-vectors.json vectors #1"),
+        "{out}"
+    );
+    assert!(
+        out.lines().last().unwrap().ends_with(" passed, 2 failed"),
+        "{out}"
+    );
+
+    let empty = t.path("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    expect(&jouleclaw(&[&"vectors", &"check", &empty]), 1);
+    expect(&jouleclaw(&[&"vectors", &"check", &t.path("nowhere")]), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// keygen
+
+#[test]
+fn keygen_writes_a_private_key_file_and_prints_its_public_key_and_kid() {
+    let t = TempDir::new("keygen");
+    let key = t.path("k.key");
+    let o = jouleclaw(&[&"keygen", &"--out", &key]);
+    expect(&o, 0);
+    let signer = SoftwareSigner::read_key_file(&key).unwrap();
+    let public = signer.verifying_key();
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("public_key {}", hex::encode(public.as_bytes()))),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("kid {}", hex::encode(cose::kid(&public)))),
+        "{out}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    // Never overwrites.
+    let before = std::fs::read(&key).unwrap();
+    expect(&jouleclaw(&[&"keygen", &"--out", &key]), 2);
+    assert_eq!(std::fs::read(&key).unwrap(), before);
+    expect(&jouleclaw(&[&"keygen"]), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// replay
+
+fn replay_fixtures() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root("conformance/replay"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    files
+}
+
+#[test]
+fn replay_holds_on_the_shipped_corpus_and_fails_a_broken_expectation() {
+    let files = replay_fixtures();
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"replay"];
+    args.extend(files.iter().map(|f| f as &dyn AsRef<std::ffi::OsStr>));
+    expect(&jouleclaw(&args), 0);
+    args.push(&"--json");
+    let o = jouleclaw(&args);
+    expect(&o, 0);
+    let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+
+    let t = TempDir::new("replay");
+    let text =
+        std::fs::read_to_string(root("conformance/replay/01_single_hold_burst.jsonl")).unwrap();
+    let broken = text.replacen(
+        "\"target_writes\":[\"alpha bravo charlie\"]",
+        "\"target_writes\":[\"alpha bravo delta\"]",
+        1,
+    );
+    assert_ne!(broken, text);
+    let ok = t.write("ok.jsonl", &text);
+    expect(&jouleclaw(&[&"replay", &ok]), 0);
+    let bad = t.write("broken.jsonl", broken);
+    let o = jouleclaw(&[&"replay", &bad]);
+    expect(&o, 1);
+    assert!(!stdout(&o).is_empty());
+    expect(&jouleclaw(&[&"replay", &t.path("missing.jsonl")]), 2);
+    expect(&jouleclaw(&[&"replay"]), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// transcribe
+
+#[test]
+fn transcribe_without_a_socket_says_so_and_refuses_a_non_wav_file() {
+    let t = TempDir::new("transcribe");
+    let wav = jouleclaw_stack::voice::WavAudio::from_pcm16_mono_16k(&[0u8; 3200]).unwrap();
+    let wav = t.write("a.wav", wav.bytes());
+    let socket = t.path("no-such.sock");
+    let o = jouleclaw(&[&"transcribe", &"--socket", &socket, &wav]);
+    expect(&o, 0);
+    assert_eq!(stdout(&o).trim(), "no transcriber");
+    let o = jouleclaw(&[
+        &"transcribe",
+        &"--socket",
+        &socket,
+        &"--max-wait",
+        &"2.5",
+        &wav,
+    ]);
+    expect(&o, 0);
+    let not_wav = t.write("a.txt", "hello, not audio");
+    let o = jouleclaw(&[&"transcribe", &"--socket", &socket, &not_wav]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("wav_invalid"), "{}", stderr(&o));
+    // A socket path that exists but is not a server: a failed turn, never "no transcriber".
+    let o = jouleclaw(&[
+        &"transcribe",
+        &"--socket",
+        &not_wav,
+        &"--max-wait",
+        &"2",
+        &wav,
+    ]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("engine_"), "{}", stderr(&o));
+    expect(
+        &jouleclaw(&[&"transcribe", &"--socket", &socket, &t.path("none.wav")]),
+        2,
+    );
+    expect(
+        &jouleclaw(&[
+            &"transcribe",
+            &"--socket",
+            &socket,
+            &"--max-wait",
+            &"-1",
+            &wav,
+        ]),
+        2,
+    );
+    expect(&jouleclaw(&[&"transcribe", &wav]), 2);
+}
