@@ -74,6 +74,9 @@ pub enum CoseRefusal {
     BadCwtClaims,
     /// The protected header is not byte-for-byte the profile's deterministic encoding.
     ProtectedNotCanonical,
+    /// The envelope is not the deterministic encoding of its parts (a long-form or
+    /// indefinite length, for instance), so one receipt would have several valid encodings.
+    EnvelopeNotCanonical,
     /// The payload is detached (nil).
     PayloadDetached,
     /// The Ed25519 signature does not verify (strictly).
@@ -105,6 +108,7 @@ impl CoseRefusal {
             Self::UnknownKid => "cose_unknown_kid",
             Self::BadCwtClaims => "cose_bad_cwt_claims",
             Self::ProtectedNotCanonical => "cose_protected_not_canonical",
+            Self::EnvelopeNotCanonical => "cose_envelope_not_canonical",
             Self::PayloadDetached => "cose_payload_detached",
             Self::BadSignature => "cose_bad_signature",
             Self::PayloadRefused(_) => "cose_payload_refused",
@@ -488,6 +492,15 @@ fn prepare(
     .map_err(|_| CoseRefusal::ProtectedNotCanonical)?;
     if sign1.protected.original_data.as_deref() != Some(canonical.as_slice()) {
         return Err(CoseRefusal::ProtectedNotCanonical);
+    }
+    // Re-serializing keeps the received protected bytes and writes every other length in its
+    // shortest form: the input must already be exactly that.
+    let reencoded = sign1
+        .clone()
+        .to_tagged_vec()
+        .map_err(|_| CoseRefusal::EnvelopeNotCanonical)?;
+    if reencoded != bytes {
+        return Err(CoseRefusal::EnvelopeNotCanonical);
     }
     if sign1.payload.is_none() {
         return Err(CoseRefusal::PayloadDetached);

@@ -6,6 +6,7 @@ use jouleclaw_stream_oracle::WindowVerdict;
 
 use crate::error::{Jcr1Error, Result};
 use crate::schema::SCHEMA_ID;
+use crate::strict::Limits;
 use crate::time::UtcSecond;
 
 /// Where a receipt's `joules_uj` came from. The set is closed: a new source is a new schema
@@ -84,8 +85,9 @@ impl StreamWindowReceipt {
     }
 
     /// The canonical bytes. Refuses (writing nothing) any value the strict decoder would not
-    /// accept back: counters above `2^53-1`, empty `steward`/`stream_id`, an empty pass chain or
-    /// chain name, an empty oracle name.
+    /// accept back under [`Limits::RECEIPT`]: counters above `2^53-1`, empty `steward`/`stream_id`,
+    /// an empty pass chain or chain name, an empty oracle name, a string over 4,096 bytes, more
+    /// than 64 chain names, a document over 64 KiB.
     pub fn encode(&self) -> Result<Vec<u8>> {
         let mut out = Vec::with_capacity(512);
         self.encode_into(&mut out)?;
@@ -108,8 +110,16 @@ impl StreamWindowReceipt {
     }
 
     fn write(&self, out: &mut Vec<u8>) -> Result<()> {
+        let start = out.len();
         non_empty("steward", &self.steward)?;
         non_empty("stream_id", &self.stream_id)?;
+        fits("steward", &self.steward)?;
+        fits("stream_id", &self.stream_id)?;
+        // The id is the stream id, a colon and at least four digits.
+        let id_len = self.stream_id.len() + 1 + decimal_len(self.window_id).max(4);
+        if id_len > Limits::RECEIPT.max_string_bytes {
+            return Err(unencodable("id", "longer than the decoder's string limit"));
+        }
         out.extend_from_slice(b"{\"closed_at\":\"");
         self.closed_at.write(out);
         out.extend_from_slice(b"\",\"conservation\":");
@@ -147,8 +157,31 @@ impl StreamWindowReceipt {
         out.extend_from_slice(b",\"window_id\":");
         put_uint(out, "window_id", self.window_id)?;
         out.push(b'}');
+        if out.len() - start > Limits::RECEIPT.max_document_bytes {
+            return Err(unencodable(
+                "receipt",
+                "larger than the decoder's document limit",
+            ));
+        }
         Ok(())
     }
+}
+
+fn decimal_len(mut n: u64) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
+}
+
+/// Refuses a string the strict decoder would refuse as too long.
+fn fits(field: &'static str, s: &str) -> Result<()> {
+    if s.len() > Limits::RECEIPT.max_string_bytes {
+        return Err(unencodable(field, "longer than the decoder's string limit"));
+    }
+    Ok(())
 }
 
 fn unencodable(field: &'static str, reason: &'static str) -> Jcr1Error {
@@ -182,21 +215,21 @@ fn check_verdict(v: &WindowVerdict) -> Result<()> {
                     "a pass chain must name a backend",
                 ));
             }
-            if chain.iter().any(String::is_empty) {
-                return Err(unencodable(
-                    "verdict.chain",
-                    "backend names must be non-empty",
-                ));
-            }
-            if chain.len() > crate::strict::Limits::RECEIPT.max_array_len {
+            if chain.len() > Limits::RECEIPT.max_array_len {
                 return Err(unencodable(
                     "verdict.chain",
                     "longer than the decoder's limit",
                 ));
             }
+            for name in chain {
+                non_empty("verdict.chain", name)?;
+                fits("verdict.chain", name)?;
+            }
         }
-        WindowVerdict::Fail { oracle, .. } | WindowVerdict::NeedMore { oracle, .. } => {
+        WindowVerdict::Fail { oracle, reason } | WindowVerdict::NeedMore { oracle, reason } => {
             non_empty("verdict.oracle", oracle)?;
+            fits("verdict.oracle", oracle)?;
+            fits("verdict.reason", reason)?;
         }
         WindowVerdict::Yield { .. } => {}
     }

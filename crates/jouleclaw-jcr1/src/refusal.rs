@@ -97,7 +97,7 @@ codes! {
     EscapeNotNeeded => "escape_not_needed",
     /// A `\u` escape with uppercase hex digits.
     EscapeUppercaseHex => "escape_uppercase_hex",
-    /// A `\u` escape of a character that has a short form (`\b \t \n \f \r`).
+    /// A `\u` escape of a character that has a short form (`\b \t \n \f \r \" \\`).
     EscapeShortFormAvailable => "escape_short_form_available",
     /// A backslash followed by something that is not an escape.
     EscapeInvalid => "escape_invalid",

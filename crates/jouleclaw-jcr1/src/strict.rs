@@ -323,13 +323,13 @@ impl<S: Sink> Machine<S> {
             0xef if self.offset == 0 => return Err(C::Bom),
             _ => return Err(C::Syntax),
         };
-        if let Some(f) = self.frames.last_mut() {
-            if !f.object {
-                if f.count >= self.limits.max_array_len {
-                    return Err(C::ArrayTooLong);
-                }
-                f.count += 1;
+        if let Some(f) = self.frames.last_mut()
+            && !f.object
+        {
+            if f.count >= self.limits.max_array_len {
+                return Err(C::ArrayTooLong);
             }
+            f.count += 1;
         }
         let container = matches!(ty, ValueType::Object | ValueType::Array);
         if container && self.frames.len() >= self.limits.max_depth {
@@ -507,7 +507,9 @@ impl<S: Sink> Machine<S> {
                 return match v {
                     _ if low && (0xdc00..=0xdfff).contains(&v) => Err(C::EscapeNotNeeded),
                     _ if low => Err(C::LoneSurrogate),
-                    0x08 | 0x09 | 0x0a | 0x0c | 0x0d => Err(C::EscapeShortFormAvailable),
+                    0x08 | 0x09 | 0x0a | 0x0c | 0x0d | 0x22 | 0x5c => {
+                        Err(C::EscapeShortFormAvailable)
+                    }
                     0x00..=0x1f => {
                         self.esc = Esc::None;
                         // `v < 0x20`, so the cast is exact.

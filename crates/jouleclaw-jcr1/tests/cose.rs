@@ -263,6 +263,26 @@ fn negatives() -> Vec<(String, Vec<u8>, &'static str)> {
         signed_raw_protected(&key, raw, payload.clone()),
         "cose_protected_not_canonical",
     ));
+    let plen = u16::try_from(payload.len()).unwrap().to_be_bytes();
+    let len_at = find(&g, &[0x59, plen[0], plen[1]]); // payload: bytes(n), two-byte length
+    let mut long = g[..len_at].to_vec();
+    long.extend_from_slice(&[0x5a, 0x00, 0x00, plen[0], plen[1]]); // the same length in four bytes
+    long.extend_from_slice(&g[len_at + 3..]);
+    n.push((
+        "payload length in a longer form than needed".into(),
+        long,
+        "cose_envelope_not_canonical",
+    ));
+    let mut indefinite = g[..len_at].to_vec();
+    indefinite.push(0x5f); // indefinite-length bytes: one chunk, then break
+    indefinite.extend_from_slice(&g[len_at..len_at + 3 + payload.len()]);
+    indefinite.push(0xff);
+    indefinite.extend_from_slice(&g[len_at + 3 + payload.len()..]);
+    n.push((
+        "payload as an indefinite-length byte string".into(),
+        indefinite,
+        "cose_envelope_not_canonical",
+    ));
     let mut detached = CoseSign1::from_tagged_slice(&g).unwrap();
     detached.payload = None;
     n.push((
@@ -600,11 +620,21 @@ proptest! {
 
 #[test]
 fn cbor_sequences_split_into_items() {
-    let a = cose::sign_receipt(&test_key(), &seed_receipt(1)).unwrap().cose_sign1;
-    let b = cose::sign_receipt(&test_key(), &seed_receipt(2)).unwrap().cose_sign1;
+    let a = cose::sign_receipt(&test_key(), &seed_receipt(1))
+        .unwrap()
+        .cose_sign1;
+    let b = cose::sign_receipt(&test_key(), &seed_receipt(2))
+        .unwrap()
+        .cose_sign1;
     let seq = [a.clone(), b.clone()].concat();
-    assert_eq!(cose::split_cbor_sequence(&seq).unwrap(), vec![a.as_slice(), b.as_slice()]);
+    assert_eq!(
+        cose::split_cbor_sequence(&seq).unwrap(),
+        vec![a.as_slice(), b.as_slice()]
+    );
     assert!(cose::split_cbor_sequence(&[]).unwrap().is_empty());
     assert_eq!(cose::split_cbor_sequence(&seq[..seq.len() - 1]), Err(1));
-    assert_eq!(cose::split_cbor_sequence(&[a.as_slice(), &[0xff]].concat()), Err(1));
+    assert_eq!(
+        cose::split_cbor_sequence(&[a.as_slice(), &[0xff]].concat()),
+        Err(1)
+    );
 }

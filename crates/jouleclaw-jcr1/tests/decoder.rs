@@ -117,7 +117,12 @@ fn limits_hold_at_their_exact_bound() {
     let s = base();
     // Strings: 4096 bytes accepted, 4097 refused (steward).
     let ok = s.replacen(STEWARD, &"s".repeat(4096), 1);
-    assert!(decode_receipt(ok.as_bytes()).is_ok());
+    let r = decode_receipt(ok.as_bytes()).unwrap();
+    // The encoder's limits are the decoder's: the largest accepted strings encode back.
+    assert_eq!(r.encode().unwrap(), ok.as_bytes());
+    let mut r = r;
+    r.stream_id = "s".repeat(4091); // id = 4091 + ":0001" = 4096 bytes
+    assert_eq!(decode_receipt(&r.encode().unwrap()).unwrap(), r);
     // Multi-byte characters count in bytes: 2048 two-byte characters fit, one more byte does not.
     let ok = s.replacen(STEWARD, &"é".repeat(2048), 1);
     assert!(decode_receipt(ok.as_bytes()).is_ok());
@@ -224,7 +229,8 @@ fn generic_decoder_accepts_exactly_canonical_values() {
         ("1E5", RefusalCode::NumberExponent),
         ("-9007199254740992", RefusalCode::IntegerOutOfRange),
         ("\"\\u0020\"", RefusalCode::EscapeNotNeeded),
-        ("\"\\u0022\"", RefusalCode::EscapeNotNeeded),
+        ("\"\\u0022\"", RefusalCode::EscapeShortFormAvailable),
+        ("\"\\u005c\"", RefusalCode::EscapeShortFormAvailable),
         ("\"\\udc00\"", RefusalCode::LoneSurrogate),
         ("\"\\ud800\\u0041\"", RefusalCode::LoneSurrogate),
         ("\"\\ud800x\"", RefusalCode::LoneSurrogate),
@@ -268,6 +274,30 @@ fn encoder_refuses_what_the_decoder_would_refuse_and_writes_nothing() {
         (
             "verdict.oracle",
             Box::new(|r| r.verdict = WindowVerdict::fail("", "x")),
+        ),
+        ("steward", Box::new(|r| r.steward = "s".repeat(4097))),
+        ("id", Box::new(|r| r.stream_id = "s".repeat(4092))),
+        (
+            "verdict.reason",
+            Box::new(|r| r.verdict = WindowVerdict::fail("o", "r".repeat(4097))),
+        ),
+        (
+            "verdict.chain",
+            Box::new(|r| {
+                r.verdict = WindowVerdict::Pass {
+                    chain: vec!["n".repeat(4097)],
+                }
+            }),
+        ),
+        (
+            "receipt",
+            Box::new(|r| {
+                r.verdict = WindowVerdict::Pass {
+                    chain: (0..20)
+                        .map(|i| format!("{i:02}{}", "n".repeat(4000)))
+                        .collect(),
+                }
+            }),
         ),
         (
             "verdict.seen_at",

@@ -399,15 +399,15 @@ impl Parser {
         for (i, ev) in arr.iter().enumerate() {
             let at = format!("events[{i}]");
             let event = self.event(ev, &at)?;
-            if let Some(prev) = out.last() {
-                if event.t_ms < prev.t_ms {
-                    return Err(ReplayError::NonMonotonicTime {
-                        line: self.line,
-                        field: format!("{at}.t_ms"),
-                        t_ms: event.t_ms,
-                        previous_ms: prev.t_ms,
-                    });
-                }
+            if let Some(prev) = out.last()
+                && event.t_ms < prev.t_ms
+            {
+                return Err(ReplayError::NonMonotonicTime {
+                    line: self.line,
+                    field: format!("{at}.t_ms"),
+                    t_ms: event.t_ms,
+                    previous_ms: prev.t_ms,
+                });
             }
             out.push(event);
         }

@@ -290,16 +290,16 @@ impl<O: Oracle> PerTickAdapter<O> {
 
     fn judge_turns(&mut self, window: &StreamWindow, max: usize) -> WindowVerdict {
         let id = window.window_id();
-        if let Some(last) = self.last_window {
-            if id <= last {
-                return WindowVerdict::fail(
-                    self.name.as_str(),
-                    format!(
-                        "window {id} judged after window {last}; windows are judged once each, \
+        if let Some(last) = self.last_window
+            && id <= last
+        {
+            return WindowVerdict::fail(
+                self.name.as_str(),
+                format!(
+                    "window {id} judged after window {last}; windows are judged once each, \
                          in ascending order"
-                    ),
-                );
-            }
+                ),
+            );
         }
         self.last_window = Some(id);
         let spec = window.spec();

@@ -83,13 +83,13 @@ impl StreamWindow {
                 end_ns: self.end_ns,
             });
         }
-        if let Some(prev) = self.ticks.last() {
-            if tick.ts_ns < prev.ts_ns {
-                return Err(StreamError::TimestampDecreasing {
-                    ts_ns: tick.ts_ns,
-                    previous_ns: prev.ts_ns,
-                });
-            }
+        if let Some(prev) = self.ticks.last()
+            && tick.ts_ns < prev.ts_ns
+        {
+            return Err(StreamError::TimestampDecreasing {
+                ts_ns: tick.ts_ns,
+                previous_ns: prev.ts_ns,
+            });
         }
         let channel = self
             .spec

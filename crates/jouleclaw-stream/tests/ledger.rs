@@ -516,7 +516,7 @@ proptest! {
                 (ChannelDirection::Inbound, TickEvent::BargeIn) => { pending.get_or_insert(ts); }
                 (ChannelDirection::Outbound, TickEvent::Start) => pending = None,
                 (ChannelDirection::Outbound, TickEvent::Payload) => {
-                    if let Some(b) = pending { if ts > b + DEADLINE { late = Some(b); } }
+                    if let Some(b) = pending && ts > b + DEADLINE { late = Some(b); }
                 }
                 _ => {}
             }

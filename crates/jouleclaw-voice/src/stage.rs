@@ -98,7 +98,7 @@ impl<T: Transcriber> TurnStage<T> {
             TickKind::Audio => {
                 let turn = self.turn.as_mut().ok_or(VoiceError::AudioOutsideTurn)?;
                 let len = tick.bytes.len();
-                if len % 2 != 0 {
+                if !len.is_multiple_of(2) {
                     return Err(VoiceError::OddPcmLength { len });
                 }
                 let bytes = turn.len().saturating_add(len);

@@ -28,7 +28,7 @@ impl WavAudio {
     ///
     /// Refuses an odd byte count ([`VoiceError::OddPcmLength`]).
     pub fn from_pcm16_mono_16k(pcm: &[u8]) -> Result<Self> {
-        if pcm.len() % 2 != 0 {
+        if !pcm.len().is_multiple_of(2) {
             return Err(VoiceError::OddPcmLength { len: pcm.len() });
         }
         let spec = hound::WavSpec {

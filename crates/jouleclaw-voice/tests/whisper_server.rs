@@ -370,7 +370,7 @@ fn a_wav_containing_the_boundary_gets_another_boundary() {
     let mut pcm = b"\r\n--".to_vec();
     pcm.extend_from_slice(MULTIPART_BOUNDARY.as_bytes());
     pcm.extend_from_slice(b"--\r\n");
-    if pcm.len() % 2 != 0 {
+    if !pcm.len().is_multiple_of(2) {
         pcm.push(0);
     }
     let wav = WavAudio::from_pcm16_mono_16k(&pcm).unwrap();
