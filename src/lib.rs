@@ -1,6 +1,7 @@
-//! `jouleclaw-stack`: one dependency for the whole jouleclaw streaming substrate.
+#![doc = include_str!("../README.md")]
 //!
-//! Re-exports each member crate under a short name.
+//! This crate, `jouleclaw-stack`, re-exports each member crate under a short name and adds the
+//! [`pipeline`] that drives them.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
