@@ -135,6 +135,8 @@ impl TextWellFormedOracle {
     pub const UTF8_NAME: &'static str = "utf8-text";
     /// Name of the JSON oracle.
     pub const JSON_NAME: &'static str = "json-document";
+    /// The deepest nesting of arrays and objects [`TextRequirement::Json`] accepts: 128 levels.
+    pub const MAX_JSON_DEPTH: usize = 128;
 
     /// An oracle with `requirement`.
     pub fn new(requirement: TextRequirement) -> Self {
@@ -175,8 +177,17 @@ impl Oracle for TextWellFormedOracle {
         match self.requirement {
             TextRequirement::Utf8 => Verdict::Pass,
             TextRequirement::Json => {
+                // serde_json skips an ignored value iteratively, without its recursion limit, so
+                // the depth bound is checked here on the syntax it has accepted.
                 match serde_json::from_slice::<serde::de::IgnoredAny>(output) {
-                    Ok(_) => Verdict::Pass,
+                    Ok(_) => match nesting_exceeds(output, Self::MAX_JSON_DEPTH) {
+                        None => Verdict::Pass,
+                        Some(offset) => Verdict::fail(format!(
+                            "output is not one complete JSON document: nesting deeper than {} \
+                             levels at offset {offset}",
+                            Self::MAX_JSON_DEPTH
+                        )),
+                    },
                     Err(e) => {
                         Verdict::fail(format!("output is not one complete JSON document: {e}"))
                     }
@@ -184,4 +195,36 @@ impl Oracle for TextWellFormedOracle {
             }
         }
     }
+}
+
+/// The offset of the first `[` or `{` that opens level `max + 1`, in a valid JSON text; `None`
+/// when the text nests at most `max` levels. Brackets inside strings are not nesting.
+fn nesting_exceeds(json: &[u8], max: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in json.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return Some(i);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }

@@ -151,9 +151,6 @@ fn early_yield_is_returned_on_the_barge_in_tick() {
     let (early, verdict) = drive(&mut c, 7, &ticks);
     assert_eq!(early, vec![(3, WindowVerdict::Yield { seen_at: 7 })]);
     assert_eq!(verdict, WindowVerdict::Yield { seen_at: 7 });
-    // The barge-in tick is 3 ms into the window: well inside the 150 ms deadline, unlike the
-    // 200 ms window close.
-    assert_eq!(tick(7, 3, &barge()).ts_ns - 7 * WINDOW_NS, 3 * NS_PER_MS);
     // After the last tick (a mic tick), no early verdict is outstanding.
     assert!(c.last_tick_signals().is_empty());
     let mut c = voice_composite();
@@ -353,6 +350,52 @@ fn per_tick_adapter_with_the_text_oracles() {
         let v = json.judge(&window(0, &[T::Llm(bad)]), &ctx());
         assert_eq!(v.kind_str(), "fail", "{bad:?}");
     }
+}
+
+#[test]
+fn json_oracle_refuses_nesting_deeper_than_128_levels() {
+    // Regression: the JSON check skipped the document without a depth limit, so the documented
+    // 128-level bound was never applied.
+    let json = TextWellFormedOracle::json();
+    assert_eq!(TextWellFormedOracle::MAX_JSON_DEPTH, 128);
+    let nested = |open: &str, close: &str, depth: usize| {
+        format!("{}{}", open.repeat(depth), close.repeat(depth)).into_bytes()
+    };
+    for (open, close) in [("[", "]"), ("{\"k\":", "}")] {
+        let open_at = |d| {
+            if open == "[" {
+                nested(open, close, d)
+            } else {
+                // Objects need a value at the innermost level.
+                let mut s = open.repeat(d);
+                s.push('1');
+                s.push_str(&close.repeat(d));
+                s.into_bytes()
+            }
+        };
+        assert!(json.passes(b"", &open_at(128)), "{open} x 128");
+        let v = json.judge(b"", &open_at(129));
+        let Verdict::Fail { reason } = v else {
+            panic!("{open} x 129 passed")
+        };
+        assert!(
+            reason.starts_with("output is not one complete JSON document"),
+            "{reason}"
+        );
+        assert!(!json.passes(b"", &open_at(100_000)));
+    }
+    // Brackets inside strings, escaped quotes included, are not nesting.
+    let mut s = String::from("[\"");
+    s.push_str(&"[{\\\"".repeat(200));
+    s.push_str("\"]");
+    assert!(json.passes(b"", s.as_bytes()), "{s}");
+    // Through the per-tick adapter.
+    let mut a = PerTickAdapter::new(json);
+    let deep = nested("[", "]", 129);
+    assert_eq!(
+        a.judge(&window(0, &[T::Llm(&deep)]), &ctx()).kind_str(),
+        "fail"
+    );
 }
 
 #[test]
