@@ -75,7 +75,8 @@ pub enum VoiceError {
     HttpStatus {
         /// The status code.
         status: u16,
-        /// The start of the body, as text (lossy UTF-8, at most 512 bytes).
+        /// The start of the body as text: at most its first 512 bytes, decoded as lossy UTF-8 and
+        /// trimmed.
         body: String,
     },
     /// The engine's answer is not the JSON shape expected.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST};
 use hyper_util::rt::TokioIo;
@@ -68,9 +68,10 @@ impl fmt::Display for Endpoint {
 /// |---|---|
 /// | 2xx, `{"text": " words\n"}` | `Ok("words")`: the text with surrounding whitespace trimmed |
 /// | 2xx, a JSON object with `"error"` (whisper.cpp's 200-with-error) | [`VoiceError::EngineError`] |
-/// | non-2xx, whatever the body (plain text or JSON) | [`VoiceError::HttpStatus`] with the status |
+/// | non-2xx, whatever the body (plain text or JSON; only its first 512 bytes are read) | [`VoiceError::HttpStatus`] with the status |
 /// | 2xx, not a JSON object with a string `"text"` | [`VoiceError::MalformedResponse`] |
 /// | no answer within the ceiling | [`VoiceError::Timeout`] |
+/// | 2xx, a body over [`MAX_RESPONSE_BYTES`] | [`VoiceError::ResponseTooLarge`], as soon as it passes the limit |
 ///
 /// A failure is never an empty sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,28 +267,58 @@ where
         })?;
     let response = sender.send_request(request).await.map_err(http_err)?;
     let status = response.status().as_u16();
-    let body = Limited::new(response.into_body(), MAX_RESPONSE_BYTES)
-        .collect()
-        .await
-        .map_err(|e| {
-            if e.downcast_ref::<LengthLimitError>().is_some() {
-                VoiceError::ResponseTooLarge {
-                    max: MAX_RESPONSE_BYTES,
-                }
-            } else {
-                VoiceError::Http {
-                    reason: e.to_string(),
-                }
-            }
-        })?
-        .to_bytes();
+    let body = if is_success(status) {
+        read_body(response.into_body()).await?
+    } else {
+        read_error_body(response.into_body()).await
+    };
     driver.abort();
-    Ok((status, body))
+    Ok((status, Bytes::from(body)))
+}
+
+fn is_success(status: u16) -> bool {
+    (200..300).contains(&status)
+}
+
+/// Reads a success body whole, refusing one over [`MAX_RESPONSE_BYTES`] as soon as it passes
+/// the limit (an endless body is never buffered past it).
+async fn read_body(mut body: hyper::body::Incoming) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| VoiceError::Http {
+            reason: e.to_string(),
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if data.len() > MAX_RESPONSE_BYTES - out.len() {
+                return Err(VoiceError::ResponseTooLarge {
+                    max: MAX_RESPONSE_BYTES,
+                });
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads the start of an error body: at most [`MAX_ERROR_BODY_BYTES`], then stops. The status
+/// is the answer; a body that is large, endless or broken off does not hide it.
+async fn read_error_body(mut body: hyper::body::Incoming) -> Vec<u8> {
+    let mut out = Vec::new();
+    while out.len() < MAX_ERROR_BODY_BYTES {
+        let Some(Ok(frame)) = body.frame().await else {
+            break;
+        };
+        if let Ok(data) = frame.into_data() {
+            let room = MAX_ERROR_BODY_BYTES - out.len();
+            out.extend_from_slice(&data[..data.len().min(room)]);
+        }
+    }
+    out
 }
 
 /// Reads whisper.cpp's answer. Pure: the status and body in, the sentence or why not out.
 pub(crate) fn parse_answer(status: u16, body: &[u8]) -> Result<String> {
-    if !(200..300).contains(&status) {
+    if !is_success(status) {
         let cut = &body[..body.len().min(MAX_ERROR_BODY_BYTES)];
         return Err(VoiceError::HttpStatus {
             status,
@@ -390,6 +421,13 @@ mod tests {
                 VoiceError::MalformedResponse { reason: why.into() }
             );
         }
+        // Hostile bodies: nesting far past serde_json's recursion limit is malformed, not a
+        // stack overflow.
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(
+            parse_answer(200, deep.as_bytes()).unwrap_err().code(),
+            "engine_malformed"
+        );
         let long = vec![b'x'; 2_000];
         match parse_answer(503, &long).unwrap_err() {
             VoiceError::HttpStatus { status, body } => {
