@@ -4,7 +4,7 @@ use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
 use serde_json::Value;
 
-use crate::receipt::{EnergyProvenance, StreamWindowReceipt, receipt_id};
+use crate::receipt::{EnergyProvenance, StreamWindowReceipt};
 use crate::refusal::{Refusal, RefusalCode as C};
 use crate::schema::{
     CONSERVATION_VARIANTS, FieldDef, FieldType, RECEIPT_FIELDS, VERDICT_VARIANTS, VariantDef,
@@ -171,12 +171,48 @@ fn expect(got: ValueType, want: ValueType) -> Result<(), C> {
     }
 }
 
+/// `id == receipt_id(stream_id, window_id)`, without building the expected id.
+fn is_receipt_id(id: &str, stream_id: &str, window_id: u64) -> bool {
+    let Some(digits) = id
+        .strip_prefix(stream_id)
+        .and_then(|rest| rest.strip_prefix(':'))
+    else {
+        return false;
+    };
+    // `{window_id:04}`: the decimal digits, zero-padded to at least four.
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    let mut n = window_id;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    digits.as_bytes() == &buf[i.min(buf.len() - 4)..]
+}
+
+/// The digest of exactly 64 lowercase hex digits, checked and decoded in one pass.
 fn is_hex64(s: &str) -> Option<blake3::Hash> {
     let b = s.as_bytes();
-    if b.len() != 64 || !b.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+    if b.len() != 64 {
         return None;
     }
-    blake3::Hash::from_hex(s).ok()
+    let mut out = [0u8; 32];
+    for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
+        *o = (lower_hex_digit(pair[0])? << 4) | lower_hex_digit(pair[1])?;
+    }
+    Some(blake3::Hash::from_bytes(out))
+}
+
+fn lower_hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    }
 }
 
 impl ReceiptSink {
@@ -279,7 +315,7 @@ impl ReceiptSink {
             _ => 0,
         };
         let window_id = u(&slots[13]);
-        if id != receipt_id(&stream_id, window_id) {
+        if !is_receipt_id(&id, &stream_id, window_id) {
             return Err(C::IdMismatch);
         }
         let mut take = |i: usize| core::mem::replace(&mut slots[i], Val::Uint(0));
@@ -347,7 +383,18 @@ impl Sink for ReceiptSink {
     fn key(&mut self, key: &str) -> Result<(), C> {
         match self.stack.last_mut() {
             Some(Level::Receipt { field }) => {
-                *field = Some(receipt_field(key).ok_or(C::UnknownField)?.0);
+                // Keys arrive in ascending order, so a canonical receipt's next key is the next
+                // row of the sorted table; anything else falls back to the full search.
+                let from = field.map_or(0, |i| i + 1);
+                let next = RECEIPT_FIELDS
+                    .get(from..)
+                    .and_then(|rest| rest.iter().position(|d| d.name == key))
+                    .map(|p| from + p);
+                let i = match next {
+                    Some(i) => i,
+                    None => receipt_field(key).ok_or(C::UnknownField)?.0,
+                };
+                *field = Some(i);
             }
             Some(Level::Variant { which, field }) => {
                 *field = Some(if key == "kind" {
@@ -523,5 +570,65 @@ impl Sink for ValueSink {
     fn end_array(&mut self) -> Result<(), C> {
         self.close();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::receipt::receipt_id;
+
+    #[test]
+    fn is_receipt_id_agrees_with_receipt_id() {
+        for w in [
+            0,
+            1,
+            7,
+            999,
+            1000,
+            9999,
+            10_000,
+            123_456,
+            (1 << 53) - 1,
+            u64::MAX,
+        ] {
+            for s in ["stream-demo", "s", "a:b", "\u{e9}"] {
+                let id = receipt_id(s, w);
+                assert!(is_receipt_id(&id, s, w), "{id}");
+                assert!(!is_receipt_id(&id, s, w.wrapping_add(1)), "{id}");
+                assert!(!is_receipt_id(&format!("{id}0"), s, w), "{id}0");
+                assert!(!is_receipt_id(&format!("{s}-{w:04}"), s, w));
+                assert!(!is_receipt_id(&format!("{s}:{w}"), s, w) || w >= 1000);
+            }
+        }
+        assert!(!is_receipt_id("stream-demo:01", "stream-demo", 1));
+        assert!(!is_receipt_id("other:0001", "stream-demo", 1));
+    }
+
+    #[test]
+    fn is_hex64_accepts_exactly_64_lowercase_hex_digits() {
+        let h = blake3::hash(b"x");
+        let hex = h.to_hex();
+        assert_eq!(is_hex64(hex.as_str()), Some(h));
+        let all = "0123456789abcdef".repeat(4);
+        assert_eq!(
+            is_hex64(&all).map(|h| *h.as_bytes()),
+            Some(
+                [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]
+                    .repeat(4)
+                    .try_into()
+                    .unwrap()
+            )
+        );
+        assert_eq!(is_hex64(&hex.as_str()[..63]), None);
+        assert_eq!(is_hex64(&format!("{}0", hex.as_str())), None);
+        for bad in [b'A', b'F', b'g', b'/', b':', b'`', b' '] {
+            for at in [0, 1, 62, 63] {
+                let mut s = all.clone().into_bytes();
+                s[at] = bad;
+                let s = String::from_utf8(s).unwrap();
+                assert_eq!(is_hex64(&s), None, "{s}");
+            }
+        }
     }
 }

@@ -112,6 +112,30 @@ struct Frame {
 
 const MAX_SAFE: u64 = jouleclaw_stream::canon::MAX_SAFE_INTEGER;
 
+/// Bytes a string holds verbatim with nothing more to check: U+0020..U+007F except `"` and `\`.
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x80 {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// RFC 8785 key order: UTF-16 code units. Up to the first byte where two UTF-8 strings differ
+/// they share whole characters; when that byte is ASCII in both, it starts a character in both,
+/// so the byte order is the code-unit order. A prefix sorts first in both orders. Only a
+/// difference inside non-ASCII text needs the UTF-16 comparison.
+fn key_order(a: &str, b: &str) -> core::cmp::Ordering {
+    let (x, y) = (a.as_bytes(), b.as_bytes());
+    match x.iter().zip(y).position(|(p, q)| p != q) {
+        None => x.len().cmp(&y.len()),
+        Some(i) if x[i] < 0x80 && y[i] < 0x80 => x[i].cmp(&y[i]),
+        Some(_) => a.encode_utf16().cmp(b.encode_utf16()),
+    }
+}
+
 /// The machine; `S` gives the structure meaning.
 #[derive(Debug)]
 pub(crate) struct Machine<S> {
@@ -559,7 +583,7 @@ impl<S: Sink> Machine<S> {
                 // Fast path: the run of plain ASCII that starts here.
                 let run = chunk[i..]
                     .iter()
-                    .position(|&c| !(0x20..=0x7f).contains(&c) || c == b'"' || c == b'\\')
+                    .position(|&c| !PLAIN[usize::from(c)])
                     .unwrap_or(chunk.len() - i);
                 let room = self.limits.max_string_bytes - self.sbuf.len();
                 let left = self.limits.max_document_bytes as u64 - self.offset;
@@ -573,7 +597,12 @@ impl<S: Sink> Machine<S> {
                         Ok(room)
                     };
                 }
-                self.sbuf.extend_from_slice(&chunk[i..i + take]);
+                if take == 1 {
+                    // One byte at a time (a byte-wise feed): skip the slice copy.
+                    self.sbuf.push(b);
+                } else {
+                    self.sbuf.extend_from_slice(&chunk[i..i + take]);
+                }
                 Ok(take.max(1))
             }
             0x80..=0xbf => Err(C::InvalidUtf8),
@@ -606,7 +635,7 @@ impl<S: Sink> Machine<S> {
             let frame = &mut self.frames[depth];
             let prev = &mut self.keys[depth];
             if frame.count > 0 {
-                match prev.encode_utf16().cmp(s.encode_utf16()) {
+                match key_order(prev, s) {
                     core::cmp::Ordering::Less => {}
                     core::cmp::Ordering::Equal => return Err(C::DuplicateKey),
                     core::cmp::Ordering::Greater => return Err(C::UnsortedKeys),
@@ -622,5 +651,54 @@ impl<S: Sink> Machine<S> {
             self.complete_value();
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn utf16_order(a: &str, b: &str) -> core::cmp::Ordering {
+        a.encode_utf16().cmp(b.encode_utf16())
+    }
+
+    #[test]
+    fn key_order_is_utf16_order_where_it_differs_from_byte_order() {
+        // U+FF61 (3 UTF-8 bytes, one unit 0xFF61) vs U+1F600 (4 bytes, surrogates 0xD83D..):
+        // bytes say U+FF61 first, UTF-16 says U+1F600 first.
+        for (a, b) in [
+            ("\u{ff61}", "\u{1f600}"),
+            ("a\u{ff61}", "a\u{1f600}"),
+            ("kind", "kinds"),
+            ("kind", "kind"),
+            ("a", "\u{e9}"),
+            ("\u{e9}", "\u{e8}z"),
+            ("", "a"),
+        ] {
+            assert_eq!(key_order(a, b), utf16_order(a, b), "{a:?} {b:?}");
+            assert_eq!(key_order(b, a), utf16_order(b, a), "{b:?} {a:?}");
+        }
+    }
+
+    #[test]
+    fn plain_is_printable_ascii_without_quote_and_backslash() {
+        for b in 0..=255u8 {
+            let expected = (0x20..=0x7f).contains(&b) && b != b'"' && b != b'\\';
+            assert_eq!(PLAIN[usize::from(b)], expected, "{b:#04x}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn key_order_matches_utf16_order(
+            prefix in "[a-z\u{e9}\u{ff61}\u{1f600}]{0,3}",
+            a in "[a-z_\u{80}-\u{7ff}\u{e000}-\u{ffff}\u{10000}-\u{10ffff}]{0,4}",
+            b in "[a-z_\u{80}-\u{7ff}\u{e000}-\u{ffff}\u{10000}-\u{10ffff}]{0,4}",
+        ) {
+            let (a, b) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
+            prop_assert_eq!(key_order(&a, &b), utf16_order(&a, &b));
+        }
     }
 }
