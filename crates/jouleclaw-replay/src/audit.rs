@@ -6,6 +6,8 @@
 //! log. Run over the reducer's own log, every count must be zero; the same function can judge
 //! a log recorded from another implementation.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use crate::agreement::{AgreementUnit, incorrect_graphemes, retracted_chars, stable_prefix};
 use crate::fixture::{Activation, Event, EventKind, FailureCategory, Mode, TargetSnapshot};
 use crate::reducer::{
@@ -122,39 +124,89 @@ fn burst_of(steps: &[Step], i: usize) -> u64 {
     steps.get(i).map_or(0, |s| s.burst_id)
 }
 
-/// Index of the event that opened burst `b` (the first event carrying it).
-fn burst_start(steps: &[Step], b: u64) -> Option<usize> {
-    steps.iter().position(|s| s.burst_id == b)
+/// Keeps the smallest index seen per burst.
+fn note_first(map: &mut BTreeMap<u64, usize>, b: u64, i: usize) {
+    map.entry(b).or_insert(i);
 }
 
-/// `true` when burst `b` has a stop event of the mode's control at an index below `before`.
-fn released_before(input: &AuditInput<'_>, b: u64, before: usize) -> bool {
-    input
-        .events
-        .iter()
-        .enumerate()
-        .take(before)
-        .any(|(j, e)| burst_of(input.steps, j) == b && is_stop(input.mode, &e.kind))
+/// Per-burst facts derived in one pass over the raw events, so that judging each write costs
+/// a lookup instead of a rescan (the stream oracle re-audits a growing session).
+struct Facts<'a> {
+    /// Index of the first event carrying each burst id.
+    start: BTreeMap<u64, usize>,
+    /// Index of the first stop event (the mode's control) of each burst.
+    first_stop: BTreeMap<u64, usize>,
+    /// Index of the first decode failure of each burst.
+    first_decode_failure: BTreeMap<u64, usize>,
+    /// Index of each burst's first finalization.
+    first_final: BTreeMap<u64, usize>,
+    /// Index of each burst's first indeterminate delivery.
+    first_indeterminate: BTreeMap<u64, usize>,
+    /// `target_before[i]`: the target as the raw events describe it just before event `i`.
+    target_before: Vec<Option<&'a TargetSnapshot>>,
 }
 
-/// The target as the raw events describe it just before event `i`.
-fn target_before(events: &[Event], i: usize) -> Option<&TargetSnapshot> {
-    let mut current = None;
-    for e in events.iter().take(i) {
-        match &e.kind {
-            EventKind::Target(t) => current = Some(t),
-            EventKind::Failure {
-                category: FailureCategory::TargetLost,
-            } => current = None,
-            _ => {}
+impl<'a> Facts<'a> {
+    fn new(input: &AuditInput<'a>) -> Self {
+        let mut f = Facts {
+            start: BTreeMap::new(),
+            first_stop: BTreeMap::new(),
+            first_decode_failure: BTreeMap::new(),
+            first_final: BTreeMap::new(),
+            first_indeterminate: BTreeMap::new(),
+            target_before: Vec::with_capacity(input.events.len() + 1),
+        };
+        let mut current = None;
+        for (i, e) in input.events.iter().enumerate() {
+            f.target_before.push(current);
+            let b = burst_of(input.steps, i);
+            note_first(&mut f.start, b, i);
+            if is_stop(input.mode, &e.kind) {
+                note_first(&mut f.first_stop, b, i);
+            }
+            match &e.kind {
+                EventKind::Target(t) => current = Some(t),
+                EventKind::Failure {
+                    category: FailureCategory::TargetLost,
+                } => current = None,
+                EventKind::Failure {
+                    category: FailureCategory::Decode,
+                } => note_first(&mut f.first_decode_failure, b, i),
+                _ => {}
+            }
         }
+        f.target_before.push(current);
+        for x in input.finalizations {
+            let slot = f.first_final.entry(x.burst_id).or_insert(x.event_index);
+            *slot = (*slot).min(x.event_index);
+        }
+        for d in input.indeterminate {
+            let slot = f
+                .first_indeterminate
+                .entry(d.burst_id)
+                .or_insert(d.event_index);
+            *slot = (*slot).min(d.event_index);
+        }
+        f
     }
-    current
+
+    /// `true` when burst `b` has a stop event of the mode's control at an index below `before`.
+    fn released_before(&self, b: u64, before: usize) -> bool {
+        self.first_stop.get(&b).is_some_and(|&j| j < before)
+    }
+
+    fn target_before(&self, i: usize) -> Option<&'a TargetSnapshot> {
+        self.target_before
+            .get(i)
+            .or(self.target_before.last())
+            .copied()
+            .flatten()
+    }
 }
 
 /// `true` when focus or caret moved (or the target was lost) between events `from` and `to`.
-fn target_moved(events: &[Event], from: usize, to: usize) -> bool {
-    let mut base = target_before(events, from).cloned();
+fn target_moved(events: &[Event], base: Option<&TargetSnapshot>, from: usize, to: usize) -> bool {
+    let mut base = base.cloned();
     for e in events.iter().take(to).skip(from) {
         match &e.kind {
             EventKind::Target(t) => match &base {
@@ -174,19 +226,24 @@ fn target_moved(events: &[Event], from: usize, to: usize) -> bool {
 }
 
 /// Judges an external-writes log against the raw events.
+///
+/// Work is linear in the number of events plus writes, plus, in ordinary mode, one scan per
+/// write from its burst's start to the write.
 pub fn audit(input: &AuditInput<'_>) -> SafetyCounts {
+    let facts = Facts::new(input);
     let mut c = SafetyCounts::default();
-    let mut delivered: Vec<u64> = Vec::new();
+    // Bursts whose final was already delivered (by a final_decode or stage_commit write).
+    let mut delivered: BTreeSet<u64> = BTreeSet::new();
     // Owned span: characters this log inserted into the current unchanged focus and caret.
     let mut owned: u64 = 0;
-    let mut owned_key: Option<(String, u64)> = None;
+    let mut owned_key: Option<(&str, u64)> = None;
     for w in input.writes {
         let i = w.event_index;
         let b = w.burst_id;
         let kind = input.events.get(i).map(|e| &e.kind);
         let mut bad = false;
-        let key = (w.target.focus_id.clone(), w.target.caret_version);
-        if owned_key.as_ref() != Some(&key) {
+        let key = (w.target.focus_id.as_str(), w.target.caret_version);
+        if owned_key != Some(key) {
             owned = 0;
             owned_key = Some(key);
         }
@@ -202,42 +259,33 @@ pub fn audit(input: &AuditInput<'_>) -> SafetyCounts {
             continue;
         }
         owned = owned.saturating_add(w.text.chars().count() as u64);
-        let allowed = match input.mode.staged {
+        let final_delivery = match input.mode.staged {
             true => matches!(kind, Some(EventKind::StageCommit)),
             false => matches!(kind, Some(EventKind::FinalDecode { .. })),
         };
-        if !allowed {
+        if !final_delivery {
             bad = true;
             if input.mode.staged {
                 c.staged_leaks += 1;
             }
         }
-        if !released_before(input, b, i) {
+        if !facts.released_before(b, i) {
             c.pre_release_writes += 1;
             bad = true;
         }
-        let earlier = delivered.contains(&b)
-            || input
-                .indeterminate
-                .iter()
-                .any(|d| d.burst_id == b && d.event_index < i);
-        if earlier {
-            c.duplicate_finals += 1;
-            bad = true;
+        // A duplicate final is a second final delivery of one burst (or a final delivery of a
+        // burst flagged indeterminate). A partial or late write is counted under its own
+        // heading, not here.
+        if final_delivery {
+            let earlier =
+                delivered.contains(&b) || facts.first_indeterminate.get(&b).is_some_and(|&d| d < i);
+            if earlier {
+                c.duplicate_finals += 1;
+                bad = true;
+            }
         }
-        let finalized_before = input
-            .finalizations
-            .iter()
-            .any(|f| f.burst_id == b && f.event_index < i);
-        let failed_before = input.events.iter().enumerate().take(i).any(|(j, e)| {
-            burst_of(input.steps, j) == b
-                && matches!(
-                    e.kind,
-                    EventKind::Failure {
-                        category: FailureCategory::Decode
-                    }
-                )
-        });
+        let finalized_before = facts.first_final.get(&b).is_some_and(|&f| f < i);
+        let failed_before = facts.first_decode_failure.get(&b).is_some_and(|&f| f < i);
         let late = match kind {
             Some(EventKind::LatePartial { .. }) => true,
             Some(EventKind::Hypothesis { .. } | EventKind::FinalDecode { .. }) => {
@@ -249,12 +297,15 @@ pub fn audit(input: &AuditInput<'_>) -> SafetyCounts {
             c.late_writes_after_seal += 1;
             bad = true;
         }
-        let eligible = match target_before(input.events, i) {
+        let eligible = match facts.target_before(i) {
             Some(t) => t.editable && t.focus_id == w.target.focus_id,
             None => false,
         };
         let moved = !input.mode.staged
-            && burst_start(input.steps, b).is_some_and(|s| target_moved(input.events, s, i));
+            && facts
+                .start
+                .get(&b)
+                .is_some_and(|&s| target_moved(input.events, facts.target_before(s), s, i));
         if !eligible || moved {
             c.target_ineligible_writes += 1;
             bad = true;
@@ -262,19 +313,26 @@ pub fn audit(input: &AuditInput<'_>) -> SafetyCounts {
         if bad {
             c.forbidden_writes += 1;
         }
-        delivered.push(b);
+        if final_delivery {
+            delivered.insert(b);
+        }
     }
     for f in input.finalizations {
-        if !released_before(input, f.burst_id, f.event_index) {
+        if !facts.released_before(f.burst_id, f.event_index) {
             c.premature_hold_endpoints += 1;
         }
     }
+    let mut last_write: BTreeMap<u64, usize> = BTreeMap::new();
+    for w in input.writes {
+        let slot = last_write.entry(w.burst_id).or_insert(w.event_index);
+        *slot = (*slot).max(w.event_index);
+    }
+    let buffered: BTreeSet<u64> = input.review_chunks.iter().map(|r| r.burst_id).collect();
     for d in input.indeterminate {
-        let replayed = input
-            .writes
-            .iter()
-            .any(|w| w.burst_id == d.burst_id && w.event_index > d.event_index);
-        let replayable = input.review_chunks.iter().any(|r| r.burst_id == d.burst_id);
+        let replayed = last_write
+            .get(&d.burst_id)
+            .is_some_and(|&w| w > d.event_index);
+        let replayable = buffered.contains(&d.burst_id);
         if replayed || replayable {
             c.unresolved_indeterminate += 1;
         }

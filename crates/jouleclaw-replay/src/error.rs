@@ -43,6 +43,14 @@ pub enum ReplayError {
         /// What the schema requires there.
         expected: &'static str,
     },
+    /// An object carries the same key twice (JSON parsers differ on which one wins, so the
+    /// schema refuses both).
+    DuplicateField {
+        /// The line.
+        line: usize,
+        /// The field path of the repeated key.
+        field: String,
+    },
     /// A field the schema does not define.
     UnknownField {
         /// The line.
@@ -116,6 +124,7 @@ impl ReplayError {
             Self::InvalidJson { .. } => "invalid_json",
             Self::MissingField { .. } => "missing_field",
             Self::WrongType { .. } => "wrong_type",
+            Self::DuplicateField { .. } => "duplicate_field",
             Self::UnknownField { .. } => "unknown_field",
             Self::UnknownKind { .. } => "unknown_event_kind",
             Self::UnknownCategory { .. } => "unknown_failure_category",
@@ -134,6 +143,7 @@ impl ReplayError {
             | Self::InvalidJson { line, .. }
             | Self::MissingField { line, .. }
             | Self::WrongType { line, .. }
+            | Self::DuplicateField { line, .. }
             | Self::UnknownField { line, .. }
             | Self::UnknownKind { line, .. }
             | Self::UnknownCategory { line, .. }
@@ -149,6 +159,7 @@ impl ReplayError {
         match self {
             Self::MissingField { field, .. }
             | Self::WrongType { field, .. }
+            | Self::DuplicateField { field, .. }
             | Self::UnknownField { field, .. }
             | Self::UnknownKind { field, .. }
             | Self::UnknownCategory { field, .. }
@@ -176,6 +187,9 @@ impl fmt::Display for ReplayError {
                 field,
                 expected,
             } => write!(f, "line {line}: field `{field}` must be {expected}"),
+            Self::DuplicateField { line, field } => {
+                write!(f, "line {line}: field `{field}` occurs twice in one object")
+            }
             Self::UnknownField { line, field } => {
                 write!(f, "line {line}: field `{field}` is not part of schema v1")
             }

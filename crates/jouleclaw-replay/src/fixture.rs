@@ -1,6 +1,6 @@
 //! Fixture schema v1: one JSON record per line (`spec/COMMIT-REPLAY.md` section 1).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -243,6 +243,9 @@ pub fn parse_record(raw: &str, line: usize) -> Result<Fixture> {
         line,
         detail: e.to_string(),
     })?;
+    if let Some(field) = duplicate_key(raw, "") {
+        return Err(ReplayError::DuplicateField { line, field });
+    }
     let p = Parser { line };
     let obj = p.object(&value, "record")?;
     p.only(
@@ -270,6 +273,90 @@ pub fn parse_record(raw: &str, line: usize) -> Result<Fixture> {
 /// `at` is the field path prefix (for example `events[3]`).
 pub(crate) fn parse_event(value: &Value, line: usize, at: &str) -> Result<Event> {
     Parser { line }.event(value, at)
+}
+
+/// One open JSON container while scanning for duplicate keys.
+enum Frame {
+    Object {
+        keys: BTreeSet<String>,
+        key: String,
+        expect_key: bool,
+    },
+    Array {
+        index: usize,
+    },
+}
+
+/// The field path (under `prefix`) of the first object key that occurs twice in the same
+/// object of `raw`, which must already be known to be one valid JSON document.
+///
+/// `serde_json` keeps the last of two equal keys silently, so a duplicate would let a typo or
+/// an edit weaken a fixture without a trace; the schema refuses it instead. Keys are compared
+/// after unescaping (`"id"` and `"\u0069d"` are the same key).
+pub(crate) fn duplicate_key(raw: &str, prefix: &str) -> Option<String> {
+    let bytes = raw.as_bytes();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while let Some(&c) = bytes.get(i) {
+                    match c {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                if let Some(Frame::Object {
+                    keys,
+                    key,
+                    expect_key,
+                }) = stack.last_mut()
+                    && *expect_key
+                {
+                    let literal = raw.get(start..(i + 1).min(raw.len())).unwrap_or_default();
+                    let name = serde_json::from_str::<String>(literal)
+                        .unwrap_or_else(|_| literal.to_owned());
+                    *expect_key = false;
+                    if !keys.insert(name.clone()) {
+                        *key = name;
+                        return Some(frame_path(&stack, prefix));
+                    }
+                    *key = name;
+                }
+            }
+            b'{' => stack.push(Frame::Object {
+                keys: BTreeSet::new(),
+                key: String::new(),
+                expect_key: true,
+            }),
+            b'[' => stack.push(Frame::Array { index: 0 }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object { expect_key, .. }) => *expect_key = true,
+                Some(Frame::Array { index }) => *index += 1,
+                None => {}
+            },
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+fn frame_path(stack: &[Frame], prefix: &str) -> String {
+    let mut path = prefix.to_owned();
+    for frame in stack {
+        match frame {
+            Frame::Object { key, .. } => path = join(&path, key),
+            Frame::Array { index } => path.push_str(&format!("[{index}]")),
+        }
+    }
+    path
 }
 
 struct Parser {

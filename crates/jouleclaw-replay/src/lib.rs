@@ -14,15 +14,17 @@
 //! - [`ReplayState`], [`Phase`], [`Step`], [`StepOutcome`], [`Action`], [`Rejection`],
 //!   [`ExternalWrite`], [`WriteOp`], [`ReviewChunk`], [`IndeterminateDelivery`],
 //!   [`Finalization`], [`Withheld`], [`WithheldReason`]: the pure reducer (rules 1-8);
-//! - [`stable_prefix`], [`AgreementUnit`]: LocalAgreement-2, which never grants a write;
+//! - [`stable_prefix`], [`AgreementUnit`]: LocalAgreement-2, which never grants a write, and
+//!   the preview helpers [`retracted_chars`], [`incorrect_graphemes`];
 //! - [`audit`], [`AuditInput`], [`SafetyCounts`], [`preview_metrics`], [`PreviewMetrics`]:
 //!   metrics;
 //! - [`replay_fixture`], [`replay_corpus`], [`CorpusReport`], [`FileReport`],
 //!   [`FixtureReport`], [`CorpusTotals`]: the entry point the `jouleclaw replay` command calls;
-//! - [`encode_event`], [`encode_observed_write`], [`decode_marker`], [`ReplayRecord`],
-//!   [`MARKER_PREFIX`]: replay records on the control channel;
-//! - [`CommitSafetyOracle`]: the reducer as a `jouleclaw_stream_oracle::StreamOracle`;
-//! - [`ReplayError`]: every refusal, with a stable code.
+//! - [`encode_event`], [`event_json`], [`encode_observed_write`], [`decode_marker`],
+//!   [`ReplayRecord`], [`MARKER_PREFIX`]: replay records on the control channel;
+//! - [`CommitSafetyOracle`], [`COMMIT_SAFETY_ORACLE_NAME`]: the reducer as a
+//!   `jouleclaw_stream_oracle::StreamOracle`;
+//! - [`ReplayError`], [`Result`]: every refusal, with a stable code.
 //!
 //! ```
 //! use jouleclaw_replay::*;

@@ -14,7 +14,7 @@ use jouleclaw_stream::{TickMarker, canon};
 use serde_json::Value;
 
 use crate::error::{ReplayError, Result};
-use crate::fixture::{Event, EventKind, parse_event};
+use crate::fixture::{Event, EventKind, duplicate_key, parse_event};
 
 /// The prefix that marks a custom marker as a replay record: `"replay/1 "`.
 pub const MARKER_PREFIX: &str = "replay/1 ";
@@ -93,9 +93,12 @@ fn write_object(mut fields: Vec<(&str, Field<'_>)>) -> String {
         match v {
             Field::Str(s) => canon::write_str(&mut out, s),
             Field::Int(n) => {
-                // Values above 2^53-1 cannot come from a parsed fixture; a hand-built one is
-                // clamped to the largest safe integer rather than written non-canonically.
-                let _ = canon::write_u64(&mut out, (*n).min(canon::MAX_SAFE_INTEGER));
+                // Values above 2^53-1 cannot come from a parsed fixture. A hand-built one is
+                // written exactly as it is, never altered; `decode_marker` then refuses it, so
+                // the value reaches no reducer changed.
+                if canon::write_u64(&mut out, *n).is_err() {
+                    out.extend_from_slice(n.to_string().as_bytes());
+                }
             }
             Field::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         }
@@ -104,7 +107,8 @@ fn write_object(mut fields: Vec<(&str, Field<'_>)>) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The control-channel marker carrying `event`.
+/// The control-channel marker carrying `event`. An integer above `2^53 - 1` (which no parsed
+/// fixture holds) is written unaltered and makes the marker undecodable.
 pub fn encode_event(event: &Event) -> TickMarker {
     TickMarker::Custom(format!("{MARKER_PREFIX}{}", event_json(event)))
 }
@@ -119,15 +123,28 @@ pub fn encode_observed_write(t_ms: u64, text: &str) -> TickMarker {
     TickMarker::Custom(format!("{MARKER_PREFIX}{json}"))
 }
 
+/// The namespace every replay marker starts with; [`MARKER_PREFIX`] is its only version.
+const MARKER_NAMESPACE: &str = "replay/";
+
 /// Decodes a marker: `None` when it is not a replay record (another marker, or a custom
-/// marker without [`MARKER_PREFIX`]); `Some(Err)` when it carries the prefix but not a valid
-/// record.
+/// marker that does not start with `replay/`); `Some(Err)` when it starts with `replay/` but
+/// is not [`MARKER_PREFIX`] followed by a valid record (a damaged prefix, an unknown version,
+/// a body that is not JSON, a repeated key, a field the schema does not define). A damaged
+/// replay marker is refused rather than ignored, because ignoring it would silently drop an
+/// event (a focus change, say) the reducer must see.
 pub fn decode_marker(marker: &TickMarker) -> Option<Result<ReplayRecord>> {
     let TickMarker::Custom(text) = marker else {
         return None;
     };
-    let body = text.strip_prefix(MARKER_PREFIX)?;
-    Some(decode_body(body))
+    if !text.starts_with(MARKER_NAMESPACE) {
+        return None;
+    }
+    Some(match text.strip_prefix(MARKER_PREFIX) {
+        Some(body) => decode_body(body),
+        None => Err(ReplayError::InvalidMarker {
+            detail: format!("a `{MARKER_NAMESPACE}` marker must start with {MARKER_PREFIX:?}"),
+        }),
+    })
 }
 
 fn decode_body(body: &str) -> Result<ReplayRecord> {
@@ -137,6 +154,11 @@ fn decode_body(body: &str) -> Result<ReplayRecord> {
     let value: Value = serde_json::from_str(body).map_err(|e| ReplayError::InvalidMarker {
         detail: e.to_string(),
     })?;
+    if let Some(field) = duplicate_key(body, "marker") {
+        return Err(ReplayError::InvalidMarker {
+            detail: format!("field `{field}` occurs twice in one object"),
+        });
+    }
     if value.get("kind").and_then(Value::as_str) == Some("observed_write") {
         let obj = value
             .as_object()

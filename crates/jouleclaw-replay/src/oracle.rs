@@ -6,7 +6,7 @@ use jouleclaw_stream_oracle::{StreamOracle, WindowContext, WindowVerdict};
 use crate::audit::{AuditInput, audit};
 use crate::fixture::{Event, Mode};
 use crate::marker::{ReplayRecord, decode_marker};
-use crate::reducer::{ReplayState, Step};
+use crate::reducer::{Rejection, ReplayState, Step, StepOutcome};
 
 /// The oracle's stable name: `"commit-safety"`.
 pub const COMMIT_SAFETY_ORACLE_NAME: &str = "commit-safety";
@@ -15,8 +15,9 @@ pub const COMMIT_SAFETY_ORACLE_NAME: &str = "commit-safety";
 /// ([`duplex::CONTROL`], see [`crate::encode_event`]) to a [`ReplayState`] and judges each
 /// window:
 ///
-/// - **Fail** when, in this window, a replay marker could not be decoded, the system under
-///   test reported an external write ([`crate::encode_observed_write`]) that the reducer had
+/// - **Fail** when, in this window, a replay marker could not be decoded (including a
+///   `replay/` marker with a damaged prefix or unknown version), a replay record arrived with
+///   a `t_ms` earlier than its predecessor's, the system under test reported an external write ([`crate::encode_observed_write`]) that the reducer had
 ///   not authorized (wrong text, wrong order, or more writes than authorized), or the audit of
 ///   the reducer's own log found a safety violation;
 /// - otherwise **NeedMore** while a burst is open and not finalized (recording or released);
@@ -83,9 +84,28 @@ impl CommitSafetyOracle {
         };
         match record {
             ReplayRecord::Event(event) => {
+                let before = self.log_sizes();
                 let step = self.state.apply(&event);
+                // Out of order is a damaged control stream, not a policy decision: the
+                // reducer refuses the record (so it cannot write), and the window fails.
+                let out_of_order = (step.outcome
+                    == StepOutcome::Rejected(Rejection::NonMonotonicTime))
+                .then(|| {
+                    format!(
+                        "replay record {} ({}) at t_ms {} is earlier than the previous record",
+                        step.event_index, step.kind, step.t_ms
+                    )
+                });
                 self.events.push(event);
                 self.steps.push(step);
+                if let Some(reason) = out_of_order {
+                    return Some(reason);
+                }
+                // The audit's counts depend only on the logs below and the events before
+                // their entries, so an event that changed none of them cannot change them.
+                if self.log_sizes() == before {
+                    return None;
+                }
                 let writes = self.state.external_writes();
                 let safety = audit(&AuditInput {
                     mode: self.state.mode(),
@@ -118,6 +138,16 @@ impl CommitSafetyOracle {
                 }
             }
         }
+    }
+
+    /// Lengths of the reducer logs the audit judges.
+    fn log_sizes(&self) -> [usize; 4] {
+        [
+            self.state.external_writes().len(),
+            self.state.finalizations().len(),
+            self.state.indeterminate().len(),
+            self.state.review_chunks().len(),
+        ]
     }
 
     fn note_applied(&mut self, window_id: u64) -> usize {

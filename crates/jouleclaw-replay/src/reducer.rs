@@ -36,7 +36,8 @@ impl Phase {
         }
     }
 
-    /// `true` while a burst is open and not yet finalized (recording or released).
+    /// `true` while a burst is open and not yet finalized (recording, released, or the
+    /// transient final_ready).
     pub fn is_open(self) -> bool {
         matches!(self, Self::Recording | Self::Released | Self::FinalReady)
     }
@@ -571,11 +572,6 @@ impl ReplayState {
                         }
                     }
                 }
-                if self.target_lost && self.phase.is_open() {
-                    // The target came back after being lost mid-burst: it is not the one the
-                    // burst started on.
-                    self.burst_target_changed = true;
-                }
                 self.target = Some(snapshot.clone());
                 self.target_lost = false;
                 Ok(Action::TargetUpdated)
@@ -653,6 +649,12 @@ impl ReplayState {
                     Ok(Action::FaultArmed)
                 }
                 FailureCategory::TargetLost => {
+                    if self.phase.is_open() {
+                        // Lost mid-burst: whatever target shows up next is not the one the
+                        // burst was aimed at. A loss before the burst started is not a move:
+                        // the burst starts without a target and takes the next one as its own.
+                        self.burst_target_changed = true;
+                    }
                     self.target = None;
                     self.target_lost = true;
                     Ok(Action::TargetLost)

@@ -45,8 +45,8 @@ fn preview_metrics_of_a_churning_burst() {
     ))
     .unwrap();
     let r = replay_fixture(&f[0]);
-    // Prefixes: "victor whiskey" -> "victor" (6 of "victor whiskey" retracted... 8 chars) ->
-    // "victor yankee xray".
+    // Prefixes: "victor whiskey" -> "victor" (retracts " whiskey", 8 chars) ->
+    // "victor yankee xray" (retracts nothing).
     assert_eq!(r.preview.prefix_churn_chars_word, 8);
     assert_eq!(r.preview.first_stable_prefix_ms_word, vec![390]);
     assert_eq!(r.preview.repeated_full_decodes, 1);

@@ -194,3 +194,145 @@ fn a_wrong_text_or_a_corrupt_marker_fails() {
         .unwrap();
     assert!(judge(&mut o, &w).is_pass());
 }
+
+fn fail_reason(v: WindowVerdict) -> String {
+    match v {
+        WindowVerdict::Fail { oracle, reason } => {
+            assert_eq!(oracle, COMMIT_SAFETY_ORACLE_NAME);
+            reason
+        }
+        other => panic!("expected Fail, got {other:?}"),
+    }
+}
+
+#[test]
+fn regression_a_damaged_replay_prefix_fails_instead_of_being_ignored() {
+    // Ignoring these would silently drop the focus change they carry.
+    let body = r#"{"caret_version":2,"editable":true,"focus_id":"f2","kind":"target","t_ms":5}"#;
+    for text in [
+        format!("replay/1{body}"),
+        format!("replay/2 {body}"),
+        format!("replay/ {body}"),
+        "replay/1".to_owned(),
+    ] {
+        let m = TickMarker::Custom(text.clone());
+        let e = decode_marker(&m).unwrap().unwrap_err();
+        assert_eq!(e.code(), "invalid_replay_marker", "{text}");
+        let mut o = CommitSafetyOracle::new(mode());
+        let reason = fail_reason(judge(&mut o, &window(0, vec![m])));
+        assert!(reason.contains("invalid replay marker"), "{reason}");
+    }
+    // Neighbour: other namespaces stay ignored.
+    for text in ["replayed", "other/1 {}", "Replay/1 {}"] {
+        assert!(decode_marker(&TickMarker::Custom(text.into())).is_none());
+    }
+}
+
+#[test]
+fn regression_a_repeated_key_in_a_marker_fails() {
+    // serde_json would keep the last `kind` and feed a different event than the first reads.
+    let m = TickMarker::Custom(
+        r#"replay/1 {"kind":"hold_release","kind":"hold_start","t_ms":1}"#.into(),
+    );
+    let e = decode_marker(&m).unwrap().unwrap_err();
+    assert!(e.to_string().contains("marker.kind"), "{e}");
+    let mut o = CommitSafetyOracle::new(mode());
+    fail_reason(judge(&mut o, &window(0, vec![m])));
+    assert!(o.steps().is_empty());
+}
+
+#[test]
+fn regression_an_out_of_order_record_fails_the_window() {
+    let ev = events();
+    let mut markers: Vec<TickMarker> = ev[..4].iter().map(encode_event).collect();
+    // A focus change stamped before the last record: refused by the reducer, and reported.
+    markers.push(encode_event(&Event {
+        t_ms: 1,
+        kind: EventKind::Target(TargetSnapshot {
+            focus_id: "f2".into(),
+            caret_version: 1,
+            editable: true,
+        }),
+    }));
+    let mut o = CommitSafetyOracle::new(mode());
+    let reason = fail_reason(judge(&mut o, &window(0, markers)));
+    assert!(
+        reason.contains("earlier than the previous record"),
+        "{reason}"
+    );
+    assert_eq!(o.state().target().map(|t| t.focus_id.as_str()), Some("f1"));
+}
+
+#[test]
+fn regression_the_encoder_never_alters_an_unsafe_integer() {
+    let e = Event {
+        t_ms: u64::MAX,
+        kind: EventKind::HoldRelease,
+    };
+    assert_eq!(
+        event_json(&e),
+        format!(r#"{{"kind":"hold_release","t_ms":{}}}"#, u64::MAX)
+    );
+    let err = decode_marker(&encode_event(&e)).unwrap().unwrap_err();
+    assert_eq!(err.code(), "invalid_replay_marker");
+    let mut o = CommitSafetyOracle::new(mode());
+    fail_reason(judge(&mut o, &window(0, vec![encode_event(&e)])));
+}
+
+#[test]
+fn regression_a_long_session_is_judged_without_rescanning_it_per_record() {
+    // 200 dictated bursts, 20 hypotheses each. Re-auditing the whole log on every record made
+    // this cubic (minutes); it must stay well under a second in a release build.
+    let mut evs = vec![Event {
+        t_ms: 0,
+        kind: EventKind::Target(TargetSnapshot {
+            focus_id: "f1".into(),
+            caret_version: 1,
+            editable: true,
+        }),
+    }];
+    let mut t = 0;
+    let mut next = || {
+        t += 1;
+        t
+    };
+    for b in 0..200 {
+        evs.push(Event {
+            t_ms: next(),
+            kind: EventKind::HoldStart {
+                duration_ms: None,
+                energy_band: None,
+            },
+        });
+        for h in 0..20 {
+            evs.push(Event {
+                t_ms: next(),
+                kind: EventKind::Hypothesis {
+                    text: format!("w{b} {h}"),
+                    decode_id: None,
+                },
+            });
+        }
+        evs.push(Event {
+            t_ms: next(),
+            kind: EventKind::HoldRelease,
+        });
+        evs.push(Event {
+            t_ms: next(),
+            kind: EventKind::FinalDecode {
+                text: format!("w{b}"),
+                decode_id: None,
+            },
+        });
+    }
+    let started = std::time::Instant::now();
+    let mut o = CommitSafetyOracle::new(mode());
+    for (id, chunk) in evs.chunks(50).enumerate() {
+        let w = window(id as u64, chunk.iter().map(encode_event).collect());
+        assert!(!matches!(judge(&mut o, &w), WindowVerdict::Fail { .. }));
+    }
+    assert_eq!(o.state().external_writes().len(), 200);
+    // Generous for an unoptimized build on a loaded machine.
+    let elapsed = started.elapsed();
+    assert!(elapsed.as_secs() < 20, "{elapsed:?}");
+}

@@ -580,13 +580,14 @@ fn audit_counts_every_kind_of_forbidden_write() {
     // A partial typed before release.
     let c = input(&[w(2, "alpha", WriteOp::Insert)]);
     assert_eq!((c.pre_release_writes, c.forbidden_writes), (1, 1));
-    // A duplicate final and a late partial write.
+    // A duplicate final and a late partial write: the late partial is a late write, not a
+    // second final.
     let c = input(&[
         w(4, "alpha", WriteOp::Insert),
         w(4, "alpha", WriteOp::Insert),
         w(5, "z", WriteOp::Insert),
     ]);
-    assert_eq!(c.duplicate_finals, 2);
+    assert_eq!(c.duplicate_finals, 1);
     assert_eq!(c.late_writes_after_seal, 1);
     assert_eq!(c.forbidden_writes, 2);
     // Deleting more than was inserted.
@@ -644,5 +645,102 @@ fn audit_counts_every_kind_of_forbidden_write() {
         review_chunks: &[],
     });
     assert_eq!(c.unresolved_indeterminate, 1);
-    assert_eq!(c.duplicate_finals, 1);
+    // Re-sent by a late partial: a late write, not a second final.
+    assert_eq!((c.duplicate_finals, c.late_writes_after_seal), (0, 1));
+    // Re-sent as a final delivery after being flagged: a duplicate final as well.
+    let ind = [IndeterminateDelivery {
+        event_index: 3,
+        burst_id: 1,
+        text: "alpha".into(),
+    }];
+    let c = audit(&AuditInput {
+        mode: ordinary(),
+        events: &events,
+        steps: &steps,
+        writes: &[w(4, "alpha", WriteOp::Insert)],
+        finalizations: s.finalizations(),
+        indeterminate: &ind,
+        review_chunks: &[],
+    });
+    assert_eq!((c.unresolved_indeterminate, c.duplicate_finals), (1, 1));
+}
+
+#[test]
+fn regression_a_partial_typed_before_release_does_not_make_the_final_a_duplicate() {
+    // An injector that types the partial and then the final: one pre-release write, and the
+    // final is the burst's first final delivery, not a duplicate one.
+    let events = vec![
+        target(0, "f1", 1, true),
+        start(10),
+        hyp(20, "alpha"),
+        release(30),
+        fin(40, "alpha"),
+    ];
+    let (s, steps) = run(ordinary(), &events);
+    let t = TargetSnapshot {
+        focus_id: "f1".into(),
+        caret_version: 1,
+        editable: true,
+    };
+    let w = |i: usize| ExternalWrite {
+        event_index: i,
+        t_ms: events[i].t_ms,
+        burst_id: 1,
+        op: WriteOp::Insert,
+        text: "alpha".into(),
+        target: t.clone(),
+    };
+    let c = audit(&AuditInput {
+        mode: ordinary(),
+        events: &events,
+        steps: &steps,
+        writes: &[w(2), w(4)],
+        finalizations: s.finalizations(),
+        indeterminate: s.indeterminate(),
+        review_chunks: s.review_chunks(),
+    });
+    assert_eq!(c.pre_release_writes, 1);
+    assert_eq!(c.duplicate_finals, 0);
+    assert_eq!(c.forbidden_writes, 1);
+}
+
+#[test]
+fn regression_a_target_lost_before_the_burst_is_not_a_move_during_it() {
+    // The target is lost while idle; the burst starts without one and the target that
+    // appears during it is the burst's own. The audit agrees: nothing moved.
+    let events = [
+        target(0, "f1", 1, true),
+        failure(5, FailureCategory::TargetLost),
+        start(10),
+        target(15, "f1", 1, true),
+        release(20),
+        fin(30, "alpha"),
+    ];
+    let (s, steps) = run(ordinary(), &events);
+    assert_eq!(writes(&s), ["alpha"]);
+    let c = audit(&AuditInput {
+        mode: ordinary(),
+        events: &events,
+        steps: &steps,
+        writes: s.external_writes(),
+        finalizations: s.finalizations(),
+        indeterminate: s.indeterminate(),
+        review_chunks: s.review_chunks(),
+    });
+    assert!(c.is_clean(), "{c:?}");
+    // Neighbour: lost during the burst, the target that comes back (same focus and caret) is
+    // not trusted, and the final is withheld.
+    let (s, _) = run(
+        ordinary(),
+        &[
+            target(0, "f1", 1, true),
+            start(10),
+            failure(12, FailureCategory::TargetLost),
+            target(15, "f1", 1, true),
+            release(20),
+            fin(30, "alpha"),
+        ],
+    );
+    assert!(s.external_writes().is_empty());
+    assert_eq!(s.withheld()[0].reason, WithheldReason::TargetChanged);
 }

@@ -222,3 +222,80 @@ fn file_sha256_is_of_the_bytes() {
         "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
     );
 }
+
+#[test]
+fn regression_duplicate_keys_are_refused_with_their_path() {
+    // serde_json keeps the last of two equal keys; a fixture could hide a weakened
+    // expectation behind a repeated key.
+    check(
+        &err(
+            r#""target_writes":[]"#,
+            r#""target_writes":["x"],"target_writes":[]"#,
+        ),
+        "duplicate_field",
+        "expect.target_writes",
+    );
+    check(
+        &err(
+            r#""kind":"hold_release""#,
+            r#""kind":"hold_release","kind":"hold_start""#,
+        ),
+        "duplicate_field",
+        "events[1].kind",
+    );
+    // Keys are compared after unescaping.
+    check(
+        &err(r#""id":"a","#, r#""id":"a","\u0069d":"b","#),
+        "duplicate_field",
+        "id",
+    );
+    // Neighbour: equal keys in different objects, and a key's text inside a string value.
+    let ok = GOOD.replacen(r#""text":"x""#, r#""text":"\"t_ms\":1,\"t_ms\":2""#, 1);
+    assert!(parse_fixtures(ok.as_bytes()).is_ok());
+}
+
+#[test]
+fn hostile_fixture_files_are_refused_without_panicking() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_obj = format!("{}1{}", r#"{"a":"#.repeat(50_000), "}".repeat(50_000));
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (Vec::new(), "no_records"),
+        (b"\r\n\t \n".to_vec(), "no_records"),
+        (deep.into_bytes(), "invalid_json"),
+        (deep_obj.into_bytes(), "invalid_json"),
+        (
+            GOOD.replacen(r#""t_ms":5"#, r#""t_ms":1e400"#, 1)
+                .into_bytes(),
+            "invalid_json",
+        ),
+        (
+            GOOD.replacen(r#""t_ms":5"#, &format!(r#""t_ms":{}"#, "9".repeat(40)), 1)
+                .into_bytes(),
+            "wrong_type",
+        ),
+        (
+            GOOD.replacen(r#""t_ms":5"#, &format!(r#""t_ms":{}"#, "9".repeat(400)), 1)
+                .into_bytes(),
+            "invalid_json",
+        ),
+        (
+            GOOD.replacen(r#""finalizations":1"#, r#""finalizations":1.0"#, 1)
+                .into_bytes(),
+            "wrong_type",
+        ),
+        (format!("\u{feff}{GOOD}").into_bytes(), "invalid_json"),
+        (b"\x00".to_vec(), "invalid_json"),
+        ([GOOD.as_bytes(), b"\n\xc3"].concat(), "invalid_utf8"),
+        (b"null".to_vec(), "wrong_type"),
+        (b"\"x\"".to_vec(), "wrong_type"),
+    ];
+    for (bytes, code) in cases {
+        let e = parse_fixtures(&bytes).unwrap_err();
+        assert_eq!(e.code(), code, "{e}");
+        // The corpus report carries the refusal instead of failing.
+        let report = replay_corpus(&[("h.jsonl".to_owned(), bytes)]);
+        assert!(!report.all_expectations_hold());
+        assert!(report.render_text().contains(code));
+        assert!(!report.render_json().is_empty());
+    }
+}
