@@ -37,6 +37,7 @@ pub struct CommitSafetyOracle {
     violations: Vec<(u64, String)>,
     /// `(window_id, replay records of that window applied so far)`.
     applied: (u64, usize),
+    audits: u64,
 }
 
 impl CommitSafetyOracle {
@@ -49,7 +50,14 @@ impl CommitSafetyOracle {
             observed: 0,
             violations: Vec::new(),
             applied: (0, 0),
+            audits: 0,
         }
+    }
+
+    /// How many times the full safety audit has run: once per replay record that changed a
+    /// log the audit judges, never once per record.
+    pub fn audits_run(&self) -> u64 {
+        self.audits
     }
 
     /// The reducer state.
@@ -106,6 +114,7 @@ impl CommitSafetyOracle {
                 if self.log_sizes() == before {
                     return None;
                 }
+                self.audits += 1;
                 let writes = self.state.external_writes();
                 let safety = audit(&AuditInput {
                     mode: self.state.mode(),
