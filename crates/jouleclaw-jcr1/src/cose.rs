@@ -374,9 +374,88 @@ pub fn sign_payload(
     receipt: &StreamWindowReceipt,
     payload: Vec<u8>,
 ) -> Result<SignedReceipt> {
+    // The profile fixes every byte around the payload, so the structures are written directly:
+    // the same bytes `sign1` produces through coset (tested), without building CBOR values.
     let key = signer.verifying_key();
-    let header = protected_header(&receipt.steward, &receipt.id(), &kid(&key));
-    sign1(signer, header, Header::default(), payload)
+    let protected = protected_bytes(&receipt.steward, &receipt.id(), &kid(&key));
+    let to_be_signed = sig_structure(&protected, &payload);
+    let signature = signer.sign(&to_be_signed)?;
+    let cose_sign1 = envelope(&protected, Some(&payload), &signature);
+    Ok(SignedReceipt {
+        cose_sign1,
+        payload,
+        protected,
+        to_be_signed,
+        signature,
+    })
+}
+
+/// Appends a CBOR head in its shortest form (RFC 8949 section 4.2.1).
+fn cbor_head(out: &mut Vec<u8>, major: u8, n: u64) {
+    let m = major << 5;
+    if n < 24 {
+        out.push(m | n as u8);
+    } else if n <= 0xff {
+        out.extend_from_slice(&[m | 24, n as u8]);
+    } else if n <= 0xffff {
+        out.push(m | 25);
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+    } else if n <= 0xffff_ffff {
+        out.push(m | 26);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    } else {
+        out.push(m | 27);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+/// Appends a byte string (major type 2) or text string (major type 3).
+fn cbor_string(out: &mut Vec<u8>, major: u8, b: &[u8]) {
+    cbor_head(out, major, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// The profile's protected header bytes: what coset writes for [`protected_header`].
+fn protected_bytes(steward: &str, receipt_id: &str, kid: &[u8; 32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + CONTENT_TYPE.len() + steward.len() + receipt_id.len());
+    out.push(0xa4); // map(4)
+    out.extend_from_slice(&[0x01, 0x27]); // 1 (alg): -8 (EdDSA)
+    out.push(0x03); // 3 (content type): text
+    cbor_string(&mut out, 3, CONTENT_TYPE.as_bytes());
+    out.push(0x04); // 4 (kid): bstr
+    cbor_string(&mut out, 2, kid);
+    out.extend_from_slice(&[0x0f, 0xa2]); // 15 (CWT claims): map(2)
+    out.push(0x01); // 1 (iss): text
+    cbor_string(&mut out, 3, steward.as_bytes());
+    out.push(0x02); // 2 (sub): text
+    cbor_string(&mut out, 3, receipt_id.as_bytes());
+    out
+}
+
+/// `Sig_structure` for COSE_Sign1 with empty external_aad (RFC 9052 section 4.4).
+fn sig_structure(protected: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(32 + protected.len() + payload.len());
+    out.push(0x84); // array(4)
+    cbor_string(&mut out, 3, b"Signature1");
+    cbor_string(&mut out, 2, protected);
+    out.push(0x40); // external_aad: empty bstr
+    cbor_string(&mut out, 2, payload);
+    out
+}
+
+/// The tagged COSE_Sign1 with an empty unprotected header; a detached payload is `nil`.
+fn envelope(protected: &[u8], payload: Option<&[u8]>, signature: &[u8]) -> Vec<u8> {
+    let len = payload.map_or(0, <[u8]>::len);
+    let mut out = Vec::with_capacity(32 + protected.len() + len + signature.len());
+    out.extend_from_slice(&[0xd2, 0x84]); // tag 18, array(4)
+    cbor_string(&mut out, 2, protected);
+    out.push(0xa0); // unprotected: empty map
+    match payload {
+        Some(p) => cbor_string(&mut out, 2, p),
+        None => out.push(0xf6),
+    }
+    cbor_string(&mut out, 2, signature);
+    out
 }
 
 /// Chooses the verification key by `kid`.
@@ -484,31 +563,26 @@ fn prepare(
     let (iss, sub) = cwt_claims(p).ok_or(CoseRefusal::BadCwtClaims)?;
     // The received protected bytes must be exactly what the profile produces for these values
     // (label order, integer and length encodings, no duplicates).
-    let canonical = coset::ProtectedHeader {
-        original_data: None,
-        header: protected_header(&iss, &sub, &kid),
-    }
-    .to_vec()
-    .map_err(|_| CoseRefusal::ProtectedNotCanonical)?;
-    if sign1.protected.original_data.as_deref() != Some(canonical.as_slice()) {
+    let canonical = protected_bytes(&iss, &sub, &kid);
+    let Some(protected) = sign1.protected.original_data.as_deref() else {
+        return Err(CoseRefusal::ProtectedNotCanonical);
+    };
+    if protected != canonical.as_slice() {
         return Err(CoseRefusal::ProtectedNotCanonical);
     }
-    // Re-serializing keeps the received protected bytes and writes every other length in its
-    // shortest form: the input must already be exactly that.
-    let reencoded = sign1
-        .clone()
-        .to_tagged_vec()
-        .map_err(|_| CoseRefusal::EnvelopeNotCanonical)?;
-    if reencoded != bytes {
+    // The deterministic encoding of the parts (the received protected bytes, every other length
+    // in its shortest form): the input must already be exactly that.
+    let expected = envelope(protected, sign1.payload.as_deref(), &sign1.signature);
+    if expected != bytes {
         return Err(CoseRefusal::EnvelopeNotCanonical);
     }
-    if sign1.payload.is_none() {
+    let Some(payload) = sign1.payload.as_deref() else {
         return Err(CoseRefusal::PayloadDetached);
-    }
+    };
     let key = resolver.resolve(&kid).ok_or(CoseRefusal::UnknownKid)?;
     let signature =
         Signature::from_slice(&sign1.signature).map_err(|_| CoseRefusal::BadSignature)?;
-    let tbs = sign1.tbs_data(b"");
+    let tbs = sig_structure(protected, payload);
     Ok(Prepared {
         sign1,
         key,
@@ -653,4 +727,93 @@ pub fn split_cbor_sequence(bytes: &[u8]) -> core::result::Result<Vec<&[u8]>, usi
         rest = &rest[used..];
     }
     Ok(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn receipt(steward: &str, stream_id: &str, window_id: u64) -> StreamWindowReceipt {
+        StreamWindowReceipt {
+            closed_at: crate::UtcSecond::from_unix(1_780_617_600).unwrap(),
+            steward: steward.into(),
+            stream_id: stream_id.into(),
+            window_id,
+            window_hash: blake3::Hash::from_bytes([0xaa; 32]),
+            tick_count: 4,
+            inbound_bytes: 6400,
+            outbound_bytes: 4800,
+            joules_uj: 350,
+            energy_provenance: crate::EnergyProvenance::Estimator,
+            verdict: jouleclaw_stream_oracle::WindowVerdict::pass_by("always-pass-stream"),
+            conservation: jouleclaw_stream::WindowConservationFinding::Conforming,
+        }
+    }
+
+    /// The direct writers against coset, at every CBOR length-head size the profile can reach
+    /// (steward and stream id near the decoder's 4,096-byte string limit, payloads past 64 KiB).
+    #[test]
+    fn direct_encoding_is_byte_identical_to_coset() {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let lens = [1, 23, 24, 255, 256, 4090];
+        for (i, &steward_len) in lens.iter().enumerate() {
+            let stream_len = lens[lens.len() - 1 - i];
+            let r = receipt(&"s".repeat(steward_len), &"x".repeat(stream_len), i as u64);
+            for payload in [
+                r.encode().unwrap(),
+                Vec::new(),
+                vec![b'a'; 23],
+                vec![b'a'; 65_535],
+                vec![b'a'; 65_536],
+            ] {
+                let header = protected_header(&r.steward, &r.id(), &kid(&signer.verifying_key()));
+                let via_coset = sign1(&signer, header, Header::default(), payload.clone()).unwrap();
+                let direct = sign_payload(&signer, &r, payload).unwrap();
+                assert_eq!(
+                    direct, via_coset,
+                    "steward {steward_len}, stream id {stream_len}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn detached_envelope_matches_coset() {
+        let protected = protected_bytes("did:example:s", "s:0001", &[7; 32]);
+        let sign1 = CoseSign1 {
+            protected: coset::ProtectedHeader {
+                original_data: Some(protected.clone()),
+                header: protected_header("did:example:s", "s:0001", &[7; 32]),
+            },
+            unprotected: Header::default(),
+            payload: None,
+            signature: vec![1; 64],
+        };
+        assert_eq!(
+            envelope(&protected, None, &[1; 64]),
+            sign1.to_tagged_vec().unwrap()
+        );
+    }
+
+    #[test]
+    fn cbor_heads_are_shortest_form() {
+        for (n, want) in [
+            (0u64, vec![0x40]),
+            (23, vec![0x57]),
+            (24, vec![0x58, 24]),
+            (255, vec![0x58, 0xff]),
+            (256, vec![0x59, 0x01, 0x00]),
+            (65_535, vec![0x59, 0xff, 0xff]),
+            (65_536, vec![0x5a, 0x00, 0x01, 0x00, 0x00]),
+            (u64::from(u32::MAX), vec![0x5a, 0xff, 0xff, 0xff, 0xff]),
+            (
+                u64::from(u32::MAX) + 1,
+                vec![0x5b, 0, 0, 0, 0x01, 0, 0, 0, 0],
+            ),
+        ] {
+            let mut out = Vec::new();
+            cbor_head(&mut out, 2, n);
+            assert_eq!(out, want, "{n}");
+        }
+    }
 }
