@@ -500,7 +500,7 @@ pub struct VerifiedReceipt {
 
 /// What [`prepare`] extracts for the signature check.
 struct Prepared {
-    sign1: CoseSign1,
+    payload: Vec<u8>,
     key: VerifyingKey,
     kid: [u8; 32],
     iss: String,
@@ -518,10 +518,122 @@ fn classify_envelope(bytes: &[u8]) -> core::result::Result<(), CoseRefusal> {
     }
 }
 
+/// The profile's fields of a COSE_Sign1 that passed every envelope and header check.
+#[derive(Debug, PartialEq, Eq)]
+struct Parts {
+    protected: Vec<u8>,
+    payload: Vec<u8>,
+    signature: Vec<u8>,
+    kid: [u8; 32],
+    iss: String,
+    sub: String,
+}
+
 fn prepare(
     bytes: &[u8],
     resolver: &dyn KeyResolver,
 ) -> core::result::Result<Prepared, CoseRefusal> {
+    let parts = match read_profile(bytes) {
+        Some(parts) => parts,
+        None => parse_general(bytes)?,
+    };
+    let key = resolver
+        .resolve(&parts.kid)
+        .ok_or(CoseRefusal::UnknownKid)?;
+    let signature =
+        Signature::from_slice(&parts.signature).map_err(|_| CoseRefusal::BadSignature)?;
+    let tbs = sig_structure(&parts.protected, &parts.payload);
+    Ok(Prepared {
+        payload: parts.payload,
+        key,
+        kid: parts.kid,
+        iss: parts.iss,
+        sub: parts.sub,
+        signature,
+        tbs,
+    })
+}
+
+/// A cursor over CBOR bytes for [`read_profile`].
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn expect(&mut self, want: &[u8]) -> Option<()> {
+        self.0 = self.0.strip_prefix(want)?;
+        Some(())
+    }
+
+    /// A definite-length byte (major 2) or text (major 3) string's contents.
+    fn string(&mut self, major: u8) -> Option<&'a [u8]> {
+        let (&first, rest) = self.0.split_first()?;
+        if first >> 5 != major {
+            return None;
+        }
+        let (len, rest) = match first & 0x1f {
+            n @ 0..=23 => (u64::from(n), rest),
+            n @ 24..=27 => {
+                let width = 1usize << (n - 24);
+                let (arg, rest) = rest.split_at_checked(width)?;
+                (
+                    arg.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b)),
+                    rest,
+                )
+            }
+            _ => return None,
+        };
+        let (contents, rest) = rest.split_at_checked(usize::try_from(len).ok()?)?;
+        self.0 = rest;
+        Some(contents)
+    }
+}
+
+/// Reads the profile's deterministic encoding directly. `Some` only when `bytes` is exactly
+/// `envelope(protected_bytes(iss, sub, kid), payload, signature)` with UTF-8 `iss`/`sub` and an
+/// attached payload: an input on which every check of [`parse_general`] passes with these same
+/// values. Anything else returns `None` and goes through [`parse_general`], which names the
+/// refusal.
+fn read_profile(bytes: &[u8]) -> Option<Parts> {
+    let mut c = Cursor(bytes);
+    c.expect(&[0xd2, 0x84])?; // tag 18, array(4)
+    let protected = c.string(2)?;
+    c.expect(&[0xa0])?; // unprotected: empty map
+    let payload = c.string(2)?;
+    let signature = c.string(2)?;
+    if !c.0.is_empty() {
+        return None;
+    }
+    let mut h = Cursor(protected);
+    h.expect(&[0xa4, 0x01, 0x27, 0x03])?; // map(4), alg: EdDSA, content type
+    if h.string(3)? != CONTENT_TYPE.as_bytes() {
+        return None;
+    }
+    h.expect(&[0x04])?;
+    let kid: [u8; 32] = h.string(2)?.try_into().ok()?;
+    h.expect(&[0x0f, 0xa2, 0x01])?; // CWT claims: map(2), iss
+    let iss = core::str::from_utf8(h.string(3)?).ok()?;
+    h.expect(&[0x02])?; // sub
+    let sub = core::str::from_utf8(h.string(3)?).ok()?;
+    if !h.0.is_empty() {
+        return None;
+    }
+    // Shortest-form heads throughout: the bytes must be what the writers produce.
+    if protected_bytes(iss, sub, &kid) != protected
+        || envelope(protected, Some(payload), signature) != bytes
+    {
+        return None;
+    }
+    Some(Parts {
+        protected: protected.to_vec(),
+        payload: payload.to_vec(),
+        signature: signature.to_vec(),
+        kid,
+        iss: iss.to_owned(),
+        sub: sub.to_owned(),
+    })
+}
+
+/// Every envelope and header check, in order, on coset's parse of any input.
+fn parse_general(bytes: &[u8]) -> core::result::Result<Parts, CoseRefusal> {
     classify_envelope(bytes)?;
     let sign1 = CoseSign1::from_tagged_slice(bytes).map_err(|_| CoseRefusal::MalformedCbor)?;
     let u = &sign1.unprotected;
@@ -576,21 +688,17 @@ fn prepare(
     if expected != bytes {
         return Err(CoseRefusal::EnvelopeNotCanonical);
     }
-    let Some(payload) = sign1.payload.as_deref() else {
+    let protected = protected.to_vec();
+    let Some(payload) = sign1.payload else {
         return Err(CoseRefusal::PayloadDetached);
     };
-    let key = resolver.resolve(&kid).ok_or(CoseRefusal::UnknownKid)?;
-    let signature =
-        Signature::from_slice(&sign1.signature).map_err(|_| CoseRefusal::BadSignature)?;
-    let tbs = sig_structure(protected, payload);
-    Ok(Prepared {
-        sign1,
-        key,
+    Ok(Parts {
+        protected,
+        payload,
+        signature: sign1.signature,
         kid,
         iss,
         sub,
-        signature,
-        tbs,
     })
 }
 
@@ -611,7 +719,7 @@ fn cwt_claims(h: &Header) -> Option<(String, String)> {
 }
 
 fn finish(p: Prepared) -> core::result::Result<VerifiedReceipt, CoseRefusal> {
-    let payload = p.sign1.payload.unwrap_or_default();
+    let payload = p.payload;
     let receipt = decode_receipt(&payload).map_err(CoseRefusal::PayloadRefused)?;
     if receipt.steward != p.iss {
         return Err(CoseRefusal::IssMismatch);
@@ -653,11 +761,23 @@ pub fn verify_batch(
 ) -> Vec<core::result::Result<VerifiedReceipt, CoseRefusal>> {
     let mut prepared: Vec<Option<core::result::Result<Prepared, CoseRefusal>>> =
         items.iter().map(|b| Some(prepare(b, resolver))).collect();
+    // Receipts of one stream share a key: test its order once per run of equal keys.
+    let mut last_key: Option<(VerifyingKey, bool)> = None;
     let batchable: Vec<usize> = prepared
         .iter()
         .enumerate()
         .filter_map(|(i, p)| match p {
-            Some(Ok(p)) if !p.key.is_weak() && !small_order_r(&p.signature) => Some(i),
+            Some(Ok(p)) => {
+                let weak = match last_key {
+                    Some((k, weak)) if k == p.key => weak,
+                    _ => {
+                        let weak = p.key.is_weak();
+                        last_key = Some((p.key, weak));
+                        weak
+                    }
+                };
+                (!weak && !small_order_r(&p.signature)).then_some(i)
+            }
             _ => None,
         })
         .collect();
@@ -689,10 +809,47 @@ pub fn verify_batch(
         .collect()
 }
 
+/// The low 255 bits of every encoding that decompresses to a point of small order: the `y`
+/// coordinates of the eight torsion points (seven distinct values), including `y + p` where
+/// that still fits in 255 bits (for `y` = 0 and 1). The sign bit does not matter. libsodium's
+/// `has_small_order` keeps the same list; a test derives it from the torsion points.
+const SMALL_ORDER_Y: [[u8; 32]; 7] = [
+    [0; 32],
+    [
+        1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0,
+    ],
+    [
+        0x26, 0xe8, 0x95, 0x8f, 0xc2, 0xb2, 0x27, 0xb0, 0x45, 0xc3, 0xf4, 0x89, 0xf2, 0xef, 0x98,
+        0xf0, 0xd5, 0xdf, 0xac, 0x05, 0xd3, 0xc6, 0x33, 0x39, 0xb1, 0x38, 0x02, 0x88, 0x6d, 0x53,
+        0xfc, 0x05,
+    ],
+    [
+        0xc7, 0x17, 0x6a, 0x70, 0x3d, 0x4d, 0xd8, 0x4f, 0xba, 0x3c, 0x0b, 0x76, 0x0d, 0x10, 0x67,
+        0x0f, 0x2a, 0x20, 0x53, 0xfa, 0x2c, 0x39, 0xcc, 0xc6, 0x4e, 0xc7, 0xfd, 0x77, 0x92, 0xac,
+        0x03, 0x7a,
+    ],
+    p_plus(0xec),
+    p_plus(0xed),
+    p_plus(0xee),
+];
+
+/// `2^255 - 19 + (low - 0xed)` little-endian: `p - 1`, `p`, `p + 1`.
+const fn p_plus(low: u8) -> [u8; 32] {
+    let mut b = [0xff; 32];
+    b[0] = low;
+    b[31] = 0x7f;
+    b
+}
+
+/// `true` when `R` decompresses to a point of small order, which `verify_strict` refuses and
+/// batch verification would not. A table lookup instead of a decompression (a field
+/// exponentiation) per signature. An `R` that does not decompress at all is left in the batch:
+/// the batch then fails and every item is verified on its own with `verify_strict`.
 fn small_order_r(sig: &Signature) -> bool {
-    curve25519_dalek::edwards::CompressedEdwardsY(*sig.r_bytes())
-        .decompress()
-        .is_none_or(|r| r.is_small_order())
+    let mut y = *sig.r_bytes();
+    y[31] &= 0x7f;
+    SMALL_ORDER_Y.contains(&y)
 }
 
 /// Verifies a COSE_Sign1 signature with `key` without the receipt profile (any headers, any
@@ -774,6 +931,110 @@ mod tests {
                     "steward {steward_len}, stream id {stream_len}"
                 );
             }
+        }
+    }
+
+    /// The direct reader may only take inputs the general path accepts, with the same fields.
+    #[test]
+    fn read_profile_agrees_with_the_general_path_on_every_mutation() {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let r = receipt(
+            "did:keri:EJ9testStewardAID000000000000000",
+            "stream-demo",
+            7,
+        );
+        let good = sign_receipt(&signer, &r).unwrap().cose_sign1;
+        let parts = read_profile(&good).unwrap();
+        assert_eq!(Ok(&parts), parse_general(&good).as_ref());
+        assert_eq!(parts.payload, r.encode().unwrap());
+        assert_eq!(
+            (parts.iss.as_str(), parts.sub.as_str()),
+            (
+                "did:keri:EJ9testStewardAID000000000000000",
+                "stream-demo:0007"
+            )
+        );
+
+        let mut inputs = vec![Vec::new(), good[..good.len() - 1].to_vec()];
+        for i in 0..good.len() {
+            for v in [
+                0x00, 0x01, 0x18, 0x40, 0x58, 0x59, 0x5f, 0x60, 0x78, 0x7f, 0xa0, 0xf6, 0xff,
+            ] {
+                let mut m = good.clone();
+                m[i] = v;
+                inputs.push(m);
+            }
+            let mut m = good.clone();
+            m[i] ^= 0x80;
+            inputs.push(m);
+            let mut m = good.clone();
+            m.insert(i, 0x00);
+            inputs.push(m);
+        }
+        // Long-form heads around the payload and the protected header.
+        let protected = parts.protected.clone();
+        let mut long = vec![0xd2, 0x84, 0x59];
+        long.extend_from_slice(&(protected.len() as u16).to_be_bytes());
+        long.extend_from_slice(&protected);
+        long.push(0xa0);
+        cbor_string(&mut long, 2, &parts.payload);
+        cbor_string(&mut long, 2, &parts.signature);
+        inputs.push(long);
+
+        let mut taken = 0;
+        for m in &inputs {
+            if let Some(fast) = read_profile(m) {
+                assert_eq!(Ok(&fast), parse_general(m).as_ref(), "{}", hex::encode(m));
+                taken += 1;
+            }
+        }
+        // Payload-byte mutations keep the structure; everything else falls back.
+        assert!(taken > 0 && taken < inputs.len());
+    }
+
+    #[test]
+    fn small_order_table_is_exactly_the_torsion_encodings() {
+        use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+        use curve25519_dalek::edwards::CompressedEdwardsY;
+        let mut derived: Vec<[u8; 32]> = Vec::new();
+        for t in EIGHT_TORSION {
+            let mut y = t.compress().to_bytes();
+            y[31] &= 0x7f;
+            let mut ys = vec![y];
+            // y + p fits in 255 bits only for y < 19.
+            if y[1..].iter().all(|&b| b == 0) && y[0] < 19 {
+                ys.push(p_plus(0xed + y[0]));
+            }
+            for y in ys {
+                for sign in [0, 0x80] {
+                    let mut r = y;
+                    r[31] |= sign;
+                    let point = CompressedEdwardsY(r).decompress().unwrap();
+                    assert!(point.is_small_order());
+                    let mut sig = [0u8; 64];
+                    sig[..32].copy_from_slice(&r);
+                    assert!(
+                        small_order_r(&Signature::from_bytes(&sig)),
+                        "{}",
+                        hex::encode(r)
+                    );
+                }
+                if !derived.contains(&y) {
+                    derived.push(y);
+                }
+            }
+        }
+        derived.sort_unstable();
+        let mut table = SMALL_ORDER_Y.to_vec();
+        table.sort_unstable();
+        assert_eq!(derived, table);
+        // Points of large order, and a signature's real R, are not in the table.
+        let mut p = ED25519_BASEPOINT_POINT;
+        for _ in 0..64 {
+            let mut sig = [0u8; 64];
+            sig[..32].copy_from_slice(&p.compress().to_bytes());
+            assert!(!small_order_r(&Signature::from_bytes(&sig)));
+            p += ED25519_BASEPOINT_POINT + EIGHT_TORSION[1];
         }
     }
 
