@@ -304,21 +304,22 @@ impl ReceiptSink {
         if self.slots.iter().any(Option::is_none) {
             return Err(C::MissingField);
         }
-        let mut slots = core::mem::take(&mut self.slots).map(|s| s.unwrap_or(Val::Uint(0)));
-        let mut s = |i: usize| match &mut slots[i] {
-            Val::Str(x) => core::mem::take(x),
+        // Each slot is taken where it lies; a refusal leaves the machine refused for good.
+        let slots = &mut self.slots;
+        let mut take = |i: usize| slots[i].take().unwrap_or(Val::Uint(0));
+        let text = |v: Val| match v {
+            Val::Str(x) => x,
             _ => String::new(),
         };
-        let (id, steward, stream_id) = (s(3), s(8), s(9));
-        let u = |v: &Val| match v {
-            Val::Uint(x) => *x,
+        let uint = |v: Val| match v {
+            Val::Uint(x) => x,
             _ => 0,
         };
-        let window_id = u(&slots[13]);
+        let (id, steward, stream_id) = (text(take(3)), text(take(8)), text(take(9)));
+        let window_id = uint(take(13));
         if !is_receipt_id(&id, &stream_id, window_id) {
             return Err(C::IdMismatch);
         }
-        let mut take = |i: usize| core::mem::replace(&mut slots[i], Val::Uint(0));
         let (Val::Time(closed_at), Val::Cons(conservation), Val::Prov(energy_provenance)) =
             (take(0), take(1), take(2))
         else {
@@ -333,10 +334,10 @@ impl ReceiptSink {
             stream_id,
             window_id,
             window_hash,
-            tick_count: u(&slots[10]),
-            inbound_bytes: u(&slots[4]),
-            outbound_bytes: u(&slots[7]),
-            joules_uj: u(&slots[6]),
+            tick_count: uint(take(10)),
+            inbound_bytes: uint(take(4)),
+            outbound_bytes: uint(take(7)),
+            joules_uj: uint(take(6)),
             energy_provenance,
             verdict,
             conservation,

@@ -173,9 +173,10 @@ impl<S: Sink> Machine<S> {
             state: State::Value,
             offset: 0,
             refused: None,
-            frames: Vec::new(),
+            // Room for a typical document up front, so that decoding does not regrow them.
+            frames: Vec::with_capacity(limits.max_depth.min(8)),
             keys: Vec::new(),
-            sbuf: Vec::new(),
+            sbuf: Vec::with_capacity(limits.max_string_bytes.min(64)),
             is_key: false,
             esc: Esc::None,
             utf8_need: 0,
@@ -367,7 +368,8 @@ impl<S: Sink> Machine<S> {
                 self.frames.push(Frame { object, count: 0 });
                 if object {
                     if self.keys.len() <= depth {
-                        self.keys.resize_with(depth + 1, String::new);
+                        self.keys
+                            .resize_with(depth + 1, || String::with_capacity(24));
                     }
                     self.keys[depth].clear();
                     self.state = State::ObjectFirst;
