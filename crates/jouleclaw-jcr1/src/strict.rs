@@ -108,6 +108,9 @@ enum Esc {
 struct Frame {
     object: bool,
     count: usize,
+    /// Where this frame's previous key starts in `Machine::keys` (it runs to the end while
+    /// this is the innermost object).
+    key_start: usize,
 }
 
 const MAX_SAFE: u64 = jouleclaw_stream::canon::MAX_SAFE_INTEGER;
@@ -123,16 +126,51 @@ const PLAIN: [bool; 256] = {
     t
 };
 
+/// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
+/// little-endian word, `special` flags the high bit of every byte that is not plain: the high
+/// bit set, below 0x20, `"` or `\`. The subtractions can also flag a byte *above* a flagged
+/// one (a borrow), never one below it, so the lowest flag is exactly the first byte that is not
+/// plain. Fewer than eight bytes left are scanned by the table.
+fn plain_run(s: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut n = 0;
+    for w in s.chunks_exact(8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_le_bytes(a);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let bslash = x ^ (ONES * u64::from(b'\\'));
+        let special = (x
+            | (x.wrapping_sub(ONES * 0x20) & !x)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (bslash.wrapping_sub(ONES) & !bslash))
+            & HIGH;
+        if special != 0 {
+            return n + (special.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    let rest = s.get(n..).unwrap_or_default();
+    n + rest
+        .iter()
+        .position(|&c| !PLAIN[usize::from(c)])
+        .unwrap_or(rest.len())
+}
+
 /// RFC 8785 key order: UTF-16 code units. Up to the first byte where two UTF-8 strings differ
 /// they share whole characters; when that byte is ASCII in both, it starts a character in both,
 /// so the byte order is the code-unit order. A prefix sorts first in both orders. Only a
 /// difference inside non-ASCII text needs the UTF-16 comparison.
-fn key_order(a: &str, b: &str) -> core::cmp::Ordering {
-    let (x, y) = (a.as_bytes(), b.as_bytes());
+fn key_order(x: &[u8], y: &[u8]) -> core::cmp::Ordering {
     match x.iter().zip(y).position(|(p, q)| p != q) {
         None => x.len().cmp(&y.len()),
         Some(i) if x[i] < 0x80 && y[i] < 0x80 => x[i].cmp(&y[i]),
-        Some(_) => a.encode_utf16().cmp(b.encode_utf16()),
+        // Both keys passed the machine's UTF-8 checks, so both conversions succeed.
+        Some(_) => match (core::str::from_utf8(x), core::str::from_utf8(y)) {
+            (Ok(a), Ok(b)) => a.encode_utf16().cmp(b.encode_utf16()),
+            _ => x.cmp(y),
+        },
     }
 }
 
@@ -145,8 +183,8 @@ pub(crate) struct Machine<S> {
     offset: u64,
     refused: Option<Refusal>,
     frames: Vec<Frame>,
-    /// Previous key per open object, indexed by depth; buffers are reused.
-    keys: Vec<String>,
+    /// Previous key of every open object, outermost first, end to end (see `Frame::key_start`).
+    keys: Vec<u8>,
     // String state.
     sbuf: Vec<u8>,
     is_key: bool,
@@ -175,7 +213,7 @@ impl<S: Sink> Machine<S> {
             refused: None,
             // Room for a typical document up front, so that decoding does not regrow them.
             frames: Vec::with_capacity(limits.max_depth.min(8)),
-            keys: Vec::new(),
+            keys: Vec::with_capacity(limits.max_string_bytes.min(64)),
             sbuf: Vec::with_capacity(limits.max_string_bytes.min(64)),
             is_key: false,
             esc: Esc::None,
@@ -364,14 +402,12 @@ impl<S: Sink> Machine<S> {
         match ty {
             ValueType::Object | ValueType::Array => {
                 let object = ty == ValueType::Object;
-                let depth = self.frames.len();
-                self.frames.push(Frame { object, count: 0 });
+                self.frames.push(Frame {
+                    object,
+                    count: 0,
+                    key_start: self.keys.len(),
+                });
                 if object {
-                    if self.keys.len() <= depth {
-                        self.keys
-                            .resize_with(depth + 1, || String::with_capacity(24));
-                    }
-                    self.keys[depth].clear();
                     self.state = State::ObjectFirst;
                 } else {
                     self.state = State::ArrayFirst;
@@ -409,7 +445,9 @@ impl<S: Sink> Machine<S> {
         } else {
             self.sink.end_array()?;
         }
-        self.frames.pop();
+        if let Some(f) = self.frames.pop() {
+            self.keys.truncate(f.key_start);
+        }
         self.complete_value();
         Ok(())
     }
@@ -583,10 +621,12 @@ impl<S: Sink> Machine<S> {
             0x00..=0x1f => Err(C::RawControlChar),
             0x20..=0x7f => {
                 // Fast path: the run of plain ASCII that starts here.
-                let run = chunk[i..]
-                    .iter()
-                    .position(|&c| !PLAIN[usize::from(c)])
-                    .unwrap_or(chunk.len() - i);
+                // `b` itself is plain; a chunk that ends here (a byte-wise feed) needs no scan.
+                let run = if i + 1 == chunk.len() {
+                    1
+                } else {
+                    plain_run(&chunk[i..])
+                };
                 let room = self.limits.max_string_bytes - self.sbuf.len();
                 let left = self.limits.max_document_bytes as u64 - self.offset;
                 let take = run.min(usize::try_from(left).unwrap_or(usize::MAX));
@@ -633,19 +673,20 @@ impl<S: Sink> Machine<S> {
     fn end_string(&mut self) -> Result<(), C> {
         let s = core::str::from_utf8(&self.sbuf).map_err(|_| C::InvalidUtf8)?;
         if self.is_key {
-            let depth = self.frames.len() - 1;
-            let frame = &mut self.frames[depth];
-            let prev = &mut self.keys[depth];
+            let Some(frame) = self.frames.last_mut() else {
+                return Err(C::Syntax);
+            };
             if frame.count > 0 {
-                match key_order(prev, s) {
+                let prev = self.keys.get(frame.key_start..).unwrap_or_default();
+                match key_order(prev, s.as_bytes()) {
                     core::cmp::Ordering::Less => {}
                     core::cmp::Ordering::Equal => return Err(C::DuplicateKey),
                     core::cmp::Ordering::Greater => return Err(C::UnsortedKeys),
                 }
             }
             frame.count += 1;
-            prev.clear();
-            prev.push_str(s);
+            self.keys.truncate(frame.key_start);
+            self.keys.extend_from_slice(s.as_bytes());
             self.sink.key(s)?;
             self.state = State::Colon;
         } else {
@@ -678,8 +719,9 @@ mod tests {
             ("\u{e9}", "\u{e8}z"),
             ("", "a"),
         ] {
-            assert_eq!(key_order(a, b), utf16_order(a, b), "{a:?} {b:?}");
-            assert_eq!(key_order(b, a), utf16_order(b, a), "{b:?} {a:?}");
+            let (x, y) = (a.as_bytes(), b.as_bytes());
+            assert_eq!(key_order(x, y), utf16_order(a, b), "{a:?} {b:?}");
+            assert_eq!(key_order(y, x), utf16_order(b, a), "{b:?} {a:?}");
         }
     }
 
@@ -691,8 +733,51 @@ mod tests {
         }
     }
 
+    /// The rule `plain_run` replaces: the table, one byte at a time.
+    fn plain_run_bytewise(s: &[u8]) -> usize {
+        s.iter()
+            .position(|&c| !PLAIN[usize::from(c)])
+            .unwrap_or(s.len())
+    }
+
+    #[test]
+    fn plain_run_matches_the_table_for_every_byte_at_every_position() {
+        for b in 0..=255u8 {
+            for len in [1, 7, 8, 9, 15, 16, 17, 24] {
+                for at in 0..len {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    assert_eq!(
+                        plain_run(&s),
+                        plain_run_bytewise(&s),
+                        "{b:#04x} at {at}/{len}"
+                    );
+                    // A second special byte after the first must not move the answer.
+                    s.push(b'"');
+                    assert_eq!(
+                        plain_run(&s),
+                        plain_run_bytewise(&s),
+                        "{b:#04x} at {at}/{len}+"
+                    );
+                }
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn plain_run_matches_the_table(s in proptest::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
+        }
+
+        #[test]
+        fn plain_run_matches_the_table_on_mostly_plain_input(
+            s in proptest::collection::vec(prop_oneof![8 => 0x20u8..0x7f, 1 => any::<u8>()], 0..40)
+        ) {
+            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
+        }
+
         #[test]
         fn key_order_matches_utf16_order(
             prefix in "[a-z\u{e9}\u{ff61}\u{1f600}]{0,3}",
@@ -700,7 +785,7 @@ mod tests {
             b in "[a-z_\u{80}-\u{7ff}\u{e000}-\u{ffff}\u{10000}-\u{10ffff}]{0,4}",
         ) {
             let (a, b) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
-            prop_assert_eq!(key_order(&a, &b), utf16_order(&a, &b));
+            prop_assert_eq!(key_order(a.as_bytes(), b.as_bytes()), utf16_order(&a, &b));
         }
     }
 }
