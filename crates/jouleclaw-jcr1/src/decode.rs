@@ -163,6 +163,12 @@ fn json_type(ty: FieldType) -> ValueType {
     }
 }
 
+/// A string the machine handed over: it has checked the bytes are UTF-8, so this cannot fail
+/// (the refusal is the one the machine would give).
+fn text(s: &[u8]) -> Result<&str, C> {
+    core::str::from_utf8(s).map_err(|_| C::InvalidUtf8)
+}
+
 fn expect(got: ValueType, want: ValueType) -> Result<(), C> {
     match got {
         _ if got == want => Ok(()),
@@ -195,19 +201,36 @@ fn is_receipt_id(id: &str, stream_id: &str, window_id: u64) -> bool {
 }
 
 /// The digest of exactly 64 lowercase hex digits, checked and decoded in one pass.
-fn is_hex64(s: &str) -> Option<blake3::Hash> {
-    let b = s.as_bytes();
+fn is_hex64(b: &[u8]) -> Option<blake3::Hash> {
     if b.len() != 64 {
         return None;
     }
     let mut out = [0u8; 32];
+    // Every digit is looked up; any byte that is not one sets the high bit of `bad`.
+    let mut bad = 0u8;
     for (o, pair) in out.iter_mut().zip(b.chunks_exact(2)) {
-        *o = (lower_hex_digit(pair[0])? << 4) | lower_hex_digit(pair[1])?;
+        let (hi, lo) = (HEX[usize::from(pair[0])], HEX[usize::from(pair[1])]);
+        bad |= hi | lo;
+        *o = (hi << 4) | (lo & 0x0f);
     }
-    Some(blake3::Hash::from_bytes(out))
+    (bad & 0x80 == 0).then(|| blake3::Hash::from_bytes(out))
 }
 
-fn lower_hex_digit(c: u8) -> Option<u8> {
+/// Lowercase hex digit values; 0xff for every other byte.
+const HEX: [u8; 256] = {
+    let mut t = [0xff; 256];
+    let mut c = 0;
+    while c < 256 {
+        t[c] = match lower_hex_digit(c as u8) {
+            Some(d) => d,
+            None => 0xff,
+        };
+        c += 1;
+    }
+    t
+};
+
+const fn lower_hex_digit(c: u8) -> Option<u8> {
     match c {
         b'0'..=b'9' => Some(c - b'0'),
         b'a'..=b'f' => Some(c - b'a' + 10),
@@ -381,7 +404,7 @@ impl Sink for ReceiptSink {
         Ok(())
     }
 
-    fn key(&mut self, key: &str) -> Result<(), C> {
+    fn key(&mut self, key: &[u8]) -> Result<(), C> {
         match self.stack.last_mut() {
             Some(Level::Receipt { field }) => {
                 // Keys arrive in ascending order, so a canonical receipt's next key is the next
@@ -389,23 +412,23 @@ impl Sink for ReceiptSink {
                 let from = field.map_or(0, |i| i + 1);
                 let next = RECEIPT_FIELDS
                     .get(from..)
-                    .and_then(|rest| rest.iter().position(|d| d.name == key))
+                    .and_then(|rest| rest.iter().position(|d| d.name.as_bytes() == key))
                     .map(|p| from + p);
                 let i = match next {
                     Some(i) => i,
-                    None => receipt_field(key).ok_or(C::UnknownField)?.0,
+                    None => receipt_field(text(key)?).ok_or(C::UnknownField)?.0,
                 };
                 *field = Some(i);
             }
             Some(Level::Variant { which, field }) => {
-                *field = Some(if key == "kind" {
+                *field = Some(if key == b"kind" {
                     &KIND
                 } else {
                     which
                         .variants()
                         .iter()
                         .flat_map(|v| v.fields)
-                        .find(|d| d.name == key)
+                        .find(|d| d.name.as_bytes() == key)
                         .ok_or(C::UnknownField)?
                 });
             }
@@ -414,18 +437,18 @@ impl Sink for ReceiptSink {
         Ok(())
     }
 
-    fn string(&mut self, s: &str) -> Result<(), C> {
+    fn string(&mut self, s: &[u8]) -> Result<(), C> {
         if let Some(Level::List) = self.stack.last() {
             if s.is_empty() {
                 return Err(C::EmptyString);
             }
-            self.list.push(s.to_owned());
+            self.list.push(text(s)?.to_owned());
             return Ok(());
         }
         let def = self.current()?.ok_or(C::WrongType)?;
         let val = match def.ty {
             FieldType::Const(c) => {
-                if s != c {
+                if s != c.as_bytes() {
                     return Err(C::WrongSchema);
                 }
                 Val::Str(String::new())
@@ -436,25 +459,29 @@ impl Sink for ReceiptSink {
                 };
                 let which = *which;
                 debug_assert!(non_empty);
-                self.kind = Some(which.variants().iter().find(|v| v.kind == s).ok_or(
-                    match which {
-                        Which::Verdict => C::UnknownVerdictKind,
-                        Which::Conservation => C::UnknownConservationKind,
-                    },
-                )?);
+                self.kind = Some(
+                    which
+                        .variants()
+                        .iter()
+                        .find(|v| v.kind.as_bytes() == s)
+                        .ok_or(match which {
+                            Which::Verdict => C::UnknownVerdictKind,
+                            Which::Conservation => C::UnknownConservationKind,
+                        })?,
+                );
                 return Ok(());
             }
             FieldType::Text { non_empty } => {
                 if non_empty && s.is_empty() {
                     return Err(C::EmptyString);
                 }
-                Val::Str(s.to_owned())
+                Val::Str(text(s)?.to_owned())
             }
-            FieldType::ReceiptId => Val::Str(s.to_owned()),
-            FieldType::DateTime => Val::Time(UtcSecond::parse(s).ok_or(C::BadClosedAt)?),
+            FieldType::ReceiptId => Val::Str(text(s)?.to_owned()),
+            FieldType::DateTime => Val::Time(UtcSecond::parse(text(s)?).ok_or(C::BadClosedAt)?),
             FieldType::Hex64 => Val::Hash(is_hex64(s).ok_or(C::BadWindowHash)?),
             FieldType::OneOf(_) => {
-                Val::Prov(EnergyProvenance::from_wire(s).ok_or(C::UnknownEnergyProvenance)?)
+                Val::Prov(EnergyProvenance::from_wire(text(s)?).ok_or(C::UnknownEnergyProvenance)?)
             }
             _ => return Err(C::WrongType),
         };
@@ -542,14 +569,15 @@ impl Sink for ValueSink {
         }
         Ok(())
     }
-    fn key(&mut self, key: &str) -> Result<(), C> {
+    fn key(&mut self, key: &[u8]) -> Result<(), C> {
+        let key = text(key)?;
         if let Some((_, k)) = self.stack.last_mut() {
             *k = Some(key.to_owned());
         }
         Ok(())
     }
-    fn string(&mut self, s: &str) -> Result<(), C> {
-        self.put(Value::String(s.to_owned()));
+    fn string(&mut self, s: &[u8]) -> Result<(), C> {
+        self.put(Value::String(text(s)?.to_owned()));
         Ok(())
     }
     fn integer(&mut self, n: i64) -> Result<(), C> {
@@ -610,10 +638,10 @@ mod tests {
     fn is_hex64_accepts_exactly_64_lowercase_hex_digits() {
         let h = blake3::hash(b"x");
         let hex = h.to_hex();
-        assert_eq!(is_hex64(hex.as_str()), Some(h));
+        assert_eq!(is_hex64(hex.as_bytes()), Some(h));
         let all = "0123456789abcdef".repeat(4);
         assert_eq!(
-            is_hex64(&all).map(|h| *h.as_bytes()),
+            is_hex64(all.as_bytes()).map(|h| *h.as_bytes()),
             Some(
                 [0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef]
                     .repeat(4)
@@ -621,14 +649,22 @@ mod tests {
                     .unwrap()
             )
         );
-        assert_eq!(is_hex64(&hex.as_str()[..63]), None);
-        assert_eq!(is_hex64(&format!("{}0", hex.as_str())), None);
+        assert_eq!(is_hex64(&hex.as_bytes()[..63]), None);
+        assert_eq!(is_hex64(format!("{}0", hex.as_str()).as_bytes()), None);
         for bad in [b'A', b'F', b'g', b'/', b':', b'`', b' '] {
             for at in [0, 1, 62, 63] {
                 let mut s = all.clone().into_bytes();
                 s[at] = bad;
-                let s = String::from_utf8(s).unwrap();
-                assert_eq!(is_hex64(&s), None, "{s}");
+                assert_eq!(is_hex64(&s), None, "{s:?}");
+            }
+        }
+        // Every byte value in every position of a pair, against the digit rule.
+        for c in 0..=255u8 {
+            for at in [0, 1] {
+                let mut s = all.clone().into_bytes();
+                s[at] = c;
+                let expected = lower_hex_digit(c).is_some();
+                assert_eq!(is_hex64(&s).is_some(), expected, "{c:#04x} at {at}");
             }
         }
     }

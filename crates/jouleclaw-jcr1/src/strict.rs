@@ -65,10 +65,11 @@ pub(crate) enum ValueType {
 pub(crate) trait Sink {
     /// A value of type `ty` starts.
     fn begin(&mut self, ty: ValueType) -> Result<(), C>;
-    /// An object key, already checked for order and uniqueness.
-    fn key(&mut self, key: &str) -> Result<(), C>;
-    /// A complete string value.
-    fn string(&mut self, s: &str) -> Result<(), C>;
+    /// An object key, already checked for order and uniqueness. The machine has checked it is
+    /// UTF-8 (a sink that needs a `&str` converts it; that conversion cannot fail).
+    fn key(&mut self, key: &[u8]) -> Result<(), C>;
+    /// A complete string value, UTF-8 as for [`Sink::key`].
+    fn string(&mut self, s: &[u8]) -> Result<(), C>;
     /// A complete integer.
     fn integer(&mut self, n: i64) -> Result<(), C>;
     /// `true` or `false`.
@@ -671,14 +672,16 @@ impl<S: Sink> Machine<S> {
     }
 
     fn end_string(&mut self) -> Result<(), C> {
-        let s = core::str::from_utf8(&self.sbuf).map_err(|_| C::InvalidUtf8)?;
+        // The bytes passed the machine's UTF-8 checks (lead bytes, continuation ranges, no
+        // surrogates; escapes add only ASCII), so they are handed over without re-validation.
+        let s = &self.sbuf[..];
         if self.is_key {
             let Some(frame) = self.frames.last_mut() else {
                 return Err(C::Syntax);
             };
             if frame.count > 0 {
                 let prev = self.keys.get(frame.key_start..).unwrap_or_default();
-                match key_order(prev, s.as_bytes()) {
+                match key_order(prev, s) {
                     core::cmp::Ordering::Less => {}
                     core::cmp::Ordering::Equal => return Err(C::DuplicateKey),
                     core::cmp::Ordering::Greater => return Err(C::UnsortedKeys),
@@ -686,7 +689,7 @@ impl<S: Sink> Machine<S> {
             }
             frame.count += 1;
             self.keys.truncate(frame.key_start);
-            self.keys.extend_from_slice(s.as_bytes());
+            self.keys.extend_from_slice(s);
             self.sink.key(s)?;
             self.state = State::Colon;
         } else {
@@ -764,8 +767,107 @@ mod tests {
         }
     }
 
+    /// Checks the machine's claim that every key and string it hands over is UTF-8: the
+    /// conversion the sinks no longer repeat would have refused at exactly this point.
+    #[derive(Debug, Default)]
+    struct Utf8Sink {
+        strings: usize,
+    }
+
+    impl Utf8Sink {
+        fn check(&mut self, s: &[u8]) -> Result<(), C> {
+            assert!(core::str::from_utf8(s).is_ok(), "{s:?}");
+            self.strings += 1;
+            Ok(())
+        }
+    }
+
+    impl Sink for Utf8Sink {
+        fn begin(&mut self, _: ValueType) -> Result<(), C> {
+            Ok(())
+        }
+        fn key(&mut self, key: &[u8]) -> Result<(), C> {
+            self.check(key)
+        }
+        fn string(&mut self, s: &[u8]) -> Result<(), C> {
+            self.check(s)
+        }
+        fn integer(&mut self, _: i64) -> Result<(), C> {
+            Ok(())
+        }
+        fn boolean(&mut self, _: bool) -> Result<(), C> {
+            Ok(())
+        }
+        fn null(&mut self) -> Result<(), C> {
+            Ok(())
+        }
+        fn end_object(&mut self) -> Result<(), C> {
+            Ok(())
+        }
+        fn end_array(&mut self) -> Result<(), C> {
+            Ok(())
+        }
+    }
+
+    /// Runs `doc` whole and byte-wise; returns how many strings reached the sink.
+    fn utf8_checked(doc: &[u8]) -> usize {
+        let mut m = Machine::new(Utf8Sink::default(), Limits::GENERIC);
+        let _ = m.push(doc).and_then(|()| m.finish());
+        let mut b = Machine::new(Utf8Sink::default(), Limits::GENERIC);
+        for c in doc.chunks(1) {
+            if b.push(c).is_err() {
+                break;
+            }
+        }
+        assert_eq!(m.sink.strings, b.sink.strings);
+        m.sink.strings
+    }
+
+    #[test]
+    fn strings_handed_to_the_sink_are_utf8() {
+        for (s, reach) in [
+            (&br#"\u0000\u001f\n\\\"x"#[..], 2),
+            ("\u{e9}\u{ff61}\u{1f600}".as_bytes(), 2),
+            (br"\ud83d\ude00", 0),
+            (b"\x7f\xdf\xbf\xef\xbf\xbf\xf4\x8f\xbf\xbf", 2),
+            (b"\xed\xa0\x80", 0),
+            (b"\xf4\x90\x80\x80", 0),
+            (b"\xe0\x80\x80", 0),
+            (b"\xc3", 0),
+            (b"\xc3\"", 0),
+        ] {
+            let mut doc = b"{\"".to_vec();
+            doc.extend_from_slice(s);
+            doc.extend_from_slice(b"\":\"");
+            doc.extend_from_slice(s);
+            doc.extend_from_slice(b"\"}");
+            assert_eq!(utf8_checked(&doc), reach, "{s:?}");
+        }
+        assert_eq!(utf8_checked("{\"\u{e9}\":[\"\u{1f600}\"]}".as_bytes()), 2);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn strings_handed_to_the_sink_are_utf8_for_any_bytes(
+            s in proptest::collection::vec(
+                prop_oneof![
+                    4 => 0x20u8..0x7f,
+                    1 => any::<u8>(),
+                    1 => Just(b'\\'),
+                    1 => prop_oneof![Just(0xedu8), Just(0xf0), Just(0xf4), Just(0xe0)],
+                ],
+                0..24,
+            ),
+        ) {
+            let mut doc = b"[\"".to_vec();
+            doc.extend_from_slice(&s);
+            doc.extend_from_slice(b"\",{\"");
+            doc.extend_from_slice(&s);
+            doc.extend_from_slice(b"\":1}]");
+            utf8_checked(&doc);
+        }
+
         #[test]
         fn plain_run_matches_the_table(s in proptest::collection::vec(any::<u8>(), 0..40)) {
             prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
