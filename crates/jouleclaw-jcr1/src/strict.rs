@@ -244,24 +244,35 @@ impl<S: Sink> Machine<S> {
         if let Some(r) = self.refused {
             return Err(r);
         }
+        // The document limit, once per chunk: the bytes below it are processed without a
+        // per-byte check; the first byte at the limit is refused at its own offset, exactly
+        // where a per-byte check would refuse it.
+        let avail = (self.limits.max_document_bytes as u64).saturating_sub(self.offset);
+        let n = usize::try_from(avail).map_or(chunk.len(), |a| a.min(chunk.len()));
+        let (body, over) = chunk.split_at(n);
         let mut i = 0;
-        while i < chunk.len() {
-            match self.step(chunk, i) {
+        while i < body.len() {
+            match self.step(body, i) {
                 Ok(used) => {
                     i += used;
                     self.offset += used as u64;
                 }
-                Err(code) => {
-                    let r = Refusal {
-                        code,
-                        offset: self.offset,
-                    };
-                    self.refused = Some(r);
-                    return Err(r);
-                }
+                Err(code) => return Err(self.refuse(code)),
             }
         }
+        if !over.is_empty() {
+            return Err(self.refuse(C::DocumentTooLarge));
+        }
         Ok(())
+    }
+
+    fn refuse(&mut self, code: C) -> Refusal {
+        let r = Refusal {
+            code,
+            offset: self.offset,
+        };
+        self.refused = Some(r);
+        r
     }
 
     /// Declares the end of input.
@@ -287,13 +298,15 @@ impl<S: Sink> Machine<S> {
     }
 
     /// Processes the byte at `chunk[i]` (and, inside strings, the plain run that follows it).
-    /// Returns how many bytes were consumed.
+    /// Returns how many bytes were consumed. `chunk` ends at or before the document limit.
     fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, C> {
-        if self.offset >= self.limits.max_document_bytes as u64 {
-            return Err(C::DocumentTooLarge);
-        }
         let b = chunk[i];
         match self.state {
+            // The common string byte first: no UTF-8 sequence or escape open, `b` plain (the
+            // same bytes `string_byte` sends to `plain`).
+            State::Str if self.utf8_need == 0 && self.esc == Esc::None && PLAIN[usize::from(b)] => {
+                self.plain(chunk, i)
+            }
             State::Str => self.string_byte(chunk, i),
             State::Done => Err(C::TrailingBytes),
             State::Num => {
@@ -620,34 +633,7 @@ impl<S: Sink> Machine<S> {
                 Ok(1)
             }
             0x00..=0x1f => Err(C::RawControlChar),
-            0x20..=0x7f => {
-                // Fast path: the run of plain ASCII that starts here.
-                // `b` itself is plain; a chunk that ends here (a byte-wise feed) needs no scan.
-                let run = if i + 1 == chunk.len() {
-                    1
-                } else {
-                    plain_run(&chunk[i..])
-                };
-                let room = self.limits.max_string_bytes - self.sbuf.len();
-                let left = self.limits.max_document_bytes as u64 - self.offset;
-                let take = run.min(usize::try_from(left).unwrap_or(usize::MAX));
-                if take > room {
-                    // Consume up to the limit; the next byte is refused at its own offset.
-                    self.sbuf.extend_from_slice(&chunk[i..i + room]);
-                    return if room == 0 {
-                        Err(C::StringTooLong)
-                    } else {
-                        Ok(room)
-                    };
-                }
-                if take == 1 {
-                    // One byte at a time (a byte-wise feed): skip the slice copy.
-                    self.sbuf.push(b);
-                } else {
-                    self.sbuf.extend_from_slice(&chunk[i..i + take]);
-                }
-                Ok(take.max(1))
-            }
+            0x20..=0x7f => self.plain(chunk, i),
             0x80..=0xbf => Err(C::InvalidUtf8),
             0xc0 | 0xc1 => Err(C::OverlongUtf8),
             _ => {
@@ -669,6 +655,35 @@ impl<S: Sink> Machine<S> {
                 Ok(1)
             }
         }
+    }
+
+    /// The run of plain bytes that starts with `chunk[i]` (plain: printable ASCII without `"`
+    /// and `\\`). `chunk` ends at or before the document limit, so the run does too.
+    #[inline(always)]
+    fn plain(&mut self, chunk: &[u8], i: usize) -> Result<usize, C> {
+        // A chunk that ends here (a byte-wise feed) needs no scan.
+        let run = if i + 1 == chunk.len() {
+            1
+        } else {
+            plain_run(&chunk[i..])
+        };
+        let room = self.limits.max_string_bytes - self.sbuf.len();
+        if run > room {
+            // Consume up to the limit; the next byte is refused at its own offset.
+            self.sbuf.extend_from_slice(&chunk[i..i + room]);
+            return if room == 0 {
+                Err(C::StringTooLong)
+            } else {
+                Ok(room)
+            };
+        }
+        if run == 1 {
+            // One byte at a time (a byte-wise feed): skip the slice copy.
+            self.sbuf.push(chunk[i]);
+        } else {
+            self.sbuf.extend_from_slice(&chunk[i..i + run]);
+        }
+        Ok(run.max(1))
     }
 
     fn end_string(&mut self) -> Result<(), C> {
@@ -844,6 +859,61 @@ mod tests {
             assert_eq!(utf8_checked(&doc), reach, "{s:?}");
         }
         assert_eq!(utf8_checked("{\"\u{e9}\":[\"\u{1f600}\"]}".as_bytes()), 2);
+    }
+
+    /// Feeds `doc` in the given pieces, then finishes.
+    fn run(doc: &[u8], limits: Limits, cuts: &[usize]) -> Result<(), Refusal> {
+        let mut m = Machine::new(Utf8Sink::default(), limits);
+        let mut at = 0;
+        for &c in cuts.iter().chain([doc.len()].iter()) {
+            m.push(&doc[at..c])?;
+            at = c;
+        }
+        m.finish()
+    }
+
+    /// The rule the once-per-chunk document limit replaces: every byte at or past the limit is
+    /// refused with `DocumentTooLarge` at its offset, unless an earlier byte was refused.
+    fn document_limit_rule(doc: &[u8], limits: Limits) -> Result<(), Refusal> {
+        let unlimited = Limits {
+            max_document_bytes: usize::MAX,
+            ..limits
+        };
+        let k = doc.len().min(limits.max_document_bytes);
+        let mut m = Machine::new(Utf8Sink::default(), unlimited);
+        m.push(&doc[..k])?;
+        if doc.len() > k {
+            return Err(Refusal {
+                code: C::DocumentTooLarge,
+                offset: k as u64,
+            });
+        }
+        m.finish()
+    }
+
+    #[test]
+    fn document_limit_is_the_per_byte_rule_at_every_limit_and_split() {
+        for doc in [
+            &br#"{"a":"plain text that runs on","b":[1,-20,{"c":"\u00e9x\n"}],"d":true}"#[..],
+            "[\"\u{e9}\u{1f600}abcdefghijklmnop\",null,123456789]".as_bytes(),
+            b"12345",
+            b"\"abc\" ",
+        ] {
+            for (max, strings) in (0..=doc.len() + 1).flat_map(|m| [(m, 8), (m, 64)]) {
+                let limits = Limits {
+                    max_document_bytes: max,
+                    max_string_bytes: strings,
+                    ..Limits::GENERIC
+                };
+                let want = document_limit_rule(doc, limits);
+                assert_eq!(run(doc, limits, &[]), want, "limit {max}");
+                let bytewise: Vec<usize> = (1..doc.len()).collect();
+                assert_eq!(run(doc, limits, &bytewise), want, "limit {max} byte-wise");
+                for cut in 0..=doc.len() {
+                    assert_eq!(run(doc, limits, &[cut]), want, "limit {max} cut {cut}");
+                }
+            }
+        }
     }
 
     proptest! {
