@@ -240,7 +240,31 @@ impl<S: Sink> Machine<S> {
     }
 
     /// Feeds bytes. Returns the refusal if the document is (or already was) refused.
+    #[inline]
     pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        // A byte-wise feed's commonest byte, without entering the full machine: one plain
+        // byte inside a string with no UTF-8 sequence or escape open, below the document and
+        // string limits. `push_chunk` would take exactly this path for it (`step` sends it to
+        // `plain`, which appends it); anything else goes there.
+        if let [b] = *chunk
+            && self.state == State::Str
+            && self.utf8_need == 0
+            && self.esc == Esc::None
+            && PLAIN[usize::from(b)]
+            && self.refused.is_none()
+            && self.offset < self.limits.max_document_bytes as u64
+            && self.sbuf.len() < self.limits.max_string_bytes
+        {
+            self.sbuf.push(b);
+            self.offset += 1;
+            return Ok(());
+        }
+        self.push_chunk(chunk)
+    }
+
+    /// The machine over a chunk (see [`Machine::push`]).
+    #[inline(never)]
+    fn push_chunk(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
         if let Some(r) = self.refused {
             return Err(r);
         }
@@ -909,6 +933,17 @@ mod tests {
                 assert_eq!(run(doc, limits, &[]), want, "limit {max}");
                 let bytewise: Vec<usize> = (1..doc.len()).collect();
                 assert_eq!(run(doc, limits, &bytewise), want, "limit {max} byte-wise");
+                // The single-byte shortcut in `push` against the full machine, byte by byte.
+                let mut fast = Machine::new(Utf8Sink::default(), limits);
+                let mut full = Machine::new(Utf8Sink::default(), limits);
+                for c in doc.chunks(1) {
+                    assert_eq!(fast.push(c), full.push_chunk(c), "limit {max}");
+                    assert_eq!(fast.offset, full.offset);
+                    assert_eq!(fast.sbuf, full.sbuf);
+                    assert_eq!(fast.state, full.state);
+                }
+                assert_eq!(fast.finish(), full.finish());
+                assert_eq!(fast.finish(), want);
                 for cut in 0..=doc.len() {
                     assert_eq!(run(doc, limits, &[cut]), want, "limit {max} cut {cut}");
                 }
