@@ -327,22 +327,35 @@ impl ReceiptSink {
         if self.slots.iter().any(Option::is_none) {
             return Err(C::MissingField);
         }
-        // Each slot is taken where it lies; a refusal leaves the machine refused for good.
-        let slots = &mut self.slots;
-        let mut take = |i: usize| slots[i].take().unwrap_or(Val::Uint(0));
-        let text = |v: Val| match v {
-            Val::Str(x) => x,
-            _ => String::new(),
-        };
-        let uint = |v: Val| match v {
-            Val::Uint(x) => x,
+        // Numbers and the id are read where they lie, the other slots taken; a refusal leaves
+        // the machine refused for good.
+        let uint = |v: &Option<Val>| match v {
+            Some(Val::Uint(x)) => *x,
             _ => 0,
         };
-        let (id, steward, stream_id) = (text(take(3)), text(take(8)), text(take(9)));
-        let window_id = uint(take(13));
-        if !is_receipt_id(&id, &stream_id, window_id) {
+        fn str_at(v: &Option<Val>) -> &str {
+            match v {
+                Some(Val::Str(x)) => x.as_str(),
+                _ => "",
+            }
+        }
+        let window_id = uint(&self.slots[13]);
+        if !is_receipt_id(str_at(&self.slots[3]), str_at(&self.slots[9]), window_id) {
             return Err(C::IdMismatch);
         }
+        let (tick_count, inbound_bytes, outbound_bytes, joules_uj) = (
+            uint(&self.slots[10]),
+            uint(&self.slots[4]),
+            uint(&self.slots[7]),
+            uint(&self.slots[6]),
+        );
+        let slots = &mut self.slots;
+        let mut text = |i: usize| match &mut slots[i] {
+            Some(Val::Str(x)) => core::mem::take(x),
+            _ => String::new(),
+        };
+        let (steward, stream_id) = (text(8), text(9));
+        let mut take = |i: usize| slots[i].take().unwrap_or(Val::Uint(0));
         let (Val::Time(closed_at), Val::Cons(conservation), Val::Prov(energy_provenance)) =
             (take(0), take(1), take(2))
         else {
@@ -357,10 +370,10 @@ impl ReceiptSink {
             stream_id,
             window_id,
             window_hash,
-            tick_count: uint(take(10)),
-            inbound_bytes: uint(take(4)),
-            outbound_bytes: uint(take(7)),
-            joules_uj: uint(take(6)),
+            tick_count,
+            inbound_bytes,
+            outbound_bytes,
+            joules_uj,
             energy_provenance,
             verdict,
             conservation,
