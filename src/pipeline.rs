@@ -521,11 +521,11 @@ impl<E: EnergySource> Pipeline<E> {
             .open
             .as_ref()
             .is_some_and(|o| o.window.window_id() == id);
-        if !open_matches {
+        let direction = if !open_matches {
             // Validate the tick in its new window before anything closes, so that a refused
             // tick changes nothing.
             let mut window = StreamWindow::open(self.spec.clone(), id)?;
-            window.push(tick)?;
+            let direction = window.push(tick)?.direction;
             if let Some(old) = self.open.take() {
                 closed = Some(self.close(old)?);
             }
@@ -534,9 +534,14 @@ impl<E: EnergySource> Pipeline<E> {
                 early: Vec::new(),
             });
             self.newest = Some(id);
-        } else if let Some(open) = self.open.as_mut() {
-            open.window.push(tick)?;
-        }
+            direction
+        } else {
+            match self.open.as_mut() {
+                Some(open) => open.window.push(tick)?.direction,
+                // safe: `open_matches` holds only for an open window.
+                None => return Err(PipelineError::Poisoned),
+            }
+        };
         let Some(open) = self.open.as_mut() else {
             // safe: a window was opened or matched above.
             return Err(PipelineError::Poisoned);
@@ -544,11 +549,6 @@ impl<E: EnergySource> Pipeline<E> {
         let Some(stored) = open.window.ticks().last() else {
             // safe: the tick was just pushed.
             return Err(PipelineError::Poisoned);
-        };
-        let direction = match self.spec.channel(stored.channel_id) {
-            Some(c) => c.direction,
-            // safe: the window accepted the tick, so its channel exists.
-            None => return Err(PipelineError::Poisoned),
         };
         let finding = match self.ledger.observe(stored, direction) {
             Ok(f) => f,

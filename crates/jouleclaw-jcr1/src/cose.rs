@@ -354,12 +354,8 @@ fn cbor_failure() -> Jcr1Error {
 /// The Sig_structure bytes the profile signs for `receipt` under `key`.
 pub fn to_be_signed(receipt: &StreamWindowReceipt, key: &VerifyingKey) -> Result<Vec<u8>> {
     let payload = receipt.encode()?;
-    let header = protected_header(&receipt.steward, &receipt.id(), &kid(key));
-    let sign1 = CoseSign1Builder::new()
-        .protected(header)
-        .payload(payload)
-        .build();
-    Ok(sign1.tbs_data(b""))
+    let protected = protected_bytes(&receipt.steward, &receipt.id(), &kid(key));
+    Ok(sig_structure(&protected, &payload))
 }
 
 /// Signs `receipt` under the profile.
