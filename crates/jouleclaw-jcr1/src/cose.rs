@@ -22,9 +22,9 @@ use sha2::{Digest, Sha256};
 use zeroize::Zeroizing;
 
 use crate::decode::decode_receipt;
+pub use crate::error::CoseRefusal;
 use crate::error::{Jcr1Error, Result};
 use crate::receipt::StreamWindowReceipt;
-use crate::refusal::Refusal;
 
 pub use ed25519_dalek::VerifyingKey as PublicKey;
 
@@ -39,99 +39,6 @@ pub const RFC8032_TEST1_SEED: [u8; 32] = [
     0x9d, 0x61, 0xb1, 0x9d, 0xef, 0xfd, 0x5a, 0x60, 0xba, 0x84, 0x4a, 0xf4, 0x92, 0xec, 0x2c, 0xc4,
     0x44, 0x49, 0xc5, 0x69, 0x7b, 0x32, 0x69, 0x19, 0x70, 0x3b, 0xac, 0x03, 0x1c, 0xae, 0x7f, 0x60,
 ];
-
-/// Why a COSE_Sign1 was refused. [`CoseRefusal::as_str`] is stable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum CoseRefusal {
-    /// Not well-formed CBOR, not a COSE_Sign1, or bytes after it.
-    MalformedCbor,
-    /// A COSE_Sign1 without CBOR tag 18.
-    Untagged,
-    /// A CBOR tag other than 18.
-    WrongTag,
-    /// No `alg` in the protected header.
-    AlgMissing,
-    /// `alg` is not -8 (EdDSA).
-    AlgNotEdDsa,
-    /// `alg` in the unprotected header.
-    AlgUnprotected,
-    /// `kid` in the unprotected header.
-    KidUnprotected,
-    /// Any other unprotected header parameter.
-    UnprotectedNotEmpty,
-    /// A `crit` parameter.
-    CritPresent,
-    /// A protected label outside `{1, 3, 4, 15}`.
-    UnknownProtectedLabel,
-    /// Content type is not [`CONTENT_TYPE`].
-    ContentTypeMismatch,
-    /// `kid` missing or not 32 bytes.
-    BadKid,
-    /// No key for this `kid`.
-    UnknownKid,
-    /// Label 15 missing or not exactly `{1: tstr, 2: tstr}`.
-    BadCwtClaims,
-    /// The protected header is not byte-for-byte the profile's deterministic encoding.
-    ProtectedNotCanonical,
-    /// The envelope is not the deterministic encoding of its parts (a long-form or
-    /// indefinite length, for instance), so one receipt would have several valid encodings.
-    EnvelopeNotCanonical,
-    /// The payload is detached (nil).
-    PayloadDetached,
-    /// The Ed25519 signature does not verify (strictly).
-    BadSignature,
-    /// The payload is not a canonical stream-window/1 receipt.
-    PayloadRefused(Refusal),
-    /// CWT `iss` differs from the receipt's `steward`.
-    IssMismatch,
-    /// CWT `sub` differs from the receipt's `id`.
-    SubMismatch,
-}
-
-impl CoseRefusal {
-    /// The stable code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::MalformedCbor => "cose_malformed",
-            Self::Untagged => "cose_untagged",
-            Self::WrongTag => "cose_wrong_tag",
-            Self::AlgMissing => "cose_alg_missing",
-            Self::AlgNotEdDsa => "cose_alg_not_eddsa",
-            Self::AlgUnprotected => "cose_alg_unprotected",
-            Self::KidUnprotected => "cose_kid_unprotected",
-            Self::UnprotectedNotEmpty => "cose_unprotected_not_empty",
-            Self::CritPresent => "cose_crit_present",
-            Self::UnknownProtectedLabel => "cose_unknown_protected_label",
-            Self::ContentTypeMismatch => "cose_content_type_mismatch",
-            Self::BadKid => "cose_bad_kid",
-            Self::UnknownKid => "cose_unknown_kid",
-            Self::BadCwtClaims => "cose_bad_cwt_claims",
-            Self::ProtectedNotCanonical => "cose_protected_not_canonical",
-            Self::EnvelopeNotCanonical => "cose_envelope_not_canonical",
-            Self::PayloadDetached => "cose_payload_detached",
-            Self::BadSignature => "cose_bad_signature",
-            Self::PayloadRefused(_) => "cose_payload_refused",
-            Self::IssMismatch => "cose_iss_mismatch",
-            Self::SubMismatch => "cose_sub_mismatch",
-        }
-    }
-}
-
-impl fmt::Display for CoseRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::PayloadRefused(r) => write!(f, "{}: {r}", self.as_str()),
-            _ => f.write_str(self.as_str()),
-        }
-    }
-}
-
-impl From<CoseRefusal> for Jcr1Error {
-    fn from(c: CoseRefusal) -> Self {
-        Jcr1Error::Cose(c)
-    }
-}
 
 /// The RFC 9679 COSE Key Thumbprint of an Ed25519 key: SHA-256 over the deterministic CBOR of
 /// `{1: 1, -1: 6, -2: x}` (kty OKP, crv Ed25519, x).

@@ -23,7 +23,7 @@ pub enum Jcr1Error {
         detail: String,
     },
     /// COSE_Sign1 verification or parsing refused the input.
-    Cose(crate::cose::CoseRefusal),
+    Cose(CoseRefusal),
     /// A key file is malformed.
     KeyFile {
         /// What is wrong.
@@ -71,6 +71,99 @@ impl std::error::Error for Jcr1Error {}
 impl From<Refusal> for Jcr1Error {
     fn from(r: Refusal) -> Self {
         Self::Refused(r)
+    }
+}
+
+/// Why a COSE_Sign1 was refused. [`CoseRefusal::as_str`] is stable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CoseRefusal {
+    /// Not well-formed CBOR, not a COSE_Sign1, or bytes after it.
+    MalformedCbor,
+    /// A COSE_Sign1 without CBOR tag 18.
+    Untagged,
+    /// A CBOR tag other than 18.
+    WrongTag,
+    /// No `alg` in the protected header.
+    AlgMissing,
+    /// `alg` is not -8 (EdDSA).
+    AlgNotEdDsa,
+    /// `alg` in the unprotected header.
+    AlgUnprotected,
+    /// `kid` in the unprotected header.
+    KidUnprotected,
+    /// Any other unprotected header parameter.
+    UnprotectedNotEmpty,
+    /// A `crit` parameter.
+    CritPresent,
+    /// A protected label outside `{1, 3, 4, 15}`.
+    UnknownProtectedLabel,
+    /// Content type is not the profile's (`cose::CONTENT_TYPE`).
+    ContentTypeMismatch,
+    /// `kid` missing or not 32 bytes.
+    BadKid,
+    /// No key for this `kid`.
+    UnknownKid,
+    /// Label 15 missing or not exactly `{1: tstr, 2: tstr}`.
+    BadCwtClaims,
+    /// The protected header is not byte-for-byte the profile's deterministic encoding.
+    ProtectedNotCanonical,
+    /// The envelope is not the deterministic encoding of its parts (a long-form or
+    /// indefinite length, for instance), so one receipt would have several valid encodings.
+    EnvelopeNotCanonical,
+    /// The payload is detached (nil).
+    PayloadDetached,
+    /// The Ed25519 signature does not verify (strictly).
+    BadSignature,
+    /// The payload is not a canonical stream-window/1 receipt.
+    PayloadRefused(Refusal),
+    /// CWT `iss` differs from the receipt's `steward`.
+    IssMismatch,
+    /// CWT `sub` differs from the receipt's `id`.
+    SubMismatch,
+}
+
+impl CoseRefusal {
+    /// The stable code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MalformedCbor => "cose_malformed",
+            Self::Untagged => "cose_untagged",
+            Self::WrongTag => "cose_wrong_tag",
+            Self::AlgMissing => "cose_alg_missing",
+            Self::AlgNotEdDsa => "cose_alg_not_eddsa",
+            Self::AlgUnprotected => "cose_alg_unprotected",
+            Self::KidUnprotected => "cose_kid_unprotected",
+            Self::UnprotectedNotEmpty => "cose_unprotected_not_empty",
+            Self::CritPresent => "cose_crit_present",
+            Self::UnknownProtectedLabel => "cose_unknown_protected_label",
+            Self::ContentTypeMismatch => "cose_content_type_mismatch",
+            Self::BadKid => "cose_bad_kid",
+            Self::UnknownKid => "cose_unknown_kid",
+            Self::BadCwtClaims => "cose_bad_cwt_claims",
+            Self::ProtectedNotCanonical => "cose_protected_not_canonical",
+            Self::EnvelopeNotCanonical => "cose_envelope_not_canonical",
+            Self::PayloadDetached => "cose_payload_detached",
+            Self::BadSignature => "cose_bad_signature",
+            Self::PayloadRefused(_) => "cose_payload_refused",
+            Self::IssMismatch => "cose_iss_mismatch",
+            Self::SubMismatch => "cose_sub_mismatch",
+        }
+    }
+}
+
+impl fmt::Display for CoseRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::PayloadRefused(r) => write!(f, "{}: {r}", self.as_str()),
+            _ => f.write_str(self.as_str()),
+        }
+    }
+}
+
+impl From<CoseRefusal> for Jcr1Error {
+    fn from(c: CoseRefusal) -> Self {
+        Jcr1Error::Cose(c)
     }
 }
 

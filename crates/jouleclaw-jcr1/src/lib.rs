@@ -60,8 +60,8 @@ mod value;
 pub use decode::{Progress, ReceiptDecoder, decode_canonical_value, decode_receipt};
 pub use error::{Jcr1Error, Result};
 pub use mint::{
-    Clock, EnergyReading, EnergySource, Estimator, FixedClock, Minted, RaplReader, ReceiptMinter,
-    SystemClock,
+    Clock, EnergyReading, EnergySource, Estimator, FixedClock, Minted, NoClock, RaplReader,
+    ReceiptMinter, SystemClock,
 };
 pub use receipt::{EnergyProvenance, StreamWindowReceipt, receipt_id, write_conservation};
 pub use refusal::{Refusal, RefusalCode};

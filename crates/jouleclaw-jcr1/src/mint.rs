@@ -193,6 +193,18 @@ pub struct Minted {
     pub content_hash: blake3::Hash,
 }
 
+fn check_names(steward: &str, stream_id: &str) -> Result<()> {
+    for (field, v) in [("steward", steward), ("stream_id", stream_id)] {
+        if v.is_empty() {
+            return Err(Jcr1Error::Unencodable {
+                field,
+                reason: "must be non-empty",
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Builds stream-window/1 receipts for one stream.
 #[derive(Debug, Clone)]
 pub struct ReceiptMinter<C, E> {
@@ -205,14 +217,7 @@ pub struct ReceiptMinter<C, E> {
 impl<C: Clock, E: EnergySource> ReceiptMinter<C, E> {
     /// A minter; `steward` and `stream_id` must be non-empty.
     pub fn new(steward: &str, stream_id: &str, clock: C, energy: E) -> Result<Self> {
-        for (field, v) in [("steward", steward), ("stream_id", stream_id)] {
-            if v.is_empty() {
-                return Err(Jcr1Error::Unencodable {
-                    field,
-                    reason: "must be non-empty",
-                });
-            }
-        }
+        check_names(steward, stream_id)?;
         Ok(Self {
             steward: steward.to_owned(),
             stream_id: stream_id.to_owned(),
@@ -221,18 +226,9 @@ impl<C: Clock, E: EnergySource> ReceiptMinter<C, E> {
         })
     }
 
-    /// The steward.
-    pub fn steward(&self) -> &str {
-        &self.steward
-    }
-
-    /// The stream id.
-    pub fn stream_id(&self) -> &str {
-        &self.stream_id
-    }
-
-    /// Mints the receipt of a closed window. Refuses, with a typed error, anything it cannot
-    /// encode canonically (a counter above `2^53-1`, a clock outside years 0000-9999).
+    /// Mints the receipt of a closed window, stamped with the clock's current second. Refuses,
+    /// with a typed error, anything it cannot encode canonically (a counter above `2^53-1`, a
+    /// clock outside years 0000-9999).
     pub fn mint(
         &mut self,
         window: &StreamWindow,
@@ -244,6 +240,49 @@ impl<C: Clock, E: EnergySource> ReceiptMinter<C, E> {
                 field: "closed_at",
                 reason: "clock outside years 0000-9999",
             })?;
+        self.mint_at(closed_at, window, verdict, conservation)
+    }
+}
+
+/// A minter whose `closed_at` comes from the caller ([`ReceiptMinter::mint_at`]), never from a
+/// clock: the stream-time seam a pipeline uses, where a window's close time is data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoClock;
+
+impl<E: EnergySource> ReceiptMinter<NoClock, E> {
+    /// A minter for stream time: it has no clock, so only [`ReceiptMinter::mint_at`] mints.
+    /// `steward` and `stream_id` must be non-empty.
+    pub fn for_stream_time(steward: &str, stream_id: &str, energy: E) -> Result<Self> {
+        check_names(steward, stream_id)?;
+        Ok(Self {
+            steward: steward.to_owned(),
+            stream_id: stream_id.to_owned(),
+            clock: NoClock,
+            energy,
+        })
+    }
+}
+
+impl<C, E: EnergySource> ReceiptMinter<C, E> {
+    /// The steward.
+    pub fn steward(&self) -> &str {
+        &self.steward
+    }
+
+    /// The stream id.
+    pub fn stream_id(&self) -> &str {
+        &self.stream_id
+    }
+
+    /// Mints the receipt of a closed window stamped `closed_at` (stream time, or any time the
+    /// caller decides). Refuses, with a typed error, anything it cannot encode canonically.
+    pub fn mint_at(
+        &mut self,
+        closed_at: UtcSecond,
+        window: &StreamWindow,
+        verdict: &WindowVerdict,
+        conservation: WindowConservationFinding,
+    ) -> Result<Minted> {
         let energy = self.energy.read(window)?;
         let receipt = StreamWindowReceipt {
             closed_at,
