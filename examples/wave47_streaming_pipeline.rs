@@ -17,7 +17,7 @@
 //! run. `tests/demo.rs` compares them with `examples/golden/`.
 
 use jouleclaw_stack::jcr1::cose::{self, SingleKey};
-use jouleclaw_stack::pipeline::{RunTotals, demo, format_ts, table_header};
+use jouleclaw_stack::pipeline::{demo, format_ts};
 use jouleclaw_stack::stream::WindowConservationFinding;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -69,11 +69,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         previous = o.finding;
     }
     println!();
-    println!("{}", table_header());
-    let mut totals = RunTotals::default();
+    println!("receipts (window, ticks, verdict, conservation, content hash):");
     for w in &run.windows {
-        println!("{}", w.table_row());
-        totals.add(w);
+        let r = &w.receipt;
+        println!(
+            "  {:>2}  {:>2} ticks  {:<9} {:<17} {}",
+            r.window_id,
+            r.tick_count,
+            r.verdict.kind_str(),
+            r.conservation.kind_str(),
+            &w.content_hash.to_hex()[..16]
+        );
     }
 
     // Verify every receipt again, in one batch, from its COSE bytes alone.
@@ -86,7 +92,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .count();
 
     println!();
-    print!("{}", totals.render_text());
     println!(
         "verified: {verified}/{} COSE_Sign1 receipts (Ed25519, batch)",
         run.windows.len()

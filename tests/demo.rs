@@ -22,9 +22,10 @@ use std::sync::Arc;
 
 use jouleclaw_stack::jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
 use jouleclaw_stack::jcr1::decode_receipt;
-use jouleclaw_stack::pipeline::{
-    ClosedWindow, demo, parse_trace_line, spec_from_json, spec_to_json, write_trace_line,
+use jouleclaw_stack::pipeline::trace::{
+    parse_trace_line, spec_from_json, spec_to_json, write_trace_line,
 };
+use jouleclaw_stack::pipeline::{ClosedWindow, demo};
 use jouleclaw_stack::stream::StreamSpec;
 
 fn root(rel: &str) -> PathBuf {

@@ -4,7 +4,7 @@ use core::fmt;
 
 use jouleclaw_stream::{ChannelDirection, StreamWindow, Tick};
 
-use crate::stream::{StreamOracle, WindowContext};
+use crate::stream::{StageEvent, StreamOracle, WindowContext};
 use crate::verdict::{WindowVerdict, combine};
 
 /// Runs every backend on every tick and every window and combines their verdicts by
@@ -102,6 +102,13 @@ impl StreamOracle for CompositeStreamOracle {
             None
         } else {
             Some(combine(as_pairs(&self.last_tick_signals)))
+        }
+    }
+
+    /// Forwards the event to every backend, in order.
+    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
+        for backend in &mut self.backends {
+            backend.on_stage_event(event);
         }
     }
 

@@ -11,6 +11,7 @@
 //!   [`TextWellFormedOracle`] ([`TextRequirement`]);
 //! - [`StreamOracle`], [`WindowContext`], [`WindowVerdict`], [`combine`]: the per-window
 //!   surface, the verdict wire forms and the dominance rule;
+//! - [`StageEvent`], [`StageOutcome`]: what a pipeline stage reported for a tick;
 //! - backends: [`AlwaysPassStream`], [`BargeInDetector`], [`ConservationGate`],
 //!   [`FixedStreamOracle`], [`PerTickAdapter`] ([`ExchangeScope`]) and
 //!   [`CompositeStreamOracle`];
@@ -70,5 +71,5 @@ pub use backends::{
 pub use composite::CompositeStreamOracle;
 pub use error::{OracleError, Result};
 pub use oracle::{ByteBudgetOracle, Oracle, TextRequirement, TextWellFormedOracle};
-pub use stream::{StreamOracle, WindowContext};
+pub use stream::{StageEvent, StageOutcome, StreamOracle, WindowContext};
 pub use verdict::{Verdict, WindowVerdict, combine};

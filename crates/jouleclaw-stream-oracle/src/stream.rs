@@ -30,6 +30,38 @@ impl Default for WindowContext {
     }
 }
 
+/// What a pipeline stage reported for one accepted tick.
+///
+/// A stage is code a driver runs beside the oracles on every accepted tick, which may produce
+/// ticks of its own (a turn stage turns mic audio into an ASR text tick by asking a
+/// transcriber). Stages may do I/O; oracles may not, so the driver hands each stage's result to
+/// the oracles as data ([`StreamOracle::on_stage_event`]) before it calls
+/// [`StreamOracle::on_tick`] for that tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StageEvent<'a> {
+    /// The stage's stable name (such as `"turn"`).
+    pub stage: &'a str,
+    /// The tick the stage was fed.
+    pub tick: &'a Tick,
+    /// What the stage made of it.
+    pub outcome: StageOutcome<'a>,
+}
+
+/// What a stage made of one tick.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StageOutcome<'a> {
+    /// The stage took the tick and produced this many ticks (often 0).
+    Produced(usize),
+    /// The stage failed on the tick, with a stable code and a message. The tick itself stays in
+    /// its window: a stage failure is a finding about the stream, not a refusal of the tick.
+    Failed {
+        /// The stage's stable code (such as `"transcriber_unreachable"`).
+        code: &'a str,
+        /// A readable message.
+        message: &'a str,
+    },
+}
+
 /// A gate over a stream, consulted on every tick and once per window.
 ///
 /// # Driver contract
@@ -63,6 +95,12 @@ pub trait StreamOracle {
         None
     }
 
+    /// Learns what a pipeline stage made of an accepted tick ([`StageEvent`]); called before
+    /// [`StreamOracle::on_tick`] for that tick. The default ignores it.
+    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
+        let _ = event;
+    }
+
     /// Judges a closed window.
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict;
 }
@@ -73,6 +111,9 @@ impl<T: StreamOracle + ?Sized> StreamOracle for Box<T> {
     }
     fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
         (**self).on_tick(tick, direction)
+    }
+    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
+        (**self).on_stage_event(event)
     }
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
         (**self).judge(window, ctx)
@@ -85,6 +126,9 @@ impl<T: StreamOracle + ?Sized> StreamOracle for &mut T {
     }
     fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
         (**self).on_tick(tick, direction)
+    }
+    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
+        (**self).on_stage_event(event)
     }
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
         (**self).judge(window, ctx)

@@ -11,6 +11,7 @@
 mod misc;
 mod receipt;
 mod run;
+mod table;
 mod vectors;
 
 use std::path::PathBuf;

@@ -9,13 +9,14 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use jouleclaw_stack::jcr1::cose::{self, Signer, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Clock, Estimator, SystemClock, UtcSecond};
+use jouleclaw_stack::pipeline::trace::{max_trace_line_len, parse_trace_line, spec_from_json};
 use jouleclaw_stack::pipeline::{
-    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, RunTotals, demo,
-    duplex_voice_oracle, max_trace_line_len, parse_trace_line, spec_from_json, table_header,
+    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, demo, duplex_voice_oracle,
 };
 use jouleclaw_stack::stream::StreamSpec;
 
 use crate::receipt::read_secret_key;
+use crate::table::{RunTotals, table_header, table_row};
 use crate::{CmdResult, Failure};
 
 /// Traces at least this long (in bytes) get a progress bar on standard error (when it is a
@@ -203,7 +204,7 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
                     println!("{}", table_header());
                     header_printed = true;
                 }
-                println!("{}", w.table_row());
+                println!("{}", table_row(&w));
             });
         }
         Ok(())

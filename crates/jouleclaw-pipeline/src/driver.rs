@@ -1,0 +1,472 @@
+//! The per-window driver.
+
+use core::fmt;
+use std::sync::Arc;
+
+use jouleclaw_jcr1::cose::{self, SignedReceipt, Signer};
+use jouleclaw_jcr1::{
+    EnergySource, Estimator, Jcr1Error, NoClock, ReceiptMinter, StreamWindowReceipt, UtcSecond,
+};
+use jouleclaw_stream::{
+    ChannelDirection, LedgerPolicy, RollingConservationLedger, StreamSpec, StreamWindow, Tick,
+    WindowConservationFinding,
+};
+use jouleclaw_stream_oracle::{
+    AlwaysPassStream, BargeInDetector, CompositeStreamOracle, PerTickAdapter, StageEvent,
+    StageOutcome, StreamOracle, TextWellFormedOracle, WindowContext, WindowVerdict,
+};
+
+use crate::error::{PipelineError, Result};
+use crate::stage::{Stage, StageFailure};
+
+/// How a closed window's `closed_at` second is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClosedAt {
+    /// Every window closes at this Unix second.
+    Fixed(i64),
+    /// A window closes at `epoch_unix` plus its end in stream time, in whole seconds rounded
+    /// down: `epoch_unix + end_ns / 10^9`. Deterministic for a recorded trace; with the epoch
+    /// at the stream's real start it is the second the window really closed.
+    StreamTime {
+        /// The Unix second at which stream time `ts_ns = 0` lies.
+        epoch_unix: i64,
+    },
+}
+
+impl ClosedAt {
+    /// The `closed_at` Unix second of a window whose span ends at `end_ns` (saturating).
+    pub fn unix_for(&self, end_ns: u64) -> i64 {
+        match *self {
+            Self::Fixed(s) => s,
+            Self::StreamTime { epoch_unix } => {
+                // u64::MAX / 10^9 fits in i64.
+                let secs = i64::try_from(end_ns / 1_000_000_000).unwrap_or(i64::MAX);
+                epoch_unix.saturating_add(secs)
+            }
+        }
+    }
+}
+
+/// Who mints and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PipelineConfig {
+    /// The receipts' `steward` (non-empty).
+    pub steward: String,
+    /// The receipts' `stream_id` (non-empty).
+    pub stream_id: String,
+    /// How `closed_at` is chosen.
+    pub closed_at: ClosedAt,
+    /// The rolling ledger's policy.
+    pub policy: LedgerPolicy,
+}
+
+impl PipelineConfig {
+    /// A configuration with `closed_at` in stream time from the Unix epoch
+    /// (`ClosedAt::StreamTime { epoch_unix: 0 }`) and the default ledger policy.
+    pub fn new(steward: &str, stream_id: &str) -> Self {
+        Self {
+            steward: steward.to_owned(),
+            stream_id: stream_id.to_owned(),
+            closed_at: ClosedAt::StreamTime { epoch_unix: 0 },
+            policy: LedgerPolicy::default(),
+        }
+    }
+
+    /// The same configuration with `closed_at`.
+    pub fn with_closed_at(mut self, closed_at: ClosedAt) -> Self {
+        self.closed_at = closed_at;
+        self
+    }
+
+    /// The same configuration with the ledger `policy`.
+    pub fn with_policy(mut self, policy: LedgerPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+}
+
+/// The default composite of the demo and of `jouleclaw run`, named `"duplex-voice"`:
+/// [`AlwaysPassStream`], [`BargeInDetector`] and a [`PerTickAdapter`] over
+/// [`TextWellFormedOracle::utf8`] (outbound text must be UTF-8). A clean window passes with the
+/// chain `["always-pass-stream","barge-in-detector","per-tick:utf8-text"]`.
+pub fn duplex_voice_oracle() -> CompositeStreamOracle {
+    CompositeStreamOracle::new(
+        "duplex-voice",
+        vec![
+            Box::new(AlwaysPassStream),
+            Box::new(BargeInDetector),
+            Box::new(PerTickAdapter::new(TextWellFormedOracle::utf8())),
+        ],
+    )
+}
+
+/// An early verdict the oracle raised on a tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EarlyVerdict {
+    /// The tick's timestamp.
+    pub ts_ns: u64,
+    /// The tick's channel.
+    pub channel_id: u32,
+    /// The verdict.
+    pub verdict: WindowVerdict,
+}
+
+/// What [`Pipeline::push`] reports about one accepted tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TickOutcome {
+    /// The previous window, closed because this tick belongs to a later one.
+    pub closed: Option<ClosedWindow>,
+    /// The tick's window.
+    pub window_id: u64,
+    /// The tick's timestamp.
+    pub ts_ns: u64,
+    /// The tick's channel direction.
+    pub direction: ChannelDirection,
+    /// The ledger's finding on this tick.
+    pub finding: WindowConservationFinding,
+    /// The oracle's early verdict on this tick, if it raised one.
+    pub early: Option<WindowVerdict>,
+    /// What each stage made of the tick, in stage order (empty without stages).
+    pub stages: Vec<StageReport>,
+}
+
+/// What one stage made of one tick ([`TickOutcome::stages`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageReport {
+    /// The stage's name.
+    pub stage: String,
+    /// The ticks it produced, each with what the ledger and the oracles made of it, or its
+    /// failure.
+    pub result: core::result::Result<Vec<ProducedTick>, StageFailure>,
+}
+
+/// A tick a stage produced, after it joined the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProducedTick {
+    /// The tick as its window holds it.
+    pub tick: Tick,
+    /// The ledger's finding on it.
+    pub finding: WindowConservationFinding,
+    /// The oracle's early verdict on it, if it raised one.
+    pub early: Option<WindowVerdict>,
+}
+
+/// A closed window: its signed receipt and what led to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClosedWindow {
+    /// The minted receipt (its `verdict` is the oracle's judgement, its `conservation` the
+    /// ledger's window summary).
+    pub receipt: StreamWindowReceipt,
+    /// BLAKE3 of the receipt's canonical bytes.
+    pub content_hash: blake3::Hash,
+    /// The COSE_Sign1 and its intermediates; `signed.payload` is the canonical bytes.
+    pub signed: SignedReceipt,
+    /// Substrate payload bytes of the window (not on the receipt).
+    pub substrate_bytes: u64,
+    /// Every backend's verdict for the window, `(name, verdict)` in backend order, losing
+    /// signals included.
+    pub signals: Vec<(String, WindowVerdict)>,
+    /// The early verdicts raised on the window's ticks, in tick order.
+    pub early: Vec<EarlyVerdict>,
+}
+
+impl ClosedWindow {
+    /// The receipt's canonical bytes (one line of `receipts.jsonl`, without the newline).
+    pub fn canonical_bytes(&self) -> &[u8] {
+        &self.signed.payload
+    }
+
+    /// The tagged COSE_Sign1 bytes (one item of `receipts.cbor`).
+    pub fn cose_sign1(&self) -> &[u8] {
+        &self.signed.cose_sign1
+    }
+}
+
+/// Stream time in seconds with trailing zeros trimmed: `1240000000` -> `"1.24s"`, `0` ->
+/// `"0s"`, `1` -> `"0.000000001s"`.
+pub fn format_ts(ts_ns: u64) -> String {
+    let secs = ts_ns / 1_000_000_000;
+    let frac = ts_ns % 1_000_000_000;
+    if frac == 0 {
+        return format!("{secs}s");
+    }
+    let digits = format!("{frac:09}");
+    format!("{secs}.{}s", digits.trim_end_matches('0'))
+}
+
+struct OpenWindow {
+    window: StreamWindow,
+    early: Vec<EarlyVerdict>,
+}
+
+/// Drives ticks through window, ledger, stages, oracle, minter and signer; see the crate docs.
+pub struct Pipeline<E: EnergySource = Estimator> {
+    spec: Arc<StreamSpec>,
+    config: PipelineConfig,
+    ledger: RollingConservationLedger,
+    oracle: CompositeStreamOracle,
+    stages: Vec<Box<dyn Stage>>,
+    minter: ReceiptMinter<NoClock, E>,
+    signer: Box<dyn Signer>,
+    open: Option<OpenWindow>,
+    /// The newest window id seen (open, or closed when `open` is `None`).
+    newest: Option<u64>,
+    poisoned: bool,
+}
+
+impl<E: EnergySource> fmt::Debug for Pipeline<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("config", &self.config)
+            .field("oracle", &self.oracle)
+            .field(
+                "stages",
+                &self.stages.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            )
+            .field("open_window", &self.open_window_id())
+            .field("poisoned", &self.poisoned)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: EnergySource> Pipeline<E> {
+    /// A pipeline for a stream with `spec`. Refuses an invalid spec or ledger policy and an
+    /// empty steward or stream id.
+    pub fn new(
+        spec: Arc<StreamSpec>,
+        config: PipelineConfig,
+        oracle: CompositeStreamOracle,
+        energy: E,
+        signer: Box<dyn Signer>,
+    ) -> Result<Self> {
+        spec.validate()?;
+        let ledger = RollingConservationLedger::new(config.policy)?;
+        let minter = ReceiptMinter::for_stream_time(&config.steward, &config.stream_id, energy)?;
+        Ok(Self {
+            spec,
+            config,
+            ledger,
+            oracle,
+            stages: Vec::new(),
+            minter,
+            signer,
+            open: None,
+            newest: None,
+            poisoned: false,
+        })
+    }
+
+    /// The same pipeline with `stage` run on every accepted tick, after the stages already
+    /// added ([`Stage`] has the driver order).
+    pub fn with_stage(mut self, stage: Box<dyn Stage>) -> Self {
+        self.stages.push(stage);
+        self
+    }
+
+    /// The stream spec.
+    pub fn spec(&self) -> &Arc<StreamSpec> {
+        &self.spec
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &PipelineConfig {
+        &self.config
+    }
+
+    /// The signer's public key.
+    pub fn verifying_key(&self) -> cose::PublicKey {
+        self.signer.verifying_key()
+    }
+
+    /// The window being filled, if any.
+    pub fn open_window_id(&self) -> Option<u64> {
+        self.open.as_ref().map(|o| o.window.window_id())
+    }
+
+    /// Takes one tick. A tick of the open window joins it; a tick of a later window first
+    /// closes the open one ([`TickOutcome::closed`]) and opens its own; a tick of an earlier
+    /// window is refused ([`PipelineError::WindowRegressed`]). A tick the window refuses
+    /// changes nothing. Stages then see the accepted tick, and the ticks they produce join the
+    /// stream right after it ([`Stage`]).
+    pub fn push(&mut self, tick: Tick) -> Result<TickOutcome> {
+        if self.poisoned {
+            return Err(PipelineError::Poisoned);
+        }
+        let id = tick.window_id;
+        if let Some(current) = self.newest {
+            // A window id below the newest, or the newest once it has closed, is in the past.
+            if id < current || (id == current && self.open.is_none()) {
+                return Err(PipelineError::WindowRegressed { current, got: id });
+            }
+        }
+        let mut closed = None;
+        let open_matches = self
+            .open
+            .as_ref()
+            .is_some_and(|o| o.window.window_id() == id);
+        let direction = if !open_matches {
+            // Validate the tick in its new window before anything closes, so that a refused
+            // tick changes nothing.
+            let mut window = StreamWindow::open(self.spec.clone(), id)?;
+            let direction = window.push(tick)?.direction;
+            if let Some(old) = self.open.take() {
+                closed = Some(self.close(old)?);
+            }
+            self.open = Some(OpenWindow {
+                window,
+                early: Vec::new(),
+            });
+            self.newest = Some(id);
+            direction
+        } else {
+            match self.open.as_mut() {
+                Some(open) => open.window.push(tick)?.direction,
+                // safe: `open_matches` holds only for an open window.
+                None => return Err(PipelineError::Poisoned),
+            }
+        };
+        let (ts_ns, finding, early, stages) = match self.after_push(direction) {
+            Ok(r) => r,
+            Err(e) => {
+                // The window holds the tick but the ledger, a stage's tick or the oracles do
+                // not: unusable from here.
+                self.poisoned = true;
+                return Err(e);
+            }
+        };
+        Ok(TickOutcome {
+            closed,
+            window_id: id,
+            ts_ns,
+            direction,
+            finding,
+            early,
+            stages,
+        })
+    }
+
+    /// Everything after the window took the tick: ledger, stages, oracles, produced ticks.
+    #[allow(clippy::type_complexity)]
+    fn after_push(
+        &mut self,
+        direction: ChannelDirection,
+    ) -> Result<(
+        u64,
+        WindowConservationFinding,
+        Option<WindowVerdict>,
+        Vec<StageReport>,
+    )> {
+        let Some(open) = self.open.as_mut() else {
+            // safe: the caller opened or matched a window.
+            return Err(PipelineError::Poisoned);
+        };
+        let Some(stored) = open.window.ticks().last() else {
+            // safe: the tick was just pushed.
+            return Err(PipelineError::Poisoned);
+        };
+        let finding = self.ledger.observe(stored, direction)?;
+        let mut reports = Vec::new();
+        let mut produced: Vec<(usize, Tick)> = Vec::new();
+        for (i, stage) in self.stages.iter_mut().enumerate() {
+            let mut out = Vec::new();
+            let result = stage.on_tick(stored, &mut out);
+            let outcome = match &result {
+                Ok(()) => StageOutcome::Produced(out.len()),
+                Err(f) => StageOutcome::Failed {
+                    code: f.code,
+                    message: &f.message,
+                },
+            };
+            self.oracle.on_stage_event(&StageEvent {
+                stage: stage.name(),
+                tick: stored,
+                outcome,
+            });
+            reports.push(StageReport {
+                stage: stage.name().to_owned(),
+                result: result.map(|()| Vec::new()),
+            });
+            produced.extend(out.into_iter().map(|t| (i, t)));
+        }
+        let ts_ns = stored.ts_ns;
+        let early = self.oracle.on_tick(stored, direction);
+        if let Some(verdict) = &early {
+            open.early.push(EarlyVerdict {
+                ts_ns,
+                channel_id: stored.channel_id,
+                verdict: verdict.clone(),
+            });
+        }
+        for (i, tick) in produced {
+            let pushed =
+                open.window
+                    .push(tick)
+                    .map_err(|error| PipelineError::StageTickRefused {
+                        stage: self.stages[i].name().to_owned(),
+                        error,
+                    })?;
+            let (tick, direction) = (pushed.tick, pushed.direction);
+            let finding = self.ledger.observe(tick, direction)?;
+            let early = self.oracle.on_tick(tick, direction);
+            if let Some(verdict) = &early {
+                open.early.push(EarlyVerdict {
+                    ts_ns: tick.ts_ns,
+                    channel_id: tick.channel_id,
+                    verdict: verdict.clone(),
+                });
+            }
+            if let Some(Ok(list)) = reports.get_mut(i).map(|r| r.result.as_mut()) {
+                list.push(ProducedTick {
+                    tick: tick.clone(),
+                    finding,
+                    early,
+                });
+            }
+        }
+        Ok((ts_ns, finding, early, reports))
+    }
+
+    /// Closes the open window (at the end of a trace), if there is one.
+    pub fn close_window(&mut self) -> Result<Option<ClosedWindow>> {
+        if self.poisoned {
+            return Err(PipelineError::Poisoned);
+        }
+        match self.open.take() {
+            Some(open) => self.close(open).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn close(&mut self, open: OpenWindow) -> Result<ClosedWindow> {
+        let result = self.try_close(open);
+        if result.is_err() {
+            self.poisoned = true;
+        }
+        result
+    }
+
+    fn try_close(&mut self, open: OpenWindow) -> Result<ClosedWindow> {
+        let OpenWindow { window, early } = open;
+        let conservation = self.ledger.window_summary();
+        let verdict = self
+            .oracle
+            .judge(&window, &WindowContext::new(conservation));
+        let closed_at = UtcSecond::from_unix(self.config.closed_at.unix_for(window.end_ns()))
+            .ok_or(Jcr1Error::Unencodable {
+                field: "closed_at",
+                reason: "clock outside years 0000-9999",
+            })?;
+        let minted = self
+            .minter
+            .mint_at(closed_at, &window, &verdict, conservation)?;
+        let signed = cose::sign_payload(self.signer.as_ref(), &minted.receipt, minted.bytes)?;
+        Ok(ClosedWindow {
+            receipt: minted.receipt,
+            content_hash: minted.content_hash,
+            signed,
+            substrate_bytes: window.substrate_bytes(),
+            signals: self.oracle.last_signals().to_vec(),
+            early,
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! The crate's one error type.
+
+use core::fmt;
+
+use jouleclaw_jcr1::Jcr1Error;
+use jouleclaw_stream::StreamError;
+
+/// Every failure of the pipeline and of the trace and spec formats. [`PipelineError::code`] is
+/// stable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PipelineError {
+    /// The stream layer refused a tick, a spec or a ledger policy.
+    Stream(StreamError),
+    /// Minting or signing a receipt failed.
+    Receipt(Jcr1Error),
+    /// A tick belongs to a window older than the one being filled (or already closed).
+    WindowRegressed {
+        /// The newest window the pipeline has seen.
+        current: u64,
+        /// The tick's window.
+        got: u64,
+    },
+    /// An earlier failure while closing a window, or a stage tick the window refused, left the
+    /// pipeline unusable.
+    Poisoned,
+    /// A tick a stage produced was refused by its window (a full window, a timestamp outside it,
+    /// a channel the spec lacks). The tick that fed the stage stays accepted, so the stream's
+    /// record would miss the produced tick: the pipeline is poisoned rather than going on with
+    /// a record that is not whole.
+    StageTickRefused {
+        /// The stage that produced the tick.
+        stage: String,
+        /// Why the window refused it.
+        error: StreamError,
+    },
+    /// A trace line is not valid UTF-8.
+    TraceNotUtf8,
+    /// A trace line is longer than [`max_trace_line_len`].
+    TraceLineTooLong {
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// A trace line is not a JSON object of the trace schema (syntax, a field of the wrong
+    /// type, a missing or unknown field).
+    TraceJson {
+        /// What the JSON reader reported.
+        detail: String,
+    },
+    /// `kind` is not `audio`, `text`, `video` or `marker`.
+    TraceKind {
+        /// The kind given.
+        kind: String,
+    },
+    /// `marker` is missing on a marker, present on a payload tick, or not a known marker.
+    TraceMarker {
+        /// What is wrong.
+        detail: String,
+    },
+    /// The payload fields are wrong: both or neither of `bytes_hex` and `bytes_len` on a
+    /// payload tick, hex that is not lowercase and even, or a `bytes_len` above the spec's
+    /// `max_chunk_bytes`.
+    TracePayload {
+        /// What is wrong.
+        detail: String,
+    },
+    /// A stream spec file is not a spec of the documented shape.
+    SpecJson {
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl PipelineError {
+    /// A stable code naming the rule that refused. Stream and receipt failures keep their
+    /// crate's code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Stream(e) => e.code(),
+            Self::Receipt(e) => e.code(),
+            Self::WindowRegressed { .. } => "trace_window_regressed",
+            Self::Poisoned => "pipeline_poisoned",
+            Self::StageTickRefused { .. } => "stage_tick_refused",
+            Self::TraceNotUtf8 => "trace_not_utf8",
+            Self::TraceLineTooLong { .. } => "trace_line_too_long",
+            Self::TraceJson { .. } => "trace_bad_json",
+            Self::TraceKind { .. } => "trace_unknown_kind",
+            Self::TraceMarker { .. } => "trace_bad_marker",
+            Self::TracePayload { .. } => "trace_bad_payload",
+            Self::SpecJson { .. } => "spec_bad_json",
+        }
+    }
+}
+
+impl fmt::Display for PipelineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Stream(e) => write!(f, "{e}"),
+            Self::Receipt(e) => write!(f, "{e}"),
+            Self::WindowRegressed { current, got } => write!(
+                f,
+                "tick of window {got} arrived after window {current}; windows only move forward"
+            ),
+            Self::Poisoned => f.write_str("the pipeline failed earlier and accepts nothing more"),
+            Self::StageTickRefused { stage, error } => write!(
+                f,
+                "stage {stage:?} produced a tick its window refused ({}): {error}",
+                error.code()
+            ),
+            Self::TraceNotUtf8 => f.write_str("trace line is not valid UTF-8"),
+            Self::TraceLineTooLong { max } => write!(f, "trace line is longer than {max} bytes"),
+            Self::TraceJson { detail } => write!(f, "trace line is not a tick: {detail}"),
+            Self::TraceKind { kind } => write!(
+                f,
+                "unknown kind {kind:?} (expected audio, text, video or marker)"
+            ),
+            Self::TraceMarker { detail } => write!(f, "bad marker: {detail}"),
+            Self::TracePayload { detail } => write!(f, "bad payload: {detail}"),
+            Self::SpecJson { detail } => write!(f, "bad stream spec: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for PipelineError {}
+
+impl From<StreamError> for PipelineError {
+    fn from(e: StreamError) -> Self {
+        Self::Stream(e)
+    }
+}
+
+impl From<Jcr1Error> for PipelineError {
+    fn from(e: Jcr1Error) -> Self {
+        Self::Receipt(e)
+    }
+}
+
+/// `Result` with [`PipelineError`].
+pub type Result<T, E = PipelineError> = core::result::Result<T, E>;
