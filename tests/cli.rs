@@ -741,3 +741,90 @@ fn transcribe_without_a_socket_says_so_and_refuses_a_non_wav_file() {
     );
     expect(&jouleclaw(&[&"transcribe", &wav]), 2);
 }
+
+// ---------------------------------------------------------------------------------------------
+// run --transcriber
+
+/// A mic turn in window 0 and 1: start, 200 ms of audio, end of turn at 250 ms.
+const TURN_TRACE: &str = concat!(
+    r#"{"ts_ns":0,"channel_id":1,"kind":"marker","marker":"start"}"#,
+    "\n",
+    r#"{"ts_ns":10000000,"channel_id":1,"kind":"audio","bytes_len":6400}"#,
+    "\n",
+    r#"{"ts_ns":250000000,"channel_id":1,"kind":"marker","marker":"end_of_turn"}"#,
+    "\n",
+);
+
+#[test]
+fn run_transcriber_without_a_socket_runs_the_stage_and_says_no_turn_is_transcribed() {
+    let t = TempDir::new("transcriber-none");
+    let trace = t.write("turn.jsonl", TURN_TRACE);
+    let out = t.path("out");
+    let socket = t.path("absent.sock");
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--out",
+        &out,
+        &"--transcriber",
+        &format!("unix:{}", socket.display()),
+    ]);
+    expect(&o, 0);
+    assert!(stderr(&o).contains("no transcriber at"), "{}", stderr(&o));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["stages"], serde_json::json!(["turn"]));
+    assert_eq!(summary["oracle"][3], "transcription");
+    // Unasked: no ASR tick joined window 1, which holds only the marker.
+    let lines = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let last = decode_receipt(lines.lines().last().unwrap().as_bytes()).unwrap();
+    assert_eq!((last.window_id, last.tick_count), (1, 1));
+    assert!(last.verdict.is_pass());
+}
+
+#[test]
+fn run_transcriber_that_cannot_be_reached_fails_the_turn_window() {
+    let t = TempDir::new("transcriber-dead");
+    let trace = t.write("turn.jsonl", TURN_TRACE);
+    let out = t.path("out");
+    // A path that exists but is not a server: each turn fails visibly.
+    let socket = t.write("not-a-server.sock", b"");
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--out",
+        &out,
+        &"--transcriber",
+        &format!("unix:{}", socket.display()),
+    ]);
+    expect(&o, 0);
+    let lines = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let last = decode_receipt(lines.lines().last().unwrap().as_bytes()).unwrap();
+    assert_eq!(last.window_id, 1);
+    assert_eq!(last.verdict.kind_str(), "fail");
+    assert!(stdout(&o).contains("fail"), "{}", stdout(&o));
+    // Without --transcriber the same trace passes: the failure comes from the stage.
+    let out2 = t.path("out2");
+    expect(&jouleclaw(&[&"run", &trace, &"--out", &out2]), 0);
+    let lines = std::fs::read_to_string(out2.join("receipts.jsonl")).unwrap();
+    let last = decode_receipt(lines.lines().last().unwrap().as_bytes()).unwrap();
+    assert!(last.verdict.is_pass());
+}
+
+#[test]
+fn run_transcriber_needs_a_unix_path() {
+    let t = TempDir::new("transcriber-usage");
+    let trace = t.write("turn.jsonl", TURN_TRACE);
+    for bad in ["/run/whisper.sock", "unix:", "tcp:127.0.0.1:1"] {
+        let o = jouleclaw(&[
+            &"run",
+            &trace,
+            &"--out",
+            &t.path("o"),
+            &"--transcriber",
+            &bad,
+        ]);
+        expect(&o, 2);
+        assert!(stderr(&o).contains("expected unix:PATH"), "{}", stderr(&o));
+    }
+}

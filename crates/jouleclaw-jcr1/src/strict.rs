@@ -1,7 +1,7 @@
 //! The strict canonical-JSON state machine.
 //!
 //! One byte-at-a-time machine accepts exactly the JCR-1 canonical encoding of a JSON value
-//! (`ARCHITECTURE.md`): no whitespace, keys in RFC 8785 order and unique, integers only in
+//! (`spec/ARCHITECTURE.md`): no whitespace, keys in RFC 8785 order and unique, integers only in
 //! `[-(2^53-1), 2^53-1]` in shortest form, strings escaped exactly as RFC 8785 escapes them,
 //! valid UTF-8 without surrogates. It reports structure to a [`Sink`] (the receipt schema or a
 //! generic value builder), so whole-document and incremental decoding share every decision.

@@ -85,19 +85,22 @@ impl PipelineConfig {
     }
 }
 
-/// The default composite of the demo and of `jouleclaw run`, named `"duplex-voice"`:
-/// [`AlwaysPassStream`], [`BargeInDetector`] and a [`PerTickAdapter`] over
-/// [`TextWellFormedOracle::utf8`] (outbound text must be UTF-8). A clean window passes with the
-/// chain `["always-pass-stream","barge-in-detector","per-tick:utf8-text"]`.
+/// The default composite of the demo and of `jouleclaw run`, named `"duplex-voice"`, over
+/// [`duplex_voice_backends`]. A clean window passes with the chain
+/// `["always-pass-stream","barge-in-detector","per-tick:utf8-text"]`.
 pub fn duplex_voice_oracle() -> CompositeStreamOracle {
-    CompositeStreamOracle::new(
-        "duplex-voice",
-        vec![
-            Box::new(AlwaysPassStream),
-            Box::new(BargeInDetector),
-            Box::new(PerTickAdapter::new(TextWellFormedOracle::utf8())),
-        ],
-    )
+    CompositeStreamOracle::new("duplex-voice", duplex_voice_backends())
+}
+
+/// The backends of [`duplex_voice_oracle`], in order, for a caller that adds its own:
+/// [`AlwaysPassStream`], [`BargeInDetector`] and a [`PerTickAdapter`] over
+/// [`TextWellFormedOracle::utf8`] (outbound text must be UTF-8).
+pub fn duplex_voice_backends() -> Vec<Box<dyn StreamOracle>> {
+    vec![
+        Box::new(AlwaysPassStream),
+        Box::new(BargeInDetector),
+        Box::new(PerTickAdapter::new(TextWellFormedOracle::utf8())),
+    ]
 }
 
 /// An early verdict the oracle raised on a tick.

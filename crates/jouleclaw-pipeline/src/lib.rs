@@ -34,7 +34,7 @@
 //! - [`TickOutcome`], [`EarlyVerdict`], [`StageReport`], [`ProducedTick`], [`ClosedWindow`]:
 //!   what it reports; [`format_ts`] writes stream time for people;
 //! - [`Stage`], [`StageFailure`]: the stage seam;
-//! - [`duplex_voice_oracle`]: the default composite oracle;
+//! - [`duplex_voice_oracle`], [`duplex_voice_backends`]: the default composite oracle;
 //! - [`trace`]: the tick trace and stream spec file formats of `spec/TICK-TRACE.md`;
 //! - [`demo`]: the scripted duplex-voice story (the demo's fixture);
 //! - [`PipelineError`], [`Result`]: every failure, with a stable code.
@@ -89,7 +89,7 @@ pub mod trace;
 
 pub use driver::{
     ClosedAt, ClosedWindow, EarlyVerdict, Pipeline, PipelineConfig, ProducedTick, StageReport,
-    TickOutcome, duplex_voice_oracle, format_ts,
+    TickOutcome, duplex_voice_backends, duplex_voice_oracle, format_ts,
 };
 pub use error::{PipelineError, Result};
 pub use stage::{Stage, StageFailure};

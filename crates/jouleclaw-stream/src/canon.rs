@@ -1,6 +1,6 @@
 //! Canonical JSON (JCR-1) writing primitives.
 //!
-//! JCR-1 is the RFC 8785 (JCS) subset fixed in `ARCHITECTURE.md`: integers only, in
+//! JCR-1 is the RFC 8785 (JCS) subset fixed in `spec/ARCHITECTURE.md`: integers only, in
 //! `[-(2^53-1), 2^53-1]`; strings escaped exactly as JCS escapes them; object keys sorted and
 //! unique; no whitespace. These primitives write directly into a byte buffer. Callers write the
 //! keys of each object in ascending byte order themselves; every encoder built on them is

@@ -19,7 +19,8 @@
 //! - [`WavAudio`], [`SAMPLE_RATE_HZ`], [`PCM_BYTES_PER_SECOND`]: 16 kHz 16-bit mono WAV;
 //! - [`WhisperClient`], [`Endpoint`], [`WhisperTranscriber`], [`default_ceiling`],
 //!   [`transcribe_wav_file`], [`MULTIPART_BOUNDARY`]: the whisper.cpp server client;
-//! - [`TurnStage`], [`TurnOutcome`], [`MAX_TURN_BYTES`]: the cascade stage;
+//! - [`TurnStage`], [`TurnOutcome`], [`MAX_TURN_BYTES`], [`TURN_STAGE_NAME`]: the cascade stage,
+//!   also a `jouleclaw_pipeline::Stage`;
 //! - [`TranscriptionOracle`]: the stream-oracle adapter that fails a window whose turn failed;
 //! - [`VoiceError`]: every refusal and failure, with a stable code.
 //!
@@ -68,7 +69,7 @@ mod whisper;
 pub use error::{Result, VoiceError};
 pub use multipart::FIXED_BOUNDARY as MULTIPART_BOUNDARY;
 pub use oracle::{TRANSCRIPTION_ORACLE_NAME, TranscriptionOracle};
-pub use stage::{MAX_TURN_BYTES, TurnOutcome, TurnStage};
+pub use stage::{MAX_TURN_BYTES, TURN_STAGE_NAME, TurnOutcome, TurnStage};
 pub use transcript::{TableAnswer, TableTranscriber, Transcriber, Transcript};
 pub use wav::{PCM_BYTES_PER_SECOND, SAMPLE_RATE_HZ, WavAudio};
 pub use whisper::{

@@ -1,7 +1,9 @@
 //! The oracle adapter: a failed transcription becomes a `Fail` verdict for its window.
 
 use jouleclaw_stream::{ChannelDirection, StreamWindow, Tick, TickKind, TickMarker, duplex};
-use jouleclaw_stream_oracle::{StreamOracle, WindowContext, WindowVerdict};
+use jouleclaw_stream_oracle::{
+    StageEvent, StageOutcome, StreamOracle, WindowContext, WindowVerdict,
+};
 
 use crate::error::{Result, VoiceError};
 use crate::stage::TurnOutcome;
@@ -44,24 +46,29 @@ impl TranscriptionOracle {
     /// [`VoiceError::NoOpenTurn`] (that marker closed a turn, and the turn failed). Returns
     /// whether a failure was recorded; successes and refusals of input are not failed turns.
     pub fn observe(&mut self, tick: &Tick, result: &Result<Option<TurnOutcome>>) -> bool {
+        match result {
+            Err(e) => self.record(tick, e.code(), &e.to_string()),
+            Ok(_) => false,
+        }
+    }
+
+    /// Records a failed turn when `tick` is an `EndOfTurn` marker on the mic channel and `code`
+    /// is not `turn_not_open`.
+    fn record(&mut self, tick: &Tick, code: &str, message: &str) -> bool {
         let closes_turn = tick.channel_id == duplex::MIC
             && matches!(tick.kind, TickKind::Marker(TickMarker::EndOfTurn));
-        match result {
-            Err(e) if closes_turn && *e != VoiceError::NoOpenTurn => {
-                self.pending.push(FailedTurn {
-                    window_id: tick.window_id,
-                    ts_ns: tick.ts_ns,
-                    reason: format!(
-                        "turn ending in window {} at ts_ns {} failed: {}: {e}",
-                        tick.window_id,
-                        tick.ts_ns,
-                        e.code()
-                    ),
-                });
-                true
-            }
-            _ => false,
+        if !closes_turn || code == VoiceError::NoOpenTurn.code() {
+            return false;
         }
+        self.pending.push(FailedTurn {
+            window_id: tick.window_id,
+            ts_ns: tick.ts_ns,
+            reason: format!(
+                "turn ending in window {} at ts_ns {} failed: {code}: {message}",
+                tick.window_id, tick.ts_ns
+            ),
+        });
+        true
     }
 
     /// Failed turns observed and not yet judged.
@@ -77,6 +84,17 @@ impl TranscriptionOracle {
 impl StreamOracle for TranscriptionOracle {
     fn name(&self) -> &str {
         TRANSCRIPTION_ORACLE_NAME
+    }
+
+    /// The pipeline's way in: a failure of the [`crate::TURN_STAGE_NAME`] stage is observed as
+    /// [`TranscriptionOracle::observe`] would observe it; other stages' events are ignored.
+    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
+        if event.stage != crate::stage::TURN_STAGE_NAME {
+            return;
+        }
+        if let StageOutcome::Failed { code, message } = event.outcome {
+            self.record(event.tick, code, message);
+        }
     }
 
     fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {

@@ -1,6 +1,7 @@
 //! The cascade stage: one inbound turn of mic audio in, one ASR text tick out.
 
 use bytes::Bytes;
+use jouleclaw_pipeline::{Stage, StageFailure};
 use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
 
 use crate::error::{Result, VoiceError};
@@ -10,6 +11,9 @@ use crate::wav::{PCM_BYTES_PER_SECOND, WavAudio};
 /// The bound on one turn: 30 s of 16 kHz 16-bit mono audio, 960,000 bytes. A stuck key is not
 /// an open microphone until reboot.
 pub const MAX_TURN_BYTES: usize = 30 * PCM_BYTES_PER_SECOND;
+
+/// The turn stage's name as a pipeline [`Stage`] (in stage events and reports).
+pub const TURN_STAGE_NAME: &str = "turn";
 
 /// How a turn that ended without failing ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +140,31 @@ impl<T: Transcriber> TurnStage<T> {
             },
             Transcript::Unasked => TurnOutcome::Unasked { audio_bytes },
         })
+    }
+}
+
+/// The turn stage as a pipeline stage: a turn that was `Said` produces its ASR text tick, which
+/// joins the stream right after the `EndOfTurn` marker; `Unasked` produces nothing; a refusal or
+/// a failed turn is a [`StageFailure`] with the [`VoiceError`] code, which the pipeline hands to
+/// the oracles (the [`crate::TranscriptionOracle`] fails the window of a failed turn).
+impl<T: Transcriber> Stage for TurnStage<T> {
+    fn name(&self) -> &str {
+        TURN_STAGE_NAME
+    }
+
+    fn on_tick(
+        &mut self,
+        tick: &Tick,
+        out: &mut Vec<Tick>,
+    ) -> core::result::Result<(), StageFailure> {
+        match TurnStage::on_tick(self, tick) {
+            Ok(Some(TurnOutcome::Said { tick, .. })) => {
+                out.push(tick);
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(StageFailure::new(e.code(), e.to_string())),
+        }
     }
 }
 

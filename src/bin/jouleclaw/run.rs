@@ -9,11 +9,14 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use jouleclaw_stack::jcr1::cose::{self, Signer, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Clock, Estimator, SystemClock, UtcSecond};
+use jouleclaw_stack::oracle::CompositeStreamOracle;
 use jouleclaw_stack::pipeline::trace::{max_trace_line_len, parse_trace_line, spec_from_json};
 use jouleclaw_stack::pipeline::{
-    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, demo, duplex_voice_oracle,
+    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, demo, duplex_voice_backends,
+    duplex_voice_oracle,
 };
 use jouleclaw_stack::stream::StreamSpec;
+use jouleclaw_stack::voice::{TURN_STAGE_NAME, TranscriptionOracle, TurnStage, WhisperTranscriber};
 
 use crate::receipt::read_secret_key;
 use crate::table::{RunTotals, table_header, table_row};
@@ -50,6 +53,26 @@ pub(crate) struct RunArgs {
     /// Do not print the per-window table.
     #[arg(long)]
     quiet: bool,
+    /// Run the turn stage with the whisper.cpp server at this Unix socket, `unix:PATH`: mic
+    /// turns (`start` .. `end_of_turn` markers on the mic channel) become ASR text ticks in the
+    /// same stream, and a failed turn fails its window. Without a socket at PATH no turn is
+    /// transcribed (and the run says so).
+    #[arg(long, value_name = "unix:PATH")]
+    transcriber: Option<String>,
+}
+
+/// The turn stage and its oracle for `--transcriber unix:PATH`.
+fn transcriber_stage(arg: &str) -> Result<TurnStage<WhisperTranscriber>, Failure> {
+    let Some(path) = arg.strip_prefix("unix:").filter(|p| !p.is_empty()) else {
+        return Err(Failure::Usage(format!(
+            "--transcriber {arg:?}: expected unix:PATH (a whisper.cpp server's Unix socket)"
+        )));
+    };
+    let transcriber = WhisperTranscriber::at_socket(path, None);
+    if !transcriber.is_available() {
+        eprintln!("note: no transcriber at {path}: mic turns are not transcribed");
+    }
+    Ok(TurnStage::new(transcriber))
 }
 
 /// A file written under a temporary name and renamed into place only on success; removed if
@@ -149,7 +172,19 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
     let public = signer.verifying_key();
     let config = PipelineConfig::new(&args.steward, &args.stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
-    let oracle = duplex_voice_oracle();
+    let stage = args
+        .transcriber
+        .as_deref()
+        .map(transcriber_stage)
+        .transpose()?;
+    let oracle = match stage {
+        Some(_) => {
+            let mut backends = duplex_voice_backends();
+            backends.push(Box::new(TranscriptionOracle::new()));
+            CompositeStreamOracle::new("duplex-voice", backends)
+        }
+        None => duplex_voice_oracle(),
+    };
     let oracle_names: Vec<String> = oracle.backend_names().map(str::to_owned).collect();
     let mut pipeline = Pipeline::new(
         spec.clone(),
@@ -159,6 +194,10 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
         Box::new(signer),
     )
     .map_err(|e| Failure::Usage(format!("{}: {e}", e.code())))?;
+    let stage_names: Vec<&str> = stage.iter().map(|_| TURN_STAGE_NAME).collect();
+    if let Some(stage) = stage {
+        pipeline = pipeline.with_stage(Box::new(stage));
+    }
 
     let trace = &args.trace;
     let file = File::open(trace).map_err(|e| Failure::io(trace, e))?;
@@ -266,6 +305,7 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
         "stream_id": args.stream_id,
         "epoch": UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
         "oracle": oracle_names,
+        "stages": stage_names,
         "signer": {
             "public_key": hex::encode(public.as_bytes()),
             "kid": hex::encode(cose::kid(&public)),

@@ -155,24 +155,9 @@ impl RunTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
-
     use bytes::Bytes;
-    use jouleclaw_stack::jcr1::Estimator;
-    use jouleclaw_stack::jcr1::cose::SoftwareSigner;
-    use jouleclaw_stack::pipeline::{Pipeline, PipelineConfig, duplex_voice_oracle};
-    use jouleclaw_stack::stream::{StreamSpec, Tick, TickKind, duplex};
-
-    fn pipeline() -> Pipeline {
-        Pipeline::new(
-            Arc::new(StreamSpec::duplex_voice_default()),
-            PipelineConfig::new("did:example:s", "s1"),
-            duplex_voice_oracle(),
-            Estimator::default(),
-            Box::new(SoftwareSigner::rfc8032_test_key()),
-        )
-        .unwrap()
-    }
+    use jouleclaw_stack::pipeline::demo;
+    use jouleclaw_stack::stream::{Tick, TickKind, duplex};
 
     fn mic(w: u64, ts_ns: u64) -> Tick {
         Tick::new(
@@ -186,7 +171,7 @@ mod tests {
 
     #[test]
     fn run_totals_count_kinds_and_empty_windows() {
-        let mut p = pipeline();
+        let mut p = demo::pipeline().unwrap();
         let mut t = RunTotals::default();
         p.push(mic(0, 0)).unwrap();
         let closed = p.push(mic(3, 600_000_000)).unwrap().closed.unwrap();
