@@ -139,15 +139,7 @@ fn run_reproduces_the_demo_receipts_byte_for_byte() {
     assert!(table.contains("yield@1.24s"), "{table}");
     assert!(table.contains("hallucination(+2048B)"), "{table}");
     assert!(table.contains("barge_in_ignored(2.02s->2.19s)"), "{table}");
-    assert_eq!(
-        outputs_in(&out),
-        [
-            "receipts.cbor",
-            "receipts.jsonl",
-            "signer.pub",
-            "summary.json"
-        ]
-    );
+    assert!(outputs_in(&out).iter().all(|n| !n.starts_with('.')));
     assert_eq!(
         std::fs::read_to_string(out.join("receipts.jsonl")).unwrap(),
         std::fs::read_to_string(root(GOLDEN_JSONL)).unwrap()
@@ -826,5 +818,170 @@ fn run_transcriber_needs_a_unix_path() {
         ]);
         expect(&o, 2);
         assert!(stderr(&o).contains("expected unix:PATH"), "{}", stderr(&o));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A reader that goes away
+
+/// Runs the binary with its standard output a pipe whose reading end is closed at once, as
+/// `jouleclaw ... | head -0` would.
+fn jouleclaw_stdout_closed(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_closed_stdout_keeps_exit_codes_and_a_run_still_commits() {
+    let o = jouleclaw_stdout_closed(&[&"vectors", &"check", &"conformance"]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+
+    let t = TempDir::new("epipe");
+    let out = t.path("out");
+    let o = jouleclaw_stdout_closed(&[&"run", &TRACE, &"--out", &out]);
+    assert_eq!(code(&o), 0, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    assert_eq!(
+        outputs_in(&out),
+        outputs_in(&out)
+            .iter()
+            .filter(|n| !n.starts_with('.'))
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    assert!(out.join("summary.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(out.join("receipts.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        13
+    );
+    // A refusal with stdout closed is still exit 1, a usage error still exit 2.
+    let bad = t.write("bad.jsonl", "{\n");
+    assert_eq!(
+        code(&jouleclaw_stdout_closed(&[
+            &"run",
+            &bad,
+            &"--out",
+            &t.path("o2")
+        ])),
+        1
+    );
+    assert_eq!(
+        code(&jouleclaw_stdout_closed(&[
+            &"run",
+            &t.path("missing.jsonl")
+        ])),
+        2
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// run: outputs all or nothing
+
+#[test]
+fn run_checks_every_destination_before_the_first_rename() {
+    let t = TempDir::new("commit-phase");
+    let out = t.path("out");
+    expect(&jouleclaw(&[&"run", &TRACE, &"--out", &out, &"--quiet"]), 0);
+    let before: Vec<Vec<u8>> = ["signer.pub", "receipts.jsonl", "summary.json"]
+        .iter()
+        .map(|n| std::fs::read(out.join(n)).unwrap())
+        .collect();
+    // A directory where receipts.cbor goes: a rename could not replace it.
+    std::fs::remove_file(out.join("receipts.cbor")).unwrap();
+    std::fs::create_dir(out.join("receipts.cbor")).unwrap();
+    let other_key = t.write("other.sec", format!("{}\n", "11".repeat(32)));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&other_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let o = jouleclaw(&[
+        &"run", &TRACE, &"--out", &out, &"--key", &other_key, &"--quiet",
+    ]);
+    expect(&o, 2);
+    assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
+    // Nothing was replaced: the earlier run's outputs are as they were, no temporary file left.
+    let after: Vec<Vec<u8>> = ["signer.pub", "receipts.jsonl", "summary.json"]
+        .iter()
+        .map(|n| std::fs::read(out.join(n)).unwrap())
+        .collect();
+    assert_eq!(before, after);
+    assert!(outputs_in(&out).iter().all(|n| !n.starts_with('.')));
+}
+
+#[test]
+fn run_refuses_to_replace_its_own_input() {
+    let t = TempDir::new("input-output");
+    let out = t.path("out");
+    std::fs::create_dir(&out).unwrap();
+    let trace = out.join("receipts.jsonl");
+    std::fs::copy(root(TRACE), &trace).unwrap();
+    let o = jouleclaw(&[&"run", &trace, &"--out", &out]);
+    expect(&o, 2);
+    assert!(
+        stderr(&o).contains("is one of the run's inputs"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(&trace).unwrap(),
+        std::fs::read(root(TRACE)).unwrap()
+    );
+    // The accepted neighbour: the same trace under another name in the same directory.
+    let renamed = out.join("trace.jsonl");
+    std::fs::rename(&trace, &renamed).unwrap();
+    expect(
+        &jouleclaw(&[&"run", &renamed, &"--out", &out, &"--quiet"]),
+        0,
+    );
+}
+
+#[test]
+fn two_runs_never_write_one_directory_at_once() {
+    let t = TempDir::new("locked");
+    let out = t.path("out");
+    std::fs::create_dir(&out).unwrap();
+    let held = std::fs::File::open(&out).unwrap();
+    held.lock().unwrap();
+    let o = jouleclaw(&[&"run", &TRACE, &"--out", &out]);
+    expect(&o, 2);
+    assert!(
+        stderr(&o).contains("another jouleclaw run"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(outputs_in(&out).is_empty());
+    held.unlock().unwrap();
+    expect(&jouleclaw(&[&"run", &TRACE, &"--out", &out, &"--quiet"]), 0);
+}
+
+#[test]
+fn a_failed_run_removes_the_directory_it_created_and_hashes_cover_every_output() {
+    let t = TempDir::new("cleanup");
+    let out = t.path("new-dir");
+    let bad = t.write("bad.jsonl", "{\n");
+    expect(&jouleclaw(&[&"run", &bad, &"--out", &out]), 1);
+    assert!(!out.exists());
+    // A directory that was there before a failed run stays.
+    std::fs::create_dir(&out).unwrap();
+    expect(&jouleclaw(&[&"run", &bad, &"--out", &out]), 1);
+    assert!(out.is_dir());
+    expect(&jouleclaw(&[&"run", &TRACE, &"--out", &out, &"--quiet"]), 0);
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    for name in ["signer.pub", "receipts.jsonl", "receipts.cbor"] {
+        let want = blake3::hash(&std::fs::read(out.join(name)).unwrap());
+        assert_eq!(summary["outputs"][name], want.to_hex().as_str(), "{name}");
     }
 }

@@ -197,6 +197,34 @@ pub fn format_ts(ts_ns: u64) -> String {
     format!("{secs}.{}s", digits.trim_end_matches('0'))
 }
 
+/// The largest window id any receipt can carry: `2^53 - 1` (16 digits in the receipt `id`).
+const MAX_WINDOW_ID: u64 = (1 << 53) - 1;
+
+/// Refuses, when the pipeline is built, a steward or stream id that some later receipt could not
+/// encode (a string over the receipt limits once the receipt `id` has grown to a 16-digit window
+/// id): such a run would otherwise fail late, at the window whose id gains the digit.
+fn probe_names(config: &PipelineConfig) -> Result<()> {
+    let probe = StreamWindowReceipt {
+        closed_at: UtcSecond::from_unix(0).ok_or(Jcr1Error::Unencodable {
+            field: "closed_at",
+            reason: "clock outside years 0000-9999",
+        })?,
+        steward: config.steward.clone(),
+        stream_id: config.stream_id.clone(),
+        window_id: MAX_WINDOW_ID,
+        window_hash: blake3::Hash::from_bytes([0; 32]),
+        tick_count: 0,
+        inbound_bytes: 0,
+        outbound_bytes: 0,
+        joules_uj: 0,
+        energy_provenance: jouleclaw_jcr1::EnergyProvenance::Estimator,
+        verdict: WindowVerdict::pass_by("probe"),
+        conservation: WindowConservationFinding::Conforming,
+    };
+    probe.encode()?;
+    Ok(())
+}
+
 struct OpenWindow {
     window: StreamWindow,
     early: Vec<EarlyVerdict>,
@@ -233,8 +261,10 @@ impl<E: EnergySource> fmt::Debug for Pipeline<E> {
 }
 
 impl<E: EnergySource> Pipeline<E> {
-    /// A pipeline for a stream with `spec`. Refuses an invalid spec or ledger policy and an
-    /// empty steward or stream id.
+    /// A pipeline for a stream with `spec`. Refuses an invalid spec or ledger policy, and a
+    /// steward or stream id that is empty or too long for a receipt of any window (each must
+    /// fit the receipt's 4,096-byte string limit, the stream id with room for `:` and a
+    /// 16-digit window id in the receipt `id`), so that no run fails late on a name.
     pub fn new(
         spec: Arc<StreamSpec>,
         config: PipelineConfig,
@@ -245,6 +275,7 @@ impl<E: EnergySource> Pipeline<E> {
         spec.validate()?;
         let ledger = RollingConservationLedger::new(config.policy)?;
         let minter = ReceiptMinter::for_stream_time(&config.steward, &config.stream_id, energy)?;
+        probe_names(&config)?;
         Ok(Self {
             spec,
             config,

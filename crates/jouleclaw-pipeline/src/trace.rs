@@ -18,13 +18,110 @@ struct TraceRecord {
     channel_id: u32,
     kind: String,
     #[serde(default)]
-    marker: Option<serde_json::Value>,
-    #[serde(default)]
+    marker: Option<MarkerField>,
+    #[serde(default, deserialize_with = "present")]
     bytes_hex: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     bytes_len: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     window_id: Option<u64>,
+}
+
+/// An optional field that, when present, must hold a value of its type: `null` is not "absent".
+fn present<'de, D, T>(d: D) -> core::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
+
+/// The `marker` field as written: a name, `{"custom": text}`, or anything else, kept as a
+/// message so that the refusal carries the marker's code (`trace_bad_marker`).
+enum MarkerField {
+    Name(String),
+    Custom(String),
+    Bad(String),
+}
+
+const MARKER_SHAPE: &str = "marker must be a name or {\"custom\":\"<text>\"}";
+
+impl<'de> serde::Deserialize<'de> for MarkerField {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> core::result::Result<Self, D::Error> {
+        d.deserialize_any(MarkerVisitor)
+    }
+}
+
+struct MarkerVisitor;
+
+impl<'de> serde::de::Visitor<'de> for MarkerVisitor {
+    type Value = MarkerField;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(MARKER_SHAPE)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> core::result::Result<MarkerField, E> {
+        Ok(MarkerField::Name(v.to_owned()))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> core::result::Result<MarkerField, A::Error> {
+        let mut custom = None;
+        let mut bad = None;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "custom" && custom.is_none() {
+                match map.next_value::<serde_json::Value>()? {
+                    serde_json::Value::String(text) => custom = Some(text),
+                    _ => bad = Some("custom must be a string".to_owned()),
+                }
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                bad.get_or_insert(if key == "custom" {
+                    "the marker object repeats the key \"custom\"".to_owned()
+                } else {
+                    format!("unknown key {key:?} in the marker object")
+                });
+            }
+        }
+        Ok(match (bad, custom) {
+            (Some(b), _) => MarkerField::Bad(b),
+            (None, Some(text)) => MarkerField::Custom(text),
+            (None, None) => MarkerField::Bad(
+                "an object marker must be exactly {\"custom\":\"<text>\"}".to_owned(),
+            ),
+        })
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> core::result::Result<MarkerField, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(MarkerField::Bad(MARKER_SHAPE.to_owned()))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> core::result::Result<MarkerField, E> {
+        Ok(MarkerField::Bad("marker must not be null".to_owned()))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> core::result::Result<MarkerField, E> {
+        Ok(MarkerField::Bad(MARKER_SHAPE.to_owned()))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> core::result::Result<MarkerField, E> {
+        Ok(MarkerField::Bad(MARKER_SHAPE.to_owned()))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> core::result::Result<MarkerField, E> {
+        Ok(MarkerField::Bad(MARKER_SHAPE.to_owned()))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> core::result::Result<MarkerField, E> {
+        Ok(MarkerField::Bad(MARKER_SHAPE.to_owned()))
+    }
 }
 
 /// The longest trace line accepted for `spec`: a payload of `max_chunk_bytes` in hex plus 4,096
@@ -35,10 +132,10 @@ pub fn max_trace_line_len(spec: &StreamSpec) -> usize {
         .saturating_add(4096)
 }
 
-fn marker_from_json(v: &serde_json::Value) -> Result<TickMarker> {
+fn marker_from_field(v: &MarkerField) -> Result<TickMarker> {
     let bad = |detail: String| PipelineError::TraceMarker { detail };
     match v {
-        serde_json::Value::String(s) => match s.as_str() {
+        MarkerField::Name(s) => match s.as_str() {
             "start" => Ok(TickMarker::Start),
             "end" => Ok(TickMarker::End),
             "barge_in" => Ok(TickMarker::BargeIn),
@@ -48,15 +145,8 @@ fn marker_from_json(v: &serde_json::Value) -> Result<TickMarker> {
                 "unknown marker {other:?} (expected start, end, barge_in, silence, end_of_turn or {{\"custom\":\"...\"}})"
             ))),
         },
-        serde_json::Value::Object(m) => match (m.len(), m.get("custom")) {
-            (1, Some(serde_json::Value::String(s))) => Ok(TickMarker::Custom(s.clone())),
-            _ => Err(bad(
-                "an object marker must be exactly {\"custom\":\"<text>\"}".to_owned(),
-            )),
-        },
-        _ => Err(bad(
-            "marker must be a name or {\"custom\":\"<text>\"}".to_owned()
-        )),
+        MarkerField::Custom(text) => Ok(TickMarker::Custom(text.clone())),
+        MarkerField::Bad(detail) => Err(bad(detail.clone())),
     }
 }
 
@@ -76,13 +166,18 @@ fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
 }
 
 /// Parses one trace line (`spec/TICK-TRACE.md`) into a tick of a stream with `spec`; `None` for
-/// a line of JSON whitespace only. The line may end in `\n` or `\r\n`.
+/// a line of JSON whitespace only. The line may end in `\n` or `\r\n`; that line end is not
+/// part of the line's length.
 ///
 /// The tick's `window_id` is the line's `window_id` if given, else `spec.window_of(ts_ns)`. The
-/// line is refused if it is longer than [`max_trace_line_len`], not UTF-8, not exactly a tick
+/// line is refused if, without its line end, it is longer than [`max_trace_line_len`], not UTF-8, not exactly a tick
 /// object, or if `bytes_len` exceeds `max_chunk_bytes` (checked before anything is allocated).
 /// Whether the tick fits its window and channel is for [`StreamWindow::push`] to decide.
 pub fn parse_trace_line(line: &[u8], spec: &StreamSpec) -> Result<Option<Tick>> {
+    let line = line
+        .strip_suffix(b"\r\n")
+        .or_else(|| line.strip_suffix(b"\n"))
+        .unwrap_or(line);
     let max = max_trace_line_len(spec);
     if line.len() > max {
         return Err(PipelineError::TraceLineTooLong { max });
@@ -105,7 +200,7 @@ pub fn parse_trace_line(line: &[u8], spec: &StreamSpec) -> Result<Option<Tick>> 
                 .ok_or_else(|| PipelineError::TraceMarker {
                     detail: "a marker tick needs a marker field".to_owned(),
                 })?;
-            TickKind::Marker(marker_from_json(m)?)
+            TickKind::Marker(marker_from_field(m)?)
         }
         other => {
             return Err(PipelineError::TraceKind {

@@ -217,3 +217,27 @@ fn format_ts_trims_trailing_zeros() {
     assert_eq!(format_ts(2_000_000_000), "2s");
     assert_eq!(format_ts(1), "0.000000001s");
 }
+
+#[test]
+fn names_too_long_for_a_late_receipt_are_refused_when_the_pipeline_is_built() {
+    let make = |steward: &str, stream_id: &str| {
+        Pipeline::new(
+            spec(),
+            PipelineConfig::new(steward, stream_id),
+            duplex_voice_oracle(),
+            Estimator::default(),
+            Box::new(SoftwareSigner::rfc8032_test_key()),
+        )
+        .map(|_| ())
+    };
+    // The receipt id is `{stream_id}:{window_id:04}`, at most 4,096 bytes: with a 16-digit
+    // window id the stream id may have 4,096 - 17 = 4,079 bytes.
+    assert!(make("s", &"x".repeat(4_079)).is_ok());
+    let e = make("s", &"x".repeat(4_080)).unwrap_err();
+    assert_eq!(e.code(), "unencodable");
+    assert!(make(&"s".repeat(4_096), "x").is_ok());
+    assert_eq!(
+        make(&"s".repeat(4_097), "x").unwrap_err().code(),
+        "unencodable"
+    );
+}

@@ -153,3 +153,83 @@ fn spec_files_round_trip_and_refuse_bad_fields() {
     );
     assert_eq!(spec_from_json("{}").unwrap_err().code(), "spec_bad_json");
 }
+
+#[test]
+fn null_is_not_absent_in_trace_lines() {
+    let spec = spec();
+    let code = |s: &str| parse_trace_line(s.as_bytes(), &spec).unwrap_err().code();
+    assert_eq!(
+        code(r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":null}"#),
+        "trace_bad_marker"
+    );
+    assert_eq!(
+        code(r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":null,"bytes_len":1}"#),
+        "trace_bad_json"
+    );
+    assert_eq!(
+        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":null,"bytes_hex":"00"}"#),
+        "trace_bad_json"
+    );
+    assert_eq!(
+        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":2,"window_id":null}"#),
+        "trace_bad_json"
+    );
+    // Accepted neighbours: the same lines without the null fields.
+    for ok in [
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":"start"}"#,
+        r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_len":1}"#,
+        r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_hex":"00"}"#,
+        r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":2}"#,
+    ] {
+        assert!(
+            parse_trace_line(ok.as_bytes(), &spec).unwrap().is_some(),
+            "{ok}"
+        );
+    }
+}
+
+#[test]
+fn a_marker_object_with_a_repeated_or_unknown_key_is_refused() {
+    let spec = spec();
+    let p = |s: &str| parse_trace_line(s.as_bytes(), &spec);
+    for bad in [
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":"a","custom":"b"}}"#,
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":"a","x":1}}"#,
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":1}}"#,
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{}}"#,
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":["start"]}"#,
+        r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":7}"#,
+    ] {
+        assert_eq!(p(bad).unwrap_err().code(), "trace_bad_marker", "{bad}");
+    }
+    let t = p(r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":"a"}}"#)
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        t.kind,
+        jouleclaw_stream::TickKind::Marker(TickMarker::Custom("a".into()))
+    );
+}
+
+#[test]
+fn the_line_limit_does_not_count_the_line_end() {
+    let spec = spec();
+    let max = max_trace_line_len(&spec);
+    let mut line = vec![b' '; max];
+    // A blank line of exactly the limit, with either line end, is accepted.
+    for end in [&b""[..], b"\n", b"\r\n"] {
+        let mut l = line.clone();
+        l.extend_from_slice(end);
+        assert_eq!(parse_trace_line(&l, &spec).unwrap(), None);
+    }
+    // One byte more is refused, whatever the line end.
+    line.push(b' ');
+    for end in [&b""[..], b"\n", b"\r\n"] {
+        let mut l = line.clone();
+        l.extend_from_slice(end);
+        assert_eq!(
+            parse_trace_line(&l, &spec).unwrap_err().code(),
+            "trace_line_too_long"
+        );
+    }
+}

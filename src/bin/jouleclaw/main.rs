@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod misc;
+mod out;
 mod receipt;
 mod run;
 mod table;
@@ -18,6 +19,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use crate::out::tell;
 
 /// Why a command failed, and so its exit code.
 #[derive(Debug)]
@@ -177,14 +180,19 @@ fn dispatch(cmd: Cmd) -> CmdResult {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match dispatch(cli.cmd) {
+    let result = dispatch(cli.cmd);
+    let result = match (result, out::stdout_error()) {
+        (Ok(()), Some(e)) => Err(Failure::Usage(format!("standard output: {e}"))),
+        (r, _) => r,
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Refused(msg)) => {
-            eprintln!("jouleclaw: {msg}");
+            tell!("jouleclaw: {msg}");
             ExitCode::from(1)
         }
         Err(Failure::Usage(msg)) => {
-            eprintln!("jouleclaw: {msg}");
+            tell!("jouleclaw: {msg}");
             ExitCode::from(2)
         }
     }

@@ -1,5 +1,6 @@
 //! `replay` and `transcribe`.
 
+use crate::out::{say, say_raw};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,9 +18,9 @@ pub(crate) fn replay(files: &[PathBuf], json: bool) -> CmdResult {
     }
     let report = replay_corpus(&corpus);
     if json {
-        println!("{}", report.render_json());
+        say!("{}", report.render_json());
     } else {
-        print!("{}", report.render_text());
+        say_raw!("{}", report.render_text());
     }
     if report.all_expectations_hold() {
         Ok(())
@@ -46,11 +47,11 @@ pub(crate) fn transcribe(socket: &Path, max_wait: Option<f64>, file: &Path) -> C
     let wav = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
     match transcribe_wav_file(socket, max_wait, &wav) {
         Ok(Transcript::Said(s)) => {
-            println!("{s}");
+            say!("{s}");
             Ok(())
         }
         Ok(Transcript::Unasked) => {
-            println!("no transcriber");
+            say!("no transcriber");
             Ok(())
         }
         Err(e) => Err(Failure::Refused(format!(

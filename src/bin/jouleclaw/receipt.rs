@@ -1,6 +1,7 @@
 //! `receipt decode|sign|verify`, `receipts verify`, `keygen`.
 
-use std::io::{Read as _, Write as _};
+use crate::out::{say, tell};
+use std::io::Read as _;
 use std::path::Path;
 
 use jouleclaw_stack::jcr1::cose::{self, PublicKey, Signer, SingleKey, SoftwareSigner};
@@ -53,7 +54,7 @@ fn refused(path: &Path, r: jouleclaw_stack::jcr1::Refusal) -> Failure {
 /// `receipt decode FILE`.
 pub(crate) fn decode(path: &Path) -> CmdResult {
     let (_, bytes) = read_receipt(path)?;
-    println!("{}", blake3::hash(&bytes).to_hex());
+    say!("{}", blake3::hash(&bytes).to_hex());
     Ok(())
 }
 
@@ -67,16 +68,10 @@ pub(crate) fn sign(key: &Path, path: &Path, out: Option<&Path>) -> CmdResult {
     match out {
         Some(out) => {
             std::fs::write(out, &signed.cose_sign1).map_err(|e| Failure::io(out, e))?;
-            println!("content_hash {}", content_hash.to_hex());
-            println!("kid {}", hex::encode(cose::kid(&signer.verifying_key())));
+            say!("content_hash {}", content_hash.to_hex());
+            say!("kid {}", hex::encode(cose::kid(&signer.verifying_key())));
         }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(&signed.cose_sign1)
-                .and_then(|()| stdout.flush())
-                .map_err(|e| Failure::Usage(format!("standard output: {e}")))?;
-        }
+        None => crate::out::out_bytes(&signed.cose_sign1),
     }
     Ok(())
 }
@@ -91,8 +86,8 @@ pub(crate) fn verify(public: &Path, path: &Path) -> CmdResult {
                 // A verified receipt was decoded from canonical bytes, so it re-encodes.
                 Failure::Refused(format!("{}: {e}", path.display()))
             })?;
-            println!("{}", v.content_hash.to_hex());
-            println!("{}", String::from_utf8_lossy(&canonical));
+            say!("{}", v.content_hash.to_hex());
+            say!("{}", String::from_utf8_lossy(&canonical));
             Ok(())
         }
         Err(c) => Err(Failure::Refused(format!(
@@ -125,10 +120,10 @@ pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
     for (i, r) in results.iter().enumerate() {
         if let Err(c) = r {
             bad += 1;
-            eprintln!("item {i}: {} ({c})", c.as_str());
+            tell!("item {i}: {} ({c})", c.as_str());
         }
     }
-    println!(
+    say!(
         "{} verified, {bad} refused, of {} receipts in {}",
         results.len() - bad,
         results.len(),
@@ -158,7 +153,7 @@ pub(crate) fn keygen(out: &Path, pub_out: Option<&Path>) -> CmdResult {
     if let Some(p) = pub_out {
         std::fs::write(p, cose::public_key_text(&public)).map_err(|e| Failure::io(p, e))?;
     }
-    println!("public_key {}", hex::encode(public.as_bytes()));
-    println!("kid {}", hex::encode(cose::kid(&public)));
+    say!("public_key {}", hex::encode(public.as_bytes()));
+    say!("kid {}", hex::encode(cose::kid(&public)));
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! `jouleclaw run`: a tick trace through the pipeline, receipts to files.
 
+use crate::out::{say, say_raw, tell};
 use std::fs::File;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -70,7 +71,7 @@ fn transcriber_stage(arg: &str) -> Result<TurnStage<WhisperTranscriber>, Failure
     };
     let transcriber = WhisperTranscriber::at_socket(path, None);
     if !transcriber.is_available() {
-        eprintln!("note: no transcriber at {path}: mic turns are not transcribed");
+        tell!("note: no transcriber at {path}: mic turns are not transcribed");
     }
     Ok(TurnStage::new(transcriber))
 }
@@ -150,8 +151,108 @@ fn at_line(trace: &Path, line: u64, e: &PipelineError) -> Failure {
     Failure::Refused(format!("{}:{line}: {}: {e}", trace.display(), e.code()))
 }
 
+/// The four outputs of a run, in commit order (`summary.json` last: its presence marks a complete
+/// run).
+const OUTPUTS: [&str; 4] = [
+    "signer.pub",
+    "receipts.jsonl",
+    "receipts.cbor",
+    "summary.json",
+];
+
+/// The output directory of one run: created if missing (and removed again, if still empty,
+/// when the run fails), and held under an exclusive lock for the whole run so two runs never
+/// mix their outputs.
+struct OutDir {
+    path: PathBuf,
+    created: bool,
+    _lock: File,
+}
+
+impl OutDir {
+    fn open(path: &Path) -> Result<Self, Failure> {
+        let created = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => false,
+            Ok(_) => {
+                return Err(Failure::Usage(format!(
+                    "{}: --out must be a directory",
+                    path.display()
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir_all(path).map_err(|e| Failure::io(path, e))?;
+                true
+            }
+            Err(e) => return Err(Failure::io(path, e)),
+        };
+        let lock = File::open(path).map_err(|e| Failure::io(path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Failure::Usage(format!(
+                    "{}: another jouleclaw run is writing to this directory",
+                    path.display()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Failure::io(path, e)),
+        }
+        Ok(Self {
+            path: path.to_owned(),
+            created,
+            _lock: lock,
+        })
+    }
+
+    /// Refuses, before anything is renamed, a destination that a rename cannot replace (a
+    /// directory) or that is one of the run's inputs.
+    fn check_destinations(&self, inputs: &[&Path]) -> Result<(), Failure> {
+        use std::os::unix::fs::MetadataExt as _;
+        let ids: Vec<(u64, u64)> = inputs
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| (m.dev(), m.ino()))
+            .collect();
+        for name in OUTPUTS {
+            let dest = self.path.join(name);
+            let meta = match std::fs::symlink_metadata(&dest) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(Failure::io(&dest, e)),
+            };
+            if meta.is_dir() {
+                return Err(Failure::Usage(format!(
+                    "{}: is a directory; the run would not replace it",
+                    dest.display()
+                )));
+            }
+            let followed = std::fs::metadata(&dest).ok();
+            let same = [Some(meta), followed]
+                .into_iter()
+                .flatten()
+                .any(|m| ids.contains(&(m.dev(), m.ino())));
+            if same {
+                return Err(Failure::Usage(format!(
+                    "{}: is one of the run's inputs; refusing to replace it",
+                    dest.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// `jouleclaw run`.
 pub(crate) fn run(args: &RunArgs) -> CmdResult {
+    let mut created = None;
+    let result = run_in(args, &mut created);
+    if let (Err(_), Some(dir)) = (&result, created) {
+        // Only an empty directory goes: the run created it and left nothing in it.
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let (spec, spec_name) = match &args.spec {
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| Failure::io(p, e))?;
@@ -203,20 +304,28 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
     let file = File::open(trace).map_err(|e| Failure::io(trace, e))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    std::fs::create_dir_all(&args.out).map_err(|e| Failure::io(&args.out, e))?;
+    let out = OutDir::open(&args.out)?;
+    if out.created {
+        *created = Some(out.path.clone());
+    }
+    let mut inputs: Vec<&Path> = vec![trace.as_path()];
+    inputs.extend(args.spec.as_deref());
+    inputs.extend(args.key.as_deref());
+    out.check_destinations(&inputs)?;
 
     if test_key {
-        eprintln!(
+        tell!(
             "WARNING: no --key given: signing with the PUBLISHED RFC 8032 TEST KEY. Anyone can \
              forge these receipts; they prove nothing. Use `jouleclaw keygen --out KEYFILE` and \
              `--key KEYFILE` for receipts that mean something."
         );
     }
 
-    let mut jsonl = Staged::create(&args.out, "receipts.jsonl")?;
-    let mut cbor = Staged::create(&args.out, "receipts.cbor")?;
-    let mut pubfile = Staged::create(&args.out, "signer.pub")?;
-    let mut summary = Staged::create(&args.out, "summary.json")?;
+    let [pub_name, jsonl_name, cbor_name, summary_name] = OUTPUTS;
+    let mut pubfile = Staged::create(&out.path, pub_name)?;
+    let mut jsonl = Staged::create(&out.path, jsonl_name)?;
+    let mut cbor = Staged::create(&out.path, cbor_name)?;
+    let mut summary = Staged::create(&out.path, summary_name)?;
 
     let progress = if size >= PROGRESS_MIN_BYTES && !args.quiet {
         let pb = ProgressBar::new(size);
@@ -240,10 +349,10 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
         if !args.quiet {
             progress.suspend(|| {
                 if !header_printed {
-                    println!("{}", table_header());
+                    say!("{}", table_header());
                     header_printed = true;
                 }
-                println!("{}", table_row(&w));
+                say!("{}", table_row(&w));
             });
         }
         Ok(())
@@ -255,9 +364,10 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
     let mut read = 0u64;
     loop {
         line.clear();
-        // One byte past the limit is enough to know a line is too long.
+        // The limit, a `\r\n` line end and one byte more are enough to know a line is too
+        // long; the line end is not counted (parse_trace_line strips it).
         let n = (&mut reader)
-            .take(max as u64 + 1)
+            .take(max as u64 + 3)
             .read_until(b'\n', &mut line)
             .map_err(|e| Failure::io(trace, e))?;
         if n == 0 {
@@ -266,9 +376,6 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
         line_no += 1;
         read += n as u64;
         progress.set_position(read);
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
         let Some(tick) = parse_trace_line(&line, &spec).map_err(|e| at_line(trace, line_no, &e))?
         else {
             continue;
@@ -297,7 +404,7 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
     pubfile.write(cose::public_key_text(&public).as_bytes())?;
     let jsonl_hash = jsonl.finish()?;
     let cbor_hash = cbor.finish()?;
-    pubfile.finish()?;
+    let pub_hash = pubfile.finish()?;
     let mut doc = serde_json::json!({
         "trace": trace.display().to_string(),
         "spec": spec_name,
@@ -312,6 +419,7 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
             "test_key": test_key,
         },
         "outputs": {
+            "signer.pub": pub_hash.to_hex().to_string(),
             "receipts.jsonl": jsonl_hash.to_hex().to_string(),
             "receipts.cbor": cbor_hash.to_hex().to_string(),
         },
@@ -327,22 +435,25 @@ pub(crate) fn run(args: &RunArgs) -> CmdResult {
     summary.finish()?;
 
     // summary.json last: its presence marks a complete run.
+    // Every destination is checked again just before the first rename, so a failing rename
+    // (a directory planted at a destination) cannot leave some outputs replaced and others not.
+    out.check_destinations(&inputs)?;
     pubfile.commit()?;
     jsonl.commit()?;
     cbor.commit()?;
     summary.commit()?;
 
     if !args.quiet {
-        println!();
-        print!("{}", totals.render_text());
+        say!();
+        say_raw!("{}", totals.render_text());
     }
-    println!(
+    say!(
         "wrote {} receipts to {} (receipts.jsonl, receipts.cbor, signer.pub, summary.json)",
         totals.windows,
         args.out.display()
     );
     if test_key {
-        eprintln!("WARNING: these receipts are signed with the published RFC 8032 test key.");
+        tell!("WARNING: these receipts are signed with the published RFC 8032 test key.");
     }
     Ok(())
 }

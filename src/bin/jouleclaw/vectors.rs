@@ -1,5 +1,6 @@
 //! `vectors check [DIR]`: every conformance vector file in DIR, checked with the Rust library.
 
+use crate::out::say;
 use std::path::Path;
 
 use jouleclaw_stack::jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
@@ -30,7 +31,7 @@ impl Tally {
             Ok(()) => self.passed += 1,
             Err(why) => {
                 self.failed += 1;
-                println!("FAIL {file} {label}: {why}");
+                say!("FAIL {file} {label}: {why}");
             }
         }
     }
@@ -247,13 +248,13 @@ pub(crate) fn check(dir: &Path) -> CmdResult {
             Ok(doc) => check_file(&mut tally, name, &doc),
             Err(e) => tally.record(name, "json", Err(e.to_string())),
         }
-        println!(
+        say!(
             "{name}: {} passed, {} failed",
             tally.passed - before.0,
             tally.failed - before.1
         );
     }
-    println!("{} passed, {} failed", tally.passed, tally.failed);
+    say!("{} passed, {} failed", tally.passed, tally.failed);
     if found == 0 {
         return Err(Failure::Refused(format!(
             "{}: no vector files found (looked for {})",
