@@ -930,7 +930,7 @@ fn run_refuses_to_replace_its_own_input() {
     let o = jouleclaw(&[&"run", &trace, &"--out", &out]);
     expect(&o, 2);
     assert!(
-        stderr(&o).contains("is one of the run's inputs"),
+        stderr(&o).contains("is one of the command's inputs"),
         "{}",
         stderr(&o)
     );
@@ -984,4 +984,88 @@ fn a_failed_run_removes_the_directory_it_created_and_hashes_cover_every_output()
         let want = blake3::hash(&std::fs::read(out.join(name)).unwrap());
         assert_eq!(summary["outputs"][name], want.to_hex().as_str(), "{name}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// key and output files never clobber what they should not
+
+#[test]
+fn keygen_pub_out_never_replaces_the_secret_key() {
+    let t = TempDir::new("keygen-pub");
+    let key = t.path("k.sec");
+    // The same path twice: refused, nothing written.
+    let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &key]);
+    expect(&o, 2);
+    assert!(!key.exists());
+    // A dangling symlink at --pub-out pointing at the secret: refused, and no secret is left.
+    let link = t.path("k.pub");
+    std::os::unix::fs::symlink(&key, &link).unwrap();
+    let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &link]);
+    expect(&o, 2);
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    assert!(!key.exists());
+    // Another spelling of the same path: the exclusive create of the public key fails, and
+    // the new secret is removed again.
+    let dotted = t.0.join(".").join("k2.sec");
+    let key2 = t.path("k2.sec");
+    let o = jouleclaw(&[&"keygen", &"--out", &key2, &"--pub-out", &dotted]);
+    expect(&o, 2);
+    assert!(!key2.exists());
+    // The accepted neighbour: two distinct new paths, modes 0600 and 0644.
+    let pubf = t.path("ok.pub");
+    let sec = t.path("ok.sec");
+    let o = jouleclaw(&[&"keygen", &"--out", &sec, &"--pub-out", &pubf]);
+    expect(&o, 0);
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!((mode(&sec), mode(&pubf)), (0o600, 0o644));
+    let signer = SoftwareSigner::read_key_file(&sec).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&pubf).unwrap(),
+        cose::public_key_text(&signer.verifying_key())
+    );
+}
+
+#[test]
+fn receipt_sign_out_never_replaces_an_input_or_follows_a_symlink() {
+    let t = TempDir::new("sign-out");
+    let key = test_key_file(&t);
+    let key_before = std::fs::read(&key).unwrap();
+    let receipt = t.write("r.json", golden_lines()[0].as_bytes());
+    // --out naming the key: refused, the key unchanged.
+    let o = jouleclaw(&[
+        &"receipt", &"sign", &"--key", &key, &receipt, &"--out", &key,
+    ]);
+    expect(&o, 2);
+    assert_eq!(std::fs::read(&key).unwrap(), key_before);
+    // --out naming the receipt itself: refused.
+    let o = jouleclaw(&[
+        &"receipt", &"sign", &"--key", &key, &receipt, &"--out", &receipt,
+    ]);
+    expect(&o, 2);
+    // A symlink at --out pointing at the key: refused (it is an input through the link).
+    let link = t.path("sig.cose");
+    std::os::unix::fs::symlink(&key, &link).unwrap();
+    let o = jouleclaw(&[
+        &"receipt", &"sign", &"--key", &key, &receipt, &"--out", &link,
+    ]);
+    expect(&o, 2);
+    assert_eq!(std::fs::read(&key).unwrap(), key_before);
+    // A symlink to some other file is replaced, never followed.
+    let victim = t.write("victim", b"keep me");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let o = jouleclaw(&[
+        &"receipt", &"sign", &"--key", &key, &receipt, &"--out", &link,
+    ]);
+    expect(&o, 0);
+    assert_eq!(std::fs::read(&victim).unwrap(), b"keep me");
+    assert!(
+        !std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read(&link).unwrap(), golden_cose()[0]);
+    assert!(outputs_in(&t.0).iter().all(|n| !n.starts_with('.')));
 }

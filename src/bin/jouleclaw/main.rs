@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod files;
 mod misc;
 mod out;
 mod receipt;

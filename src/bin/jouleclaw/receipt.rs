@@ -67,7 +67,7 @@ pub(crate) fn sign(key: &Path, path: &Path, out: Option<&Path>) -> CmdResult {
         .map_err(|e| Failure::Usage(format!("signing failed: {e}")))?;
     match out {
         Some(out) => {
-            std::fs::write(out, &signed.cose_sign1).map_err(|e| Failure::io(out, e))?;
+            crate::files::write_output(out, &signed.cose_sign1, &[key, path])?;
             say!("content_hash {}", content_hash.to_hex());
             say!("kid {}", hex::encode(cose::kid(&signer.verifying_key())));
         }
@@ -139,10 +139,22 @@ pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
 }
 
 /// `keygen --out FILE [--pub-out FILE]`.
+///
+/// Both files are created exclusively (an existing path, a dangling symlink included, is
+/// refused), the secret with mode 0600 and the public key with mode 0644 whatever the umask. If
+/// the public key cannot be written, the new secret key file is removed again.
 pub(crate) fn keygen(out: &Path, pub_out: Option<&Path>) -> CmdResult {
+    if pub_out == Some(out) {
+        return Err(Failure::Usage(format!(
+            "{}: --out and --pub-out name the same file",
+            out.display()
+        )));
+    }
     for p in std::iter::once(out).chain(pub_out) {
-        if p.exists() {
-            return Err(Failure::io(p, "already exists; refusing to overwrite"));
+        match std::fs::symlink_metadata(p) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Ok(_) => return Err(Failure::io(p, "already exists; refusing to overwrite")),
+            Err(e) => return Err(Failure::io(p, e)),
         }
     }
     let signer = SoftwareSigner::generate();
@@ -150,10 +162,29 @@ pub(crate) fn keygen(out: &Path, pub_out: Option<&Path>) -> CmdResult {
         .write_key_file(out)
         .map_err(|e| Failure::io(out, e))?;
     let public = signer.verifying_key();
-    if let Some(p) = pub_out {
-        std::fs::write(p, cose::public_key_text(&public)).map_err(|e| Failure::io(p, e))?;
+    if let Some(Err(e)) = pub_out.map(|p| write_public_key_file(p, &public)) {
+        let _ = std::fs::remove_file(out);
+        return Err(e);
     }
     say!("public_key {}", hex::encode(public.as_bytes()));
     say!("kid {}", hex::encode(cose::kid(&public)));
     Ok(())
+}
+
+/// Creates a public key file exclusively (never through an existing path or symlink), mode 0644.
+fn write_public_key_file(path: &Path, key: &PublicKey) -> Result<(), Failure> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Failure::io(path, e))?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))
+        .and_then(|()| file.write_all(cose::public_key_text(key).as_bytes()))
+        .and_then(|()| file.sync_all())
+        .map_err(|e| {
+            let _ = std::fs::remove_file(path);
+            Failure::io(path, e)
+        })
 }

@@ -2,7 +2,7 @@
 
 use crate::out::{say, say_raw, tell};
 use std::fs::File;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,6 +19,7 @@ use jouleclaw_stack::pipeline::{
 use jouleclaw_stack::stream::StreamSpec;
 use jouleclaw_stack::voice::{TURN_STAGE_NAME, TranscriptionOracle, TurnStage, WhisperTranscriber};
 
+use crate::files::{Staged, check_destination};
 use crate::receipt::read_secret_key;
 use crate::table::{RunTotals, table_header, table_row};
 use crate::{CmdResult, Failure};
@@ -74,66 +75,6 @@ fn transcriber_stage(arg: &str) -> Result<TurnStage<WhisperTranscriber>, Failure
         tell!("note: no transcriber at {path}: mic turns are not transcribed");
     }
     Ok(TurnStage::new(transcriber))
-}
-
-/// A file written under a temporary name and renamed into place only on success; removed if
-/// dropped before that.
-struct Staged {
-    tmp: PathBuf,
-    dest: PathBuf,
-    file: Option<std::io::BufWriter<File>>,
-    hasher: blake3::Hasher,
-}
-
-impl Staged {
-    fn create(dir: &Path, name: &str) -> Result<Self, Failure> {
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Failure::io(&tmp, e))?;
-        Ok(Self {
-            tmp,
-            dest: dir.join(name),
-            file: Some(std::io::BufWriter::new(file)),
-            hasher: blake3::Hasher::new(),
-        })
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> Result<(), Failure> {
-        self.hasher.update(bytes);
-        match self.file.as_mut() {
-            Some(f) => f.write_all(bytes).map_err(|e| Failure::io(&self.tmp, e)),
-            None => Err(Failure::io(&self.tmp, "already closed")),
-        }
-    }
-
-    /// Flushes and syncs the temporary file; returns the BLAKE3 of what was written.
-    fn finish(&mut self) -> Result<blake3::Hash, Failure> {
-        if let Some(f) = self.file.take() {
-            let file = f
-                .into_inner()
-                .map_err(|e| Failure::io(&self.tmp, e.error()))?;
-            file.sync_all().map_err(|e| Failure::io(&self.tmp, e))?;
-        }
-        Ok(self.hasher.finalize())
-    }
-
-    fn commit(&mut self) -> Result<(), Failure> {
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| Failure::io(&self.dest, e))?;
-        self.tmp = PathBuf::new();
-        Ok(())
-    }
-}
-
-impl Drop for Staged {
-    fn drop(&mut self) {
-        if !self.tmp.as_os_str().is_empty() {
-            self.file = None;
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
 }
 
 fn parse_epoch(text: &str) -> Result<i64, Failure> {
@@ -206,36 +147,8 @@ impl OutDir {
     /// Refuses, before anything is renamed, a destination that a rename cannot replace (a
     /// directory) or that is one of the run's inputs.
     fn check_destinations(&self, inputs: &[&Path]) -> Result<(), Failure> {
-        use std::os::unix::fs::MetadataExt as _;
-        let ids: Vec<(u64, u64)> = inputs
-            .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| (m.dev(), m.ino()))
-            .collect();
         for name in OUTPUTS {
-            let dest = self.path.join(name);
-            let meta = match std::fs::symlink_metadata(&dest) {
-                Ok(m) => m,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(Failure::io(&dest, e)),
-            };
-            if meta.is_dir() {
-                return Err(Failure::Usage(format!(
-                    "{}: is a directory; the run would not replace it",
-                    dest.display()
-                )));
-            }
-            let followed = std::fs::metadata(&dest).ok();
-            let same = [Some(meta), followed]
-                .into_iter()
-                .flatten()
-                .any(|m| ids.contains(&(m.dev(), m.ino())));
-            if same {
-                return Err(Failure::Usage(format!(
-                    "{}: is one of the run's inputs; refusing to replace it",
-                    dest.display()
-                )));
-            }
+            check_destination(&self.path.join(name), inputs)?;
         }
         Ok(())
     }
