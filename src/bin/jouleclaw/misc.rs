@@ -47,7 +47,10 @@ pub(crate) fn transcribe(socket: &Path, max_wait: Option<f64>, file: &Path) -> C
     let wav = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
     match transcribe_wav_file(socket, max_wait, &wav) {
         Ok(Transcript::Said(s)) => {
-            say!("{s}");
+            say!(
+                "{}",
+                crate::out::for_terminal(&s, crate::out::stdout_is_terminal())
+            );
             Ok(())
         }
         Ok(Transcript::Unasked) => {

@@ -78,3 +78,64 @@ macro_rules! tell {
 }
 
 pub(crate) use {say, say_raw, tell};
+
+/// `true` when standard output is a terminal.
+pub(crate) fn stdout_is_terminal() -> bool {
+    use std::io::IsTerminal as _;
+    std::io::stdout().is_terminal()
+}
+
+/// Text from outside (a transcriber's sentence) made safe to show on a terminal: control
+/// characters (C0, DEL, C1: ANSI escape sequences start with one) and the Unicode bidirectional
+/// formatting characters (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069, which can
+/// reorder what a reader sees) are written as `\u{XXXX}`; everything else is kept. When
+/// `terminal` is false the text is returned as it is: a pipe or a file gets the exact bytes.
+pub(crate) fn for_terminal(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
+    fn unsafe_char(c: char) -> bool {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{061C}'
+                    | '\u{200E}'
+                    | '\u{200F}'
+                    | '\u{202A}'..='\u{202E}'
+                    | '\u{2066}'..='\u{2069}'
+            )
+    }
+    if !terminal || !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::for_terminal;
+
+    #[test]
+    fn escapes_and_bidi_controls_are_shown_not_obeyed_on_a_terminal() {
+        let hostile = "ok\u{1b}[2J\u{202E}gnp.exe\u{7}\u{9b}31m";
+        assert_eq!(
+            for_terminal(hostile, true),
+            "ok\\u{001B}[2J\\u{202E}gnp.exe\\u{0007}\\u{009B}31m"
+        );
+        // Off a terminal the text is exact.
+        assert_eq!(for_terminal(hostile, false), hostile);
+        // Accepted neighbours: ordinary text, accents, right-to-left letters themselves.
+        for fine in [
+            "turn on the light",
+            "caf\u{e9}",
+            "\u{5e9}\u{5dc}\u{5d5}\u{5dd}",
+        ] {
+            assert_eq!(for_terminal(fine, true), fine);
+        }
+    }
+}
