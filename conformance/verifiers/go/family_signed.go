@@ -20,14 +20,14 @@ type signedDoc struct {
 		KidHex       string `json:"kid_hex"`
 	} `json:"key"`
 	Vectors []struct {
-		N              any    `json:"n"`
-		Description    string `json:"description"`
-		ContentHash    string `json:"content_hash"`
-		PayloadHex     string `json:"payload_hex"`
-		ProtectedHex   string `json:"protected_hex"`
-		ToBeSignedHex  string `json:"to_be_signed_hex"`
-		SignatureHex   string `json:"signature_hex"`
-		CoseSign1Hex   string `json:"cose_sign1_hex"`
+		N             any    `json:"n"`
+		Description   string `json:"description"`
+		ContentHash   string `json:"content_hash"`
+		PayloadHex    string `json:"payload_hex"`
+		ProtectedHex  string `json:"protected_hex"`
+		ToBeSignedHex string `json:"to_be_signed_hex"`
+		SignatureHex  string `json:"signature_hex"`
+		CoseSign1Hex  string `json:"cose_sign1_hex"`
 	} `json:"vectors"`
 	Negative []negativeEnvelope `json:"negative"`
 }

@@ -133,7 +133,11 @@ func run(dir string) int {
 			present++
 		}
 	}
-	if present == 0 {
+	wg := coseWgFiles(dir)
+	if len(wg) == 0 {
+		fmt.Println("skip  cose-wg/*.json: absent")
+	}
+	if present == 0 && len(wg) == 0 {
 		rep.Fail("discovery", "no vector file in "+dir)
 		return finish(rep)
 	}
@@ -148,6 +152,7 @@ func run(dir string) int {
 		}
 		f.Check(rep, dir, p)
 	}
+	runCoseWg(rep, dir, wg)
 	return finish(rep)
 }
 
