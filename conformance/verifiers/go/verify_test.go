@@ -129,3 +129,29 @@ func TestDuplicateKeysAndUnsafeIntegersAreRefusedEvenWhereTheBytesLookCanonical(
 		t.Errorf("2^53-1 refused: %v", err)
 	}
 }
+
+func TestAFamilyFileWithoutAGoCheckerFailsInsteadOfBeingIgnored(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(conformanceDir, "stream-window-vectors.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stream-window-vectors.json"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(dir); code != 0 {
+		t.Fatalf("the receipts file alone: exit %d, want 0", code)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stream-seal-vectors.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := run(dir); code == 0 {
+		t.Fatal("a stream-seal vector file with no Go checker passed")
+	}
+}
+
+func TestAnEmptyDirectoryFails(t *testing.T) {
+	if code := run(t.TempDir()); code == 0 {
+		t.Fatal("no vector file at all passed")
+	}
+}

@@ -34,9 +34,10 @@ type Case struct {
 	Rule         string `json:"rule"`
 	PublicKeyHex string `json:"public_key_hex"`
 	CoseSign1Hex string `json:"cose_sign1_hex"`
-	// What a verifier without the strict rules does with the same envelope, as measured:
-	// CryptoEd25519Verify by this generator (Go's crypto/ed25519.Verify), the other from the
-	// rules of ed25519-dalek 2.2's verify_strict (what the Rust verifier calls).
+	// What a verifier without the strict rules does with the same envelope:
+	// CryptoEd25519Verify is measured by this generator (Go's crypto/ed25519.Verify);
+	// DalekVerifyStrict is written from the rules of ed25519-dalek 2.2's verify_strict (what
+	// the Rust verifier calls) and was checked case by case with `jouleclaw receipt verify`.
 	CryptoEd25519Verify string `json:"go_crypto_ed25519_verify"`
 	DalekVerifyStrict   string `json:"ed25519_dalek_verify_strict"`
 	ExpectRefusal       string `json:"expect_refusal"`
