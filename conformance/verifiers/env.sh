@@ -1,10 +1,14 @@
-# Shared by `check` and `selftest`: build the two verifier environments from the registries.
+# Shared by `check` and `selftest`: build the three verifier environments from the registries.
 #   VERIFIERS_VENV   where the Python venv lives (default: conformance/verifiers/.venv)
 #   PYTHON           interpreter used to create it (default: python3; needs 3.11+)
+#   VERIFIERS_GO_BIN where the Go verifier binary is built (default: $VERIFIERS_VENV/bin/go-verify)
 # node_modules lives in conformance/verifiers/js/ (npm ci needs it beside package-lock.json).
+# The Go module (go/go.mod + go.sum) is fetched from the Go module proxy with `go mod download`.
 
 VERIFIERS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VERIFIERS_VENV=${VERIFIERS_VENV:-$VERIFIERS_DIR/.venv}
+VERIFIERS_GO_BIN=${VERIFIERS_GO_BIN:-$VERIFIERS_VENV/bin/go-verify}
+VERIFIER_LANGS="python js go"
 
 build_envs() {
     echo "== building Python environment (venv + pip install -r python/requirements.txt)"
@@ -15,7 +19,11 @@ build_envs() {
         -r "$VERIFIERS_DIR/python/requirements.txt"
     echo "== building Node environment (npm ci)"
     (cd "$VERIFIERS_DIR/js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "== building Go verifier (go mod download, go build)"
+    mkdir -p "$(dirname "$VERIFIERS_GO_BIN")"
+    (cd "$VERIFIERS_DIR/go" && go mod download && go build -o "$VERIFIERS_GO_BIN" .)
 }
 
 run_python_verifier() { "$VERIFIERS_VENV/bin/python" "$VERIFIERS_DIR/python/verify.py" "$1"; }
 run_js_verifier() { node "$VERIFIERS_DIR/js/verify.mjs" "$1"; }
+run_go_verifier() { "$VERIFIERS_GO_BIN" "$1"; }

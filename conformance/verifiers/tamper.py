@@ -13,6 +13,7 @@ RECEIPTS = "stream-window-vectors.json"
 WINDOWS = "stream-window-hash-vectors.json"
 NEGATIVE = "stream-window-negative-vectors.json"
 SIGNED = "stream-window-signed-vectors.json"
+SIGNED_EXTRA = "stream-window-signed-negative-extra-vectors.json"
 EDDSA = "cose-wg/eddsa-sig-01.json"
 
 
@@ -116,6 +117,15 @@ def kid_digit(d: Path) -> None:
     save(d, SIGNED, doc)
 
 
+def strict_negative_accepted(d: Path) -> None:
+    """Replace a strict Ed25519 negative with a valid envelope and its key, which verifies."""
+    doc = load(d, SIGNED_EXTRA)
+    signed = load(d, SIGNED)
+    doc["cases"][0]["cose_sign1_hex"] = signed["vectors"][0]["cose_sign1_hex"]
+    doc["cases"][0]["public_key_hex"] = signed["key"]["public_key_hex"]
+    save(d, SIGNED_EXTRA, doc)
+
+
 def eddsa_signature_byte(d: Path) -> None:
     doc = load(d, EDDSA)
     doc["output"]["cbor"] = flip_hex_byte(doc["output"]["cbor"], -1)
@@ -138,6 +148,7 @@ CASES = {
     "signed-receipt-field-changed": (SIGNED, signed_receipt_field),
     "signed-negative-accepted": (SIGNED, signed_negative_accepted),
     "kid-hex-digit": (SIGNED, kid_digit),
+    "strict-negative-accepted": (SIGNED_EXTRA, strict_negative_accepted),
     "cose-wg-eddsa-signature-byte": (EDDSA, eddsa_signature_byte),
     "no-vector-files": (None, no_vector_files),
 }

@@ -39,6 +39,7 @@ const FILES = {
   windowHash: 'stream-window-hash-vectors.json',
   negative: 'stream-window-negative-vectors.json',
   signed: 'stream-window-signed-vectors.json',
+  signedExtra: 'stream-window-signed-negative-extra-vectors.json',
   schema: 'stream-window-1.schema.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
@@ -278,9 +279,14 @@ function ed25519VerifyStrict(sig, msg, pub) {
   try {
     // RFC 8032 verification: canonical point encodings and S < L (zip215: false).
     ok = ed25519.verify(sig, msg, pub, { zip215: false });
-    // verify_strict additionally refuses small-order public keys and R values.
-    if (ok && (ed25519.Point.fromBytes(pub, false).isSmallOrder()
-        || ed25519.Point.fromBytes(sig.subarray(0, 32), false).isSmallOrder())) ok = false;
+    // noble verifies with the cofactored equation ([8]R == [8]([S]B - [k]A)), which accepts
+    // an honest signature whose R carries an added small-order point; ed25519-dalek and
+    // crypto/ed25519 use the cofactorless one. Requiring A and R canonical, of large order and
+    // torsion-free makes the two equations agree (README, "Strict Ed25519").
+    for (const enc of [pub, sig.subarray(0, 32)]) {
+      const p = ed25519.Point.fromBytes(enc, false);
+      if (p.isSmallOrder() || !p.isTorsionFree()) ok = false;
+    }
   } catch {
     ok = false;
   }
@@ -528,6 +534,27 @@ function main() {
           throw new Refusal('accepted', `envelope was ACCEPTED; expected refusal ${c.expect_refusal}`);
         });
       }
+    }
+  }
+
+  if (present.signedExtra) {
+    const name = FILES.signedExtra;
+    let doc;
+    check(`${name} load`, () => {
+      doc = loadJsonFile(present.signedExtra);
+      if (!doc.cases?.length) throw new Refusal('mismatch', 'no cases');
+    });
+    for (const c of doc?.cases ?? []) {
+      check(`${name} #${c.n} ${c.rule}`, () => {
+        try {
+          verifyCose(hexToBytes(c.cose_sign1_hex), hexToBytes(c.public_key_hex));
+        } catch (e) {
+          if (!(e instanceof Refusal)) throw e;
+          if (e.cls !== 'signature') throw new Refusal('mismatch', `refused for another reason (${e.message}); expected the signature check`);
+          return `refused [${e.cls}]`;
+        }
+        throw new Refusal('accepted', `envelope was ACCEPTED; expected refusal by the strict rule ${c.rule}`);
+      });
     }
   }
 

@@ -6,7 +6,10 @@ is). It exists so the verifiers can be exercised on every file kind, including k
 conformance directory does not carry yet, and so the self-test has signed vectors to
 tamper with. Usage:
 
-    make_test_vectors.py OUT_DIR [--seed PATH_TO_stream-window-vectors.json]
+    make_test_vectors.py OUT_DIR [--seed PATH_TO_stream-window-vectors.json] [--cose-wg DIR]
+
+The defaults are the repository's own copies: conformance/stream-window-vectors.json (the
+seed's file, whose first three vectors are the seed's) and conformance/cose-wg/.
 """
 
 from __future__ import annotations
@@ -102,8 +105,8 @@ def big_document(base: str, size: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
-    ap.add_argument("--seed", default=str(REPO.parent / "shared/reference/stream-window-vectors.json"))
-    ap.add_argument("--cose-wg", default=str(REPO.parent / "shared/reference/cose-wg"))
+    ap.add_argument("--seed", default=str(REPO / "conformance/stream-window-vectors.json"))
+    ap.add_argument("--cose-wg", default=str(REPO / "conformance/cose-wg"))
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,8 @@ prints one line per check, and closes with `python: N passed, N failed`. Exit st
 only if every check passed and at least one vector file was present.
 
 Libraries: pycose (COSE_Sign1), cbor2 (CBOR), rfc8785 (canonical JSON), blake3,
-cryptography (Ed25519, SHA-256), jsonschema (optional schema file).
+cryptography (Ed25519, SHA-256), PyNaCl (libsodium's Ed25519 point checks), jsonschema
+(optional schema file).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import rfc8785
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from nacl.bindings import crypto_core_ed25519_is_valid_point
 from pycose.keys import EC2Key, OKPKey
 from pycose.keys.curves import P256, Ed25519
 from pycose.messages import Sign1Message
@@ -61,6 +63,7 @@ FILES = {
     "window_hash": "stream-window-hash-vectors.json",
     "negative": "stream-window-negative-vectors.json",
     "signed": "stream-window-signed-vectors.json",
+    "signed_extra": "stream-window-signed-negative-extra-vectors.json",
     "schema": "stream-window-1.schema.json",
 }
 
@@ -326,8 +329,19 @@ def protected_header(kid: bytes, steward: str, rid: str) -> bytes:
 
 
 def ed25519_verify_strict(sig: bytes, msg: bytes, public_key: bytes) -> None:
+    if len(sig) != 64 or len(public_key) != 32:
+        raise Refusal("signature", "signature or public key of the wrong length")
     if public_key in SMALL_ORDER or sig[:32] in SMALL_ORDER:
         raise Refusal("signature", "small-order public key or R")
+    # OpenSSL checks S < L and compares R byte for byte, but accepts a public key written
+    # non-canonically (y >= p) and any mixed-order point for which the cofactorless equation
+    # holds. libsodium's is_valid_point requires a canonical encoding of a curve point that is
+    # not of small order and lies in the prime-order subgroup; applied to A and to R it makes
+    # the cofactored and cofactorless equations agree (README, "Strict Ed25519").
+    if not crypto_core_ed25519_is_valid_point(public_key):
+        raise Refusal("signature", "public key is not a canonical, torsion-free point of large order")
+    if not crypto_core_ed25519_is_valid_point(sig[:32]):
+        raise Refusal("signature", "R is not a canonical, torsion-free point of large order")
     try:
         Ed25519PublicKey.from_public_bytes(public_key).verify(sig, msg)
     except (InvalidSignature, ValueError):
@@ -626,6 +640,22 @@ def main(argv: list[str]) -> int:
                     return f"refused [{e.cls}], rust code {c.get('expect_refusal')}"
                 raise Refusal("accepted", f"envelope was ACCEPTED; expected refusal {c.get('expect_refusal')}")
             rep.check(f"{name} negative #{c.get('n')} {c.get('description', '')[:40]}", one)
+
+    doc = load_or_fail(rep, present, "signed_extra")
+    if doc is not None:
+        name = FILES["signed_extra"]
+        if not doc.get("cases"):
+            rep.fail(name, "no cases")
+        for c in doc.get("cases", []):
+            def one(c=c):
+                try:
+                    verify_cose(bytes.fromhex(c["cose_sign1_hex"]), bytes.fromhex(c["public_key_hex"]), validator)
+                except Refusal as e:
+                    if e.cls != "signature":
+                        raise Refusal("mismatch", f"refused for another reason ({e}); expected the signature check") from None
+                    return f"refused [{e.cls}]"
+                raise Refusal("accepted", f"envelope was ACCEPTED; expected refusal by the strict rule {c.get('rule')}")
+            rep.check(f"{name} #{c.get('n')} {c.get('rule')}", one)
 
     for path in cose_wg:
         def one(path=path):

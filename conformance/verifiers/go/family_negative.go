@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// stream-window-negative-vectors.json: byte strings the receipt decoder must refuse.
+func init() {
+	register(Family{Order: 30, File: "stream-window-negative-vectors.json", Check: checkNegativeFile, Counts: true})
+}
+
+func checkNegativeFile(rep *Report, _ string, path string) {
+	name := filepath.Base(path)
+	var doc struct {
+		Cases []struct {
+			N             any    `json:"n"`
+			Description   string `json:"description"`
+			InputHex      string `json:"input_hex"`
+			ExpectRefusal string `json:"expect_refusal"`
+		} `json:"cases"`
+	}
+	if !loadInto(rep, name, path, &doc) {
+		return
+	}
+	rep.Check(name+" load", func() (string, error) {
+		if len(doc.Cases) == 0 {
+			return "", refuse("mismatch", "no cases")
+		}
+		return "", nil
+	})
+	for _, c := range doc.Cases {
+		rep.Check(name+" "+label(c.N, c.Description), func() (string, error) {
+			input, err := unhex(c.InputHex)
+			if err != nil {
+				return "", err
+			}
+			if _, err := checkReceiptBytes(input); err != nil {
+				if cls := refusalClass(err); cls != "" {
+					return fmt.Sprintf("refused [%s], rust code %s", cls, c.ExpectRefusal), nil
+				}
+				return "", err
+			}
+			return "", refuse("accepted", "input was ACCEPTED; expected refusal %s", c.ExpectRefusal)
+		})
+	}
+}
