@@ -162,6 +162,82 @@ impl Problem {
     }
 }
 
+impl Problem {
+    /// The problem as a JSON object: `code` plus its location fields (for reports and vectors).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let c = self.code();
+        match self {
+            Self::NoSeals | Self::NoFinalSeal => json!({ "code": c }),
+            Self::SealChain { seal_index, reason } => {
+                json!({ "code": c, "seal_index": seal_index, "reason": reason })
+            }
+            Self::ConsistencyFailed { seal_index, code } => {
+                json!({ "code": c, "seal_index": seal_index, "proof_code": code.as_str() })
+            }
+            Self::Foreign { index, window_id } | Self::Extra { index, window_id } => {
+                json!({ "code": c, "index": index, "window_id": window_id })
+            }
+            Self::Repeated {
+                index,
+                window_id,
+                first_index,
+                same_content,
+            } => json!({
+                "code": c, "index": index, "window_id": window_id,
+                "first_index": first_index, "same_content": same_content,
+            }),
+            Self::Reordered {
+                index,
+                window_id,
+                previous_window_id,
+            } => json!({
+                "code": c, "index": index, "window_id": window_id,
+                "previous_window_id": previous_window_id,
+            }),
+            Self::Missing {
+                window_id,
+                before_index,
+                seal_index,
+            } => json!({
+                "code": c, "window_id": window_id, "before_index": before_index,
+                "seal_index": seal_index,
+            }),
+            Self::MissingUnlocated {
+                seal_index,
+                count,
+                window_ids: (a, b),
+            } => json!({
+                "code": c, "seal_index": seal_index, "count": count,
+                "window_ids": [a, b],
+            }),
+            Self::Surplus {
+                seal_index,
+                sealed,
+                found,
+            }
+            | Self::TreeSizeMismatch {
+                seal_index,
+                sealed,
+                receipts: found,
+            } => json!({ "code": c, "seal_index": seal_index, "sealed": sealed, "found": found }),
+            Self::RootMismatch {
+                seal_index,
+                tree_size,
+            } => json!({ "code": c, "seal_index": seal_index, "tree_size": tree_size }),
+            Self::WindowRangeMismatch {
+                seal_index,
+                field,
+                sealed,
+                found,
+            } => json!({
+                "code": c, "seal_index": seal_index, "field": field,
+                "sealed": sealed, "found": found,
+            }),
+        }
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = self.code();
