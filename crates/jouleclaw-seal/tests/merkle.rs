@@ -1,6 +1,11 @@
 //! The Merkle log against a naive recursive RFC 9162 reference written here from the RFC's
 //! definitions (section 2.1.1 MTH, 2.1.3.1 PATH, 2.1.4.1 PROOF/SUBPROOF).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::needless_range_loop)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::needless_range_loop
+)]
 
 use jouleclaw_seal::merkle::{consistency_path_len, inclusion_path_len};
 use jouleclaw_seal::*;
