@@ -508,24 +508,24 @@ pub fn verify_inclusion_receipt(
 /// ([`verify_consistency_step`]).
 pub fn verify_checkpoint(cose: &[u8], key: &VerifyingKey) -> Result<Checkpoint> {
     let p = parse(cose, key)?;
-    let consistency = match one_proof(&p.unprotected, CONSISTENCY_PROOFS)? {
-        None => None,
-        Some((first_size, second_size, path)) => {
-            if second_size != p.seal.tree_size {
-                return Err(ProofCode::TreeSizeMismatch.into());
-            }
-            if first_size == 0 || first_size >= second_size {
-                return Err(ProofCode::SizesOutOfOrder.into());
-            }
-            Some(ConsistencyProof {
+    let consistency =
+        one_proof(&p.unprotected, CONSISTENCY_PROOFS)?.map(|(first_size, second_size, path)| {
+            ConsistencyProof {
                 first_size,
                 second_size,
                 path,
-            })
-        }
-    };
+            }
+        });
     if consistency_unprotected(consistency.as_ref()) != p.unprotected_bytes {
         return Err(CoseCode::EnvelopeNotCanonical.into());
+    }
+    if let Some(c) = &consistency {
+        if c.second_size != p.seal.tree_size {
+            return Err(ProofCode::TreeSizeMismatch.into());
+        }
+        if c.first_size == 0 || c.first_size >= c.second_size {
+            return Err(ProofCode::SizesOutOfOrder.into());
+        }
     }
     check_signature(
         key,
