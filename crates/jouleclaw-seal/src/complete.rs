@@ -458,11 +458,15 @@ pub fn check_stream(receipts: &[ReceiptEntry], checkpoints: &[Checkpoint]) -> St
             let b = ids.partition_point(|&(w, _)| w <= hi);
             let found = (b - a) as u64;
             let sealed = s.tree_size.saturating_sub(prev_size);
-            let width = if lo > hi { 0 } else { hi - lo + 1 };
+            let width = if lo > hi {
+                0
+            } else {
+                (hi - lo).saturating_add(1)
+            };
             if found < sealed {
                 counts_ok = false;
                 let missing = sealed - found;
-                let gaps = width - found;
+                let gaps = width.saturating_sub(found);
                 if gaps == missing && gaps <= MAX_NAMED_GAPS {
                     let mut j = a;
                     for w in lo..=hi {
@@ -500,8 +504,10 @@ pub fn check_stream(receipts: &[ReceiptEntry], checkpoints: &[Checkpoint]) -> St
             }
         }
         // The root at this size, from the receipts in list order.
-        if counts_ok && (s.tree_size as usize) <= accepted.len() {
-            while (frontier.size() as usize) < s.tree_size as usize {
+        // A decoded seal has tree_size >= 1; a hand-built one may not, and is skipped here.
+        let size = usize::try_from(s.tree_size).unwrap_or(usize::MAX);
+        if counts_ok && size >= 1 && size <= accepted.len() {
+            while (frontier.size() as usize) < size {
                 let (_, _, h) = accepted[next_leaf];
                 // A frontier of at most 2^64 - 1 leaves never fails to grow here.
                 let _ = frontier.append(&h);
@@ -513,7 +519,7 @@ pub fn check_stream(receipts: &[ReceiptEntry], checkpoints: &[Checkpoint]) -> St
                     tree_size: s.tree_size,
                 });
             }
-            let (first, last) = (accepted[0].1, accepted[s.tree_size as usize - 1].1);
+            let (first, last) = (accepted[0].1, accepted[size - 1].1);
             if first != s.first_window_id {
                 problems.push(Problem::WindowRangeMismatch {
                     seal_index,

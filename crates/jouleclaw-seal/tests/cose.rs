@@ -403,3 +403,38 @@ fn empty_windows_skipped_counts_the_gaps_between_first_and_last() {
         (5, 12, 4)
     );
 }
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any edit of a valid receipt or checkpoint (several bytes changed, cut or extended)
+        /// is refused without panicking, unless it leaves the bytes unchanged.
+        #[test]
+        fn random_edits_never_panic_and_never_pass_as_another_leaf(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            cut in any::<prop::sample::Index>(),
+            mode in 0u8..3,
+        ) {
+            let (signer, batches) = demo();
+            let key = signer.verifying_key();
+            let good = batches[1].inclusion[1].1.clone();
+            let mut m = good.clone();
+            match mode {
+                0 => for (i, v) in &edits {
+                    let at = i.index(m.len());
+                    m[at] = *v;
+                },
+                1 => m.truncate(cut.index(m.len())),
+                _ => m.extend(edits.iter().map(|(_, v)| *v)),
+            }
+            let r = verify_inclusion_receipt(&m, &entry(6), &key);
+            prop_assert_eq!(r.is_ok(), m == good);
+            prop_assert!(verify_inclusion_receipt(&m, &entry(5), &key).is_err());
+            let _ = verify_checkpoint(&m, &key);
+        }
+    }
+}
