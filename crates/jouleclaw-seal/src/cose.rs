@@ -471,7 +471,16 @@ pub fn verify_inclusion_receipt(
     leaf_content_hash: &[u8; 32],
     key: &VerifyingKey,
 ) -> Result<VerifiedInclusion> {
-    let p = parse(cose, key)?;
+    SealVerifier::new(*key).verify_inclusion_receipt(cose, leaf_content_hash)
+}
+
+fn inclusion_inner(
+    v: &mut SealVerifier,
+    cose: &[u8],
+    leaf_content_hash: &[u8; 32],
+) -> Result<VerifiedInclusion> {
+    let key = v.key;
+    let p = parse(cose, &key)?;
     let (tree_size, leaf_index, path) =
         one_proof(&p.unprotected, INCLUSION_PROOFS)?.ok_or(CoseCode::BadVdp)?;
     let proof = InclusionProof {
@@ -494,7 +503,7 @@ pub fn verify_inclusion_receipt(
     if root != p.seal.root {
         return Err(ProofCode::RootMismatch.into());
     }
-    check_signature(key, &sig_structure(&p.protected, &root), &p.signature)?;
+    v.check(&sig_structure(&p.protected, &root), &p.signature)?;
     Ok(VerifiedInclusion {
         seal: p.seal,
         leaf_index,
@@ -507,7 +516,12 @@ pub fn verify_inclusion_receipt(
 /// signature over the seal's root. The proof itself needs the previous checkpoint
 /// ([`verify_consistency_step`]).
 pub fn verify_checkpoint(cose: &[u8], key: &VerifyingKey) -> Result<Checkpoint> {
-    let p = parse(cose, key)?;
+    SealVerifier::new(*key).verify_checkpoint(cose)
+}
+
+fn checkpoint_inner(v: &mut SealVerifier, cose: &[u8]) -> Result<Checkpoint> {
+    let key = v.key;
+    let p = parse(cose, &key)?;
     let consistency =
         one_proof(&p.unprotected, CONSISTENCY_PROOFS)?.map(|(first_size, second_size, path)| {
             ConsistencyProof {
@@ -527,16 +541,67 @@ pub fn verify_checkpoint(cose: &[u8], key: &VerifyingKey) -> Result<Checkpoint> 
             return Err(ProofCode::SizesOutOfOrder.into());
         }
     }
-    check_signature(
-        key,
-        &sig_structure(&p.protected, &p.seal.root),
-        &p.signature,
-    )?;
+    v.check(&sig_structure(&p.protected, &p.seal.root), &p.signature)?;
     Ok(Checkpoint {
         seal: p.seal,
         consistency,
         kid: p.kid,
     })
+}
+
+/// The most distinct verified signatures a [`SealVerifier`] remembers; it forgets them all
+/// when full (and verifies again).
+pub const MAX_CACHED_SIGNATURES: usize = 1 << 16;
+
+/// Verifies the checkpoints and inclusion receipts of one key, running the signature checks
+/// (torsion and `verify_strict`) once per distinct `(Sig_structure, signature)`: the
+/// inclusion receipts of one checkpoint share both, so a stream costs one signature check per
+/// checkpoint. Every other check runs for every input. Memory: at most
+/// [`MAX_CACHED_SIGNATURES`] 32-byte digests.
+#[derive(Debug, Clone)]
+pub struct SealVerifier {
+    key: VerifyingKey,
+    verified: std::collections::HashSet<[u8; 32]>,
+}
+
+impl SealVerifier {
+    /// A verifier for `key`.
+    pub fn new(key: VerifyingKey) -> Self {
+        Self {
+            key,
+            verified: std::collections::HashSet::new(),
+        }
+    }
+
+    /// [`verify_inclusion_receipt`] with the signature cache.
+    pub fn verify_inclusion_receipt(
+        &mut self,
+        cose: &[u8],
+        leaf_content_hash: &[u8; 32],
+    ) -> Result<VerifiedInclusion> {
+        inclusion_inner(self, cose, leaf_content_hash)
+    }
+
+    /// [`verify_checkpoint`] with the signature cache.
+    pub fn verify_checkpoint(&mut self, cose: &[u8]) -> Result<Checkpoint> {
+        checkpoint_inner(self, cose)
+    }
+
+    fn check(&mut self, tbs: &[u8], signature: &[u8]) -> Result<()> {
+        let mut h = blake3::Hasher::new();
+        h.update(signature);
+        h.update(tbs);
+        let id: [u8; 32] = *h.finalize().as_bytes();
+        if signature.len() == 64 && self.verified.contains(&id) {
+            return Ok(());
+        }
+        check_signature(&self.key, tbs, signature)?;
+        if self.verified.len() >= MAX_CACHED_SIGNATURES {
+            self.verified.clear();
+        }
+        self.verified.insert(id);
+        Ok(())
+    }
 }
 
 /// Checks that `next` extends `previous`: its consistency proof leads from the previous root

@@ -12,7 +12,8 @@
 //! - [`StreamSeal`], [`decode_seal`], [`SealDecoder`], [`seal::json_schema`]: the checkpoint
 //!   document;
 //! - [`sign_checkpoint`], [`SignedCheckpoint`], [`verify_checkpoint`],
-//!   [`verify_inclusion_receipt`], [`verify_consistency_step`]: the COSE structures;
+//!   [`verify_inclusion_receipt`], [`verify_consistency_step`], [`SealVerifier`] (one
+//!   signature check per checkpoint): the COSE structures;
 //! - [`StreamSealer`], [`SealBatch`]: what the pipeline drives;
 //! - [`check_stream`], [`ReceiptEntry`], [`Problem`], [`StreamReport`]: completeness;
 //! - [`SealError`] and its codes ([`SealCode`], [`ProofCode`], [`CoseCode`]).
@@ -64,9 +65,10 @@ mod sealer;
 pub use complete::{MAX_NAMED_GAPS, Problem, ReceiptEntry, StreamReport, check_stream};
 pub use cose::{
     CONSISTENCY_PROOFS, Checkpoint, ConsistencyProof, INCLUSION_PROOFS, InclusionProof,
-    RFC9162_SHA256, SEAL_DOCUMENT_LABEL, SignedCheckpoint, VDP_LABEL, VDS_LABEL, VerifiedInclusion,
-    consistency_unprotected, inclusion_unprotected, protected_bytes, sig_structure,
-    sign_checkpoint, verify_checkpoint, verify_consistency_step, verify_inclusion_receipt,
+    MAX_CACHED_SIGNATURES, RFC9162_SHA256, SEAL_DOCUMENT_LABEL, SealVerifier, SignedCheckpoint,
+    VDP_LABEL, VDS_LABEL, VerifiedInclusion, consistency_unprotected, inclusion_unprotected,
+    protected_bytes, sig_structure, sign_checkpoint, verify_checkpoint, verify_consistency_step,
+    verify_inclusion_receipt,
 };
 pub use error::{CoseCode, ProofCode, Result, SealCode, SealError, SealRefusal};
 pub use merkle::{

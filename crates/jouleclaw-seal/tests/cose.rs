@@ -438,3 +438,48 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn the_seal_verifier_checks_each_signature_once_and_never_lets_a_changed_one_through() {
+    let (signer, batches) = demo();
+    let key = signer.verifying_key();
+    let mut v = SealVerifier::new(key);
+    for b in &batches {
+        assert_eq!(
+            v.verify_checkpoint(&b.checkpoint.cose_sign1).unwrap(),
+            verify_checkpoint(&b.checkpoint.cose_sign1, &key).unwrap()
+        );
+        for (j, (_, r)) in b.inclusion.iter().enumerate() {
+            let e = entry(b.first_leaf + j as u64);
+            assert_eq!(
+                v.verify_inclusion_receipt(r, &e).unwrap(),
+                verify_inclusion_receipt(r, &e, &key).unwrap()
+            );
+        }
+    }
+    // The same signature under another protected header (the seal changed to final): the
+    // cache is keyed by the signed bytes too, so this is checked and refused.
+    let cp = &batches[0].checkpoint;
+    let mut changed = cp.seal.clone();
+    changed.is_final = true;
+    let protected = protected_bytes(&changed, &changed.encode().unwrap(), &kid(&key));
+    let mut forged = vec![0xd2, 0x84, 0x59];
+    forged.extend_from_slice(&(protected.len() as u16).to_be_bytes());
+    forged.extend_from_slice(&protected);
+    forged.extend_from_slice(&[0xa0, 0xf6, 0x58, 0x40]);
+    forged.extend_from_slice(&cp.signature);
+    assert_eq!(
+        v.verify_checkpoint(&forged).unwrap_err().code(),
+        "seal_cose_bad_signature"
+    );
+    // A flipped signature bit on an already verified receipt.
+    let mut bad = batches[0].inclusion[0].1.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    assert_eq!(
+        v.verify_inclusion_receipt(&bad, &entry(0))
+            .unwrap_err()
+            .code(),
+        "seal_cose_bad_signature"
+    );
+}
