@@ -494,7 +494,7 @@ fn e2e(c: &mut Criterion) {
     // Check the measured path once: a Pass from every backend, conforming, verifiable.
     let closed = run_window(&mut pipeline, payloads.ticks(0));
     let verified = verify(
-        closed.cose_sign1(),
+        closed.cose_sign1().unwrap(),
         &SingleKey::new(pipeline.verifying_key()),
     )
     .unwrap();

@@ -12,6 +12,7 @@ pub use jouleclaw_jcr1 as jcr1;
 pub use jouleclaw_pipeline as pipeline;
 #[cfg(feature = "replay")]
 pub use jouleclaw_replay as replay;
+pub use jouleclaw_seal as seal;
 pub use jouleclaw_stream as stream;
 pub use jouleclaw_stream_oracle as oracle;
 #[cfg(feature = "voice")]

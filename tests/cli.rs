@@ -1069,3 +1069,186 @@ fn receipt_sign_out_never_replaces_an_input_or_follows_a_symlink() {
     assert_eq!(std::fs::read(&link).unwrap(), golden_cose()[0]);
     assert!(outputs_in(&t.0).iter().all(|n| !n.starts_with('.')));
 }
+
+// ---------------------------------------------------------------------------------------------
+// sealed runs: receipts verify DIR checks the whole stream
+
+fn sealed_run(t: &TempDir, extra: &[&str]) -> PathBuf {
+    let out = t.path("sealed");
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+        &"run",
+        &TRACE,
+        &"--seal-every",
+        &"5",
+        &"--epoch",
+        &DEMO_EPOCH,
+        &"--out",
+        &out,
+        &"--quiet",
+    ];
+    for a in extra {
+        args.push(a);
+    }
+    expect(&jouleclaw(&args), 0);
+    out
+}
+
+fn verify_dir(dir: &Path) -> Output {
+    jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--pub",
+        &dir.join("signer.pub"),
+        &dir,
+    ])
+}
+
+/// Rewrites `receipts.jsonl` and `receipts.cbor` of `dir` with the lines and items chosen by
+/// `pick` (indices into the originals).
+fn rewrite(dir: &Path, pick: &[usize]) {
+    let lines: Vec<String> = std::fs::read_to_string(dir.join("receipts.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let bytes = std::fs::read(dir.join("receipts.cbor")).unwrap();
+    let items = cose::split_cbor_sequence(&bytes).unwrap();
+    let mut jsonl = String::new();
+    let mut cbor = Vec::new();
+    for &i in pick {
+        jsonl.push_str(&lines[i]);
+        jsonl.push('\n');
+        cbor.extend_from_slice(items[i]);
+    }
+    std::fs::write(dir.join("receipts.jsonl"), jsonl).unwrap();
+    std::fs::write(dir.join("receipts.cbor"), cbor).unwrap();
+}
+
+#[test]
+fn a_sealed_run_verifies_as_a_complete_stream() {
+    let t = TempDir::new("sealed-ok");
+    let dir = sealed_run(&t, &[]);
+    let o = verify_dir(&dir);
+    expect(&o, 0);
+    assert!(
+        stdout(&o).contains("stream complete: 13 receipts, 3 checkpoints"),
+        "{}",
+        stdout(&o)
+    );
+    // The receipts are the same bytes as an unsealed run's.
+    assert_eq!(
+        std::fs::read_to_string(dir.join("receipts.jsonl")).unwrap(),
+        golden_lines()
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>()
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["signing"]["checkpoints"], 3);
+    for name in ["seals.cbor", "inclusion.cbor"] {
+        let want = blake3::hash(&std::fs::read(dir.join(name)).unwrap());
+        assert_eq!(summary["outputs"][name], want.to_hex().as_str(), "{name}");
+    }
+    // An unsealed run into the same directory leaves no seals of the earlier run behind.
+    expect(&jouleclaw(&[&"run", &TRACE, &"--out", &dir, &"--quiet"]), 0);
+    assert!(!dir.join("seals.cbor").exists() && !dir.join("inclusion.cbor").exists());
+    let o = verify_dir(&dir);
+    expect(&o, 0);
+    assert!(stdout(&o).contains("not sealed"), "{}", stdout(&o));
+}
+
+#[test]
+fn receipts_verify_names_each_window_that_breaks_completeness() {
+    let all: Vec<usize> = (0..13).collect();
+    let cases: Vec<(&str, Vec<usize>, &str)> = vec![
+        (
+            "drop",
+            [&all[..7], &all[8..]].concat(),
+            "missing_window: window 7",
+        ),
+        (
+            "repeat",
+            [&all[..8], &[7], &all[8..]].concat(),
+            "repeated_window",
+        ),
+        (
+            "swap",
+            [&all[..6], &[7, 6], &all[8..]].concat(),
+            "reordered_window",
+        ),
+        ("truncate", all[..11].to_vec(), "tree_size_mismatch"),
+    ];
+    for (name, pick, want) in cases {
+        let t = TempDir::new(&format!("sealed-{name}"));
+        let dir = sealed_run(&t, &[]);
+        rewrite(&dir, &pick);
+        let o = verify_dir(&dir);
+        expect(&o, 1);
+        assert!(stderr(&o).contains(want), "{name}: {}", stderr(&o));
+    }
+    // A foreign receipt: window 13 of another stream, signed with the same key.
+    let t = TempDir::new("sealed-foreign");
+    let dir = sealed_run(&t, &[]);
+    let other = t.path("other");
+    expect(
+        &jouleclaw(&[
+            &"run",
+            &TRACE,
+            &"--stream-id",
+            &"other-call",
+            &"--out",
+            &other,
+            &"--quiet",
+        ]),
+        0,
+    );
+    let mut jsonl = std::fs::read_to_string(dir.join("receipts.jsonl")).unwrap();
+    jsonl.push_str(
+        std::fs::read_to_string(other.join("receipts.jsonl"))
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    );
+    jsonl.push('\n');
+    std::fs::write(dir.join("receipts.jsonl"), jsonl).unwrap();
+    let o = verify_dir(&dir);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("foreign_receipt"), "{}", stderr(&o));
+}
+
+#[test]
+fn with_checkpoint_signatures_only_the_stream_still_verifies_and_a_gap_is_named() {
+    let t = TempDir::new("sealed-none");
+    let dir = sealed_run(&t, &["--window-signatures", "none"]);
+    assert_eq!(std::fs::read(dir.join("receipts.cbor")).unwrap().len(), 0);
+    let o = verify_dir(&dir);
+    expect(&o, 0);
+    assert!(
+        stdout(&o).contains("0 window signatures and 13 inclusion receipts"),
+        "{}",
+        stdout(&o)
+    );
+    let lines = std::fs::read_to_string(dir.join("receipts.jsonl")).unwrap();
+    let kept: String = lines
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 9)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("receipts.jsonl"), kept).unwrap();
+    let o = verify_dir(&dir);
+    expect(&o, 1);
+    assert!(
+        stderr(&o).contains("missing_window: window 9"),
+        "{}",
+        stderr(&o)
+    );
+    // Non-pass windows keep their own signature: windows 6 and 10 yield.
+    let t = TempDir::new("sealed-nonpass");
+    let dir = sealed_run(&t, &["--window-signatures", "non-pass"]);
+    let bytes = std::fs::read(dir.join("receipts.cbor")).unwrap();
+    assert_eq!(cose::split_cbor_sequence(&bytes).unwrap().len(), 2);
+    expect(&verify_dir(&dir), 0);
+}

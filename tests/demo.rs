@@ -59,7 +59,7 @@ fn receipts_jsonl(windows: &[ClosedWindow]) -> String {
 fn cose_hex(windows: &[ClosedWindow]) -> String {
     windows
         .iter()
-        .map(|w| hex::encode(w.cose_sign1()) + "\n")
+        .map(|w| hex::encode(w.cose_sign1().unwrap()) + "\n")
         .collect()
 }
 

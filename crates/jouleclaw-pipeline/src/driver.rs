@@ -16,6 +16,8 @@ use jouleclaw_stream_oracle::{
     StageOutcome, StreamOracle, TextWellFormedOracle, WindowContext, WindowVerdict,
 };
 
+use jouleclaw_seal::{SealBatch, StreamSealer};
+
 use crate::error::{PipelineError, Result};
 use crate::stage::{Stage, StageFailure};
 
@@ -47,6 +49,50 @@ impl ClosedAt {
     }
 }
 
+/// Which windows get a COSE_Sign1 of their own under [`SigningPolicy::Checkpoint`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowSignatures {
+    /// Every window, as under [`SigningPolicy::EveryWindow`] (the checkpoints come on top).
+    All,
+    /// Windows whose verdict is not `pass`: a yield or a failure can be shown on its own.
+    NonPass,
+    /// None: every window is covered by its checkpoint's one signature and its inclusion
+    /// receipt.
+    None,
+}
+
+/// How a stream's receipts are signed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SigningPolicy {
+    /// One COSE_Sign1 per window; no Merkle log (the default).
+    EveryWindow,
+    /// Every window's receipt is appended to the stream's RFC 9162 Merkle log
+    /// (`spec/STREAM-SEAL.md`); every `every_windows` windows a `stream-seal/1` checkpoint is
+    /// signed, whose one signature serves the inclusion receipt of each window since the
+    /// previous checkpoint; [`Pipeline::finish`] signs the final checkpoint.
+    Checkpoint {
+        /// Windows (receipts) per checkpoint, at least 1.
+        every_windows: u64,
+        /// Which windows are also signed on their own.
+        window_signatures: WindowSignatures,
+        /// The most receipts the stream's log holds (32 bytes of leaf hash and 8 of window id
+        /// each); a window past it fails to close (`seal_log_full`).
+        max_windows: u64,
+    },
+}
+
+impl SigningPolicy {
+    /// [`SigningPolicy::Checkpoint`] every `every_windows` windows, with no per-window
+    /// signature and a log of at most [`jouleclaw_seal::DEFAULT_MAX_LEAVES`] receipts.
+    pub fn checkpoint_every(every_windows: u64) -> Self {
+        Self::Checkpoint {
+            every_windows,
+            window_signatures: WindowSignatures::None,
+            max_windows: jouleclaw_seal::DEFAULT_MAX_LEAVES,
+        }
+    }
+}
+
 /// Who mints and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipelineConfig {
@@ -58,18 +104,28 @@ pub struct PipelineConfig {
     pub closed_at: ClosedAt,
     /// The rolling ledger's policy.
     pub policy: LedgerPolicy,
+    /// How receipts are signed.
+    pub signing: SigningPolicy,
 }
 
 impl PipelineConfig {
     /// A configuration with `closed_at` in stream time from the Unix epoch
-    /// (`ClosedAt::StreamTime { epoch_unix: 0 }`) and the default ledger policy.
+    /// (`ClosedAt::StreamTime { epoch_unix: 0 }`), the default ledger policy and one signature
+    /// per window ([`SigningPolicy::EveryWindow`]).
     pub fn new(steward: &str, stream_id: &str) -> Self {
         Self {
             steward: steward.to_owned(),
             stream_id: stream_id.to_owned(),
             closed_at: ClosedAt::StreamTime { epoch_unix: 0 },
             policy: LedgerPolicy::default(),
+            signing: SigningPolicy::EveryWindow,
         }
+    }
+
+    /// The same configuration with the signing policy.
+    pub fn with_signing(mut self, signing: SigningPolicy) -> Self {
+        self.signing = signing;
+        self
     }
 
     /// The same configuration with `closed_at`.
@@ -154,7 +210,7 @@ pub struct ProducedTick {
     pub early: Option<WindowVerdict>,
 }
 
-/// A closed window: its signed receipt and what led to it.
+/// A closed window: its receipt, its signature or the checkpoint it joined, and what led to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClosedWindow {
     /// The minted receipt (its `verdict` is the oracle's judgement, its `conservation` the
@@ -162,8 +218,17 @@ pub struct ClosedWindow {
     pub receipt: StreamWindowReceipt,
     /// BLAKE3 of the receipt's canonical bytes.
     pub content_hash: blake3::Hash,
-    /// The COSE_Sign1 and its intermediates; `signed.payload` is the canonical bytes.
-    pub signed: SignedReceipt,
+    /// The receipt's canonical bytes.
+    pub canonical: Vec<u8>,
+    /// The window's own COSE_Sign1 and its intermediates, when the [`SigningPolicy`] signs this
+    /// window (always under [`SigningPolicy::EveryWindow`]).
+    pub signed: Option<SignedReceipt>,
+    /// Its leaf index in the stream's Merkle log, under [`SigningPolicy::Checkpoint`].
+    pub leaf_index: Option<u64>,
+    /// The checkpoint this window's close completed (every `every_windows` windows under
+    /// [`SigningPolicy::Checkpoint`]): the signed seal and the inclusion receipts of every
+    /// window since the previous checkpoint, this one included.
+    pub seal: Option<SealBatch>,
     /// Substrate payload bytes of the window (not on the receipt).
     pub substrate_bytes: u64,
     /// Every backend's verdict for the window, `(name, verdict)` in backend order, losing
@@ -176,12 +241,13 @@ pub struct ClosedWindow {
 impl ClosedWindow {
     /// The receipt's canonical bytes (one line of `receipts.jsonl`, without the newline).
     pub fn canonical_bytes(&self) -> &[u8] {
-        &self.signed.payload
+        &self.canonical
     }
 
-    /// The tagged COSE_Sign1 bytes (one item of `receipts.cbor`).
-    pub fn cose_sign1(&self) -> &[u8] {
-        &self.signed.cose_sign1
+    /// The window's own tagged COSE_Sign1 bytes (one item of `receipts.cbor`), when the
+    /// signing policy signed this window.
+    pub fn cose_sign1(&self) -> Option<&[u8]> {
+        self.signed.as_ref().map(|s| s.cose_sign1.as_slice())
     }
 }
 
@@ -225,6 +291,16 @@ fn probe_names(config: &PipelineConfig) -> Result<()> {
     Ok(())
 }
 
+/// What [`Pipeline::finish`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    /// The last window, if one was open.
+    pub last: Option<ClosedWindow>,
+    /// The final checkpoint under [`SigningPolicy::Checkpoint`] (with the inclusion receipts of
+    /// the windows since the previous checkpoint).
+    pub seal: Option<SealBatch>,
+}
+
 struct OpenWindow {
     window: StreamWindow,
     early: Vec<EarlyVerdict>,
@@ -239,6 +315,8 @@ pub struct Pipeline<E: EnergySource = Estimator> {
     stages: Vec<Box<dyn Stage>>,
     minter: ReceiptMinter<NoClock, E>,
     signer: Box<dyn Signer>,
+    sealer: Option<StreamSealer>,
+    finished: bool,
     open: Option<OpenWindow>,
     /// The newest window id seen (open, or closed when `open` is `None`).
     newest: Option<u64>,
@@ -276,6 +354,23 @@ impl<E: EnergySource> Pipeline<E> {
         let ledger = RollingConservationLedger::new(config.policy)?;
         let minter = ReceiptMinter::for_stream_time(&config.steward, &config.stream_id, energy)?;
         probe_names(&config)?;
+        let sealer = match config.signing {
+            SigningPolicy::EveryWindow => None,
+            SigningPolicy::Checkpoint {
+                every_windows,
+                max_windows,
+                ..
+            } => {
+                if every_windows == 0 || max_windows == 0 {
+                    return Err(PipelineError::BadSigningPolicy);
+                }
+                Some(StreamSealer::new(
+                    &config.stream_id,
+                    &config.steward,
+                    max_windows,
+                ))
+            }
+        };
         Ok(Self {
             spec,
             config,
@@ -284,6 +379,8 @@ impl<E: EnergySource> Pipeline<E> {
             stages: Vec::new(),
             minter,
             signer,
+            sealer,
+            finished: false,
             open: None,
             newest: None,
             poisoned: false,
@@ -323,9 +420,7 @@ impl<E: EnergySource> Pipeline<E> {
     /// changes nothing. Stages then see the accepted tick, and the ticks they produce join the
     /// stream right after it ([`Stage`]).
     pub fn push(&mut self, tick: Tick) -> Result<TickOutcome> {
-        if self.poisoned {
-            return Err(PipelineError::Poisoned);
-        }
+        self.usable()?;
         let id = tick.window_id;
         if let Some(current) = self.newest {
             // A window id below the newest, or the newest once it has closed, is in the past.
@@ -460,15 +555,48 @@ impl<E: EnergySource> Pipeline<E> {
         Ok((ts_ns, finding, early, reports))
     }
 
-    /// Closes the open window (at the end of a trace), if there is one.
-    pub fn close_window(&mut self) -> Result<Option<ClosedWindow>> {
+    fn usable(&self) -> Result<()> {
         if self.poisoned {
-            return Err(PipelineError::Poisoned);
+            Err(PipelineError::Poisoned)
+        } else if self.finished {
+            Err(PipelineError::Finished)
+        } else {
+            Ok(())
         }
+    }
+
+    /// Closes the open window, if there is one. The stream goes on: a later tick opens a later
+    /// window. At the end of a stream call [`Pipeline::finish`] instead, which also signs the
+    /// final checkpoint.
+    pub fn close_window(&mut self) -> Result<Option<ClosedWindow>> {
+        self.usable()?;
         match self.open.take() {
             Some(open) => self.close(open).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Ends the stream: closes the open window, if any, and under
+    /// [`SigningPolicy::Checkpoint`] signs the final checkpoint (`final: true`) over every
+    /// receipt of the stream, with the inclusion receipts of the windows since the previous
+    /// checkpoint. A stream without a single receipt has nothing to seal (`seal` is `None`).
+    /// Afterwards every call returns [`PipelineError::Finished`].
+    pub fn finish(&mut self) -> Result<Finished> {
+        let last = self.close_window()?;
+        let seal = match self.sealer.as_mut() {
+            Some(sealer) if sealer.size() > 0 => {
+                match sealer.checkpoint(self.signer.as_ref(), true) {
+                    Ok(batch) => Some(batch),
+                    Err(e) => {
+                        self.poisoned = true;
+                        return Err(e.into());
+                    }
+                }
+            }
+            _ => None,
+        };
+        self.finished = true;
+        Ok(Finished { last, seal })
     }
 
     fn close(&mut self, open: OpenWindow) -> Result<ClosedWindow> {
@@ -493,11 +621,48 @@ impl<E: EnergySource> Pipeline<E> {
         let minted = self
             .minter
             .mint_at(closed_at, &window, &verdict, conservation)?;
-        let signed = cose::sign_payload(self.signer.as_ref(), &minted.receipt, minted.bytes)?;
+        let sign_window = match self.config.signing {
+            SigningPolicy::EveryWindow => true,
+            SigningPolicy::Checkpoint {
+                window_signatures, ..
+            } => match window_signatures {
+                WindowSignatures::All => true,
+                WindowSignatures::NonPass => !verdict.is_pass(),
+                WindowSignatures::None => false,
+            },
+        };
+        let signed = if sign_window {
+            Some(cose::sign_payload(
+                self.signer.as_ref(),
+                &minted.receipt,
+                minted.bytes.clone(),
+            )?)
+        } else {
+            None
+        };
+        let (leaf_index, seal) = match (self.sealer.as_mut(), self.config.signing) {
+            (Some(sealer), SigningPolicy::Checkpoint { every_windows, .. }) => {
+                let leaf = sealer.append(
+                    minted.receipt.window_id,
+                    minted.content_hash.as_bytes(),
+                    closed_at,
+                )?;
+                let seal = if sealer.pending() >= every_windows {
+                    Some(sealer.checkpoint(self.signer.as_ref(), false)?)
+                } else {
+                    None
+                };
+                (Some(leaf), seal)
+            }
+            _ => (None, None),
+        };
         Ok(ClosedWindow {
             receipt: minted.receipt,
             content_hash: minted.content_hash,
+            canonical: minted.bytes,
             signed,
+            leaf_index,
+            seal,
             substrate_bytes: window.substrate_bytes(),
             signals: self.oracle.last_signals().to_vec(),
             early,

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use jouleclaw_jcr1::Jcr1Error;
+use jouleclaw_seal::SealError;
 use jouleclaw_stream::StreamError;
 
 /// Every failure of the pipeline and of the trace and spec formats. [`PipelineError::code`] is
@@ -21,6 +22,12 @@ pub enum PipelineError {
         /// The tick's window.
         got: u64,
     },
+    /// The stream has ended ([`crate::Pipeline::finish`]); nothing more is accepted.
+    Finished,
+    /// A [`crate::SigningPolicy::Checkpoint`] with `every_windows` or `max_windows` of 0.
+    BadSigningPolicy,
+    /// Sealing failed (the stream's log is full, say).
+    Seal(SealError),
     /// An earlier failure while closing a window, or a stage tick the window refused, left the
     /// pipeline unusable.
     Poisoned,
@@ -80,6 +87,9 @@ impl PipelineError {
             Self::Receipt(e) => e.code(),
             Self::WindowRegressed { .. } => "trace_window_regressed",
             Self::Poisoned => "pipeline_poisoned",
+            Self::Finished => "pipeline_finished",
+            Self::BadSigningPolicy => "pipeline_bad_signing_policy",
+            Self::Seal(e) => e.code(),
             Self::StageTickRefused { .. } => "stage_tick_refused",
             Self::TraceNotUtf8 => "trace_not_utf8",
             Self::TraceLineTooLong { .. } => "trace_line_too_long",
@@ -102,6 +112,11 @@ impl fmt::Display for PipelineError {
                 "tick of window {got} arrived after window {current}; windows only move forward"
             ),
             Self::Poisoned => f.write_str("the pipeline failed earlier and accepts nothing more"),
+            Self::Finished => f.write_str("the stream has ended and accepts nothing more"),
+            Self::BadSigningPolicy => {
+                f.write_str("a checkpoint policy needs every_windows and max_windows of at least 1")
+            }
+            Self::Seal(e) => write!(f, "{e}"),
             Self::StageTickRefused { stage, error } => write!(
                 f,
                 "stage {stage:?} produced a tick its window refused ({}): {error}",
@@ -126,6 +141,12 @@ impl std::error::Error for PipelineError {}
 impl From<StreamError> for PipelineError {
     fn from(e: StreamError) -> Self {
         Self::Stream(e)
+    }
+}
+
+impl From<SealError> for PipelineError {
+    fn from(e: SealError) -> Self {
+        Self::Seal(e)
     }
 }
 

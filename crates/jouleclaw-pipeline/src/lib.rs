@@ -30,7 +30,10 @@
 //! and the ledger have already moved on.
 //!
 //! The public interface is:
-//! - [`Pipeline`], [`PipelineConfig`], [`ClosedAt`]: the driver;
+//! - [`Pipeline`], [`PipelineConfig`], [`ClosedAt`], [`SigningPolicy`], [`WindowSignatures`]:
+//!   the driver and how it signs (one signature per window, or one per checkpoint of the
+//!   stream's Merkle log, `spec/STREAM-SEAL.md`);
+//! - [`Finished`]: the end of a stream and its final seal;
 //! - [`TickOutcome`], [`EarlyVerdict`], [`StageReport`], [`ProducedTick`], [`ClosedWindow`]:
 //!   what it reports; [`format_ts`] writes stream time for people;
 //! - [`Stage`], [`StageFailure`]: the stage seam;
@@ -69,7 +72,7 @@
 //! let outcome = pipeline.push(Tick::marker(1, duplex::CONTROL, TickMarker::Silence, 200_000_000))?;
 //! let closed = outcome.closed.expect("window 0 closed");
 //! assert_eq!(closed.receipt.verdict, WindowVerdict::Yield { seen_at: 0 });
-//! let verified = cose::verify(closed.cose_sign1(), &SingleKey::new(key)).expect("verifies");
+//! let verified = cose::verify(closed.cose_sign1().expect("signed"), &SingleKey::new(key)).expect("verifies");
 //! assert_eq!(verified.content_hash, closed.content_hash);
 //!
 //! let last = pipeline.close_window()?.expect("window 1 was open");
@@ -88,8 +91,9 @@ mod stage;
 pub mod trace;
 
 pub use driver::{
-    ClosedAt, ClosedWindow, EarlyVerdict, Pipeline, PipelineConfig, ProducedTick, StageReport,
-    TickOutcome, duplex_voice_backends, duplex_voice_oracle, format_ts,
+    ClosedAt, ClosedWindow, EarlyVerdict, Finished, Pipeline, PipelineConfig, ProducedTick,
+    SigningPolicy, StageReport, TickOutcome, WindowSignatures, duplex_voice_backends,
+    duplex_voice_oracle, format_ts,
 };
 pub use error::{PipelineError, Result};
 pub use stage::{Stage, StageFailure};

@@ -205,7 +205,7 @@ fn demo_story_shows_yield_hallucination_and_barge_in_ignored() {
     // Every receipt verifies under the test key.
     let key = SingleKey::new(SoftwareSigner::rfc8032_test_key().verifying_key());
     for w in &run.windows {
-        let v = cose::verify(w.cose_sign1(), &key).unwrap();
+        let v = cose::verify(w.cose_sign1().unwrap(), &key).unwrap();
         assert_eq!(v.receipt, w.receipt);
     }
 }

@@ -91,7 +91,7 @@ fn mic_audio_becomes_an_asr_text_tick_in_the_same_window_and_receipt() {
     assert!(w1.receipt.verdict.is_pass(), "{:?}", w1.receipt.verdict);
     let key = SingleKey::new(SoftwareSigner::rfc8032_test_key().verifying_key());
     for w in [&w0, &w1] {
-        let v = cose::verify(w.cose_sign1(), &key).unwrap();
+        let v = cose::verify(w.cose_sign1().unwrap(), &key).unwrap();
         assert_eq!(v.receipt, w.receipt);
     }
 }

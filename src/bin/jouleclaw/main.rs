@@ -13,6 +13,7 @@ mod misc;
 mod out;
 mod receipt;
 mod run;
+mod stream;
 mod table;
 mod vectors;
 

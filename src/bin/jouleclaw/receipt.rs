@@ -98,8 +98,11 @@ pub(crate) fn verify(public: &Path, path: &Path) -> CmdResult {
     }
 }
 
-/// `receipts verify --pub PUB FILE.cbor`.
+/// `receipts verify --pub PUB FILE.cbor|DIR`.
 pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
+    if path.is_dir() {
+        return crate::stream::verify_dir(public, path);
+    }
     let key = read_public_key(public)?;
     let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
     let items = cose::split_cbor_sequence(&bytes).map_err(|index| {

@@ -13,9 +13,10 @@ use jouleclaw_stack::jcr1::{Clock, Estimator, SystemClock, UtcSecond};
 use jouleclaw_stack::oracle::CompositeStreamOracle;
 use jouleclaw_stack::pipeline::trace::{max_trace_line_len, parse_trace_line, spec_from_json};
 use jouleclaw_stack::pipeline::{
-    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, demo, duplex_voice_backends,
-    duplex_voice_oracle,
+    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, SigningPolicy,
+    WindowSignatures, demo, duplex_voice_backends, duplex_voice_oracle,
 };
+use jouleclaw_stack::seal::{DEFAULT_MAX_LEAVES, SealBatch};
 use jouleclaw_stack::stream::StreamSpec;
 use jouleclaw_stack::voice::{TURN_STAGE_NAME, TranscriptionOracle, TurnStage, WhisperTranscriber};
 
@@ -61,6 +62,25 @@ pub(crate) struct RunArgs {
     /// transcribed (and the run says so).
     #[arg(long, value_name = "unix:PATH")]
     transcriber: Option<String>,
+    /// Seal the stream (spec/STREAM-SEAL.md): append every receipt to the stream's Merkle log,
+    /// sign a stream-seal/1 checkpoint every K receipts and a final one at the end; writes
+    /// seals.cbor and inclusion.cbor.
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
+    seal_every: Option<u64>,
+    /// With --seal-every: which windows also get a COSE_Sign1 of their own in receipts.cbor.
+    #[arg(long, value_enum, default_value = "all", requires = "seal_every")]
+    window_signatures: WindowSignaturesArg,
+}
+
+/// `--window-signatures`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum WindowSignaturesArg {
+    /// Every window (receipts.cbor as without sealing).
+    All,
+    /// Windows whose verdict is not pass.
+    NonPass,
+    /// No window: the checkpoints' signatures cover them.
+    None,
 }
 
 /// The turn stage and its oracle for `--transcriber unix:PATH`.
@@ -92,12 +112,14 @@ fn at_line(trace: &Path, line: u64, e: &PipelineError) -> Failure {
     Failure::Refused(format!("{}:{line}: {}: {e}", trace.display(), e.code()))
 }
 
-/// The four outputs of a run, in commit order (`summary.json` last: its presence marks a complete
+/// The outputs of a run, in commit order (`seals.cbor` and `inclusion.cbor` only when it seals) (`summary.json` last: its presence marks a complete
 /// run).
-const OUTPUTS: [&str; 4] = [
+const OUTPUTS: [&str; 6] = [
     "signer.pub",
     "receipts.jsonl",
     "receipts.cbor",
+    "seals.cbor",
+    "inclusion.cbor",
     "summary.json",
 ];
 
@@ -184,8 +206,19 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     };
     let epoch_unix = parse_epoch(&args.epoch)?;
     let public = signer.verifying_key();
-    let config = PipelineConfig::new(&args.steward, &args.stream_id)
+    let mut config = PipelineConfig::new(&args.steward, &args.stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
+    if let Some(every_windows) = args.seal_every {
+        config = config.with_signing(SigningPolicy::Checkpoint {
+            every_windows,
+            window_signatures: match args.window_signatures {
+                WindowSignaturesArg::All => WindowSignatures::All,
+                WindowSignaturesArg::NonPass => WindowSignatures::NonPass,
+                WindowSignaturesArg::None => WindowSignatures::None,
+            },
+            max_windows: DEFAULT_MAX_LEAVES,
+        });
+    }
     let stage = args
         .transcriber
         .as_deref()
@@ -234,10 +267,24 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         );
     }
 
-    let [pub_name, jsonl_name, cbor_name, summary_name] = OUTPUTS;
+    let [
+        pub_name,
+        jsonl_name,
+        cbor_name,
+        seals_name,
+        inclusion_name,
+        summary_name,
+    ] = OUTPUTS;
     let mut pubfile = Staged::create(&out.path, pub_name)?;
     let mut jsonl = Staged::create(&out.path, jsonl_name)?;
     let mut cbor = Staged::create(&out.path, cbor_name)?;
+    let sealing = args.seal_every.is_some();
+    let mut seals = sealing
+        .then(|| Staged::create(&out.path, seals_name))
+        .transpose()?;
+    let mut inclusion = sealing
+        .then(|| Staged::create(&out.path, inclusion_name))
+        .transpose()?;
     let mut summary = Staged::create(&out.path, summary_name)?;
 
     let progress = if size >= PROGRESS_MIN_BYTES && !args.quiet {
@@ -254,10 +301,39 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
 
     let mut totals = RunTotals::default();
     let mut header_printed = false;
-    let mut emit = |w: ClosedWindow, totals: &mut RunTotals| -> Result<(), Failure> {
+    let mut checkpoints = 0u64;
+    let mut write_seal = |batch: &SealBatch| -> Result<(), Failure> {
+        if let (Some(seals), Some(inclusion)) = (seals.as_mut(), inclusion.as_mut()) {
+            seals.write(&batch.checkpoint.cose_sign1)?;
+            for (_, receipt) in &batch.inclusion {
+                inclusion.write(receipt)?;
+            }
+            checkpoints += 1;
+        }
+        if !args.quiet {
+            let s = &batch.checkpoint.seal;
+            progress.suspend(|| {
+                say!(
+                    "{:>6} sealed: {} receipts, windows {}..={}{}",
+                    "",
+                    s.tree_size,
+                    s.first_window_id,
+                    s.last_window_id,
+                    if s.is_final { ", final" } else { "" }
+                );
+            });
+        }
+        Ok(())
+    };
+    let mut emit = |w: ClosedWindow,
+                    totals: &mut RunTotals,
+                    write_seal: &mut dyn FnMut(&SealBatch) -> Result<(), Failure>|
+     -> Result<(), Failure> {
         jsonl.write(w.canonical_bytes())?;
         jsonl.write(b"\n")?;
-        cbor.write(w.cose_sign1())?;
+        if let Some(item) = w.cose_sign1() {
+            cbor.write(item)?;
+        }
         totals.add(&w);
         if !args.quiet {
             progress.suspend(|| {
@@ -267,6 +343,9 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
                 }
                 say!("{}", table_row(&w));
             });
+        }
+        if let Some(batch) = &w.seal {
+            write_seal(batch)?;
         }
         Ok(())
     };
@@ -297,14 +376,15 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             .push(tick)
             .map_err(|e| at_line(trace, line_no, &e))?;
         if let Some(w) = outcome.closed {
-            emit(w, &mut totals)?;
+            emit(w, &mut totals, &mut write_seal)?;
         }
     }
-    if let Some(w) = pipeline
-        .close_window()
-        .map_err(|e| at_line(trace, line_no, &e))?
-    {
-        emit(w, &mut totals)?;
+    let finished = pipeline.finish().map_err(|e| at_line(trace, line_no, &e))?;
+    if let Some(w) = finished.last {
+        emit(w, &mut totals, &mut write_seal)?;
+    }
+    if let Some(batch) = &finished.seal {
+        write_seal(batch)?;
     }
     progress.finish_and_clear();
     if totals.windows == 0 {
@@ -318,6 +398,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let jsonl_hash = jsonl.finish()?;
     let cbor_hash = cbor.finish()?;
     let pub_hash = pubfile.finish()?;
+    let seal_hashes = match (seals.as_mut(), inclusion.as_mut()) {
+        (Some(s), Some(i)) => Some((s.finish()?, i.finish()?)),
+        _ => None,
+    };
     let mut doc = serde_json::json!({
         "trace": trace.display().to_string(),
         "spec": spec_name,
@@ -331,12 +415,32 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             "kid": hex::encode(cose::kid(&public)),
             "test_key": test_key,
         },
+        "signing": match args.seal_every {
+            None => serde_json::json!({"policy": "every_window"}),
+            Some(k) => serde_json::json!({
+                "policy": "checkpoint",
+                "every_windows": k,
+                "window_signatures": match args.window_signatures {
+                    WindowSignaturesArg::All => "all",
+                    WindowSignaturesArg::NonPass => "non_pass",
+                    WindowSignaturesArg::None => "none",
+                },
+                "checkpoints": checkpoints,
+            }),
+        },
         "outputs": {
             "signer.pub": pub_hash.to_hex().to_string(),
             "receipts.jsonl": jsonl_hash.to_hex().to_string(),
             "receipts.cbor": cbor_hash.to_hex().to_string(),
         },
     });
+    if let (Some((s, i)), Some(outputs)) = (
+        seal_hashes,
+        doc.get_mut("outputs").and_then(|o| o.as_object_mut()),
+    ) {
+        outputs.insert("seals.cbor".into(), s.to_hex().to_string().into());
+        outputs.insert("inclusion.cbor".into(), i.to_hex().to_string().into());
+    }
     if let (Some(obj), serde_json::Value::Object(counts)) = (doc.as_object_mut(), totals.to_json())
     {
         obj.extend(counts);
@@ -354,6 +458,23 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     pubfile.commit()?;
     jsonl.commit()?;
     cbor.commit()?;
+    match (seals.as_mut(), inclusion.as_mut()) {
+        (Some(s), Some(i)) => {
+            s.commit()?;
+            i.commit()?;
+        }
+        _ => {
+            // An unsealed run leaves no seals of an earlier sealed run beside its receipts.
+            for name in [seals_name, inclusion_name] {
+                match std::fs::remove_file(out.path.join(name)) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Failure::io(&out.path.join(name), e));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
     summary.commit()?;
 
     if !args.quiet {
@@ -361,9 +482,14 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         say_raw!("{}", totals.render_text());
     }
     say!(
-        "wrote {} receipts to {} (receipts.jsonl, receipts.cbor, signer.pub, summary.json)",
+        "wrote {} receipts to {} ({})",
         totals.windows,
-        args.out.display()
+        args.out.display(),
+        if sealing {
+            "receipts.jsonl, receipts.cbor, seals.cbor, inclusion.cbor, signer.pub, summary.json"
+        } else {
+            "receipts.jsonl, receipts.cbor, signer.pub, summary.json"
+        }
     );
     if test_key {
         tell!("WARNING: these receipts are signed with the published RFC 8032 test key.");
