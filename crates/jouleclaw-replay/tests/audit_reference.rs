@@ -154,6 +154,27 @@ fn reference_audit(input: &AuditInput<'_>) -> SafetyCounts {
             c.target_ineligible_writes += 1;
             bad = true;
         }
+        let first_final = input
+            .finalizations
+            .iter()
+            .filter(|f| f.burst_id == b)
+            .map(|f| f.event_index)
+            .min();
+        let not_text = first_final
+            .and_then(|j| input.events.get(j))
+            .is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::FinalDecode {
+                        class: CandidateClass::Command | CandidateClass::Unknown,
+                        ..
+                    }
+                )
+            });
+        if not_text {
+            c.commands_written_as_text += 1;
+            bad = true;
+        }
         if bad {
             c.forbidden_writes += 1;
         }
