@@ -75,8 +75,8 @@ pub use corpus::{
 };
 pub use error::{ReplayError, Result};
 pub use fixture::{
-    Activation, CandidateClass, Event, EventKind, Expect, FailureCategory, Fixture, Mode, TargetSnapshot,
-    parse_fixtures, parse_record,
+    Activation, CandidateClass, Event, EventKind, Expect, FailureCategory, Fixture, Mode,
+    TargetSnapshot, parse_fixtures, parse_record,
 };
 pub use marker::{
     MARKER_PREFIX, ReplayRecord, decode_marker, encode_event, encode_observed_write, event_json,

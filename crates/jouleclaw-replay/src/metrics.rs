@@ -188,7 +188,8 @@ pub fn latency_metrics(events: &[Event], steps: &[Step]) -> LatencyMetrics {
             (Action::Released, _) => released = Some(e.t_ms),
             (Action::Written | Action::Staged, EventKind::FinalDecode { .. }) => {
                 if let Some(r) = released {
-                    m.release_to_final_delivery_ms.push(e.t_ms.saturating_sub(r));
+                    m.release_to_final_delivery_ms
+                        .push(e.t_ms.saturating_sub(r));
                 }
             }
             _ => {}

@@ -235,6 +235,7 @@ fn audit_matches_the_reference_on_fixtures_and_random_logs() {
     let mut rng = Lcg(0x5eed_0001);
     let mut judged = 0u64;
     let mut dirty = 0u64;
+    let mut commands = 0u64;
     for fx in fixtures() {
         let mut state = ReplayState::new(fx.mode);
         let steps: Vec<Step> = fx.events.iter().map(|e| state.apply(e)).collect();
@@ -296,9 +297,12 @@ fn audit_matches_the_reference_on_fixtures_and_random_logs() {
                 );
                 judged += 1;
                 dirty += u64::from(!fast.is_clean());
+                commands += u64::from(fast.commands_written_as_text > 0);
             }
         }
     }
     // The random logs do reach violations: the comparison is not between two zeros.
     assert!(dirty > judged / 4, "{dirty} of {judged}");
+    // Some random logs write a command candidate's burst as text.
+    assert!(commands > 0, "{commands} of {judged}");
 }
