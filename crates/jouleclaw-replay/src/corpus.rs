@@ -418,9 +418,12 @@ impl CorpusReport {
             p.final_graphemes
         ));
         out.push_str(&format!(
-            "latency (fixture t_ms): release_to_final_delivery_ms {} onset_to_first_useful_preview_ms {}\n",
+            "latency (fixture t_ms): release_to_final_delivery_ms {} onset_to_first_useful_preview_ms {} decodes_per_minute={} ({} decodes / {} ms captured)\n",
             percentiles(&t.latency.release_to_final_delivery_ms),
-            percentiles(&t.latency.onset_to_first_useful_preview_ms)
+            percentiles(&t.latency.onset_to_first_useful_preview_ms),
+            t.latency.decodes_per_minute(),
+            t.latency.decodes,
+            t.latency.captured_ms
         ));
         for (script, b) in &t.by_script {
             out.push_str(&format!(
@@ -612,6 +615,9 @@ fn latency_json(l: &LatencyMetrics) -> Value {
         "onset_to_first_useful_preview_ms": o,
         "onset_to_first_useful_preview_ms_p50": nearest_rank_percentile(o, 50),
         "onset_to_first_useful_preview_ms_p95": nearest_rank_percentile(o, 95),
+        "decodes": l.decodes,
+        "captured_ms": l.captured_ms,
+        "decodes_per_minute": l.decodes_per_minute(),
     })
 }
 

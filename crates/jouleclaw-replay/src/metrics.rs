@@ -3,6 +3,9 @@
 //!
 //! Time is the fixtures' `t_ms`: these are latencies of the traces, not of any engine.
 
+use std::collections::BTreeMap;
+
+use crate::audit::ratio_3;
 use crate::fixture::{Event, EventKind};
 use crate::reducer::{Action, Step, StepOutcome};
 
@@ -146,6 +149,11 @@ pub struct LatencyMetrics {
     /// Per burst that shows a non-blank preview: the first accepted non-blank hypothesis's
     /// `t_ms` minus the burst's `hold_start`.
     pub onset_to_first_useful_preview_ms: Vec<u64>,
+    /// Decoder outputs (`hypothesis`, `late_partial` and `final_decode` events, accepted or
+    /// not) of the bursts that were released or stopped.
+    pub decodes: u64,
+    /// Captured audio of those bursts: release or stop `t_ms` minus `hold_start` `t_ms`.
+    pub captured_ms: u64,
 }
 
 impl LatencyMetrics {
@@ -155,6 +163,14 @@ impl LatencyMetrics {
             .extend_from_slice(&other.release_to_final_delivery_ms);
         self.onset_to_first_useful_preview_ms
             .extend_from_slice(&other.onset_to_first_useful_preview_ms);
+        self.decodes = self.decodes.saturating_add(other.decodes);
+        self.captured_ms = self.captured_ms.saturating_add(other.captured_ms);
+    }
+
+    /// Decoder count per minute of captured audio, `decodes * 60000 / captured_ms` truncated to
+    /// three decimals, as text (`"n/a"` when no audio was captured).
+    pub fn decodes_per_minute(&self) -> String {
+        ratio_3(self.decodes.saturating_mul(60_000), self.captured_ms)
     }
 }
 
@@ -165,7 +181,30 @@ pub fn latency_metrics(events: &[Event], steps: &[Step]) -> LatencyMetrics {
     let mut onset: Option<u64> = None;
     let mut released: Option<u64> = None;
     let mut previewed = false;
+    // Per burst: (hold_start t_ms, release or stop t_ms, decoder outputs).
+    let mut bursts: BTreeMap<u64, (u64, Option<u64>, u64)> = BTreeMap::new();
     for (e, s) in events.iter().zip(steps) {
+        match (&s.outcome, &e.kind) {
+            (StepOutcome::Accepted(Action::BurstOpened), _) => {
+                bursts.insert(s.burst_id, (e.t_ms, None, 0));
+            }
+            (StepOutcome::Accepted(Action::Released), _) => {
+                if let Some(b) = bursts.get_mut(&s.burst_id) {
+                    b.1 = Some(e.t_ms);
+                }
+            }
+            (
+                _,
+                EventKind::Hypothesis { .. }
+                | EventKind::LatePartial { .. }
+                | EventKind::FinalDecode { .. },
+            ) => {
+                if let Some(b) = bursts.get_mut(&s.burst_id) {
+                    b.2 += 1;
+                }
+            }
+            _ => {}
+        }
         let StepOutcome::Accepted(action) = &s.outcome else {
             continue;
         };
@@ -193,6 +232,12 @@ pub fn latency_metrics(events: &[Event], steps: &[Step]) -> LatencyMetrics {
                 }
             }
             _ => {}
+        }
+    }
+    for (start, release, decodes) in bursts.into_values() {
+        if let Some(r) = release {
+            m.decodes = m.decodes.saturating_add(decodes);
+            m.captured_ms = m.captured_ms.saturating_add(r.saturating_sub(start));
         }
     }
     m

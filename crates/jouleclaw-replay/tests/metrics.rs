@@ -230,6 +230,10 @@ fn release_to_delivery_and_onset_to_first_useful_preview_match_the_hand_computat
     let l = latency_metrics(&fx.events, &steps);
     assert_eq!(l.release_to_final_delivery_ms, [100, 300, 200, 700]);
     assert_eq!(l.onset_to_first_useful_preview_ms, [120, 40, 300, 10]);
+    // Captured audio 400 + 200 + 400 + 100 + 100 ms; decoder outputs 3 + 3 (one final
+    // before release, rejected, still a decode) + 2 + 1 + 2.
+    assert_eq!((l.decodes, l.captured_ms), (11, 1200));
+    assert_eq!(l.decodes_per_minute(), "550.000");
     let report = replay_corpus(&[("latency.jsonl".into(), LATENCY_TRACE.into())]);
     assert!(report.all_expectations_hold(), "{}", report.render_text());
     let json = report.to_json();
@@ -240,13 +244,15 @@ fn release_to_delivery_and_onset_to_first_useful_preview_match_the_hand_computat
     // Sorted [10, 40, 120, 300].
     assert_eq!(lat["onset_to_first_useful_preview_ms_p50"], 40);
     assert_eq!(lat["onset_to_first_useful_preview_ms_p95"], 300);
+    assert_eq!(lat["decodes_per_minute"], "550.000");
     assert!(report.render_text().contains(
         "release_to_final_delivery_ms n=4 p50=200 p95=700 onset_to_first_useful_preview_ms n=4 p50=40 p95=300"
     ));
 }
 
 #[test]
-fn staged_delivery_is_the_append_to_the_review_buffer_and_a_withheld_final_is_not_measured() {
+fn staged_delivery_is_the_append_to_the_review_buffer_withheld_finals_and_unreleased_bursts_are_not_measured()
+ {
     // 46: burst 1 released at 400, staged at 600; burst 2's unknown final is withheld.
     let l = report("46_").latency;
     assert_eq!(l.release_to_final_delivery_ms, [200]);
@@ -255,6 +261,19 @@ fn staged_delivery_is_the_append_to_the_review_buffer_and_a_withheld_final_is_no
     let l = report("42_").latency;
     assert!(l.release_to_final_delivery_ms.is_empty());
     assert_eq!(l.onset_to_first_useful_preview_ms, [290]);
+    let l = report("13_").latency;
+    // 13: start 10, release 500 (490 ms); hypothesis and the rejected early final: 2 decodes.
+    assert_eq!((l.decodes, l.captured_ms), (2, 490));
+    assert_eq!(l.decodes_per_minute(), "244.897");
+    // 15: start 10, release 300 (290 ms); the final and the late partial after the seal.
+    let l = report("15_").latency;
+    assert_eq!((l.decodes, l.captured_ms), (2, 290));
+    assert_eq!(l.decodes_per_minute(), "413.793");
+    // 23: the decode failure seals the burst; its later release is rejected, so the burst was
+    // never released and is not measured.
+    let l = report("23_").latency;
+    assert_eq!((l.decodes, l.captured_ms), (0, 0));
+    assert_eq!(l.decodes_per_minute(), "n/a");
 }
 
 #[test]
