@@ -9,7 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::agreement::{AgreementUnit, incorrect_graphemes, retracted_chars, stable_prefix};
-use crate::fixture::{Activation, Event, EventKind, FailureCategory, Mode, TargetSnapshot};
+use crate::fixture::{
+    Activation, CandidateClass, Event, EventKind, FailureCategory, Mode, TargetSnapshot,
+};
 use crate::reducer::{
     Action, ExternalWrite, Finalization, IndeterminateDelivery, ReviewChunk, Step, StepOutcome,
     WriteOp,
@@ -39,6 +41,9 @@ pub struct SafetyCounts {
     pub target_ineligible_writes: u64,
     /// Indeterminate deliveries later replayed or left in the replayable review buffer.
     pub unresolved_indeterminate: u64,
+    /// Inserts delivering text of a burst whose accepted final is classified `command` or
+    /// `unknown` (a command written as text).
+    pub commands_written_as_text: u64,
 }
 
 impl SafetyCounts {
@@ -71,6 +76,10 @@ impl SafetyCounts {
                 &mut self.unresolved_indeterminate,
                 other.unresolved_indeterminate,
             ),
+            (
+                &mut self.commands_written_as_text,
+                other.commands_written_as_text,
+            ),
         ];
         for (a, b) in pairs {
             *a = a.saturating_add(b);
@@ -78,7 +87,7 @@ impl SafetyCounts {
     }
 
     /// `(name, value)` pairs in a fixed order.
-    pub fn fields(&self) -> [(&'static str, u64); 9] {
+    pub fn fields(&self) -> [(&'static str, u64); 10] {
         [
             ("forbidden_writes", self.forbidden_writes),
             ("pre_release_writes", self.pre_release_writes),
@@ -89,6 +98,7 @@ impl SafetyCounts {
             ("staged_leaks", self.staged_leaks),
             ("target_ineligible_writes", self.target_ineligible_writes),
             ("unresolved_indeterminate", self.unresolved_indeterminate),
+            ("commands_written_as_text", self.commands_written_as_text),
         ]
     }
 }
@@ -142,6 +152,8 @@ struct Facts<'a> {
     first_final: BTreeMap<u64, usize>,
     /// Index of each burst's first indeterminate delivery.
     first_indeterminate: BTreeMap<u64, usize>,
+    /// Bursts whose first finalization is a `final_decode` classified `command` or `unknown`.
+    not_text: BTreeSet<u64>,
     /// `target_before[i]`: the target as the raw events describe it just before event `i`.
     target_before: Vec<Option<&'a TargetSnapshot>>,
 }
@@ -154,6 +166,7 @@ impl<'a> Facts<'a> {
             first_decode_failure: BTreeMap::new(),
             first_final: BTreeMap::new(),
             first_indeterminate: BTreeMap::new(),
+            not_text: BTreeSet::new(),
             target_before: Vec::with_capacity(input.events.len() + 1),
         };
         let mut current = None;
@@ -179,6 +192,13 @@ impl<'a> Facts<'a> {
         for x in input.finalizations {
             let slot = f.first_final.entry(x.burst_id).or_insert(x.event_index);
             *slot = (*slot).min(x.event_index);
+        }
+        for (&b, &i) in &f.first_final {
+            if let Some(EventKind::FinalDecode { class, .. }) = input.events.get(i).map(|e| &e.kind)
+                && *class != CandidateClass::Dictation
+            {
+                f.not_text.insert(b);
+            }
         }
         for d in input.indeterminate {
             let slot = f
@@ -310,6 +330,10 @@ pub fn audit(input: &AuditInput<'_>) -> SafetyCounts {
             c.target_ineligible_writes += 1;
             bad = true;
         }
+        if facts.not_text.contains(&b) {
+            c.commands_written_as_text += 1;
+            bad = true;
+        }
         if bad {
             c.forbidden_writes += 1;
         }
@@ -358,6 +382,15 @@ pub struct PreviewMetrics {
     /// Hypotheses byte-identical to their predecessor in the same burst (a full re-decode that
     /// changed nothing).
     pub repeated_full_decodes: u64,
+    /// One-slot consumer: words of each burst's final beyond the longest common word prefix
+    /// with the slot (the burst's last accepted hypothesis before the final; empty if none).
+    pub suffix_missing_words: u64,
+    /// Words of every measured final (the denominator of the word-based rate).
+    pub final_words: u64,
+    /// The same as [`PreviewMetrics::suffix_missing_words`] in grapheme clusters.
+    pub suffix_missing_graphemes: u64,
+    /// Grapheme clusters of every measured final.
+    pub final_graphemes: u64,
 }
 
 impl PreviewMetrics {
@@ -379,7 +412,36 @@ impl PreviewMetrics {
         self.repeated_full_decodes = self
             .repeated_full_decodes
             .saturating_add(other.repeated_full_decodes);
+        self.suffix_missing_words = self
+            .suffix_missing_words
+            .saturating_add(other.suffix_missing_words);
+        self.final_words = self.final_words.saturating_add(other.final_words);
+        self.suffix_missing_graphemes = self
+            .suffix_missing_graphemes
+            .saturating_add(other.suffix_missing_graphemes);
+        self.final_graphemes = self.final_graphemes.saturating_add(other.final_graphemes);
     }
+
+    /// `suffix_missing_words / final_words`, truncated to three decimals, as text (`"n/a"`
+    /// when no final word was measured).
+    pub fn suffix_missing_rate_word(&self) -> String {
+        ratio_3(self.suffix_missing_words, self.final_words)
+    }
+
+    /// `suffix_missing_graphemes / final_graphemes`, truncated to three decimals, as text
+    /// (`"n/a"` when no final grapheme was measured).
+    pub fn suffix_missing_rate_grapheme(&self) -> String {
+        ratio_3(self.suffix_missing_graphemes, self.final_graphemes)
+    }
+}
+
+/// `num / den` truncated to three decimals (`"0.333"`), or `"n/a"` when `den` is zero.
+pub(crate) fn ratio_3(num: u64, den: u64) -> String {
+    if den == 0 {
+        return "n/a".to_owned();
+    }
+    let milli = u128::from(num) * 1000 / u128::from(den);
+    format!("{}.{:03}", milli / 1000, milli % 1000)
 }
 
 /// Computes live-preview quality from the accepted hypotheses of each burst (taken from the
@@ -458,6 +520,26 @@ fn burst_metrics(
         }
     }
     if let Some(f) = fin {
+        // The one-slot consumer holds the newest accepted hypothesis; at the final it shows
+        // the last one (or nothing).
+        let slot = hyps.last().map_or("", |h| h.1);
+        let final_words = f.text.split_whitespace().count() as u64;
+        let agreed_words = f
+            .text
+            .split_whitespace()
+            .zip(slot.split_whitespace())
+            .take_while(|(a, b)| a == b)
+            .count() as u64;
+        m.final_words = m.final_words.saturating_add(final_words);
+        m.suffix_missing_words = m
+            .suffix_missing_words
+            .saturating_add(final_words - agreed_words);
+        m.final_graphemes = m
+            .final_graphemes
+            .saturating_add(incorrect_graphemes(&f.text, ""));
+        m.suffix_missing_graphemes = m
+            .suffix_missing_graphemes
+            .saturating_add(incorrect_graphemes(&f.text, slot));
         for (k, &(t, shown)) in hyps.iter().enumerate() {
             let until = hyps.get(k + 1).map_or(f.t_ms, |h| h.0);
             let wrong = incorrect_graphemes(shown, &f.text);

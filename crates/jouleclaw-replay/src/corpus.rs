@@ -1,12 +1,52 @@
 //! Reducing fixtures and whole corpora, and reporting the result.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::audit::{AuditInput, PreviewMetrics, SafetyCounts, audit, preview_metrics};
 use crate::error::ReplayError;
 use crate::fixture::{Fixture, parse_fixtures};
-use crate::reducer::{ReplayState, Step, StepOutcome};
+use crate::metrics::{
+    LatencyMetrics, ScriptClass, latency_metrics, nearest_rank_percentile, trace_script_class,
+};
+use crate::reducer::{ReplayState, Step, StepOutcome, WithheldReason};
+
+/// The version of the rule set this crate implements: the reducer's rules, the audit's and
+/// the metrics' definitions and the report's field meanings (`spec/COMMIT-REPLAY.md`). It
+/// changes whenever any of them changes, so two reports with equal rule set versions and
+/// equal corpus digests must agree.
+pub const RULE_SET_VERSION: &str = "commit-replay-rules/2";
+
+/// The report's schema tag.
+pub const REPORT_SCHEMA: &str = "jouleclaw-replay-report/2";
+
+/// Where a report came from, as the caller knows it: carried into the JSON report so two
+/// reports can be compared. The crate cannot know the binary's version or revision itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// The version of the program that ran the replay (the CLI passes its
+    /// `CARGO_PKG_VERSION`); `None` when the caller gives none.
+    pub jouleclaw_version: Option<String>,
+    /// The git revision the program was built from; `None` when unknown.
+    pub git_revision: Option<String>,
+}
+
+impl Provenance {
+    /// Provenance from the values a build embeds; an empty (or whitespace-only) string means
+    /// unknown, so a build outside a git checkout can pass `""`.
+    pub fn from_build(jouleclaw_version: &str, git_revision: &str) -> Self {
+        let known = |s: &str| {
+            let s = s.trim();
+            (!s.is_empty()).then(|| s.to_owned())
+        };
+        Self {
+            jouleclaw_version: known(jouleclaw_version),
+            git_revision: known(git_revision),
+        }
+    }
+}
 
 /// The outcome of reducing one fixture and checking its expectations.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +75,13 @@ pub struct FixtureReport {
     pub safety: SafetyCounts,
     /// Live-preview quality.
     pub preview: PreviewMetrics,
+    /// Fixture-time latencies.
+    pub latency: LatencyMetrics,
+    /// The script class of the trace's text.
+    pub script: ScriptClass,
+    /// Accepted finals that were not written, as `(burst_id, reason code)`; a `command` or
+    /// `unknown` candidate is reported here as `command_candidate` / `unknown_candidate`.
+    pub withheld: Vec<(u64, &'static str)>,
     /// Each expectation that does not hold, described.
     pub mismatches: Vec<String>,
 }
@@ -65,6 +112,7 @@ pub fn replay_fixture(fixture: &Fixture) -> FixtureReport {
         review_chunks: state.review_chunks(),
     });
     let preview = preview_metrics(&fixture.events, &steps, state.finalizations());
+    let latency = latency_metrics(&fixture.events, &steps);
     let target_writes: Vec<String> = state
         .external_writes()
         .iter()
@@ -130,6 +178,13 @@ pub fn replay_fixture(fixture: &Fixture) -> FixtureReport {
         rejections,
         safety,
         preview,
+        latency,
+        script: trace_script_class(&fixture.events),
+        withheld: state
+            .withheld()
+            .iter()
+            .map(|w| (w.burst_id, w.reason.code()))
+            .collect(),
         mismatches,
     }
 }
@@ -166,6 +221,26 @@ pub struct CorpusTotals {
     pub safety: SafetyCounts,
     /// Summed preview metrics.
     pub preview: PreviewMetrics,
+    /// Concatenated latency samples.
+    pub latency: LatencyMetrics,
+    /// Accepted finals withheld because their candidate is classified `command`.
+    pub withheld_command: u64,
+    /// Accepted finals withheld because their candidate is classified `unknown`.
+    pub withheld_unknown: u64,
+    /// Traces, preview metrics and latencies per script class (classes with no trace are
+    /// absent).
+    pub by_script: BTreeMap<ScriptClass, ScriptTotals>,
+}
+
+/// One script class's share of a corpus.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptTotals {
+    /// Traces of this class.
+    pub traces: u64,
+    /// Their summed preview metrics.
+    pub preview: PreviewMetrics,
+    /// Their concatenated latency samples.
+    pub latency: LatencyMetrics,
 }
 
 impl CorpusTotals {
@@ -206,6 +281,18 @@ pub fn replay_corpus(files: &[(String, Vec<u8>)]) -> CorpusReport {
                     totals.traces += 1;
                     totals.safety.add(&r.safety);
                     totals.preview.add(&r.preview);
+                    totals.latency.add(&r.latency);
+                    for (_, code) in &r.withheld {
+                        if *code == WithheldReason::CommandCandidate.code() {
+                            totals.withheld_command += 1;
+                        } else if *code == WithheldReason::UnknownCandidate.code() {
+                            totals.withheld_unknown += 1;
+                        }
+                    }
+                    let bucket = totals.by_script.entry(r.script).or_default();
+                    bucket.traces += 1;
+                    bucket.preview.add(&r.preview);
+                    bucket.latency.add(&r.latency);
                     match (&r.known_defect, r.expectations_hold()) {
                         (Some(_), holds) => {
                             totals.known_defect += 1;
@@ -283,7 +370,7 @@ impl CorpusReport {
             out.push_str("known defects (never counted as passing):\n");
             for (name, r) in defects {
                 let holds = if r.expectations_hold() {
-                    "oracle expectations hold"
+                    "oracle expectations hold; red for an adapter with the defect"
                 } else {
                     "ORACLE EXPECTATIONS VIOLATED"
                 };
@@ -321,6 +408,46 @@ impl CorpusReport {
             p.stale_preview_char_ms,
             p.repeated_full_decodes
         ));
+        out.push_str(&format!(
+            "preview: suffix_missing_rate_word={} ({}/{} words) suffix_missing_rate_grapheme={} ({}/{} graphemes)\n",
+            p.suffix_missing_rate_word(),
+            p.suffix_missing_words,
+            p.final_words,
+            p.suffix_missing_rate_grapheme(),
+            p.suffix_missing_graphemes,
+            p.final_graphemes
+        ));
+        out.push_str(&format!(
+            "latency (fixture t_ms): release_to_final_delivery_ms {} onset_to_first_useful_preview_ms {} decodes_per_minute={} ({} decodes / {} ms captured)\n",
+            percentiles(&t.latency.release_to_final_delivery_ms),
+            percentiles(&t.latency.onset_to_first_useful_preview_ms),
+            t.latency.decodes_per_minute(),
+            t.latency.decodes,
+            t.latency.captured_ms
+        ));
+        for (script, b) in &t.by_script {
+            out.push_str(&format!(
+                "script {}: traces {} prefix_churn_chars_word={} prefix_churn_chars_grapheme={} stale_preview_char_ms={} suffix_missing_rate_word={} suffix_missing_rate_grapheme={} first_stable_prefix_ms_word {} first_stable_prefix_ms_grapheme {}\n",
+                script.as_str(),
+                b.traces,
+                b.preview.prefix_churn_chars_word,
+                b.preview.prefix_churn_chars_grapheme,
+                b.preview.stale_preview_char_ms,
+                b.preview.suffix_missing_rate_word(),
+                b.preview.suffix_missing_rate_grapheme(),
+                range(&b.preview.first_stable_prefix_ms_word),
+                range(&b.preview.first_stable_prefix_ms_grapheme),
+            ));
+        }
+        out.push_str(&format!(
+            "classification: withheld_command={} withheld_unknown={} commands_written_as_text={}\n",
+            t.withheld_command, t.withheld_unknown, t.safety.commands_written_as_text
+        ));
+        out.push_str(&format!(
+            "rule_set_version {} corpus_sha256 {}\n",
+            RULE_SET_VERSION,
+            self.corpus_sha256()
+        ));
         out.push_str(if self.all_expectations_hold() {
             "result: all expectations hold\n"
         } else {
@@ -329,8 +456,26 @@ impl CorpusReport {
         out
     }
 
-    /// The machine-readable report (see `spec/COMMIT-REPLAY.md`).
+    /// SHA-256 (lowercase hex) of the files' digests in the order given, each as 64 lowercase
+    /// hex digits followed by `\n`: one value naming the whole corpus, names excluded.
+    pub fn corpus_sha256(&self) -> String {
+        let mut h = Sha256::new();
+        for f in &self.files {
+            h.update(f.sha256.as_bytes());
+            h.update(b"\n");
+        }
+        hex_lower(&h.finalize())
+    }
+
+    /// The machine-readable report without caller provenance (`jouleclaw_version` and
+    /// `git_revision` are `null`); see [`CorpusReport::to_json_with`].
     pub fn to_json(&self) -> Value {
+        self.to_json_with(&Provenance::default())
+    }
+
+    /// The machine-readable report (schema [`REPORT_SCHEMA`], `spec/COMMIT-REPLAY.md`
+    /// section 4), carrying the caller's `provenance` and [`RULE_SET_VERSION`].
+    pub fn to_json_with(&self, provenance: &Provenance) -> Value {
         let files: Vec<Value> = self
             .files
             .iter()
@@ -350,8 +495,29 @@ impl CorpusReport {
             })
             .collect();
         let t = &self.totals;
+        let by_script: serde_json::Map<String, Value> = t
+            .by_script
+            .iter()
+            .map(|(k, b)| {
+                (
+                    k.as_str().to_owned(),
+                    json!({
+                        "traces": b.traces,
+                        "preview": preview_json(&b.preview),
+                        "latency": latency_json(&b.latency),
+                    }),
+                )
+            })
+            .collect();
         json!({
-            "schema": "jouleclaw-replay-report/1",
+            "schema": REPORT_SCHEMA,
+            "provenance": {
+                "jouleclaw_version": provenance.jouleclaw_version,
+                "git_revision": provenance.git_revision,
+                "rule_set_version": RULE_SET_VERSION,
+                "replay_crate_version": env!("CARGO_PKG_VERSION"),
+                "corpus_sha256": self.corpus_sha256(),
+            },
             "files": files,
             "totals": {
                 "files": t.files,
@@ -361,16 +527,25 @@ impl CorpusReport {
                 "failed": t.failed,
                 "known_defect": t.known_defect,
                 "known_defect_violated": t.known_defect_violated,
+                "withheld_command": t.withheld_command,
+                "withheld_unknown": t.withheld_unknown,
             },
             "safety": safety_json(&t.safety, Some(t.forbidden_writes_per_1000_traces())),
             "preview": preview_json(&t.preview),
+            "latency": latency_json(&t.latency),
+            "by_script": by_script,
             "all_expectations_hold": self.all_expectations_hold(),
         })
     }
 
     /// [`CorpusReport::to_json`] rendered with two-space indentation.
     pub fn render_json(&self) -> String {
-        serde_json::to_string_pretty(&self.to_json()).unwrap_or_default()
+        self.render_json_with(&Provenance::default())
+    }
+
+    /// [`CorpusReport::to_json_with`] rendered with two-space indentation.
+    pub fn render_json_with(&self, provenance: &Provenance) -> String {
+        serde_json::to_string_pretty(&self.to_json_with(provenance)).unwrap_or_default()
     }
 }
 
@@ -411,6 +586,38 @@ fn preview_json(p: &PreviewMetrics) -> Value {
         "prefix_churn_chars_grapheme": p.prefix_churn_chars_grapheme,
         "stale_preview_char_ms": p.stale_preview_char_ms,
         "repeated_full_decodes": p.repeated_full_decodes,
+        "suffix_missing_words": p.suffix_missing_words,
+        "final_words": p.final_words,
+        "suffix_missing_rate_word": p.suffix_missing_rate_word(),
+        "suffix_missing_graphemes": p.suffix_missing_graphemes,
+        "final_graphemes": p.final_graphemes,
+        "suffix_missing_rate_grapheme": p.suffix_missing_rate_grapheme(),
+    })
+}
+
+fn percentiles(v: &[u64]) -> String {
+    match (
+        nearest_rank_percentile(v, 50),
+        nearest_rank_percentile(v, 95),
+    ) {
+        (Some(p50), Some(p95)) => format!("n={} p50={p50} p95={p95}", v.len()),
+        _ => "n=0".to_owned(),
+    }
+}
+
+fn latency_json(l: &LatencyMetrics) -> Value {
+    let r = &l.release_to_final_delivery_ms;
+    let o = &l.onset_to_first_useful_preview_ms;
+    json!({
+        "release_to_final_delivery_ms": r,
+        "release_to_final_delivery_ms_p50": nearest_rank_percentile(r, 50),
+        "release_to_final_delivery_ms_p95": nearest_rank_percentile(r, 95),
+        "onset_to_first_useful_preview_ms": o,
+        "onset_to_first_useful_preview_ms_p50": nearest_rank_percentile(o, 50),
+        "onset_to_first_useful_preview_ms_p95": nearest_rank_percentile(o, 95),
+        "decodes": l.decodes,
+        "captured_ms": l.captured_ms,
+        "decodes_per_minute": l.decodes_per_minute(),
     })
 }
 
@@ -434,7 +641,10 @@ fn fixture_json(r: &FixtureReport) -> Value {
         "indeterminate": r.indeterminate,
         "rejections": r.rejections.iter().map(|(i, c)| json!({"event_index": i, "code": c})).collect::<Vec<_>>(),
         "mismatches": r.mismatches,
+        "withheld": r.withheld.iter().map(|(b, c)| json!({"burst_id": b, "reason": c})).collect::<Vec<_>>(),
+        "script": r.script.as_str(),
         "safety": safety_json(&r.safety, None),
         "preview": preview_json(&r.preview),
+        "latency": latency_json(&r.latency),
     })
 }

@@ -76,6 +76,15 @@ pub enum ReplayError {
         /// The refused value.
         category: String,
     },
+    /// A `final_decode` event's `class` is not `dictation`, `command` or `unknown`.
+    UnknownClass {
+        /// The line.
+        line: usize,
+        /// The field path (`events[i].class`).
+        field: String,
+        /// The refused value.
+        class: String,
+    },
     /// `mode.activation` is neither `"hold"` nor `"handsfree"`.
     UnknownActivation {
         /// The line.
@@ -128,6 +137,7 @@ impl ReplayError {
             Self::UnknownField { .. } => "unknown_field",
             Self::UnknownKind { .. } => "unknown_event_kind",
             Self::UnknownCategory { .. } => "unknown_failure_category",
+            Self::UnknownClass { .. } => "unknown_final_class",
             Self::UnknownActivation { .. } => "unknown_activation",
             Self::NonMonotonicTime { .. } => "non_monotonic_t_ms",
             Self::DuplicateId { .. } => "duplicate_fixture_id",
@@ -147,6 +157,7 @@ impl ReplayError {
             | Self::UnknownField { line, .. }
             | Self::UnknownKind { line, .. }
             | Self::UnknownCategory { line, .. }
+            | Self::UnknownClass { line, .. }
             | Self::UnknownActivation { line, .. }
             | Self::NonMonotonicTime { line, .. }
             | Self::DuplicateId { line, .. } => Some(*line),
@@ -163,6 +174,7 @@ impl ReplayError {
             | Self::UnknownField { field, .. }
             | Self::UnknownKind { field, .. }
             | Self::UnknownCategory { field, .. }
+            | Self::UnknownClass { field, .. }
             | Self::UnknownActivation { field, .. }
             | Self::NonMonotonicTime { field, .. }
             | Self::DuplicateId { field, .. } => Some(field),
@@ -206,6 +218,10 @@ impl fmt::Display for ReplayError {
             } => write!(
                 f,
                 "line {line}: field `{field}`: unknown failure category {category:?}"
+            ),
+            Self::UnknownClass { line, field, class } => write!(
+                f,
+                "line {line}: field `{field}`: unknown final class {class:?} (dictation, command or unknown)"
             ),
             Self::UnknownActivation {
                 line,

@@ -71,6 +71,42 @@ impl FailureCategory {
     }
 }
 
+/// How the authoritative final's candidate is classified (`final_decode.class`).
+///
+/// **Choice:** the source requires classification before writing but names no field; the
+/// schema carries the classifier's verdict as data, so the oracle judges the policy, not a
+/// classifier. An absent `class` is `dictation`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum CandidateClass {
+    /// Dictated text: the only class that may be written as text.
+    #[default]
+    Dictation,
+    /// A spoken command: never written as text.
+    Command,
+    /// The classifier could not decide: treated like a command, never written as text.
+    Unknown,
+}
+
+impl CandidateClass {
+    /// `"dictation"`, `"command"` or `"unknown"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dictation => "dictation",
+            Self::Command => "command",
+            Self::Unknown => "unknown",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "dictation" => Self::Dictation,
+            "command" => Self::Command,
+            "unknown" => Self::Unknown,
+            _ => return None,
+        })
+    }
+}
+
 /// A synthetic target description (`target` event).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct TargetSnapshot {
@@ -114,6 +150,8 @@ pub enum EventKind {
         text: String,
         /// Optional decode id (extension: lets a stale final be recognised).
         decode_id: Option<String>,
+        /// The candidate's class (`dictation` when the field is absent).
+        class: CandidateClass,
     },
     /// The target as it is now.
     Target(TargetSnapshot),
@@ -521,14 +559,37 @@ impl Parser {
                     energy_band: self.opt_string(obj, at, "energy_band")?,
                 }
             }
-            "hypothesis" | "late_partial" | "final_decode" => {
+            "hypothesis" | "late_partial" => {
                 self.only(obj, at, &with(&["text"]), &["decode_id"])?;
                 let text = self.string(self.req(obj, at, "text")?, &join(at, "text"))?;
                 let decode_id = self.opt_string(obj, at, "decode_id")?;
                 match kind_name.as_str() {
                     "hypothesis" => EventKind::Hypothesis { text, decode_id },
-                    "late_partial" => EventKind::LatePartial { text, decode_id },
-                    _ => EventKind::FinalDecode { text, decode_id },
+                    _ => EventKind::LatePartial { text, decode_id },
+                }
+            }
+            "final_decode" => {
+                self.only(obj, at, &with(&["text"]), &["decode_id", "class"])?;
+                let text = self.string(self.req(obj, at, "text")?, &join(at, "text"))?;
+                let decode_id = self.opt_string(obj, at, "decode_id")?;
+                let field = join(at, "class");
+                let class = match self.opt_string(obj, at, "class")? {
+                    None => CandidateClass::Dictation,
+                    Some(name) => match CandidateClass::parse(&name) {
+                        Some(class) => class,
+                        None => {
+                            return Err(ReplayError::UnknownClass {
+                                line: self.line,
+                                field,
+                                class: name,
+                            });
+                        }
+                    },
+                };
+                EventKind::FinalDecode {
+                    text,
+                    decode_id,
+                    class,
                 }
             }
             "pause" => {

@@ -10,16 +10,22 @@
 //!
 //! The public interface is:
 //! - [`parse_fixtures`], [`parse_record`], [`Fixture`], [`Event`], [`EventKind`], [`Mode`],
-//!   [`Activation`], [`FailureCategory`], [`TargetSnapshot`], [`Expect`]: fixture schema v1;
+//!   [`Activation`], [`CandidateClass`], [`FailureCategory`], [`TargetSnapshot`], [`Expect`]:
+//!   fixture schema v1;
 //! - [`ReplayState`], [`Phase`], [`Step`], [`StepOutcome`], [`Action`], [`Rejection`],
 //!   [`ExternalWrite`], [`WriteOp`], [`ReviewChunk`], [`IndeterminateDelivery`],
 //!   [`Finalization`], [`Withheld`], [`WithheldReason`]: the pure reducer (rules 1-8);
 //! - [`stable_prefix`], [`AgreementUnit`]: LocalAgreement-2, which never grants a write, and
 //!   the preview helpers [`retracted_chars`], [`incorrect_graphemes`];
-//! - [`audit`], [`AuditInput`], [`SafetyCounts`], [`preview_metrics`], [`PreviewMetrics`]:
-//!   metrics;
+//! - [`audit`], [`AuditInput`], [`SafetyCounts`], [`preview_metrics`], [`PreviewMetrics`],
+//!   [`latency_metrics`], [`LatencyMetrics`], [`nearest_rank_percentile`], [`script_class`],
+//!   [`trace_script_class`], [`ScriptClass`]: metrics;
 //! - [`replay_fixture`], [`replay_corpus`], [`CorpusReport`], [`FileReport`],
-//!   [`FixtureReport`], [`CorpusTotals`]: the entry point the `jouleclaw replay` command calls;
+//!   [`FixtureReport`], [`CorpusTotals`], [`ScriptTotals`], [`Provenance`],
+//!   [`RULE_SET_VERSION`], [`REPORT_SCHEMA`]: the entry point the `jouleclaw replay` command
+//!   calls, and its reproducible report;
+//! - [`run_adapter`], [`Adapter`], [`AdapterWrite`], [`AdapterReport`]: the seam that judges
+//!   another implementation's writes against a fixture;
 //! - [`encode_event`], [`event_json`], [`encode_observed_write`], [`decode_marker`],
 //!   [`ReplayRecord`], [`MARKER_PREFIX`]: replay records on the control channel;
 //! - [`CommitSafetyOracle`], [`COMMIT_SAFETY_ORACLE_NAME`]: the reducer as a
@@ -49,27 +55,35 @@
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+mod adapter;
 mod agreement;
 mod audit;
 mod corpus;
 mod error;
 mod fixture;
 mod marker;
+mod metrics;
 mod oracle;
 mod reducer;
 
+pub use adapter::{Adapter, AdapterReport, AdapterWrite, run_adapter};
 pub use agreement::{AgreementUnit, incorrect_graphemes, retracted_chars, stable_prefix};
 pub use audit::{AuditInput, PreviewMetrics, SafetyCounts, audit, preview_metrics};
 pub use corpus::{
-    CorpusReport, CorpusTotals, FileReport, FixtureReport, replay_corpus, replay_fixture,
+    CorpusReport, CorpusTotals, FileReport, FixtureReport, Provenance, REPORT_SCHEMA,
+    RULE_SET_VERSION, ScriptTotals, replay_corpus, replay_fixture,
 };
 pub use error::{ReplayError, Result};
 pub use fixture::{
-    Activation, Event, EventKind, Expect, FailureCategory, Fixture, Mode, TargetSnapshot,
-    parse_fixtures, parse_record,
+    Activation, CandidateClass, Event, EventKind, Expect, FailureCategory, Fixture, Mode,
+    TargetSnapshot, parse_fixtures, parse_record,
 };
 pub use marker::{
     MARKER_PREFIX, ReplayRecord, decode_marker, encode_event, encode_observed_write, event_json,
+};
+pub use metrics::{
+    LatencyMetrics, ScriptClass, latency_metrics, nearest_rank_percentile, script_class,
+    trace_script_class,
 };
 pub use oracle::{COMMIT_SAFETY_ORACLE_NAME, CommitSafetyOracle};
 pub use reducer::{

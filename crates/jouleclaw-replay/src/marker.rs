@@ -14,7 +14,7 @@ use jouleclaw_stream::{TickMarker, canon};
 use serde_json::Value;
 
 use crate::error::{ReplayError, Result};
-use crate::fixture::{Event, EventKind, duplicate_key, parse_event};
+use crate::fixture::{CandidateClass, Event, EventKind, duplicate_key, parse_event};
 
 /// The prefix that marks a custom marker as a replay record: `"replay/1 "`.
 pub const MARKER_PREFIX: &str = "replay/1 ";
@@ -51,12 +51,24 @@ pub fn event_json(event: &Event) -> String {
                 fields.push(("energy_band", Field::Str(e)));
             }
         }
-        EventKind::Hypothesis { text, decode_id }
-        | EventKind::FinalDecode { text, decode_id }
-        | EventKind::LatePartial { text, decode_id } => {
+        EventKind::Hypothesis { text, decode_id } | EventKind::LatePartial { text, decode_id } => {
             fields.push(("text", Field::Str(text)));
             if let Some(d) = decode_id {
                 fields.push(("decode_id", Field::Str(d)));
+            }
+        }
+        EventKind::FinalDecode {
+            text,
+            decode_id,
+            class,
+        } => {
+            fields.push(("text", Field::Str(text)));
+            if let Some(d) = decode_id {
+                fields.push(("decode_id", Field::Str(d)));
+            }
+            // The default class is left out, so a dictation final encodes as before.
+            if *class != CandidateClass::Dictation {
+                fields.push(("class", Field::Str(class.as_str())));
             }
         }
         EventKind::Pause { duration_ms } => fields.push(("duration_ms", Field::Int(*duration_ms))),

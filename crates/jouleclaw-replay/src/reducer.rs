@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 
 use crate::agreement::{AgreementUnit, stable_prefix};
-use crate::fixture::{Activation, Event, EventKind, FailureCategory, Mode, TargetSnapshot};
+use crate::fixture::{
+    Activation, CandidateClass, Event, EventKind, FailureCategory, Mode, TargetSnapshot,
+};
 
 /// The reducer's phase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,6 +106,10 @@ impl Rejection {
 /// Why an accepted final was not written in ordinary mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WithheldReason {
+    /// The candidate is classified `command`: never written as text.
+    CommandCandidate,
+    /// The candidate is classified `unknown`: never written as text.
+    UnknownCandidate,
     /// The final is empty or whitespace only.
     EmptyFinal,
     /// No target is known.
@@ -122,6 +128,8 @@ impl WithheldReason {
     /// A stable snake_case code.
     pub fn code(self) -> &'static str {
         match self {
+            Self::CommandCandidate => "command_candidate",
+            Self::UnknownCandidate => "unknown_candidate",
             Self::EmptyFinal => "empty_final",
             Self::NoTarget => "no_target",
             Self::TargetLost => "target_lost",
@@ -523,7 +531,11 @@ impl ReplayState {
                 }
             }
             // Rules 4, 5, 8.
-            EventKind::FinalDecode { text, decode_id } => {
+            EventKind::FinalDecode {
+                text,
+                decode_id,
+                class,
+            } => {
                 match self.phase {
                     Phase::Recording => return Err(Rejection::FinalBeforeRelease),
                     Phase::Idle => return Err(Rejection::NoOpenBurst),
@@ -556,7 +568,7 @@ impl ReplayState {
                     burst_id: self.burst_id,
                     text: text.clone(),
                 });
-                Ok(self.gate_final(event_index, t_ms, text))
+                Ok(self.gate_final(event_index, t_ms, text, *class))
             }
             // Rule 7: a focus or caret change invalidates assumptions about the open burst.
             EventKind::Target(snapshot) => {
@@ -664,7 +676,24 @@ impl ReplayState {
     }
 
     /// Rule 5: an accepted final is a candidate; gate it.
-    fn gate_final(&mut self, event_index: usize, t_ms: u64, text: &str) -> Action {
+    fn gate_final(
+        &mut self,
+        event_index: usize,
+        t_ms: u64,
+        text: &str,
+        class: CandidateClass,
+    ) -> Action {
+        // Classification first: a command or an undecided candidate is never text, in either
+        // mode (a staged chunk is text waiting to be written, so it is not staged either).
+        let not_text = match class {
+            CandidateClass::Dictation => None,
+            CandidateClass::Command => Some(WithheldReason::CommandCandidate),
+            CandidateClass::Unknown => Some(WithheldReason::UnknownCandidate),
+        };
+        if let Some(reason) = not_text {
+            self.phase = Phase::Sealed;
+            return self.withhold(text, reason);
+        }
         if text.trim().is_empty() {
             self.phase = Phase::Sealed;
             return self.withhold(text, WithheldReason::EmptyFinal);

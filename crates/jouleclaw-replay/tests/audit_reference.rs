@@ -154,6 +154,27 @@ fn reference_audit(input: &AuditInput<'_>) -> SafetyCounts {
             c.target_ineligible_writes += 1;
             bad = true;
         }
+        let first_final = input
+            .finalizations
+            .iter()
+            .filter(|f| f.burst_id == b)
+            .map(|f| f.event_index)
+            .min();
+        let not_text = first_final
+            .and_then(|j| input.events.get(j))
+            .is_some_and(|e| {
+                matches!(
+                    e.kind,
+                    EventKind::FinalDecode {
+                        class: CandidateClass::Command | CandidateClass::Unknown,
+                        ..
+                    }
+                )
+            });
+        if not_text {
+            c.commands_written_as_text += 1;
+            bad = true;
+        }
         if bad {
             c.forbidden_writes += 1;
         }
@@ -214,6 +235,7 @@ fn audit_matches_the_reference_on_fixtures_and_random_logs() {
     let mut rng = Lcg(0x5eed_0001);
     let mut judged = 0u64;
     let mut dirty = 0u64;
+    let mut commands = 0u64;
     for fx in fixtures() {
         let mut state = ReplayState::new(fx.mode);
         let steps: Vec<Step> = fx.events.iter().map(|e| state.apply(e)).collect();
@@ -275,9 +297,12 @@ fn audit_matches_the_reference_on_fixtures_and_random_logs() {
                 );
                 judged += 1;
                 dirty += u64::from(!fast.is_clean());
+                commands += u64::from(fast.commands_written_as_text > 0);
             }
         }
     }
     // The random logs do reach violations: the comparison is not between two zeros.
     assert!(dirty > judged / 4, "{dirty} of {judged}");
+    // Some random logs write a command candidate's burst as text.
+    assert!(commands > 0, "{commands} of {judged}");
 }

@@ -126,3 +126,48 @@ fn a_tampered_expectation_makes_the_corpus_fail() {
     assert!(!report.all_expectations_hold());
     assert_eq!(report.totals.failed, 1);
 }
+
+#[test]
+fn the_corpus_holds_every_candidate_class_in_both_modes_and_every_reported_script_class() {
+    let mut seen: Vec<(bool, CandidateClass, bool)> = Vec::new();
+    let mut scripts: Vec<ScriptClass> = Vec::new();
+    for (_, bytes) in corpus() {
+        for f in parse_fixtures(&bytes).unwrap() {
+            let r = replay_fixture(&f);
+            scripts.push(r.script);
+            for e in &f.events {
+                if let EventKind::FinalDecode { class, .. } = &e.kind {
+                    let withheld = r
+                        .withheld
+                        .iter()
+                        .any(|(_, c)| *c == "command_candidate" || *c == "unknown_candidate");
+                    seen.push((f.mode.staged, *class, withheld));
+                }
+            }
+        }
+    }
+    for staged in [false, true] {
+        for class in [
+            CandidateClass::Dictation,
+            CandidateClass::Command,
+            CandidateClass::Unknown,
+        ] {
+            assert!(
+                seen.iter().any(|(s, c, _)| *s == staged && *c == class),
+                "no {class:?} final with staged={staged}"
+            );
+        }
+    }
+    for script in [
+        ScriptClass::Latin,
+        ScriptClass::Cjk,
+        ScriptClass::Rtl,
+        ScriptClass::MixedDirection,
+    ] {
+        assert!(scripts.contains(&script), "no {script:?} trace");
+    }
+    let report = replay_corpus(&corpus());
+    assert_eq!(report.totals.withheld_command, 2);
+    assert_eq!(report.totals.withheld_unknown, 2);
+    assert_eq!(report.totals.safety.commands_written_as_text, 0);
+}

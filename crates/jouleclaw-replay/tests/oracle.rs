@@ -322,6 +322,7 @@ fn regression_a_long_session_is_judged_without_rescanning_it_per_record() {
             kind: EventKind::FinalDecode {
                 text: format!("w{b}"),
                 decode_id: None,
+                class: CandidateClass::Dictation,
             },
         });
     }

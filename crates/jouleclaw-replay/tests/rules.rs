@@ -46,6 +46,7 @@ fn fin(t: u64, s: &str) -> Event {
         EventKind::FinalDecode {
             text: s.into(),
             decode_id: None,
+            class: CandidateClass::Dictation,
         },
     )
 }
@@ -55,6 +56,7 @@ fn fin_id(t: u64, s: &str, id: &str) -> Event {
         EventKind::FinalDecode {
             text: s.into(),
             decode_id: Some(id.into()),
+            class: CandidateClass::Dictation,
         },
     )
 }
