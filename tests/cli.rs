@@ -659,7 +659,16 @@ fn replay_holds_on_the_shipped_corpus_and_fails_a_broken_expectation() {
     args.push(&"--json");
     let o = jouleclaw(&args);
     expect(&o, 0);
-    let _: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The report says what produced it, so two reports can be compared.
+    let provenance = &report["provenance"];
+    assert_eq!(provenance["jouleclaw_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(provenance["rule_set_version"], "commit-replay-rules/2");
+    let rev = &provenance["git_revision"];
+    assert!(
+        rev.is_null() || rev.as_str().is_some_and(|r| r.len() == 40),
+        "{rev}"
+    );
 
     let t = TempDir::new("replay");
     let text =

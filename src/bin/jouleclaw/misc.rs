@@ -18,7 +18,11 @@ pub(crate) fn replay(files: &[PathBuf], json: bool) -> CmdResult {
     }
     let report = replay_corpus(&corpus);
     if json {
-        say!("{}", report.render_json());
+        let provenance = jouleclaw_stack::replay::Provenance::from_build(
+            env!("CARGO_PKG_VERSION"),
+            option_env!("JOULECLAW_GIT_REV").unwrap_or(""),
+        );
+        say!("{}", report.render_json_with(&provenance));
     } else {
         say_raw!("{}", report.render_text());
     }
