@@ -257,6 +257,24 @@ fn ptr_push(at: &str, seg: &str) -> String {
 
 const ANNOTATIONS: &[&str] = &["title", "description"];
 
+/// Every keyword of the subset (each allowed only where `spec/STRUCTURED-OUTPUT.md` says).
+const SUBSET: &[&str] = &[
+    "type",
+    "oneOf",
+    "properties",
+    "required",
+    "additionalProperties",
+    "maxProperties",
+    "items",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+];
+
 struct Compiler {
     nodes: Vec<Node>,
     limits: Limits,
@@ -342,6 +360,15 @@ impl Compiler {
             }
         }
         let common = |k: &str| ANNOTATIONS.contains(&k) || (root && k == "$schema");
+        // Keywords outside the subset anywhere are named before anything else is checked.
+        for k in &keys {
+            if !(common(k) || SUBSET.contains(k)) {
+                return Err(E::UnsupportedKeyword {
+                    keyword: (*k).to_owned(),
+                    at: at.to_owned(),
+                });
+            }
+        }
 
         if let Some(one_of) = get("oneOf") {
             for k in &keys {

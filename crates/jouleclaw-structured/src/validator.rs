@@ -458,7 +458,10 @@ impl StructuredValidator {
         }
         match self.mode {
             Mode::Done => {}
-            Mode::Num if self.stack.is_empty() => {
+            Mode::Num
+                if self.stack.is_empty()
+                    && matches!(self.n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) =>
+            {
                 if let Err(f) = self.end_number() {
                     return Err(self.refuse(f));
                 }

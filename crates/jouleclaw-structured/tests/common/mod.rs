@@ -30,10 +30,20 @@ pub fn run_cuts(g: &Arc<Grammar>, doc: &[u8], cuts: &[usize]) -> Result<(), Refu
 pub fn outcome(g: &Arc<Grammar>, doc: &[u8]) -> Result<(), Refusal> {
     let whole = g.validate(doc);
     for cut in 0..=doc.len() {
-        assert_eq!(run_cuts(g, doc, &[cut]), whole, "split at {cut} of {:?}", String::from_utf8_lossy(doc));
+        assert_eq!(
+            run_cuts(g, doc, &[cut]),
+            whole,
+            "split at {cut} of {:?}",
+            String::from_utf8_lossy(doc)
+        );
     }
     let bytewise: Vec<usize> = (1..doc.len()).collect();
-    assert_eq!(run_cuts(g, doc, &bytewise), whole, "byte-wise {:?}", String::from_utf8_lossy(doc));
+    assert_eq!(
+        run_cuts(g, doc, &bytewise),
+        whole,
+        "byte-wise {:?}",
+        String::from_utf8_lossy(doc)
+    );
     whole
 }
 
