@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+pub mod reference;
+
 use jouleclaw_structured::*;
 
 pub const TOOL_CALL: &str = include_str!("../../schemas/tool-call.schema.json");

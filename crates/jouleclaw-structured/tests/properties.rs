@@ -1,0 +1,460 @@
+//! Property tests over random schemas of the subset and random documents: the streaming
+//! validator against the whole-document validator, against every chunking, and against the
+//! independent reference in `common/reference.rs`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::reference::{self, RefOutcome};
+use common::*;
+use jouleclaw_structured::*;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// A deterministic generator seeded by proptest (the library under test sees only bytes).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+    fn coin(&mut self) -> bool {
+        self.below(2) == 0
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+const NAMES: &[&str] = &["a", "b", "ab", "ba", "abc", "\u{e9}", "a/b", "t~"];
+const WORDS: &[&str] = &["x", "xy", "y", "\u{e9}", "", "x\"y", "\u{1f600}"];
+
+fn scalar_schema(r: &mut Rng) -> Value {
+    match r.below(6) {
+        0 => {
+            let mut s = json!({"type": "string"});
+            if r.coin() {
+                s["minLength"] = json!(r.below(3));
+            }
+            if r.coin() {
+                s["maxLength"] = json!(r.below(5));
+            }
+            if r.below(3) == 0 {
+                let n = 1 + r.below(3) as usize;
+                let mut vs: Vec<&str> = Vec::new();
+                while vs.len() < n {
+                    let w = *r.pick(WORDS);
+                    if !vs.contains(&w) {
+                        vs.push(w);
+                    }
+                }
+                s["enum"] = json!(vs);
+            }
+            s
+        }
+        1 => {
+            let mut s = json!({"type": "integer"});
+            if r.coin() {
+                s["minimum"] = json!(r.below(41) as i64 - 20);
+            }
+            if r.coin() {
+                s["maximum"] = json!(r.below(41) as i64 - 20);
+            }
+            if r.below(3) == 0 {
+                s["enum"] = json!([r.below(30) as i64 - 5, 100 + r.below(30) as i64]);
+            }
+            s
+        }
+        2 => {
+            let mut s = json!({"type": "number"});
+            if r.coin() {
+                s["minimum"] = json!((r.below(41) as f64 - 20.0) / 4.0);
+            }
+            if r.coin() {
+                s["maximum"] = json!((r.below(41) as f64 - 20.0) / 4.0);
+            }
+            s
+        }
+        3 => {
+            let mut s = json!({"type": "boolean"});
+            if r.coin() {
+                s["const"] = json!(r.coin());
+            }
+            s
+        }
+        _ => json!({"type": "null"}),
+    }
+}
+
+fn object_schema(r: &mut Rng, depth: u32) -> Value {
+    let n = r.below(4) as usize;
+    let mut props = serde_json::Map::new();
+    while props.len() < n {
+        props.insert((*r.pick(NAMES)).to_owned(), schema(r, depth + 1));
+    }
+    let mut s = json!({"type": "object", "additionalProperties": false, "properties": props});
+    let req: Vec<String> = props.keys().filter(|_| r.coin()).cloned().collect();
+    if !req.is_empty() {
+        s["required"] = json!(req);
+    }
+    if r.below(4) == 0 {
+        s["maxProperties"] = json!(r.below(3));
+    }
+    s
+}
+
+fn schema(r: &mut Rng, depth: u32) -> Value {
+    if depth >= 3 {
+        return scalar_schema(r);
+    }
+    match r.below(8) {
+        0 | 1 => object_schema(r, depth),
+        2 => {
+            let mut s = json!({"type": "array", "items": schema(r, depth + 1)});
+            if r.coin() {
+                s["maxItems"] = json!(r.below(4));
+            }
+            s
+        }
+        3 => {
+            let n = 1 + r.below(3);
+            let branches: Vec<Value> = (0..n)
+                .map(|i| {
+                    let mut b = object_schema(r, depth);
+                    b["properties"].as_object_mut().unwrap().insert(
+                        "t".into(),
+                        json!({"type": "string", "const": format!("k{i}")}),
+                    );
+                    let mut req = b["required"].as_array().cloned().unwrap_or_default();
+                    req.push(json!("t"));
+                    b["required"] = json!(req);
+                    b.as_object_mut().unwrap().remove("maxProperties");
+                    b
+                })
+                .collect();
+            json!({"oneOf": branches})
+        }
+        _ => scalar_schema(r),
+    }
+}
+
+fn ws(r: &mut Rng) -> &'static str {
+    *r.pick(&["", "", "", " ", "\n", "\t ", "\r\n"])
+}
+
+fn write_str(r: &mut Rng, s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str(if r.coin() { "\\\"" } else { "\\u0022" }),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if r.below(4) == 0 => {
+                let mut buf = [0u16; 2];
+                for u in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{:04X}", u));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Writes a random valid document of `s`, or `None` when the schema admits none.
+fn gen_doc(r: &mut Rng, s: &Value, out: &mut String) -> Option<()> {
+    out.push_str(ws(r));
+    if let Some(branches) = s.get("oneOf").and_then(|b| b.as_array()) {
+        let b = r.pick(branches).clone();
+        return gen_object(r, &b, out, Some("t"));
+    }
+    let allowed = s
+        .get("const")
+        .map(|c| vec![c.clone()])
+        .or_else(|| s.get("enum").map(|e| e.as_array().unwrap().clone()));
+    match s["type"].as_str().unwrap() {
+        "object" => gen_object(r, s, out, None)?,
+        "array" => {
+            let max = s.get("maxItems").and_then(|x| x.as_u64()).unwrap_or(3);
+            let n = r.below(max + 1);
+            out.push('[');
+            for i in 0..n {
+                if i > 0 {
+                    out.push(',');
+                }
+                gen_doc(r, &s["items"], out)?;
+            }
+            out.push_str(ws(r));
+            out.push(']');
+        }
+        "string" => {
+            let min = s.get("minLength").and_then(|x| x.as_u64()).unwrap_or(0);
+            let max = s.get("maxLength").and_then(|x| x.as_u64()).unwrap_or(6);
+            let ok = |w: &str| (min..=max).contains(&(w.chars().count() as u64));
+            let text = match allowed {
+                Some(a) => {
+                    let fits: Vec<String> = a
+                        .iter()
+                        .map(|v| v.as_str().unwrap().to_owned())
+                        .filter(|w| ok(w))
+                        .collect();
+                    if fits.is_empty() {
+                        return None;
+                    }
+                    r.pick(&fits).clone()
+                }
+                None => {
+                    if min > max {
+                        return None;
+                    }
+                    let n = min + r.below(max - min + 1);
+                    (0..n)
+                        .map(|_| *r.pick(&['a', '\u{e9}', '\u{1f600}', '"', '\\', '\n', '/', 'z']))
+                        .collect()
+                }
+            };
+            write_str(r, &text, out);
+        }
+        "integer" => {
+            let lo = s.get("minimum").and_then(|x| x.as_i64()).unwrap_or(-30);
+            let hi = s.get("maximum").and_then(|x| x.as_i64()).unwrap_or(30);
+            let v = match allowed {
+                Some(a) => {
+                    let fits: Vec<i64> = a
+                        .iter()
+                        .map(|v| v.as_i64().unwrap())
+                        .filter(|v| {
+                            (lo..=hi).contains(v)
+                                || s.get("minimum").is_none() && s.get("maximum").is_none()
+                        })
+                        .filter(|v| {
+                            s.get("minimum")
+                                .and_then(|x| x.as_i64())
+                                .is_none_or(|m| *v >= m)
+                                && s.get("maximum")
+                                    .and_then(|x| x.as_i64())
+                                    .is_none_or(|m| *v <= m)
+                        })
+                        .collect();
+                    if fits.is_empty() {
+                        return None;
+                    }
+                    *r.pick(&fits)
+                }
+                None => {
+                    if lo > hi {
+                        return None;
+                    }
+                    lo + r.below((hi - lo + 1) as u64) as i64
+                }
+            };
+            if v == 0 && r.coin() {
+                out.push_str("-0");
+            } else {
+                out.push_str(&v.to_string());
+            }
+        }
+        "number" => {
+            let lo = s.get("minimum").and_then(|x| x.as_f64()).unwrap_or(-8.0);
+            let hi = s.get("maximum").and_then(|x| x.as_f64()).unwrap_or(8.0);
+            if lo > hi {
+                return None;
+            }
+            let q = ((hi - lo) * 4.0) as u64;
+            let v = lo + r.below(q + 1) as f64 / 4.0;
+            let t = match r.below(3) {
+                0 => format!("{v}"),
+                1 => format!("{}e-2", (v * 100.0) as i64),
+                _ => format!("{v:.3}"),
+            };
+            out.push_str(&t);
+        }
+        "boolean" => {
+            let b = match allowed {
+                Some(a) => a[0].as_bool().unwrap(),
+                None => r.coin(),
+            };
+            out.push_str(if b { "true" } else { "false" });
+        }
+        _ => out.push_str("null"),
+    }
+    out.push_str(ws(r));
+    Some(())
+}
+
+fn gen_object(r: &mut Rng, s: &Value, out: &mut String, tag: Option<&str>) -> Option<()> {
+    let props = s["properties"].as_object().cloned().unwrap_or_default();
+    let required: Vec<String> = s["required"]
+        .as_array()
+        .map(|a| a.iter().map(|x| x.as_str().unwrap().to_owned()).collect())
+        .unwrap_or_default();
+    let mut keys: Vec<String> = props
+        .keys()
+        .filter(|k| required.contains(k) || r.coin())
+        .cloned()
+        .collect();
+    // Shuffle, tag first.
+    for i in (1..keys.len()).rev() {
+        let j = r.below(i as u64 + 1) as usize;
+        keys.swap(i, j);
+    }
+    if let Some(t) = tag {
+        keys.retain(|k| k != t);
+        keys.insert(0, t.to_owned());
+    }
+    if s.get("maxProperties")
+        .and_then(|x| x.as_u64())
+        .is_some_and(|m| keys.len() as u64 > m)
+    {
+        return None;
+    }
+    out.push('{');
+    for (i, k) in keys.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(ws(r));
+        write_str(r, k, out);
+        out.push_str(ws(r));
+        out.push(':');
+        gen_doc(r, &props[k], out)?;
+    }
+    out.push_str(ws(r));
+    out.push('}');
+    Some(())
+}
+
+/// The agreement rule between the validator and the reference (`spec/STRUCTURED-OUTPUT.md`).
+fn agree(stream: &Result<(), Refusal>, reference: &RefOutcome) -> bool {
+    match (stream, reference) {
+        (Ok(()), RefOutcome::Accept) => true,
+        (Err(r), RefOutcome::Schema(p)) => r.code.class() == RefusalClass::Schema && r.path == *p,
+        (Err(r), RefOutcome::Syntax | RefOutcome::Limit) => r.code.class() != RefusalClass::Control,
+        _ => false,
+    }
+}
+
+const MUTANTS: &[u8] = b"\"\\{}[],:0123456789-.eE tfnulx\xc3\xa9\xff\x00";
+
+fn case(seed: u64, mutate: Option<(u64, u8)>) {
+    let mut r = Rng(seed | 1);
+    let s = schema(&mut r, 0);
+    let text = s.to_string();
+    let g = Arc::new(Grammar::compile(text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}")));
+    // The projection compiles to the same grammar.
+    assert_eq!(
+        Grammar::compile(g.projection()).unwrap().digest(),
+        g.digest(),
+        "{text}"
+    );
+    let mut doc = String::new();
+    if gen_doc(&mut r, &s, &mut doc).is_none() {
+        return;
+    }
+    let valid = doc.clone().into_bytes();
+    let mut bytes = valid.clone();
+    if let Some((at, m)) = mutate {
+        let i = (at % bytes.len() as u64) as usize;
+        bytes[i] = MUTANTS[m as usize % MUTANTS.len()];
+    }
+    let whole = outcome(&g, &bytes); // whole, every split and byte-wise agree
+    let reference = reference::decide(&s, &bytes, &reference::DEFAULT);
+    assert!(
+        agree(&whole, &reference),
+        "schema {text}\ndoc {:?}\nstream {whole:?}\nreference {reference:?}",
+        String::from_utf8_lossy(&bytes)
+    );
+    if bytes == valid {
+        assert_eq!(whole, Ok(()), "generated document refused: {text} {doc:?}");
+        // Every strict prefix is incomplete.
+        let mut v = StructuredValidator::new(Arc::clone(&g));
+        for b in &valid {
+            assert_eq!(v.status(), Status::Incomplete);
+            v.push(&[*b]).unwrap();
+        }
+        assert_eq!(v.status(), Status::Incomplete);
+    } else if whole.is_ok() {
+        // A single-byte mutation the validator accepts is a different valid document.
+        assert_eq!(reference, RefOutcome::Accept);
+    }
+}
+
+/// A valid document of one random schema judged against another random schema: JSON text,
+/// mostly of the wrong type somewhere, so the refusal path is what is compared.
+fn cross_case(seed: u64) -> Option<bool> {
+    let mut r = Rng(seed | 1);
+    let a = schema(&mut r, 0);
+    let b = schema(&mut r, 0);
+    let mut doc = String::new();
+    gen_doc(&mut r, &a, &mut doc)?;
+    let g = Arc::new(Grammar::compile(b.to_string().as_bytes()).unwrap());
+    let whole = outcome(&g, doc.as_bytes());
+    let reference = reference::decide(&b, doc.as_bytes(), &reference::DEFAULT);
+    assert!(
+        agree(&whole, &reference),
+        "schema {b}\ndoc {doc:?}\nstream {whole:?}\nreference {reference:?}"
+    );
+    Some(matches!(reference, RefOutcome::Schema(_)))
+}
+
+#[test]
+fn cross_schema_documents_exercise_schema_refusals() {
+    // Not vacuous: most cross-schema documents are refused with a path to compare.
+    let mut compared = 0;
+    for seed in 0..600u64 {
+        if cross_case(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15)) == Some(true) {
+            compared += 1;
+        }
+    }
+    assert!(compared > 200, "{compared}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn documents_of_another_schema_agree_with_the_reference_on_path(seed in any::<u64>()) {
+        cross_case(seed);
+    }
+
+    #[test]
+    fn random_valid_documents_of_random_schemas_are_accepted_everywhere(seed in any::<u64>()) {
+        case(seed, None);
+    }
+
+    #[test]
+    fn single_byte_mutations_agree_with_the_reference_in_every_chunking(
+        seed in any::<u64>(), at in any::<u64>(), m in any::<u8>(),
+    ) {
+        case(seed, Some((at, m)));
+    }
+}
+
+#[test]
+fn the_reference_can_fail_a_wrong_validator() {
+    // The agreement rule is not vacuous: a refusal with another path, or of another class,
+    // does not agree.
+    let r = Refusal {
+        code: RefusalCode::WrongType,
+        offset: 0,
+        path: "/a".into(),
+    };
+    assert!(agree(&Err(r.clone()), &RefOutcome::Schema("/a".into())));
+    assert!(!agree(&Err(r.clone()), &RefOutcome::Schema("/b".into())));
+    assert!(!agree(&Err(r), &RefOutcome::Accept));
+    assert!(!agree(&Ok(()), &RefOutcome::Syntax));
+    let syn = Refusal {
+        code: RefusalCode::Syntax,
+        offset: 0,
+        path: "/a".into(),
+    };
+    assert!(!agree(&Err(syn), &RefOutcome::Schema("/a".into())));
+}
