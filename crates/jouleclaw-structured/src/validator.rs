@@ -88,6 +88,8 @@ struct Str {
     /// ignoring which are present; tag values: branches; value strings: enum members).
     all: Bits,
     constrained: bool,
+    /// The string's `maxLength` (value strings; `u32::MAX` for keys and tags).
+    max: u32,
     esc: Esc,
     hex: u32,
     hexn: u8,
@@ -208,6 +210,37 @@ const PLAIN: [bool; 256] = {
     }
     t
 };
+
+/// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
+/// little-endian word, `special` flags the high bit of every byte that is not plain (high bit
+/// set, below 0x20, `"` or backslash); a borrow can flag a byte above a flagged one, never one
+/// below, so the lowest flag is the first byte that is not plain. The tail goes by the table.
+fn plain_run(s: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut n = 0;
+    for w in s.chunks_exact(8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_le_bytes(a);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let bslash = x ^ (ONES * u64::from(b'\\'));
+        let special = (x
+            | (x.wrapping_sub(ONES * 0x20) & !x)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (bslash.wrapping_sub(ONES) & !bslash))
+            & HIGH;
+        if special != 0 {
+            return n + (special.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    let rest = s.get(n..).unwrap_or_default();
+    n + rest
+        .iter()
+        .position(|&c| !PLAIN[usize::from(c)])
+        .unwrap_or(rest.len())
+}
 
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
@@ -349,6 +382,7 @@ impl StructuredValidator {
                 pos: 0,
                 all: [0; 4],
                 constrained: false,
+                max: u32::MAX,
                 esc: Esc::None,
                 hex: 0,
                 hexn: 0,
@@ -415,7 +449,33 @@ impl StructuredValidator {
     /// completed into a valid document; it never means accepted (only
     /// [`StructuredValidator::finish`] accepts). A refusal is sticky. After acceptance, a push is
     /// refused with `after_finish` and the acceptance stands.
+    #[inline]
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        // A byte-wise feed's commonest byte, without entering the machine: one plain byte of
+        // an unconstrained value string below its length and the document limit. `step` would
+        // take exactly this path for it (`string_byte` counts it as one character).
+        if let [b] = *chunk
+            && self.mode == Mode::Str
+            && !self.s.constrained
+            && self.s.need == 0
+            && self.s.esc == Esc::None
+            && PLAIN[usize::from(b)]
+            && self.s.chars < self.s.max
+            && self.offset < self.g.limits.max_document_bytes
+            && self.refusal.is_none()
+            && !self.accepted
+        {
+            self.s.chars += 1;
+            self.offset += 1;
+            self.work += 1;
+            return Ok(());
+        }
+        self.push_chunk(chunk)
+    }
+
+    /// The machine over a chunk (see [`StructuredValidator::push`]).
+    #[inline(never)]
+    fn push_chunk(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
         if self.accepted {
             return Err(Refusal {
                 code: C::AfterFinish,
@@ -755,7 +815,15 @@ impl StructuredValidator {
     }
 
     fn start_string(&mut self, target: Target, all: Bits, constrained: bool) {
+        let max = match target {
+            Target::Value(node) => match &self.g.nodes[node as usize].kind {
+                Kind::String { max, .. } => *max,
+                _ => u32::MAX,
+            },
+            _ => u32::MAX,
+        };
         let s = &mut self.s;
+        s.max = max;
         s.target = target;
         s.chars = 0;
         s.pos = 0;
@@ -933,17 +1001,12 @@ impl StructuredValidator {
                     return Ok(1);
                 }
                 // An unconstrained value string: count the run of plain bytes at once.
-                let run = chunk[i..]
-                    .iter()
-                    .take_while(|&&c| PLAIN[usize::from(c)])
-                    .count();
-                let max = match self.s.target {
-                    Target::Value(node) => match &self.g.nodes[node as usize].kind {
-                        Kind::String { max, .. } => *max,
-                        _ => u32::MAX,
-                    },
-                    _ => u32::MAX,
+                let run = if i + 1 == chunk.len() {
+                    1
+                } else {
+                    plain_run(&chunk[i..])
                 };
+                let max = self.s.max;
                 let room = (max - self.s.chars.min(max)) as usize;
                 if run > room {
                     if room == 0 {
@@ -978,10 +1041,8 @@ impl StructuredValidator {
 
     /// A character starts (a plain byte, a UTF-8 lead byte, or the backslash of an escape).
     fn char_start(&mut self) -> Result<(), Fail> {
-        if let Target::Value(node) = self.s.target
-            && let Kind::String { max, .. } = &self.g.nodes[node as usize].kind
-        {
-            if self.s.chars >= *max {
+        if let Target::Value(_) = self.s.target {
+            if self.s.chars >= self.s.max {
                 return Err(val(C::StringTooLong));
             }
             self.s.chars += 1;
@@ -1244,5 +1305,71 @@ impl StructuredValidator {
         }
         self.complete_value();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The rule `plain_run` replaces: the table, one byte at a time.
+    fn plain_run_bytewise(s: &[u8]) -> usize {
+        s.iter()
+            .position(|&c| !PLAIN[usize::from(c)])
+            .unwrap_or(s.len())
+    }
+
+    #[test]
+    fn plain_run_matches_the_table_for_every_byte_at_every_position() {
+        for b in 0..=255u8 {
+            for len in [1, 7, 8, 9, 16, 17] {
+                for at in 0..len {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    assert_eq!(
+                        plain_run(&s),
+                        plain_run_bytewise(&s),
+                        "{b:#04x} at {at}/{len}"
+                    );
+                    s.push(b'"');
+                    assert_eq!(
+                        plain_run(&s),
+                        plain_run_bytewise(&s),
+                        "{b:#04x} at {at}/{len}+"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The single-byte shortcut in `push` against the machine, byte by byte.
+    #[test]
+    fn the_single_byte_shortcut_is_the_machine() {
+        let g = Arc::new(
+            Grammar::compile(br#"{"type":"array","items":{"type":"string","maxLength":3}}"#)
+                .expect("compiles"),
+        );
+        for doc in [
+            &br#"["abc","abcd","x\"y"]"#[..],
+            b"[\"\xc3\xa9ab\"]",
+            b"[\"ab\"] x",
+        ] {
+            let mut fast = StructuredValidator::new(Arc::clone(&g));
+            let mut full = StructuredValidator::new(Arc::clone(&g));
+            for c in doc.chunks(1) {
+                assert_eq!(fast.push(c), full.push_chunk(c));
+                assert_eq!(fast.usage(), full.usage());
+                assert_eq!(fast.s.chars, full.s.chars);
+            }
+            assert_eq!(fast.finish(), full.finish());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn plain_run_matches_the_table(s in proptest::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
+        }
     }
 }

@@ -146,8 +146,10 @@ fn schema(r: &mut Rng, depth: u32) -> Value {
     }
 }
 
+const WS: &[&str] = &["", "", "", " ", "\n", "\t ", "\r\n"];
+
 fn ws(r: &mut Rng) -> &'static str {
-    *r.pick(&["", "", "", " ", "\n", "\t ", "\r\n"])
+    WS[r.below(WS.len() as u64) as usize]
 }
 
 fn write_str(r: &mut Rng, s: &str, out: &mut String) {
