@@ -39,12 +39,15 @@ fn tick(line: &Value, spec: &StreamSpec) -> Tick {
     Tick::new(window, channel, kind, bytes, ts)
 }
 
-/// (window id, verdict, early verdicts with their tick's ts_ns).
-fn replay() -> Vec<(u64, WindowVerdict, Vec<(u64, WindowVerdict)>)> {
+/// Early verdicts with their tick's ts_ns.
+type Early = Vec<(u64, WindowVerdict)>;
+
+/// (window id, verdict, early verdicts).
+fn replay() -> Vec<(u64, WindowVerdict, Early)> {
     let spec = Arc::new(StreamSpec::duplex_voice_default());
     let mut oracle = StructuredOutputOracle::new(tool_call());
     let mut out = Vec::new();
-    let mut open: Option<(StreamWindow, Vec<(u64, WindowVerdict)>)> = None;
+    let mut open: Option<(StreamWindow, Early)> = None;
     for line in TRACE.lines().filter(|l| !l.trim().is_empty()) {
         let t = tick(&serde_json::from_str(line).unwrap(), &spec);
         if open
