@@ -329,7 +329,7 @@ impl Compiler {
     fn compile(&mut self, s: &Json, at: &str, depth: u32, root: bool) -> Result<NodeId> {
         let Json::Obj(members) = s else {
             return Err(E::InvalidKeyword {
-                keyword: "$schema".into(),
+                keyword: "type".into(),
                 at: at.to_owned(),
                 reason: "a schema must be a JSON object (boolean schemas are not supported)",
             });
