@@ -188,6 +188,8 @@ impl ExpectedNext {
 #[derive(Debug, Clone)]
 pub struct StructuredValidator {
     g: Arc<Grammar>,
+    /// The grammar's `max_document_bytes`, kept beside the counters for the byte-wise path.
+    max_document_bytes: u64,
     offset: u64,
     work: u64,
     refusal: Option<Refusal>,
@@ -368,6 +370,7 @@ impl StructuredValidator {
         let root = grammar.root;
         let depth = grammar.limits.max_depth as usize;
         Self {
+            max_document_bytes: grammar.limits.max_document_bytes,
             g: grammar,
             offset: 0,
             work: 0,
@@ -461,7 +464,7 @@ impl StructuredValidator {
             && self.s.esc == Esc::None
             && PLAIN[usize::from(b)]
             && self.s.chars < self.s.max
-            && self.offset < self.g.limits.max_document_bytes
+            && self.offset < self.max_document_bytes
             && self.refusal.is_none()
             && !self.accepted
         {
@@ -1116,7 +1119,7 @@ impl StructuredValidator {
     }
 
     fn end_string(&mut self) -> Result<(), Fail> {
-        let g = Arc::clone(&self.g);
+        let g = &*self.g;
         let pos = self.s.pos;
         let all = self.s.all;
         match self.s.target {

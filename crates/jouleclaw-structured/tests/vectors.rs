@@ -10,6 +10,7 @@ mod common;
 
 use std::sync::Arc;
 
+use common::random::{MUTANTS, Rng, gen_doc, schema};
 use common::*;
 use jouleclaw_structured::*;
 use serde_json::{Value, json};
@@ -34,6 +35,9 @@ const RULES: &str = r#"{
     "none": {"type": "null"}
   }
 }"#;
+
+/// Random grammars in the generated part of the file.
+const RANDOM_GRAMMARS: u64 = 40;
 
 const SMALL: Limits = Limits {
     max_document_bytes: 48,
@@ -615,6 +619,79 @@ fn build() -> String {
         }
         cases.push(case);
     }
+    // The generated part: random schemas (tests/common/random.rs) with a valid document of
+    // another random schema, a valid document of their own, and a one-byte mutation of it.
+    // Each outcome must agree with the independent reference before it is recorded; cases
+    // the Python checker could not judge (a schema-class refusal of a text that is not JSON)
+    // are left out.
+    for seed in 0..RANDOM_GRAMMARS {
+        let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let other = schema(&mut r, 0);
+        let own = schema(&mut r, 0);
+        let gname = format!("random_{seed}");
+        let g = Arc::new(Grammar::compile(own.to_string().as_bytes()).unwrap());
+        let mut docs: Vec<(&str, Vec<u8>)> = Vec::new();
+        let mut d = String::new();
+        if gen_doc(&mut r, &other, &mut d).is_some() {
+            docs.push(("a document of another schema", d.into_bytes()));
+        }
+        let mut d = String::new();
+        if gen_doc(&mut r, &own, &mut d).is_some() {
+            let valid = d.into_bytes();
+            let mut m = valid.clone();
+            let i = r.below(m.len() as u64) as usize;
+            m[i] = *r.pick(MUTANTS);
+            docs.push(("a document of its own schema", valid));
+            docs.push(("a one-byte mutation of it", m));
+        }
+        let mut kept = 0;
+        for (what, doc) in docs {
+            let got = outcome(&g, &doc);
+            let want = reference::decide(&own, &doc, &reference::DEFAULT);
+            assert!(agree(&got, &want), "{gname} {what}: {got:?} vs {want:?}");
+            if matches!(&got, Err(e) if e.code.class() == RefusalClass::Schema)
+                && !matches!(want, reference::RefOutcome::Schema(_))
+            {
+                continue;
+            }
+            kept += 1;
+            let mut case = json!({
+                "grammar": gname,
+                "name": what,
+                "chunks_hex": doc.chunks(1 + (seed % 7) as usize).map(hex::encode).collect::<Vec<_>>(),
+            });
+            if let Ok(text) = std::str::from_utf8(&doc) {
+                case["document"] = json!(text);
+            }
+            match got {
+                Ok(()) => case["outcome"] = json!("accepted"),
+                Err(e) => {
+                    case["outcome"] = json!("refused");
+                    case["code"] = json!(e.code.as_str());
+                    case["class"] = json!(e.code.class().as_str());
+                    case["offset"] = json!(e.offset);
+                    case["path"] = json!(e.path);
+                }
+            }
+            cases.push(case);
+        }
+        if kept > 0 {
+            gs.push(json!({
+                "name": gname,
+                "schema": own,
+                "limits": {
+                    "max_document_bytes": 65_536,
+                    "max_depth": 16,
+                    "max_string_chars": 4_096,
+                    "max_array_items": 1_024,
+                    "max_number_chars": 64,
+                },
+                "canonical_form": String::from_utf8(g.canonical_form().to_vec()).unwrap(),
+                "digest": g.digest().to_hex().to_string(),
+                "oracle_name": format!("structured:{}", g.digest_prefix()),
+            }));
+        }
+    }
     let refusals: Vec<Value> = compile_refusals()
         .into_iter()
         .map(|(name, schema, code, keyword)| {
@@ -629,7 +706,9 @@ fn build() -> String {
             (JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-structured --test vectors); a test \
             fails when this file is stale. Each case's document is the concatenation of its \
             chunks_hex; outcome, code, class, offset and path hold for the whole document, every \
-            split and byte-wise feeding. conformance/verifiers/python/check_structured.py checks \
+            split and byte-wise feeding. Grammars random_N and their cases are generated from \
+            seeded random schemas (tests/common/random.rs) and agree with the independent reference \
+            (tests/common/reference.rs). conformance/verifiers/python/check_structured.py checks \
             the outcome and, for schema-class refusals, the path with jsonschema.",
         "format": "jouleclaw-structured-vectors/1",
         "grammars": gs,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+pub mod random;
 pub mod reference;
 
 use jouleclaw_structured::*;
@@ -65,5 +66,19 @@ pub fn refused(g: &Arc<Grammar>, doc: &str, code: &str, offset: u64, path: &str)
 pub fn accepted(g: &Arc<Grammar>, doc: &str) {
     if let Err(r) = outcome(g, doc.as_bytes()) {
         panic!("{doc} refused: {r}");
+    }
+}
+
+/// The agreement rule between the validator and the reference (`spec/STRUCTURED-OUTPUT.md`).
+pub fn agree(stream: &Result<(), Refusal>, reference: &reference::RefOutcome) -> bool {
+    match (stream, reference) {
+        (Ok(()), reference::RefOutcome::Accept) => true,
+        (Err(r), reference::RefOutcome::Schema(p)) => {
+            r.code.class() == RefusalClass::Schema && r.path == *p
+        }
+        (Err(r), reference::RefOutcome::Syntax | reference::RefOutcome::Limit) => {
+            r.code.class() != RefusalClass::Control
+        }
+        _ => false,
     }
 }
