@@ -167,7 +167,9 @@ pub fn gen_doc(r: &mut Rng, s: &Value, out: &mut String) -> Option<()> {
     out.push_str(ws(r));
     if let Some(branches) = s.get("oneOf").and_then(|b| b.as_array()) {
         let b = r.pick(branches).clone();
-        return gen_object(r, &b, out, Some("t"));
+        // The tag by the spec's rule: another required one-value string may sort first.
+        let tag = super::reference::tag_of(branches);
+        return gen_object(r, &b, out, Some(&tag));
     }
     let allowed = s
         .get("const")

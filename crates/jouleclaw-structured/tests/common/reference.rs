@@ -234,7 +234,7 @@ pub const DEFAULT: Limits = Limits {
 
 /// The tag of a `oneOf`: the smallest property name of the first branch that every branch
 /// requires as a string const, with distinct values.
-fn tag_of(branches: &[Value]) -> String {
+pub fn tag_of(branches: &[Value]) -> String {
     let mut names: Vec<&String> = branches[0]["properties"]
         .as_object()
         .unwrap()
