@@ -128,3 +128,44 @@ fn the_reference_can_fail_a_wrong_validator() {
     };
     assert!(!agree(&Err(syn), &RefOutcome::Schema("/a".into())));
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn arbitrary_bytes_are_judged_the_same_in_any_chunking(
+        prefix in prop_oneof![Just(&br#"{"tool":"say","args":{"text":""#[..]), Just(&b"{"[..]), Just(&b""[..])],
+        tail in proptest::collection::vec(any::<u8>(), 0..48),
+        cut in any::<usize>(),
+    ) {
+        let g = tool_call();
+        let mut doc = prefix.to_vec();
+        doc.extend_from_slice(&tail);
+        let whole = g.validate(&doc);
+        let c = cut % (doc.len() + 1);
+        prop_assert_eq!(run_cuts(&g, &doc, &[c]), whole.clone());
+        let bytewise: Vec<usize> = (1..doc.len()).collect();
+        prop_assert_eq!(run_cuts(&g, &doc, &bytewise), whole);
+    }
+
+    #[test]
+    fn arbitrary_schema_text_compiles_or_is_refused_with_a_code(
+        s in proptest::collection::vec(prop_oneof![
+            Just("{".to_owned()), Just("}".to_owned()), Just(",".to_owned()), Just(":".to_owned()),
+            Just("[".to_owned()), Just("]".to_owned()), Just("\"type\"".to_owned()),
+            Just("\"object\"".to_owned()), Just("\"string\"".to_owned()), Just("\"oneOf\"".to_owned()),
+            Just("\"properties\"".to_owned()), Just("\"additionalProperties\"".to_owned()),
+            Just("false".to_owned()), Just("\"items\"".to_owned()), Just("\"enum\"".to_owned()),
+            Just("1".to_owned()), Just("\"a\"".to_owned()), Just("\"required\"".to_owned()),
+        ], 0..40),
+    ) {
+        let text = s.concat();
+        match Grammar::compile(text.as_bytes()) {
+            Ok(g) => {
+                // Whatever compiles projects to a schema that compiles to the same digest.
+                prop_assert_eq!(Grammar::compile(g.projection()).unwrap().digest(), g.digest());
+            }
+            Err(e) => prop_assert!(e.code().starts_with("schema_"), "{}", e.code()),
+        }
+    }
+}
