@@ -188,8 +188,11 @@ impl ExpectedNext {
 #[derive(Debug, Clone)]
 pub struct StructuredValidator {
     g: Arc<Grammar>,
-    /// The grammar's `max_document_bytes`, kept beside the counters for the byte-wise path.
-    max_document_bytes: u64,
+    /// How many plain bytes `push` may take one at a time without entering the machine: while
+    /// inside an unconstrained value string with no escape or UTF-8 sequence open, the room
+    /// left before its `maxLength` and the document limit; 0 otherwise. Set at the end of
+    /// every chunk the machine processes, 0 once refused.
+    plain_budget: u64,
     offset: u64,
     work: u64,
     refusal: Option<Refusal>,
@@ -370,7 +373,7 @@ impl StructuredValidator {
         let root = grammar.root;
         let depth = grammar.limits.max_depth as usize;
         Self {
-            max_document_bytes: grammar.limits.max_document_bytes,
+            plain_budget: 0,
             g: grammar,
             offset: 0,
             work: 0,
@@ -458,16 +461,10 @@ impl StructuredValidator {
         // an unconstrained value string below its length and the document limit. `step` would
         // take exactly this path for it (`string_byte` counts it as one character).
         if let [b] = *chunk
-            && self.mode == Mode::Str
-            && !self.s.constrained
-            && self.s.need == 0
-            && self.s.esc == Esc::None
+            && self.plain_budget > 0
             && PLAIN[usize::from(b)]
-            && self.s.chars < self.s.max
-            && self.offset < self.max_document_bytes
-            && self.refusal.is_none()
-            && !self.accepted
         {
+            self.plain_budget -= 1;
             self.s.chars += 1;
             self.offset += 1;
             self.work += 1;
@@ -506,6 +503,16 @@ impl StructuredValidator {
         if !over.is_empty() {
             return Err(self.refuse(val(C::DocumentTooLarge)));
         }
+        self.plain_budget = if self.mode == Mode::Str
+            && !self.s.constrained
+            && self.s.need == 0
+            && self.s.esc == Esc::None
+        {
+            u64::from(self.s.max.saturating_sub(self.s.chars))
+                .min(self.g.limits.max_document_bytes.saturating_sub(self.offset))
+        } else {
+            0
+        };
         Ok(())
     }
 
@@ -560,6 +567,7 @@ impl StructuredValidator {
     }
 
     fn refuse(&mut self, (code, level): Fail) -> Refusal {
+        self.plain_budget = 0;
         let r = Refusal {
             code,
             offset: self.offset,
@@ -1366,6 +1374,7 @@ mod tests {
                 assert_eq!(fast.s.chars, full.s.chars);
             }
             assert_eq!(fast.finish(), full.finish());
+            assert_eq!(fast.status(), full.status());
         }
     }
 
