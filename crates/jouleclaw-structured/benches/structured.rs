@@ -10,7 +10,9 @@
 //! Documents: `tool_call` (a short `get_weather` call) and `say` (a `say` call with 1.5 KB of
 //! text, tags and a number), both valid for `schemas/tool-call.schema.json`. Throughput is in
 //! bytes, so the per-byte ratio is read off one run. Run with
-//! `cargo bench -p jouleclaw-structured -- --warm-up-time 1 --measurement-time 3`.
+//! `cargo bench -p jouleclaw-structured -- --warm-up-time 1 --measurement-time 3`. Times on a
+//! shared machine swing with its load; `examples/structured_ir.rs` runs the same routines for
+//! instruction counts under callgrind, which do not.
 
 // A bench binary is not library code: a fixture that cannot be built is a bug in the bench.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
