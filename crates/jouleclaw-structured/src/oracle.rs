@@ -62,7 +62,9 @@ struct WindowOutcome {
 /// `turn <n> was refused earlier: ...` for a window that carries the rest of a refused turn.
 ///
 /// `judge` sees the whole window and does not depend on `on_tick`; `on_tick` works on a preview
-/// copy of the state, so a driver that calls both validates each byte twice. Windows must be
+/// copy of the state, so a driver that calls both validates each byte twice. After a window is
+/// judged the preview restarts from the judged state, unless it already holds ticks of a later
+/// window. Windows must be
 /// judged once each, in ascending id order; a window judged out of order gets a `Fail` and
 /// leaves the state unchanged. Memory is one validator (bounded by the grammar), not the turn's
 /// text.
@@ -73,7 +75,8 @@ pub struct StructuredOutputOracle {
     channel: u32,
     committed: Turns,
     last_window: Option<u64>,
-    /// `on_tick`'s state: the committed state advanced by the ticks seen in `preview_window`.
+    /// `on_tick`'s state: the committed state advanced by the ticks `on_tick` saw since, with
+    /// the latest window id among them.
     preview: Option<(u64, Turns)>,
 }
 
@@ -178,11 +181,10 @@ impl StreamOracle for StructuredOutputOracle {
     }
 
     fn on_tick(&mut self, tick: &Tick, _direction: ChannelDirection) -> Option<WindowVerdict> {
-        let fresh = !matches!(&self.preview, Some((w, _)) if *w == tick.window_id);
-        if fresh {
-            self.preview = Some((tick.window_id, self.committed.clone()));
-        }
-        let (_, state) = self.preview.as_mut()?;
+        let (seen, state) = self
+            .preview
+            .get_or_insert_with(|| (tick.window_id, self.committed.clone()));
+        *seen = (*seen).max(tick.window_id);
         let (refused, _) = Self::apply(&self.grammar, self.channel, state, tick);
         refused.map(|(turn, r)| WindowVerdict::fail(self.name.as_str(), Self::reason(turn, &r)))
     }
@@ -201,7 +203,11 @@ impl StreamOracle for StructuredOutputOracle {
             );
         }
         self.last_window = Some(id);
-        self.preview = None;
+        // The preview restarts from the committed state unless it already holds ticks of a
+        // later window (a driver that reports the next window's first tick before judging).
+        if self.preview.as_ref().is_some_and(|(seen, _)| *seen <= id) {
+            self.preview = None;
+        }
         let mut out = WindowOutcome::default();
         for t in window.ticks() {
             let (refused, touched) =

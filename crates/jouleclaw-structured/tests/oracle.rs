@@ -264,3 +264,30 @@ fn in_a_composite_the_structured_failure_dominates_and_is_raised_early() {
     assert_eq!(r[0].1.kind_str(), "fail");
     assert_eq!(c.last_signals()[0].1.kind_str(), "yield");
 }
+
+#[test]
+fn early_verdicts_do_not_depend_on_when_the_previous_window_is_judged() {
+    // A driver may report the next window's first tick before judging the previous window.
+    let spec = Arc::new(StreamSpec::duplex_voice_default());
+    let mut o = oracle();
+    let mut w0 = StreamWindow::open(Arc::clone(&spec), 0).unwrap();
+    let p = w0
+        .push(text(0, 20, LLM, r#"{"tool": "say", "args": {"text": ""#))
+        .unwrap();
+    assert_eq!(o.on_tick(p.tick, p.direction), None);
+    let mut w1 = StreamWindow::open(Arc::clone(&spec), 1).unwrap();
+    // Valid as the continuation of window 0's text; it would be refused as a turn of its own.
+    let p = w1.push(text(1, 210, LLM, r#"hi"}}"#)).unwrap();
+    assert_eq!(o.on_tick(p.tick, p.direction), None);
+    assert_eq!(
+        o.judge(&w0, &WindowContext::default()).kind_str(),
+        "need_more"
+    );
+    let p = w1.push(text(1, 220, LLM, " x")).unwrap();
+    let early = o.on_tick(p.tick, p.direction).unwrap();
+    assert_eq!(
+        early,
+        WindowVerdict::fail(o.name(), r#"turn 1: trailing_bytes at byte 40, path """#)
+    );
+    assert_eq!(o.judge(&w1, &WindowContext::default()), early);
+}
