@@ -1,0 +1,278 @@
+//! The crate's one error type, the document refusal codes and the refusal record.
+
+use core::fmt;
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $name:ident => $code:literal, $class:ident,)*) => {
+        /// Why the validator refused a document. Each code is stable: its string never changes
+        /// meaning (`spec/STRUCTURED-OUTPUT.md` tables them).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum RefusalCode {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl RefusalCode {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [RefusalCode] = &[$(RefusalCode::$name,)*];
+
+            /// The stable string form.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(RefusalCode::$name => $code,)*
+                }
+            }
+
+            /// The code's class.
+            pub fn class(self) -> RefusalClass {
+                match self {
+                    $(RefusalCode::$name => RefusalClass::$class,)*
+                }
+            }
+
+            /// The code with string form `s`.
+            pub fn from_str_code(s: &str) -> Option<Self> {
+                match s {
+                    $($code => Some(RefusalCode::$name),)*
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// A byte that cannot continue RFC 8259 JSON text here.
+    Syntax => "syntax", Syntax,
+    /// A byte that is not part of well-formed UTF-8 (overlong, surrogate, out of range, stray
+    /// continuation).
+    InvalidUtf8 => "invalid_utf8", Syntax,
+    /// A raw control character (below U+0020) inside a string.
+    ControlCharacter => "control_character", Syntax,
+    /// A backslash escape RFC 8259 does not define, or a bad hex digit in `\uXXXX`.
+    InvalidEscape => "invalid_escape", Syntax,
+    /// A `\uXXXX` escape of a surrogate that is not half of a high-low pair.
+    LoneSurrogate => "lone_surrogate", Syntax,
+    /// A non-whitespace byte after the document's value.
+    TrailingBytes => "trailing_bytes", Syntax,
+    /// `finish` before the document's value was complete.
+    Truncated => "truncated", Syntax,
+    /// `finish` before any value byte (nothing, or whitespace only).
+    EmptyDocument => "empty_document", Syntax,
+    /// The document is longer than the grammar's `max_document_bytes`.
+    DocumentTooLarge => "document_too_large", Limit,
+    /// A number token is longer than the grammar's `max_number_chars`.
+    NumberTooLong => "number_too_long", Limit,
+    /// A value of a JSON type the schema does not allow here (decided at its first byte; for
+    /// an integer, at the `.`, `e` or `E` that makes it a non-integer).
+    WrongType => "wrong_type", Schema,
+    /// An object key the schema does not declare (decided at the first key byte no
+    /// undeclared-and-unseen property can continue), or a key where no more may follow.
+    UnknownProperty => "unknown_property", Schema,
+    /// An object key already present in the object.
+    DuplicateProperty => "duplicate_property", Schema,
+    /// An object closes without a required property.
+    MissingProperty => "missing_property", Schema,
+    /// An object would hold more members than its `maxProperties`.
+    TooManyProperties => "too_many_properties", Schema,
+    /// An object of a `oneOf` whose first key is not the tag property.
+    TagNotFirst => "tag_not_first", Schema,
+    /// A `oneOf` tag value that names no branch.
+    UnknownTag => "unknown_tag", Schema,
+    /// A value outside the schema's `enum` or `const`.
+    ValueNotAllowed => "value_not_allowed", Schema,
+    /// A string shorter than its `minLength`.
+    StringTooShort => "string_too_short", Schema,
+    /// A string longer than its `maxLength` (characters, as JSON Schema counts them).
+    StringTooLong => "string_too_long", Schema,
+    /// A number below its `minimum`.
+    BelowMinimum => "below_minimum", Schema,
+    /// A number above its `maximum`.
+    AboveMaximum => "above_maximum", Schema,
+    /// An array would hold more elements than its `maxItems`.
+    TooManyItems => "too_many_items", Schema,
+    /// The caller cancelled the stream.
+    Cancelled => "cancelled", Control,
+    /// Bytes pushed after the document was accepted (the acceptance stands).
+    AfterFinish => "after_finish", Control,
+}
+
+impl fmt::Display for RefusalCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of rule a [`RefusalCode`] enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RefusalClass {
+    /// The bytes are not one RFC 8259 / I-JSON (RFC 7493) text: no JSON Schema validator sees
+    /// a value, so a refusal of this class has no meaningful path for a peer to agree on.
+    Syntax,
+    /// A hard limit of the grammar (document bytes, number length).
+    Limit,
+    /// The text is JSON so far, but its value cannot be of the schema's type; the refusal
+    /// path is the JSON Pointer a JSON Schema validator reports.
+    Schema,
+    /// Cancellation and use after acceptance.
+    Control,
+}
+
+impl RefusalClass {
+    /// `"syntax"`, `"limit"`, `"schema"` or `"control"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Syntax => "syntax",
+            Self::Limit => "limit",
+            Self::Schema => "schema",
+            Self::Control => "control",
+        }
+    }
+}
+
+/// A refused document: the rule, the byte and the place in the value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Refusal {
+    /// The rule that refused.
+    pub code: RefusalCode,
+    /// The offset of the byte at which the document became impossible (for `truncated` and
+    /// `empty_document`, the document's length; for `cancelled`, the bytes consumed).
+    pub offset: u64,
+    /// The JSON Pointer (RFC 6901) of the value the refusal is about: the object itself for
+    /// key-level rules (unknown, duplicate, missing, too many properties, tag not first), the
+    /// array itself for `too_many_items`, the value otherwise.
+    pub path: String,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at byte {}, path \"{}\"",
+            self.code.as_str(),
+            self.offset,
+            self.path
+        )
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// Everything this crate refuses: schemas it cannot compile and documents it refuses.
+///
+/// [`StructuredError::code`] gives a stable string per rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StructuredError {
+    /// The schema text is not one JSON value (syntax, duplicate keys, a number out of `f64`
+    /// range, nesting beyond 128).
+    SchemaNotJson {
+        /// What the JSON parser said.
+        message: String,
+    },
+    /// A keyword outside the supported subset, or a supported keyword where the subset does
+    /// not allow it. Never silently ignored.
+    UnsupportedKeyword {
+        /// The keyword.
+        keyword: String,
+        /// The JSON Pointer of the schema object that holds it.
+        at: String,
+    },
+    /// A supported keyword with a value the subset does not accept.
+    InvalidKeyword {
+        /// The keyword.
+        keyword: String,
+        /// The JSON Pointer of the schema object that holds it.
+        at: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A keyword the subset requires is absent (`type`, `additionalProperties: false` on an
+    /// object, `items` on an array).
+    MissingKeyword {
+        /// The keyword.
+        keyword: &'static str,
+        /// The JSON Pointer of the schema object that lacks it.
+        at: String,
+    },
+    /// The schema exceeds a compile-time limit.
+    SchemaOverLimit {
+        /// The limit's name (`max_depth`, `max_schema_bytes`, `max_members`).
+        limit: &'static str,
+        /// The JSON Pointer where it was exceeded.
+        at: String,
+    },
+    /// [`crate::Limits`] that cannot be used (a zero, or a value above its ceiling).
+    InvalidLimits {
+        /// The field.
+        field: &'static str,
+    },
+    /// A document was refused.
+    Refused(Refusal),
+}
+
+impl StructuredError {
+    /// A stable code naming the rule that refused; it never changes meaning. For
+    /// [`StructuredError::Refused`] it is the [`RefusalCode`]'s string.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::SchemaNotJson { .. } => "schema_not_json",
+            Self::UnsupportedKeyword { .. } => "schema_unsupported_keyword",
+            Self::InvalidKeyword { .. } => "schema_invalid_keyword",
+            Self::MissingKeyword { .. } => "schema_missing_keyword",
+            Self::SchemaOverLimit { .. } => "schema_over_limit",
+            Self::InvalidLimits { .. } => "limits_invalid",
+            Self::Refused(r) => r.code.as_str(),
+        }
+    }
+
+    /// The schema keyword the error names, if any.
+    pub fn keyword(&self) -> Option<&str> {
+        match self {
+            Self::UnsupportedKeyword { keyword, .. } | Self::InvalidKeyword { keyword, .. } => {
+                Some(keyword)
+            }
+            Self::MissingKeyword { keyword, .. } => Some(keyword),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for StructuredError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::SchemaNotJson { message } => write!(f, "schema is not one JSON value: {message}"),
+            Self::UnsupportedKeyword { keyword, at } => write!(
+                f,
+                "schema keyword \"{keyword}\" at \"{at}\" is outside the supported subset"
+            ),
+            Self::InvalidKeyword {
+                keyword,
+                at,
+                reason,
+            } => write!(f, "schema keyword \"{keyword}\" at \"{at}\": {reason}"),
+            Self::MissingKeyword { keyword, at } => {
+                write!(
+                    f,
+                    "schema object at \"{at}\" lacks required keyword \"{keyword}\""
+                )
+            }
+            Self::SchemaOverLimit { limit, at } => {
+                write!(f, "schema exceeds {limit} at \"{at}\"")
+            }
+            Self::InvalidLimits { field } => write!(f, "limits: {field} is zero or too large"),
+            Self::Refused(r) => write!(f, "document refused: {r}"),
+        }
+    }
+}
+
+impl std::error::Error for StructuredError {}
+
+impl From<Refusal> for StructuredError {
+    fn from(r: Refusal) -> Self {
+        Self::Refused(r)
+    }
+}
+
+/// `Result` with [`StructuredError`].
+pub type Result<T, E = StructuredError> = core::result::Result<T, E>;

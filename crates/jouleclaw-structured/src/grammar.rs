@@ -1,0 +1,938 @@
+//! The compiled grammar: a JSON Schema 2020-12 subset, its limits, its canonical form and
+//! digest, and its canonical JSON Schema projection.
+
+use std::sync::Arc;
+
+use jouleclaw_stream::canon;
+
+use crate::error::{Result, StructuredError as E};
+use crate::json::{Json, Num};
+
+/// The `$schema` URI of the subset (JSON Schema 2020-12).
+pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// The format tag inside the grammar's canonical form.
+pub const GRAMMAR_FORMAT: &str = "jouleclaw-structured/1";
+
+/// Most members one object may declare, `enum` values one schema may list and branches one
+/// `oneOf` may hold. The validator tracks them in fixed 256-bit sets, so it never allocates
+/// per key or per enum value.
+pub const MAX_MEMBERS: usize = 256;
+
+/// The largest schema text [`Grammar::compile`] reads.
+pub const MAX_SCHEMA_BYTES: usize = 1 << 20;
+
+/// Ceiling of [`Limits::max_number_chars`] (the validator keeps a number token in a fixed
+/// buffer of this size).
+pub const MAX_NUMBER_CHARS_CEILING: usize = 128;
+
+/// The largest magnitude of an `integer`: `2^53 - 1`.
+pub const MAX_SAFE_INTEGER: i64 = canon::MAX_SAFE_INTEGER as i64;
+
+/// The hard limits of a grammar. Each is part of the grammar's canonical form and digest.
+///
+/// `max_string_chars` and `max_array_items` are folded into the projection as the effective
+/// `maxLength` / `maxItems` of every string and array; `max_depth` is checked when the schema
+/// is compiled (a document cannot nest deeper than its schema); `max_document_bytes` and
+/// `max_number_chars` are checked on the document bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Limits {
+    /// Largest document, in bytes (whitespace included). Default 65,536.
+    pub max_document_bytes: u64,
+    /// Deepest container nesting of the schema (the root object or array is depth 1). Default 16.
+    pub max_depth: u32,
+    /// Longest string value, in characters (Unicode scalar values). Default 4,096.
+    pub max_string_chars: u32,
+    /// Most elements of one array. Default 1,024.
+    pub max_array_items: u32,
+    /// Longest number token, in bytes. Default 64, at most 128.
+    pub max_number_chars: u32,
+}
+
+impl Limits {
+    /// The defaults: 64 KiB documents, depth 16, 4,096-character strings, 1,024-element
+    /// arrays, 64-byte numbers.
+    pub const DEFAULT: Limits = Limits {
+        max_document_bytes: 65_536,
+        max_depth: 16,
+        max_string_chars: 4_096,
+        max_array_items: 1_024,
+        max_number_chars: 64,
+    };
+
+    fn validate(&self) -> Result<()> {
+        if self.max_document_bytes == 0 || self.max_document_bytes > canon::MAX_SAFE_INTEGER {
+            return Err(E::InvalidLimits {
+                field: "max_document_bytes",
+            });
+        }
+        if self.max_depth == 0 || self.max_depth > 64 {
+            return Err(E::InvalidLimits { field: "max_depth" });
+        }
+        if self.max_string_chars == 0 {
+            return Err(E::InvalidLimits {
+                field: "max_string_chars",
+            });
+        }
+        if self.max_array_items == 0 {
+            return Err(E::InvalidLimits {
+                field: "max_array_items",
+            });
+        }
+        if self.max_number_chars == 0 || self.max_number_chars as usize > MAX_NUMBER_CHARS_CEILING {
+            return Err(E::InvalidLimits {
+                field: "max_number_chars",
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+pub(crate) type NodeId = u32;
+
+/// A 256-bit member set.
+pub(crate) type Bits = [u64; 4];
+
+pub(crate) fn bit(i: usize) -> Bits {
+    let mut b = [0; 4];
+    b[i / 64] = 1 << (i % 64);
+    b
+}
+
+pub(crate) fn first_n(n: usize) -> Bits {
+    let mut b = [0u64; 4];
+    for (w, word) in b.iter_mut().enumerate() {
+        let lo = w * 64;
+        if n >= lo + 64 {
+            *word = u64::MAX;
+        } else if n > lo {
+            *word = (1u64 << (n - lo)) - 1;
+        }
+    }
+    b
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Prop {
+    pub(crate) name: String,
+    pub(crate) node: NodeId,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Branch {
+    pub(crate) tag_value: String,
+    pub(crate) node: NodeId,
+    pub(crate) tag_index: u16,
+}
+
+/// A `minimum`/`maximum` of a `number`: the token text (a valid JSON number).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Bound(pub(crate) String);
+
+#[derive(Debug, Clone)]
+pub(crate) enum Kind {
+    Object {
+        props: Vec<Prop>,
+        all: Bits,
+        required: Bits,
+        max_properties: Option<u32>,
+    },
+    OneOf {
+        tag: String,
+        branches: Vec<Branch>,
+    },
+    Array {
+        items: NodeId,
+        max_items: u32,
+    },
+    String {
+        min: u32,
+        max: u32,
+        allowed: Option<Vec<String>>,
+    },
+    Integer {
+        lo: i64,
+        hi: i64,
+        allowed: Option<Vec<i64>>,
+    },
+    Number {
+        min: Option<Bound>,
+        max: Option<Bound>,
+    },
+    Boolean {
+        allowed: Option<Vec<bool>>,
+    },
+    Null,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) kind: Kind,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+}
+
+/// A compiled structured-output grammar: one object from which the streaming validator
+/// ([`crate::StructuredValidator`]), the whole-document validator ([`Grammar::validate`]) and
+/// the canonical JSON Schema projection ([`Grammar::projection`]) are all generated.
+///
+/// Cheap to share: wrap it in an [`Arc`] once and hand clones to validators and oracles.
+#[derive(Debug, Clone)]
+pub struct Grammar {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) root: NodeId,
+    pub(crate) limits: Limits,
+    projection: Vec<u8>,
+    canonical: Vec<u8>,
+    digest: blake3::Hash,
+}
+
+/// A canonical JSON value used to write the projection.
+enum CVal {
+    Bool(bool),
+    Int(i64),
+    Num(String),
+    Str(String),
+    Arr(Vec<CVal>),
+    Obj(Vec<(String, CVal)>),
+}
+
+fn utf16_cmp(a: &str, b: &str) -> core::cmp::Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+fn write_cval(out: &mut Vec<u8>, v: &CVal) {
+    match v {
+        CVal::Bool(true) => out.extend_from_slice(b"true"),
+        CVal::Bool(false) => out.extend_from_slice(b"false"),
+        CVal::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
+        CVal::Num(t) => out.extend_from_slice(t.as_bytes()),
+        CVal::Str(s) => canon::write_str(out, s),
+        CVal::Arr(a) => {
+            out.push(b'[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_cval(out, x);
+            }
+            out.push(b']');
+        }
+        CVal::Obj(m) => {
+            let mut keys: Vec<&(String, CVal)> = m.iter().collect();
+            keys.sort_by(|x, y| utf16_cmp(&x.0, &y.0));
+            out.push(b'{');
+            for (i, (k, x)) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canon::write_str(out, k);
+                out.push(b':');
+                write_cval(out, x);
+            }
+            out.push(b'}');
+        }
+    }
+}
+
+fn ptr_push(at: &str, seg: &str) -> String {
+    let mut s = String::with_capacity(at.len() + seg.len() + 1);
+    s.push_str(at);
+    s.push('/');
+    for c in seg.chars() {
+        match c {
+            '~' => s.push_str("~0"),
+            '/' => s.push_str("~1"),
+            c => s.push(c),
+        }
+    }
+    s
+}
+
+const ANNOTATIONS: &[&str] = &["title", "description"];
+
+/// Every keyword of the subset (each allowed only where `spec/STRUCTURED-OUTPUT.md` says).
+const SUBSET: &[&str] = &[
+    "type",
+    "oneOf",
+    "properties",
+    "required",
+    "additionalProperties",
+    "maxProperties",
+    "items",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+];
+
+struct Compiler {
+    nodes: Vec<Node>,
+    limits: Limits,
+}
+
+fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
+    E::InvalidKeyword {
+        keyword: keyword.to_owned(),
+        at: at.to_owned(),
+        reason,
+    }
+}
+
+fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
+    match v {
+        Json::Num(Num::Int(i)) => {
+            u32::try_from(*i).map_err(|_| invalid(keyword, at, "must be an integer in [0, 2^32-1]"))
+        }
+        _ => Err(invalid(keyword, at, "must be an integer in [0, 2^32-1]")),
+    }
+}
+
+fn safe_int(v: &Json, keyword: &str, at: &str) -> Result<i64> {
+    match v {
+        Json::Num(Num::Int(i)) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(*i),
+        _ => Err(invalid(
+            keyword,
+            at,
+            "must be an integer within +-(2^53-1) for an integer schema",
+        )),
+    }
+}
+
+fn number_text(v: &Json, keyword: &str, at: &str) -> Result<String> {
+    match v {
+        Json::Num(Num::Int(i)) => Ok(i.to_string()),
+        Json::Num(Num::Float(f)) if f.is_finite() => {
+            // serde_json writes the shortest text that reads back as the same f64.
+            serde_json::to_string(f).map_err(|_| invalid(keyword, at, "must be a finite number"))
+        }
+        _ => Err(invalid(keyword, at, "must be a number")),
+    }
+}
+
+impl Compiler {
+    fn add(&mut self, node: Node) -> NodeId {
+        self.nodes.push(node);
+        // The node count is bounded by the schema size (1 MiB), far below u32::MAX.
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    fn compile(&mut self, s: &Json, at: &str, depth: u32, root: bool) -> Result<NodeId> {
+        let Json::Obj(members) = s else {
+            return Err(E::InvalidKeyword {
+                keyword: "type".into(),
+                at: at.to_owned(),
+                reason: "a schema must be a JSON object (boolean schemas are not supported)",
+            });
+        };
+        // Keywords are checked in sorted order, so the one named by a refusal does not depend
+        // on the order the schema lists them in.
+        let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        let get = |k: &str| s.get(k);
+        let annotation = |k: &str| -> Result<Option<String>> {
+            match get(k) {
+                None => Ok(None),
+                Some(Json::Str(t)) => Ok(Some(t.clone())),
+                Some(_) => Err(invalid(k, at, "must be a string")),
+            }
+        };
+        let title = annotation("title")?;
+        let description = annotation("description")?;
+        if let Some(d) = get("$schema") {
+            if !root {
+                return Err(E::UnsupportedKeyword {
+                    keyword: "$schema".into(),
+                    at: at.to_owned(),
+                });
+            }
+            if *d != Json::Str(SCHEMA_DIALECT.into()) {
+                return Err(invalid("$schema", at, "must be the 2020-12 dialect URI"));
+            }
+        }
+        let common = |k: &str| ANNOTATIONS.contains(&k) || (root && k == "$schema");
+        // Keywords outside the subset anywhere are named before anything else is checked.
+        for k in &keys {
+            if !(common(k) || SUBSET.contains(k)) {
+                return Err(E::UnsupportedKeyword {
+                    keyword: (*k).to_owned(),
+                    at: at.to_owned(),
+                });
+            }
+        }
+
+        if let Some(one_of) = get("oneOf") {
+            for k in &keys {
+                if !(common(k) || *k == "oneOf" || *k == "type") {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
+            }
+            if let Some(t) = get("type")
+                && *t != Json::Str("object".into())
+            {
+                return Err(invalid("type", at, "beside oneOf, type must be \"object\""));
+            }
+            let kind = self.one_of(one_of, &ptr_push(at, "oneOf"), depth)?;
+            return Ok(self.add(Node {
+                kind,
+                title,
+                description,
+            }));
+        }
+
+        let ty = match get("type") {
+            None => {
+                return Err(E::MissingKeyword {
+                    keyword: "type",
+                    at: at.to_owned(),
+                });
+            }
+            Some(Json::Str(t)) => t.as_str(),
+            Some(Json::Arr(_)) => {
+                return Err(invalid("type", at, "type lists are not supported"));
+            }
+            Some(_) => return Err(invalid("type", at, "must be a string")),
+        };
+        let allowed_for: &[&str] = match ty {
+            "object" => &[
+                "properties",
+                "required",
+                "additionalProperties",
+                "maxProperties",
+            ],
+            "array" => &["items", "maxItems"],
+            "string" => &["minLength", "maxLength", "enum", "const"],
+            "integer" => &["minimum", "maximum", "enum", "const"],
+            "number" => &["minimum", "maximum"],
+            "boolean" | "null" => &["enum", "const"],
+            _ => return Err(invalid("type", at, "unknown type name")),
+        };
+        for k in &keys {
+            if !(common(k) || *k == "type" || allowed_for.contains(k)) {
+                return Err(E::UnsupportedKeyword {
+                    keyword: (*k).to_owned(),
+                    at: at.to_owned(),
+                });
+            }
+        }
+        let values = |check: &dyn Fn(&Json) -> bool| -> Result<Option<Vec<Json>>> {
+            match (get("enum"), get("const")) {
+                (Some(_), Some(_)) => Err(invalid("const", at, "enum and const together")),
+                (None, None) => Ok(None),
+                (None, Some(c)) => {
+                    if check(c) {
+                        Ok(Some(vec![c.clone()]))
+                    } else {
+                        Err(invalid("const", at, "value is not of the schema's type"))
+                    }
+                }
+                (Some(Json::Arr(vs)), None) => {
+                    if vs.is_empty() {
+                        return Err(invalid("enum", at, "must not be empty"));
+                    }
+                    if vs.len() > MAX_MEMBERS {
+                        return Err(E::SchemaOverLimit {
+                            limit: "max_members",
+                            at: ptr_push(at, "enum"),
+                        });
+                    }
+                    for (i, v) in vs.iter().enumerate() {
+                        if !check(v) {
+                            return Err(invalid("enum", at, "value is not of the schema's type"));
+                        }
+                        if vs[..i].contains(v) {
+                            return Err(invalid("enum", at, "values must be unique"));
+                        }
+                    }
+                    Ok(Some(vs.clone()))
+                }
+                (Some(_), None) => Err(invalid("enum", at, "must be an array")),
+            }
+        };
+        let kind = match ty {
+            "object" => self.object(s, at, depth)?,
+            "array" => {
+                if depth >= self.limits.max_depth {
+                    return Err(E::SchemaOverLimit {
+                        limit: "max_depth",
+                        at: at.to_owned(),
+                    });
+                }
+                let Some(items) = get("items") else {
+                    return Err(E::MissingKeyword {
+                        keyword: "items",
+                        at: at.to_owned(),
+                    });
+                };
+                let max_items = match get("maxItems") {
+                    Some(v) => count(v, "maxItems", at)?.min(self.limits.max_array_items),
+                    None => self.limits.max_array_items,
+                };
+                let items = self.compile(items, &ptr_push(at, "items"), depth + 1, false)?;
+                Kind::Array { items, max_items }
+            }
+            "string" => {
+                let min = get("minLength")
+                    .map(|v| count(v, "minLength", at))
+                    .transpose()?
+                    .unwrap_or(0);
+                let max = match get("maxLength") {
+                    Some(v) => count(v, "maxLength", at)?.min(self.limits.max_string_chars),
+                    None => self.limits.max_string_chars,
+                };
+                let allowed = values(&|v| matches!(v, Json::Str(_)))?.map(|vs| {
+                    vs.into_iter()
+                        .filter_map(|v| match v {
+                            Json::Str(t) => Some(t),
+                            _ => None,
+                        })
+                        .collect()
+                });
+                Kind::String { min, max, allowed }
+            }
+            "integer" => {
+                let lo = get("minimum")
+                    .map(|v| safe_int(v, "minimum", at))
+                    .transpose()?
+                    .unwrap_or(-MAX_SAFE_INTEGER);
+                let hi = get("maximum")
+                    .map(|v| safe_int(v, "maximum", at))
+                    .transpose()?
+                    .unwrap_or(MAX_SAFE_INTEGER);
+                let allowed = values(&|v| {
+                    matches!(v, Json::Num(Num::Int(i)) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64)
+                })?
+                .map(|vs| {
+                    vs.into_iter()
+                        .filter_map(|v| match v {
+                            Json::Num(Num::Int(i)) => Some(i),
+                            _ => None,
+                        })
+                        .collect()
+                });
+                Kind::Integer { lo, hi, allowed }
+            }
+            "number" => Kind::Number {
+                min: get("minimum")
+                    .map(|v| number_text(v, "minimum", at).map(Bound))
+                    .transpose()?,
+                max: get("maximum")
+                    .map(|v| number_text(v, "maximum", at).map(Bound))
+                    .transpose()?,
+            },
+            "boolean" => Kind::Boolean {
+                allowed: values(&|v| matches!(v, Json::Bool(_)))?.map(|vs| {
+                    vs.into_iter()
+                        .filter_map(|v| match v {
+                            Json::Bool(b) => Some(b),
+                            _ => None,
+                        })
+                        .collect()
+                }),
+            },
+            _ => {
+                values(&|v| matches!(v, Json::Null))?;
+                Kind::Null
+            }
+        };
+        Ok(self.add(Node {
+            kind,
+            title,
+            description,
+        }))
+    }
+
+    fn object(&mut self, s: &Json, at: &str, depth: u32) -> Result<Kind> {
+        if depth >= self.limits.max_depth {
+            return Err(E::SchemaOverLimit {
+                limit: "max_depth",
+                at: at.to_owned(),
+            });
+        }
+        match s.get("additionalProperties") {
+            Some(Json::Bool(false)) => {}
+            Some(_) => {
+                return Err(invalid(
+                    "additionalProperties",
+                    at,
+                    "only false is supported (objects are closed)",
+                ));
+            }
+            None => {
+                return Err(E::MissingKeyword {
+                    keyword: "additionalProperties",
+                    at: at.to_owned(),
+                });
+            }
+        }
+        let declared: &[(String, Json)] = match s.get("properties") {
+            None => &[],
+            Some(Json::Obj(m)) => m,
+            Some(_) => return Err(invalid("properties", at, "must be an object")),
+        };
+        if declared.len() > MAX_MEMBERS {
+            return Err(E::SchemaOverLimit {
+                limit: "max_members",
+                at: ptr_push(at, "properties"),
+            });
+        }
+        let pat = ptr_push(at, "properties");
+        let mut props = Vec::with_capacity(declared.len());
+        for (name, sub) in declared {
+            let node = self.compile(sub, &ptr_push(&pat, name), depth + 1, false)?;
+            props.push(Prop {
+                name: name.clone(),
+                node,
+            });
+        }
+        let mut required = [0u64; 4];
+        match s.get("required") {
+            None => {}
+            Some(Json::Arr(names)) => {
+                for n in names {
+                    let Json::Str(n) = n else {
+                        return Err(invalid("required", at, "must be an array of strings"));
+                    };
+                    let Some(i) = props.iter().position(|p| p.name == *n) else {
+                        return Err(invalid("required", at, "names an undeclared property"));
+                    };
+                    let b = bit(i);
+                    if (0..4).any(|w| required[w] & b[w] != 0) {
+                        return Err(invalid("required", at, "names a property twice"));
+                    }
+                    for w in 0..4 {
+                        required[w] |= b[w];
+                    }
+                }
+            }
+            Some(_) => return Err(invalid("required", at, "must be an array of strings")),
+        }
+        let max_properties = s
+            .get("maxProperties")
+            .map(|v| count(v, "maxProperties", at))
+            .transpose()?;
+        Ok(Kind::Object {
+            all: first_n(props.len()),
+            props,
+            required,
+            max_properties,
+        })
+    }
+
+    fn one_of(&mut self, v: &Json, at: &str, depth: u32) -> Result<Kind> {
+        let Json::Arr(branches) = v else {
+            return Err(invalid("oneOf", at, "must be an array of object schemas"));
+        };
+        if branches.is_empty() {
+            return Err(invalid("oneOf", at, "must not be empty"));
+        }
+        if branches.len() > MAX_MEMBERS {
+            return Err(E::SchemaOverLimit {
+                limit: "max_members",
+                at: at.to_owned(),
+            });
+        }
+        let mut ids = Vec::with_capacity(branches.len());
+        for (i, b) in branches.iter().enumerate() {
+            let bat = ptr_push(at, &i.to_string());
+            if b.get("type") != Some(&Json::Str("object".into())) || b.get("oneOf").is_some() {
+                return Err(invalid(
+                    "oneOf",
+                    at,
+                    "every branch must be an object schema (type \"object\")",
+                ));
+            }
+            ids.push(self.compile(b, &bat, depth, false)?);
+        }
+        // The tag: a property every branch requires, as a string const, with distinct values.
+        // Several candidates: the smallest name (byte order) is the tag.
+        let tag_of = |node: NodeId, name: &str| -> Option<(String, u16)> {
+            let Kind::Object {
+                props, required, ..
+            } = &self.nodes[node as usize].kind
+            else {
+                return None;
+            };
+            let i = props.iter().position(|p| p.name == name)?;
+            let b = bit(i);
+            if (0..4).all(|w| required[w] & b[w] == 0) {
+                return None;
+            }
+            match &self.nodes[props[i].node as usize].kind {
+                Kind::String {
+                    allowed: Some(a), ..
+                } if a.len() == 1 => Some((a[0].clone(), i as u16)),
+                _ => None,
+            }
+        };
+        let Kind::Object { props: first, .. } = &self.nodes[ids[0] as usize].kind else {
+            return Err(invalid(
+                "oneOf",
+                at,
+                "every branch must be an object schema",
+            ));
+        };
+        let mut names: Vec<&str> = first.iter().map(|p| p.name.as_str()).collect();
+        names.sort_unstable();
+        for name in names {
+            let mut out: Vec<Branch> = Vec::with_capacity(ids.len());
+            for &id in &ids {
+                match tag_of(id, name) {
+                    Some((value, tag_index)) if !out.iter().any(|b| b.tag_value == value) => out
+                        .push(Branch {
+                            tag_value: value,
+                            node: id,
+                            tag_index,
+                        }),
+                    _ => break,
+                }
+            }
+            if out.len() == ids.len() {
+                return Ok(Kind::OneOf {
+                    tag: name.to_owned(),
+                    branches: out,
+                });
+            }
+        }
+        Err(invalid(
+            "oneOf",
+            at,
+            "branches need a required tag property whose schema is a string const, distinct per branch",
+        ))
+    }
+}
+
+impl Grammar {
+    /// Compiles a schema (JSON text) with [`Limits::DEFAULT`].
+    pub fn compile(schema: &[u8]) -> Result<Grammar> {
+        Self::compile_with_limits(schema, Limits::DEFAULT)
+    }
+
+    /// Compiles a schema (JSON text) with `limits`. Refuses anything outside the subset
+    /// (`spec/STRUCTURED-OUTPUT.md`) with a stable code naming the keyword.
+    pub fn compile_with_limits(schema: &[u8], limits: Limits) -> Result<Grammar> {
+        limits.validate()?;
+        if schema.len() > MAX_SCHEMA_BYTES {
+            return Err(E::SchemaOverLimit {
+                limit: "max_schema_bytes",
+                at: String::new(),
+            });
+        }
+        let json = Json::parse(schema).map_err(|message| E::SchemaNotJson { message })?;
+        let mut c = Compiler {
+            nodes: Vec::new(),
+            limits,
+        };
+        let root = c.compile(&json, "", 0, true)?;
+        let nodes = c.nodes;
+        let mut g = Grammar {
+            nodes,
+            root,
+            limits,
+            projection: Vec::new(),
+            canonical: Vec::new(),
+            digest: blake3::hash(b""),
+        };
+        let mut proj = g.project(root);
+        if let CVal::Obj(m) = &mut proj {
+            m.push(("$schema".into(), CVal::Str(SCHEMA_DIALECT.into())));
+        }
+        let mut projection = Vec::new();
+        write_cval(&mut projection, &proj);
+        let l = limits;
+        let canonical_val = CVal::Obj(vec![
+            ("grammar".into(), CVal::Str(GRAMMAR_FORMAT.into())),
+            (
+                "limits".into(),
+                CVal::Obj(vec![
+                    (
+                        "max_array_items".into(),
+                        CVal::Int(i64::from(l.max_array_items)),
+                    ),
+                    ("max_depth".into(), CVal::Int(i64::from(l.max_depth))),
+                    (
+                        "max_document_bytes".into(),
+                        // Validated below 2^53.
+                        CVal::Int(l.max_document_bytes as i64),
+                    ),
+                    (
+                        "max_number_chars".into(),
+                        CVal::Int(i64::from(l.max_number_chars)),
+                    ),
+                    (
+                        "max_string_chars".into(),
+                        CVal::Int(i64::from(l.max_string_chars)),
+                    ),
+                ]),
+            ),
+            ("schema".into(), proj),
+        ]);
+        let mut canonical = Vec::new();
+        write_cval(&mut canonical, &canonical_val);
+        g.digest = blake3::hash(&canonical);
+        g.projection = projection;
+        g.canonical = canonical;
+        Ok(g)
+    }
+
+    fn project(&self, id: NodeId) -> CVal {
+        let node = &self.nodes[id as usize];
+        let mut m: Vec<(String, CVal)> = Vec::new();
+        let ty = |t: &str| ("type".to_owned(), CVal::Str(t.to_owned()));
+        let values = |m: &mut Vec<(String, CVal)>, vs: Vec<CVal>| {
+            if vs.len() == 1 {
+                if let Some(v) = vs.into_iter().next() {
+                    m.push(("const".into(), v));
+                }
+            } else {
+                m.push(("enum".into(), CVal::Arr(vs)));
+            }
+        };
+        match &node.kind {
+            Kind::Object {
+                props,
+                required,
+                max_properties,
+                ..
+            } => {
+                m.push(ty("object"));
+                m.push(("additionalProperties".into(), CVal::Bool(false)));
+                m.push((
+                    "properties".into(),
+                    CVal::Obj(
+                        props
+                            .iter()
+                            .map(|p| (p.name.clone(), self.project(p.node)))
+                            .collect(),
+                    ),
+                ));
+                let mut req: Vec<&str> = props
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| {
+                        let b = bit(*i);
+                        (0..4).any(|w| required[w] & b[w] != 0)
+                    })
+                    .map(|(_, p)| p.name.as_str())
+                    .collect();
+                req.sort_by(|a, b| utf16_cmp(a, b));
+                if !req.is_empty() {
+                    m.push((
+                        "required".into(),
+                        CVal::Arr(req.into_iter().map(|r| CVal::Str(r.to_owned())).collect()),
+                    ));
+                }
+                if let Some(n) = max_properties {
+                    m.push(("maxProperties".into(), CVal::Int(i64::from(*n))));
+                }
+            }
+            Kind::OneOf { branches, .. } => {
+                m.push((
+                    "oneOf".into(),
+                    CVal::Arr(branches.iter().map(|b| self.project(b.node)).collect()),
+                ));
+            }
+            Kind::Array { items, max_items } => {
+                m.push(ty("array"));
+                m.push(("items".into(), self.project(*items)));
+                m.push(("maxItems".into(), CVal::Int(i64::from(*max_items))));
+            }
+            Kind::String { min, max, allowed } => {
+                m.push(ty("string"));
+                m.push(("maxLength".into(), CVal::Int(i64::from(*max))));
+                if *min > 0 {
+                    m.push(("minLength".into(), CVal::Int(i64::from(*min))));
+                }
+                if let Some(a) = allowed {
+                    values(&mut m, a.iter().map(|s| CVal::Str(s.clone())).collect());
+                }
+            }
+            Kind::Integer { lo, hi, allowed } => {
+                m.push(ty("integer"));
+                m.push(("minimum".into(), CVal::Int(*lo)));
+                m.push(("maximum".into(), CVal::Int(*hi)));
+                if let Some(a) = allowed {
+                    values(&mut m, a.iter().map(|i| CVal::Int(*i)).collect());
+                }
+            }
+            Kind::Number { min, max } => {
+                m.push(ty("number"));
+                if let Some(b) = min {
+                    m.push(("minimum".into(), CVal::Num(b.0.clone())));
+                }
+                if let Some(b) = max {
+                    m.push(("maximum".into(), CVal::Num(b.0.clone())));
+                }
+            }
+            Kind::Boolean { allowed } => {
+                m.push(ty("boolean"));
+                if let Some(a) = allowed {
+                    values(&mut m, a.iter().map(|b| CVal::Bool(*b)).collect());
+                }
+            }
+            Kind::Null => m.push(ty("null")),
+        }
+        if let Some(t) = &node.title {
+            m.push(("title".into(), CVal::Str(t.clone())));
+        }
+        if let Some(d) = &node.description {
+            m.push(("description".into(), CVal::Str(d.clone())));
+        }
+        CVal::Obj(m)
+    }
+
+    /// The grammar's limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The canonical JSON Schema projection: the JSON Schema 2020-12 document the cascade hands
+    /// its model provider, in canonical form (keys sorted by UTF-16 code units, no whitespace).
+    /// It states the effective limits (`maxLength`, `maxItems`, integer `minimum`/`maximum`)
+    /// and `additionalProperties: false` on every object, so a JSON Schema validator given it
+    /// accepts what this grammar accepts, up to the rules in `spec/STRUCTURED-OUTPUT.md`.
+    /// Compiling it again gives the same grammar and digest.
+    pub fn projection(&self) -> &[u8] {
+        &self.projection
+    }
+
+    /// The canonical form the digest covers:
+    /// `{"grammar":"jouleclaw-structured/1","limits":{...},"schema":<projection>}`.
+    pub fn canonical_form(&self) -> &[u8] {
+        &self.canonical
+    }
+
+    /// BLAKE3 of [`Grammar::canonical_form`]: changes when the schema's meaning or a limit
+    /// changes, not when whitespace or key order does. Compares in constant time.
+    pub fn digest(&self) -> blake3::Hash {
+        self.digest
+    }
+
+    /// The first 16 hex digits of the digest (64 bits), used in oracle names.
+    pub fn digest_prefix(&self) -> String {
+        let hex = self.digest.to_hex();
+        hex.as_str()[..16].to_owned()
+    }
+
+    /// The whole-document validator: validates a complete document held in memory.
+    ///
+    /// It runs the grammar's machine over the slice in one step, so it refuses exactly what a
+    /// stream of the same bytes in any chunks refuses, with the same code, offset and path.
+    pub fn validate(self: &Arc<Self>, document: &[u8]) -> core::result::Result<(), crate::Refusal> {
+        let mut v = crate::StructuredValidator::new(Arc::clone(self));
+        v.push(document)?;
+        v.finish()
+    }
+}

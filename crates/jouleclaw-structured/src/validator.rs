@@ -1,0 +1,1393 @@
+//! The streaming validator: one byte-driven machine generated from a [`Grammar`].
+
+use std::sync::Arc;
+
+use crate::decimal;
+use crate::error::{Refusal, RefusalCode as C};
+use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NodeId, bit};
+
+/// Where a refusal's path points: the value being read, or the container that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Value,
+    Container,
+}
+
+type Fail = (C, Level);
+
+fn val(c: C) -> Fail {
+    (c, Level::Value)
+}
+
+fn ctr(c: C) -> Fail {
+    (c, Level::Container)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A value of the node (the root, or an object member after its colon).
+    Value(NodeId),
+    /// The value of a `oneOf` tag.
+    TagValue,
+    ObjFirst,
+    ObjKey,
+    Colon,
+    After,
+    ArrFirst,
+    ArrNext,
+    Str,
+    Num,
+    Lit,
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    None,
+    Prop(u16),
+    Tag,
+}
+
+#[derive(Debug, Clone)]
+struct Frame {
+    /// The object, `oneOf` (until its tag selects a branch) or array node.
+    node: NodeId,
+    obj: bool,
+    seen: Bits,
+    /// Members (object) or elements (array) so far.
+    count: u32,
+    key: Key,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Key,
+    TagKey,
+    TagValue,
+    Value(NodeId),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Esc {
+    None,
+    Backslash,
+    Hex,
+    ExpectBackslash,
+    ExpectU,
+    LowHex,
+}
+
+#[derive(Debug, Clone)]
+struct Str {
+    target: Target,
+    /// Characters so far (value strings).
+    chars: u32,
+    /// Decoded UTF-8 bytes so far.
+    pos: u32,
+    /// Members whose text still matches the decoded prefix (keys: declared properties,
+    /// ignoring which are present; tag values: branches; value strings: enum members).
+    all: Bits,
+    constrained: bool,
+    /// The string's `maxLength` (value strings; `u32::MAX` for keys and tags).
+    max: u32,
+    esc: Esc,
+    hex: u32,
+    hexn: u8,
+    high: u32,
+    need: u8,
+    lo: u8,
+    hi: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ph {
+    Sign,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    E,
+    ESign,
+    Exp,
+}
+
+#[derive(Debug, Clone)]
+struct Numb {
+    node: NodeId,
+    is_int: bool,
+    phase: Ph,
+    neg: bool,
+    mag: u64,
+    digits: u32,
+    len: usize,
+    buf: [u8; MAX_NUMBER_CHARS_CEILING],
+}
+
+/// What the validator concludes, as [`StructuredValidator::status`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Valid so far; more bytes or `finish` may follow. Carries no code.
+    Incomplete,
+    /// `finish` accepted a complete document of the grammar's type.
+    Accepted,
+    /// Refused (sticky).
+    Refused(Refusal),
+}
+
+/// Resources consumed so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Document bytes consumed (a refused byte is not consumed).
+    pub bytes: u64,
+    /// Work units: one per byte consumed, plus one per key or enum member compared against a
+    /// decoded string byte. At most `bytes x (1 + 256)`.
+    pub work: u64,
+}
+
+/// The set of bytes the validator would accept next, and whether `finish` would accept now.
+///
+/// It is computed from the validator's own state and gives the caller no way to change it: a
+/// constrained decoder masks its sampling with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpectedNext {
+    bytes: [u64; 4],
+    finish: bool,
+}
+
+impl ExpectedNext {
+    /// `true` when pushing `b` next would not be refused.
+    pub fn allows(&self, b: u8) -> bool {
+        self.bytes[usize::from(b) / 64] & (1 << (b % 64)) != 0
+    }
+
+    /// `true` when `finish` now would accept.
+    pub fn can_finish(&self) -> bool {
+        self.finish
+    }
+
+    /// How many byte values are allowed.
+    pub fn count(&self) -> u32 {
+        self.bytes.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// The allowed byte values, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..=255u8).filter(|&b| self.allows(b))
+    }
+}
+
+/// The streaming validator of a [`Grammar`]: push bytes in chunks of any size, then `finish`.
+///
+/// * [`StructuredValidator::push`] never accepts: `Ok(())` means the bytes so far are a prefix of
+///   some valid document. It refuses at the first byte after which no valid document exists,
+///   with a stable [`C`] code, the byte offset and a JSON Pointer path.
+/// * Refusals are sticky: every later `push` and `finish` return the same refusal.
+/// * The outcome does not depend on how the bytes are split into chunks.
+/// * Memory is bounded by the grammar (one frame per open container, at most the schema's
+///   depth; a fixed number buffer), never by the input.
+#[derive(Debug, Clone)]
+pub struct StructuredValidator {
+    g: Arc<Grammar>,
+    /// How many plain bytes `push` may take one at a time without entering the machine: while
+    /// inside an unconstrained value string with no escape or UTF-8 sequence open, the room
+    /// left before its `maxLength` and the document limit; 0 otherwise. Set at the end of
+    /// every chunk the machine processes, 0 once refused.
+    plain_budget: u64,
+    offset: u64,
+    work: u64,
+    refusal: Option<Refusal>,
+    accepted: bool,
+    cancel_reason: Option<String>,
+    stack: Vec<Frame>,
+    mode: Mode,
+    s: Str,
+    n: Numb,
+    lit: &'static [u8],
+    lit_pos: usize,
+}
+
+const PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x80 {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
+
+/// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
+/// little-endian word, `special` flags the high bit of every byte that is not plain (high bit
+/// set, below 0x20, `"` or backslash); a borrow can flag a byte above a flagged one, never one
+/// below, so the lowest flag is the first byte that is not plain. The tail goes by the table.
+fn plain_run(s: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut n = 0;
+    for w in s.chunks_exact(8) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(w);
+        let x = u64::from_le_bytes(a);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let bslash = x ^ (ONES * u64::from(b'\\'));
+        let special = (x
+            | (x.wrapping_sub(ONES * 0x20) & !x)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (bslash.wrapping_sub(ONES) & !bslash))
+            & HIGH;
+        if special != 0 {
+            return n + (special.trailing_zeros() / 8) as usize;
+        }
+        n += 8;
+    }
+    let rest = s.get(n..).unwrap_or_default();
+    n + rest
+        .iter()
+        .position(|&c| !PLAIN[usize::from(c)])
+        .unwrap_or(rest.len())
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn is_value_start(b: u8) -> bool {
+    matches!(
+        b,
+        b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+    )
+}
+
+fn bits_any(b: &Bits) -> bool {
+    b.iter().any(|w| *w != 0)
+}
+
+fn bits_iter(b: Bits) -> impl Iterator<Item = usize> {
+    (0..4).flat_map(move |w| {
+        let mut x = b[w];
+        core::iter::from_fn(move || {
+            if x == 0 {
+                return None;
+            }
+            let i = x.trailing_zeros() as usize;
+            x &= x - 1;
+            Some(w * 64 + i)
+        })
+    })
+}
+
+fn and_not(a: &Bits, b: &Bits) -> Bits {
+    [a[0] & !b[0], a[1] & !b[1], a[2] & !b[2], a[3] & !b[3]]
+}
+
+/// Keeps the members of `set` whose text has `byte` at `pos`; returns how many members were
+/// compared (the work done).
+#[inline]
+fn filter<'a>(set: &mut Bits, pos: u32, byte: u8, text: impl Fn(usize) -> &'a [u8]) -> u64 {
+    let mut compared = 0;
+    for (w, word) in set.iter_mut().enumerate() {
+        let mut x = *word;
+        while x != 0 {
+            let b = x.trailing_zeros() as usize;
+            x &= x - 1;
+            compared += 1;
+            if text(w * 64 + b).get(pos as usize) != Some(&byte) {
+                *word &= !(1 << b);
+            }
+        }
+    }
+    compared
+}
+
+/// The member of `set` whose text is exactly `len` bytes long.
+fn exact<'a>(set: Bits, len: u32, text: impl Fn(usize) -> &'a [u8]) -> Option<usize> {
+    bits_iter(set).find(|&i| text(i).len() == len as usize)
+}
+
+/// Whether a magnitude with decimal prefix `m` (or exactly 0 when `zero`) can lie in
+/// `[mlo, mhi]`.
+fn prefix_can_reach(m: u64, zero: bool, mlo: i128, mhi: i128) -> bool {
+    if mlo > mhi {
+        return false;
+    }
+    if zero {
+        return mlo <= 0;
+    }
+    let (mut lo, mut span) = (i128::from(m), 1i128);
+    while lo <= mhi {
+        if lo + span > mlo {
+            return true;
+        }
+        lo *= 10;
+        span *= 10;
+    }
+    false
+}
+
+/// Whether the integer prefix (sign, digits so far as `mag`, `digits` of them, a lone `0`
+/// when `zero`) can still become an allowed value.
+fn int_possible(
+    lo: i64,
+    hi: i64,
+    allowed: Option<&[i64]>,
+    neg: bool,
+    mag: u64,
+    digits: u32,
+    zero: bool,
+) -> bool {
+    let consistent = |v: i64| -> bool {
+        if v < lo || v > hi {
+            return false;
+        }
+        if neg && v > 0 || !neg && v < 0 {
+            return false;
+        }
+        if digits == 0 {
+            return true;
+        }
+        let big = v.unsigned_abs();
+        if zero {
+            return big == 0;
+        }
+        let mut x = big;
+        while x > mag {
+            x /= 10;
+        }
+        x == mag && big != 0
+    };
+    if let Some(a) = allowed {
+        return a.iter().any(|&v| consistent(v));
+    }
+    let (lo, hi) = (i128::from(lo), i128::from(hi));
+    if digits == 0 {
+        return neg && lo <= 0 && hi >= lo;
+    }
+    if neg {
+        prefix_can_reach(mag, zero, (-hi).max(0), -lo)
+    } else {
+        prefix_can_reach(mag, zero, lo.max(0), hi)
+    }
+}
+
+const TRUE: &[u8] = b"true";
+const FALSE: &[u8] = b"false";
+const NULL: &[u8] = b"null";
+
+impl StructuredValidator {
+    /// A validator at the start of a document of `grammar`'s type.
+    pub fn new(grammar: Arc<Grammar>) -> Self {
+        let root = grammar.root;
+        let depth = grammar.limits.max_depth as usize;
+        Self {
+            plain_budget: 0,
+            g: grammar,
+            offset: 0,
+            work: 0,
+            refusal: None,
+            accepted: false,
+            cancel_reason: None,
+            stack: Vec::with_capacity(depth.min(16)),
+            mode: Mode::Value(root),
+            s: Str {
+                target: Target::Key,
+                chars: 0,
+                pos: 0,
+                all: [0; 4],
+                constrained: false,
+                max: u32::MAX,
+                esc: Esc::None,
+                hex: 0,
+                hexn: 0,
+                high: 0,
+                need: 0,
+                lo: 0x80,
+                hi: 0xbf,
+            },
+            n: Numb {
+                node: 0,
+                is_int: false,
+                phase: Ph::Sign,
+                neg: false,
+                mag: 0,
+                digits: 0,
+                len: 0,
+                buf: [0; MAX_NUMBER_CHARS_CEILING],
+            },
+            lit: b"",
+            lit_pos: 0,
+        }
+    }
+
+    /// The grammar.
+    pub fn grammar(&self) -> &Arc<Grammar> {
+        &self.g
+    }
+
+    /// Where the validator stands.
+    pub fn status(&self) -> Status {
+        if self.accepted {
+            Status::Accepted
+        } else if let Some(r) = &self.refusal {
+            Status::Refused(r.clone())
+        } else {
+            Status::Incomplete
+        }
+    }
+
+    /// Bytes consumed and work done so far.
+    pub fn usage(&self) -> Usage {
+        Usage {
+            bytes: self.offset,
+            work: self.work,
+        }
+    }
+
+    /// The reason given to [`StructuredValidator::cancel`], if the stream was cancelled.
+    pub fn cancel_reason(&self) -> Option<&str> {
+        self.cancel_reason.as_deref()
+    }
+
+    /// Refuses an in-progress stream with `cancelled` (sticky). A cancel after acceptance or
+    /// after a refusal changes nothing.
+    pub fn cancel(&mut self, reason: impl Into<String>) {
+        if self.accepted || self.refusal.is_some() {
+            return;
+        }
+        self.cancel_reason = Some(reason.into());
+        self.refuse(val(C::Cancelled));
+    }
+
+    /// Feeds the next bytes of the document. `Ok(())` means every byte so far can still be
+    /// completed into a valid document; it never means accepted (only
+    /// [`StructuredValidator::finish`] accepts). A refusal is sticky. After acceptance, a push is
+    /// refused with `after_finish` and the acceptance stands.
+    #[inline]
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        // A byte-wise feed's commonest byte, without entering the machine: one plain byte of
+        // an unconstrained value string below its length and the document limit. `step` would
+        // take exactly this path for it (`string_byte` counts it as one character).
+        if let [b] = *chunk
+            && self.plain_budget > 0
+            && PLAIN[usize::from(b)]
+        {
+            self.plain_budget -= 1;
+            self.s.chars += 1;
+            self.offset += 1;
+            self.work += 1;
+            return Ok(());
+        }
+        self.push_chunk(chunk)
+    }
+
+    /// The machine over a chunk (see [`StructuredValidator::push`]).
+    #[inline(never)]
+    fn push_chunk(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        if self.accepted {
+            return Err(Refusal {
+                code: C::AfterFinish,
+                offset: self.offset,
+                path: String::new(),
+            });
+        }
+        if let Some(r) = &self.refusal {
+            return Err(r.clone());
+        }
+        let avail = self.g.limits.max_document_bytes.saturating_sub(self.offset);
+        let n = usize::try_from(avail).map_or(chunk.len(), |a| a.min(chunk.len()));
+        let (body, over) = chunk.split_at(n);
+        let mut i = 0;
+        while i < body.len() {
+            match self.step(body, i) {
+                Ok(used) => {
+                    i += used;
+                    self.offset += used as u64;
+                    self.work += used as u64;
+                }
+                Err(f) => return Err(self.refuse(f)),
+            }
+        }
+        if !over.is_empty() {
+            return Err(self.refuse(val(C::DocumentTooLarge)));
+        }
+        self.plain_budget = if self.mode == Mode::Str
+            && !self.s.constrained
+            && self.s.need == 0
+            && self.s.esc == Esc::None
+        {
+            u64::from(self.s.max.saturating_sub(self.s.chars))
+                .min(self.g.limits.max_document_bytes.saturating_sub(self.offset))
+        } else {
+            0
+        };
+        Ok(())
+    }
+
+    /// Declares the end of the document: accepts a complete valid document, refuses otherwise
+    /// (`truncated`, `empty_document`, or a number at the root that is out of bounds).
+    /// Idempotent.
+    pub fn finish(&mut self) -> Result<(), Refusal> {
+        if self.accepted {
+            return Ok(());
+        }
+        if let Some(r) = &self.refusal {
+            return Err(r.clone());
+        }
+        match self.mode {
+            Mode::Done => {}
+            Mode::Num
+                if self.stack.is_empty()
+                    && matches!(self.n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) =>
+            {
+                if let Err(f) = self.end_number() {
+                    return Err(self.refuse(f));
+                }
+            }
+            Mode::Value(_) if self.stack.is_empty() => {
+                return Err(self.refuse(val(C::EmptyDocument)));
+            }
+            _ => return Err(self.refuse(val(C::Truncated))),
+        }
+        self.accepted = true;
+        Ok(())
+    }
+
+    /// The bytes the validator would accept next and whether `finish` would accept now. Empty
+    /// once the validator is refused or accepted. Costs 257 trial steps on copies of the state;
+    /// the validator itself (usage counters included) does not change.
+    pub fn expected_next(&self) -> ExpectedNext {
+        let mut out = ExpectedNext {
+            bytes: [0; 4],
+            finish: false,
+        };
+        if self.accepted || self.refusal.is_some() {
+            return out;
+        }
+        for b in 0..=255u8 {
+            let mut trial = self.clone();
+            if trial.push(&[b]).is_ok() {
+                out.bytes[usize::from(b) / 64] |= 1 << (b % 64);
+            }
+        }
+        out.finish = self.clone().finish().is_ok();
+        out
+    }
+
+    fn refuse(&mut self, (code, level): Fail) -> Refusal {
+        self.plain_budget = 0;
+        let r = Refusal {
+            code,
+            offset: self.offset,
+            path: self.path(level),
+        };
+        self.refusal = Some(r.clone());
+        r
+    }
+
+    fn path(&self, level: Level) -> String {
+        let n = match level {
+            Level::Value => self.stack.len(),
+            Level::Container => self.stack.len().saturating_sub(1),
+        };
+        let mut p = String::new();
+        for f in &self.stack[..n] {
+            let seg: Option<String> = if f.obj {
+                match (&self.g.nodes[f.node as usize].kind, f.key) {
+                    (Kind::Object { props, .. }, Key::Prop(i)) => {
+                        props.get(usize::from(i)).map(|p| p.name.clone())
+                    }
+                    (Kind::OneOf { tag, .. }, Key::Tag) => Some(tag.clone()),
+                    _ => None,
+                }
+            } else {
+                Some(f.count.saturating_sub(1).to_string())
+            };
+            if let Some(seg) = seg {
+                p.push('/');
+                for c in seg.chars() {
+                    match c {
+                        '~' => p.push_str("~0"),
+                        '/' => p.push_str("~1"),
+                        c => p.push(c),
+                    }
+                }
+            }
+        }
+        p
+    }
+
+    /// Processes the byte at `chunk[i]` (inside a string, the run of plain bytes it starts).
+    /// Returns how many bytes were consumed.
+    #[inline]
+    fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+        let b = chunk[i];
+        match self.mode {
+            Mode::Str => self.string_byte(chunk, i),
+            Mode::Num => {
+                if self.number_byte(b)? {
+                    Ok(1)
+                } else {
+                    self.end_number()?;
+                    self.structural(b).map(|()| 1)
+                }
+            }
+            Mode::Lit => {
+                if self.lit.get(self.lit_pos) != Some(&b) {
+                    return Err(val(C::Syntax));
+                }
+                self.lit_pos += 1;
+                if self.lit_pos == self.lit.len() {
+                    self.complete_value();
+                }
+                Ok(1)
+            }
+            _ => {
+                if is_ws(b) {
+                    // A run of whitespace.
+                    let run = chunk[i..].iter().take_while(|&&c| is_ws(c)).count();
+                    return Ok(run);
+                }
+                self.structural(b).map(|()| 1)
+            }
+        }
+    }
+
+    fn complete_value(&mut self) {
+        self.mode = if self.stack.is_empty() {
+            Mode::Done
+        } else {
+            Mode::After
+        };
+    }
+
+    fn structural(&mut self, b: u8) -> Result<(), Fail> {
+        if is_ws(b) {
+            return Ok(());
+        }
+        match self.mode {
+            Mode::Value(node) => self.value_start(node, b),
+            Mode::TagValue => {
+                if b == b'"' {
+                    let all = match &self.g.nodes[self.top()?.node as usize].kind {
+                        Kind::OneOf { branches, .. } => crate::grammar::first_n(branches.len()),
+                        _ => return Err(val(C::Syntax)),
+                    };
+                    self.start_string(Target::TagValue, all, true);
+                    Ok(())
+                } else if is_value_start(b) {
+                    Err(val(C::WrongType))
+                } else {
+                    Err(val(C::Syntax))
+                }
+            }
+            Mode::ObjFirst => match b {
+                b'}' => self.close_object(),
+                b'"' => self.start_key(),
+                _ => Err(ctr(C::Syntax)),
+            },
+            Mode::ObjKey => match b {
+                b'"' => self.start_key(),
+                _ => Err(ctr(C::Syntax)),
+            },
+            Mode::Colon => {
+                if b != b':' {
+                    return Err(ctr(C::Syntax));
+                }
+                let f = self.top()?;
+                self.mode = match (&self.g.nodes[f.node as usize].kind, f.key) {
+                    (Kind::OneOf { .. }, Key::Tag) => Mode::TagValue,
+                    (Kind::Object { props, .. }, Key::Prop(i)) => match props.get(usize::from(i)) {
+                        Some(p) => Mode::Value(p.node),
+                        None => return Err(ctr(C::Syntax)),
+                    },
+                    _ => return Err(ctr(C::Syntax)),
+                };
+                Ok(())
+            }
+            Mode::After => {
+                let obj = self.top()?.obj;
+                match (b, obj) {
+                    (b',', true) => self.comma_object(),
+                    (b',', false) => {
+                        let f = self.top()?;
+                        if let Kind::Array { max_items, .. } = self.g.nodes[f.node as usize].kind
+                            && f.count >= max_items
+                        {
+                            return Err(ctr(C::TooManyItems));
+                        }
+                        self.mode = Mode::ArrNext;
+                        Ok(())
+                    }
+                    (b'}', true) => self.close_object(),
+                    (b']', false) => {
+                        self.stack.pop();
+                        self.complete_value();
+                        Ok(())
+                    }
+                    _ => Err(ctr(C::Syntax)),
+                }
+            }
+            Mode::ArrFirst if b == b']' => {
+                self.stack.pop();
+                self.complete_value();
+                Ok(())
+            }
+            Mode::ArrFirst | Mode::ArrNext => {
+                if !is_value_start(b) {
+                    return Err(ctr(C::Syntax));
+                }
+                let (items, max_items, count) = match (
+                    self.stack.last(),
+                    self.stack
+                        .last()
+                        .map(|f| &self.g.nodes[f.node as usize].kind),
+                ) {
+                    (Some(f), Some(Kind::Array { items, max_items })) => {
+                        (*items, *max_items, f.count)
+                    }
+                    _ => return Err(ctr(C::Syntax)),
+                };
+                if count >= max_items {
+                    return Err(ctr(C::TooManyItems));
+                }
+                if let Some(f) = self.stack.last_mut() {
+                    f.count += 1;
+                }
+                self.value_start(items, b)
+            }
+            Mode::Done => Err(val(C::TrailingBytes)),
+            Mode::Str | Mode::Num | Mode::Lit => Err(val(C::Syntax)),
+        }
+    }
+
+    fn top(&self) -> Result<&Frame, Fail> {
+        self.stack.last().ok_or(val(C::Syntax))
+    }
+
+    fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Fail> {
+        let g = &self.g;
+        match (&g.nodes[node as usize].kind, b) {
+            (Kind::Object { .. } | Kind::OneOf { .. }, b'{') => {
+                self.stack.push(Frame {
+                    node,
+                    obj: true,
+                    seen: [0; 4],
+                    count: 0,
+                    key: Key::None,
+                });
+                self.mode = Mode::ObjFirst;
+            }
+            (Kind::Array { .. }, b'[') => {
+                self.stack.push(Frame {
+                    node,
+                    obj: false,
+                    seen: [0; 4],
+                    count: 0,
+                    key: Key::None,
+                });
+                self.mode = Mode::ArrFirst;
+            }
+            (Kind::String { allowed, .. }, b'"') => {
+                let all = allowed
+                    .as_ref()
+                    .map_or([0; 4], |a| crate::grammar::first_n(a.len()));
+                let constrained = allowed.is_some();
+                self.start_string(Target::Value(node), all, constrained);
+            }
+            (Kind::Integer { .. } | Kind::Number { .. }, b'-' | b'0'..=b'9') => {
+                let is_int = matches!(g.nodes[node as usize].kind, Kind::Integer { .. });
+                let n = &mut self.n;
+                n.node = node;
+                n.is_int = is_int;
+                n.len = 1;
+                n.buf[0] = b;
+                n.neg = b == b'-';
+                n.digits = u32::from(b != b'-');
+                n.mag = u64::from(b.wrapping_sub(b'0')).min(9) * u64::from(b != b'-');
+                n.phase = match b {
+                    b'-' => Ph::Sign,
+                    b'0' => Ph::Zero,
+                    _ => Ph::Int,
+                };
+                self.mode = Mode::Num;
+                self.check_int_prefix()?;
+            }
+            (Kind::Boolean { allowed }, b't' | b'f') => {
+                let v = b == b't';
+                if allowed.as_ref().is_some_and(|a| !a.contains(&v)) {
+                    return Err(val(C::ValueNotAllowed));
+                }
+                self.lit = if v { TRUE } else { FALSE };
+                self.lit_pos = 1;
+                self.mode = Mode::Lit;
+            }
+            (Kind::Null, b'n') => {
+                self.lit = NULL;
+                self.lit_pos = 1;
+                self.mode = Mode::Lit;
+            }
+            _ if is_value_start(b) => return Err(val(C::WrongType)),
+            _ => return Err(val(C::Syntax)),
+        }
+        Ok(())
+    }
+
+    fn start_string(&mut self, target: Target, all: Bits, constrained: bool) {
+        let max = match target {
+            Target::Value(node) => match &self.g.nodes[node as usize].kind {
+                Kind::String { max, .. } => *max,
+                _ => u32::MAX,
+            },
+            _ => u32::MAX,
+        };
+        let s = &mut self.s;
+        s.max = max;
+        s.target = target;
+        s.chars = 0;
+        s.pos = 0;
+        s.all = all;
+        s.constrained = constrained;
+        s.esc = Esc::None;
+        s.need = 0;
+        s.hexn = 0;
+        self.mode = Mode::Str;
+    }
+
+    fn start_key(&mut self) -> Result<(), Fail> {
+        let f = self.top()?;
+        match &self.g.nodes[f.node as usize].kind {
+            Kind::OneOf { .. } => {
+                self.start_string(Target::TagKey, [0; 4], true);
+                Ok(())
+            }
+            Kind::Object {
+                all,
+                max_properties,
+                ..
+            } => {
+                if max_properties.is_some_and(|m| f.count >= m) {
+                    return Err(ctr(C::TooManyProperties));
+                }
+                if !bits_any(&and_not(all, &f.seen)) {
+                    return Err(ctr(C::UnknownProperty));
+                }
+                let all = *all;
+                self.start_string(Target::Key, all, true);
+                Ok(())
+            }
+            _ => Err(ctr(C::Syntax)),
+        }
+    }
+
+    fn comma_object(&mut self) -> Result<(), Fail> {
+        let f = self.top()?;
+        if let Kind::Object {
+            all,
+            max_properties,
+            ..
+        } = &self.g.nodes[f.node as usize].kind
+        {
+            if max_properties.is_some_and(|m| f.count >= m) {
+                return Err(ctr(C::TooManyProperties));
+            }
+            if !bits_any(&and_not(all, &f.seen)) {
+                return Err(ctr(C::UnknownProperty));
+            }
+        }
+        self.mode = Mode::ObjKey;
+        Ok(())
+    }
+
+    fn close_object(&mut self) -> Result<(), Fail> {
+        let f = self.top()?;
+        match &self.g.nodes[f.node as usize].kind {
+            Kind::Object { required, .. } if !bits_any(&and_not(required, &f.seen)) => {}
+            _ => return Err(ctr(C::MissingProperty)),
+        }
+        self.stack.pop();
+        self.complete_value();
+        Ok(())
+    }
+
+    #[inline]
+    fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+        let b = chunk[i];
+        if self.s.need > 0 {
+            if b < self.s.lo || b > self.s.hi {
+                return Err(val(C::InvalidUtf8));
+            }
+            self.s.need -= 1;
+            self.s.lo = 0x80;
+            self.s.hi = 0xbf;
+            self.feed(b)?;
+            return Ok(1);
+        }
+        match self.s.esc {
+            Esc::None => {}
+            Esc::Backslash => {
+                let d = match b {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        self.s.esc = Esc::Hex;
+                        self.s.hex = 0;
+                        self.s.hexn = 0;
+                        return Ok(1);
+                    }
+                    _ => return Err(val(C::InvalidEscape)),
+                };
+                self.s.esc = Esc::None;
+                self.feed(d)?;
+                return Ok(1);
+            }
+            Esc::Hex | Esc::LowHex => {
+                let d = match b {
+                    b'0'..=b'9' => b - b'0',
+                    b'a'..=b'f' => b - b'a' + 10,
+                    b'A'..=b'F' => b - b'A' + 10,
+                    _ => return Err(val(C::InvalidEscape)),
+                };
+                self.s.hex = self.s.hex * 16 + u32::from(d);
+                self.s.hexn += 1;
+                if self.s.hexn < 4 {
+                    return Ok(1);
+                }
+                let v = self.s.hex;
+                let cp = if self.s.esc == Esc::Hex {
+                    match v {
+                        0xd800..=0xdbff => {
+                            self.s.high = v;
+                            self.s.esc = Esc::ExpectBackslash;
+                            return Ok(1);
+                        }
+                        0xdc00..=0xdfff => return Err(val(C::LoneSurrogate)),
+                        _ => v,
+                    }
+                } else if (0xdc00..=0xdfff).contains(&v) {
+                    0x10000 + ((self.s.high - 0xd800) << 10) + (v - 0xdc00)
+                } else {
+                    return Err(val(C::LoneSurrogate));
+                };
+                self.s.esc = Esc::None;
+                let c = char::from_u32(cp).ok_or(val(C::LoneSurrogate))?;
+                let mut buf = [0u8; 4];
+                for &x in c.encode_utf8(&mut buf).as_bytes() {
+                    self.feed(x)?;
+                }
+                return Ok(1);
+            }
+            Esc::ExpectBackslash => {
+                return if b == b'\\' {
+                    self.s.esc = Esc::ExpectU;
+                    Ok(1)
+                } else {
+                    Err(val(C::LoneSurrogate))
+                };
+            }
+            Esc::ExpectU => {
+                return if b == b'u' {
+                    self.s.esc = Esc::LowHex;
+                    self.s.hex = 0;
+                    self.s.hexn = 0;
+                    Ok(1)
+                } else {
+                    Err(val(C::LoneSurrogate))
+                };
+            }
+        }
+        match b {
+            b'"' => {
+                self.end_string()?;
+                Ok(1)
+            }
+            b'\\' => {
+                self.char_start()?;
+                self.s.esc = Esc::Backslash;
+                Ok(1)
+            }
+            0x00..=0x1f => Err(val(C::ControlCharacter)),
+            0x20..=0x7f => {
+                if self.s.constrained {
+                    self.char_start()?;
+                    self.feed(b)?;
+                    return Ok(1);
+                }
+                // An unconstrained value string: count the run of plain bytes at once.
+                let run = if i + 1 == chunk.len() {
+                    1
+                } else {
+                    plain_run(&chunk[i..])
+                };
+                let max = self.s.max;
+                let room = (max - self.s.chars.min(max)) as usize;
+                if run > room {
+                    if room == 0 {
+                        return Err(val(C::StringTooLong));
+                    }
+                    self.s.chars += room as u32;
+                    return Ok(room);
+                }
+                self.s.chars += run as u32;
+                Ok(run)
+            }
+            _ => {
+                let (need, lo, hi) = match b {
+                    0xc2..=0xdf => (1, 0x80, 0xbf),
+                    0xe0 => (2, 0xa0, 0xbf),
+                    0xed => (2, 0x80, 0x9f),
+                    0xe1..=0xef => (2, 0x80, 0xbf),
+                    0xf0 => (3, 0x90, 0xbf),
+                    0xf1..=0xf3 => (3, 0x80, 0xbf),
+                    0xf4 => (3, 0x80, 0x8f),
+                    _ => return Err(val(C::InvalidUtf8)),
+                };
+                self.char_start()?;
+                self.feed(b)?;
+                self.s.need = need;
+                self.s.lo = lo;
+                self.s.hi = hi;
+                Ok(1)
+            }
+        }
+    }
+
+    /// A character starts (a plain byte, a UTF-8 lead byte, or the backslash of an escape).
+    fn char_start(&mut self) -> Result<(), Fail> {
+        if let Target::Value(_) = self.s.target {
+            if self.s.chars >= self.s.max {
+                return Err(val(C::StringTooLong));
+            }
+            self.s.chars += 1;
+        }
+        Ok(())
+    }
+
+    /// One decoded UTF-8 byte of the string's value.
+    fn feed(&mut self, byte: u8) -> Result<(), Fail> {
+        if !self.s.constrained {
+            return Ok(());
+        }
+        let g = &*self.g;
+        let s = &mut self.s;
+        let pos = s.pos;
+        s.pos += 1;
+        match s.target {
+            Target::Key => {
+                let Some(f) = self.stack.last() else {
+                    return Err(val(C::Syntax));
+                };
+                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
+                };
+                self.work += filter(&mut s.all, pos, byte, |i| props[i].name.as_bytes());
+                if !bits_any(&and_not(&s.all, &f.seen)) {
+                    return Err(ctr(if bits_any(&s.all) {
+                        C::DuplicateProperty
+                    } else {
+                        C::UnknownProperty
+                    }));
+                }
+            }
+            Target::TagKey => {
+                let Some(f) = self.stack.last() else {
+                    return Err(val(C::Syntax));
+                };
+                let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
+                };
+                self.work += 1;
+                if tag.as_bytes().get(pos as usize) != Some(&byte) {
+                    return Err(ctr(C::TagNotFirst));
+                }
+            }
+            Target::TagValue => {
+                let Some(f) = self.stack.last() else {
+                    return Err(val(C::Syntax));
+                };
+                let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
+                };
+                self.work += filter(&mut s.all, pos, byte, |i| branches[i].tag_value.as_bytes());
+                if !bits_any(&s.all) {
+                    return Err(val(C::UnknownTag));
+                }
+            }
+            Target::Value(node) => {
+                if let Kind::String {
+                    allowed: Some(a), ..
+                } = &g.nodes[node as usize].kind
+                {
+                    self.work += filter(&mut s.all, pos, byte, |i| a[i].as_bytes());
+                    if !bits_any(&s.all) {
+                        return Err(val(C::ValueNotAllowed));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn end_string(&mut self) -> Result<(), Fail> {
+        let g = &*self.g;
+        let pos = self.s.pos;
+        let all = self.s.all;
+        match self.s.target {
+            Target::Key => {
+                let Some(f) = self.stack.last_mut() else {
+                    return Err(val(C::Syntax));
+                };
+                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
+                };
+                match exact(all, pos, |i| props[i].name.as_bytes()) {
+                    Some(i) => {
+                        let b = bit(i);
+                        if (0..4).any(|w| f.seen[w] & b[w] != 0) {
+                            return Err(ctr(C::DuplicateProperty));
+                        }
+                        for (s, b) in f.seen.iter_mut().zip(b) {
+                            *s |= b;
+                        }
+                        f.count += 1;
+                        // At most 256 properties.
+                        f.key = Key::Prop(i as u16);
+                        self.mode = Mode::Colon;
+                    }
+                    None => return Err(ctr(C::UnknownProperty)),
+                }
+            }
+            Target::TagKey => {
+                let Some(f) = self.stack.last_mut() else {
+                    return Err(val(C::Syntax));
+                };
+                let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
+                };
+                if pos as usize != tag.len() {
+                    return Err(ctr(C::TagNotFirst));
+                }
+                f.key = Key::Tag;
+                self.mode = Mode::Colon;
+            }
+            Target::TagValue => {
+                let Some(f) = self.stack.last_mut() else {
+                    return Err(val(C::Syntax));
+                };
+                let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
+                };
+                let Some(j) = exact(all, pos, |i| branches[i].tag_value.as_bytes()) else {
+                    return Err(val(C::UnknownTag));
+                };
+                let br = &branches[j];
+                f.node = br.node;
+                f.seen = bit(usize::from(br.tag_index));
+                f.count = 1;
+                f.key = Key::Prop(br.tag_index);
+                self.complete_value();
+            }
+            Target::Value(node) => {
+                if let Kind::String { min, allowed, .. } = &g.nodes[node as usize].kind {
+                    if self.s.chars < *min {
+                        return Err(val(C::StringTooShort));
+                    }
+                    if let Some(a) = allowed
+                        && exact(all, pos, |i| a[i].as_bytes()).is_none()
+                    {
+                        return Err(val(C::ValueNotAllowed));
+                    }
+                }
+                self.complete_value();
+            }
+        }
+        Ok(())
+    }
+
+    /// `Ok(true)`: the byte continues the number; `Ok(false)`: it ends it (not consumed).
+    #[inline]
+    fn number_byte(&mut self, b: u8) -> Result<bool, Fail> {
+        let n = &mut self.n;
+        let next = match (n.phase, b) {
+            (Ph::Sign, b'0') => Ph::Zero,
+            (Ph::Sign, b'1'..=b'9') | (Ph::Int, b'0'..=b'9') => Ph::Int,
+            (Ph::Zero, b'0'..=b'9') => return Err(val(C::Syntax)),
+            (Ph::Zero | Ph::Int, b'.') => Ph::Dot,
+            (Ph::Zero | Ph::Int | Ph::Frac, b'e' | b'E') => Ph::E,
+            (Ph::Dot | Ph::Frac, b'0'..=b'9') => Ph::Frac,
+            (Ph::E, b'+' | b'-') => Ph::ESign,
+            (Ph::E | Ph::ESign | Ph::Exp, b'0'..=b'9') => Ph::Exp,
+            (Ph::Sign | Ph::Dot | Ph::E | Ph::ESign, _) => return Err(val(C::Syntax)),
+            _ => return Ok(false),
+        };
+        if n.is_int && matches!(next, Ph::Dot | Ph::E) {
+            return Err(val(C::WrongType));
+        }
+        if n.len >= self.g.limits.max_number_chars as usize {
+            return Err(val(C::NumberTooLong));
+        }
+        n.buf[n.len] = b;
+        n.len += 1;
+        n.phase = next;
+        if n.is_int {
+            n.digits += 1;
+            n.mag = n.mag.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+            self.check_int_prefix()?;
+        }
+        Ok(true)
+    }
+
+    fn check_int_prefix(&self) -> Result<(), Fail> {
+        let n = &self.n;
+        if !n.is_int {
+            return Ok(());
+        }
+        let Kind::Integer { lo, hi, allowed } = &self.g.nodes[n.node as usize].kind else {
+            return Ok(());
+        };
+        if int_possible(
+            *lo,
+            *hi,
+            allowed.as_deref(),
+            n.neg,
+            n.mag,
+            n.digits,
+            n.phase == Ph::Zero,
+        ) {
+            return Ok(());
+        }
+        Err(val(self.int_code(*lo, *hi, allowed.is_some())))
+    }
+
+    fn int_code(&self, lo: i64, hi: i64, enumerated: bool) -> C {
+        let n = &self.n;
+        let v = if n.neg {
+            -i128::from(n.mag)
+        } else {
+            i128::from(n.mag)
+        };
+        if v > i128::from(hi) {
+            C::AboveMaximum
+        } else if v < i128::from(lo) || (n.neg && n.digits == 0 && lo > 0) {
+            C::BelowMinimum
+        } else if enumerated {
+            C::ValueNotAllowed
+        } else {
+            C::AboveMaximum
+        }
+    }
+
+    fn end_number(&mut self) -> Result<(), Fail> {
+        let n = &self.n;
+        if !matches!(n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) {
+            return Err(val(C::Syntax));
+        }
+        match &self.g.nodes[n.node as usize].kind {
+            Kind::Integer { lo, hi, allowed } => {
+                let v = if n.neg {
+                    -i128::from(n.mag)
+                } else {
+                    i128::from(n.mag)
+                };
+                if v < i128::from(*lo) {
+                    return Err(val(C::BelowMinimum));
+                }
+                if v > i128::from(*hi) {
+                    return Err(val(C::AboveMaximum));
+                }
+                if let Some(a) = allowed
+                    && !a.iter().any(|&x| i128::from(x) == v)
+                {
+                    return Err(val(C::ValueNotAllowed));
+                }
+            }
+            Kind::Number { min, max } => {
+                let t = &n.buf[..n.len];
+                if let Some(m) = min
+                    && decimal::cmp(t, m.0.as_bytes()).is_lt()
+                {
+                    return Err(val(C::BelowMinimum));
+                }
+                if let Some(m) = max
+                    && decimal::cmp(t, m.0.as_bytes()).is_gt()
+                {
+                    return Err(val(C::AboveMaximum));
+                }
+            }
+            _ => return Err(val(C::Syntax)),
+        }
+        self.complete_value();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The rule `plain_run` replaces: the table, one byte at a time.
+    fn plain_run_bytewise(s: &[u8]) -> usize {
+        s.iter()
+            .position(|&c| !PLAIN[usize::from(c)])
+            .unwrap_or(s.len())
+    }
+
+    #[test]
+    fn plain_run_matches_the_table_for_every_byte_at_every_position() {
+        for b in 0..=255u8 {
+            for len in [1, 7, 8, 9, 16, 17] {
+                for at in 0..len {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    assert_eq!(
+                        plain_run(&s),
+                        plain_run_bytewise(&s),
+                        "{b:#04x} at {at}/{len}"
+                    );
+                    s.push(b'"');
+                    assert_eq!(
+                        plain_run(&s),
+                        plain_run_bytewise(&s),
+                        "{b:#04x} at {at}/{len}+"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The single-byte shortcut in `push` against the machine, byte by byte.
+    #[test]
+    fn the_single_byte_shortcut_is_the_machine() {
+        let g = Arc::new(
+            Grammar::compile(br#"{"type":"array","items":{"type":"string","maxLength":3}}"#)
+                .expect("compiles"),
+        );
+        for doc in [
+            &br#"["abc","abcd","x\"y"]"#[..],
+            b"[\"\xc3\xa9ab\"]",
+            b"[\"ab\"] x",
+        ] {
+            let mut fast = StructuredValidator::new(Arc::clone(&g));
+            let mut full = StructuredValidator::new(Arc::clone(&g));
+            for c in doc.chunks(1) {
+                assert_eq!(fast.push(c), full.push_chunk(c));
+                assert_eq!(fast.usage(), full.usage());
+                assert_eq!(fast.s.chars, full.s.chars);
+            }
+            assert_eq!(fast.finish(), full.finish());
+            assert_eq!(fast.status(), full.status());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn plain_run_matches_the_table(s in proptest::collection::vec(any::<u8>(), 0..40)) {
+            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
+        }
+    }
+}
