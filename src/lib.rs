@@ -13,8 +13,8 @@ pub use jouleclaw_pipeline as pipeline;
 #[cfg(feature = "replay")]
 pub use jouleclaw_replay as replay;
 pub use jouleclaw_seal as seal;
-pub use jouleclaw_structured as structured;
 pub use jouleclaw_stream as stream;
 pub use jouleclaw_stream_oracle as oracle;
+pub use jouleclaw_structured as structured;
 #[cfg(feature = "voice")]
 pub use jouleclaw_voice as voice;

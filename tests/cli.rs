@@ -1261,3 +1261,87 @@ fn with_checkpoint_signatures_only_the_stream_still_verifies_and_a_gap_is_named(
     assert_eq!(cose::split_cbor_sequence(&bytes).unwrap().len(), 2);
     expect(&verify_dir(&dir), 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// run --llm-schema
+
+const TOOL_TRACE: &str = "conformance/traces/tool-call.jsonl";
+const TOOL_SCHEMA: &str = "crates/jouleclaw-structured/schemas/tool-call.schema.json";
+const TOOL_GOLDEN: &str = "examples/golden/tool-call.receipts.jsonl";
+
+#[test]
+fn run_llm_schema_fails_the_off_schema_tool_call_on_its_tick_and_matches_the_golden_receipts() {
+    let t = TempDir::new("llm-schema");
+    let out = t.path("out");
+    let o = jouleclaw(&[
+        &"run",
+        &TOOL_TRACE,
+        &"--llm-schema",
+        &TOOL_SCHEMA,
+        &"--epoch",
+        &DEMO_EPOCH,
+        &"--out",
+        &out,
+    ]);
+    expect(&o, 0);
+    let got = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
+        std::fs::write(root(TOOL_GOLDEN), &got).unwrap();
+    }
+    assert_eq!(got, std::fs::read_to_string(root(TOOL_GOLDEN)).unwrap());
+    let receipts: Vec<_> = got
+        .lines()
+        .map(|l| decode_receipt(l.as_bytes()).unwrap())
+        .collect();
+    let kinds: Vec<&str> = receipts.iter().map(|r| r.verdict.kind_str()).collect();
+    assert_eq!(kinds[2..5], ["need_more", "need_more", "pass"]);
+    assert_eq!(kinds[10..12], ["fail", "fail"]);
+    match &receipts[10].verdict {
+        jouleclaw_stack::oracle::WindowVerdict::Fail { oracle, .. } => {
+            assert!(oracle.starts_with("structured:"), "{oracle}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The early fail is printed with the tick that broke the schema.
+    assert!(stdout(&o).contains("fail@2.01s"), "{}", stdout(&o));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(
+        summary["llm_schema"]["grammar_digest"]
+            .as_str()
+            .unwrap()
+            .len(),
+        64
+    );
+    expect(
+        &jouleclaw(&[
+            &"receipts",
+            &"verify",
+            &"--pub",
+            &out.join("signer.pub"),
+            &out,
+        ]),
+        0,
+    );
+    // Without the schema the same windows pass: the failure comes from the grammar.
+    let plain = t.path("plain");
+    expect(
+        &jouleclaw(&[&"run", &TOOL_TRACE, &"--out", &plain, &"--quiet"]),
+        0,
+    );
+    let text = std::fs::read_to_string(plain.join("receipts.jsonl")).unwrap();
+    let line = text.lines().nth(10).unwrap();
+    assert!(decode_receipt(line.as_bytes()).unwrap().verdict.is_pass());
+    // A schema outside the subset is a usage error naming the keyword.
+    let bad = t.write("bad.json", r#"{"type":"object","patternProperties":{}}"#);
+    let o = jouleclaw(&[
+        &"run",
+        &TOOL_TRACE,
+        &"--llm-schema",
+        &bad,
+        &"--out",
+        &t.path("x"),
+    ]);
+    expect(&o, 2);
+    assert!(stderr(&o).contains("schema_"), "{}", stderr(&o));
+}

@@ -18,6 +18,7 @@ use jouleclaw_stack::pipeline::{
 };
 use jouleclaw_stack::seal::{DEFAULT_MAX_LEAVES, SealBatch};
 use jouleclaw_stack::stream::StreamSpec;
+use jouleclaw_stack::structured::{Grammar, MAX_SCHEMA_BYTES, StructuredOutputOracle};
 use jouleclaw_stack::voice::{TURN_STAGE_NAME, TranscriptionOracle, TurnStage, WhisperTranscriber};
 
 use crate::files::{Staged, check_destination};
@@ -67,6 +68,11 @@ pub(crate) struct RunArgs {
     /// seals.cbor and inclusion.cbor.
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     seal_every: Option<u64>,
+    /// Judge the LLM channel's text turn by turn against this JSON Schema
+    /// (spec/STRUCTURED-OUTPUT.md): a tool call that leaves the schema fails on the tick that
+    /// breaks it.
+    #[arg(long, value_name = "SCHEMA.json")]
+    llm_schema: Option<PathBuf>,
     /// With --seal-every: which windows also get a COSE_Sign1 of their own in receipts.cbor.
     #[arg(long, value_enum, default_value = "all", requires = "seal_every")]
     window_signatures: WindowSignaturesArg,
@@ -81,6 +87,19 @@ pub(crate) enum WindowSignaturesArg {
     NonPass,
     /// No window: the checkpoints' signatures cover them.
     None,
+}
+
+/// Reads and compiles `--llm-schema`: at most the grammar's schema limit is read.
+fn read_grammar(path: &Path) -> Result<Arc<Grammar>, Failure> {
+    let max = MAX_SCHEMA_BYTES as u64;
+    let file = File::open(path).map_err(|e| Failure::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::io(path, e))?;
+    Grammar::compile(&bytes)
+        .map(Arc::new)
+        .map_err(|e| Failure::Usage(format!("{}: {}: {e}", path.display(), e.code())))
 }
 
 /// The turn stage and its oracle for `--transcriber unix:PATH`.
@@ -224,13 +243,18 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         .as_deref()
         .map(transcriber_stage)
         .transpose()?;
-    let oracle = match stage {
-        Some(_) => {
-            let mut backends = duplex_voice_backends();
+    let grammar = args.llm_schema.as_deref().map(read_grammar).transpose()?;
+    let oracle = if stage.is_none() && grammar.is_none() {
+        duplex_voice_oracle()
+    } else {
+        let mut backends = duplex_voice_backends();
+        if stage.is_some() {
             backends.push(Box::new(TranscriptionOracle::new()));
-            CompositeStreamOracle::new("duplex-voice", backends)
         }
-        None => duplex_voice_oracle(),
+        if let Some(g) = &grammar {
+            backends.push(Box::new(StructuredOutputOracle::new(Arc::clone(g))));
+        }
+        CompositeStreamOracle::new("duplex-voice", backends)
     };
     let oracle_names: Vec<String> = oracle.backend_names().map(str::to_owned).collect();
     let mut pipeline = Pipeline::new(
@@ -410,6 +434,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         "epoch": UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
         "oracle": oracle_names,
         "stages": stage_names,
+        "llm_schema": grammar.as_ref().zip(args.llm_schema.as_ref()).map(|(g, p)| serde_json::json!({
+            "file": p.display().to_string(),
+            "grammar_digest": g.digest().to_hex().to_string(),
+        })),
         "signer": {
             "public_key": hex::encode(public.as_bytes()),
             "kid": hex::encode(cose::kid(&public)),
