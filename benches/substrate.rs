@@ -32,7 +32,9 @@ use jouleclaw_jcr1::{
     EnergyProvenance, Estimator, Progress, ReceiptDecoder, StreamWindowReceipt, UtcSecond,
     decode_receipt,
 };
-use jouleclaw_stack::pipeline::{ClosedWindow, Pipeline, PipelineConfig, duplex_voice_oracle};
+use jouleclaw_stack::pipeline::{
+    ClosedWindow, Pipeline, PipelineConfig, SigningPolicy, duplex_voice_oracle,
+};
 use jouleclaw_stream::{
     LedgerPolicy, RollingConservationLedger, StreamSpec, StreamWindow, Tick, TickKind, TickMarker,
     WindowConservationFinding, duplex,
@@ -247,9 +249,20 @@ impl DuplexPayloads {
 
 /// The facade pipeline `e2e/` drives, signing with the RFC 8032 test key.
 fn duplex_pipeline() -> Pipeline {
+    duplex_pipeline_with(SigningPolicy::EveryWindow)
+}
+
+/// The `e2e` pipeline sealed with one checkpoint signature per 25 windows (5 s of stream) and no
+/// per-window signature.
+fn sealed_pipeline() -> Pipeline {
+    duplex_pipeline_with(SigningPolicy::checkpoint_every(25))
+}
+
+fn duplex_pipeline_with(signing: SigningPolicy) -> Pipeline {
     Pipeline::new(
         Arc::new(StreamSpec::duplex_voice_default()),
-        PipelineConfig::new("did:keri:EJ9testStewardAID000000000000000", "stream-bench"),
+        PipelineConfig::new("did:keri:EJ9testStewardAID000000000000000", "stream-bench")
+            .with_signing(signing),
         duplex_voice_oracle(),
         Estimator::default(),
         Box::new(SoftwareSigner::rfc8032_test_key()),
@@ -519,6 +532,46 @@ fn e2e(c: &mut Criterion) {
             |ticks| run_window(&mut pipeline, ticks),
             BatchSize::SmallInput,
         );
+    });
+
+    // The same windows under SigningPolicy::Checkpoint every 25 windows: minted, appended to
+    // the stream's Merkle log, one checkpoint signature (and 25 inclusion receipts) per 25
+    // windows. A fresh stream every 2^18 windows keeps the log far below its bound.
+    let mut sealed = sealed_pipeline();
+    let mut sealed_next = 0u64;
+    let first = run_window(&mut sealed, payloads.ticks(sealed_next));
+    assert!(first.cose_sign1().is_none() && first.leaf_index == Some(0));
+    sealed_next += 1;
+    g.bench_function("duplex_window_sealed", |b| {
+        b.iter_batched(
+            || {
+                let fresh = sealed_next == 1 << 18;
+                if fresh {
+                    sealed_next = 0;
+                }
+                let w = sealed_next;
+                sealed_next += 1;
+                (fresh, payloads.ticks(w))
+            },
+            |(fresh, ticks)| {
+                if fresh {
+                    sealed = sealed_pipeline();
+                }
+                run_window(&mut sealed, ticks)
+            },
+            BatchSize::SmallInput,
+        );
+    });
+
+    // The floor of any tamper-evident window: BLAKE3 over the same window's tick payloads, one
+    // tick at a time.
+    let ticks = payloads.ticks(0);
+    g.bench_function("floor_window_payload_blake3", |b| {
+        b.iter(|| {
+            for t in &ticks {
+                black_box(blake3::hash(black_box(&t.bytes)));
+            }
+        });
     });
     g.finish();
 }
