@@ -23,6 +23,9 @@ Pipecat frame                                 tick
 speaks, or ``InterruptionFrame`` while the    (one per bot turn: the second of the pair
 bot speaks                                    is not a second barge-in)
 ``UserStoppedSpeakingFrame``                  ``end_of_turn`` marker on ``control`` (0)
+``FunctionCallResultFrame``                   ``substrate`` (5) text: ``result`` as UTF-8
+                                              (a ``str`` as is, anything else as compact
+                                              JSON with sorted keys)
 ``EndFrame``, ``CancelFrame``                 the open window is closed; outputs finish
 everything else (``TTSTextFrame``, the words  ignored, counted in ``ignored``
 being spoken, is not new LLM output)
@@ -31,9 +34,8 @@ being spoken, is not new LLM output)
 "The bot speaks" from a ``TTSStartedFrame`` or ``BotStartedSpeakingFrame`` until the next
 ``TTSStoppedFrame`` or ``BotStoppedSpeakingFrame``. A payload larger than the spec's
 ``max_chunk_bytes`` becomes several ticks of at most that size, all at the frame's time.
-Substrate (tool or retrieval context) has no Pipecat frame of its own: call
-``observer.substrate(text)`` (for instance from a function-call handler) to put it on the
-``substrate`` (5) channel, or the ledger will count the bot's answers as unaccounted.
+A function call's result is the substrate that backs what the bot says next: without it the
+ledger counts the bot's answer against the user's input alone.
 
 Time: every tick is stamped with ``clock(data)`` in stream nanoseconds. The default is
 ``data.timestamp``, the pipeline clock (nanoseconds since the pipeline task started, read when
@@ -51,6 +53,7 @@ stops the pipeline: it is counted in ``refused`` by its stable code.
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +65,7 @@ from pipecat.frames.frames import (
     CancelFrame,
     EndFrame,
     Frame,
+    FunctionCallResultFrame,
     InputAudioRawFrame,
     InterruptionFrame,
     LLMTextFrame,
@@ -149,7 +153,8 @@ class ReceiptObserver(BaseObserver):
         self._bot_speaking = False
         self._barged_in = False
         self._finished = False
-        self._last_ts = 0
+        #: Frames taken (first pushes, upstream broadcast copies left out).
+        self.frames_seen = 0
         #: Every receipt minted so far, in window order.
         self.receipts: list[ClosedWindow] = []
         #: Ticks pushed, by channel id.
@@ -192,6 +197,7 @@ class ReceiptObserver(BaseObserver):
             return
         if self._finished:
             return
+        self.frames_seen += 1
         ts = int(self._clock(data))
         await self._close_due(ts)
         if isinstance(frame, (EndFrame, CancelFrame)):
@@ -226,17 +232,15 @@ class ReceiptObserver(BaseObserver):
                 self._count(self.ignored, type(frame).__name__)
         elif isinstance(frame, UserStoppedSpeakingFrame):
             await self._push(ts, CONTROL, "marker", frame, marker="end_of_turn")
+        elif isinstance(frame, FunctionCallResultFrame):
+            result = frame.result
+            if not isinstance(result, str):
+                result = json.dumps(result, sort_keys=True, separators=(",", ":"), default=str)
+            await self._push(ts, SUBSTRATE, "text", frame, payload=result.encode("utf-8"))
         else:
             # Every frame the table does not name, TTSTextFrame included (the words being
             # spoken, not new LLM output).
             self._count(self.ignored, type(frame).__name__)
-
-    async def substrate(self, text: Union[str, bytes], ts_ns: Optional[int] = None):
-        """Puts tool or retrieval context on the substrate channel at ``ts_ns`` (default: the
-        time of the last frame seen)."""
-        payload = text.encode("utf-8") if isinstance(text, str) else bytes(text)
-        await self._push(self._last_ts if ts_ns is None else ts_ns, SUBSTRATE, "text", None,
-                         payload=payload)
 
     async def finish(self):
         """Closes the open window and the output files. Called at ``EndFrame``/``CancelFrame``
@@ -248,6 +252,8 @@ class ReceiptObserver(BaseObserver):
             closed = self._pipeline.close_window()
             if closed is not None:
                 await self._emit(closed)
+        except JouleclawError as e:
+            self._count(self.refused, e.code)
         finally:
             for f in (self._jsonl, self._cbor):
                 if f is not None:
@@ -259,10 +265,13 @@ class ReceiptObserver(BaseObserver):
         await super().cleanup()
 
     async def _close_due(self, ts: int):
-        self._last_ts = max(self._last_ts, ts)
         open_id = self._pipeline.open_window_id
         if open_id is not None and self._spec.window_of(ts) > open_id:
-            closed = self._pipeline.close_window()
+            try:
+                closed = self._pipeline.close_window()
+            except JouleclawError as e:
+                self._count(self.refused, e.code)
+                return
             if closed is not None:
                 await self._emit(closed)
 
