@@ -158,3 +158,10 @@ def test_a_tampered_receipts_file_fails_the_cli(tmp_path):
     (tmp_path / "receipts.cbor").write_bytes(bytes(cbor))
     assert cli_verify(tmp_path).returncode == 1
     assert len(observer.receipts) == 6
+
+
+def test_the_observer_keeps_only_the_latest_receipts_but_hands_on_every_one():
+    got = []
+    observer = observe(polite_bot(), keep_receipts=2, on_receipt=got.append)
+    assert [w.window_id for w in observer.receipts] == [4, 5]
+    assert [w.window_id for w in got] == [0, 1, 2, 3, 4, 5]

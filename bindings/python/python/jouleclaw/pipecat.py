@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional, Union
@@ -125,6 +126,8 @@ class ReceiptObserver(BaseObserver):
         on_receipt: Called with every ``ClosedWindow``.
         on_yield: Called with a ``YieldEvent`` on the barge-in tick.
         clock: Stream time of a push, in nanoseconds (default: ``data.timestamp``).
+        keep_receipts: How many of the latest receipts ``receipts`` holds (memory stays
+            bounded on a long call; ``out_dir`` and ``on_receipt`` see every one).
     """
 
     def __init__(
@@ -139,6 +142,7 @@ class ReceiptObserver(BaseObserver):
         on_receipt: Optional[Callable[[ClosedWindow], None]] = None,
         on_yield: Optional[Callable[[YieldEvent], None]] = None,
         clock: Optional[Callable[[FramePushed], int]] = None,
+        keep_receipts: int = 1024,
         **kwargs,
     ):
         super().__init__(observe_every_push=False, **kwargs)
@@ -155,8 +159,8 @@ class ReceiptObserver(BaseObserver):
         self._finished = False
         #: Frames taken (first pushes, upstream broadcast copies left out).
         self.frames_seen = 0
-        #: Every receipt minted so far, in window order.
-        self.receipts: list[ClosedWindow] = []
+        #: The latest ``keep_receipts`` receipts, in window order.
+        self.receipts: deque[ClosedWindow] = deque(maxlen=keep_receipts)
         #: Ticks pushed, by channel id.
         self.ticks: dict[int, int] = {}
         #: Frames not mapped to a tick, by class name.
