@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from conftest import cli_verify
+from conftest import cli_verify, python_verifier
 from scripted_call import (
     BARGE_IN_MS,
     MS,
@@ -89,9 +89,10 @@ def test_a_bot_that_talks_300_ms_past_the_barge_in_is_flagged_on_the_window_of_t
     }
 
 
-def test_tts_that_stops_within_the_deadline_is_not_flagged():
+def test_tts_that_stops_within_the_deadline_is_not_flagged(tmp_path, verify_outputs):
     # The neighbour of the rude bot: the last chunk 150 ms after the barge-in is in time.
-    observer = observe(rude_bot(late_ms=150))
+    observer = observe(rude_bot(late_ms=150), tmp_path)
+    verify_outputs(tmp_path, observer.receipts)
     assert all(w.finding.kind == "conforming" for w in observer.receipts)
     assert observer.receipts[4].verdict.kind == "yield"
 
@@ -106,8 +107,9 @@ def test_llm_text_nothing_backs_is_a_hallucination(tmp_path, verify_outputs):
     assert "hallucination" in [r["conservation"]["kind"] for r in decoded]
 
 
-def test_the_same_text_backed_by_a_function_call_result_is_conforming():
-    observer = observe(storyteller(backed=True))
+def test_the_same_text_backed_by_a_function_call_result_is_conforming(tmp_path, verify_outputs):
+    observer = observe(storyteller(backed=True), tmp_path)
+    verify_outputs(tmp_path, observer.receipts)
     assert observer.ticks.get(5) == 1  # the substrate channel took the function call result
     assert [w.finding.kind for w in observer.receipts] == ["conforming"] * len(observer.receipts)
 
@@ -129,6 +131,10 @@ def test_receipts_go_to_a_callback_and_to_the_pipecat_event_without_a_directory(
     assert [w.window_id for w in got] == events == [0, 1, 2, 3, 4, 5]
     key = SigningKey.rfc8032_test_key().public_key
     assert [verify(w.cose_sign1, key).receipt_id for w in got] == [
+        f"call-2:{i:04}" for i in range(6)
+    ]
+    pv = python_verifier()
+    assert [pv.verify_cose(w.cose_sign1, key)["id"] for w in got] == [
         f"call-2:{i:04}" for i in range(6)
     ]
 
