@@ -1,0 +1,88 @@
+"""Shared checks: every receipt a test produces is verified by the `jouleclaw` CLI and by the
+independent Python verifier in conformance/verifiers/python."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def jouleclaw_cli() -> Path:
+    """The `jouleclaw` binary: $JOULECLAW_BIN, else target/{debug,release}/jouleclaw, else PATH."""
+    candidates = []
+    if os.environ.get("JOULECLAW_BIN"):
+        candidates.append(Path(os.environ["JOULECLAW_BIN"]))
+    candidates += [REPO / "target/debug/jouleclaw", REPO / "target/release/jouleclaw"]
+    found = shutil.which("jouleclaw")
+    if found:
+        candidates.append(Path(found))
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    pytest.fail(
+        "the jouleclaw CLI is needed to verify receipts: run `cargo build --bin jouleclaw` "
+        "at the repository root or set JOULECLAW_BIN"
+    )
+
+
+def python_verifier():
+    """conformance/verifiers/python/verify.py as a module (needs its requirements.txt)."""
+    path = REPO / "conformance/verifiers/python/verify.py"
+    spec = importlib.util.spec_from_file_location("conformance_verify", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as e:
+        pytest.fail(
+            f"the Python verifier needs its dependencies ({e}): "
+            "pip install -r conformance/verifiers/python/requirements.txt"
+        )
+    return module
+
+
+def cli_verify(out_dir: Path) -> subprocess.CompletedProcess:
+    """`jouleclaw receipts verify --pub signer.pub receipts.cbor` in `out_dir`."""
+    return subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", "signer.pub", "receipts.cbor"],
+        cwd=out_dir,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def verify_outputs():
+    """Checks a receipts directory with both verifiers; returns the receipts the Python verifier
+    decoded, in order."""
+
+    def check(out_dir: Path, windows) -> list[dict]:
+        done = cli_verify(out_dir)
+        assert done.returncode == 0, done.stdout + done.stderr
+        pv = python_verifier()
+        public_key = bytes.fromhex((out_dir / "signer.pub").read_text().strip())
+        cbor = (out_dir / "receipts.cbor").read_bytes()
+        lines = (out_dir / "receipts.jsonl").read_bytes().splitlines()
+        import jouleclaw
+
+        items = jouleclaw.split_cbor_sequence(cbor)
+        assert len(items) == len(lines) == len(windows) > 0
+        decoded = []
+        for item, line, w in zip(items, lines, windows):
+            receipt = pv.verify_cose(item, public_key)
+            assert pv.check_receipt_bytes(line) == receipt
+            assert line == w.receipt_json and item == w.cose_sign1
+            assert receipt["window_id"] == w.window_id
+            decoded.append(receipt)
+        return decoded
+
+    return check

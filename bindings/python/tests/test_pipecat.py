@@ -1,0 +1,173 @@
+"""ReceiptObserver on a real Pipecat pipeline (see scripted_call.py for the set-up)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from conftest import cli_verify, python_verifier
+from scripted_call import (
+    BARGE_IN_MS,
+    MS,
+    polite_bot,
+    rude_bot,
+    run_call,
+    storyteller,
+)
+from jouleclaw import SigningKey, verify
+from jouleclaw.pipecat import ReceiptObserver, YieldEvent
+
+STEWARD = "did:example:voice-agent"
+
+
+def observe(script, out_dir=None, **kwargs) -> ReceiptObserver:
+    observer = ReceiptObserver(
+        steward=STEWARD, stream_id="call-1", out_dir=out_dir, **kwargs
+    )
+    asyncio.run(run_call(script, observer))
+    return observer
+
+
+def table(observer):
+    return [(w.window_id, w.verdict.kind, w.finding.kind) for w in observer.receipts]
+
+
+def test_a_polite_bot_gets_conforming_receipts_and_a_yield_on_the_barge_in_window(
+    tmp_path, verify_outputs
+):
+    yields: list[YieldEvent] = []
+    observer = observe(polite_bot(), tmp_path, on_yield=yields.append)
+    assert table(observer) == [
+        (0, "pass", "conforming"),
+        (1, "pass", "conforming"),
+        (2, "pass", "conforming"),
+        (3, "pass", "conforming"),
+        (4, "yield", "conforming"),
+        (5, "pass", "conforming"),
+    ]
+    # on_yield fired once, on the barge-in tick itself, in stream time.
+    assert [(e.ts_ns, e.window_id, e.verdict.kind) for e in yields] == [
+        (BARGE_IN_MS * MS, 4, "yield")
+    ]
+    assert type(yields[0].frame).__name__ == "UserStartedSpeakingFrame"
+    w4 = observer.receipts[4]
+    assert [(e.ts_ns, e.verdict.kind) for e in w4.early] == [(BARGE_IN_MS * MS, "yield")]
+    # The UserStartedSpeakingFrame of the question (the bot silent) and the InterruptionFrame
+    # that follows the barge-in are not barge-ins.
+    assert observer.ignored.get("UserStartedSpeakingFrame") == 1
+    assert observer.ignored.get("InterruptionFrame") == 1
+    assert observer.refused == {}
+    decoded = verify_outputs(tmp_path, observer.receipts)
+    assert decoded[4]["verdict"] == {"kind": "yield", "seen_at": 4}
+
+
+def test_a_bot_that_talks_300_ms_past_the_barge_in_is_flagged_on_the_window_of_the_late_audio(
+    tmp_path, verify_outputs
+):
+    observer = observe(rude_bot(late_ms=300), tmp_path)
+    rows = table(observer)
+    # The barge-in at 0.84 s is in window 4 (yield there); the late audio at 1.14 s is in
+    # window 5, which carries the finding; window 6 (the user's "stop") is clean again.
+    assert [r[2] for r in rows] == [
+        "conforming",
+        "conforming",
+        "conforming",
+        "conforming",
+        "conforming",
+        "barge_in_ignored",
+        "conforming",
+    ]
+    assert [r[1] for r in rows] == ["pass", "pass", "pass", "pass", "yield", "pass", "pass"]
+    late = observer.receipts[5].finding
+    assert (late.barge_in_ts_ns, late.outbound_ts_ns) == (BARGE_IN_MS * MS, (BARGE_IN_MS + 300) * MS)
+    decoded = verify_outputs(tmp_path, observer.receipts)
+    assert decoded[5]["conservation"] == {
+        "kind": "barge_in_ignored",
+        "barge_in_ts_ns": BARGE_IN_MS * MS,
+        "outbound_ts_ns": (BARGE_IN_MS + 300) * MS,
+    }
+
+
+def test_tts_that_stops_within_the_deadline_is_not_flagged(tmp_path, verify_outputs):
+    # The neighbour of the rude bot: the last chunk 150 ms after the barge-in is in time.
+    observer = observe(rude_bot(late_ms=150), tmp_path)
+    verify_outputs(tmp_path, observer.receipts)
+    assert all(w.finding.kind == "conforming" for w in observer.receipts)
+    assert observer.receipts[4].verdict.kind == "yield"
+
+
+def test_llm_text_nothing_backs_is_a_hallucination(tmp_path, verify_outputs):
+    observer = observe(storyteller(backed=False), tmp_path)
+    findings = [w.finding for w in observer.receipts]
+    assert [f.kind for f in findings[:2]] == ["conforming", "conforming"]
+    assert "hallucination" in [f.kind for f in findings[2:]]
+    assert all(f.unaccounted > 0 for f in findings if f.kind == "hallucination")
+    decoded = verify_outputs(tmp_path, observer.receipts)
+    assert "hallucination" in [r["conservation"]["kind"] for r in decoded]
+
+
+def test_the_same_text_backed_by_a_function_call_result_is_conforming(tmp_path, verify_outputs):
+    observer = observe(storyteller(backed=True), tmp_path)
+    verify_outputs(tmp_path, observer.receipts)
+    assert observer.ticks.get(5) == 1  # the substrate channel took the function call result
+    assert [w.finding.kind for w in observer.receipts] == ["conforming"] * len(observer.receipts)
+
+
+def test_receipts_go_to_a_callback_and_to_the_pipecat_event_without_a_directory():
+    got, events = [], []
+    observer = ReceiptObserver(
+        steward=STEWARD,
+        stream_id="call-2",
+        signing_key=SigningKey.rfc8032_test_key(),
+        on_receipt=got.append,
+    )
+
+    @observer.event_handler("on_receipt")
+    async def on_receipt(_observer, closed):
+        events.append(closed.window_id)
+
+    asyncio.run(run_call(polite_bot(), observer))
+    assert [w.window_id for w in got] == events == [0, 1, 2, 3, 4, 5]
+    key = SigningKey.rfc8032_test_key().public_key
+    assert [verify(w.cose_sign1, key).receipt_id for w in got] == [
+        f"call-2:{i:04}" for i in range(6)
+    ]
+    pv = python_verifier()
+    assert [pv.verify_cose(w.cose_sign1, key)["id"] for w in got] == [
+        f"call-2:{i:04}" for i in range(6)
+    ]
+
+
+def test_frames_the_table_does_not_name_are_counted_not_mapped():
+    observer = observe(polite_bot())
+    # Pipecat's own frames, and the test's end-of-script marker.
+    assert observer.ignored.get("StartFrame") == 1
+    assert observer.ignored.get("ScriptDone") == 1
+    # Ticks by channel: control 3 (end_of_turn x2, barge_in), mic 6, asr 2, tts 6 (start,
+    # 4 audio, end), llm 1, substrate 1.
+    assert observer.ticks == {0: 3, 1: 6, 2: 2, 3: 6, 4: 1, 5: 1}
+
+
+def test_an_existing_receipts_directory_is_never_overwritten(tmp_path):
+    (tmp_path / "receipts.jsonl").write_text("earlier run\n")
+    with pytest.raises(FileExistsError):
+        ReceiptObserver(steward=STEWARD, stream_id="call-1", out_dir=tmp_path)
+    assert (tmp_path / "receipts.jsonl").read_text() == "earlier run\n"
+
+
+def test_a_tampered_receipts_file_fails_the_cli(tmp_path):
+    observer = observe(polite_bot(), tmp_path)
+    assert cli_verify(tmp_path).returncode == 0
+    cbor = bytearray((tmp_path / "receipts.cbor").read_bytes())
+    cbor[-1] ^= 1
+    (tmp_path / "receipts.cbor").write_bytes(bytes(cbor))
+    assert cli_verify(tmp_path).returncode == 1
+    assert len(observer.receipts) == 6
+
+
+def test_the_observer_keeps_only_the_latest_receipts_but_hands_on_every_one():
+    got = []
+    observer = observe(polite_bot(), keep_receipts=2, on_receipt=got.append)
+    assert [w.window_id for w in observer.receipts] == [4, 5]
+    assert [w.window_id for w in got] == [0, 1, 2, 3, 4, 5]
