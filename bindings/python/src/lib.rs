@@ -308,7 +308,7 @@ pub struct ClosedWindow {
     fields: ReceiptFields,
     receipt_json: Vec<u8>,
     content_hash: [u8; 32],
-    cose_sign1: Vec<u8>,
+    cose_sign1: Option<Vec<u8>>,
     substrate_bytes: u64,
     early: Vec<EarlyVerdict>,
     signals: Vec<(String, Verdict)>,
@@ -320,7 +320,7 @@ impl From<jouleclaw_pipeline::ClosedWindow> for ClosedWindow {
             fields: ReceiptFields::from(&w.receipt),
             receipt_json: w.canonical_bytes().to_vec(),
             content_hash: *w.content_hash.as_bytes(),
-            cose_sign1: w.cose_sign1().to_vec(),
+            cose_sign1: w.cose_sign1().map(<[u8]>::to_vec),
             substrate_bytes: w.substrate_bytes,
             early: w
                 .early
@@ -360,10 +360,19 @@ impl ClosedWindow {
         hex::encode(self.content_hash)
     }
 
-    /// The tagged COSE_Sign1 bytes (one item of `receipts.cbor`).
+    /// The tagged COSE_Sign1 bytes (one item of `receipts.cbor`). Pipelines built here sign
+    /// every window; a window without its own signature raises `ReceiptError`
+    /// (`window_not_signed`) rather than returning empty bytes.
     #[getter]
-    fn cose_sign1<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.cose_sign1)
+    fn cose_sign1<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        match &self.cose_sign1 {
+            Some(b) => Ok(PyBytes::new(py, b)),
+            None => Err(refusal::<ReceiptError>(
+                py,
+                "window_not_signed",
+                "this window has no COSE_Sign1 of its own".to_owned(),
+            )),
+        }
     }
 
     /// The receipt id, `<stream_id>:<window_id>`.
@@ -759,23 +768,10 @@ fn public_key_arg(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PublicKey>
 // The pipeline
 // --------------------------------------------------------------------------------------------
 
-/// The Rust pipeline, movable across threads.
-struct SendPipeline(jouleclaw_pipeline::Pipeline);
-
-// SAFETY: `jouleclaw_pipeline::Pipeline` is not `Send` only because it stores trait objects
-// (`Box<dyn Signer>`, `Box<dyn StreamOracle>`, `Box<dyn Stage>`) without a `Send` bound. The
-// pipelines built here (`Pipeline::__new__`, the only constructor) hold exactly a
-// `SoftwareSigner`, the backends of `duplex_voice_oracle()` and no stage, all of which are
-// `Send`, plus `Send` data (an `Arc<StreamSpec>`, the ledger, the minter). PyO3 needs `Send`
-// to share the pyclass between Python threads (behind the `Mutex`) and to release the
-// interpreter lock around a push or a close (`Python::detach`).
-#[allow(unsafe_code)]
-unsafe impl Send for SendPipeline {}
-
 /// The per-window pipeline of one stream: ticks in, signed `stream-window/1` receipts out.
 #[pyclass(frozen, module = "jouleclaw._jouleclaw")]
 pub struct Pipeline {
-    inner: Mutex<SendPipeline>,
+    inner: Mutex<jouleclaw_pipeline::Pipeline>,
     spec: Arc<RsStreamSpec>,
     public_key: PublicKey,
     steward: String,
@@ -878,7 +874,7 @@ impl Pipeline {
         )
         .map_err(|e| pipeline_error(py, e, Context::Build))?;
         Ok(Self {
-            inner: Mutex::new(SendPipeline(pipeline)),
+            inner: Mutex::new(pipeline),
             spec,
             public_key,
             steward: steward.to_owned(),
@@ -948,7 +944,7 @@ impl Pipeline {
         let tick = Tick::new(window_id, channel_id, kind, bytes, ts_ns);
         let inner = &self.inner;
         let result = py.detach(move || match inner.lock() {
-            Ok(mut p) => p.0.push(tick),
+            Ok(mut p) => p.push(tick),
             Err(_) => Err(PipelineError::Poisoned),
         });
         let outcome = result.map_err(|e| pipeline_error(py, e, Context::Tick))?;
@@ -971,7 +967,7 @@ impl Pipeline {
     fn close_window(&self, py: Python<'_>) -> PyResult<Option<ClosedWindow>> {
         let inner = &self.inner;
         let result = py.detach(move || match inner.lock() {
-            Ok(mut p) => p.0.close_window(),
+            Ok(mut p) => p.close_window(),
             Err(_) => Err(PipelineError::Poisoned),
         });
         let closed = result.map_err(|e| pipeline_error(py, e, Context::Tick))?;
@@ -982,7 +978,7 @@ impl Pipeline {
     #[getter]
     fn open_window_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         match self.inner.lock() {
-            Ok(p) => Ok(p.0.open_window_id()),
+            Ok(p) => Ok(p.open_window_id()),
             Err(_) => {
                 let e = PipelineError::Poisoned;
                 Err(refusal::<PipelinePoisoned>(py, e.code(), e.to_string()))

@@ -151,7 +151,7 @@ pub fn duplex_voice_oracle() -> CompositeStreamOracle {
 /// The backends of [`duplex_voice_oracle`], in order, for a caller that adds its own:
 /// [`AlwaysPassStream`], [`BargeInDetector`] and a [`PerTickAdapter`] over
 /// [`TextWellFormedOracle::utf8`] (outbound text must be UTF-8).
-pub fn duplex_voice_backends() -> Vec<Box<dyn StreamOracle>> {
+pub fn duplex_voice_backends() -> Vec<Box<dyn StreamOracle + Send>> {
     vec![
         Box::new(AlwaysPassStream),
         Box::new(BargeInDetector),
@@ -312,9 +312,9 @@ pub struct Pipeline<E: EnergySource = Estimator> {
     config: PipelineConfig,
     ledger: RollingConservationLedger,
     oracle: CompositeStreamOracle,
-    stages: Vec<Box<dyn Stage>>,
+    stages: Vec<Box<dyn Stage + Send>>,
     minter: ReceiptMinter<NoClock, E>,
-    signer: Box<dyn Signer>,
+    signer: Box<dyn Signer + Send>,
     sealer: Option<StreamSealer>,
     finished: bool,
     open: Option<OpenWindow>,
@@ -348,7 +348,7 @@ impl<E: EnergySource> Pipeline<E> {
         config: PipelineConfig,
         oracle: CompositeStreamOracle,
         energy: E,
-        signer: Box<dyn Signer>,
+        signer: Box<dyn Signer + Send>,
     ) -> Result<Self> {
         spec.validate()?;
         let ledger = RollingConservationLedger::new(config.policy)?;
@@ -389,7 +389,7 @@ impl<E: EnergySource> Pipeline<E> {
 
     /// The same pipeline with `stage` run on every accepted tick, after the stages already
     /// added ([`Stage`] has the driver order).
-    pub fn with_stage(mut self, stage: Box<dyn Stage>) -> Self {
+    pub fn with_stage(mut self, stage: Box<dyn Stage + Send>) -> Self {
         self.stages.push(stage);
         self
     }

@@ -27,14 +27,14 @@ use crate::verdict::{WindowVerdict, combine};
 /// early.
 pub struct CompositeStreamOracle {
     name: String,
-    backends: Vec<Box<dyn StreamOracle>>,
+    backends: Vec<Box<dyn StreamOracle + Send>>,
     last_signals: Vec<(String, WindowVerdict)>,
     last_tick_signals: Vec<(String, WindowVerdict)>,
 }
 
 impl CompositeStreamOracle {
     /// A composite named `name` over `backends`, consulted in the given order.
-    pub fn new(name: impl Into<String>, backends: Vec<Box<dyn StreamOracle>>) -> Self {
+    pub fn new(name: impl Into<String>, backends: Vec<Box<dyn StreamOracle + Send>>) -> Self {
         Self {
             name: name.into(),
             backends,

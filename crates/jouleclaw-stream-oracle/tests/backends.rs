@@ -697,7 +697,7 @@ fn shipped_backends_never_judge_below_their_early_verdicts() {
         vec![T::Asr(b"hi"), T::Llm(b"\xff\xfe"), barge(), T::Tts(4800)],
         vec![T::Llm(b"{"), T::Marker(duplex::LLM, TickMarker::BargeIn)],
     ];
-    let backends = || -> Vec<Box<dyn StreamOracle>> {
+    let backends = || -> Vec<Box<dyn StreamOracle + Send>> {
         vec![
             Box::new(AlwaysPassStream),
             Box::new(BargeInDetector),

@@ -171,7 +171,7 @@ fn every_order_of_three_and_four_backends_gives_the_same_rank() {
             let picks: Vec<usize> = (0..n).map(|i| code / 4usize.pow(i as u32) % 4).collect();
             let max_rank = picks.iter().map(|&k| kinds[k].rank()).max().unwrap();
             for perm in &perms {
-                let backends: Vec<Box<dyn StreamOracle>> = perm
+                let backends: Vec<Box<dyn StreamOracle + Send>> = perm
                     .iter()
                     .map(|&slot| {
                         // Distinct names so the winner is identifiable.
@@ -190,7 +190,7 @@ fn every_order_of_three_and_four_backends_gives_the_same_rank() {
                             }
                         };
                         Box::new(FixedStreamOracle::new(format!("b{slot}"), v))
-                            as Box<dyn StreamOracle>
+                            as Box<dyn StreamOracle + Send>
                     })
                     .collect();
                 let mut composite = CompositeStreamOracle::new("c", backends);
