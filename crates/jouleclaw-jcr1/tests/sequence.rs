@@ -260,3 +260,58 @@ fn a_read_error_is_reported_with_its_kind_after_the_items_before_it() {
         other => panic!("{other:?}"),
     }
 }
+
+mod reference {
+    use coset::cbor::value::Value;
+    use jouleclaw_jcr1::cose::{self, SequenceReader};
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            any::<i64>().prop_map(|n| Value::Integer(n.into())),
+            any::<u64>().prop_map(|n| Value::Integer(n.into())),
+            proptest::collection::vec(any::<u8>(), 0..300).prop_map(Value::Bytes),
+            ".{0,40}".prop_map(Value::Text),
+            any::<bool>().prop_map(Value::Bool),
+            Just(Value::Null),
+            any::<f64>().prop_map(Value::Float),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                proptest::collection::vec((inner.clone(), inner.clone()), 0..4)
+                    .prop_map(Value::Map),
+                (0u64..1000, inner).prop_map(|(t, v)| Value::Tag(t, Box::new(v))),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The streaming reader delimits items exactly where ciborium (through
+        /// `split_cbor_sequence`, the reference) does: every item tagged 18 comes back byte for
+        /// byte, every other one is refused and skipped, and the next item is found.
+        #[test]
+        fn the_reader_delimits_as_ciborium_does(
+            items in proptest::collection::vec((any::<bool>(), value()), 1..8)
+        ) {
+            let mut seq = Vec::new();
+            for (tagged, v) in &items {
+                let v = if *tagged { Value::Tag(18, Box::new(v.clone())) } else { v.clone() };
+                coset::cbor::ser::into_writer(&v, &mut seq).unwrap();
+            }
+            let split = cose::split_cbor_sequence(&seq).unwrap();
+            let read: Vec<_> = SequenceReader::new(seq.as_slice()).collect();
+            prop_assert_eq!(read.len(), split.len());
+            for ((r, s), (tagged, _)) in read.iter().zip(&split).zip(&items) {
+                // A generated tag 18 around a value that is itself tagged 18 is still tag 18.
+                if *tagged || s.first() == Some(&0xd2) {
+                    prop_assert_eq!(r.as_ref().unwrap().as_slice(), *s);
+                } else {
+                    prop_assert!(r.is_err());
+                }
+            }
+        }
+    }
+}
