@@ -261,6 +261,52 @@ fn a_read_error_is_reported_with_its_kind_after_the_items_before_it() {
     }
 }
 
+#[test]
+fn a_single_item_file_reads_as_verify_decides_and_stops_at_the_first_extra_byte() {
+    let good = signed(1).pop().unwrap();
+    assert_eq!(cose::read_single_item(good.as_slice()).unwrap(), good);
+    for (bytes, code) in [
+        (Vec::new(), "cose_malformed"),
+        ([good.as_slice(), &[0]].concat(), "cose_malformed"),
+        (good[1..].to_vec(), "cose_untagged"),
+        (good[..good.len() - 1].to_vec(), "cose_malformed"),
+    ] {
+        assert_eq!(
+            cose::read_single_item(bytes.as_slice()).unwrap_err().code(),
+            code
+        );
+    }
+    // Trailing bytes that never end are not read.
+    let endless = std::io::Cursor::new(good.clone()).chain(std::io::repeat(0));
+    assert_eq!(
+        cose::read_single_item(endless).unwrap_err().code(),
+        "cose_malformed"
+    );
+    // A 256 MiB payload is refused from its head.
+    let mut header = vec![0xd2, 0x84, 0x40, 0xa0, 0x5a];
+    header.extend_from_slice(&(256u32 << 20).to_be_bytes());
+    assert_eq!(
+        cose::read_single_item(generated(header, 256 << 20, vec![0x40]))
+            .unwrap_err()
+            .code(),
+        "cose_payload_too_large"
+    );
+    // Every published negative envelope: the bounded read, then `verify`, refuses with the code
+    // `verify` gives on the whole bytes.
+    let signed_vectors = read_json("stream-window-signed-vectors.json");
+    let resolver = resolver();
+    for case in signed_vectors["negative"].as_array().unwrap() {
+        let bytes = hex::decode(case["cose_sign1_hex"].as_str().unwrap()).unwrap();
+        let whole = cose::verify(&bytes, &resolver).unwrap_err();
+        let bounded = match cose::read_single_item(bytes.as_slice()) {
+            Ok(item) => cose::verify(&item, &resolver).unwrap_err(),
+            Err(Jcr1Error::Cose(c)) => c,
+            Err(e) => panic!("{e}"),
+        };
+        assert_eq!(bounded, whole, "{}", case["n"]);
+    }
+}
+
 mod reference {
     use coset::cbor::value::Value;
     use jouleclaw_jcr1::cose::{self, SequenceReader};

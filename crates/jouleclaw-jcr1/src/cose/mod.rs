@@ -32,7 +32,7 @@ pub use keyfile::{
 pub use profile::protected_header;
 pub use sequence::{
     MAX_BATCH_ITEMS, MAX_ITEM_BYTES, MAX_NESTING, MAX_PAYLOAD_BYTES, SequenceReader,
-    split_cbor_sequence, verify_sequence,
+    read_single_item, split_cbor_sequence, verify_sequence,
 };
 pub use sign::{
     SignedReceipt, Signer, SoftwareSigner, sign_payload, sign_receipt, sign1, to_be_signed,

@@ -1,6 +1,6 @@
 //! RFC 8742 CBOR sequences of COSE_Sign1 items.
 
-use std::io::{BufReader, ErrorKind, Read};
+use std::io::{BufRead, BufReader, ErrorKind, Read};
 
 use coset::cbor::value::Value;
 
@@ -353,6 +353,23 @@ impl<R: Read> Iterator for SequenceReader<R> {
                 Some(Err(Jcr1Error::io("reading the CBOR sequence", &e)))
             }
         }
+    }
+}
+
+/// Reads one tagged COSE_Sign1 from `reader` (a `receipt verify` input file) in memory bounded
+/// by [`MAX_ITEM_BYTES`]: the item as [`SequenceReader`] yields it, then the end of the input.
+/// Refuses what [`SequenceReader`] refuses, an empty input and any byte after the item
+/// (`cose_malformed`, as [`verify`](super::verify) refuses trailing bytes), without reading the
+/// rest.
+pub fn read_single_item<R: Read>(reader: R) -> Result<Vec<u8>, Jcr1Error> {
+    let mut items = SequenceReader::new(reader);
+    let item = items
+        .next()
+        .unwrap_or(Err(Jcr1Error::Cose(CoseRefusal::MalformedCbor)))?;
+    match items.inner.fill_buf() {
+        Ok([]) => Ok(item),
+        Ok(_) => Err(Jcr1Error::Cose(CoseRefusal::MalformedCbor)),
+        Err(e) => Err(Jcr1Error::io("reading the COSE_Sign1", &e)),
     }
 }
 
