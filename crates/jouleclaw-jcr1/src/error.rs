@@ -34,6 +34,15 @@ pub enum Jcr1Error {
         /// What failed.
         detail: String,
     },
+    /// Reading or writing a file or stream failed; carries the operating system's error.
+    Io {
+        /// What was being done (`"reading the key file"`, ...).
+        action: &'static str,
+        /// The error's kind (`NotFound`, `AlreadyExists`, `PermissionDenied`, ...).
+        kind: std::io::ErrorKind,
+        /// The operating system's message, e.g. `File exists (os error 17)`.
+        message: String,
+    },
 }
 
 impl Jcr1Error {
@@ -47,6 +56,16 @@ impl Jcr1Error {
             Self::Cose(c) => c.as_str(),
             Self::KeyFile { .. } => "bad_key_file",
             Self::Signer { .. } => "signer_failed",
+            Self::Io { .. } => "io_failed",
+        }
+    }
+
+    /// An [`Jcr1Error::Io`] for `error` while doing `action`.
+    pub fn io(action: &'static str, error: &std::io::Error) -> Self {
+        Self::Io {
+            action,
+            kind: error.kind(),
+            message: error.to_string(),
         }
     }
 }
@@ -62,6 +81,9 @@ impl fmt::Display for Jcr1Error {
             Self::Cose(c) => write!(f, "COSE_Sign1 refused ({})", c.as_str()),
             Self::KeyFile { detail } => write!(f, "bad key file: {detail}"),
             Self::Signer { detail } => write!(f, "signer failed: {detail}"),
+            Self::Io {
+                action, message, ..
+            } => write!(f, "{action}: {message}"),
         }
     }
 }
@@ -121,6 +143,12 @@ pub enum CoseRefusal {
     IssMismatch,
     /// CWT `sub` differs from the receipt's `id`.
     SubMismatch,
+    /// In a CBOR sequence: the payload's length head declares more than
+    /// `cose::MAX_PAYLOAD_BYTES` (the receipt limit); refused before the payload is read.
+    PayloadTooLarge,
+    /// In a CBOR sequence: the item is longer than `cose::MAX_ITEM_BYTES`; refused without
+    /// storing the rest of it.
+    ItemTooLarge,
 }
 
 impl CoseRefusal {
@@ -148,6 +176,8 @@ impl CoseRefusal {
             Self::PayloadRefused(_) => "cose_payload_refused",
             Self::IssMismatch => "cose_iss_mismatch",
             Self::SubMismatch => "cose_sub_mismatch",
+            Self::PayloadTooLarge => "cose_payload_too_large",
+            Self::ItemTooLarge => "cose_item_too_large",
         }
     }
 }

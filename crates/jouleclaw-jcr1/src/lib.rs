@@ -12,7 +12,8 @@
 //! - [`encode_value`], [`decode_canonical_value`]: generic canonical JSON;
 //! - [`schema`]: the one schema object and its JSON Schema;
 //! - [`ReceiptMinter`], [`Clock`], [`EnergySource`], [`Estimator`], [`RaplReader`]: minting;
-//! - [`cose`]: signing and verification;
+//! - [`cose`]: signing and verification (one receipt, many, or a CBOR sequence read as a stream
+//!   in bounded memory), key files;
 //! - [`Jcr1Error`]: every failure, with a stable code.
 //!
 //! ```

@@ -19,6 +19,16 @@ pub enum StreamError {
     ZeroMaxTicks,
     /// The spec declares no channel.
     NoChannels,
+    /// A spec value is above its documented cap (`StreamSpec::MAX_*`).
+    SpecLimit {
+        /// Which value: `tick_window_ms`, `max_chunk_bytes`, `max_ticks_per_window`,
+        /// `channels` (their count), `channel_id` or `mime` (its length in bytes).
+        field: &'static str,
+        /// The value found.
+        value: u64,
+        /// The cap.
+        max: u64,
+    },
     /// Two channels share an id.
     DuplicateChannel {
         /// The repeated id.
@@ -101,6 +111,7 @@ impl StreamError {
             Self::ZeroMaxTicks => "spec_zero_max_ticks",
             Self::NoChannels => "spec_no_channels",
             Self::DuplicateChannel { .. } => "spec_duplicate_channel",
+            Self::SpecLimit { .. } => "spec_over_limit",
             Self::WindowSpanOverflow { .. } => "window_span_overflow",
             Self::WindowMismatch { .. } => "tick_window_mismatch",
             Self::TimestampOutsideWindow { .. } => "tick_ts_outside_window",
@@ -122,6 +133,9 @@ impl fmt::Display for StreamError {
             Self::ZeroMaxChunkBytes => f.write_str("max_chunk_bytes must be non-zero"),
             Self::ZeroMaxTicks => f.write_str("max_ticks_per_window must be non-zero"),
             Self::NoChannels => f.write_str("a stream spec needs at least one channel"),
+            Self::SpecLimit { field, value, max } => {
+                write!(f, "{field} {value} is above the cap {max}")
+            }
             Self::DuplicateChannel { channel_id } => {
                 write!(f, "channel id {channel_id} is declared twice")
             }

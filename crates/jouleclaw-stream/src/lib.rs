@@ -8,7 +8,8 @@
 //!
 //! The public interface is:
 //! - [`Tick`], [`TickKind`], [`TickMarker`], [`TickKindTag`]: the unit of a stream;
-//! - [`StreamSpec`], [`ChannelSpec`], [`ChannelDirection`], [`duplex`]: its layout;
+//! - [`StreamSpec`], [`ValidatedSpec`], [`ChannelSpec`], [`ChannelDirection`], [`duplex`]: its
+//!   layout, validated once and indexed by channel id;
 //! - [`StreamWindow`]: one validated window, with its canonical JSON and content hash;
 //! - [`RollingConservationLedger`], [`LedgerPolicy`], [`WindowConservationFinding`];
 //! - [`canon`]: the canonical JSON (JCR-1) writing primitives shared by the stack;
@@ -33,7 +34,23 @@
 //! let pushed = window.push(tts)?;
 //! let finding = ledger.observe(pushed.tick, pushed.direction)?;
 //! assert_eq!(finding, WindowConservationFinding::Hallucination { unaccounted: 1600 });
-//! assert_eq!(window.content_hash(), window.content_hash());
+//!
+//! // The window's canonical JSON (spec/STREAM-SUBSTRATE.md) and its BLAKE3 content hash.
+//! let json = format!(
+//!     concat!(
+//!         r#"{{"schema":"jouleclaw-window/1","tick_window_ms":200,"ticks":["#,
+//!         r#"{{"blake3":"{}","channel_id":1,"kind":"audio","len":6400,"ts_ns":0}},"#,
+//!         r#"{{"blake3":"{}","channel_id":3,"kind":"audio","len":8000,"ts_ns":1000}}],"#,
+//!         r#""window_id":0}}"#,
+//!     ),
+//!     blake3::hash(&[0u8; 6400]).to_hex(),
+//!     blake3::hash(&[0u8; 8000]).to_hex(),
+//! );
+//! assert_eq!(String::from_utf8(window.canonical_json()).unwrap(), json);
+//! assert_eq!(
+//!     window.content_hash().to_hex().as_str(),
+//!     "9da0ceaacc391992ff9936c8df64a3e557e0ada2bbc50cccbf11f5403ddac7e2"
+//! );
 //! # Ok::<(), StreamError>(())
 //! ```
 
@@ -52,7 +69,7 @@ pub use error::{Result, StreamError};
 pub use ledger::{LedgerPolicy, RollingConservationLedger, TickEvent, WindowConservationFinding};
 pub use spec::{
     BARGE_IN_DEADLINE_MS, ChannelDirection, ChannelSpec, DEFAULT_TICK_WINDOW_MS, NS_PER_MS,
-    StreamSpec, duplex,
+    StreamSpec, ValidatedSpec, duplex,
 };
 pub use tick::{Tick, TickKind, TickKindTag, TickMarker};
 pub use window::{Pushed, StreamWindow, WINDOW_SCHEMA};

@@ -1,5 +1,8 @@
 //! Channel and stream specifications.
 
+use core::fmt;
+use std::sync::Arc;
+
 use crate::error::{Result, StreamError};
 use crate::tick::TickKindTag;
 
@@ -144,29 +147,87 @@ impl StreamSpec {
         }
     }
 
-    /// Checks the spec: non-zero window length and limits, at least one channel, unique ids.
+    /// Largest accepted `tick_window_ms`: one minute.
+    pub const MAX_TICK_WINDOW_MS: u32 = 60_000;
+    /// Largest accepted `max_chunk_bytes`: 1 MiB (the default is 32 KiB).
+    pub const MAX_CHUNK_BYTES: u32 = 1 << 20;
+    /// Largest accepted `max_ticks_per_window` (the default is 256). With
+    /// [`StreamSpec::MAX_CHUNK_BYTES`] a window holds at most 4 GiB of payload; the spec's own
+    /// `max_chunk_bytes * max_ticks_per_window` is the real bound (8 MiB by default).
+    pub const MAX_TICKS_PER_WINDOW: u32 = 4_096;
+    /// Most channels a spec may declare; every channel id is below it, so channels are found
+    /// by id in a dense table.
+    pub const MAX_CHANNELS: u32 = 256;
+    /// Longest accepted `mime`, in bytes.
+    pub const MAX_MIME_BYTES: usize = 255;
+
+    /// Checks the spec, in this order: non-zero window length and limits, each at most its cap
+    /// (`MAX_*`), at least one and at most [`StreamSpec::MAX_CHANNELS`] channels, each id below
+    /// [`StreamSpec::MAX_CHANNELS`] and unique, each `mime` at most
+    /// [`StreamSpec::MAX_MIME_BYTES`]. Linear in the number of channels.
     pub fn validate(&self) -> Result<()> {
+        self.index().map(drop)
+    }
+
+    /// Validates and builds the id -> position table.
+    fn index(&self) -> Result<ChannelTable> {
+        fn cap(field: &'static str, value: u64, max: u64) -> Result<()> {
+            if value > max {
+                return Err(StreamError::SpecLimit { field, value, max });
+            }
+            Ok(())
+        }
         if self.tick_window_ms == 0 {
             return Err(StreamError::ZeroWindowLength);
         }
+        cap(
+            "tick_window_ms",
+            self.tick_window_ms.into(),
+            Self::MAX_TICK_WINDOW_MS.into(),
+        )?;
         if self.max_chunk_bytes == 0 {
             return Err(StreamError::ZeroMaxChunkBytes);
         }
+        cap(
+            "max_chunk_bytes",
+            self.max_chunk_bytes.into(),
+            Self::MAX_CHUNK_BYTES.into(),
+        )?;
         if self.max_ticks_per_window == 0 {
             return Err(StreamError::ZeroMaxTicks);
         }
+        cap(
+            "max_ticks_per_window",
+            self.max_ticks_per_window.into(),
+            Self::MAX_TICKS_PER_WINDOW.into(),
+        )?;
         if self.channels.is_empty() {
             return Err(StreamError::NoChannels);
         }
-        for (i, c) in self.channels.iter().enumerate() {
-            if self.channels[..i].iter().any(|p| p.id == c.id) {
+        cap(
+            "channels",
+            self.channels.len() as u64,
+            Self::MAX_CHANNELS.into(),
+        )?;
+        let mut table = ChannelTable([NO_CHANNEL; Self::MAX_CHANNELS as usize]);
+        for (position, c) in self.channels.iter().enumerate() {
+            cap("channel_id", c.id.into(), u64::from(Self::MAX_CHANNELS - 1))?;
+            cap("mime", c.mime.len() as u64, Self::MAX_MIME_BYTES as u64)?;
+            let slot = table
+                .0
+                .get_mut(c.id as usize)
+                .ok_or(StreamError::UnknownChannel { channel_id: c.id })?;
+            if *slot != NO_CHANNEL {
                 return Err(StreamError::DuplicateChannel { channel_id: c.id });
             }
+            // position < MAX_CHANNELS <= u16::MAX.
+            *slot = position as u16;
         }
-        Ok(())
+        Ok(table)
     }
 
-    /// The channel with id `id`.
+    /// The channel with id `id`: a linear search (at most [`StreamSpec::MAX_CHANNELS`] in a
+    /// valid spec). [`ValidatedSpec::channel`] finds it in constant time.
     pub fn channel(&self, id: u32) -> Option<&ChannelSpec> {
         self.channels.iter().find(|c| c.id == id)
     }
@@ -192,5 +253,65 @@ impl StreamSpec {
     pub fn window_of(&self, ts_ns: u64) -> u64 {
         // `window_ns` is non-zero for a validated spec; an invalid zero gives window 0.
         ts_ns.checked_div(self.window_ns()).unwrap_or(0)
+    }
+}
+
+/// Marks a free slot of a [`ChannelTable`].
+const NO_CHANNEL: u16 = u16::MAX;
+
+/// Channel id -> position in `channels`, for every id below [`StreamSpec::MAX_CHANNELS`].
+#[derive(Clone, PartialEq, Eq)]
+struct ChannelTable([u16; StreamSpec::MAX_CHANNELS as usize]);
+
+/// A [`StreamSpec`] that passed [`StreamSpec::validate`], with its channels indexed by id:
+/// validated once, then shared by every window ([`crate::StreamWindow::open_validated`]), with
+/// constant-time channel lookup per tick. Cloning copies two reference counts.
+#[derive(Clone)]
+pub struct ValidatedSpec {
+    spec: Arc<StreamSpec>,
+    table: Arc<ChannelTable>,
+}
+
+impl fmt::Debug for ValidatedSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ValidatedSpec").field(&self.spec).finish()
+    }
+}
+
+impl PartialEq for ValidatedSpec {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec == other.spec
+    }
+}
+
+impl Eq for ValidatedSpec {}
+
+impl ValidatedSpec {
+    /// Validates `spec` ([`StreamSpec::validate`]) and indexes its channels.
+    pub fn new(spec: Arc<StreamSpec>) -> Result<Self> {
+        let table = Arc::new(spec.index()?);
+        Ok(Self { spec, table })
+    }
+
+    /// The spec.
+    pub fn spec(&self) -> &Arc<StreamSpec> {
+        &self.spec
+    }
+
+    /// The channel with id `id`, in constant time.
+    pub fn channel(&self, id: u32) -> Option<&ChannelSpec> {
+        let position = *self.table.0.get(usize::try_from(id).ok()?)?;
+        if position == NO_CHANNEL {
+            return None;
+        }
+        self.spec.channels.get(usize::from(position))
+    }
+}
+
+impl core::ops::Deref for ValidatedSpec {
+    type Target = StreamSpec;
+
+    fn deref(&self) -> &StreamSpec {
+        &self.spec
     }
 }

@@ -1,0 +1,349 @@
+//! Signatures that only a cofactored or batch equation accepts: every verification entry point
+//! refuses them, as `verify_strict`, Python's `cryptography` and noble (zip215: false) do.
+//!
+//! The forgeries are built by a key holder who knows the nonce `r` and the secret scalar `a`
+//! and puts a torsion point `T` into `R = rB + T` (or into the key), then grinds the message
+//! until ed25519-dalek's batch equation, whose per-item weights are derived from the inputs,
+//! cancels the torsion part. Each test first shows the raw batch equation accepting the forgery,
+//! so that it fails when the library's guard is removed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::*;
+use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+use curve25519_dalek::scalar::Scalar;
+use ed25519_dalek::{Signature, VerifyingKey};
+use jouleclaw_jcr1::Result;
+use jouleclaw_jcr1::cose::{self, CoseRefusal, SignedReceipt, Signer, SingleKey, SoftwareSigner};
+use sha2::{Digest, Sha512};
+
+/// How many messages a grind may try. The weight cancels a torsion part of order `n` with
+/// probability `1/n` (n <= 8), so failing 400 tries has probability below `(7/8)^400 < 1e-23`.
+const GRIND: u64 = 400;
+
+/// Signs with a chosen nonce and a torsion point added to `R` (and optionally to the key).
+struct TorsionSigner {
+    /// The secret scalar `a`.
+    a: Scalar,
+    /// The public key: `aB + key_torsion`, encoded as is.
+    public: [u8; 32],
+    /// The nonce `r`.
+    r: Scalar,
+    /// Added to `rB`.
+    t: EdwardsPoint,
+    /// When set, the bytes of `R` (for encodings that `compress` never produces).
+    r_encoding: Option<[u8; 32]>,
+    /// When set, `S` itself.
+    s: Option<Scalar>,
+}
+
+impl TorsionSigner {
+    fn new(seed: u64, r: Scalar, t: EdwardsPoint, key_torsion: EdwardsPoint) -> Self {
+        let a = Scalar::from_bytes_mod_order_wide(&Sha512::digest(seed.to_le_bytes()).into());
+        let public = (ED25519_BASEPOINT_POINT * a + key_torsion)
+            .compress()
+            .to_bytes();
+        Self {
+            a,
+            public,
+            r,
+            t,
+            r_encoding: None,
+            s: None,
+        }
+    }
+}
+
+impl Signer for TorsionSigner {
+    fn verifying_key(&self) -> VerifyingKey {
+        VerifyingKey::from_bytes(&self.public).unwrap()
+    }
+    fn sign(&self, tbs: &[u8]) -> Result<[u8; 64]> {
+        let r_bytes = self
+            .r_encoding
+            .unwrap_or_else(|| (ED25519_BASEPOINT_POINT * self.r + self.t).compress().0);
+        let mut h = Sha512::new();
+        h.update(r_bytes);
+        h.update(self.public);
+        h.update(tbs);
+        let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+        let s = self.s.unwrap_or(self.r + k * self.a);
+        let mut sig = [0u8; 64];
+        sig[..32].copy_from_slice(&r_bytes);
+        sig[32..].copy_from_slice(s.as_bytes());
+        Ok(sig)
+    }
+}
+
+fn nonce(n: u64) -> Scalar {
+    Scalar::from_bytes_mod_order_wide(
+        &Sha512::digest([b"nonce".as_slice(), &n.to_le_bytes()].concat()).into(),
+    )
+}
+
+/// The raw ed25519-dalek batch equation over signed receipts (no guard).
+fn raw_batch(items: &[&SignedReceipt], key: &VerifyingKey) -> bool {
+    let msgs: Vec<&[u8]> = items.iter().map(|s| s.to_be_signed.as_slice()).collect();
+    let sigs: Vec<Signature> = items
+        .iter()
+        .map(|s| Signature::from_bytes(&s.signature))
+        .collect();
+    ed25519_dalek::verify_batch(&msgs, &sigs, &vec![*key; items.len()]).is_ok()
+}
+
+/// Signs receipts `window_id = 10_000 + i` with `make(i)` until the raw batch equation accepts
+/// the forgery at `at` among `good`.
+fn grind(good: &[SignedReceipt], at: usize, make: impl Fn(u64) -> TorsionSigner) -> SignedReceipt {
+    for i in 0..GRIND {
+        let signer = make(i);
+        let forged = cose::sign_receipt(&signer, &receipt(10_000 + i)).unwrap();
+        let mut all: Vec<&SignedReceipt> = good.iter().collect();
+        all.insert(at, &forged);
+        if raw_batch(&all, &signer.verifying_key()) {
+            return forged;
+        }
+    }
+    panic!("no forgery in {GRIND} tries");
+}
+
+/// Every verification entry point refuses `bytes` under `key`, alone and at `at` in `good`
+/// (which all verify).
+fn refused_everywhere(bytes: &[u8], key: VerifyingKey, good: &[SignedReceipt], at: usize) {
+    let resolver = SingleKey::new(key);
+    assert_eq!(
+        cose::verify(bytes, &resolver).unwrap_err(),
+        CoseRefusal::BadSignature
+    );
+    assert!(!cose::verify_sign1_signature_only(bytes, &key));
+    assert_eq!(
+        cose::verify_batch(&[bytes], &resolver),
+        vec![Err(CoseRefusal::BadSignature)]
+    );
+    let mut items: Vec<&[u8]> = good.iter().map(|s| s.cose_sign1.as_slice()).collect();
+    items.insert(at, bytes);
+    let results = cose::verify_batch(&items, &resolver);
+    assert_eq!(results.len(), items.len());
+    for (i, r) in results.iter().enumerate() {
+        if i == at {
+            assert_eq!(r, &Err(CoseRefusal::BadSignature), "item {i}");
+        } else {
+            assert!(r.is_ok(), "item {i}: {r:?}");
+        }
+    }
+    // The streaming sequence reader hands the same items to the same batch.
+    let seq: Vec<u8> = items.concat();
+    let mut streamed = Vec::new();
+    let n =
+        cose::verify_sequence(seq.as_slice(), &resolver, 16, |i, r| streamed.push((i, r))).unwrap();
+    assert_eq!((n, streamed.len()), (items.len(), items.len()));
+    for (k, (i, r)) in streamed.iter().enumerate() {
+        assert_eq!(k, *i);
+        assert_eq!(r.is_ok(), *i != at, "streamed item {i}: {r:?}");
+    }
+}
+
+fn good_receipts(signer: &dyn Signer, n: u64) -> Vec<SignedReceipt> {
+    (0..n)
+        .map(|w| cose::sign_receipt(signer, &receipt(w)).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_mixed_order_r_alone_passes_the_raw_batch_and_is_refused_by_every_entry_point() {
+    for (ti, t) in EIGHT_TORSION.iter().enumerate().skip(1) {
+        let forged = grind(&[], 0, |i| {
+            TorsionSigner::new(1, nonce(i), *t, EdwardsPoint::default())
+        });
+        let key = TorsionSigner::new(1, Scalar::ONE, *t, EdwardsPoint::default()).verifying_key();
+        // R is of mixed order: not small, not torsion-free.
+        let r = CompressedEdwardsY(forged.signature[..32].try_into().unwrap())
+            .decompress()
+            .unwrap();
+        assert!(!r.is_small_order() && !r.is_torsion_free(), "torsion {ti}");
+        refused_everywhere(&forged.cose_sign1, key, &[], 0);
+    }
+}
+
+#[test]
+fn a_mixed_order_r_hidden_in_a_batch_of_64_is_refused_and_the_other_63_verify() {
+    let honest = TorsionSigner::new(
+        2,
+        Scalar::ZERO,
+        EdwardsPoint::default(),
+        EdwardsPoint::default(),
+    );
+    // Honest signatures by the same key: a fresh nonce per receipt, no torsion.
+    let good: Vec<SignedReceipt> = (0..63)
+        .map(|w| {
+            let s = TorsionSigner::new(
+                2,
+                nonce(1_000_000 + w),
+                EdwardsPoint::default(),
+                EdwardsPoint::default(),
+            );
+            cose::sign_receipt(&s, &receipt(w)).unwrap()
+        })
+        .collect();
+    let key = honest.verifying_key();
+    let forged = grind(&good, 37, |i| {
+        TorsionSigner::new(2, nonce(i), EIGHT_TORSION[4], EdwardsPoint::default())
+    });
+    refused_everywhere(&forged.cose_sign1, key, &good, 37);
+}
+
+#[test]
+fn each_small_order_r_is_refused_even_when_the_raw_batch_accepts_it() {
+    // R = T exactly (r = 0), S = k·a: [S]B - [k]A = O, so only the torsion part remains.
+    let good = good_receipts(&SoftwareSigner::rfc8032_test_key(), 0);
+    for (ti, t) in EIGHT_TORSION.iter().enumerate() {
+        let forged = grind(&good, 0, |_| {
+            TorsionSigner::new(3, Scalar::ZERO, *t, EdwardsPoint::default())
+        });
+        let key = TorsionSigner::new(3, Scalar::ZERO, *t, EdwardsPoint::default()).verifying_key();
+        assert!(
+            CompressedEdwardsY(forged.signature[..32].try_into().unwrap())
+                .decompress()
+                .unwrap()
+                .is_small_order(),
+            "torsion {ti}"
+        );
+        refused_everywhere(&forged.cose_sign1, key, &good, 0);
+    }
+    // The non-canonical encodings of small-order points: y + p for y = 0 and 1, and the sign
+    // bit on the two points with x = 0.
+    let mut encodings = Vec::new();
+    for low in [0xed, 0xee] {
+        let mut b = [0xff; 32];
+        b[0] = low;
+        b[31] = 0x7f;
+        encodings.push(b);
+        b[31] = 0xff;
+        encodings.push(b);
+    }
+    for t in [EIGHT_TORSION[0], EIGHT_TORSION[4]] {
+        let mut b = t.compress().0;
+        b[31] |= 0x80;
+        encodings.push(b);
+    }
+    for enc in encodings {
+        assert!(
+            CompressedEdwardsY(enc)
+                .decompress()
+                .unwrap()
+                .is_small_order()
+        );
+        let forged = grind(&good, 0, |_| TorsionSigner {
+            r_encoding: Some(enc),
+            ..TorsionSigner::new(
+                3,
+                Scalar::ZERO,
+                EdwardsPoint::default(),
+                EdwardsPoint::default(),
+            )
+        });
+        let key = TorsionSigner::new(
+            3,
+            Scalar::ZERO,
+            EdwardsPoint::default(),
+            EdwardsPoint::default(),
+        )
+        .verifying_key();
+        refused_everywhere(&forged.cose_sign1, key, &good, 0);
+    }
+}
+
+#[test]
+fn identity_r_with_s_zero_under_each_small_order_key_is_refused() {
+    let good = good_receipts(&SoftwareSigner::rfc8032_test_key(), 0);
+    for (ti, t) in EIGHT_TORSION.iter().enumerate() {
+        let signer = TorsionSigner {
+            a: Scalar::ZERO,
+            public: t.compress().0,
+            r: Scalar::ZERO,
+            t: EdwardsPoint::default(),
+            r_encoding: None,
+            s: Some(Scalar::ZERO),
+        };
+        let key = signer.verifying_key();
+        assert!(key.is_weak(), "torsion {ti}");
+        let forged = cose::sign_receipt(&signer, &receipt(1)).unwrap();
+        assert_eq!(forged.signature[..32], EdwardsPoint::default().compress().0);
+        if ti == 0 {
+            // Under the identity key the cofactorless equation holds: only the strict
+            // small-order checks refuse it.
+            let sig = Signature::from_bytes(&forged.signature);
+            assert!(key.verify_strict(&forged.to_be_signed, &sig).is_err());
+            assert!(raw_batch(&[&forged], &key));
+        }
+        refused_everywhere(&forged.cose_sign1, key, &good, 0);
+    }
+}
+
+#[test]
+fn a_weak_key_is_refused_whatever_the_signature() {
+    // Every small-order key A = T with a = 0: S = r and R = rB, so [S]B - [k]A = R - [k]T,
+    // which the raw batch accepts whenever its weight cancels [k]T.
+    for (ti, t) in EIGHT_TORSION.iter().enumerate().skip(1) {
+        let forged = grind(&[], 0, |i| TorsionSigner {
+            a: Scalar::ZERO,
+            public: t.compress().0,
+            r: nonce(i),
+            t: EdwardsPoint::default(),
+            r_encoding: None,
+            s: None,
+        });
+        let key = VerifyingKey::from_bytes(&t.compress().0).unwrap();
+        assert!(key.is_weak(), "torsion {ti}");
+        refused_everywhere(&forged.cose_sign1, key, &[], 0);
+    }
+}
+
+#[test]
+fn a_mixed_order_key_is_decided_as_verify_strict_decides() {
+    // A = aB + T. verify_strict accepts exactly when [k]T = O; the raw batch also whenever the
+    // weight cancels [k]T. Grind a forgery that the raw batch accepts and verify_strict refuses.
+    let good: Vec<SignedReceipt> = Vec::new();
+    let t = EIGHT_TORSION[4];
+    let mut found = None;
+    for i in 0..GRIND {
+        let signer = TorsionSigner::new(4, nonce(i), EdwardsPoint::default(), t);
+        let key = signer.verifying_key();
+        let s = cose::sign_receipt(&signer, &receipt(20_000 + i)).unwrap();
+        let strict = key
+            .verify_strict(&s.to_be_signed, &Signature::from_bytes(&s.signature))
+            .is_ok();
+        if !strict && raw_batch(&[&s], &key) {
+            found = Some((s, key));
+            break;
+        }
+    }
+    let (forged, key) = found.expect("a forgery");
+    refused_everywhere(&forged.cose_sign1, key, &good, 0);
+    // And one that verify_strict accepts ([k]T = O) verifies through every entry point.
+    for i in 0..GRIND {
+        let signer = TorsionSigner::new(4, nonce(i), EdwardsPoint::default(), t);
+        let s = cose::sign_receipt(&signer, &receipt(30_000 + i)).unwrap();
+        let sig = Signature::from_bytes(&s.signature);
+        if key.verify_strict(&s.to_be_signed, &sig).is_ok() {
+            let resolver = SingleKey::new(key);
+            assert!(cose::verify(&s.cose_sign1, &resolver).is_ok());
+            assert!(cose::verify_batch(&[&s.cose_sign1], &resolver)[0].is_ok());
+            return;
+        }
+    }
+    panic!("no signature that verify_strict accepts");
+}
+
+#[test]
+fn honest_signatures_still_take_the_batch_and_verify() {
+    let good = good_receipts(&SoftwareSigner::rfc8032_test_key(), 64);
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    assert!(raw_batch(&good.iter().collect::<Vec<_>>(), &key));
+    let items: Vec<&[u8]> = good.iter().map(|s| s.cose_sign1.as_slice()).collect();
+    let results = cose::verify_batch(&items, &SingleKey::new(key));
+    for (w, r) in results.iter().enumerate() {
+        assert_eq!(r.as_ref().unwrap().receipt, receipt(w as u64));
+    }
+}
