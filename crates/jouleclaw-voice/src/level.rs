@@ -220,7 +220,10 @@ impl LevelMeter {
     /// Peak: nearest integer to `2000 * log10(peak / 32768)`; RMS: nearest integer to
     /// `1000 * log10(sum_squares / (samples * 32768^2))`; both `None` when every sample is zero.
     pub fn measurement(&self) -> Measurement {
-        let peak = level_hundredths(u128::from(self.peak) * u128::from(self.peak), FULL_SCALE_POWER);
+        let peak = level_hundredths(
+            u128::from(self.peak) * u128::from(self.peak),
+            FULL_SCALE_POWER,
+        );
         let rms = level_hundredths(
             self.sum_squares,
             u128::from(self.samples) * FULL_SCALE_POWER,
@@ -342,21 +345,32 @@ pub(crate) mod tests {
     fn a_minus_20_dbfs_sine_peaks_at_minus_20_and_has_rms_3_01_db_lower() {
         // 1 kHz at 16 kHz: 16 samples a period; amplitude 32768 / 10.
         let sine: Vec<i16> = (0..16_000)
-            .map(|n| (3276.8 * (2.0 * core::f64::consts::PI * f64::from(n) / 16.0).sin()).round() as i16)
+            .map(|n| {
+                (3276.8 * (2.0 * core::f64::consts::PI * f64::from(n) / 16.0).sin()).round() as i16
+            })
             .collect();
         let m = measure(&sine);
         assert_eq!(m.peak_dbfs_hundredths(), Some(-2000));
         // 20 * log10(1/sqrt(2)) = -3.0103 dB below the peak.
         assert_eq!(m.rms_dbfs_hundredths(), Some(-2301));
-        assert_eq!(m.to_string(), "16000 samples (1000 ms), peak -20.00 dBFS, RMS -23.01 dBFS");
+        assert_eq!(
+            m.to_string(),
+            "16000 samples (1000 ms), peak -20.00 dBFS, RMS -23.01 dBFS"
+        );
     }
 
     #[test]
     fn silence_has_no_level_and_one_quantum_has_the_floor() {
         let m = measure(&[0; 3200]);
         assert!(m.is_silent());
-        assert_eq!((m.peak_dbfs_hundredths(), m.rms_dbfs_hundredths()), (None, None));
-        assert_eq!(m.to_string(), "3200 samples (200 ms), silence: every sample is zero");
+        assert_eq!(
+            (m.peak_dbfs_hundredths(), m.rms_dbfs_hundredths()),
+            (None, None)
+        );
+        assert_eq!(
+            m.to_string(),
+            "3200 samples (200 ms), silence: every sample is zero"
+        );
         let m = LevelMeter::new().measurement();
         assert!(m.is_silent());
         assert_eq!(m.to_string(), "0 samples (0 ms), no audio");
@@ -368,13 +382,21 @@ pub(crate) mod tests {
         assert_eq!(m.peak_dbfs_hundredths(), Some(PEAK_FLOOR_HUNDREDTHS));
         // 1000 * log10(1 / (3200 * 2^30)) = -125.36
         assert_eq!(m.rms_dbfs_hundredths(), Some(-12536));
-        assert_eq!(m.to_string(), "3200 samples (200 ms), peak -90.31 dBFS, RMS -125.36 dBFS");
-        assert_eq!(measure(&[5]).to_string(), "1 samples (0.0625 ms), peak -76.33 dBFS, RMS -76.33 dBFS");
+        assert_eq!(
+            m.to_string(),
+            "3200 samples (200 ms), peak -90.31 dBFS, RMS -125.36 dBFS"
+        );
+        assert_eq!(
+            measure(&[5]).to_string(),
+            "1 samples (0.0625 ms), peak -76.33 dBFS, RMS -76.33 dBFS"
+        );
     }
 
     #[test]
     fn chunking_changes_nothing_and_refusals_change_nothing() {
-        let samples: Vec<i16> = (0..1000).map(|i| ((i * 7919) % 65536 - 32768) as i16).collect();
+        let samples: Vec<i16> = (0..1000)
+            .map(|i| ((i * 7919) % 65536 - 32768) as i16)
+            .collect();
         let bytes = pcm(&samples);
         let whole = {
             let mut m = LevelMeter::new();
@@ -395,15 +417,24 @@ pub(crate) mod tests {
         assert_eq!(one, whole);
         let before = whole;
         let mut m = whole;
-        assert_eq!(m.push_pcm16le(&[1, 2, 3]).unwrap_err(), VoiceError::OddPcmLength { len: 3 });
+        assert_eq!(
+            m.push_pcm16le(&[1, 2, 3]).unwrap_err(),
+            VoiceError::OddPcmLength { len: 3 }
+        );
         assert_eq!(m, before);
         // The sample bound, at its exact value.
-        let mut full = LevelMeter { samples: MAX_METER_SAMPLES - 1, ..LevelMeter::new() };
+        let mut full = LevelMeter {
+            samples: MAX_METER_SAMPLES - 1,
+            ..LevelMeter::new()
+        };
         full.push_sample(1).unwrap();
         assert_eq!(full.samples(), MAX_METER_SAMPLES);
         let at_max = full;
         assert_eq!(full.push_sample(1).unwrap_err().code(), "measure_too_long");
-        assert_eq!(full.push_pcm16le(&[0, 0]).unwrap_err().code(), "measure_too_long");
+        assert_eq!(
+            full.push_pcm16le(&[0, 0]).unwrap_err().code(),
+            "measure_too_long"
+        );
         assert_eq!(full, at_max);
         assert_eq!(full.measurement().duration_ns(), 9_007_199_254_687_500);
     }
@@ -413,7 +444,10 @@ pub(crate) mod tests {
         // 1000 * log10(power / 2^30) within 1e-6 of a half: the f64 candidate is not trusted.
         // These come from the vector generator's search; see voice_turn tests for more.
         for (power, reference) in [(1u128, 1u128 << 30), (1 << 30, 1 << 30), (3, 7), (7, 3)] {
-            assert_eq!(level_hundredths(power, reference), reference_hundredths(power, reference));
+            assert_eq!(
+                level_hundredths(power, reference),
+                reference_hundredths(power, reference)
+            );
         }
         // exact_from walks to the same answer from a start off by one or two either way.
         let want = reference_hundredths(12_345, 1 << 30).unwrap();
@@ -428,17 +462,41 @@ pub(crate) mod tests {
         assert!(Measurement::from_parts(3200, Some(-600), Some(-903)).is_ok());
         assert!(Measurement::from_parts(3200, None, None).is_ok());
         assert!(Measurement::from_parts(0, None, None).is_ok());
-        assert_eq!(Measurement::from_parts(0, Some(0), Some(0)), Err("silence_mismatch"));
-        assert_eq!(Measurement::from_parts(3, Some(0), None), Err("silence_mismatch"));
-        assert_eq!(Measurement::from_parts(3, None, Some(-1)), Err("silence_mismatch"));
-        assert_eq!(Measurement::from_parts(3, Some(1), Some(0)), Err("level_out_of_range"));
-        assert_eq!(Measurement::from_parts(3, Some(-9032), Some(-9100)), Err("level_out_of_range"));
+        assert_eq!(
+            Measurement::from_parts(0, Some(0), Some(0)),
+            Err("silence_mismatch")
+        );
+        assert_eq!(
+            Measurement::from_parts(3, Some(0), None),
+            Err("silence_mismatch")
+        );
+        assert_eq!(
+            Measurement::from_parts(3, None, Some(-1)),
+            Err("silence_mismatch")
+        );
+        assert_eq!(
+            Measurement::from_parts(3, Some(1), Some(0)),
+            Err("level_out_of_range")
+        );
+        assert_eq!(
+            Measurement::from_parts(3, Some(-9032), Some(-9100)),
+            Err("level_out_of_range")
+        );
         assert!(Measurement::from_parts(3, Some(-9031), Some(-9100)).is_ok());
-        assert_eq!(Measurement::from_parts(3, Some(0), Some(1)), Err("level_out_of_range"));
+        assert_eq!(
+            Measurement::from_parts(3, Some(0), Some(1)),
+            Err("level_out_of_range")
+        );
         // The RMS floor of one sample is the peak floor.
-        assert_eq!(Measurement::from_parts(1, Some(-9031), Some(-9032)), Err("level_out_of_range"));
+        assert_eq!(
+            Measurement::from_parts(1, Some(-9031), Some(-9032)),
+            Err("level_out_of_range")
+        );
         assert!(Measurement::from_parts(1, Some(-9031), Some(-9031)).is_ok());
-        assert_eq!(Measurement::from_parts(3, Some(-700), Some(-600)), Err("rms_above_peak"));
+        assert_eq!(
+            Measurement::from_parts(3, Some(-700), Some(-600)),
+            Err("rms_above_peak")
+        );
         assert!(Measurement::from_parts(3, Some(-600), Some(-600)).is_ok());
     }
 

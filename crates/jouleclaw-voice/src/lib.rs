@@ -94,11 +94,11 @@ mod wav;
 mod whisper;
 
 pub use error::{Result, VoiceError};
-pub use multipart::FIXED_BOUNDARY as MULTIPART_BOUNDARY;
-pub use oracle::{TRANSCRIPTION_ORACLE_NAME, TranscriptionOracle};
 pub use level::{
     FULL_SCALE, LevelMeter, MAX_METER_SAMPLES, Measurement, NS_PER_SAMPLE, PEAK_FLOOR_HUNDREDTHS,
 };
+pub use multipart::FIXED_BOUNDARY as MULTIPART_BOUNDARY;
+pub use oracle::{TRANSCRIPTION_ORACLE_NAME, TranscriptionOracle};
 pub use provenance::Provenance;
 pub use stage::{HeardTurn, MAX_TURN_BYTES, TURN_STAGE_NAME, TurnLog, TurnOutcome, TurnStage};
 pub use transcript::{TableAnswer, TableTranscriber, Transcriber, Transcript};

@@ -213,11 +213,8 @@ impl<T: Transcriber> TurnStage<T> {
                     Ok(TurnOutcome::Unasked { .. }) => Heard::Unasked,
                     Err(e) => Heard::failed(e),
                 };
-                self.log.record(
-                    tick.window_id,
-                    tick.ts_ns,
-                    VoiceTurn { measurement, heard },
-                );
+                self.log
+                    .record(tick.window_id, tick.ts_ns, VoiceTurn { measurement, heard });
                 result.map(Some)
             }
             TickKind::Marker(_) => Ok(None),
@@ -488,7 +485,10 @@ mod tests {
         assert!(!stage.is_open());
         let last = stage.last_turn().unwrap();
         assert_eq!(last.turn.heard, Heard::Failed("turn_empty".into()));
-        assert_eq!(last.turn.measurement.to_string(), "0 samples (0 ms), no audio");
+        assert_eq!(
+            last.turn.measurement.to_string(),
+            "0 samples (0 ms), no audio"
+        );
     }
 
     #[test]
@@ -519,14 +519,16 @@ mod tests {
 
     #[test]
     fn the_log_handle_sees_every_turn_after_the_stage_moved() {
-        let mut stage = TurnStage::new(TableTranscriber::always(TableAnswer::Unasked));
+        let stage = TurnStage::new(TableTranscriber::always(TableAnswer::Unasked));
         let log = stage.log();
         assert_eq!((log.closed(), log.last()), (0, None));
         let mut boxed: Box<dyn Stage> = Box::new(stage);
         let mut out = Vec::new();
         for (i, fill) in [0u8, 9].into_iter().enumerate() {
             let t = i as u64 * 10;
-            boxed.on_tick(&marker(TickMarker::Start, t), &mut out).unwrap();
+            boxed
+                .on_tick(&marker(TickMarker::Start, t), &mut out)
+                .unwrap();
             boxed.on_tick(&audio(fill, 640, t + 1), &mut out).unwrap();
             boxed
                 .on_tick(&marker(TickMarker::EndOfTurn, t + 2), &mut out)

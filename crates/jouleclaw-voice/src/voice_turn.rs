@@ -77,7 +77,11 @@ pub struct VoiceTurnRefusal {
 
 impl fmt::Display for VoiceTurnRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "voice-turn/1 refused ({}) at byte {}", self.code, self.offset)
+        write!(
+            f,
+            "voice-turn/1 refused ({}) at byte {}",
+            self.code, self.offset
+        )
     }
 }
 
@@ -103,8 +107,7 @@ fn is_error_code(s: &str) -> bool {
     let b = s.as_bytes();
     (1..=MAX_ERROR_CODE_BYTES).contains(&b.len())
         && b[0].is_ascii_lowercase()
-        && b
-            .iter()
+        && b.iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
 }
 
@@ -117,7 +120,10 @@ impl VoiceTurn {
         let level = |h: Option<i32>| h.map_or(Value::Null, Value::from);
         let mut measurement = Map::new();
         measurement.insert("duration_ns".into(), m.duration_ns().into());
-        measurement.insert("peak_dbfs_hundredths".into(), level(m.peak_dbfs_hundredths()));
+        measurement.insert(
+            "peak_dbfs_hundredths".into(),
+            level(m.peak_dbfs_hundredths()),
+        );
         measurement.insert("rms_dbfs_hundredths".into(), level(m.rms_dbfs_hundredths()));
         measurement.insert("samples".into(), m.samples().into());
         let mut root = Map::new();
@@ -205,12 +211,11 @@ impl VoiceTurnDecoder {
         if let Some(r) = self.refused {
             return Err(r);
         }
-        let value = decode_canonical_value(&self.buf, VOICE_TURN_LIMITS).map_err(|r| {
-            VoiceTurnRefusal {
+        let value =
+            decode_canonical_value(&self.buf, VOICE_TURN_LIMITS).map_err(|r| VoiceTurnRefusal {
                 code: r.code.as_str(),
                 offset: r.offset,
-            }
-        })?;
+            })?;
         schema(&value).map_err(|code| VoiceTurnRefusal {
             code,
             offset: self.buf.len() as u64,

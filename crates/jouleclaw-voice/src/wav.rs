@@ -118,7 +118,8 @@ impl WavAudio {
         let invalid = |e: hound::Error| VoiceError::InvalidWav {
             reason: e.to_string(),
         };
-        let mut reader = hound::WavReader::new(Cursor::new(self.bytes.as_slice())).map_err(invalid)?;
+        let mut reader =
+            hound::WavReader::new(Cursor::new(self.bytes.as_slice())).map_err(invalid)?;
         let spec = reader.spec();
         if spec.sample_rate != SAMPLE_RATE_HZ
             || spec.channels != 1

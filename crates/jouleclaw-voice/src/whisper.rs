@@ -219,7 +219,8 @@ impl FileTurn {
             Ok(Transcript::Unasked) => Heard::Unasked,
             Err(e) => Heard::failed(e),
         };
-        self.measurement.map(|measurement| VoiceTurn { measurement, heard })
+        self.measurement
+            .map(|measurement| VoiceTurn { measurement, heard })
     }
 }
 
