@@ -441,8 +441,20 @@ pub(crate) mod tests {
 
     #[test]
     fn levels_near_a_rounding_boundary_are_decided_exactly() {
-        // 1000 * log10(power / 2^30) within 1e-6 of a half: the f64 candidate is not trusted.
-        // These come from the vector generator's search; see voice_turn tests for more.
+        // Within 1e-12 of a half, where f64 rounds the wrong way: exact arithmetic decides.
+        let (s, d) = (2_087_131_670_749u128, 3200u128 << 30);
+        let naive = 1000.0 * ((s as f64).log10() - (d as f64).log10());
+        assert_eq!(naive.round() as i32, -216);
+        assert_eq!(level_hundredths(s, d), Some(-217));
+        assert_eq!(reference_hundredths(s, d), Some(-217));
+        let (s, d) = (1_323_247_576_598u128, 4800u128 << 30);
+        assert_eq!(
+            (1000.0 * (s as f64 / d as f64).log10()).round() as i32,
+            -590
+        );
+        assert_eq!(level_hundredths(s, d), Some(-591));
+        assert_eq!(reference_hundredths(s, d), Some(-591));
+        // Far from a boundary the f64 candidate stands.
         for (power, reference) in [(1u128, 1u128 << 30), (1 << 30, 1 << 30), (3, 7), (7, 3)] {
             assert_eq!(
                 level_hundredths(power, reference),

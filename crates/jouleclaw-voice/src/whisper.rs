@@ -207,6 +207,8 @@ pub fn transcribe_wav_file(
 pub struct FileTurn {
     /// The measurement; `None` for a file that is not 16 kHz 16-bit mono ([`WavAudio::measure`]).
     pub measurement: Option<Measurement>,
+    /// The file's format, for a person ([`WavAudio::describe_format`]).
+    pub format: String,
     /// The transcriber's answer, as [`transcribe_wav_file`] gives it.
     pub transcript: Result<Transcript, VoiceError>,
 }
@@ -237,6 +239,7 @@ pub fn hear_wav_file(
     let transcript = WhisperTranscriber::at_socket(socket, max_wait).transcribe(&audio);
     Ok(FileTurn {
         measurement,
+        format: audio.describe_format(),
         transcript,
     })
 }

@@ -87,7 +87,7 @@ fn level_cases() -> Vec<(&'static str, Pcm)> {
             near(24728, 3196, [32767, 32670, 20073, 758]),
         ),
         (
-            "RMS 4.7e-13 below the boundary -216.5 (sum of squares 2,087,131,670,749): rounds to -217",
+            "RMS 4.7e-13 below the boundary -216.5 (sum of squares 2,087,131,670,749): rounds to -217; f64 1000*(log10(S)-log10(N*2^30)) rounds to -216",
             near(25538, 3196, [32767, 32746, 24246, 602]),
         ),
         (
@@ -97,6 +97,10 @@ fn level_cases() -> Vec<(&'static str, Pcm)> {
         (
             "RMS 2.0e-12 above the boundary -303.5 (sum of squares 1,708,243,780,709): rounds to -303",
             near(23104, 3196, [32767, 32744, 9448, 662]),
+        ),
+        (
+            "RMS 7.6e-14 below the boundary -590.5 (sum of squares 1,323,247,576,598 over 4,800 samples): rounds to -591; f64 1000*log10(S/(N*2^30)) rounds to -590",
+            near(16603, 4796, [32767, 10507, 136, 0]),
         ),
     ]
 }
@@ -505,7 +509,7 @@ fn pcm_from(v: &Value) -> Vec<i16> {
 fn level_vectors_hold_for_the_meter_in_any_chunking() {
     let doc = doc();
     let levels = doc["levels"].as_array().unwrap();
-    assert_eq!(levels.len(), 10);
+    assert_eq!(levels.len(), 11);
     for v in levels {
         let bytes = bytes_of(&pcm_from(&v["pcm"]));
         for step in [2, 4_096, bytes.len().max(2)] {
@@ -534,6 +538,7 @@ fn level_vectors_hold_for_the_meter_in_any_chunking() {
     assert_eq!((peak(3), rms(3)), (Value::Null, Value::Null));
     assert_eq!(peak(4), json!(PEAK_FLOOR_HUNDREDTHS));
     assert_eq!(peak(6), json!(-1047));
+    assert_eq!(rms(11), json!(-591));
     assert_eq!(
         (rms(7), rms(8), rms(9), rms(10)),
         (json!(-245), json!(-217), json!(-467), json!(-303))
