@@ -13,7 +13,9 @@ Reads CONFORMANCE_DIR/voice-turn-vectors.json and checks, from the spec alone:
 Prints one line per check and closes with `voice-turn: N passed, N failed`. Exit status is 0
 only if every check passed.
 
-Libraries: rfc8785 (canonical JSON), blake3; the rest is the standard library.
+Libraries: rfc8785 (canonical JSON), blake3; the rest is the standard library. When jsonschema
+is installed and CONFORMANCE_DIR/voice-turn-1.schema.json exists, every turn vector is also
+validated against that schema (which expresses only part of the rules).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import blake3
 import rfc8785
 
 FILE = "voice-turn-vectors.json"
+SCHEMA_FILE = "voice-turn-1.schema.json"
 SCHEMA_ID = "voice-turn/1"
 MAX_SAFE = 2**53 - 1
 NS_PER_SAMPLE = 62_500
@@ -312,8 +315,26 @@ def main(argv: list[str]) -> int:
             expect("measurement", m, v["expect"])
         rep.check(f"levels #{v['n']}: {v['description']}", one)
 
+    validator = None
+    schema_path = directory / SCHEMA_FILE
+    try:
+        import jsonschema  # optional
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None and schema_path.exists():
+        def load_schema():
+            nonlocal validator
+            schema = json.loads(schema_path.read_text(encoding="utf-8"))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(schema)
+        rep.check(f"load {SCHEMA_FILE}", load_schema)
+
     for v in doc.get("turns", []):
         def one(v=v):
+            if validator is not None:
+                errors = list(validator.iter_errors(json.loads(v["canonical"])))
+                if errors:
+                    raise AssertionError(f"schema: {errors[0].message}")
             data = v["canonical"].encode("utf-8")
             expect("content_hash", blake3.blake3(data).hexdigest(), v["content_hash"])
             m, heard, words = decode(data)
