@@ -700,7 +700,36 @@ fn transcribe_without_a_socket_says_so_and_refuses_a_non_wav_file() {
     let socket = t.path("no-such.sock");
     let o = jouleclaw(&[&"transcribe", &"--socket", &socket, &wav]);
     expect(&o, 0);
-    assert_eq!(stdout(&o).trim(), "no transcriber");
+    // No transcriber, and the measurement under it: a muted file is silence.
+    assert_eq!(
+        stdout(&o),
+        "no transcriber\n1600 samples (100 ms), silence: every sample is zero\n"
+    );
+    // A file with sound in it has a level.
+    let pcm: Vec<u8> = [16384i16, -16384]
+        .repeat(800)
+        .iter()
+        .flat_map(|s| s.to_le_bytes())
+        .collect();
+    let loud = jouleclaw_stack::voice::WavAudio::from_pcm16_mono_16k(&pcm).unwrap();
+    let loud_path = t.write("loud.wav", loud.bytes());
+    let o = jouleclaw(&[&"transcribe", &"--socket", &socket, &loud_path]);
+    expect(&o, 0);
+    assert_eq!(
+        stdout(&o),
+        "no transcriber\n1600 samples (100 ms), peak -6.02 dBFS, RMS -6.02 dBFS\n"
+    );
+    // A file in another format is transcribed as before but not measured, and says why.
+    let mut slow = loud.bytes().to_vec();
+    slow[24..28].copy_from_slice(&8_000u32.to_le_bytes());
+    slow[28..32].copy_from_slice(&16_000u32.to_le_bytes());
+    let slow = t.write("slow.wav", &slow);
+    let o = jouleclaw(&[&"transcribe", &"--socket", &socket, &slow]);
+    expect(&o, 0);
+    assert_eq!(
+        stdout(&o),
+        "no transcriber\nnot measured: 8000 Hz, 1 channel, 16-bit int (a turn is measured as 16 kHz 16-bit mono)\n"
+    );
     let o = jouleclaw(&[
         &"transcribe",
         &"--socket",
@@ -725,6 +754,11 @@ fn transcribe_without_a_socket_says_so_and_refuses_a_non_wav_file() {
     ]);
     expect(&o, 1);
     assert!(stderr(&o).contains("engine_"), "{}", stderr(&o));
+    // The failed turn is measured too; no sentence and never "no transcriber".
+    assert_eq!(
+        stdout(&o),
+        "1600 samples (100 ms), silence: every sample is zero\n"
+    );
     expect(
         &jouleclaw(&[&"transcribe", &"--socket", &socket, &t.path("none.wav")]),
         2,

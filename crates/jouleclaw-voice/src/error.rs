@@ -97,6 +97,23 @@ pub enum VoiceError {
     },
     /// A table stand-in was asked about audio it has no row for.
     NotInTable,
+    /// A level meter would take more samples than it measures exactly.
+    MeterFull {
+        /// The bound, in samples.
+        max: u64,
+    },
+    /// The transcriber's sentence is longer than a text tick may be.
+    TranscriptTooLong {
+        /// The sentence's length, in UTF-8 bytes.
+        bytes: usize,
+        /// The bound, in bytes.
+        max: usize,
+    },
+    /// A value has no `voice-turn/1` encoding.
+    Unencodable {
+        /// Why.
+        reason: String,
+    },
 }
 
 impl VoiceError {
@@ -123,6 +140,9 @@ impl VoiceError {
             Self::ResponseTooLarge { .. } => "engine_response_too_large",
             Self::Runtime { .. } => "runtime_unavailable",
             Self::NotInTable => "table_no_row",
+            Self::MeterFull { .. } => "measure_too_long",
+            Self::TranscriptTooLong { .. } => "transcript_too_long",
+            Self::Unencodable { .. } => "unencodable",
         }
     }
 }
@@ -170,6 +190,14 @@ impl fmt::Display for VoiceError {
             }
             Self::Runtime { reason } => write!(f, "cannot run the blocking client: {reason}"),
             Self::NotInTable => f.write_str("the table transcriber has no row for this audio"),
+            Self::MeterFull { max } => {
+                write!(f, "the level meter measures at most {max} samples")
+            }
+            Self::TranscriptTooLong { bytes, max } => write!(
+                f,
+                "the transcriber's sentence is {bytes} bytes, past the text bound of {max}"
+            ),
+            Self::Unencodable { reason } => write!(f, "no voice-turn/1 encoding: {reason}"),
         }
     }
 }

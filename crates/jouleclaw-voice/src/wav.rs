@@ -4,6 +4,7 @@ use std::io::Cursor;
 use std::time::Duration;
 
 use crate::error::{Result, VoiceError};
+use crate::level::{LevelMeter, Measurement};
 
 /// Mic sample rate: 16 kHz.
 pub const SAMPLE_RATE_HZ: u32 = 16_000;
@@ -110,6 +111,51 @@ impl WavAudio {
         self.sample_rate
     }
 
+    /// The measurement of the file's samples when it is what the mic channel carries (16 kHz,
+    /// 16-bit integer, mono); `Ok(None)` for any other format, which a turn's measurement does
+    /// not define. Reads the samples once ([`VoiceError::InvalidWav`] if they cannot be read).
+    pub fn measure(&self) -> Result<Option<Measurement>> {
+        let invalid = |e: hound::Error| VoiceError::InvalidWav {
+            reason: e.to_string(),
+        };
+        let mut reader =
+            hound::WavReader::new(Cursor::new(self.bytes.as_slice())).map_err(invalid)?;
+        let spec = reader.spec();
+        if spec.sample_rate != SAMPLE_RATE_HZ
+            || spec.channels != 1
+            || spec.bits_per_sample != 16
+            || spec.sample_format != hound::SampleFormat::Int
+        {
+            return Ok(None);
+        }
+        let mut meter = LevelMeter::new();
+        for s in reader.samples::<i16>() {
+            meter.push_sample(s.map_err(invalid)?)?;
+        }
+        Ok(Some(meter.measurement()))
+    }
+
+    /// `rate Hz, N channel(s), B-bit int|float`: the format, for a person.
+    pub fn describe_format(&self) -> String {
+        match hound::WavReader::new(Cursor::new(self.bytes.as_slice())) {
+            Ok(r) => {
+                let s = r.spec();
+                let kind = match s.sample_format {
+                    hound::SampleFormat::Int => "int",
+                    hound::SampleFormat::Float => "float",
+                };
+                format!(
+                    "{} Hz, {} channel{}, {}-bit {kind}",
+                    s.sample_rate,
+                    s.channels,
+                    if s.channels == 1 { "" } else { "s" },
+                    s.bits_per_sample
+                )
+            }
+            Err(e) => format!("unreadable ({e})"),
+        }
+    }
+
     /// How long the audio lasts, to the nanosecond (rounded down).
     pub fn duration(&self) -> Duration {
         let rate = u64::from(self.sample_rate.max(1));
@@ -166,6 +212,35 @@ mod tests {
         let mut cut = full.bytes().to_vec();
         cut.truncate(cut.len() - 3);
         assert_eq!(WavAudio::parse(cut).unwrap_err().code(), "wav_invalid");
+    }
+
+    #[test]
+    fn a_mic_format_file_is_measured_and_another_format_is_not() {
+        let pcm: Vec<u8> = [100i16, -200, 0, 32767]
+            .iter()
+            .flat_map(|s| s.to_le_bytes())
+            .collect();
+        let wav = WavAudio::from_pcm16_mono_16k(&pcm).unwrap();
+        let mut meter = LevelMeter::new();
+        meter.push_pcm16le(&pcm).unwrap();
+        assert_eq!(wav.measure().unwrap(), Some(meter.measurement()));
+        assert_eq!(wav.describe_format(), "16000 Hz, 1 channel, 16-bit int");
+        // The same samples at 8 kHz are not a mic turn.
+        let mut other = Vec::new();
+        {
+            let spec = hound::WavSpec {
+                channels: 1,
+                sample_rate: 8_000,
+                bits_per_sample: 16,
+                sample_format: hound::SampleFormat::Int,
+            };
+            let mut w = hound::WavWriter::new(Cursor::new(&mut other), spec).unwrap();
+            w.write_sample(100i16).unwrap();
+            w.finalize().unwrap();
+        }
+        let other = WavAudio::parse(other).unwrap();
+        assert_eq!(other.measure().unwrap(), None);
+        assert_eq!(other.describe_format(), "8000 Hz, 1 channel, 16-bit int");
     }
 
     #[test]

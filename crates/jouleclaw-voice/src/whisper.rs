@@ -17,8 +17,10 @@ use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST};
 use hyper_util::rt::TokioIo;
 
 use crate::error::{Result, VoiceError};
+use crate::level::Measurement;
 use crate::multipart::{MultipartBody, inference_form};
 use crate::transcript::{Transcriber, Transcript};
+use crate::voice_turn::{Heard, VoiceTurn};
 use crate::wav::WavAudio;
 
 /// The wait ceiling is never shorter than this: 30 s.
@@ -197,6 +199,49 @@ pub fn transcribe_wav_file(
 ) -> Result<Transcript, VoiceError> {
     let audio = WavAudio::parse(wav_bytes.to_vec())?;
     WhisperTranscriber::at_socket(socket, max_wait).transcribe(&audio)
+}
+
+/// What [`hear_wav_file`] made of a WAV file: the measurement (for a file in the mic format) and
+/// the transcriber's answer, which may be a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileTurn {
+    /// The measurement; `None` for a file that is not 16 kHz 16-bit mono ([`WavAudio::measure`]).
+    pub measurement: Option<Measurement>,
+    /// The file's format, for a person ([`WavAudio::describe_format`]).
+    pub format: String,
+    /// The transcriber's answer, as [`transcribe_wav_file`] gives it.
+    pub transcript: Result<Transcript, VoiceError>,
+}
+
+impl FileTurn {
+    /// The `voice-turn/1` result, for a measured file.
+    pub fn voice_turn(&self) -> Option<VoiceTurn> {
+        let heard = match &self.transcript {
+            Ok(Transcript::Said(s)) => Heard::Said(s.clone()),
+            Ok(Transcript::Unasked) => Heard::Unasked,
+            Err(e) => Heard::failed(e),
+        };
+        self.measurement
+            .map(|measurement| VoiceTurn { measurement, heard })
+    }
+}
+
+/// Like [`transcribe_wav_file`], with the file's measurement beside the answer: a turn is
+/// measured whether or not it was transcribed, and whether or not the transcription failed.
+/// `Err` only for a file that is not a readable WAV ([`VoiceError::InvalidWav`]).
+pub fn hear_wav_file(
+    socket: &Path,
+    max_wait: Option<Duration>,
+    wav_bytes: &[u8],
+) -> Result<FileTurn, VoiceError> {
+    let audio = WavAudio::parse(wav_bytes.to_vec())?;
+    let measurement = audio.measure()?;
+    let transcript = WhisperTranscriber::at_socket(socket, max_wait).transcribe(&audio);
+    Ok(FileTurn {
+        measurement,
+        format: audio.describe_format(),
+        transcript,
+    })
 }
 
 /// Runs `fut` to completion on a fresh current-thread runtime.

@@ -445,10 +445,10 @@ fn a_turn_through_the_real_client_ends_in_a_text_tick_or_a_failed_turn() {
         let got = stage.on_tick(&end);
         if expect_ok {
             match got.unwrap() {
-                Some(TurnOutcome::Said { tick, audio_bytes }) => {
+                Some(TurnOutcome::Said { tick, measurement }) => {
                     assert_eq!(&tick.bytes[..], b"Lights off.");
                     assert_eq!(tick.channel_id, duplex::ASR);
-                    assert_eq!(audio_bytes, 6_400);
+                    assert_eq!(measurement.audio_bytes(), 6_400);
                 }
                 other => panic!("unexpected {other:?}"),
             }

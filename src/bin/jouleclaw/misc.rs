@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jouleclaw_stack::replay::replay_corpus;
-use jouleclaw_stack::voice::{Transcript, transcribe_wav_file};
+use jouleclaw_stack::voice::{Transcript, hear_wav_file};
 
 use crate::{CmdResult, Failure};
 
@@ -49,22 +49,40 @@ pub(crate) fn transcribe(socket: &Path, max_wait: Option<f64>, file: &Path) -> C
         },
     };
     let wav = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
-    match transcribe_wav_file(socket, max_wait, &wav) {
+    let turn = hear_wav_file(socket, max_wait, &wav)
+        .map_err(|e| Failure::Refused(format!("{}: {}: {e}", file.display(), e.code())))?;
+    // The measurement, printed under the sentence: it explains a sentence that did not arrive.
+    let measurement = match turn.measurement {
+        Some(m) => m.to_string(),
+        None => format!(
+            "not measured: {} (a turn is measured as 16 kHz 16-bit mono)",
+            turn.format
+        ),
+    };
+    match turn.transcript {
         Ok(Transcript::Said(s)) => {
-            say!(
-                "{}",
-                crate::out::for_terminal(&s, crate::out::stdout_is_terminal())
-            );
+            // The sentence first when there is one.
+            if !s.is_empty() {
+                say!(
+                    "{}",
+                    crate::out::for_terminal(&s, crate::out::stdout_is_terminal())
+                );
+            }
+            say!("{measurement}");
             Ok(())
         }
         Ok(Transcript::Unasked) => {
             say!("no transcriber");
+            say!("{measurement}");
             Ok(())
         }
-        Err(e) => Err(Failure::Refused(format!(
-            "{}: {}: {e}",
-            file.display(),
-            e.code()
-        ))),
+        Err(e) => {
+            say!("{measurement}");
+            Err(Failure::Refused(format!(
+                "{}: {}: {e}",
+                file.display(),
+                e.code()
+            )))
+        }
     }
 }
