@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Independent verifier for stream-window/1 receipts and their COSE_Sign1 envelopes (Node 20, ESM).
+// Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes and stream-seal/1
+// (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) (Node 20, ESM).
 //
 // Usage: node verify.mjs [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 //

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Independent verifier for stream-window/1 receipts and their COSE_Sign1 envelopes.
+"""Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
+(RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness).
 
 Usage: verify.py [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 
