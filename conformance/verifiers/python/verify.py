@@ -68,6 +68,7 @@ FILES = {
     "signed_extra": "stream-window-signed-negative-extra-vectors.json",
     "schema": "stream-window-1.schema.json",
     "seal": "stream-seal-vectors.json",
+    "seal_schema": "stream-seal-1.schema.json",
 }
 
 
@@ -1278,7 +1279,7 @@ def main(argv: list[str]) -> int:
             print(f"skip  {f}: absent")
     if not cose_wg:
         print("skip  cose-wg/*.json: absent")
-    if not (set(present) - {"schema"}) and not cose_wg:
+    if not (set(present) - {"schema", "seal_schema"}) and not cose_wg:
         rep.fail("discovery", f"no vector file in {root}")
         return finish(rep)
 
@@ -1387,6 +1388,25 @@ def main(argv: list[str]) -> int:
     doc = load_or_fail(rep, present, "seal")
     if doc is not None:
         check_seal_file(rep, doc, FILES["seal"])
+    if "seal_schema" in present:
+        def seal_schema():
+            import jsonschema
+            schema = load_json_file(present["seal_schema"])
+            jsonschema.Draft202012Validator.check_schema(schema)
+            if doc is None:
+                return "valid draft 2020-12 schema (no seal vectors to apply it to)"
+            val = jsonschema.Draft202012Validator(schema)
+            seals = [cp["seal"] for cp in doc["stream"]["checkpoints"]]
+            for s in seals:
+                errs = list(val.iter_errors(s))
+                if errs:
+                    raise Refusal("schema", f"a vector seal fails the JSON Schema: {errs[0].message}")
+            # Its neighbour: the schema refuses a seal with an unknown field and one with tree_size -1.
+            for bad in ({**seals[0], "extra": 1}, {**seals[0], "tree_size": -1}):
+                if not list(val.iter_errors(bad)):
+                    raise Refusal("schema", f"the JSON Schema accepts {bad}")
+            return f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size"
+        rep.check(FILES["seal_schema"], seal_schema)
 
     for path in cose_wg:
         def one(path=path):
