@@ -15,6 +15,7 @@ NEGATIVE = "stream-window-negative-vectors.json"
 SIGNED = "stream-window-signed-vectors.json"
 SIGNED_EXTRA = "stream-window-signed-negative-extra-vectors.json"
 EDDSA = "cose-wg/eddsa-sig-01.json"
+SEAL = "stream-seal-vectors.json"
 
 
 def flip_hex_digit(s: str, i: int = 0) -> str:
@@ -132,6 +133,141 @@ def eddsa_signature_byte(d: Path) -> None:
     save(d, EDDSA, doc)
 
 
+# stream-seal/1 (spec/STREAM-SEAL.md)
+
+def _seal_edit(d: Path, fn) -> None:
+    doc = load(d, SEAL)
+    fn(doc)
+    save(d, SEAL, doc)
+
+
+def _first(items, pred):
+    return next(x for x in items if pred(x))
+
+
+def seal_tree_root(d: Path) -> None:
+    def fn(doc):
+        t = doc["trees"][5]
+        t["root_hex"] = flip_hex_digit(t["root_hex"], 9)
+    _seal_edit(d, fn)
+
+
+def seal_inclusion_path(d: Path) -> None:
+    def fn(doc):
+        v = _first(doc["inclusion"], lambda v: len(v["path_hex"]) >= 2)
+        v["path_hex"][1] = flip_hex_digit(v["path_hex"][1], 4)
+    _seal_edit(d, fn)
+
+
+def seal_inclusion_wrong_size(d: Path) -> None:
+    """The same path and root, claimed for a tree one leaf larger (section 2.2: the size is not bound by the path)."""
+    def fn(doc):
+        v = _first(doc["inclusion"], lambda v: v["tree_size"] == 7 and v["leaf_index"] == 3)
+        v["tree_size"] = 8
+    _seal_edit(d, fn)
+
+
+def seal_consistency_path(d: Path) -> None:
+    def fn(doc):
+        v = _first(doc["consistency"], lambda v: len(v["path_hex"]) >= 2)
+        v["path_hex"][-1] = flip_hex_digit(v["path_hex"][-1], 0)
+    _seal_edit(d, fn)
+
+
+def seal_window_content_hash(d: Path) -> None:
+    def fn(doc):
+        w = doc["stream"]["windows"][2]
+        w["content_hash_hex"] = flip_hex_digit(w["content_hash_hex"], 6)
+    _seal_edit(d, fn)
+
+
+def seal_checkpoint_signature(d: Path) -> None:
+    def fn(doc):
+        cp = doc["stream"]["checkpoints"][1]
+        cp["cose_sign1_hex"] = flip_hex_byte(cp["cose_sign1_hex"], -7)  # inside the 64-byte signature
+    _seal_edit(d, fn)
+
+
+def seal_inclusion_receipt_signature(d: Path) -> None:
+    def fn(doc):
+        inc = doc["stream"]["checkpoints"][0]["inclusion"][1]
+        inc["cose_sign1_hex"] = flip_hex_byte(inc["cose_sign1_hex"], -40)
+    _seal_edit(d, fn)
+
+
+def seal_document_changed(d: Path) -> None:
+    """The checkpoint's seal says one more empty window and a later last window: still a valid seal, another document."""
+    def fn(doc):
+        cp = doc["stream"]["checkpoints"][0]
+        cp["seal"]["last_window_id"] += 1
+        cp["seal"]["empty_windows_skipped"] += 1
+        cp["seal_json"] = json.dumps(cp["seal"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    _seal_edit(d, fn)
+
+
+def seal_consistency_record(d: Path) -> None:
+    def fn(doc):
+        c = doc["stream"]["checkpoints"][2]["consistency"]
+        c["path_hex"][0] = flip_hex_digit(c["path_hex"][0], 2)
+    _seal_edit(d, fn)
+
+
+def seal_negative_proof_accepted(d: Path) -> None:
+    """An inclusion_proof negative replaced by a valid proof."""
+    def fn(doc):
+        good = _first(doc["inclusion"], lambda v: v["tree_size"] == 7 and v["leaf_index"] == 3)
+        c = _first(doc["negative"], lambda c: c["kind"] == "inclusion_proof")
+        for k in ("entry_hex", "leaf_index", "path_hex", "root_hex", "tree_size"):
+            c[k] = good[k]
+    _seal_edit(d, fn)
+
+
+def seal_negative_consistency_accepted(d: Path) -> None:
+    def fn(doc):
+        good = _first(doc["consistency"], lambda v: len(v["path_hex"]) >= 2)
+        c = _first(doc["negative"], lambda c: c["kind"] == "consistency_proof")
+        for k in ("first_root_hex", "first_size", "path_hex", "second_root_hex", "second_size"):
+            c[k] = good[k]
+    _seal_edit(d, fn)
+
+
+def seal_negative_json_accepted(d: Path) -> None:
+    def fn(doc):
+        good = doc["stream"]["checkpoints"][1]["seal_json"].encode("utf-8")
+        c = _first(doc["negative"], lambda c: c["kind"] == "seal_json" and c["expect"] == "seal_window_count_mismatch")
+        c["input_hex"] = good.hex()
+    _seal_edit(d, fn)
+
+
+def seal_negative_receipt_accepted(d: Path) -> None:
+    """An inclusion_receipt negative replaced by a valid receipt and its leaf's content hash."""
+    def fn(doc):
+        inc = doc["stream"]["checkpoints"][0]["inclusion"][2]
+        w = doc["stream"]["windows"][inc["leaf_index"]]
+        c = _first(doc["negative"], lambda c: c["kind"] == "inclusion_receipt" and c["expect"] == "proof_root_mismatch")
+        c["cose_sign1_hex"], c["entry_hex"] = inc["cose_sign1_hex"], w["content_hash_hex"]
+    _seal_edit(d, fn)
+
+
+def seal_negative_stream_complete(d: Path) -> None:
+    """A completeness negative replaced by the whole, untouched stream."""
+    def fn(doc):
+        st = doc["stream"]
+        c = _first(doc["negative"], lambda c: c["kind"] == "completeness")
+        c["checkpoints_hex"] = [cp["cose_sign1_hex"] for cp in st["checkpoints"]]
+        c["receipts"] = [{"content_hash_hex": w["content_hash_hex"], "steward": st["steward"],
+                          "stream_id": st["stream_id"], "window_id": w["window_id"]} for w in st["windows"]]
+    _seal_edit(d, fn)
+
+
+def seal_negative_problem_dropped(d: Path) -> None:
+    """A completeness negative that still fails, but with one expected problem fewer."""
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["kind"] == "completeness" and len(c["expect_problems"]) >= 2)
+        c["expect_problems"].pop()
+    _seal_edit(d, fn)
+
+
 def no_vector_files(d: Path) -> None:
     for f in list(d.rglob("*.json")):
         f.unlink()
@@ -150,6 +286,21 @@ CASES = {
     "kid-hex-digit": (SIGNED, kid_digit),
     "strict-negative-accepted": (SIGNED_EXTRA, strict_negative_accepted),
     "cose-wg-eddsa-signature-byte": (EDDSA, eddsa_signature_byte),
+    "seal-tree-root-hex-digit": (SEAL, seal_tree_root),
+    "seal-inclusion-path-hash": (SEAL, seal_inclusion_path),
+    "seal-inclusion-claimed-for-a-larger-tree": (SEAL, seal_inclusion_wrong_size),
+    "seal-consistency-path-hash": (SEAL, seal_consistency_path),
+    "seal-window-content-hash": (SEAL, seal_window_content_hash),
+    "seal-checkpoint-signature-byte": (SEAL, seal_checkpoint_signature),
+    "seal-inclusion-receipt-signature-byte": (SEAL, seal_inclusion_receipt_signature),
+    "seal-document-changed": (SEAL, seal_document_changed),
+    "seal-checkpoint-consistency-record": (SEAL, seal_consistency_record),
+    "seal-negative-inclusion-proof-accepted": (SEAL, seal_negative_proof_accepted),
+    "seal-negative-consistency-proof-accepted": (SEAL, seal_negative_consistency_accepted),
+    "seal-negative-seal-json-accepted": (SEAL, seal_negative_json_accepted),
+    "seal-negative-inclusion-receipt-accepted": (SEAL, seal_negative_receipt_accepted),
+    "seal-negative-stream-complete": (SEAL, seal_negative_stream_complete),
+    "seal-negative-problem-dropped": (SEAL, seal_negative_problem_dropped),
     "no-vector-files": (None, no_vector_files),
 }
 

@@ -6,7 +6,6 @@ package main
 // registers the family with its Check function, and delete its line here.
 func init() {
 	for i, f := range []string{
-		"stream-seal-vectors.json",       // tree roots, inclusion and consistency proofs, RFC 9942 receipts
 		"structured-output-vectors.json", // schemas, chunked documents, outcome, code, offset and path
 		"voice-turn-vectors.json",        // voice-turn/1 turn results (canonical JSON under JCR-1)
 	} {

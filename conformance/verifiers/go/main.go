@@ -1,5 +1,6 @@
-// Command verify is the Go verifier for the stream-window/1 conformance vectors: receipts
-// (JCR-1 canonical JSON, BLAKE3 content hash) and their COSE_Sign1/Ed25519 envelopes.
+// Command verify is the Go verifier for the conformance vectors: stream-window/1 receipts
+// (JCR-1 canonical JSON, BLAKE3 content hash), their COSE_Sign1/Ed25519 envelopes, and
+// stream-seal/1 (RFC 9162 Merkle proofs, checkpoints, RFC 9942 inclusion receipts).
 //
 // Usage: go run . [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 //

@@ -142,11 +142,11 @@ func TestAFamilyFileWithoutAGoCheckerFailsInsteadOfBeingIgnored(t *testing.T) {
 	if code := run(dir); code != 0 {
 		t.Fatalf("the receipts file alone: exit %d, want 0", code)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "stream-seal-vectors.json"), []byte("{}"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "voice-turn-vectors.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code := run(dir); code == 0 {
-		t.Fatal("a stream-seal vector file with no Go checker passed")
+		t.Fatal("a voice-turn vector file with no Go checker passed")
 	}
 }
 

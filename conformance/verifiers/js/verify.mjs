@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Independent verifier for stream-window/1 receipts and their COSE_Sign1 envelopes (Node 20, ESM).
+// Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes and stream-seal/1
+// (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) (Node 20, ESM).
 //
 // Usage: node verify.mjs [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 //
@@ -41,6 +42,7 @@ const FILES = {
   signed: 'stream-window-signed-vectors.json',
   signedExtra: 'stream-window-signed-negative-extra-vectors.json',
   schema: 'stream-window-1.schema.json',
+  seal: 'stream-seal-vectors.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
 // tags kept as Tag objects, maps as Map (integer labels).
@@ -382,6 +384,636 @@ function verifyCoseWg(c) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// stream-seal/1 (spec/STREAM-SEAL.md): RFC 9162 trees and proofs, seal documents, RFC 9942
+// checkpoints and inclusion receipts, completeness. Refusals carry the Rust code as their class.
+// ---------------------------------------------------------------------------------------------
+
+const SEAL_SCHEMA_ID = 'stream-seal/1';
+const SEAL_LIMITS = { documentBytes: 16_384, depth: 2, stringBytes: 4_096, arrayLen: 64 };
+const SEAL_FIELDS = [
+  ['closed_at', 'datetime'], ['empty_windows_skipped', 'uint'], ['final', 'bool'],
+  ['first_window_id', 'uint'], ['last_window_id', 'uint'], ['root', 'hex64'],
+  ['schema', 'schema'], ['steward', 'text'], ['stream_id', 'text'], ['tree_size', 'uint'],
+];
+const SEAL_SCHEMA_CODES = new Set([
+  'wrong_type', 'null', 'unknown_field', 'missing_field', 'empty_string', 'negative_unsigned',
+  'bad_closed_at', 'seal_wrong_schema', 'seal_bad_root', 'seal_tree_size_zero',
+  'seal_window_range_reversed', 'seal_window_count_mismatch',
+]);
+const VDS_LABEL = 395;
+const VDP_LABEL = 396;
+const SEAL_DOC_LABEL = -65537;
+const INCLUSION_PROOFS = -1;
+const CONSISTENCY_PROOFS = -2;
+const MAX_NAMED_GAPS = 1024;
+const U64_MAX = 2n ** 64n - 1n;
+
+const concat = (...parts) => {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let i = 0;
+  for (const p of parts) { out.set(p, i); i += p.length; }
+  return out;
+};
+const leafHash = (entry) => sha256(concat(new Uint8Array([0]), entry));
+const nodeHash = (l, r) => sha256(concat(new Uint8Array([1]), l, r));
+/** The largest power of two smaller than n (n >= 2), as a BigInt. */
+function split(n) {
+  let k = 1n;
+  while (k * 2n < n) k *= 2n;
+  return k;
+}
+function mth(leaves) {
+  const n = leaves.length;
+  if (n === 0) return sha256(new Uint8Array(0));
+  if (n === 1) return leaves[0];
+  const k = Number(split(BigInt(n)));
+  return nodeHash(mth(leaves.slice(0, k)), mth(leaves.slice(k)));
+}
+function genPath(m, leaves) {
+  const n = leaves.length;
+  if (n === 1) return [];
+  const k = Number(split(BigInt(n)));
+  if (m < k) return [...genPath(m, leaves.slice(0, k)), mth(leaves.slice(k))];
+  return [...genPath(m - k, leaves.slice(k)), mth(leaves.slice(0, k))];
+}
+function genSubproof(m, leaves, b) {
+  const n = leaves.length;
+  if (m === n) return b ? [] : [mth(leaves)];
+  const k = Number(split(BigInt(n)));
+  if (m <= k) return [...genSubproof(m, leaves.slice(0, k), b), mth(leaves.slice(k))];
+  return [...genSubproof(m - k, leaves.slice(k), false), mth(leaves.slice(0, k))];
+}
+function pathLen(m, n) {
+  m = BigInt(m); n = BigInt(n);
+  let len = 0;
+  while (n > 1n) {
+    const k = split(n);
+    if (m >= k) { m -= k; n -= k; } else n = k;
+    len += 1;
+  }
+  return len;
+}
+function proofLen(m, n) {
+  m = BigInt(m); n = BigInt(n);
+  let len = 0;
+  let b = true;
+  while (m !== n) {
+    const k = split(n);
+    if (m <= k) n = k; else { m -= k; n -= k; b = false; }
+    len += 1;
+  }
+  return b ? len : len + 1;
+}
+function proofPath(hexes) {
+  return hexes.map((h) => {
+    const b = hexToBytes(h);
+    if (b.length !== 32) throw new Refusal('proof_bad_element', `path element of ${b.length} bytes`);
+    return b;
+  });
+}
+function rootFromInclusion(index, size, leaf, path) {
+  let fn = BigInt(index);
+  let sn = BigInt(size);
+  if (fn >= sn) throw new Refusal('proof_index_out_of_range', `leaf index ${index} >= tree size ${size}`);
+  if (path.length !== pathLen(index, size)) throw new Refusal('proof_wrong_length', `path of ${path.length} hashes, PATH(${index}, ${size}) has ${pathLen(index, size)}`);
+  sn -= 1n;
+  let r = leaf;
+  for (const p of path) {
+    if (sn === 0n) throw new Refusal('proof_wrong_length', 'path longer than the tree');
+    if ((fn & 1n) === 1n || fn === sn) {
+      r = nodeHash(p, r);
+      while ((fn & 1n) === 0n && fn !== 0n) { fn >>= 1n; sn >>= 1n; }
+    } else {
+      r = nodeHash(r, p);
+    }
+    fn >>= 1n; sn >>= 1n;
+  }
+  if (sn !== 0n) throw new Refusal('proof_wrong_length', 'path shorter than the tree');
+  return r;
+}
+function verifyInclusion(index, size, leaf, path, root) {
+  if (!equalBytes(rootFromInclusion(index, size, leaf, path), root)) throw new Refusal('proof_root_mismatch', 'the path leads to another root');
+}
+function rootFromConsistency(first, second, firstRoot, path) {
+  const m = BigInt(first);
+  const n = BigInt(second);
+  if (!(m > 0n && m <= n)) throw new Refusal('proof_sizes_out_of_order', `sizes (${first}, ${second})`);
+  if (path.length !== proofLen(m, n)) throw new Refusal('proof_wrong_length', `path of ${path.length} hashes, PROOF(${first}, ${second}) has ${proofLen(m, n)}`);
+  if (m === n) return firstRoot;
+  if ((m & (m - 1n)) === 0n) path = [firstRoot, ...path];
+  let fn = m - 1n;
+  let sn = n - 1n;
+  while ((fn & 1n) === 1n) { fn >>= 1n; sn >>= 1n; }
+  let fr = path[0];
+  let sr = path[0];
+  for (const c of path.slice(1)) {
+    if (sn === 0n) throw new Refusal('proof_wrong_length', 'path longer than the trees');
+    if ((fn & 1n) === 1n || fn === sn) {
+      fr = nodeHash(c, fr);
+      sr = nodeHash(c, sr);
+      while ((fn & 1n) === 0n && fn !== 0n) { fn >>= 1n; sn >>= 1n; }
+    } else {
+      sr = nodeHash(sr, c);
+    }
+    fn >>= 1n; sn >>= 1n;
+  }
+  if (sn !== 0n) throw new Refusal('proof_wrong_length', 'path shorter than the trees');
+  if (!equalBytes(fr, firstRoot)) throw new Refusal('proof_first_root_mismatch', 'the path does not lead to the first root');
+  return sr;
+}
+function verifyConsistency(first, second, firstRoot, secondRoot, path) {
+  if (!equalBytes(rootFromConsistency(first, second, firstRoot, path), secondRoot)) throw new Refusal('proof_root_mismatch', 'the path leads to another second root');
+}
+
+/** The strict stream-seal/1 decoder: canonical form first (class canonical:<kind>), then the schema. */
+function decodeSeal(data) {
+  let v;
+  try {
+    v = parseJcr1(data, SEAL_LIMITS);
+  } catch (e) {
+    if (e instanceof Refusal) throw new Refusal(`canonical:${e.cls}`, e.message);
+    throw e;
+  }
+  if (!isObject(v)) throw new Refusal(v === null ? 'null' : 'wrong_type', 'the seal is not an object');
+  const names = SEAL_FIELDS.map(([n]) => n);
+  for (const k of Object.keys(v)) if (!names.includes(k)) throw new Refusal('unknown_field', `unknown field ${JSON.stringify(k)}`);
+  for (const [name, ty] of SEAL_FIELDS) {
+    if (!Object.hasOwn(v, name)) throw new Refusal('missing_field', `${name} missing`);
+    const x = v[name];
+    if (x === null) throw new Refusal('null', `${name} is null`);
+    if (ty === 'uint') {
+      if (typeof x !== 'number' || !Number.isInteger(x)) throw new Refusal('wrong_type', `${name} is not an integer`);
+      if (x < 0) throw new Refusal('negative_unsigned', `${name} is negative`);
+    } else if (ty === 'bool') {
+      if (typeof x !== 'boolean') throw new Refusal('wrong_type', `${name} is not a boolean`);
+    } else {
+      if (typeof x !== 'string') throw new Refusal('wrong_type', `${name} is not a string`);
+      if (ty === 'schema' && x !== SEAL_SCHEMA_ID) throw new Refusal('seal_wrong_schema', `schema ${JSON.stringify(x)}`);
+      if (ty === 'text' && x === '') throw new Refusal('empty_string', `${name} is empty`);
+      if (ty === 'datetime') {
+        try {
+          checkClosedAt(x);
+        } catch {
+          throw new Refusal('bad_closed_at', `closed_at ${JSON.stringify(x)} is not a real YYYY-MM-DDTHH:MM:SSZ`);
+        }
+      }
+      if (ty === 'hex64' && !HEX64.test(x)) throw new Refusal('seal_bad_root', 'root is not 64 lowercase hex digits');
+    }
+  }
+  if (v.tree_size === 0) throw new Refusal('seal_tree_size_zero', 'tree_size 0');
+  if (v.first_window_id > v.last_window_id) throw new Refusal('seal_window_range_reversed', 'first_window_id > last_window_id');
+  if (BigInt(v.last_window_id) - BigInt(v.first_window_id) + 1n !== BigInt(v.tree_size) + BigInt(v.empty_windows_skipped)) {
+    throw new Refusal('seal_window_count_mismatch', 'last - first + 1 != tree_size + empty_windows_skipped');
+  }
+  // Round trip with the JCS library: the accepted value re-encodes to the input bytes.
+  if (!equalBytes(utf8.encode(canonicalize(v)), data)) throw new Refusal('canonical:non_canonical', 'the seal does not re-encode to itself');
+  return v;
+}
+
+const sealSubject = (seal) => `${seal.stream_id}:seal:${seal.tree_size}`;
+/** Section 4.1 with cbor2 (preferred heads; labels inserted in their bytewise encoded order). */
+const sealProtected = (seal, sealBytes, kid) => cborEncode(new Map([
+  [1, -8], [4, kid], [15, new Map([[1, seal.steward], [2, sealSubject(seal)]])],
+  [VDS_LABEL, 1], [SEAL_DOC_LABEL, sealBytes],
+]));
+const proofCbor = (a, b, path) => cborEncode([a, b, path]);
+const sealUnprotected = (label, a, b, path) => (label === null
+  ? new Map()
+  : new Map([[VDP_LABEL, new Map([[label, [proofCbor(a, b, path)]]])]]));
+const sealEnvelope = (prot, unprot, sig) => cborEncode(new Tag(18, [prot, unprot, null, sig]));
+const sealSigStructure = (prot, root) => cborEncode(['Signature1', prot, new Uint8Array(0), root]);
+
+function sealStrictSignature(sig, tbs, pub) {
+  // Step 19: A and R canonical points of prime order (no torsion component, not small order) ...
+  try {
+    if (sig.length !== 64) throw new Error('signature length');
+    for (const enc of [pub, sig.subarray(0, 32)]) {
+      const p = ed25519.Point.fromBytes(enc, false);
+      if (p.isSmallOrder() || !p.isTorsionFree()) throw new Error('torsion');
+    }
+  } catch {
+    throw new Refusal('seal_cose_torsion', 'key or R is not a canonical point of prime order');
+  }
+  // ... step 20: RFC 8032 verification with S < L and canonical encodings (zip215: false).
+  let ok = false;
+  try {
+    ok = ed25519.verify(sig, tbs, pub, { zip215: false });
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw new Refusal('seal_cose_bad_signature', 'Ed25519 signature does not verify');
+}
+
+/** Steps 1-13 of section 5. */
+function sealParse(data, pub) {
+  if (!data.length) throw new Refusal('seal_cose_malformed', 'empty input');
+  if (data[0] === 0x84) throw new Refusal('seal_cose_untagged', 'untagged COSE_Sign1');
+  if (data[0] >> 5 === 6 && data[0] !== 0xd2) throw new Refusal('seal_cose_wrong_tag', 'another tag than 18');
+  if (data[0] !== 0xd2) throw new Refusal('seal_cose_malformed', 'not a tagged COSE_Sign1');
+  let item;
+  try {
+    item = cborDecodeExact(data);
+  } catch (e) {
+    throw new Refusal('seal_cose_malformed', e.message);
+  }
+  if (!(item instanceof Tag) || Number(item.tag) !== 18) throw new Refusal('seal_cose_wrong_tag', 'another tag than 18');
+  const body = item.contents;
+  if (!(Array.isArray(body) && body.length === 4)) throw new Refusal('seal_cose_malformed', 'not an array of 4');
+  const [prot, unprot, payload, sig] = body;
+  if (!isBytes(prot) || !(unprot instanceof Map) || !isBytes(sig)) throw new Refusal('seal_cose_malformed', 'protected, unprotected or signature of the wrong type');
+  let hdr;
+  try {
+    hdr = cborDecodeExact(prot);
+  } catch (e) {
+    throw new Refusal('seal_cose_malformed', `protected header: ${e.message}`);
+  }
+  if (!(hdr instanceof Map)) throw new Refusal('seal_cose_malformed', 'protected header is not a map');
+  if (hdr.get(1) !== -8) throw new Refusal('seal_cose_alg_not_eddsa', `alg ${hdr.get(1)}`);
+  if (hdr.get(VDS_LABEL) !== 1) throw new Refusal('seal_cose_vds_not_rfc9162', `vds ${hdr.get(VDS_LABEL)}`);
+  const sealBytes = hdr.get(SEAL_DOC_LABEL);
+  if (!isBytes(sealBytes)) throw new Refusal('seal_cose_seal_missing', 'no seal document under -65537');
+  const seal = decodeSeal(sealBytes);
+  const kid = hdr.get(4);
+  if (!isBytes(kid) || kid.length !== 32) throw new Refusal('seal_cose_bad_kid', 'kid is not a 32-byte string');
+  const claims = hdr.get(15);
+  if (!(claims instanceof Map) || [...claims.keys()].join() !== '1,2' || [...claims.keys()].some((k) => typeof k !== 'number')
+      || ![...claims.values()].every((x) => typeof x === 'string')) {
+    throw new Refusal('seal_cose_iss_mismatch', 'CWT claims are not {1: tstr, 2: tstr}');
+  }
+  if (claims.get(1) !== seal.steward) throw new Refusal('seal_cose_iss_mismatch', "iss is not the seal's steward");
+  if (claims.get(2) !== sealSubject(seal)) throw new Refusal('seal_cose_sub_mismatch', `sub ${claims.get(2)} is not ${sealSubject(seal)}`);
+  if (!equalBytes(sealProtected(seal, sealBytes, kid), prot)) throw new Refusal('seal_cose_protected_not_canonical', 'protected header differs from section 4.1 rebuilt');
+  if (payload !== null) throw new Refusal('seal_cose_payload_attached', 'payload is not nil');
+  const head = cborEncode(prot);
+  const unprotBytes = data.subarray(2 + head.length, Math.max(2 + head.length, data.length - 67));
+  if (sig.length !== 64 || !equalBytes(concat(new Uint8Array([0xd2, 0x84]), head, unprotBytes, new Uint8Array([0xf6, 0x58, 0x40]), sig), data)) {
+    throw new Refusal('seal_cose_envelope_not_canonical', 'envelope is not d2 84 <prot> <unprot> f6 58 40 <sig>');
+  }
+  if (!equalBytes(kid, thumbprint(pub))) throw new Refusal('seal_cose_unknown_kid', 'kid is not the thumbprint of the key');
+  return { seal, prot, unprot, unprotBytes, sig };
+}
+
+const isCborUint = (x) => (typeof x === 'number' && Number.isInteger(x) && x >= 0)
+  || (typeof x === 'bigint' && x >= 0n && x <= U64_MAX);
+
+/** Steps 14-15: null for {}, else [a, b, path]. */
+function sealOneProof(unprot, label) {
+  if (unprot.size === 0) return null;
+  if (unprot.size !== 1 || !unprot.has(VDP_LABEL)) throw new Refusal('seal_cose_bad_vdp', 'unprotected header is not {396: ...}');
+  const vdp = unprot.get(VDP_LABEL);
+  if (!(vdp instanceof Map) || vdp.size !== 1 || !vdp.has(label) || !Array.isArray(vdp.get(label))) throw new Refusal('seal_cose_bad_vdp', `vdp is not {${label}: [...]}`);
+  const proofs = vdp.get(label);
+  if (proofs.length !== 1 || !isBytes(proofs[0])) throw new Refusal('seal_cose_bad_vdp', `${proofs.length} proofs, expected one byte string`);
+  const p = proofs[0];
+  let parts;
+  try {
+    parts = cborDecodeExact(p);
+  } catch (e) {
+    throw new Refusal('seal_cose_proof_malformed', e.message);
+  }
+  if (!Array.isArray(parts) || parts.length !== 3 || !Array.isArray(parts[2])) throw new Refusal('seal_cose_proof_malformed', 'proof is not [uint, uint, [* bstr]]');
+  const [a, b, path] = parts;
+  if (!isCborUint(a) || !isCborUint(b)) throw new Refusal('seal_cose_proof_malformed', 'proof sizes are not uint');
+  for (const e of path) {
+    if (!isBytes(e)) throw new Refusal('seal_cose_proof_malformed', 'path element is not a byte string');
+    if (e.length !== 32) throw new Refusal('proof_bad_element', `path element of ${e.length} bytes`);
+  }
+  if (!equalBytes(proofCbor(a, b, path), p)) throw new Refusal('seal_cose_proof_malformed', 'proof is not in deterministic CBOR');
+  return [a, b, path];
+}
+
+function verifyInclusionReceipt(data, contentHash, pub) {
+  const { seal, prot, unprot, unprotBytes, sig } = sealParse(data, pub);
+  const proof = sealOneProof(unprot, INCLUSION_PROOFS);
+  if (proof === null) throw new Refusal('seal_cose_bad_vdp', 'an inclusion receipt needs {396: {-1: [proof]}}');
+  const [size, index, path] = proof;
+  if (!equalBytes(cborEncode(sealUnprotected(INCLUSION_PROOFS, size, index, path)), unprotBytes)) throw new Refusal('seal_cose_envelope_not_canonical', 'unprotected header does not re-encode to itself');
+  if (BigInt(size) !== BigInt(seal.tree_size)) throw new Refusal('proof_tree_size_mismatch', `proof tree size ${size}, seal ${seal.tree_size}`);
+  const root = rootFromInclusion(index, size, leafHash(contentHash), path);
+  if (toHex(root) !== seal.root) throw new Refusal('proof_root_mismatch', 'the inclusion path leads to another root');
+  sealStrictSignature(sig, sealSigStructure(prot, root), pub);
+  return { seal, index: Number(index) };
+}
+
+function verifyCheckpoint(data, pub) {
+  const { seal, prot, unprot, unprotBytes, sig } = sealParse(data, pub);
+  const proof = sealOneProof(unprot, CONSISTENCY_PROOFS);
+  const again = proof ? sealUnprotected(CONSISTENCY_PROOFS, ...proof) : new Map();
+  if (!equalBytes(cborEncode(again), unprotBytes)) throw new Refusal('seal_cose_envelope_not_canonical', 'unprotected header does not re-encode to itself');
+  if (proof) {
+    const [a, b] = proof.map((x, i) => (i < 2 ? BigInt(x) : x));
+    if (b !== BigInt(seal.tree_size)) throw new Refusal('proof_tree_size_mismatch', `consistency second size ${b}, seal ${seal.tree_size}`);
+    if (!(a > 0n && a < b)) throw new Refusal('proof_sizes_out_of_order', `consistency sizes (${a}, ${b})`);
+  }
+  sealStrictSignature(sig, sealSigStructure(prot, hexToBytes(seal.root)), pub);
+  return { seal, proof };
+}
+
+function consistencyStep(prev, seal, proof) {
+  if (proof === null) {
+    if (prev.tree_size !== seal.tree_size) throw new Refusal('proof_tree_size_mismatch', 'no consistency proof, sizes differ');
+    if (prev.root !== seal.root) throw new Refusal('proof_root_mismatch', 'no consistency proof, roots differ');
+    return;
+  }
+  const [first, second, path] = proof;
+  if (BigInt(first) !== BigInt(prev.tree_size)) throw new Refusal('proof_tree_size_mismatch', 'consistency first size is not the previous tree size');
+  verifyConsistency(first, second, hexToBytes(prev.root), hexToBytes(seal.root), path);
+}
+
+/** Section 6. receipts: {window_id, content_hash, stream_id, steward}; checkpoints: {seal, proof}. */
+function checkStream(receipts, checkpoints) {
+  const problems = [];
+  if (!checkpoints.length) return [{ code: 'no_seals' }];
+  const fin = checkpoints[checkpoints.length - 1].seal;
+  let chainOk = true;
+  if (checkpoints[0].proof !== null) {
+    problems.push({ code: 'seal_chain_broken', seal_index: 0, reason: 'first_seal_has_predecessor' });
+    chainOk = false;
+  }
+  for (let j = 1; j < checkpoints.length; j += 1) {
+    const prev = checkpoints[j - 1].seal;
+    const { seal: s, proof } = checkpoints[j];
+    let reason = null;
+    if (prev.stream_id !== s.stream_id || prev.steward !== s.steward) reason = 'stream_changed';
+    else if (prev.first_window_id !== s.first_window_id) reason = 'first_window_changed';
+    else if (s.tree_size < prev.tree_size) reason = 'size_decreased';
+    else if (s.last_window_id < prev.last_window_id) reason = 'last_window_decreased';
+    else if (s.closed_at < prev.closed_at) reason = 'closed_at_regressed'; // fixed-width UTC text
+    else if (prev.final) reason = 'seal_after_final';
+    if (reason) {
+      problems.push({ code: 'seal_chain_broken', seal_index: j, reason });
+      chainOk = false;
+    }
+    try {
+      consistencyStep(prev, s, proof);
+    } catch (e) {
+      if (!(e instanceof Refusal)) throw e;
+      problems.push({ code: 'consistency_failed', seal_index: j, proof_code: e.cls });
+    }
+  }
+  if (!fin.final) problems.push({ code: 'no_final_seal' });
+
+  const seen = new Map();
+  let maxId = null;
+  const accepted = [];
+  receipts.forEach((r, index) => {
+    const w = r.window_id;
+    if (r.stream_id !== fin.stream_id || r.steward !== fin.steward) {
+      problems.push({ code: 'foreign_receipt', index, window_id: w });
+      return;
+    }
+    if (seen.has(w)) {
+      const first = seen.get(w);
+      problems.push({ code: 'repeated_window', index, window_id: w, first_index: first, same_content: equalBytes(receipts[first].content_hash, r.content_hash) });
+      return;
+    }
+    seen.set(w, index);
+    if (w < fin.first_window_id || w > fin.last_window_id) {
+      problems.push({ code: 'extra_window', index, window_id: w });
+      return;
+    }
+    if (maxId !== null && w < maxId) problems.push({ code: 'reordered_window', index, window_id: w, previous_window_id: maxId });
+    maxId = maxId === null ? w : Math.max(maxId, w);
+    accepted.push({ index, w, h: r.content_hash });
+  });
+
+  const ids = accepted.map(({ index, w }) => [w, index]).sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+  const lowerBound = (x) => { let lo = 0; let hi = ids.length; while (lo < hi) { const mid = (lo + hi) >> 1; if (ids[mid][0] < x) lo = mid + 1; else hi = mid; } return lo; };
+  const upperBound = (x) => { let lo = 0; let hi = ids.length; while (lo < hi) { const mid = (lo + hi) >> 1; if (ids[mid][0] <= x) lo = mid + 1; else hi = mid; } return lo; };
+  let countsOk = chainOk;
+  let prevLast = null;
+  let prevSize = 0;
+  checkpoints.forEach(({ seal: s }, j) => {
+    const lo = prevLast === null ? s.first_window_id : prevLast + 1;
+    const hi = s.last_window_id;
+    if (chainOk && lo <= hi + 1) {
+      const a = lowerBound(lo);
+      const b = upperBound(hi);
+      const found = b - a;
+      const sealed = Math.max(s.tree_size - prevSize, 0);
+      const width = lo > hi ? 0 : hi - lo + 1;
+      if (found < sealed) {
+        countsOk = false;
+        const missing = sealed - found;
+        const gaps = Math.max(width - found, 0);
+        if (gaps === missing && gaps <= MAX_NAMED_GAPS) {
+          const present = new Set(ids.slice(a, b).map(([w]) => w));
+          for (let w = lo; w <= hi; w += 1) {
+            if (present.has(w)) continue;
+            const k = lowerBound(w);
+            problems.push({ code: 'missing_window', window_id: w, before_index: k < ids.length ? ids[k][1] : receipts.length, seal_index: j });
+          }
+        } else {
+          problems.push({ code: 'missing_windows_unlocated', seal_index: j, count: missing, window_ids: [lo, hi] });
+        }
+      } else if (found > sealed) {
+        countsOk = false;
+        problems.push({ code: 'surplus_windows', seal_index: j, sealed, found });
+      }
+    }
+    const size = s.tree_size;
+    if (countsOk && size >= 1 && size <= accepted.length) {
+      const root = mth(accepted.slice(0, size).map(({ h }) => leafHash(h)));
+      if (toHex(root) !== s.root) problems.push({ code: 'root_mismatch', seal_index: j, tree_size: size });
+      const first = accepted[0].w;
+      const last = accepted[size - 1].w;
+      if (first !== s.first_window_id) problems.push({ code: 'window_range_mismatch', seal_index: j, field: 'first_window_id', sealed: s.first_window_id, found: first });
+      if (last !== s.last_window_id) problems.push({ code: 'window_range_mismatch', seal_index: j, field: 'last_window_id', sealed: s.last_window_id, found: last });
+    }
+    prevLast = hi;
+    prevSize = s.tree_size;
+  });
+  if (accepted.length !== fin.tree_size) problems.push({ code: 'tree_size_mismatch', seal_index: checkpoints.length - 1, sealed: fin.tree_size, found: accepted.length });
+  return problems;
+}
+
+/** The same code, or both canonical-form refusals of a seal document (JCR-1 codes). */
+const sealCodeMatches = (got, expect) => got === expect
+  || (got.startsWith('canonical:') && !SEAL_SCHEMA_CODES.has(expect) && !expect.startsWith('seal_') && !expect.startsWith('proof_'));
+
+function expectRefusal(fn, expect) {
+  try {
+    fn();
+  } catch (e) {
+    if (!(e instanceof Refusal)) throw e;
+    if (!sealCodeMatches(e.cls, expect)) throw new Refusal('mismatch', `refused as ${e.cls} (${e.message}); the Rust code is ${expect}`);
+    return `refused [${e.cls}], rust code ${expect}`;
+  }
+  throw new Refusal('accepted', `ACCEPTED; expected refusal ${expect}`);
+}
+
+/** Key-sorted JSON, to compare problem objects whatever the key order. */
+const sortedJson = (v) => JSON.stringify(v, (_, x) => (isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+const sealEntry = (i) => blake3(utf8.encode(`jouleclaw stream-seal vector leaf ${i}`));
+// The vector file's "verified with another key" case carries no key: spec/STREAM-SEAL.md
+// section 8 names it (the Ed25519 key of the seed of 32 bytes 0x07). A case's own key wins.
+const OTHER_KEY_CASE = 'verified with another key';
+function sealNegativeKey(c, pub) {
+  if (c.public_key_hex !== undefined) return hexToBytes(c.public_key_hex);
+  if (c.description === OTHER_KEY_CASE) return ed25519.getPublicKey(new Uint8Array(32).fill(7));
+  return pub;
+}
+
+function checkSealFile(path, name) {
+  let doc;
+  let seed;
+  let pub;
+  check(`${name} key`, () => {
+    doc = loadJsonFile(path);
+    seed = hexToBytes(doc.key.seed_hex);
+    pub = hexToBytes(doc.key.public_key_hex);
+    expectEqual('public key from seed', toHex(ed25519.getPublicKey(seed)), doc.key.public_key_hex);
+    expectEqual('kid (RFC 9679 thumbprint)', toHex(thumbprint(pub)), doc.key.kid_hex);
+    for (const part of ['trees', 'inclusion', 'consistency', 'negative']) {
+      if (!doc[part]?.length) throw new Refusal('mismatch', `no ${part} vectors`);
+    }
+  });
+  if (!seed || !pub) return;
+  const biggest = Math.max(1000, ...(doc.trees ?? []).map((t) => t.size));
+  const leaves = Array.from({ length: biggest }, (_, i) => leafHash(sealEntry(i)));
+  const hexes = (hs) => hs.map(toHex);
+  const sameList = (what, got, want) => expectEqual(what, JSON.stringify(got), JSON.stringify(want));
+
+  for (const t of doc.trees ?? []) {
+    check(`${name} tree ${t.size}`, () => expectEqual('root_hex', toHex(mth(leaves.slice(0, t.size))), t.root_hex));
+  }
+  for (const v of doc.inclusion ?? []) {
+    check(`${name} inclusion (${v.leaf_index}, ${v.tree_size})`, () => {
+      const m = v.leaf_index;
+      const n = v.tree_size;
+      expectEqual('entry_hex', toHex(sealEntry(m)), v.entry_hex);
+      const lh = leafHash(hexToBytes(v.entry_hex));
+      expectEqual('leaf_hash_hex', toHex(lh), v.leaf_hash_hex);
+      expectEqual('root_hex', toHex(mth(leaves.slice(0, n))), v.root_hex);
+      sameList('path_hex (PATH regenerated)', hexes(genPath(m, leaves.slice(0, n))), v.path_hex);
+      verifyInclusion(m, n, lh, proofPath(v.path_hex), hexToBytes(v.root_hex));
+      return `${v.path_hex.length} hashes`;
+    });
+  }
+  for (const v of doc.consistency ?? []) {
+    check(`${name} consistency (${v.first_size}, ${v.second_size})`, () => {
+      const m = v.first_size;
+      const n = v.second_size;
+      expectEqual('first_root_hex', toHex(mth(leaves.slice(0, m))), v.first_root_hex);
+      expectEqual('second_root_hex', toHex(mth(leaves.slice(0, n))), v.second_root_hex);
+      sameList('path_hex (PROOF regenerated)', hexes(genSubproof(m, leaves.slice(0, n), true)), v.path_hex);
+      verifyConsistency(m, n, hexToBytes(v.first_root_hex), hexToBytes(v.second_root_hex), proofPath(v.path_hex));
+      return `${v.path_hex.length} hashes`;
+    });
+  }
+
+  const stream = doc.stream ?? {};
+  const windows = stream.windows ?? [];
+  const cps = stream.checkpoints ?? [];
+  check(`${name} stream windows`, () => {
+    if (!windows.length || !cps.length) throw new Refusal('mismatch', 'no stream windows or checkpoints');
+    windows.forEach((w, i) => {
+      expectEqual(`windows[${i}].leaf_index`, w.leaf_index, i);
+      expectEqual(`windows[${i}].content_hash_hex`, w.content_hash_hex, toHex(sealEntry(i)));
+      checkClosedAt(w.closed_at);
+      if (i && !(w.window_id > windows[i - 1].window_id)) throw new Refusal('mismatch', 'window ids do not increase');
+    });
+    return `${windows.length} windows`;
+  });
+  const verified = [];
+  let prev = null;
+  cps.forEach((cp, j) => {
+    check(`${name} checkpoint ${j} (tree_size ${cp.seal?.tree_size})`, () => {
+      const sealBytes = utf8.encode(cp.seal_json);
+      const seal = decodeSeal(sealBytes);
+      expectEqual('seal_json (canonical JSON of seal)', canonicalize(cp.seal), cp.seal_json);
+      const n = seal.tree_size;
+      const sealed = windows.slice(0, n);
+      expectEqual('root', seal.root, toHex(mth(leaves.slice(0, n))));
+      expectEqual('stream_id', seal.stream_id, stream.stream_id);
+      expectEqual('steward', seal.steward, stream.steward);
+      expectEqual('first_window_id', seal.first_window_id, sealed[0].window_id);
+      expectEqual('last_window_id', seal.last_window_id, sealed[sealed.length - 1].window_id);
+      expectEqual('closed_at', seal.closed_at, sealed[sealed.length - 1].closed_at);
+      expectEqual('final', seal.final, n === windows.length && j === cps.length - 1);
+      expectEqual('subject', sealSubject(seal), cp.subject);
+      const prot = sealProtected(seal, sealBytes, thumbprint(pub));
+      expectEqual('protected_hex', toHex(prot), cp.protected_hex);
+      const tbs = sealSigStructure(prot, hexToBytes(seal.root));
+      expectEqual('to_be_signed_hex', toHex(tbs), cp.to_be_signed_hex);
+      const sig = ed25519.sign(tbs, seed);
+      expectEqual('signature_hex (recomputed from the test key)', toHex(sig), cp.signature_hex);
+      let unprot;
+      if (prev === null) {
+        expectEqual('consistency', cp.consistency, null);
+        unprot = new Map();
+      } else {
+        const m = prev.tree_size;
+        const path = genSubproof(m, leaves.slice(0, n), true);
+        expectEqual('consistency', sortedJson(cp.consistency), sortedJson({ first_size: m, path_hex: hexes(path), second_size: n }));
+        unprot = sealUnprotected(CONSISTENCY_PROOFS, m, n, path);
+      }
+      expectEqual('cose_sign1_hex', toHex(sealEnvelope(prot, unprot, sig)), cp.cose_sign1_hex);
+      const got = verifyCheckpoint(hexToBytes(cp.cose_sign1_hex), pub);
+      expectEqual('verified seal', sortedJson(got.seal), sortedJson(seal));
+      if (prev !== null) consistencyStep(prev, got.seal, got.proof);
+      verified.push(got);
+      return 'rebuilt byte for byte; strict Ed25519';
+    });
+    const prevTree = prev ? prev.tree_size : 0;
+    for (const inc of cp.inclusion ?? []) {
+      check(`${name} checkpoint ${j} inclusion window ${inc.window_id}`, () => {
+        const i = inc.leaf_index;
+        const w = windows[i];
+        expectEqual('window_id', inc.window_id, w.window_id);
+        const n = cp.seal.tree_size;
+        if (!(prevTree <= i && i < n)) throw new Refusal('mismatch', `leaf ${i} not issued by this checkpoint [${prevTree}, ${n})`);
+        const path = genPath(i, leaves.slice(0, n));
+        const want = sealEnvelope(hexToBytes(cp.protected_hex), sealUnprotected(INCLUSION_PROOFS, n, i, path), hexToBytes(cp.signature_hex));
+        expectEqual('cose_sign1_hex', toHex(want), inc.cose_sign1_hex);
+        const got = verifyInclusionReceipt(hexToBytes(inc.cose_sign1_hex), hexToBytes(w.content_hash_hex), pub);
+        expectEqual('leaf_index', got.index, i);
+        return 'proof to root, strict Ed25519';
+      });
+    }
+    try {
+      prev = decodeSeal(utf8.encode(cp.seal_json));
+    } catch {
+      prev = null;
+    }
+  });
+  check(`${name} stream completeness`, () => {
+    const issued = cps.flatMap((cp) => (cp.inclusion ?? []).map((inc) => inc.leaf_index));
+    sameList('inclusion receipts, one per window in leaf order', issued, windows.map((_, i) => i));
+    if (verified.length !== cps.length) throw new Refusal('mismatch', 'a checkpoint failed');
+    const receipts = windows.map((w) => ({ window_id: w.window_id, content_hash: hexToBytes(w.content_hash_hex), stream_id: stream.stream_id, steward: stream.steward }));
+    expectEqual('completeness problems', sortedJson(checkStream(receipts, verified)), '[]');
+    return 'complete: no problem';
+  });
+
+  for (const c of doc.negative ?? []) {
+    check(`${name} negative #${c.n} ${c.kind} ${(c.description ?? '').slice(0, 40)}`, () => {
+      const { kind, expect } = c;
+      if (kind === 'inclusion_proof') {
+        return expectRefusal(() => verifyInclusion(c.leaf_index, c.tree_size, leafHash(hexToBytes(c.entry_hex)), proofPath(c.path_hex), hexToBytes(c.root_hex)), expect);
+      }
+      if (kind === 'consistency_proof') {
+        return expectRefusal(() => verifyConsistency(c.first_size, c.second_size, hexToBytes(c.first_root_hex), hexToBytes(c.second_root_hex), proofPath(c.path_hex)), expect);
+      }
+      if (kind === 'seal_json') return expectRefusal(() => decodeSeal(hexToBytes(c.input_hex)), expect);
+      if (kind === 'inclusion_receipt') {
+        const key = sealNegativeKey(c, pub);
+        return expectRefusal(() => verifyInclusionReceipt(hexToBytes(c.cose_sign1_hex), hexToBytes(c.entry_hex), key), expect);
+      }
+      if (kind === 'completeness') {
+        const checkpoints = c.checkpoints_hex.map((h) => verifyCheckpoint(hexToBytes(h), pub));
+        const receipts = c.receipts.map((r) => ({ window_id: r.window_id, content_hash: hexToBytes(r.content_hash_hex), stream_id: r.stream_id, steward: r.steward }));
+        const problems = checkStream(receipts, checkpoints);
+        if (!problems.length) throw new Refusal('accepted', `stream judged complete; expected ${JSON.stringify(c.expect_problems)}`);
+        expectEqual('problems', sortedJson(problems), sortedJson(c.expect_problems));
+        return `problems: ${problems.map((p) => p.code).join(', ')}`;
+      }
+      throw new Refusal('mismatch', `unknown negative kind ${JSON.stringify(kind)}`);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Runner
 // ---------------------------------------------------------------------------------------------
 
@@ -557,6 +1189,8 @@ function main() {
       });
     }
   }
+
+  if (present.seal) checkSealFile(present.seal, FILES.seal);
 
   for (const f of coseWg) {
     check(`cose-wg/${f}`, () => {

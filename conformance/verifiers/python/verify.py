@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Independent verifier for stream-window/1 receipts and their COSE_Sign1 envelopes.
+"""Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
+(RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness).
 
 Usage: verify.py [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 
@@ -14,6 +15,7 @@ cryptography (Ed25519, SHA-256), PyNaCl (libsodium's Ed25519 point checks), json
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import io
 import json
@@ -65,6 +67,8 @@ FILES = {
     "signed": "stream-window-signed-vectors.json",
     "signed_extra": "stream-window-signed-negative-extra-vectors.json",
     "schema": "stream-window-1.schema.json",
+    "seal": "stream-seal-vectors.json",
+    "seal_schema": "stream-seal-1.schema.json",
 }
 
 
@@ -469,6 +473,730 @@ def verify_cose_wg(case: dict) -> None:
 # Runner
 # --------------------------------------------------------------------------------------------
 
+# --------------------------------------------------------------------------------------------
+# stream-seal/1 (spec/STREAM-SEAL.md): RFC 9162 trees and proofs, seal documents, RFC 9942
+# checkpoints and inclusion receipts, completeness. Refusals carry the Rust code as their class.
+# --------------------------------------------------------------------------------------------
+
+SEAL_SCHEMA_ID = "stream-seal/1"
+SEAL_LIMITS = {"document_bytes": 16_384, "depth": 2, "string_bytes": 4_096, "array_len": 64}
+# (name, type) in canonical order; the seal decoder checks them in this order.
+SEAL_FIELDS = (
+    ("closed_at", "datetime"), ("empty_windows_skipped", "uint"), ("final", "bool"),
+    ("first_window_id", "uint"), ("last_window_id", "uint"), ("root", "hex64"),
+    ("schema", "schema"), ("steward", "text"), ("stream_id", "text"), ("tree_size", "uint"),
+)
+# Codes the seal schema gives itself; any other refusal of a seal document is a canonical-form one.
+SEAL_SCHEMA_CODES = frozenset((
+    "wrong_type", "null", "unknown_field", "missing_field", "empty_string", "negative_unsigned",
+    "bad_closed_at", "seal_wrong_schema", "seal_bad_root", "seal_tree_size_zero",
+    "seal_window_range_reversed", "seal_window_count_mismatch",
+))
+VDS_LABEL, VDP_LABEL, SEAL_DOC_LABEL = 395, 396, -65537
+INCLUSION_PROOFS, CONSISTENCY_PROOFS = -1, -2
+
+
+def sha256(b: bytes) -> bytes:
+    return hashlib.sha256(b).digest()
+
+
+def leaf_hash(entry: bytes) -> bytes:
+    return sha256(b"\x00" + entry)
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    return sha256(b"\x01" + left + right)
+
+
+def split(n: int) -> int:
+    """The largest power of two smaller than n (n >= 2)."""
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    return k
+
+
+def mth(leaves: list[bytes]) -> bytes:
+    """RFC 9162 MTH over leaf hashes (already hashed with 0x00)."""
+    n = len(leaves)
+    if n == 0:
+        return sha256(b"")
+    if n == 1:
+        return leaves[0]
+    k = split(n)
+    return node_hash(mth(leaves[:k]), mth(leaves[k:]))
+
+
+def gen_path(m: int, leaves: list[bytes]) -> list[bytes]:
+    n = len(leaves)
+    if n == 1:
+        return []
+    k = split(n)
+    if m < k:
+        return gen_path(m, leaves[:k]) + [mth(leaves[k:])]
+    return gen_path(m - k, leaves[k:]) + [mth(leaves[:k])]
+
+
+def gen_subproof(m: int, leaves: list[bytes], b: bool) -> list[bytes]:
+    n = len(leaves)
+    if m == n:
+        return [] if b else [mth(leaves)]
+    k = split(n)
+    if m <= k:
+        return gen_subproof(m, leaves[:k], b) + [mth(leaves[k:])]
+    return gen_subproof(m - k, leaves[k:], False) + [mth(leaves[:k])]
+
+
+def path_len(m: int, n: int) -> int:
+    length = 0
+    while n > 1:
+        k = split(n)
+        if m >= k:
+            m, n = m - k, n - k
+        else:
+            n = k
+        length += 1
+    return length
+
+
+def proof_len(m: int, n: int) -> int:
+    length, b = 0, True
+    while m != n:
+        k = split(n)
+        if m <= k:
+            n = k
+        else:
+            m, n, b = m - k, n - k, False
+        length += 1
+    return length if b else length + 1
+
+
+def proof_path(hexes) -> list[bytes]:
+    out = []
+    for h in hexes:
+        b = bytes.fromhex(h)
+        if len(b) != 32:
+            raise Refusal("proof_bad_element", f"path element of {len(b)} bytes")
+        out.append(b)
+    return out
+
+
+def root_from_inclusion(index: int, size: int, leaf: bytes, path: list[bytes]) -> bytes:
+    if index >= size:
+        raise Refusal("proof_index_out_of_range", f"leaf index {index} >= tree size {size}")
+    if len(path) != path_len(index, size):
+        raise Refusal("proof_wrong_length", f"path of {len(path)} hashes, PATH({index}, {size}) has {path_len(index, size)}")
+    fn, sn, r = index, size - 1, leaf
+    for p in path:
+        if sn == 0:
+            raise Refusal("proof_wrong_length", "path longer than the tree")
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node_hash(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    if sn != 0:
+        raise Refusal("proof_wrong_length", "path shorter than the tree")
+    return r
+
+
+def verify_inclusion(index: int, size: int, leaf: bytes, path: list[bytes], root: bytes) -> None:
+    if root_from_inclusion(index, size, leaf, path) != root:
+        raise Refusal("proof_root_mismatch", "the path leads to another root")
+
+
+def root_from_consistency(first: int, second: int, first_root: bytes, path: list[bytes]) -> bytes:
+    if not 0 < first <= second:
+        raise Refusal("proof_sizes_out_of_order", f"sizes ({first}, {second})")
+    if len(path) != proof_len(first, second):
+        raise Refusal("proof_wrong_length", f"path of {len(path)} hashes, PROOF({first}, {second}) has {proof_len(first, second)}")
+    if first == second:
+        return first_root
+    if first & (first - 1) == 0:
+        path = [first_root] + path
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            raise Refusal("proof_wrong_length", "path longer than the trees")
+        if fn & 1 or fn == sn:
+            fr, sr = node_hash(c, fr), node_hash(c, sr)
+            while not fn & 1 and fn != 0:
+                fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    if sn != 0:
+        raise Refusal("proof_wrong_length", "path shorter than the trees")
+    if fr != first_root:
+        raise Refusal("proof_first_root_mismatch", "the path does not lead to the first root")
+    return sr
+
+
+def verify_consistency(first: int, second: int, first_root: bytes, second_root: bytes, path: list[bytes]) -> None:
+    if root_from_consistency(first, second, first_root, path) != second_root:
+        raise Refusal("proof_root_mismatch", "the path leads to another second root")
+
+
+def decode_seal(data: bytes) -> dict:
+    """The strict stream-seal/1 decoder: canonical form first (class canonical:<kind>), then the schema."""
+    try:
+        v = parse_jcr1(data, SEAL_LIMITS)
+    except Refusal as e:
+        raise Refusal("canonical:" + e.cls, str(e)) from None
+    if type(v) is not dict:
+        raise Refusal("null" if v is None else "wrong_type", "the seal is not an object")
+    names = [f for f, _ in SEAL_FIELDS]
+    for k in v:
+        if k not in names:
+            raise Refusal("unknown_field", f"unknown field {k!r}")
+    for name, ty in SEAL_FIELDS:
+        if name not in v:
+            raise Refusal("missing_field", f"{name} missing")
+        x = v[name]
+        if x is None:
+            raise Refusal("null", f"{name} is null")
+        if ty == "uint":
+            if type(x) is not int:
+                raise Refusal("wrong_type", f"{name} is not an integer")
+            if x < 0:
+                raise Refusal("negative_unsigned", f"{name} is negative")
+        elif ty == "bool":
+            if type(x) is not bool:
+                raise Refusal("wrong_type", f"{name} is not a boolean")
+        else:
+            if type(x) is not str:
+                raise Refusal("wrong_type", f"{name} is not a string")
+            if ty == "schema" and x != SEAL_SCHEMA_ID:
+                raise Refusal("seal_wrong_schema", f"schema {x!r}")
+            if ty == "text" and x == "":
+                raise Refusal("empty_string", f"{name} is empty")
+            if ty == "datetime":
+                try:
+                    check_closed_at(x)
+                except Refusal:
+                    raise Refusal("bad_closed_at", f"closed_at {x!r} is not a real YYYY-MM-DDTHH:MM:SSZ") from None
+            if ty == "hex64" and not HEX64.fullmatch(x):
+                raise Refusal("seal_bad_root", "root is not 64 lowercase hex digits")
+    if v["tree_size"] == 0:
+        raise Refusal("seal_tree_size_zero", "tree_size 0")
+    if v["first_window_id"] > v["last_window_id"]:
+        raise Refusal("seal_window_range_reversed", "first_window_id > last_window_id")
+    if v["last_window_id"] - v["first_window_id"] + 1 != v["tree_size"] + v["empty_windows_skipped"]:
+        raise Refusal("seal_window_count_mismatch", "last - first + 1 != tree_size + empty_windows_skipped")
+    # Round trip with the JCS library: the accepted value re-encodes to the input bytes.
+    if rfc8785.dumps(v) != data:
+        raise Refusal("canonical:non_canonical", "the seal does not re-encode to itself")
+    return v
+
+
+def seal_subject(seal: dict) -> str:
+    return f"{seal['stream_id']}:seal:{seal['tree_size']}"
+
+
+def seal_protected(seal: dict, seal_bytes: bytes, kid: bytes) -> bytes:
+    """Section 4.1, rebuilt with cbor2 (canonical: shortest heads, keys in bytewise order)."""
+    return cbor2.dumps({1: -8, 4: kid, 15: {1: seal["steward"], 2: seal_subject(seal)},
+                        VDS_LABEL: 1, SEAL_DOC_LABEL: seal_bytes}, canonical=True)
+
+
+def proof_cbor(a: int, b: int, path: list[bytes]) -> bytes:
+    return cbor2.dumps([a, b, path], canonical=True)
+
+
+def seal_unprotected(label: int | None, a: int = 0, b: int = 0, path: list[bytes] | None = None) -> dict:
+    if label is None:
+        return {}
+    return {VDP_LABEL: {label: [proof_cbor(a, b, path or [])]}}
+
+
+def seal_envelope(prot: bytes, unprot: dict, sig: bytes) -> bytes:
+    return cbor2.dumps(cbor2.CBORTag(18, [prot, unprot, None, sig]), canonical=True)
+
+
+def seal_strict_signature(sig: bytes, tbs: bytes, public_key: bytes) -> None:
+    # Step 19: A and R canonical points of prime order (libsodium's is_valid_point refuses small
+    # order, a torsion component and non-canonical encodings) ...
+    if len(sig) != 64 or not crypto_core_ed25519_is_valid_point(public_key) \
+            or not crypto_core_ed25519_is_valid_point(sig[:32]):
+        raise Refusal("seal_cose_torsion", "key or R is not a canonical point of prime order")
+    # ... step 20: S < L, cofactorless equation (OpenSSL through cryptography).
+    try:
+        ed25519_verify_strict(sig, tbs, public_key)
+    except Refusal as e:
+        raise Refusal("seal_cose_bad_signature", str(e)) from None
+
+
+def seal_pycose_verify(cose: bytes, root: bytes, public_key: bytes) -> None:
+    """Independent second check: pycose with the root as the detached payload (RFC 9942)."""
+    try:
+        msg = Sign1Message.decode(cose)
+        msg.key = OKPKey(crv=Ed25519, x=public_key)
+        ok = msg.verify_signature(detached_payload=root)
+    except Exception as e:
+        raise Refusal("seal_cose_bad_signature", f"pycose: {type(e).__name__}: {e}") from None
+    if not ok:
+        raise Refusal("seal_cose_bad_signature", "pycose: signature does not verify")
+
+
+def seal_parse(data: bytes, public_key: bytes):
+    """Steps 1-13 of section 5. Returns (seal, protected, unprotected, unprotected bytes, signature)."""
+    if not data:
+        raise Refusal("seal_cose_malformed", "empty input")
+    if data[0] == 0x84:
+        raise Refusal("seal_cose_untagged", "untagged COSE_Sign1")
+    if data[0] >> 5 == 6 and data[0] != 0xD2:
+        raise Refusal("seal_cose_wrong_tag", "another tag than 18")
+    if data[0] != 0xD2:
+        raise Refusal("seal_cose_malformed", "not a tagged COSE_Sign1")
+    try:
+        item = cbor_decode_exact(data)
+    except Refusal as e:
+        raise Refusal("seal_cose_malformed", str(e)) from None
+    if not isinstance(item, cbor2.CBORTag) or item.tag != 18:
+        raise Refusal("seal_cose_wrong_tag", "another tag than 18")
+    body = item.value
+    if not (type(body) is list and len(body) == 4):
+        raise Refusal("seal_cose_malformed", "not an array of 4")
+    prot, unprot, payload, sig = body
+    if type(prot) is not bytes or type(unprot) is not dict or type(sig) is not bytes:
+        raise Refusal("seal_cose_malformed", "protected, unprotected or signature of the wrong type")
+    try:
+        hdr = cbor_decode_exact(prot)
+    except Refusal as e:
+        raise Refusal("seal_cose_malformed", f"protected header: {e}") from None
+    if type(hdr) is not dict:
+        raise Refusal("seal_cose_malformed", "protected header is not a map")
+    if type(hdr.get(1)) is not int or hdr.get(1) != -8:
+        raise Refusal("seal_cose_alg_not_eddsa", f"alg {hdr.get(1)!r}")
+    if type(hdr.get(VDS_LABEL)) is not int or hdr.get(VDS_LABEL) != 1:
+        raise Refusal("seal_cose_vds_not_rfc9162", f"vds {hdr.get(VDS_LABEL)!r}")
+    seal_bytes = hdr.get(SEAL_DOC_LABEL)
+    if type(seal_bytes) is not bytes:
+        raise Refusal("seal_cose_seal_missing", "no seal document under -65537")
+    seal = decode_seal(seal_bytes)
+    kid = hdr.get(4)
+    if type(kid) is not bytes or len(kid) != 32:
+        raise Refusal("seal_cose_bad_kid", "kid is not a 32-byte string")
+    claims = hdr.get(15)
+    if type(claims) is not dict or list(claims) != [1, 2] or not all(type(x) is str for x in claims.values()):
+        raise Refusal("seal_cose_iss_mismatch", "CWT claims are not {1: tstr, 2: tstr}")
+    if claims[1] != seal["steward"]:
+        raise Refusal("seal_cose_iss_mismatch", "iss is not the seal's steward")
+    if claims[2] != seal_subject(seal):
+        raise Refusal("seal_cose_sub_mismatch", f"sub {claims[2]!r} is not {seal_subject(seal)!r}")
+    if seal_protected(seal, seal_bytes, kid) != prot:
+        raise Refusal("seal_cose_protected_not_canonical", "protected header differs from section 4.1 rebuilt")
+    if payload is not None:
+        raise Refusal("seal_cose_payload_attached", "payload is not nil")
+    head = cbor2.dumps(prot)
+    unprot_bytes = data[1 + 1 + len(head):len(data) - 67]
+    if len(sig) != 64 or b"\xd2\x84" + head + unprot_bytes + b"\xf6\x58\x40" + sig != data:
+        raise Refusal("seal_cose_envelope_not_canonical", "envelope is not d2 84 <prot> <unprot> f6 58 40 <sig>")
+    if kid != thumbprint(public_key):
+        raise Refusal("seal_cose_unknown_kid", "kid is not the thumbprint of the key")
+    return seal, prot, unprot, unprot_bytes, sig
+
+
+def seal_one_proof(unprot: dict, label: int):
+    """Steps 14-15: None for {}, else (a, b, path)."""
+    if not unprot:
+        return None
+    if len(unprot) != 1 or VDP_LABEL not in unprot:
+        raise Refusal("seal_cose_bad_vdp", "unprotected header is not {396: ...}")
+    vdp = unprot[VDP_LABEL]
+    if type(vdp) is not dict or len(vdp) != 1 or label not in vdp or type(vdp[label]) is not list:
+        raise Refusal("seal_cose_bad_vdp", f"vdp is not {{{label}: [...]}}")
+    proofs = vdp[label]
+    if len(proofs) != 1 or type(proofs[0]) is not bytes:
+        raise Refusal("seal_cose_bad_vdp", f"{len(proofs)} proofs, expected one byte string")
+    p = proofs[0]
+    try:
+        parts = cbor_decode_exact(p)
+    except Refusal as e:
+        raise Refusal("seal_cose_proof_malformed", str(e)) from None
+    if type(parts) is not list or len(parts) != 3 or type(parts[2]) is not list:
+        raise Refusal("seal_cose_proof_malformed", "proof is not [uint, uint, [* bstr]]")
+    a, b, path = parts
+    if type(a) is not int or type(b) is not int or a < 0 or b < 0 or a >= 2**64 or b >= 2**64:
+        raise Refusal("seal_cose_proof_malformed", "proof sizes are not uint")
+    for e in path:
+        if type(e) is not bytes:
+            raise Refusal("seal_cose_proof_malformed", "path element is not a byte string")
+        if len(e) != 32:
+            raise Refusal("proof_bad_element", f"path element of {len(e)} bytes")
+    if proof_cbor(a, b, path) != p:
+        raise Refusal("seal_cose_proof_malformed", "proof is not in deterministic CBOR")
+    return a, b, path
+
+
+def verify_inclusion_receipt(data: bytes, content_hash: bytes, public_key: bytes):
+    seal, prot, unprot, unprot_bytes, sig = seal_parse(data, public_key)
+    proof = seal_one_proof(unprot, INCLUSION_PROOFS)
+    if proof is None:
+        raise Refusal("seal_cose_bad_vdp", "an inclusion receipt needs {396: {-1: [proof]}}")
+    size, index, path = proof
+    if cbor2.dumps(seal_unprotected(INCLUSION_PROOFS, size, index, path), canonical=True) != unprot_bytes:
+        raise Refusal("seal_cose_envelope_not_canonical", "unprotected header does not re-encode to itself")
+    if size != seal["tree_size"]:
+        raise Refusal("proof_tree_size_mismatch", f"proof tree size {size}, seal {seal['tree_size']}")
+    root = root_from_inclusion(index, size, leaf_hash(content_hash), path)
+    if root.hex() != seal["root"]:
+        raise Refusal("proof_root_mismatch", "the inclusion path leads to another root")
+    seal_strict_signature(sig, sig_structure(prot, root), public_key)
+    seal_pycose_verify(data, root, public_key)
+    return seal, index
+
+
+def verify_checkpoint(data: bytes, public_key: bytes):
+    seal, prot, unprot, unprot_bytes, sig = seal_parse(data, public_key)
+    proof = seal_one_proof(unprot, CONSISTENCY_PROOFS)
+    if cbor2.dumps(seal_unprotected(CONSISTENCY_PROOFS, *proof) if proof else {}, canonical=True) != unprot_bytes:
+        raise Refusal("seal_cose_envelope_not_canonical", "unprotected header does not re-encode to itself")
+    if proof is not None:
+        if proof[1] != seal["tree_size"]:
+            raise Refusal("proof_tree_size_mismatch", f"consistency second size {proof[1]}, seal {seal['tree_size']}")
+        if not 0 < proof[0] < proof[1]:
+            raise Refusal("proof_sizes_out_of_order", f"consistency sizes {proof[:2]}")
+    root = bytes.fromhex(seal["root"])
+    seal_strict_signature(sig, sig_structure(prot, root), public_key)
+    seal_pycose_verify(data, root, public_key)
+    return seal, proof
+
+
+def consistency_step(prev: dict, seal: dict, proof) -> None:
+    if proof is None:
+        if prev["tree_size"] != seal["tree_size"]:
+            raise Refusal("proof_tree_size_mismatch", "no consistency proof, sizes differ")
+        if prev["root"] != seal["root"]:
+            raise Refusal("proof_root_mismatch", "no consistency proof, roots differ")
+        return
+    first, second, path = proof
+    if first != prev["tree_size"]:
+        raise Refusal("proof_tree_size_mismatch", "consistency first size is not the previous tree size")
+    verify_consistency(first, second, bytes.fromhex(prev["root"]), bytes.fromhex(seal["root"]), path)
+
+
+MAX_NAMED_GAPS = 1024
+
+
+def check_stream(receipts: list[dict], checkpoints: list[tuple]) -> list[dict]:
+    """Section 6. receipts: {window_id, content_hash (bytes), stream_id, steward};
+    checkpoints: (seal, consistency proof or None) from verify_checkpoint. Returns the problems."""
+    problems = []
+    if not checkpoints:
+        return [{"code": "no_seals"}]
+    fin = checkpoints[-1][0]
+    chain_ok = True
+    if checkpoints[0][1] is not None:
+        problems.append({"code": "seal_chain_broken", "seal_index": 0, "reason": "first_seal_has_predecessor"})
+        chain_ok = False
+    for j in range(1, len(checkpoints)):
+        prev, (s, proof) = checkpoints[j - 1][0], checkpoints[j]
+        reason = None
+        if prev["stream_id"] != s["stream_id"] or prev["steward"] != s["steward"]:
+            reason = "stream_changed"
+        elif prev["first_window_id"] != s["first_window_id"]:
+            reason = "first_window_changed"
+        elif s["tree_size"] < prev["tree_size"]:
+            reason = "size_decreased"
+        elif s["last_window_id"] < prev["last_window_id"]:
+            reason = "last_window_decreased"
+        elif s["closed_at"] < prev["closed_at"]:  # fixed-width UTC: text order is time order
+            reason = "closed_at_regressed"
+        elif prev["final"]:
+            reason = "seal_after_final"
+        if reason:
+            problems.append({"code": "seal_chain_broken", "seal_index": j, "reason": reason})
+            chain_ok = False
+        try:
+            consistency_step(prev, s, proof)
+        except Refusal as e:
+            problems.append({"code": "consistency_failed", "seal_index": j, "proof_code": e.cls})
+    if not fin["final"]:
+        problems.append({"code": "no_final_seal"})
+
+    seen: dict[int, int] = {}
+    max_id = None
+    accepted = []  # (index, window_id, content_hash)
+    for index, r in enumerate(receipts):
+        w = r["window_id"]
+        if r["stream_id"] != fin["stream_id"] or r["steward"] != fin["steward"]:
+            problems.append({"code": "foreign_receipt", "index": index, "window_id": w})
+            continue
+        if w in seen:
+            first = seen[w]
+            problems.append({"code": "repeated_window", "index": index, "window_id": w, "first_index": first,
+                             "same_content": receipts[first]["content_hash"] == r["content_hash"]})
+            continue
+        seen[w] = index
+        if w < fin["first_window_id"] or w > fin["last_window_id"]:
+            problems.append({"code": "extra_window", "index": index, "window_id": w})
+            continue
+        if max_id is not None and w < max_id:
+            problems.append({"code": "reordered_window", "index": index, "window_id": w, "previous_window_id": max_id})
+        max_id = w if max_id is None else max(max_id, w)
+        accepted.append((index, w, r["content_hash"]))
+
+    ids = sorted((w, i) for i, w, _ in accepted)
+    id_list = [w for w, _ in ids]
+    counts_ok = chain_ok
+    prev_last, prev_size = None, 0
+    for j, (s, _) in enumerate(checkpoints):
+        lo = s["first_window_id"] if prev_last is None else prev_last + 1
+        hi = s["last_window_id"]
+        if chain_ok and lo <= hi + 1:
+            a, b = bisect.bisect_left(id_list, lo), bisect.bisect_right(id_list, hi)
+            found = b - a
+            sealed = max(s["tree_size"] - prev_size, 0)
+            width = 0 if lo > hi else hi - lo + 1
+            if found < sealed:
+                counts_ok = False
+                missing = sealed - found
+                gaps = max(width - found, 0)
+                if gaps == missing and gaps <= MAX_NAMED_GAPS:
+                    present = set(id_list[a:b])
+                    for w in range(lo, hi + 1):
+                        if w in present:
+                            continue
+                        k = bisect.bisect_left(id_list, w)
+                        before = ids[k][1] if k < len(ids) else len(receipts)
+                        problems.append({"code": "missing_window", "window_id": w, "before_index": before, "seal_index": j})
+                else:
+                    problems.append({"code": "missing_windows_unlocated", "seal_index": j, "count": missing,
+                                     "window_ids": [lo, hi]})
+            elif found > sealed:
+                counts_ok = False
+                problems.append({"code": "surplus_windows", "seal_index": j, "sealed": sealed, "found": found})
+        size = s["tree_size"]
+        if counts_ok and 1 <= size <= len(accepted):
+            root = mth([leaf_hash(h) for _, _, h in accepted[:size]])
+            if root.hex() != s["root"]:
+                problems.append({"code": "root_mismatch", "seal_index": j, "tree_size": size})
+            first, last = accepted[0][1], accepted[size - 1][1]
+            if first != s["first_window_id"]:
+                problems.append({"code": "window_range_mismatch", "seal_index": j, "field": "first_window_id",
+                                 "sealed": s["first_window_id"], "found": first})
+            if last != s["last_window_id"]:
+                problems.append({"code": "window_range_mismatch", "seal_index": j, "field": "last_window_id",
+                                 "sealed": s["last_window_id"], "found": last})
+        prev_last, prev_size = hi, s["tree_size"]
+    if len(accepted) != fin["tree_size"]:
+        problems.append({"code": "tree_size_mismatch", "seal_index": len(checkpoints) - 1,
+                         "sealed": fin["tree_size"], "found": len(accepted)})
+    return problems
+
+
+def seal_code_matches(got: str, expect: str) -> bool:
+    """The same code, or both canonical-form refusals of a seal document (JCR-1 codes)."""
+    if got == expect:
+        return True
+    return got.startswith("canonical:") and expect not in SEAL_SCHEMA_CODES and not expect.startswith(("seal_", "proof_"))
+
+
+def expect_refusal(fn, expect: str) -> str:
+    try:
+        fn()
+    except Refusal as e:
+        if not seal_code_matches(e.cls, expect):
+            raise Refusal("mismatch", f"refused as {e.cls} ({e}); the Rust code is {expect}") from None
+        return f"refused [{e.cls}], rust code {expect}"
+    raise Refusal("accepted", f"ACCEPTED; expected refusal {expect}")
+
+
+def seal_entry(i: int) -> bytes:
+    return blake3.blake3(f"jouleclaw stream-seal vector leaf {i}".encode()).digest()
+
+
+# The vector file's "verified with another key" case carries no key: spec/STREAM-SEAL.md section 8
+# names it (the Ed25519 key of the seed of 32 bytes 0x07). A case's own public_key_hex wins.
+OTHER_KEY_CASE = "verified with another key"
+OTHER_KEY_SEED = bytes([7]) * 32
+
+
+def seal_negative_key(c: dict, pub: bytes) -> bytes:
+    if "public_key_hex" in c:
+        return bytes.fromhex(c["public_key_hex"])
+    if c.get("description") == OTHER_KEY_CASE:
+        return Ed25519PrivateKey.from_private_bytes(OTHER_KEY_SEED).public_key().public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return pub
+
+
+def check_seal_file(rep: "Report", doc: dict, name: str) -> None:
+    try:
+        key = doc["key"]
+        seed, pub = bytes.fromhex(key["seed_hex"]), bytes.fromhex(key["public_key_hex"])
+        signer = Ed25519PrivateKey.from_private_bytes(seed)
+    except (KeyError, TypeError, ValueError) as e:
+        rep.fail(f"{name} key", f"malformed key: {e!r}")
+        return
+
+    def key_check():
+        derived = signer.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        expect_equal("public key from seed", derived.hex(), key["public_key_hex"])
+        expect_equal("kid (RFC 9679 thumbprint)", thumbprint(pub).hex(), key["kid_hex"])
+        for part in ("trees", "inclusion", "consistency", "negative"):
+            if not doc.get(part):
+                raise Refusal("mismatch", f"no {part} vectors")
+    rep.check(f"{name} key", key_check)
+
+    biggest = max([t["size"] for t in doc.get("trees", [])] + [1000])
+    leaves = [leaf_hash(seal_entry(i)) for i in range(biggest)]
+
+    for t in doc.get("trees", []):
+        def one(t=t):
+            expect_equal("root_hex", mth(leaves[:t["size"]]).hex(), t["root_hex"])
+        rep.check(f"{name} tree {t.get('size')}", one)
+
+    for v in doc.get("inclusion", []):
+        def one(v=v):
+            m, n = v["leaf_index"], v["tree_size"]
+            expect_equal("entry_hex", seal_entry(m).hex(), v["entry_hex"])
+            lh = leaf_hash(bytes.fromhex(v["entry_hex"]))
+            expect_equal("leaf_hash_hex", lh.hex(), v["leaf_hash_hex"])
+            expect_equal("root_hex", mth(leaves[:n]).hex(), v["root_hex"])
+            expect_equal("path_hex (PATH regenerated)", [h.hex() for h in gen_path(m, leaves[:n])], v["path_hex"])
+            verify_inclusion(m, n, lh, proof_path(v["path_hex"]), bytes.fromhex(v["root_hex"]))
+            return f"{len(v['path_hex'])} hashes"
+        rep.check(f"{name} inclusion ({v.get('leaf_index')}, {v.get('tree_size')})", one)
+
+    for v in doc.get("consistency", []):
+        def one(v=v):
+            m, n = v["first_size"], v["second_size"]
+            expect_equal("first_root_hex", mth(leaves[:m]).hex(), v["first_root_hex"])
+            expect_equal("second_root_hex", mth(leaves[:n]).hex(), v["second_root_hex"])
+            expect_equal("path_hex (PROOF regenerated)", [h.hex() for h in gen_subproof(m, leaves[:n], True)], v["path_hex"])
+            verify_consistency(m, n, bytes.fromhex(v["first_root_hex"]), bytes.fromhex(v["second_root_hex"]),
+                               proof_path(v["path_hex"]))
+            return f"{len(v['path_hex'])} hashes"
+        rep.check(f"{name} consistency ({v.get('first_size')}, {v.get('second_size')})", one)
+
+    stream = doc.get("stream") or {}
+    windows = stream.get("windows", [])
+    sid, steward = stream.get("stream_id"), stream.get("steward")
+
+    def windows_check():
+        if not windows or not stream.get("checkpoints"):
+            raise Refusal("mismatch", "no stream windows or checkpoints")
+        for i, w in enumerate(windows):
+            expect_equal(f"windows[{i}].leaf_index", w["leaf_index"], i)
+            expect_equal(f"windows[{i}].content_hash_hex", w["content_hash_hex"], seal_entry(i).hex())
+            check_closed_at(w["closed_at"])
+            if i and not w["window_id"] > windows[i - 1]["window_id"]:
+                raise Refusal("mismatch", "window ids do not increase")
+        return f"{len(windows)} windows"
+    rep.check(f"{name} stream windows", windows_check)
+
+    verified = []  # (seal, consistency proof) per checkpoint, for the chain check
+    prev = None
+    for j, cp in enumerate(stream.get("checkpoints", [])):
+        def one(cp=cp, prev=prev):
+            seal_bytes = cp["seal_json"].encode("utf-8")
+            seal = decode_seal(seal_bytes)
+            expect_equal("seal_json (canonical JSON of seal)", rfc8785.dumps(cp["seal"]), seal_bytes)
+            n = seal["tree_size"]
+            sealed = windows[:n]
+            expect_equal("root", seal["root"], mth(leaves[:n]).hex())
+            expect_equal("stream_id", seal["stream_id"], sid)
+            expect_equal("steward", seal["steward"], steward)
+            expect_equal("first_window_id", seal["first_window_id"], sealed[0]["window_id"])
+            expect_equal("last_window_id", seal["last_window_id"], sealed[-1]["window_id"])
+            expect_equal("closed_at", seal["closed_at"], sealed[-1]["closed_at"])
+            expect_equal("final", seal["final"], n == len(windows) and cp is stream["checkpoints"][-1])
+            expect_equal("subject", seal_subject(seal), cp["subject"])
+            prot = seal_protected(seal, seal_bytes, thumbprint(pub))
+            expect_equal("protected_hex", prot.hex(), cp["protected_hex"])
+            tbs = sig_structure(prot, bytes.fromhex(seal["root"]))
+            expect_equal("to_be_signed_hex", tbs.hex(), cp["to_be_signed_hex"])
+            sig = signer.sign(tbs)
+            expect_equal("signature_hex (recomputed from the test key)", sig.hex(), cp["signature_hex"])
+            if prev is None:
+                expect_equal("consistency", cp["consistency"], None)
+                unprot = {}
+            else:
+                m = prev["tree_size"]
+                path = gen_subproof(m, leaves[:n], True)
+                expect_equal("consistency", cp["consistency"],
+                             {"first_size": m, "path_hex": [h.hex() for h in path], "second_size": n})
+                unprot = seal_unprotected(CONSISTENCY_PROOFS, m, n, path)
+            expect_equal("cose_sign1_hex", seal_envelope(prot, unprot, sig).hex(), cp["cose_sign1_hex"])
+            got, proof = verify_checkpoint(bytes.fromhex(cp["cose_sign1_hex"]), pub)
+            expect_equal("verified seal", got, seal)
+            if prev is not None:
+                consistency_step(prev, got, proof)
+            verified.append((got, proof))
+            return "rebuilt byte for byte; strict Ed25519 + pycose (detached root)"
+        rep.check(f"{name} checkpoint {j} (tree_size {cp.get('seal', {}).get('tree_size')})", one)
+        prev_tree = prev["tree_size"] if prev else 0
+        for inc in cp.get("inclusion", []):
+            def one(inc=inc, cp=cp, prev_tree=prev_tree):
+                i = inc["leaf_index"]
+                w = windows[i]
+                expect_equal("window_id", inc["window_id"], w["window_id"])
+                n = cp["seal"]["tree_size"]
+                if not prev_tree <= i < n:
+                    raise Refusal("mismatch", f"leaf {i} not issued by this checkpoint [{prev_tree}, {n})")
+                path = gen_path(i, leaves[:n])
+                want = seal_envelope(bytes.fromhex(cp["protected_hex"]), seal_unprotected(INCLUSION_PROOFS, n, i, path),
+                                     bytes.fromhex(cp["signature_hex"]))
+                expect_equal("cose_sign1_hex", want.hex(), inc["cose_sign1_hex"])
+                seal, index = verify_inclusion_receipt(bytes.fromhex(inc["cose_sign1_hex"]),
+                                                       bytes.fromhex(w["content_hash_hex"]), pub)
+                expect_equal("leaf_index", index, i)
+                return "proof to root, strict Ed25519 + pycose"
+            rep.check(f"{name} checkpoint {j} inclusion window {inc.get('window_id')}", one)
+        try:
+            prev = decode_seal(cp["seal_json"].encode("utf-8"))
+        except Exception:
+            prev = None
+
+    def chain_check():
+        issued = [inc["leaf_index"] for cp in stream.get("checkpoints", []) for inc in cp.get("inclusion", [])]
+        expect_equal("inclusion receipts, one per window in leaf order", issued, list(range(len(windows))))
+        if len(verified) != len(stream.get("checkpoints", [])):
+            raise Refusal("mismatch", "a checkpoint failed")
+        receipts = [{"window_id": w["window_id"], "content_hash": bytes.fromhex(w["content_hash_hex"]),
+                     "stream_id": sid, "steward": steward} for w in windows]
+        problems = check_stream(receipts, verified)
+        expect_equal("completeness problems", problems, [])
+        return "complete: no problem"
+    rep.check(f"{name} stream completeness", chain_check)
+
+    for c in doc.get("negative", []):
+        def one(c=c):
+            kind, expect = c["kind"], c.get("expect")
+            if kind == "inclusion_proof":
+                return expect_refusal(lambda: verify_inclusion(
+                    c["leaf_index"], c["tree_size"], leaf_hash(bytes.fromhex(c["entry_hex"])),
+                    proof_path(c["path_hex"]), bytes.fromhex(c["root_hex"])), expect)
+            if kind == "consistency_proof":
+                return expect_refusal(lambda: verify_consistency(
+                    c["first_size"], c["second_size"], bytes.fromhex(c["first_root_hex"]),
+                    bytes.fromhex(c["second_root_hex"]), proof_path(c["path_hex"])), expect)
+            if kind == "seal_json":
+                return expect_refusal(lambda: decode_seal(bytes.fromhex(c["input_hex"])), expect)
+            if kind == "inclusion_receipt":
+                key = seal_negative_key(c, pub)
+                return expect_refusal(lambda: verify_inclusion_receipt(
+                    bytes.fromhex(c["cose_sign1_hex"]), bytes.fromhex(c["entry_hex"]), key), expect)
+            if kind == "completeness":
+                cps = [verify_checkpoint(bytes.fromhex(h), pub) for h in c["checkpoints_hex"]]
+                receipts = [{"window_id": r["window_id"], "content_hash": bytes.fromhex(r["content_hash_hex"]),
+                             "stream_id": r["stream_id"], "steward": r["steward"]} for r in c["receipts"]]
+                problems = check_stream(receipts, cps)
+                if not problems:
+                    raise Refusal("accepted", f"stream judged complete; expected {c.get('expect_problems')}")
+                expect_equal("problems", problems, c["expect_problems"])
+                return "problems: " + ", ".join(p["code"] for p in problems)
+            raise Refusal("mismatch", f"unknown negative kind {kind!r}")
+        rep.check(f"{name} negative #{c.get('n')} {c.get('kind')} {c.get('description', '')[:40]}", one)
+
+
 class Report:
     def __init__(self) -> None:
         self.passed = 0
@@ -551,7 +1279,7 @@ def main(argv: list[str]) -> int:
             print(f"skip  {f}: absent")
     if not cose_wg:
         print("skip  cose-wg/*.json: absent")
-    if not (set(present) - {"schema"}) and not cose_wg:
+    if not (set(present) - {"schema", "seal_schema"}) and not cose_wg:
         rep.fail("discovery", f"no vector file in {root}")
         return finish(rep)
 
@@ -656,6 +1384,29 @@ def main(argv: list[str]) -> int:
                     return f"refused [{e.cls}]"
                 raise Refusal("accepted", f"envelope was ACCEPTED; expected refusal by the strict rule {c.get('rule')}")
             rep.check(f"{name} #{c.get('n')} {c.get('rule')}", one)
+
+    doc = load_or_fail(rep, present, "seal")
+    if doc is not None:
+        check_seal_file(rep, doc, FILES["seal"])
+    if "seal_schema" in present:
+        def seal_schema():
+            import jsonschema
+            schema = load_json_file(present["seal_schema"])
+            jsonschema.Draft202012Validator.check_schema(schema)
+            if doc is None:
+                return "valid draft 2020-12 schema (no seal vectors to apply it to)"
+            val = jsonschema.Draft202012Validator(schema)
+            seals = [cp["seal"] for cp in doc["stream"]["checkpoints"]]
+            for s in seals:
+                errs = list(val.iter_errors(s))
+                if errs:
+                    raise Refusal("schema", f"a vector seal fails the JSON Schema: {errs[0].message}")
+            # Its neighbour: the schema refuses a seal with an unknown field and one with tree_size -1.
+            for bad in ({**seals[0], "extra": 1}, {**seals[0], "tree_size": -1}):
+                if not list(val.iter_errors(bad)):
+                    raise Refusal("schema", f"the JSON Schema accepts {bad}")
+            return f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size"
+        rep.check(FILES["seal_schema"], seal_schema)
 
     for path in cose_wg:
         def one(path=path):
