@@ -1379,3 +1379,54 @@ fn run_llm_schema_fails_the_off_schema_tool_call_on_its_tick_and_matches_the_gol
     expect(&o, 2);
     assert!(stderr(&o).contains("schema_"), "{}", stderr(&o));
 }
+
+// ---------------------------------------------------------------------------------------------
+// bounded memory and reads
+
+/// Runs the binary under a 1 GB address-space limit and a 30 s CPU limit, so that a regression
+/// to reading whole inputs fails (or stops) instead of exhausting the machine.
+fn jouleclaw_bounded(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1000000; ulimit -t 30; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_jouleclaw"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn receipts_verify_streams_hostile_sequences_within_bounded_memory() {
+    let t = TempDir::new("bounded");
+    let key = test_pub_file(&t);
+    // 4 MB of zero bytes: each is a CBOR item that is not a tagged COSE_Sign1. Read whole and
+    // split eagerly this took ~670 bytes of memory per input byte (2.7 GB here, over the
+    // limit).
+    let zeros = t.path("zeros.cbor");
+    std::fs::write(&zeros, vec![0u8; 4 << 20]).unwrap();
+    let o = jouleclaw_bounded(&[&"receipts", &"verify", &"--pub", &key, &zeros]);
+    expect(&o, 1);
+    let err = stderr(&o);
+    assert!(
+        err.contains("item 0: cose_malformed"),
+        "{}",
+        &err[..200.min(err.len())]
+    );
+    assert!(err.contains("item 99: cose_malformed"));
+    assert!(!err.contains("item 100:"));
+    assert!(err.contains(&format!("and {} more refused items", (4 << 20) - 100)));
+    // A public key file that never ends is read only as far as a key can be long.
+    let o = jouleclaw_bounded(&[&"receipts", &"verify", &"--pub", &"/dev/zero", &zeros]);
+    expect(&o, 2);
+    // The golden sequence still verifies in this mode.
+    let golden = t.path("golden.cbor");
+    std::fs::write(&golden, golden_cose().concat()).unwrap();
+    let o = jouleclaw_bounded(&[&"receipts", &"verify", &"--pub", &key, &golden]);
+    expect(&o, 0);
+    assert!(
+        stdout(&o).contains("13 verified, 0 refused"),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -9,7 +9,7 @@ use jouleclaw_jcr1::{
 };
 use jouleclaw_stream::{
     ChannelDirection, LedgerPolicy, RollingConservationLedger, StreamSpec, StreamWindow, Tick,
-    WindowConservationFinding,
+    ValidatedSpec, WindowConservationFinding,
 };
 use jouleclaw_stream_oracle::{
     AlwaysPassStream, BargeInDetector, CompositeStreamOracle, PerTickAdapter, StageEvent,
@@ -308,7 +308,7 @@ struct OpenWindow {
 
 /// Drives ticks through window, ledger, stages, oracle, minter and signer; see the crate docs.
 pub struct Pipeline<E: EnergySource = Estimator> {
-    spec: Arc<StreamSpec>,
+    spec: ValidatedSpec,
     config: PipelineConfig,
     ledger: RollingConservationLedger,
     oracle: CompositeStreamOracle,
@@ -350,7 +350,8 @@ impl<E: EnergySource> Pipeline<E> {
         energy: E,
         signer: Box<dyn Signer + Send>,
     ) -> Result<Self> {
-        spec.validate()?;
+        // Validated once; every window opens against the checked spec and its channel table.
+        let spec = ValidatedSpec::new(spec)?;
         let ledger = RollingConservationLedger::new(config.policy)?;
         let minter = ReceiptMinter::for_stream_time(&config.steward, &config.stream_id, energy)?;
         probe_names(&config)?;
@@ -396,7 +397,7 @@ impl<E: EnergySource> Pipeline<E> {
 
     /// The stream spec.
     pub fn spec(&self) -> &Arc<StreamSpec> {
-        &self.spec
+        self.spec.spec()
     }
 
     /// The configuration.
@@ -436,7 +437,7 @@ impl<E: EnergySource> Pipeline<E> {
         let direction = if !open_matches {
             // Validate the tick in its new window before anything closes, so that a refused
             // tick changes nothing.
-            let mut window = StreamWindow::open(self.spec.clone(), id)?;
+            let mut window = StreamWindow::open_validated(&self.spec, id)?;
             let direction = window.push(tick)?.direction;
             if let Some(old) = self.open.take() {
                 closed = Some(self.close(old)?);

@@ -5,19 +5,25 @@ use std::io::Read as _;
 use std::path::Path;
 
 use jouleclaw_stack::jcr1::cose::{self, PublicKey, Signer, SingleKey, SoftwareSigner};
-use jouleclaw_stack::jcr1::{Progress, ReceiptDecoder, StreamWindowReceipt};
+use jouleclaw_stack::jcr1::{Jcr1Error, Progress, ReceiptDecoder, StreamWindowReceipt};
 
 use crate::{CmdResult, Failure};
 
-/// Reads a public key file.
+/// Reads a public key file (at most `cose::MAX_KEY_FILE_BYTES` bytes are read).
 pub(crate) fn read_public_key(path: &Path) -> Result<PublicKey, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| Failure::io(path, e))?;
-    cose::parse_public_key_text(&text).map_err(|e| Failure::io(path, e))
+    cose::read_public_key_file(path).map_err(|e| Failure::io(path, e))
 }
 
-/// Reads a secret key file.
+/// Reads a secret key file; warns, as ssh does, when group or others may read it.
 pub(crate) fn read_secret_key(path: &Path) -> Result<SoftwareSigner, Failure> {
-    SoftwareSigner::read_key_file(path).map_err(|e| Failure::io(path, e))
+    let signer = SoftwareSigner::read_key_file(path).map_err(|e| Failure::io(path, e))?;
+    if let Ok(Some(loose)) = cose::check_secret_key_permissions(path) {
+        tell!(
+            "WARNING: {}: {loose}; anyone who can read it can sign as you (chmod 600)",
+            path.display()
+        );
+    }
+    Ok(signer)
 }
 
 /// Strictly decodes the file's exact bytes as a receipt, streaming it through the decoder so
@@ -79,7 +85,14 @@ pub(crate) fn sign(key: &Path, path: &Path, out: Option<&Path>) -> CmdResult {
 /// `receipt verify --pub PUB FILE`.
 pub(crate) fn verify(public: &Path, path: &Path) -> CmdResult {
     let key = read_public_key(public)?;
-    let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
+    let file = std::fs::File::open(path).map_err(|e| Failure::io(path, e))?;
+    // One item, read within the profile's item limit; trailing bytes are refused unread.
+    let bytes = cose::read_single_item(file).map_err(|e| match e {
+        Jcr1Error::Cose(c) => {
+            Failure::Refused(format!("{}: refused: {} ({c})", path.display(), c.as_str()))
+        }
+        other => Failure::io(path, other),
+    })?;
     match cose::verify(&bytes, &SingleKey::new(key)) {
         Ok(v) => {
             let canonical = v.receipt.encode().map_err(|e| {
@@ -98,44 +111,55 @@ pub(crate) fn verify(public: &Path, path: &Path) -> CmdResult {
     }
 }
 
+/// Refused items named one by one on stderr; the rest are counted.
+const MAX_NAMED_ITEMS: usize = 100;
+
 /// `receipts verify --pub PUB FILE.cbor|DIR`.
 pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
     if path.is_dir() {
         return crate::stream::verify_dir(public, path);
     }
     let key = read_public_key(public)?;
-    let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
-    let items = cose::split_cbor_sequence(&bytes).map_err(|index| {
-        Failure::Refused(format!(
-            "{}: item {index}: cose_malformed: not well-formed CBOR; the sequence cannot be \
-             split past it",
-            path.display()
-        ))
+    let file = std::fs::File::open(path).map_err(|e| Failure::io(path, e))?;
+    let mut bad = 0usize;
+    // Streamed: memory is one batch of items, each within the profile's item limit, whatever
+    // the file's size.
+    let total = cose::verify_sequence(file, &SingleKey::new(key), 64, |i, r| {
+        if let Err(c) = r {
+            bad += 1;
+            if bad <= MAX_NAMED_ITEMS {
+                tell!("item {i}: {} ({c})", c.as_str());
+            }
+        }
+    })
+    .map_err(|e| match e {
+        Jcr1Error::Cose(c) => Failure::Refused(format!(
+            "{}: {}: {c}; the sequence cannot be split past it ({bad} refused before it)",
+            path.display(),
+            c.as_str()
+        )),
+        other => Failure::io(path, other),
     })?;
-    if items.is_empty() {
+    if bad > MAX_NAMED_ITEMS {
+        tell!(
+            "... and {} more refused items (only the first {MAX_NAMED_ITEMS} are named)",
+            bad - MAX_NAMED_ITEMS
+        );
+    }
+    if total == 0 {
         return Err(Failure::Refused(format!(
             "{}: no receipts in the sequence",
             path.display()
         )));
     }
-    let results = cose::verify_batch(&items, &SingleKey::new(key));
-    let mut bad = 0usize;
-    for (i, r) in results.iter().enumerate() {
-        if let Err(c) = r {
-            bad += 1;
-            tell!("item {i}: {} ({c})", c.as_str());
-        }
-    }
     say!(
-        "{} verified, {bad} refused, of {} receipts in {}",
-        results.len() - bad,
-        results.len(),
+        "{} verified, {bad} refused, of {total} receipts in {}",
+        total - bad,
         path.display()
     );
     if bad > 0 {
         return Err(Failure::Refused(format!(
-            "{bad} of {} receipts refused",
-            results.len()
+            "{bad} of {total} receipts refused"
         )));
     }
     Ok(())
@@ -161,33 +185,14 @@ pub(crate) fn keygen(out: &Path, pub_out: Option<&Path>) -> CmdResult {
         }
     }
     let signer = SoftwareSigner::generate();
-    signer
-        .write_key_file(out)
-        .map_err(|e| Failure::io(out, e))?;
-    let public = signer.verifying_key();
-    if let Some(Err(e)) = pub_out.map(|p| write_public_key_file(p, &public)) {
-        let _ = std::fs::remove_file(out);
-        return Err(e);
+    match pub_out {
+        Some(p) => cose::write_key_pair(&signer, out, p).map_err(|e| Failure::io(p, e))?,
+        None => signer
+            .write_key_file(out)
+            .map_err(|e| Failure::io(out, e))?,
     }
+    let public = signer.verifying_key();
     say!("public_key {}", hex::encode(public.as_bytes()));
     say!("kid {}", hex::encode(cose::kid(&public)));
     Ok(())
-}
-
-/// Creates a public key file exclusively (never through an existing path or symlink), mode 0644.
-fn write_public_key_file(path: &Path, key: &PublicKey) -> Result<(), Failure> {
-    use std::io::Write as _;
-    use std::os::unix::fs::PermissionsExt as _;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| Failure::io(path, e))?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o644))
-        .and_then(|()| file.write_all(cose::public_key_text(key).as_bytes()))
-        .and_then(|()| file.sync_all())
-        .map_err(|e| {
-            let _ = std::fs::remove_file(path);
-            Failure::io(path, e)
-        })
 }

@@ -1,12 +1,17 @@
 //! `receipts verify --pub PUB DIR`: a whole stream, as `jouleclaw run` wrote it, checked for
 //! signatures and, when it was sealed, for completeness (spec/STREAM-SEAL.md).
+//!
+//! Memory: the CBOR files are read one item at a time (each within the COSE item limit); what
+//! is kept is one entry per receipt line (its window id, content hash and names, each line at
+//! most a receipt's 64 KiB) and the checkpoints, for at most `DEFAULT_MAX_LEAVES` receipts, the
+//! most one stream's log holds.
 
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 
 use jouleclaw_stack::jcr1::cose::{self, SingleKey};
-use jouleclaw_stack::jcr1::{Limits, decode_receipt};
-use jouleclaw_stack::seal::{ReceiptEntry, SealVerifier, check_stream};
+use jouleclaw_stack::jcr1::{Jcr1Error, Limits, decode_receipt};
+use jouleclaw_stack::seal::{DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, check_stream};
 
 use crate::out::{say, tell};
 use crate::receipt::read_public_key;
@@ -35,6 +40,12 @@ fn read_lines(path: &Path) -> Result<Vec<Line>, Failure> {
             break;
         }
         let index = out.len();
+        if index as u64 >= DEFAULT_MAX_LEAVES {
+            return Err(Failure::Refused(format!(
+                "{}: more than {DEFAULT_MAX_LEAVES} receipts, the most one stream's log holds",
+                path.display()
+            )));
+        }
         if line.last() != Some(&b'\n') {
             return Err(Failure::Refused(format!(
                 "{}: line {}: longer than a receipt or without its newline",
@@ -65,15 +76,21 @@ fn read_lines(path: &Path) -> Result<Vec<Line>, Failure> {
     Ok(out)
 }
 
-fn read_sequence(path: &Path) -> Result<Vec<Vec<u8>>, Failure> {
-    let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
-    let items = cose::split_cbor_sequence(&bytes).map_err(|index| {
-        Failure::Refused(format!(
-            "{}: item {index}: not well-formed CBOR; the sequence cannot be split past it",
-            path.display()
-        ))
-    })?;
-    Ok(items.into_iter().map(<[u8]>::to_vec).collect())
+/// The items of a CBOR sequence file, one at a time, each within the COSE item limit.
+fn items(path: &Path) -> Result<cose::SequenceReader<std::fs::File>, Failure> {
+    let file = std::fs::File::open(path).map_err(|e| Failure::io(path, e))?;
+    Ok(cose::SequenceReader::new(file))
+}
+
+fn item_failure(path: &Path, index: usize, e: Jcr1Error) -> Failure {
+    match e {
+        Jcr1Error::Cose(c) => Failure::Refused(format!(
+            "{}: item {index}: {}: {c}; the sequence cannot be read past it",
+            path.display(),
+            c.as_str()
+        )),
+        other => Failure::io(path, other),
+    }
 }
 
 /// `receipts verify --pub PUB DIR`.
@@ -83,37 +100,39 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
     let mut bad = 0usize;
 
     // Every window signature: valid, and over one of the receipt lines, in their order.
-    let items = read_sequence(&dir.join("receipts.cbor"))?;
-    let refs: Vec<&[u8]> = items.iter().map(Vec::as_slice).collect();
+    let cbor_path = dir.join("receipts.cbor");
+    let file = std::fs::File::open(&cbor_path).map_err(|e| Failure::io(&cbor_path, e))?;
     let mut next_line = 0usize;
-    for (i, r) in cose::verify_batch(&refs, &SingleKey::new(key))
-        .into_iter()
-        .enumerate()
-    {
-        match r {
-            Err(c) => {
-                bad += 1;
-                tell!("receipts.cbor item {i}: {} ({c})", c.as_str());
-            }
-            Ok(v) => {
-                let hash = *v.content_hash.as_bytes();
-                match lines[next_line..]
-                    .iter()
-                    .position(|l| l.entry.content_hash == hash)
-                {
-                    Some(k) => next_line += k + 1,
-                    None => {
-                        bad += 1;
-                        tell!(
-                            "receipts.cbor item {i}: signs {} which is not a later line of receipts.jsonl",
-                            v.receipt.id()
-                        );
-                    }
+    let signed = cose::verify_sequence(file, &SingleKey::new(key), 64, |i, r| match r {
+        Err(c) => {
+            bad += 1;
+            tell!("receipts.cbor item {i}: {} ({c})", c.as_str());
+        }
+        Ok(v) => {
+            let hash = *v.content_hash.as_bytes();
+            match lines[next_line..]
+                .iter()
+                .position(|l| l.entry.content_hash == hash)
+            {
+                Some(k) => next_line += k + 1,
+                None => {
+                    bad += 1;
+                    tell!(
+                        "receipts.cbor item {i}: signs {} which is not a later line of receipts.jsonl",
+                        v.receipt.id()
+                    );
                 }
             }
         }
-    }
-    let signed = items.len();
+    })
+    .map_err(|e| match e {
+        Jcr1Error::Cose(c) => Failure::Refused(format!(
+            "{}: {}: {c}; the sequence cannot be read past it",
+            cbor_path.display(),
+            c.as_str()
+        )),
+        other => Failure::io(&cbor_path, other),
+    })?;
 
     let seals_path = dir.join("seals.cbor");
     if !seals_path.exists() {
@@ -133,8 +152,15 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
 
     let mut verifier = SealVerifier::new(key);
     let mut checkpoints = Vec::new();
-    for (i, item) in read_sequence(&seals_path)?.iter().enumerate() {
-        match verifier.verify_checkpoint(item) {
+    for (i, item) in items(&seals_path)?.enumerate() {
+        let item = item.map_err(|e| item_failure(&seals_path, i, e))?;
+        if i > lines.len() {
+            return Err(Failure::Refused(format!(
+                "{}: more checkpoints than receipts",
+                seals_path.display()
+            )));
+        }
+        match verifier.verify_checkpoint(&item) {
             Ok(c) => checkpoints.push(c),
             Err(e) => {
                 bad += 1;
@@ -142,34 +168,38 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
             }
         }
     }
-    let inclusion = read_sequence(&dir.join("inclusion.cbor"))?;
-    if inclusion.len() == lines.len() {
-        for (i, (item, line)) in inclusion.iter().zip(&lines).enumerate() {
-            match verifier.verify_inclusion_receipt(item, &line.entry.content_hash) {
-                Ok(v) if v.leaf_index == i as u64 => {}
-                Ok(v) => {
-                    bad += 1;
-                    tell!(
-                        "inclusion.cbor item {i}: proves {} at leaf {}, not {i}",
-                        line.receipt_id,
-                        v.leaf_index
-                    );
-                }
-                Err(e) => {
-                    bad += 1;
-                    tell!(
-                        "inclusion.cbor item {i}: does not prove {}: {}: {e}",
-                        line.receipt_id,
-                        e.code()
-                    );
-                }
+    let inclusion_path = dir.join("inclusion.cbor");
+    let mut inclusion = 0usize;
+    for (i, item) in items(&inclusion_path)?.enumerate() {
+        let item = item.map_err(|e| item_failure(&inclusion_path, i, e))?;
+        inclusion += 1;
+        let Some(line) = lines.get(i) else {
+            continue;
+        };
+        match verifier.verify_inclusion_receipt(&item, &line.entry.content_hash) {
+            Ok(v) if v.leaf_index == i as u64 => {}
+            Ok(v) => {
+                bad += 1;
+                tell!(
+                    "inclusion.cbor item {i}: proves {} at leaf {}, not {i}",
+                    line.receipt_id,
+                    v.leaf_index
+                );
+            }
+            Err(e) => {
+                bad += 1;
+                tell!(
+                    "inclusion.cbor item {i}: does not prove {}: {}: {e}",
+                    line.receipt_id,
+                    e.code()
+                );
             }
         }
-    } else {
+    }
+    if inclusion != lines.len() {
         bad += 1;
         tell!(
-            "inclusion.cbor holds {} inclusion receipts for {} receipt lines",
-            inclusion.len(),
+            "inclusion.cbor holds {inclusion} inclusion receipts for {} receipt lines",
             lines.len()
         );
     }
@@ -186,7 +216,7 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
             "stream complete: {} receipts, {} checkpoints, final seal over {last} receipts; {signed} window signatures and {} inclusion receipts verified",
             lines.len(),
             checkpoints.len(),
-            inclusion.len()
+            inclusion
         );
     } else {
         say!("stream NOT complete or not verified: {bad} problems");
