@@ -301,7 +301,7 @@ fn a_weak_key_is_refused_whatever_the_signature() {
 }
 
 #[test]
-fn a_mixed_order_key_is_decided_as_verify_strict_decides() {
+fn a_mixed_order_key_is_refused_even_where_verify_strict_accepts() {
     // A = aB + T. verify_strict accepts exactly when [k]T = O; the raw batch also whenever the
     // weight cancels [k]T. Grind a forgery that the raw batch accepts and verify_strict refuses.
     let good: Vec<SignedReceipt> = Vec::new();
@@ -321,15 +321,15 @@ fn a_mixed_order_key_is_decided_as_verify_strict_decides() {
     }
     let (forged, key) = found.expect("a forgery");
     refused_everywhere(&forged.cose_sign1, key, &good, 0);
-    // And one that verify_strict accepts ([k]T = O) verifies through every entry point.
+    // And one that verify_strict accepts ([k]T = O) is refused all the same: the key has a
+    // torsion component, which Python's, JavaScript's and Go's strict verifiers refuse
+    // (conformance/stream-window-signed-negative-extra-vectors.json, cases 6 and 11).
     for i in 0..GRIND {
         let signer = TorsionSigner::new(4, nonce(i), EdwardsPoint::default(), t);
         let s = cose::sign_receipt(&signer, &receipt(30_000 + i)).unwrap();
         let sig = Signature::from_bytes(&s.signature);
         if key.verify_strict(&s.to_be_signed, &sig).is_ok() {
-            let resolver = SingleKey::new(key);
-            assert!(cose::verify(&s.cose_sign1, &resolver).is_ok());
-            assert!(cose::verify_batch(&[&s.cose_sign1], &resolver)[0].is_ok());
+            refused_everywhere(&s.cose_sign1, key, &good, 0);
             return;
         }
     }
@@ -345,5 +345,45 @@ fn honest_signatures_still_take_the_batch_and_verify() {
     let results = cose::verify_batch(&items, &SingleKey::new(key));
     for (w, r) in results.iter().enumerate() {
         assert_eq!(r.as_ref().unwrap().receipt, receipt(w as u64));
+    }
+}
+
+/// The strict-Ed25519 negative vectors the other-language verifiers refuse (S >= L,
+/// non-canonical, invalid, small-order and mixed-order R and keys): every Rust entry point
+/// refuses each one too, so nothing Rust reports verified is refused elsewhere.
+#[test]
+fn every_strict_negative_vector_is_refused_by_every_entry_point() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../conformance/stream-window-signed-negative-extra-vectors.json"
+    ))
+    .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 11);
+    for case in cases {
+        let n = &case["n"];
+        let cose_bytes = hex::decode(case["cose_sign1_hex"].as_str().unwrap()).unwrap();
+        let key_bytes: [u8; 32] = hex::decode(case["public_key_hex"].as_str().unwrap())
+            .unwrap()
+            .try_into()
+            .unwrap();
+        // Some keys are not even points; those cannot reach verification at all.
+        let Ok(key) = jouleclaw_jcr1::cose::PublicKey::from_bytes(&key_bytes) else {
+            continue;
+        };
+        let resolver = jouleclaw_jcr1::cose::SingleKey::new(key);
+        assert!(
+            jouleclaw_jcr1::cose::verify(&cose_bytes, &resolver).is_err(),
+            "case {n}: verify accepted it"
+        );
+        assert!(
+            jouleclaw_jcr1::cose::verify_batch(&[&cose_bytes], &resolver)[0].is_err(),
+            "case {n}: verify_batch accepted it"
+        );
+        assert!(
+            !jouleclaw_jcr1::cose::verify_sign1_signature_only(&cose_bytes, &key),
+            "case {n}: verify_sign1_signature_only accepted it"
+        );
     }
 }

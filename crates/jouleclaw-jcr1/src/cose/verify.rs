@@ -124,10 +124,27 @@ pub fn verify(
     resolver: &dyn KeyResolver,
 ) -> core::result::Result<VerifiedReceipt, CoseRefusal> {
     let p = prepare(bytes, resolver)?;
+    if !torsion_free(&p.key) {
+        return Err(CoseRefusal::BadSignature);
+    }
     p.key
         .verify_strict(&p.tbs, &p.signature)
         .map_err(|_| CoseRefusal::BadSignature)?;
     finish(p)
+}
+
+/// `true` when the public key is a point of the prime-order subgroup (`[L]A = O`).
+///
+/// `verify_strict` refuses small-order keys but not a key with a torsion component
+/// (`A = aB + T`): its holder can pick `R` so that the torsion cancels in the cofactorless
+/// equation, and other strict verifiers (Python's `cryptography` via the profile's point checks,
+/// noble with `zip215: false` plus `isTorsionFree`, Go's checks) refuse such signatures. With a
+/// torsion-free key, `verify_strict` itself refuses any `R` with a torsion component, since
+/// `[s]B - [k]A` then has none.
+pub(crate) fn torsion_free(key: &VerifyingKey) -> bool {
+    curve25519_dalek::edwards::CompressedEdwardsY(key.to_bytes())
+        .decompress()
+        .is_some_and(|p| p.is_torsion_free())
 }
 
 /// Verifies a COSE_Sign1 signature with `key` without the receipt profile (any headers, any
@@ -139,5 +156,5 @@ pub fn verify_sign1_signature_only(bytes: &[u8], key: &VerifyingKey) -> bool {
     let Ok(sig) = Signature::from_slice(&sign1.signature) else {
         return false;
     };
-    key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
+    torsion_free(key) && key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
 }
