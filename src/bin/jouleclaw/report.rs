@@ -167,7 +167,7 @@ fn read_key(path: &Path) -> Result<PublicKey, Failure> {
 fn split_lines(bytes: &[u8]) -> (Vec<&[u8]>, bool) {
     let mut lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
     let unterminated = match lines.last() {
-        Some(last) if last.is_empty() => {
+        Some([]) => {
             lines.pop();
             false
         }

@@ -262,11 +262,15 @@ fn strip(
         } else {
             format!("windows {}-{} ({} receipts)", c.first, c.last, c.receipts)
         };
+        let rolling_attrs = c.rolling.map_or_else(String::new, |(ri, ro)| {
+            format!(" data-rolling-in=\"{ri}\" data-rolling-out=\"{ro}\"")
+        });
         let _ = write!(
             out,
-            "<g class=\"window\" data-window=\"{first}\" data-verdict=\"{vclass}\" \
-             data-finding=\"{fclass}\"><title>{title}</title>",
+            "<g class=\"window\" data-window=\"{first}\" data-last=\"{last}\" \
+             data-verdict=\"{vclass}\" data-finding=\"{fclass}\"{rolling_attrs}><title>{title}</title>",
             first = c.first,
+            last = c.last,
             title = esc(&format!(
                 "{range}: {} B in, {} B out; {}; {}; {}",
                 c.inbound,
