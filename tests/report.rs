@@ -396,12 +396,28 @@ fn more_than_1000_receipts_aggregate_into_at_most_1000_columns() {
             "{{\"ts_ns\":{},\"channel_id\":1,\"kind\":\"audio\",\"bytes_len\":100}}\n",
             w * 200_000_000
         ));
+        if w == 11 {
+            // A barge-in in the second receipt of column 5 (windows 10 and 11).
+            text.push_str(&format!(
+                "{{\"ts_ns\":{},\"channel_id\":0,\"kind\":\"marker\",\"marker\":\"barge_in\"}}\n",
+                w * 200_000_000 + 1_000
+            ));
+        }
     }
     std::fs::write(&trace, text).unwrap();
     let d = run_into(&t, &trace, &[]);
     expect(&report(&d, &[]), 0);
     let html = page(&d);
     let cols = columns(&html);
+    // The column shows its highest-ranked verdict, not its first receipt's.
+    assert_eq!(attr(cols[5], "data-window"), Some("10"));
+    assert_eq!(attr(cols[5], "data-verdict"), Some("yield"));
+    assert_eq!(
+        cols.iter()
+            .filter(|c| attr(c, "data-verdict") == Some("yield"))
+            .count(),
+        1
+    );
     // 1,500 receipts, two per column.
     assert_eq!(cols.len(), 750);
     assert_eq!(attr(cols[0], "data-window"), Some("0"));
