@@ -436,7 +436,7 @@ table{border-collapse:collapse;width:100%;font-size:.88em}th,td{border:1px solid
 th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}
 tr.bad td{background:#ffebee}td.hash{font-family:"DejaVu Sans Mono",monospace;font-size:.85em;overflow-wrap:anywhere;max-width:19em}
 .cannot li{margin:.2em 0}
-@media print{body{max-width:none;margin:0;font-size:11px}h2{break-after:avoid}tr{break-inside:avoid}}
+@media print{body{max-width:none;margin:0;font-size:11px;-webkit-print-color-adjust:exact;print-color-adjust:exact}h2{break-after:avoid}tr{break-inside:avoid}}
 "#;
 
 /// Pattern definitions shared by every SVG on the page (referenced by id).
