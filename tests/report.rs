@@ -232,7 +232,10 @@ fn a_tampered_signature_fails_its_own_receipt_and_exits_1() {
     );
     // summary.json's hash of receipts.cbor no longer matches either.
     assert!(html.contains("outputs.receipts.cbor"));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("receipt 12: REFUSED: cose_bad_signature"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("line 13, item 12: REFUSED: cose_bad_signature")
+    );
 }
 
 #[test]
@@ -450,4 +453,56 @@ fn up_to_1000_receipts_get_one_column_each() {
     let html = page(&d);
     assert_eq!(columns(&html).len(), 1000);
     assert_eq!(html.matches("<svg class=\"strip\"").count(), 10);
+}
+
+#[test]
+fn lines_are_matched_to_their_signed_copies_by_content_hash() {
+    use jouleclaw_stack::jcr1::cose;
+    let t = TempDir::new("subset");
+    let d = demo(&t);
+    let path = d.join("receipts.cbor");
+    let bytes = std::fs::read(&path).unwrap();
+    let items = cose::split_cbor_sequence(&bytes).unwrap();
+    // Only windows 10 and 6, in that order (as a sealed run that signs only some windows, or
+    // a shuffled sequence).
+    let subset = [items[10], items[6]].concat();
+    std::fs::write(&path, subset).unwrap();
+    expect(&report(&d, &[]), 1);
+    let html = page(&d);
+    assert!(html.contains("data-verified=\"2\" data-total=\"13\""));
+    assert!(html.contains("<td>line 7, item 1</td>"));
+    assert!(html.contains("<td>line 11, item 0</td>"));
+    assert_eq!(
+        html.matches("FILES DISAGREE: no signed copy in receipts.cbor")
+            .count(),
+        11
+    );
+    assert!(html.contains("receipts.jsonl has 13 lines but receipts.cbor 2 receipts"));
+    // With a seals.cbor beside it the unsigned lines say why they are not verified.
+    std::fs::write(d.join("seals.cbor"), b"").unwrap();
+    expect(&report(&d, &[]), 1);
+    assert_eq!(
+        page(&d)
+            .matches(
+                "no COSE_Sign1 of its own in receipts.cbor; seals.cbor is present but not checked"
+            )
+            .count(),
+        11
+    );
+}
+
+#[test]
+fn a_signed_receipt_in_no_line_is_shown_but_not_drawn() {
+    let t = TempDir::new("extra");
+    let d = demo(&t);
+    let path = d.join("receipts.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kept: Vec<&str> = text.lines().take(12).collect();
+    std::fs::write(&path, format!("{}\n", kept.join("\n"))).unwrap();
+    expect(&report(&d, &[]), 1);
+    let html = page(&d);
+    assert_eq!(columns(&html).len(), 12);
+    assert!(html.contains("data-verified=\"12\" data-total=\"13\""));
+    assert!(html.contains("<td>item 12</td>"));
+    assert!(html.contains("receipts.cbor item 12 (window 12) is in no line of receipts.jsonl"));
 }

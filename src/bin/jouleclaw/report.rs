@@ -6,6 +6,7 @@
 
 mod html;
 
+use std::collections::HashMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -60,12 +61,16 @@ impl Status {
     }
 }
 
-/// One receipt position: item `index` of `receipts.cbor` and line `index + 1` of
-/// `receipts.jsonl`.
+/// One receipt: a line of `receipts.jsonl` and its signed copy in `receipts.cbor`, or either
+/// alone.
 #[derive(Debug, Clone)]
 pub(crate) struct Row {
-    /// 0-based position in both files.
+    /// 0-based row number.
     pub(crate) index: usize,
+    /// 0-based line of `receipts.jsonl`, if any.
+    pub(crate) line: Option<usize>,
+    /// 0-based item of `receipts.cbor` paired with it, if any.
+    pub(crate) item: Option<usize>,
     /// The receipt shown: the verified one, else the JSON Lines copy if it decodes.
     pub(crate) receipt: Option<StreamWindowReceipt>,
     /// BLAKE3 of the receipt's canonical bytes (the verified payload, else the line), hex.
@@ -207,60 +212,111 @@ fn build(dir: &Path, key: PublicKey, key_source: String) -> Result<Report, Failu
             Vec::new()
         }
     };
-    if lines.len() != items.len() {
+    let same_count = lines.len() == items.len();
+    if !same_count {
         disagreements.push(format!(
-            "receipts.jsonl has {} lines but receipts.cbor {} receipts",
+            "receipts.jsonl has {} lines but receipts.cbor {} receipts (lines are matched to \
+             their signed copies by content hash)",
             lines.len(),
             items.len()
         ));
     }
+    let sealed = dir.join("seals.cbor").exists();
 
     let resolver = SingleKey::new(key);
-    let n = lines.len().max(items.len());
-    let mut rows = Vec::with_capacity(n);
-    for index in 0..n {
-        let line = lines.get(index).copied();
-        let line_receipt = line.map(decode_receipt);
-        let line_hash = line.map(|l| blake3::hash(l).to_hex().to_string());
-        let (receipt, content_hash, status) = match items.get(index) {
-            // Each item on its own: every receipt gets its own status.
-            Some(item) => match cose::verify(item, &resolver) {
-                Ok(v) => {
-                    let hash = v.content_hash.to_hex().to_string();
-                    let status = match (&line_hash, &line_receipt) {
-                        (Some(h), _) if *h == hash => Status::Verified,
-                        (Some(_), Some(Err(r))) => Status::Disagrees(format!(
-                            "receipts.jsonl line {} refused: {}",
-                            index + 1,
-                            r.code.as_str()
-                        )),
-                        (Some(_), _) => Status::Disagrees(format!(
-                            "receipts.jsonl line {} is another receipt",
-                            index + 1
-                        )),
-                        (None, _) => Status::Disagrees("not in receipts.jsonl".to_owned()),
-                    };
-                    (Some(v.receipt), Some(hash), status)
-                }
-                Err(c) => {
-                    let shown = line_receipt.and_then(Result::ok);
-                    let hash = shown.as_ref().and(line_hash);
-                    (shown, hash, Status::Refused(c.as_str().to_owned()))
-                }
-            },
-            None => {
-                let shown = line_receipt.and_then(Result::ok);
-                let hash = shown.as_ref().and(line_hash);
-                (
-                    shown,
-                    hash,
-                    Status::Disagrees("no signed copy in receipts.cbor".to_owned()),
-                )
-            }
+    // Each item on its own: every receipt gets its own status.
+    let verified: Vec<_> = items
+        .iter()
+        .map(|item| cose::verify(item, &resolver))
+        .collect();
+    let mut by_hash: HashMap<String, usize> = HashMap::new();
+    for (k, v) in verified.iter().enumerate() {
+        if let Ok(v) = v
+            && let Some(first) = by_hash.insert(v.content_hash.to_hex().to_string(), k)
+        {
+            disagreements.push(format!(
+                "receipts.cbor items {first} and {k} sign the same receipt"
+            ));
+        }
+    }
+    let mut used = vec![false; items.len()];
+    let mut rows = Vec::with_capacity(lines.len());
+    for (index, line) in lines.iter().enumerate() {
+        let hash = blake3::hash(line).to_hex().to_string();
+        let decoded = decode_receipt(line);
+        // The verified item holding exactly these bytes, wherever it is in the sequence.
+        let matched = by_hash.get(&hash).copied().filter(|&k| !used[k]);
+        if let Some(k) = matched
+            && let Some(Ok(v)) = verified.get(k)
+        {
+            used[k] = true;
+            rows.push(Row {
+                index,
+                line: Some(index),
+                item: Some(k),
+                receipt: Some(v.receipt.clone()),
+                content_hash: Some(hash),
+                status: Status::Verified,
+            });
+            continue;
+        }
+        // No verified item holds these bytes: with equal counts, the item at the same position
+        // is this line's signed copy.
+        let positional = if same_count && !used[index] {
+            verified.get(index)
+        } else {
+            None
         };
+        let status = match (positional, &decoded) {
+            (Some(Err(c)), _) => Status::Refused(c.as_str().to_owned()),
+            (_, Err(r)) => Status::Disagrees(format!(
+                "receipts.jsonl line {} refused: {}",
+                index + 1,
+                r.code.as_str()
+            )),
+            (Some(Ok(_)), Ok(_)) => Status::Disagrees(format!(
+                "receipts.jsonl line {} is another receipt than receipts.cbor item {index}",
+                index + 1
+            )),
+            (None, Ok(_)) if sealed => Status::Disagrees(
+                "no COSE_Sign1 of its own in receipts.cbor; seals.cbor is present but not \
+                 checked"
+                    .to_owned(),
+            ),
+            (None, Ok(_)) => Status::Disagrees("no signed copy in receipts.cbor".to_owned()),
+        };
+        let item = positional.map(|_| index);
+        if let Some(k) = item {
+            used[k] = true;
+        }
+        let shown = decoded.ok();
+        let content_hash = shown.as_ref().map(|_| hash);
         rows.push(Row {
             index,
-            receipt,
+            line: Some(index),
+            item,
+            receipt: shown,
+            content_hash,
+            status,
+        });
+    }
+    // Items that belong to no line: shown, never drawn or counted.
+    for (k, v) in verified.iter().enumerate().filter(|(k, _)| !used[*k]) {
+        let (content_hash, status) = match v {
+            Ok(v) => (
+                Some(v.content_hash.to_hex().to_string()),
+                Status::Disagrees(format!(
+                    "receipts.cbor item {k} (window {}) is in no line of receipts.jsonl",
+                    v.receipt.window_id
+                )),
+            ),
+            Err(c) => (None, Status::Refused(c.as_str().to_owned())),
+        };
+        rows.push(Row {
+            index: rows.len(),
+            line: None,
+            item: Some(k),
+            receipt: None,
             content_hash,
             status,
         });
@@ -600,7 +656,7 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
         tell!("{d}");
     }
     for r in report.rows.iter().filter(|r| !r.status.is_ok()) {
-        tell!("receipt {}: {}", r.index, html::status_text(&r.status));
+        tell!("{}: {}", html::place(r), html::status_text(&r.status));
     }
     if report.all_ok() {
         Ok(())

@@ -35,6 +35,17 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
+/// Where a row comes from: `line N` (1-based) of receipts.jsonl and `item K` (0-based) of
+/// receipts.cbor.
+pub(crate) fn place(row: &Row) -> String {
+    match (row.line, row.item) {
+        (Some(l), Some(k)) => format!("line {}, item {k}", l + 1),
+        (Some(l), None) => format!("line {}", l + 1),
+        (None, Some(k)) => format!("item {k}"),
+        (None, None) => format!("row {}", row.index),
+    }
+}
+
 /// A status in words.
 pub(crate) fn status_text(s: &Status) -> String {
     match s {
@@ -673,7 +684,7 @@ fn summary(out: &mut String, report: &Report) {
 
 fn receipts_table(out: &mut String, report: &Report) {
     out.push_str(
-        "<section id=\"receipts\"><h2>Receipts</h2><table><thead><tr><th>#</th><th>window</th>\
+        "<section id=\"receipts\"><h2>Receipts</h2><table><thead><tr><th>jsonl line, cbor item</th><th>window</th>\
          <th>closed_at</th><th>ticks</th><th>in B</th><th>out B</th><th>µJ</th><th>verdict</th>\
          <th>ledger finding</th><th>content hash (BLAKE3)</th><th>status</th></tr></thead><tbody>",
     );
@@ -687,11 +698,11 @@ fn receipts_table(out: &mut String, report: &Report) {
             Some(r) => {
                 let _ = write!(
                     out,
-                    "<tr{bad}><td class=\"n\">{i}</td><td class=\"n\">{w}</td><td>{closed}</td>\
+                    "<tr{bad}><td>{i}</td><td class=\"n\">{w}</td><td>{closed}</td>\
                      <td class=\"n\">{t}</td><td class=\"n\">{a}</td><td class=\"n\">{b}</td>\
                      <td class=\"n\">{j}</td><td>{v}</td><td>{f}</td><td class=\"hash\">{h}</td>\
                      <td class=\"status\">{s}</td></tr>",
-                    i = row.index,
+                    i = place(row),
                     w = r.window_id,
                     closed = esc(&r.closed_at.to_string()),
                     t = r.tick_count,
@@ -707,9 +718,10 @@ fn receipts_table(out: &mut String, report: &Report) {
             None => {
                 let _ = write!(
                     out,
-                    "<tr{bad}><td class=\"n\">{i}</td><td colspan=\"9\">no readable receipt</td>\
-                     <td class=\"status\">{s}</td></tr>",
-                    i = row.index,
+                    "<tr{bad}><td>{i}</td><td colspan=\"8\">no readable receipt</td>\
+                     <td class=\"hash\">{h}</td><td class=\"status\">{s}</td></tr>",
+                    i = place(row),
+                    h = esc(row.content_hash.as_deref().unwrap_or("-")),
                     s = esc(&status_text(&row.status)),
                 );
             }
