@@ -12,6 +12,7 @@ mod files;
 mod misc;
 mod out;
 mod receipt;
+mod report;
 mod run;
 mod stream;
 mod table;
@@ -59,6 +60,8 @@ struct Cli {
 enum Cmd {
     /// Run a tick trace (spec/TICK-TRACE.md) through the pipeline; write signed receipts.
     Run(run::RunArgs),
+    /// A run's receipts as one self-contained HTML page (spec/REPORT.md); verifies each.
+    Report(report::ReportArgs),
     /// One receipt: decode, sign or verify.
     Receipt {
         #[command(subcommand)]
@@ -159,6 +162,7 @@ enum VectorsCmd {
 fn dispatch(cmd: Cmd) -> CmdResult {
     match cmd {
         Cmd::Run(args) => run::run(&args),
+        Cmd::Report(args) => report::report(&args),
         Cmd::Receipt { cmd } => match cmd {
             ReceiptCmd::Decode { file } => receipt::decode(&file),
             ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),
