@@ -32,7 +32,13 @@ fn ticks(w: u64) -> Vec<Tick> {
     for k in 0..10 {
         let t = t0 + k * 20 * MS;
         out.push(Tick::new(w, duplex::MIC, TickKind::Audio, mic.clone(), t));
-        out.push(Tick::new(w, duplex::TTS, TickKind::Audio, tts.clone(), t + MS));
+        out.push(Tick::new(
+            w,
+            duplex::TTS,
+            TickKind::Audio,
+            tts.clone(),
+            t + MS,
+        ));
         if k == 4 {
             out.push(Tick::new(
                 w,

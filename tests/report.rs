@@ -356,16 +356,46 @@ fn missing_inputs_and_bad_flags_exit_2() {
 }
 
 #[test]
-fn seals_are_reported_absent_or_unchecked() {
+fn seals_are_reported_absent_or_checked_for_completeness() {
     let t = TempDir::new("seals");
     let d = demo(&t);
     expect(&report(&d, &[]), 0);
     assert!(page(&d).contains("not sealed (no seals.cbor)"));
+    // An empty seals.cbor beside an unsealed run: sealed by nothing, so not complete.
     std::fs::write(d.join("seals.cbor"), b"").unwrap();
+    std::fs::write(d.join("inclusion.cbor"), b"").unwrap();
+    expect(&report(&d, &[]), 1);
+    let html = page(&d);
+    assert!(html.contains("NOT COMPLETE"));
+    assert!(html.contains("no_seals"));
+    assert!(!html.contains("not sealed (no seals.cbor)"));
+}
+
+#[test]
+fn a_sealed_run_without_window_signatures_is_verified_through_its_checkpoints() {
+    let t = TempDir::new("sealed");
+    let d = run_into(
+        &t,
+        Path::new(TRACE),
+        &["--seal-every", "5", "--window-signatures", "none"],
+    );
     expect(&report(&d, &[]), 0);
     let html = page(&d);
-    assert!(html.contains("seals.cbor is present but NOT CHECKED"));
-    assert!(!html.contains("not sealed (no seals.cbor)"));
+    assert!(html.contains("COMPLETE: the receipts are the whole sealed stream (3 checkpoints"));
+    assert!(html.contains("verified (inclusion receipt under its checkpoint)"));
+    // One receipt line dropped: the page names the missing window and the run exits 1.
+    let lines = std::fs::read_to_string(d.join("receipts.jsonl")).unwrap();
+    let kept: String = lines
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != 4)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(d.join("receipts.jsonl"), kept).unwrap();
+    expect(&report(&d, &[]), 1);
+    let html = page(&d);
+    assert!(html.contains("NOT COMPLETE"));
+    assert!(html.contains("missing_window: window 4"));
 }
 
 #[test]
@@ -478,17 +508,19 @@ fn lines_are_matched_to_their_signed_copies_by_content_hash() {
         11
     );
     assert!(html.contains("receipts.jsonl has 13 lines but receipts.cbor 2 receipts"));
-    // With a seals.cbor beside it the unsigned lines say why they are not verified.
+    // With a seals.cbor beside it the unsigned lines say why they are not verified, and the
+    // missing inclusion receipts are named.
     std::fs::write(d.join("seals.cbor"), b"").unwrap();
     expect(&report(&d, &[]), 1);
+    let html = page(&d);
     assert_eq!(
-        page(&d)
-            .matches(
-                "no COSE_Sign1 of its own in receipts.cbor; seals.cbor is present but not checked"
-            )
-            .count(),
+        html.matches(
+            "no COSE_Sign1 of its own in receipts.cbor and no inclusion receipt that proves it"
+        )
+        .count(),
         11
     );
+    assert!(html.contains("inclusion.cbor is missing beside seals.cbor"));
 }
 
 #[test]

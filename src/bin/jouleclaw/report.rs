@@ -53,11 +53,14 @@ pub(crate) enum Status {
     Refused(String),
     /// The two files disagree about this receipt.
     Disagrees(String),
+    /// No COSE_Sign1 of its own (a sealed run that signs only some windows), but its RFC 9942
+    /// inclusion receipt verified under its checkpoint's signature.
+    Included,
 }
 
 impl Status {
     pub(crate) fn is_ok(&self) -> bool {
-        matches!(self, Self::Verified)
+        matches!(self, Self::Verified | Self::Included)
     }
 }
 
@@ -84,8 +87,8 @@ pub(crate) struct Row {
 pub(crate) enum Completeness {
     /// No `seals.cbor` in DIR.
     NotSealed,
-    /// `seals.cbor` is present; this version cannot check it.
-    SealsUnchecked,
+    /// `seals.cbor` is present and was checked (`problems` empty: complete).
+    Checked(crate::stream::SealCheck),
 }
 
 /// What summary.json says, as far as the page uses it.
@@ -140,7 +143,14 @@ impl Report {
 
     /// True when every receipt verified and nothing disagrees.
     pub(crate) fn all_ok(&self) -> bool {
-        !self.rows.is_empty() && self.verified() == self.rows.len() && self.disagreements.is_empty()
+        let complete = match &self.completeness {
+            Completeness::NotSealed => true,
+            Completeness::Checked(check) => check.problems.is_empty(),
+        };
+        !self.rows.is_empty()
+            && self.verified() == self.rows.len()
+            && self.disagreements.is_empty()
+            && complete
     }
 }
 
@@ -213,7 +223,10 @@ fn build(dir: &Path, key: PublicKey, key_source: String) -> Result<Report, Failu
         }
     };
     let same_count = lines.len() == items.len();
-    if !same_count {
+    let sealed = dir.join("seals.cbor").exists();
+    // A sealed run may sign only some windows on their own (`--window-signatures`); the others
+    // are checked through their inclusion receipts below.
+    if !same_count && !sealed {
         disagreements.push(format!(
             "receipts.jsonl has {} lines but receipts.cbor {} receipts (lines are matched to \
              their signed copies by content hash)",
@@ -221,7 +234,6 @@ fn build(dir: &Path, key: PublicKey, key_source: String) -> Result<Report, Failu
             items.len()
         ));
     }
-    let sealed = dir.join("seals.cbor").exists();
 
     let resolver = SingleKey::new(key);
     // Each item on its own: every receipt gets its own status.
@@ -279,9 +291,9 @@ fn build(dir: &Path, key: PublicKey, key_source: String) -> Result<Report, Failu
                 index + 1
             )),
             (None, Ok(_)) if sealed => Status::Disagrees(
-                "no COSE_Sign1 of its own in receipts.cbor; seals.cbor is present but not \
-                 checked"
-                    .to_owned(),
+                "no COSE_Sign1 of its own in receipts.cbor and no inclusion receipt that proves \
+                 it"
+                .to_owned(),
             ),
             (None, Ok(_)) => Status::Disagrees("no signed copy in receipts.cbor".to_owned()),
         };
@@ -375,7 +387,32 @@ fn build(dir: &Path, key: PublicKey, key_source: String) -> Result<Report, Failu
     );
 
     let completeness = match std::fs::symlink_metadata(dir.join("seals.cbor")) {
-        Ok(_) => Completeness::SealsUnchecked,
+        Ok(_) => {
+            let entries: Vec<jouleclaw_stack::seal::ReceiptEntry> = lines
+                .iter()
+                .filter_map(|line| {
+                    decode_receipt(line)
+                        .ok()
+                        .map(|r| jouleclaw_stack::seal::ReceiptEntry {
+                            window_id: r.window_id,
+                            content_hash: *blake3::hash(line).as_bytes(),
+                            stream_id: r.stream_id,
+                            steward: r.steward,
+                        })
+                })
+                .collect();
+            let check = crate::stream::check_seals(key, dir, &entries)?;
+            // A receipt without a signature of its own is verified through its checkpoint.
+            for row in &mut rows {
+                if let (Some(i), Status::Disagrees(_), None) = (row.line, &row.status, row.item)
+                    && entries.len() == lines.len()
+                    && check.included.get(i) == Some(&true)
+                {
+                    row.status = Status::Included;
+                }
+            }
+            Completeness::Checked(check)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Completeness::NotSealed,
         Err(e) => return Err(Failure::io(&dir.join("seals.cbor"), e)),
     };
@@ -658,13 +695,27 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
     for r in report.rows.iter().filter(|r| !r.status.is_ok()) {
         tell!("{}: {}", html::place(r), html::status_text(&r.status));
     }
+    if let Completeness::Checked(check) = &report.completeness {
+        for p in &check.problems {
+            tell!("{p}");
+        }
+    }
     if report.all_ok() {
         Ok(())
     } else {
         Err(Failure::Refused(format!(
-            "{verified} of {} receipts verified, {} disagreement(s) between the files",
+            "{verified} of {} receipts verified, {} disagreement(s) between the files{}",
             report.rows.len(),
-            report.disagreements.len()
+            report.disagreements.len(),
+            match &report.completeness {
+                Completeness::Checked(c) if !c.problems.is_empty() => {
+                    format!(
+                        ", the stream is not complete ({} problems)",
+                        c.problems.len()
+                    )
+                }
+                _ => String::new(),
+            }
         )))
     }
 }

@@ -9,7 +9,7 @@
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 
-use jouleclaw_stack::jcr1::cose::{self, SingleKey};
+use jouleclaw_stack::jcr1::cose::{self, PublicKey, SingleKey};
 use jouleclaw_stack::jcr1::{Jcr1Error, Limits, decode_receipt};
 use jouleclaw_stack::seal::{DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, check_stream};
 
@@ -19,7 +19,6 @@ use crate::{CmdResult, Failure};
 
 /// One receipt line of `receipts.jsonl`.
 struct Line {
-    receipt_id: String,
     entry: ReceiptEntry,
 }
 
@@ -64,7 +63,6 @@ fn read_lines(path: &Path) -> Result<Vec<Line>, Failure> {
             ))
         })?;
         out.push(Line {
-            receipt_id: receipt.id(),
             entry: ReceiptEntry {
                 window_id: receipt.window_id,
                 content_hash: *blake3::hash(&line).as_bytes(),
@@ -150,73 +148,19 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
         return finish(bad);
     }
 
-    let mut verifier = SealVerifier::new(key);
-    let mut checkpoints = Vec::new();
-    for (i, item) in items(&seals_path)?.enumerate() {
-        let item = item.map_err(|e| item_failure(&seals_path, i, e))?;
-        if i > lines.len() {
-            return Err(Failure::Refused(format!(
-                "{}: more checkpoints than receipts",
-                seals_path.display()
-            )));
-        }
-        match verifier.verify_checkpoint(&item) {
-            Ok(c) => checkpoints.push(c),
-            Err(e) => {
-                bad += 1;
-                tell!("seals.cbor item {i}: {}: {e}", e.code());
-            }
-        }
-    }
-    let inclusion_path = dir.join("inclusion.cbor");
-    let mut inclusion = 0usize;
-    for (i, item) in items(&inclusion_path)?.enumerate() {
-        let item = item.map_err(|e| item_failure(&inclusion_path, i, e))?;
-        inclusion += 1;
-        let Some(line) = lines.get(i) else {
-            continue;
-        };
-        match verifier.verify_inclusion_receipt(&item, &line.entry.content_hash) {
-            Ok(v) if v.leaf_index == i as u64 => {}
-            Ok(v) => {
-                bad += 1;
-                tell!(
-                    "inclusion.cbor item {i}: proves {} at leaf {}, not {i}",
-                    line.receipt_id,
-                    v.leaf_index
-                );
-            }
-            Err(e) => {
-                bad += 1;
-                tell!(
-                    "inclusion.cbor item {i}: does not prove {}: {}: {e}",
-                    line.receipt_id,
-                    e.code()
-                );
-            }
-        }
-    }
-    if inclusion != lines.len() {
-        bad += 1;
-        tell!(
-            "inclusion.cbor holds {inclusion} inclusion receipts for {} receipt lines",
-            lines.len()
-        );
-    }
-
     let entries: Vec<ReceiptEntry> = lines.iter().map(|l| l.entry.clone()).collect();
-    let report = check_stream(&entries, &checkpoints);
-    for p in &report.problems {
+    let check = check_seals(key, dir, &entries)?;
+    for p in &check.problems {
         bad += 1;
         tell!("{p}");
     }
-    if report.is_complete() && bad == 0 {
-        let last = checkpoints.last().map(|c| c.seal.tree_size).unwrap_or(0);
+    if bad == 0 {
         say!(
-            "stream complete: {} receipts, {} checkpoints, final seal over {last} receipts; {signed} window signatures and {} inclusion receipts verified",
+            "stream complete: {} receipts, {} checkpoints, final seal over {} receipts; {signed} window signatures and {} inclusion receipts verified",
             lines.len(),
-            checkpoints.len(),
-            inclusion
+            check.checkpoints,
+            check.last_tree_size,
+            check.inclusion
         );
     } else {
         say!("stream NOT complete or not verified: {bad} problems");
@@ -230,4 +174,94 @@ fn finish(bad: usize) -> CmdResult {
     } else {
         Err(Failure::Refused(format!("{bad} problems")))
     }
+}
+
+/// What checking a directory's seals found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct SealCheck {
+    /// Every problem, one readable line each (empty: the receipts are the whole sealed stream).
+    pub(crate) problems: Vec<String>,
+    /// Checkpoints that verified.
+    pub(crate) checkpoints: usize,
+    /// The last verified checkpoint's tree size.
+    pub(crate) last_tree_size: u64,
+    /// Items in `inclusion.cbor`.
+    pub(crate) inclusion: usize,
+    /// For each receipt, whether its inclusion receipt (item of the same index) verified.
+    pub(crate) included: Vec<bool>,
+}
+
+/// Verifies `seals.cbor` and `inclusion.cbor` of `dir` against the receipts `entries` (in
+/// `receipts.jsonl` order) and runs the completeness check (spec/STREAM-SEAL.md). Files are
+/// read one item at a time.
+pub(crate) fn check_seals(
+    key: PublicKey,
+    dir: &Path,
+    entries: &[ReceiptEntry],
+) -> Result<SealCheck, Failure> {
+    let mut out = SealCheck {
+        included: vec![false; entries.len()],
+        ..SealCheck::default()
+    };
+    let seals_path = dir.join("seals.cbor");
+    let mut verifier = SealVerifier::new(key);
+    let mut checkpoints = Vec::new();
+    for (i, item) in items(&seals_path)?.enumerate() {
+        let item = item.map_err(|e| item_failure(&seals_path, i, e))?;
+        if i > entries.len() {
+            return Err(Failure::Refused(format!(
+                "{}: more checkpoints than receipts",
+                seals_path.display()
+            )));
+        }
+        match verifier.verify_checkpoint(&item) {
+            Ok(c) => checkpoints.push(c),
+            Err(e) => out
+                .problems
+                .push(format!("seals.cbor item {i}: {}: {e}", e.code())),
+        }
+    }
+    let inclusion_path = dir.join("inclusion.cbor");
+    let inclusion_items = match std::fs::File::open(&inclusion_path) {
+        Ok(f) => Some(cose::SequenceReader::new(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            out.problems
+                .push("inclusion.cbor is missing beside seals.cbor".to_owned());
+            None
+        }
+        Err(e) => return Err(Failure::io(&inclusion_path, e)),
+    };
+    for (i, item) in inclusion_items.into_iter().flatten().enumerate() {
+        let item = item.map_err(|e| item_failure(&inclusion_path, i, e))?;
+        out.inclusion += 1;
+        let Some(entry) = entries.get(i) else {
+            continue;
+        };
+        match verifier.verify_inclusion_receipt(&item, &entry.content_hash) {
+            Ok(v) if v.leaf_index == i as u64 => out.included[i] = true,
+            Ok(v) => out.problems.push(format!(
+                "inclusion.cbor item {i}: proves {}:{:04} at leaf {}, not {i}",
+                entry.stream_id, entry.window_id, v.leaf_index
+            )),
+            Err(e) => out.problems.push(format!(
+                "inclusion.cbor item {i}: does not prove {}:{:04}: {}: {e}",
+                entry.stream_id,
+                entry.window_id,
+                e.code()
+            )),
+        }
+    }
+    if out.inclusion != entries.len() && inclusion_path.exists() {
+        out.problems.push(format!(
+            "inclusion.cbor holds {} inclusion receipts for {} receipt lines",
+            out.inclusion,
+            entries.len()
+        ));
+    }
+    let report = check_stream(entries, &checkpoints);
+    out.problems
+        .extend(report.problems.iter().map(ToString::to_string));
+    out.checkpoints = checkpoints.len();
+    out.last_tree_size = checkpoints.last().map_or(0, |c| c.seal.tree_size);
+    Ok(out)
 }

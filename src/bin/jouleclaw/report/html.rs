@@ -52,6 +52,7 @@ pub(crate) fn status_text(s: &Status) -> String {
         Status::Verified => "verified".to_owned(),
         Status::Refused(code) => format!("REFUSED: {code}"),
         Status::Disagrees(why) => format!("FILES DISAGREE: {why}"),
+        Status::Included => "verified (inclusion receipt under its checkpoint)".to_owned(),
     }
 }
 
@@ -798,15 +799,32 @@ pub(crate) fn render(report: &Report) -> String {
         out.push_str("</ul>");
     }
     out.push_str("</header>");
-    match report.completeness {
+    match &report.completeness {
         Completeness::NotSealed => out.push_str(
             "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge neutral\">not \
              sealed (no seals.cbor): nothing shows that this is every window of the stream</p></section>",
         ),
-        Completeness::SealsUnchecked => out.push_str(
-            "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge bad\">seals.cbor \
-             is present but NOT CHECKED: this version of jouleclaw cannot verify seals</p></section>",
-        ),
+        Completeness::Checked(check) if check.problems.is_empty() => {
+            let _ = write!(
+                out,
+                "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge good\">\
+                 COMPLETE: the receipts are the whole sealed stream ({} checkpoints, final seal \
+                 over {} receipts, {} inclusion receipts verified)</p></section>",
+                check.checkpoints, check.last_tree_size, check.inclusion
+            );
+        }
+        Completeness::Checked(check) => {
+            let _ = write!(
+                out,
+                "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge bad\">NOT \
+                 COMPLETE: {} problems</p><ul>",
+                check.problems.len()
+            );
+            for p in &check.problems {
+                let _ = write!(out, "<li>{}</li>", esc(p));
+            }
+            out.push_str("</ul></section>");
+        }
     }
     timeline(&mut out, report);
     barge_ins(&mut out, report);
