@@ -311,9 +311,11 @@ fn safe_int(v: &Json, keyword: &str, at: &str) -> Result<i64> {
 fn number_text(v: &Json, keyword: &str, at: &str) -> Result<String> {
     match v {
         Json::Num(Num::Int(i)) => Ok(i.to_string()),
+        // The shortest text that reads back as the same f64, in ryu's notation (`1.5e300`,
+        // `1e-7`, `2.0`): written by ryu itself, so the digest does not follow the number
+        // formatting of whichever serde_json version is linked.
         Json::Num(Num::Float(f)) if f.is_finite() => {
-            // serde_json writes the shortest text that reads back as the same f64.
-            serde_json::to_string(f).map_err(|_| invalid(keyword, at, "must be a finite number"))
+            Ok(ryu::Buffer::new().format_finite(*f).to_owned())
         }
         _ => Err(invalid(keyword, at, "must be a number")),
     }

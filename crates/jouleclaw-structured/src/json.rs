@@ -81,8 +81,10 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut m: Vec<(String, Json)> = Vec::new();
+        // Duplicate keys found by hashing, so an object of many keys costs linear time.
+        let mut seen = std::collections::HashSet::new();
         while let Some(k) = map.next_key::<String>()? {
-            if m.iter().any(|(p, _)| *p == k) {
+            if !seen.insert(k.clone()) {
                 return Err(de::Error::custom(format!("duplicate key \"{k}\"")));
             }
             let v = map.next_value()?;

@@ -139,12 +139,17 @@ enum ReceiptCmd {
 
 #[derive(Subcommand, Debug)]
 enum ReceiptsCmd {
-    /// Batch-verify an RFC 8742 CBOR sequence of COSE_Sign1 receipts; report every bad item.
+    /// Verify an RFC 8742 CBOR sequence of COSE_Sign1 receipts, or a run's whole directory
+    /// (and, when it was sealed, its completeness); report every bad item.
     Verify {
         /// The public key file.
         #[arg(long = "pub", value_name = "PUBFILE")]
         public: PathBuf,
-        /// The CBOR sequence (e.g. `receipts.cbor` from `jouleclaw run`).
+        /// With a directory: refuse it unless it is sealed (an unsealed directory proves
+        /// nothing about completeness; seals deleted from a sealed run leave one).
+        #[arg(long)]
+        require_seals: bool,
+        /// The CBOR sequence (e.g. `receipts.cbor` from `jouleclaw run`) or a run's directory.
         file: PathBuf,
     },
 }
@@ -169,8 +174,13 @@ fn dispatch(cmd: Cmd) -> CmdResult {
             ReceiptCmd::Verify { public, file } => receipt::verify(&public, &file),
         },
         Cmd::Receipts {
-            cmd: ReceiptsCmd::Verify { public, file },
-        } => receipt::verify_sequence(&public, &file),
+            cmd:
+                ReceiptsCmd::Verify {
+                    public,
+                    require_seals,
+                    file,
+                },
+        } => receipt::verify_sequence(&public, &file, require_seals),
         Cmd::Vectors {
             cmd: VectorsCmd::Check { dir },
         } => vectors::check(&dir),

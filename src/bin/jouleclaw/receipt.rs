@@ -112,12 +112,17 @@ pub(crate) fn verify(public: &Path, path: &Path) -> CmdResult {
 }
 
 /// Refused items named one by one on stderr; the rest are counted.
-const MAX_NAMED_ITEMS: usize = 100;
+pub(crate) const MAX_NAMED_ITEMS: usize = 100;
 
 /// `receipts verify --pub PUB FILE.cbor|DIR`.
-pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
+pub(crate) fn verify_sequence(public: &Path, path: &Path, require_seals: bool) -> CmdResult {
     if path.is_dir() {
-        return crate::stream::verify_dir(public, path);
+        return crate::stream::verify_dir(public, path, require_seals);
+    }
+    if require_seals {
+        return Err(Failure::Usage(
+            "--require-seals needs a run's directory, not one CBOR file".to_owned(),
+        ));
     }
     let key = read_public_key(public)?;
     let file = std::fs::File::open(path).map_err(|e| Failure::io(path, e))?;

@@ -281,6 +281,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let mut inputs: Vec<&Path> = vec![trace.as_path()];
     inputs.extend(args.spec.as_deref());
     inputs.extend(args.key.as_deref());
+    inputs.extend(args.llm_schema.as_deref());
     out.check_destinations(&inputs)?;
 
     if test_key {
@@ -483,6 +484,14 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     // Every destination is checked again just before the first rename, so a failing rename
     // (a directory planted at a destination) cannot leave some outputs replaced and others not.
     out.check_destinations(&inputs)?;
+    // The old summary.json goes first: until the new one lands last, no summary marks the
+    // directory complete, so a crash between two renames cannot leave a mix that looks whole.
+    match std::fs::remove_file(out.path.join(summary_name)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(Failure::io(&out.path.join(summary_name), e));
+        }
+        _ => {}
+    }
     pubfile.commit()?;
     jsonl.commit()?;
     cbor.commit()?;

@@ -6,6 +6,7 @@
 //! most a receipt's 64 KiB) and the checkpoints, for at most `DEFAULT_MAX_LEAVES` receipts, the
 //! most one stream's log holds.
 
+use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 
@@ -14,7 +15,7 @@ use jouleclaw_stack::jcr1::{Jcr1Error, Limits, decode_receipt};
 use jouleclaw_stack::seal::{DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, check_stream};
 
 use crate::out::{say, tell};
-use crate::receipt::read_public_key;
+use crate::receipt::{MAX_NAMED_ITEMS, read_public_key};
 use crate::{CmdResult, Failure};
 
 /// One receipt line of `receipts.jsonl`.
@@ -92,7 +93,7 @@ fn item_failure(path: &Path, index: usize, e: Jcr1Error) -> Failure {
 }
 
 /// `receipts verify --pub PUB DIR`.
-pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
+pub(crate) fn verify_dir(public: &Path, dir: &Path, require_seals: bool) -> CmdResult {
     let key = read_public_key(public)?;
     let lines = read_lines(&dir.join("receipts.jsonl"))?;
     let mut bad = 0usize;
@@ -100,25 +101,38 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
     // Every window signature: valid, and over one of the receipt lines, in their order.
     let cbor_path = dir.join("receipts.cbor");
     let file = std::fs::File::open(&cbor_path).map_err(|e| Failure::io(&cbor_path, e))?;
+    // Where each content hash occurs among the lines, in order: an item is matched to the
+    // first such line after the previous match (one lookup per item, never a scan).
+    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        at.entry(l.entry.content_hash).or_default().push(i);
+    }
     let mut next_line = 0usize;
+    let mut named = 0usize;
+    let mut name = |msg: String| {
+        named += 1;
+        if named <= MAX_NAMED_ITEMS {
+            tell!("{msg}");
+        }
+    };
     let signed = cose::verify_sequence(file, &SingleKey::new(key), 64, |i, r| match r {
         Err(c) => {
             bad += 1;
-            tell!("receipts.cbor item {i}: {} ({c})", c.as_str());
+            name(format!("receipts.cbor item {i}: {} ({c})", c.as_str()));
         }
         Ok(v) => {
-            let hash = *v.content_hash.as_bytes();
-            match lines[next_line..]
-                .iter()
-                .position(|l| l.entry.content_hash == hash)
-            {
-                Some(k) => next_line += k + 1,
+            let found = at.get(v.content_hash.as_bytes()).and_then(|idx| {
+                let k = idx.partition_point(|&j| j < next_line);
+                idx.get(k).copied()
+            });
+            match found {
+                Some(j) => next_line = j + 1,
                 None => {
                     bad += 1;
-                    tell!(
+                    name(format!(
                         "receipts.cbor item {i}: signs {} which is not a later line of receipts.jsonl",
                         v.receipt.id()
-                    );
+                    ));
                 }
             }
         }
@@ -132,8 +146,33 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
         other => Failure::io(&cbor_path, other),
     })?;
 
+    if named > MAX_NAMED_ITEMS {
+        tell!(
+            "... and {} more problems in receipts.cbor (only the first {MAX_NAMED_ITEMS} are named)",
+            named - MAX_NAMED_ITEMS
+        );
+    }
     let seals_path = dir.join("seals.cbor");
     if !seals_path.exists() {
+        let summary_says_sealed = std::fs::File::open(dir.join("summary.json"))
+            .ok()
+            .and_then(|f| {
+                let mut text = String::new();
+                f.take(1 << 20).read_to_string(&mut text).ok()?;
+                serde_json::from_str::<serde_json::Value>(&text).ok()
+            })
+            .is_some_and(|v| v["signing"]["policy"] == "checkpoint");
+        if require_seals || summary_says_sealed {
+            bad += 1;
+            tell!(
+                "no seals.cbor: {}",
+                if summary_says_sealed {
+                    "summary.json says this run was sealed, so its seals were removed"
+                } else {
+                    "--require-seals"
+                }
+            );
+        }
         say!(
             "{} receipts, {signed} window signatures verified, {bad} problems; not sealed (no seals.cbor): completeness is not checked",
             lines.len()
@@ -150,9 +189,17 @@ pub(crate) fn verify_dir(public: &Path, dir: &Path) -> CmdResult {
 
     let entries: Vec<ReceiptEntry> = lines.iter().map(|l| l.entry.clone()).collect();
     let check = check_seals(key, dir, &entries)?;
-    for p in &check.problems {
+    for (k, p) in check.problems.iter().enumerate() {
         bad += 1;
-        tell!("{p}");
+        if k < MAX_NAMED_ITEMS {
+            tell!("{p}");
+        }
+    }
+    if check.problems.len() > MAX_NAMED_ITEMS {
+        tell!(
+            "... and {} more seal problems (only the first {MAX_NAMED_ITEMS} are named)",
+            check.problems.len() - MAX_NAMED_ITEMS
+        );
     }
     if bad == 0 {
         say!(
