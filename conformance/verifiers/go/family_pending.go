@@ -7,7 +7,6 @@ package main
 func init() {
 	for i, f := range []string{
 		"structured-output-vectors.json", // schemas, chunked documents, outcome, code, offset and path
-		"voice-turn-vectors.json",        // voice-turn/1 turn results (canonical JSON under JCR-1)
 	} {
 		register(Family{Order: 100 + i, File: f})
 	}
