@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes and stream-seal/1
-// (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) (Node 20, ESM).
+// Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, stream-seal/1
+// (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) and voice-turn/1 (exact levels with
+// BigInt) (Node 20, ESM).
 //
 // Usage: node verify.mjs [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 //
@@ -43,6 +44,7 @@ const FILES = {
   signedExtra: 'stream-window-signed-negative-extra-vectors.json',
   schema: 'stream-window-1.schema.json',
   seal: 'stream-seal-vectors.json',
+  voiceTurn: 'voice-turn-vectors.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
 // tags kept as Tag objects, maps as Map (integer labels).
@@ -1014,6 +1016,191 @@ function checkSealFile(path, name) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// voice-turn/1 (spec/VOICE-TURN-V1.md): exact levels with BigInt, canonical documents, schema
+// rules of section 5 in order
+// ---------------------------------------------------------------------------------------------
+
+const VOICE_TURN_ID = 'voice-turn/1';
+const NS_PER_SAMPLE = 62_500n;
+const PEAK_FLOOR = -9031;
+const FULL_SCALE_POWER = 32768n * 32768n;
+const VOICE_TURN_LIMITS = { documentBytes: 262_144, depth: 2, stringBytes: 32_768, arrayLen: 64 };
+const VOICE_TOP_FIELDS = ['error', 'jc_voice_turn', 'measurement', 'text'];
+const VOICE_MEASUREMENT_FIELDS = ['duration_ns', 'peak_dbfs_hundredths', 'rms_dbfs_hundredths', 'samples'];
+const VOICE_ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+const VOICE_SCHEMA_CODES = new Set([
+  'wrong_type', 'null', 'unknown_field', 'missing_field', 'wrong_schema', 'negative_unsigned',
+  'text_and_error', 'bad_error_code', 'duration_mismatch', 'silence_mismatch',
+  'level_out_of_range', 'rms_above_peak',
+]);
+
+/** 1000*log10(a/b) > k - 1/2, on a^2000 and b^2000 (BigInt; spec section 1.1). */
+function levelAbove(a2000, b2000, k) {
+  const e = 1n - 2n * k;
+  return e >= 0n ? a2000 * 10n ** e > b2000 : a2000 > b2000 * 10n ** -e;
+}
+
+/** L(power, reference) as a BigInt, exact (there are no ties); null for silence. */
+function levelHundredths(power, reference) {
+  if (power === 0n) return null;
+  const a2000 = power ** 2000n;
+  const b2000 = reference ** 2000n;
+  // A starting point only; the walks below decide with integers.
+  let k = BigInt(Math.round(1000 * (Math.log10(Number(power)) - Math.log10(Number(reference)))));
+  while (!levelAbove(a2000, b2000, k)) k -= 1n;
+  while (levelAbove(a2000, b2000, k + 1n)) k += 1n;
+  return k;
+}
+
+/** The measurement of the PCM segments, with the exact sum of squares and the peak magnitude. */
+function measurePcm(pcm) {
+  let n = 0n;
+  let sum = 0n;
+  let peak = 0n;
+  for (const seg of pcm) {
+    if (!Number.isSafeInteger(seg.repeat) || seg.repeat < 0) throw new Refusal('mismatch', 'bad repeat');
+    const repeat = BigInt(seg.repeat);
+    let segSum = 0n;
+    let segPeak = 0n;
+    for (const s of seg.samples) {
+      if (!Number.isSafeInteger(s) || s < -32768 || s > 32767) throw new Refusal('mismatch', `sample ${s} outside 16 bits`);
+      const b = BigInt(s);
+      segSum += b * b;
+      const m = b < 0n ? -b : b;
+      if (m > segPeak) segPeak = m;
+    }
+    if (repeat > 0n && segPeak > peak) peak = segPeak;
+    sum += segSum * repeat;
+    n += BigInt(seg.samples.length) * repeat;
+  }
+  const show = (v) => (v === null ? 'null' : v.toString());
+  const peakLevel = levelHundredths(peak * peak, FULL_SCALE_POWER);
+  const rmsLevel = n > 0n ? levelHundredths(sum, n * FULL_SCALE_POWER) : null;
+  return {
+    measurement: `duration_ns=${n * NS_PER_SAMPLE} peak=${show(peakLevel)} rms=${show(rmsLevel)} samples=${n}`,
+    sum,
+    peak,
+  };
+}
+
+/** A decoded measurement object, formatted like measurePcm's. */
+function measurementString(m) {
+  const f = (k) => (m[k] === null ? 'null' : typeof m[k] === 'number' ? String(m[k]) : `${typeof m[k]}(${JSON.stringify(m[k])})`);
+  return `duration_ns=${f('duration_ns')} peak=${f('peak_dbfs_hundredths')} rms=${f('rms_dbfs_hundredths')} samples=${f('samples')}`;
+}
+
+const nullOrWrong = (v, what) => new Refusal(v === null ? 'null' : 'wrong_type', `${what} is ${v === null ? 'null' : 'of the wrong type'}`);
+const isJsonInt = (v) => typeof v === 'number' && Number.isSafeInteger(v);
+
+function voiceUint(v, what) {
+  if (!isJsonInt(v)) throw nullOrWrong(v, what);
+  if (v < 0) throw new Refusal('negative_unsigned', `${what} is negative`);
+  return BigInt(v);
+}
+
+function voiceLevel(v, what) {
+  if (v === null) return null;
+  if (isJsonInt(v)) return BigInt(v);
+  throw new Refusal('wrong_type', `${what} is neither an integer nor null`);
+}
+
+function voiceFields(obj, known, required, what) {
+  for (const k of Object.keys(obj)) {
+    if (!known.includes(k)) throw new Refusal('unknown_field', `${what} has an unknown key ${JSON.stringify(k)}`);
+  }
+  for (const k of required) {
+    if (!Object.hasOwn(obj, k)) throw new Refusal('missing_field', `${what} has no ${k}`);
+  }
+}
+
+/** Spec section 5, in order: the measurement and what was heard (said, failed, unasked). */
+function checkVoiceTurn(root) {
+  if (!isObject(root)) throw nullOrWrong(root, 'the root');
+  voiceFields(root, VOICE_TOP_FIELDS, ['jc_voice_turn', 'measurement'], 'the turn');
+  if (typeof root.jc_voice_turn !== 'string') throw nullOrWrong(root.jc_voice_turn, 'jc_voice_turn');
+  if (root.jc_voice_turn !== VOICE_TURN_ID) throw new Refusal('wrong_schema', `jc_voice_turn is ${JSON.stringify(root.jc_voice_turn)}`);
+  const m = root.measurement;
+  if (!isObject(m)) throw nullOrWrong(m, 'measurement');
+  voiceFields(m, VOICE_MEASUREMENT_FIELDS, VOICE_MEASUREMENT_FIELDS, 'the measurement');
+  const duration = voiceUint(m.duration_ns, 'duration_ns');
+  const peak = voiceLevel(m.peak_dbfs_hundredths, 'peak_dbfs_hundredths');
+  const rms = voiceLevel(m.rms_dbfs_hundredths, 'rms_dbfs_hundredths');
+  const samples = voiceUint(m.samples, 'samples');
+  const hasText = Object.hasOwn(root, 'text');
+  const hasError = Object.hasOwn(root, 'error');
+  if (hasText && typeof root.text !== 'string') throw nullOrWrong(root.text, 'text');
+  if (hasError && typeof root.error !== 'string') throw nullOrWrong(root.error, 'error');
+  if (hasText && hasError) throw new Refusal('text_and_error', 'both text and error');
+  if (hasError && !VOICE_ERROR_CODE.test(root.error)) throw new Refusal('bad_error_code', `error ${JSON.stringify(root.error)} is not a code`);
+  if (samples * NS_PER_SAMPLE !== duration) throw new Refusal('duration_mismatch', `duration_ns ${duration} is not samples * 62500`);
+  if ((peak === null) !== (rms === null) || (peak !== null && samples === 0n)) throw new Refusal('silence_mismatch', 'levels and silence disagree');
+  if (peak !== null) {
+    const floor = levelHundredths(1n, samples * FULL_SCALE_POWER);
+    if (peak < BigInt(PEAK_FLOOR) || peak > 0n || rms > 0n || rms < floor) {
+      throw new Refusal('level_out_of_range', `peak ${peak} or rms ${rms} outside [${PEAK_FLOOR}, 0] / [${floor}, 0]`);
+    }
+    if (rms > peak) throw new Refusal('rms_above_peak', `rms ${rms} above peak ${peak}`);
+  }
+  return { measurement: m, heard: hasText ? 'said' : hasError ? 'failed' : 'unasked' };
+}
+
+/** Accepts exactly the canonical encoding of a valid voice-turn/1 value. */
+function decodeVoiceTurn(data) {
+  if (!data.length) throw new Refusal('json', 'empty input');
+  return checkVoiceTurn(parseJcr1(data, VOICE_TURN_LIMITS));
+}
+
+function checkVoiceTurnFile(path, name) {
+  let doc;
+  check(`${name} load`, () => {
+    doc = loadJsonFile(path);
+    expectEqual('schema', doc.schema, VOICE_TURN_ID);
+    if (!doc.levels?.length || !doc.turns?.length || !doc.negative?.length) {
+      throw new Refusal('mismatch', 'levels, turns and negative must each hold vectors');
+    }
+  });
+  check(`${name} level rule: full scale is 0, one quantum of peak is the floor, silence has none`, () => {
+    expectEqual('full scale', levelHundredths(FULL_SCALE_POWER, FULL_SCALE_POWER), 0n);
+    expectEqual('floor', levelHundredths(1n, FULL_SCALE_POWER), BigInt(PEAK_FLOOR));
+    expectEqual('silence', levelHundredths(0n, FULL_SCALE_POWER), null);
+  });
+  for (const v of doc?.levels ?? []) {
+    check(`${name} levels ${label(v)}`, () => {
+      const got = measurePcm(v.pcm);
+      expectEqual('sum_squares', got.sum.toString(), v.sum_squares);
+      expectEqual('peak_abs', got.peak, BigInt(v.peak_abs));
+      if (!isObject(v.expect) || !sameKeys(v.expect, VOICE_MEASUREMENT_FIELDS)) throw new Refusal('mismatch', 'expect is not a measurement object');
+      expectEqual('measurement', got.measurement, measurementString(v.expect));
+      return got.measurement;
+    });
+  }
+  for (const v of doc?.turns ?? []) {
+    check(`${name} turns ${label(v)}`, () => {
+      const data = utf8.encode(v.canonical);
+      expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
+      const { measurement, heard } = decodeVoiceTurn(data);
+      expectEqual('heard', heard, v.heard);
+      expectEqual('measurement', measurementString(measurement), measurePcm(v.pcm).measurement);
+      return heard;
+    });
+  }
+  for (const c of doc?.negative ?? []) {
+    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
+      try {
+        decodeVoiceTurn(hexToBytes(c.input_hex));
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        if (VOICE_SCHEMA_CODES.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
+          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
+        }
+        return `refused [${e.cls}]`;
+      }
+      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Runner
 // ---------------------------------------------------------------------------------------------
 
@@ -1191,6 +1378,7 @@ function main() {
   }
 
   if (present.seal) checkSealFile(present.seal, FILES.seal);
+  if (present.voiceTurn) checkVoiceTurnFile(present.voiceTurn, FILES.voiceTurn);
 
   for (const f of coseWg) {
     check(`cose-wg/${f}`, () => {
