@@ -67,14 +67,18 @@ func levelHundredths(power, reference *big.Int) (int64, bool) {
 	// A starting point only; the walks below decide with integers.
 	pf, _ := new(big.Float).SetInt(power).Float64()
 	rf, _ := new(big.Float).SetInt(reference).Float64()
-	k := int64(math.Round(1000 * (math.Log10(pf) - math.Log10(rf))))
+	return levelWalk(a2000, b2000, int64(math.Round(1000*(math.Log10(pf)-math.Log10(rf))))), true
+}
+
+// levelWalk walks from any guess k to the one k with above(k) and not above(k+1).
+func levelWalk(a2000, b2000 *big.Int, k int64) int64 {
 	for !levelAbove(a2000, b2000, k) {
 		k--
 	}
 	for levelAbove(a2000, b2000, k+1) {
 		k++
 	}
-	return k, true
+	return k
 }
 
 type pcmSegment struct {

@@ -57,6 +57,12 @@ func TestLevelsNearARoundingBoundaryAreDecidedByIntegersAndMatchTheVectors(t *te
 		if !levelAbove(a, b, got) || levelAbove(a, b, got+1) {
 			t.Errorf("level %d: %d is not the k with above(k) and not above(k+1)", v.N, got)
 		}
+		// Whatever the f64 estimate rounds to on a platform, the walk reaches the same level.
+		for guess := got - 3; guess <= got+3; guess++ {
+			if w := levelWalk(a, b, guess); w != got {
+				t.Errorf("level %d: from guess %d the walk gives %d, not %d", v.N, guess, w, got)
+			}
+		}
 	}
 	if near != 5 {
 		t.Fatalf("found %d of the 5 near-boundary level vectors", near)
