@@ -315,12 +315,12 @@ def voice_turn_heard(d: Path) -> None:
 
 
 def voice_turn_pcm(d: Path) -> None:
-    """The turn's audio one quantum louder: its document no longer carries its measurement."""
+    """The turn's audio half as loud (every sample halved): its document no longer carries its
+    measurement, though the sample count and duration still agree."""
     def fn(doc):
-        v = _first(doc["turns"], lambda v: v["pcm"] and any(s for s in v["pcm"][0]["samples"]))
-        seg = v["pcm"][0]
-        i = max(range(len(seg["samples"])), key=lambda i: abs(seg["samples"][i]))
-        seg["samples"][i] += 1 if seg["samples"][i] > 0 else -1
+        v = _first(doc["turns"], lambda v: any(any(seg["samples"]) for seg in v["pcm"]))
+        for seg in v["pcm"]:
+            seg["samples"] = [s // 2 for s in seg["samples"]]
     _edit(d, VOICE, fn)
 
 
