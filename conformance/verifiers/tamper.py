@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Self-test helper (standard library only): apply one named tampering to a copy of a
 conformance directory, in place. `tamper.py list DIR` prints the cases that apply to DIR;
-`tamper.py apply CASE DIR` applies one. Every case must make every verifier fail."""
+`tamper.py apply CASE DIR` applies one; `tamper.py verifiers CASE` prints the verifiers that
+check the tampered family (each of them must fail on the copy; by default python, js and go)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,14 @@ SIGNED = "stream-window-signed-vectors.json"
 SIGNED_EXTRA = "stream-window-signed-negative-extra-vectors.json"
 EDDSA = "cose-wg/eddsa-sig-01.json"
 SEAL = "stream-seal-vectors.json"
+VOICE = "voice-turn-vectors.json"
+STRUCTURED = "structured-output-vectors.json"
+LANGS = ("python", "js", "go")
+# Which verifiers check structured-output-vectors.json (the Python checker `structured` always;
+# see conformance/README.md for what the JS and Go verifiers check of it).
+STRUCTURED_GRAMMAR = ("structured", "js", "go")
+STRUCTURED_OUTCOME = ("structured", "js", "go")
+STRUCTURED_PATH = ("structured",)
 
 
 def flip_hex_digit(s: str, i: int = 0) -> str:
@@ -268,6 +277,125 @@ def seal_negative_problem_dropped(d: Path) -> None:
     _seal_edit(d, fn)
 
 
+# voice-turn/1 (spec/VOICE-TURN-V1.md)
+
+def _edit(d: Path, name: str, fn) -> None:
+    doc = load(d, name)
+    fn(doc)
+    save(d, name, doc)
+
+
+def voice_level_near_boundary(d: Path) -> None:
+    """Level vector 11 (7.6e-14 below -590.5) says -590: what rounding an f64 logarithm may give."""
+    def fn(doc):
+        v = _first(doc["levels"], lambda v: v["n"] == 11)
+        v["expect"]["rms_dbfs_hundredths"] += 1
+    _edit(d, VOICE, fn)
+
+
+def voice_level_sum_squares(d: Path) -> None:
+    def fn(doc):
+        v = doc["levels"][1]
+        v["sum_squares"] = str(int(v["sum_squares"]) + 1)
+    _edit(d, VOICE, fn)
+
+
+def voice_turn_content_hash(d: Path) -> None:
+    def fn(doc):
+        v = doc["turns"][0]
+        v["content_hash"] = flip_hex_digit(v["content_hash"], 13)
+    _edit(d, VOICE, fn)
+
+
+def voice_turn_heard(d: Path) -> None:
+    def fn(doc):
+        v = _first(doc["turns"], lambda v: v["heard"] == "said")
+        v["heard"] = "unasked"
+    _edit(d, VOICE, fn)
+
+
+def voice_turn_pcm(d: Path) -> None:
+    """The turn's audio half as loud (every sample halved): its document no longer carries its
+    measurement, though the sample count and duration still agree."""
+    def fn(doc):
+        v = _first(doc["turns"], lambda v: any(any(seg["samples"]) for seg in v["pcm"]))
+        for seg in v["pcm"]:
+            seg["samples"] = [s // 2 for s in seg["samples"]]
+    _edit(d, VOICE, fn)
+
+
+def voice_negative_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "rms_above_peak")
+        c["input_hex"] = doc["turns"][0]["canonical"].encode("utf-8").hex()
+    _edit(d, VOICE, fn)
+
+
+def voice_negative_code(d: Path) -> None:
+    """A schema-rule negative expecting another schema code: the rule order decides the code."""
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "rms_above_peak")
+        c["expect_refusal"] = "level_out_of_range"
+    _edit(d, VOICE, fn)
+
+
+# structured output (spec/STRUCTURED-OUTPUT.md)
+
+def structured_digest(d: Path) -> None:
+    def fn(doc):
+        g = doc["grammars"][0]
+        g["digest"] = flip_hex_digit(g["digest"], 5)
+    _edit(d, STRUCTURED, fn)
+
+
+def structured_canonical_form(d: Path) -> None:
+    """Another limit in the canonical form: the digest no longer binds it."""
+    def fn(doc):
+        g = doc["grammars"][0]
+        n = g["limits"]["max_depth"]
+        g["canonical_form"] = g["canonical_form"].replace(f'"max_depth":{n},', f'"max_depth":{n + 1},', 1)
+    _edit(d, STRUCTURED, fn)
+
+
+def structured_accepted_as_refused(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["cases"], lambda c: c["outcome"] == "accepted")
+        c.update(outcome="refused", code="wrong_type", **{"class": "schema"}, offset=0, path="")
+    _edit(d, STRUCTURED, fn)
+
+
+def structured_refused_as_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["cases"], lambda c: c.get("class") == "schema")
+        c["outcome"] = "accepted"
+        for k in ("code", "class", "offset", "path"):
+            c.pop(k, None)
+    _edit(d, STRUCTURED, fn)
+
+
+def structured_syntax_as_schema(d: Path) -> None:
+    """A document that is not JSON, labelled a schema refusal."""
+    def fn(doc):
+        c = _first(doc["cases"], lambda c: c.get("code") == "trailing_bytes")
+        c["class"], c["code"] = "schema", "wrong_type"
+    _edit(d, STRUCTURED, fn)
+
+
+def structured_schema_as_syntax(d: Path) -> None:
+    """A JSON document refused by the schema, labelled a syntax refusal."""
+    def fn(doc):
+        c = _first(doc["cases"], lambda c: c.get("code") == "unknown_property")
+        c["class"], c["code"] = "syntax", "syntax"
+    _edit(d, STRUCTURED, fn)
+
+
+def structured_path(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["cases"], lambda c: c.get("class") == "schema" and c["path"].startswith("/args/"))
+        c["path"] = "/args/nowhere"
+    _edit(d, STRUCTURED, fn)
+
+
 def no_vector_files(d: Path) -> None:
     for f in list(d.rglob("*.json")):
         f.unlink()
@@ -301,6 +429,22 @@ CASES = {
     "seal-negative-inclusion-receipt-accepted": (SEAL, seal_negative_receipt_accepted),
     "seal-negative-stream-complete": (SEAL, seal_negative_stream_complete),
     "seal-negative-problem-dropped": (SEAL, seal_negative_problem_dropped),
+    "voice-level-near-a-rounding-boundary": (VOICE, voice_level_near_boundary),
+    "voice-level-sum-squares": (VOICE, voice_level_sum_squares),
+    "voice-turn-content-hash-hex-digit": (VOICE, voice_turn_content_hash),
+    "voice-turn-heard-changed": (VOICE, voice_turn_heard),
+    "voice-turn-pcm-changed": (VOICE, voice_turn_pcm),
+    "voice-negative-accepted": (VOICE, voice_negative_accepted),
+    "voice-negative-code-changed": (VOICE, voice_negative_code),
+    "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
+    "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
+    "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),
+    "structured-refused-case-labelled-accepted": (STRUCTURED, structured_refused_as_accepted, STRUCTURED_OUTCOME),
+    "structured-syntax-case-labelled-schema": (STRUCTURED, structured_syntax_as_schema, STRUCTURED_OUTCOME),
+    "structured-schema-case-labelled-syntax": (STRUCTURED, structured_schema_as_syntax, STRUCTURED_OUTCOME),
+    "structured-schema-path-changed": (STRUCTURED, structured_path, STRUCTURED_PATH),
+    # structured-output vectors are optional for `check` (an absent file is a skip line), so the
+    # structured checker is not required to fail when every file is gone.
     "no-vector-files": (None, no_vector_files),
 }
 
@@ -308,12 +452,16 @@ CASES = {
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "list":
         d = Path(argv[2])
-        for name, (needs, _) in CASES.items():
+        for name, (needs, *_) in CASES.items():
             if needs is None or (d / needs).is_file():
                 print(name)
         return 0
     if len(argv) == 4 and argv[1] == "apply" and argv[2] in CASES:
         CASES[argv[2]][1](Path(argv[3]))
+        return 0
+    if len(argv) == 3 and argv[1] == "verifiers" and argv[2] in CASES:
+        entry = CASES[argv[2]]
+        print(" ".join(entry[2] if len(entry) > 2 else LANGS))
         return 0
     print(__doc__, file=sys.stderr)
     return 2

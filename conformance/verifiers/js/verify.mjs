@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes and stream-seal/1
-// (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) (Node 20, ESM).
+// Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, stream-seal/1
+// (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) and voice-turn/1 (exact levels with
+// BigInt) and structured-output (whole-document outcomes with Ajv) (Node 20, ESM).
 //
 // Usage: node verify.mjs [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 //
@@ -9,7 +10,7 @@
 // passed and at least one vector file was present.
 //
 // Libraries: @noble/curves (Ed25519, P-256), @noble/hashes (BLAKE3, SHA-256), cbor2 (CBOR),
-// canonicalize (RFC 8785).
+// canonicalize (RFC 8785), ajv (JSON Schema 2020-12, structured-output projections).
 
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -19,6 +20,7 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { p256 } from '@noble/curves/nist.js';
 import { blake3 } from '@noble/hashes/blake3.js';
 import { sha256 } from '@noble/hashes/sha2.js';
+import Ajv2020 from 'ajv/dist/2020.js';
 import canonicalize from 'canonicalize';
 import { Tag, decode as cborDecode, encode as cborEncode } from 'cbor2';
 
@@ -43,6 +45,8 @@ const FILES = {
   signedExtra: 'stream-window-signed-negative-extra-vectors.json',
   schema: 'stream-window-1.schema.json',
   seal: 'stream-seal-vectors.json',
+  voiceTurn: 'voice-turn-vectors.json',
+  structured: 'structured-output-vectors.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
 // tags kept as Tag objects, maps as Map (integer labels).
@@ -1014,6 +1018,483 @@ function checkSealFile(path, name) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// voice-turn/1 (spec/VOICE-TURN-V1.md): exact levels with BigInt, canonical documents, schema
+// rules of section 5 in order
+// ---------------------------------------------------------------------------------------------
+
+const VOICE_TURN_ID = 'voice-turn/1';
+const NS_PER_SAMPLE = 62_500n;
+const PEAK_FLOOR = -9031;
+const FULL_SCALE_POWER = 32768n * 32768n;
+const VOICE_TURN_LIMITS = { documentBytes: 262_144, depth: 2, stringBytes: 32_768, arrayLen: 64 };
+const VOICE_TOP_FIELDS = ['error', 'jc_voice_turn', 'measurement', 'text'];
+const VOICE_MEASUREMENT_FIELDS = ['duration_ns', 'peak_dbfs_hundredths', 'rms_dbfs_hundredths', 'samples'];
+const VOICE_ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+const VOICE_SCHEMA_CODES = new Set([
+  'wrong_type', 'null', 'unknown_field', 'missing_field', 'wrong_schema', 'negative_unsigned',
+  'text_and_error', 'bad_error_code', 'duration_mismatch', 'silence_mismatch',
+  'level_out_of_range', 'rms_above_peak',
+]);
+
+/** 1000*log10(a/b) > k - 1/2, on a^2000 and b^2000 (BigInt; spec section 1.1). */
+function levelAbove(a2000, b2000, k) {
+  const e = 1n - 2n * k;
+  return e >= 0n ? a2000 * 10n ** e > b2000 : a2000 > b2000 * 10n ** -e;
+}
+
+/** L(power, reference) as a BigInt, exact (there are no ties); null for silence. */
+function levelHundredths(power, reference) {
+  if (power === 0n) return null;
+  const a2000 = power ** 2000n;
+  const b2000 = reference ** 2000n;
+  // A starting point only; the walks below decide with integers.
+  let k = BigInt(Math.round(1000 * (Math.log10(Number(power)) - Math.log10(Number(reference)))));
+  while (!levelAbove(a2000, b2000, k)) k -= 1n;
+  while (levelAbove(a2000, b2000, k + 1n)) k += 1n;
+  return k;
+}
+
+/** The measurement of the PCM segments, with the exact sum of squares and the peak magnitude. */
+function measurePcm(pcm) {
+  let n = 0n;
+  let sum = 0n;
+  let peak = 0n;
+  for (const seg of pcm) {
+    if (!Number.isSafeInteger(seg.repeat) || seg.repeat < 0) throw new Refusal('mismatch', 'bad repeat');
+    const repeat = BigInt(seg.repeat);
+    let segSum = 0n;
+    let segPeak = 0n;
+    for (const s of seg.samples) {
+      if (!Number.isSafeInteger(s) || s < -32768 || s > 32767) throw new Refusal('mismatch', `sample ${s} outside 16 bits`);
+      const b = BigInt(s);
+      segSum += b * b;
+      const m = b < 0n ? -b : b;
+      if (m > segPeak) segPeak = m;
+    }
+    if (repeat > 0n && segPeak > peak) peak = segPeak;
+    sum += segSum * repeat;
+    n += BigInt(seg.samples.length) * repeat;
+  }
+  const show = (v) => (v === null ? 'null' : v.toString());
+  const peakLevel = levelHundredths(peak * peak, FULL_SCALE_POWER);
+  const rmsLevel = n > 0n ? levelHundredths(sum, n * FULL_SCALE_POWER) : null;
+  return {
+    measurement: `duration_ns=${n * NS_PER_SAMPLE} peak=${show(peakLevel)} rms=${show(rmsLevel)} samples=${n}`,
+    sum,
+    peak,
+  };
+}
+
+/** A decoded measurement object, formatted like measurePcm's. */
+function measurementString(m) {
+  const f = (k) => (m[k] === null ? 'null' : typeof m[k] === 'number' ? String(m[k]) : `${typeof m[k]}(${JSON.stringify(m[k])})`);
+  return `duration_ns=${f('duration_ns')} peak=${f('peak_dbfs_hundredths')} rms=${f('rms_dbfs_hundredths')} samples=${f('samples')}`;
+}
+
+const nullOrWrong = (v, what) => new Refusal(v === null ? 'null' : 'wrong_type', `${what} is ${v === null ? 'null' : 'of the wrong type'}`);
+const isJsonInt = (v) => typeof v === 'number' && Number.isSafeInteger(v);
+
+function voiceUint(v, what) {
+  if (!isJsonInt(v)) throw nullOrWrong(v, what);
+  if (v < 0) throw new Refusal('negative_unsigned', `${what} is negative`);
+  return BigInt(v);
+}
+
+function voiceLevel(v, what) {
+  if (v === null) return null;
+  if (isJsonInt(v)) return BigInt(v);
+  throw new Refusal('wrong_type', `${what} is neither an integer nor null`);
+}
+
+function voiceFields(obj, known, required, what) {
+  for (const k of Object.keys(obj)) {
+    if (!known.includes(k)) throw new Refusal('unknown_field', `${what} has an unknown key ${JSON.stringify(k)}`);
+  }
+  for (const k of required) {
+    if (!Object.hasOwn(obj, k)) throw new Refusal('missing_field', `${what} has no ${k}`);
+  }
+}
+
+/** Spec section 5, in order: the measurement and what was heard (said, failed, unasked). */
+function checkVoiceTurn(root) {
+  if (!isObject(root)) throw nullOrWrong(root, 'the root');
+  voiceFields(root, VOICE_TOP_FIELDS, ['jc_voice_turn', 'measurement'], 'the turn');
+  if (typeof root.jc_voice_turn !== 'string') throw nullOrWrong(root.jc_voice_turn, 'jc_voice_turn');
+  if (root.jc_voice_turn !== VOICE_TURN_ID) throw new Refusal('wrong_schema', `jc_voice_turn is ${JSON.stringify(root.jc_voice_turn)}`);
+  const m = root.measurement;
+  if (!isObject(m)) throw nullOrWrong(m, 'measurement');
+  voiceFields(m, VOICE_MEASUREMENT_FIELDS, VOICE_MEASUREMENT_FIELDS, 'the measurement');
+  const duration = voiceUint(m.duration_ns, 'duration_ns');
+  const peak = voiceLevel(m.peak_dbfs_hundredths, 'peak_dbfs_hundredths');
+  const rms = voiceLevel(m.rms_dbfs_hundredths, 'rms_dbfs_hundredths');
+  const samples = voiceUint(m.samples, 'samples');
+  const hasText = Object.hasOwn(root, 'text');
+  const hasError = Object.hasOwn(root, 'error');
+  if (hasText && typeof root.text !== 'string') throw nullOrWrong(root.text, 'text');
+  if (hasError && typeof root.error !== 'string') throw nullOrWrong(root.error, 'error');
+  if (hasText && hasError) throw new Refusal('text_and_error', 'both text and error');
+  if (hasError && !VOICE_ERROR_CODE.test(root.error)) throw new Refusal('bad_error_code', `error ${JSON.stringify(root.error)} is not a code`);
+  if (samples * NS_PER_SAMPLE !== duration) throw new Refusal('duration_mismatch', `duration_ns ${duration} is not samples * 62500`);
+  if ((peak === null) !== (rms === null) || (peak !== null && samples === 0n)) throw new Refusal('silence_mismatch', 'levels and silence disagree');
+  if (peak !== null) {
+    const floor = levelHundredths(1n, samples * FULL_SCALE_POWER);
+    if (peak < BigInt(PEAK_FLOOR) || peak > 0n || rms > 0n || rms < floor) {
+      throw new Refusal('level_out_of_range', `peak ${peak} or rms ${rms} outside [${PEAK_FLOOR}, 0] / [${floor}, 0]`);
+    }
+    if (rms > peak) throw new Refusal('rms_above_peak', `rms ${rms} above peak ${peak}`);
+  }
+  return { measurement: m, heard: hasText ? 'said' : hasError ? 'failed' : 'unasked' };
+}
+
+/** Accepts exactly the canonical encoding of a valid voice-turn/1 value. */
+function decodeVoiceTurn(data) {
+  if (!data.length) throw new Refusal('json', 'empty input');
+  return checkVoiceTurn(parseJcr1(data, VOICE_TURN_LIMITS));
+}
+
+function checkVoiceTurnFile(path, name) {
+  let doc;
+  check(`${name} load`, () => {
+    doc = loadJsonFile(path);
+    expectEqual('schema', doc.schema, VOICE_TURN_ID);
+    if (!doc.levels?.length || !doc.turns?.length || !doc.negative?.length) {
+      throw new Refusal('mismatch', 'levels, turns and negative must each hold vectors');
+    }
+  });
+  check(`${name} level rule: full scale is 0, one quantum of peak is the floor, silence has none`, () => {
+    expectEqual('full scale', levelHundredths(FULL_SCALE_POWER, FULL_SCALE_POWER), 0n);
+    expectEqual('floor', levelHundredths(1n, FULL_SCALE_POWER), BigInt(PEAK_FLOOR));
+    expectEqual('silence', levelHundredths(0n, FULL_SCALE_POWER), null);
+  });
+  for (const v of doc?.levels ?? []) {
+    check(`${name} levels ${label(v)}`, () => {
+      const got = measurePcm(v.pcm);
+      expectEqual('sum_squares', got.sum.toString(), v.sum_squares);
+      expectEqual('peak_abs', got.peak, BigInt(v.peak_abs));
+      if (!isObject(v.expect) || !sameKeys(v.expect, VOICE_MEASUREMENT_FIELDS)) throw new Refusal('mismatch', 'expect is not a measurement object');
+      expectEqual('measurement', got.measurement, measurementString(v.expect));
+      return got.measurement;
+    });
+  }
+  for (const v of doc?.turns ?? []) {
+    check(`${name} turns ${label(v)}`, () => {
+      const data = utf8.encode(v.canonical);
+      expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
+      const { measurement, heard } = decodeVoiceTurn(data);
+      expectEqual('heard', heard, v.heard);
+      expectEqual('measurement', measurementString(measurement), measurePcm(v.pcm).measurement);
+      return heard;
+    });
+  }
+  for (const c of doc?.negative ?? []) {
+    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
+      try {
+        decodeVoiceTurn(hexToBytes(c.input_hex));
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        if (VOICE_SCHEMA_CODES.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
+          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
+        }
+        return `refused [${e.cls}]`;
+      }
+      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// structured-output (spec/STRUCTURED-OUTPUT.md): grammar digests, the projection compiled by Ajv
+// (JSON Schema 2020-12), whole-document outcomes with the rules JSON Schema cannot state
+// ---------------------------------------------------------------------------------------------
+
+const NOT_JSON = 'not I-JSON';
+const OVER_LIMIT = 'over a grammar limit';
+
+/** One I-JSON text: objects as {keys, vals, dup} (members in order), numbers as {num: token}.
+ * Throws NOT_JSON (strict UTF-8 is the caller's; lone surrogates, controls, BOM here). */
+function soParseText(text) {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i += 1;
+  };
+  const fail = () => {
+    throw NOT_JSON;
+  };
+  const str = () => {
+    i += 1; // opening quote
+    let out = '';
+    for (;;) {
+      if (i >= text.length) fail();
+      const c = text[i];
+      if (c === '"') {
+        i += 1;
+        return out;
+      }
+      if (c < ' ') fail();
+      if (c !== '\\') {
+        out += c;
+        i += 1;
+        continue;
+      }
+      const e = text[i + 1];
+      i += 2;
+      const simple = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+      if (e in simple) {
+        out += simple[e];
+        continue;
+      }
+      if (e !== 'u') fail();
+      const hex4 = () => {
+        const h = text.slice(i, i + 4);
+        if (!/^[0-9a-fA-F]{4}$/.test(h)) fail();
+        i += 4;
+        return parseInt(h, 16);
+      };
+      const u = hex4();
+      if (u >= 0xdc00 && u <= 0xdfff) fail(); // a low surrogate alone
+      if (u >= 0xd800 && u <= 0xdbff) {
+        if (text[i] !== '\\' || text[i + 1] !== 'u') fail();
+        i += 2;
+        const lo = hex4();
+        if (lo < 0xdc00 || lo > 0xdfff) fail();
+        out += String.fromCharCode(u, lo);
+      } else {
+        out += String.fromCharCode(u);
+      }
+    }
+  };
+  const value = () => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i += 1;
+      const o = { keys: [], vals: [], dup: false };
+      ws();
+      if (text[i] === '}') {
+        i += 1;
+        return o;
+      }
+      for (;;) {
+        ws();
+        if (text[i] !== '"') fail();
+        const k = str();
+        if (o.keys.includes(k)) o.dup = true;
+        ws();
+        if (text[i] !== ':') fail();
+        i += 1;
+        o.keys.push(k);
+        o.vals.push(value());
+        ws();
+        if (text[i] === ',') i += 1;
+        else if (text[i] === '}') {
+          i += 1;
+          return o;
+        } else fail();
+      }
+    }
+    if (c === '[') {
+      i += 1;
+      const a = [];
+      ws();
+      if (text[i] === ']') {
+        i += 1;
+        return a;
+      }
+      for (;;) {
+        a.push(value());
+        ws();
+        if (text[i] === ',') i += 1;
+        else if (text[i] === ']') {
+          i += 1;
+          return a;
+        } else fail();
+      }
+    }
+    if (c === '"') return str();
+    const m = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/.exec(text.slice(i, i + 4096));
+    if (m && m[0]) {
+      i += m[0].length;
+      return { num: m[0] };
+    }
+    for (const [w, v] of [['true', true], ['false', false], ['null', null]]) {
+      if (text.startsWith(w, i)) {
+        i += w.length;
+        return v;
+      }
+    }
+    return fail();
+  };
+  const v = value();
+  ws();
+  if (i !== text.length) fail();
+  return v;
+}
+
+const isSoObj = (v) => v !== null && typeof v === 'object' && Array.isArray(v.keys);
+const isSoNum = (v) => v !== null && typeof v === 'object' && typeof v.num === 'string';
+
+/** Number tokens as written, per plain object and key (for exact bounds). */
+const rawNumbers = new WeakMap();
+
+/** What Ajv validates: plain objects (the last of repeated keys), numbers as doubles. */
+function soPlain(v) {
+  if (isSoNum(v)) return Number(v.num);
+  if (Array.isArray(v)) return v.map(soPlain);
+  if (isSoObj(v)) {
+    const o = {};
+    const raw = {};
+    v.keys.forEach((k, j) => {
+      Object.defineProperty(o, k, { value: soPlain(v.vals[j]), enumerable: true, writable: true, configurable: true });
+      if (isSoNum(v.vals[j])) raw[k] = v.vals[j].num;
+    });
+    rawNumbers.set(o, raw);
+    return o;
+  }
+  return v;
+}
+
+function soHasDup(v) {
+  if (Array.isArray(v)) return v.some(soHasDup);
+  if (isSoObj(v)) return v.dup || v.vals.some(soHasDup);
+  return false;
+}
+
+/** A JSON number token as [sign, digits (BigInt), exponent of ten]. */
+function decimalParts(tok) {
+  const m = /^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([-+]?[0-9]+))?$/.exec(tok);
+  const frac = m[3] ?? '';
+  return [m[1] ? -1n : 1n, BigInt(m[2] + frac), BigInt(m[4] ?? '0') - BigInt(frac.length)];
+}
+
+/** Exact comparison of two JSON number tokens: -1, 0 or 1. */
+function decimalCmp(a, b) {
+  const [sa, da, ea] = decimalParts(a);
+  const [sb, db, eb] = decimalParts(b);
+  const va = da === 0n ? 0n : sa;
+  const vb = db === 0n ? 0n : sb;
+  if (va !== vb || va === 0n) return va < vb ? -1 : va > vb ? 1 : 0;
+  // Same sign, both non-zero: compare magnitudes (orders first, then scaled digits).
+  const oa = BigInt(da.toString().length) + ea;
+  const ob = BigInt(db.toString().length) + eb;
+  let mag;
+  if (oa !== ob) mag = oa < ob ? -1 : 1;
+  else {
+    const e = ea < eb ? ea : eb;
+    const xa = da * 10n ** (ea - e);
+    const xb = db * 10n ** (eb - e);
+    mag = xa < xb ? -1 : xa > xb ? 1 : 0;
+  }
+  return va < 0n ? -mag : mag;
+}
+
+/** The oneOf tag: the first property, by code point, of the first branch that every branch
+ * requires with a distinct string const (or one-member enum). */
+function soTagOf(branches) {
+  const names = Object.keys(branches[0]?.properties ?? {}).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  for (const name of names) {
+    const seen = new Set();
+    const ok = branches.every((b) => {
+      const p = b.properties?.[name] ?? {};
+      const c = typeof p.const === 'string' ? p.const : p.enum?.length === 1 && typeof p.enum[0] === 'string' ? p.enum[0] : null;
+      if (c === null || !(b.required ?? []).includes(name) || seen.has(c)) return false;
+      seen.add(c);
+      return true;
+    });
+    if (ok) return name;
+  }
+  throw new Refusal('mismatch', 'oneOf without a tag');
+}
+
+/** True when a rule JSON Schema does not check fails: a repeated key, a oneOf object whose first
+ * member is not the tag, an integer written with a fraction or exponent, a number outside its
+ * bounds by exact decimal comparison (Ajv compares doubles). */
+function soExtra(schema, inst) {
+  if (isSoObj(inst) && inst.dup) return true;
+  if (Array.isArray(schema.oneOf)) {
+    if (!isSoObj(inst) || !inst.keys.length) return false;
+    const tag = soTagOf(schema.oneOf);
+    if (inst.keys[0] !== tag) return true;
+    const tv = inst.vals[inst.keys.lastIndexOf(tag)];
+    const branch = schema.oneOf.find((b) => b.properties?.[tag]?.const === tv);
+    return branch ? soExtra(branch, inst) : false;
+  }
+  if (schema.type === 'object' && isSoObj(inst)) {
+    return inst.keys.some((k, j) => Object.hasOwn(schema.properties ?? {}, k) && soExtra(schema.properties[k], inst.vals[j]));
+  }
+  if (schema.type === 'array' && Array.isArray(inst)) return inst.some((x) => soExtra(schema.items, x));
+  if (schema.type === 'integer' && isSoNum(inst)) return /[.eE]/.test(inst.num);
+  if (schema.type === 'number' && isSoNum(inst)) {
+    const raw = rawNumbers.get(schema) ?? {};
+    if (raw.minimum !== undefined && decimalCmp(inst.num, raw.minimum) < 0) return true;
+    if (raw.maximum !== undefined && decimalCmp(inst.num, raw.maximum) > 0) return true;
+  }
+  return false;
+}
+
+/** 'accepted', 'schema' (JSON, refused by the schema) or 'not-json' (not I-JSON, over a limit). */
+function soOutcome(g, doc) {
+  if (doc.length > g.limits.max_document_bytes) return 'not-json';
+  let inst;
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(doc);
+    inst = soParseText(text);
+  } catch (e) {
+    if (e === NOT_JSON || e instanceof TypeError) return 'not-json';
+    throw e;
+  }
+  const tooLong = (v) => (isSoNum(v) ? v.num.length > g.limits.max_number_chars
+    : Array.isArray(v) ? v.some(tooLong) : isSoObj(v) ? v.vals.some(tooLong) : false);
+  if (tooLong(inst)) return 'not-json';
+  if (soExtra(g.schema, inst) || !g.validate(soPlain(inst))) return 'schema';
+  return 'accepted';
+}
+
+function checkStructuredFile(path, name) {
+  let doc;
+  check(`${name} load`, () => {
+    // Number bounds with fractions: not a JCR-1 vector file. Parsed as I-JSON, no repeated key.
+    const text = readFileSync(path, 'utf8');
+    if (soHasDup(soParseText(text))) throw new Refusal('json', 'vector file has a repeated key');
+    doc = JSON.parse(text);
+    expectEqual('format', doc.format, 'jouleclaw-structured-vectors/1');
+    if (!doc.grammars?.length || !doc.cases?.length) throw new Refusal('mismatch', 'no grammars or no cases');
+  });
+  const grammars = new Map();
+  for (const g of doc?.grammars ?? []) {
+    check(`${name} grammar ${g.name}`, () => {
+      const digest = toHex(blake3(utf8.encode(g.canonical_form)));
+      expectEqual('digest', digest, g.digest);
+      expectEqual('oracle_name', g.oracle_name, `structured:${digest.slice(0, 16)}`);
+      const form = soPlain(soParseText(g.canonical_form));
+      expectEqual('grammar tag', form.grammar, 'jouleclaw-structured/1');
+      expectEqual('canonical form members', Object.keys(form).join(','), 'grammar,limits,schema');
+      expectEqual('limits', canonicalize(form.limits), canonicalize(g.limits));
+      const ajv = new Ajv2020({ strict: false });
+      let validate;
+      try {
+        validate = ajv.compile(form.schema);
+      } catch (e) {
+        throw new Refusal('mismatch', `projection is not a 2020-12 schema: ${e.message}`);
+      }
+      grammars.set(g.name, { schema: form.schema, limits: form.limits, validate });
+      return 'digest, oracle name, limits; projection compiles as 2020-12';
+    });
+  }
+  for (const c of doc?.cases ?? []) {
+    check(`${name} case ${c.grammar}: ${c.name}`, () => {
+      const g = grammars.get(c.grammar);
+      if (!g) throw new Refusal('mismatch', `no usable grammar ${c.grammar}`);
+      const got = soOutcome(g, Buffer.concat(c.chunks_hex.map(hexToBytes)));
+      const agree = (got === 'accepted' && c.outcome === 'accepted')
+        || (got === 'schema' && c.outcome === 'refused' && c.class === 'schema')
+        || (got === 'not-json' && c.outcome === 'refused' && (c.class === 'syntax' || c.class === 'limit'));
+      if (!agree) throw new Refusal('mismatch', `JS finds ${got}; the vector says ${c.outcome} (class ${c.class})`);
+      return got;
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Runner
 // ---------------------------------------------------------------------------------------------
 
@@ -1191,6 +1672,8 @@ function main() {
   }
 
   if (present.seal) checkSealFile(present.seal, FILES.seal);
+  if (present.voiceTurn) checkVoiceTurnFile(present.voiceTurn, FILES.voiceTurn);
+  if (present.structured) checkStructuredFile(present.structured, FILES.structured);
 
   for (const f of coseWg) {
     check(`cose-wg/${f}`, () => {

@@ -11,7 +11,8 @@ Reads CONFORMANCE_DIR/voice-turn-vectors.json and checks, from the spec alone:
   * negative: each input is refused; where the expected code is a voice-turn/1 schema code, the
               same code (the spec fixes the order in which schema rules are checked).
 Prints one line per check and closes with `voice-turn: N passed, N failed`. Exit status is 0
-only if every check passed.
+only if every check passed. verify.py runs the same checks (`run`) inside its own report, so
+they count in the `python:` line of `check`.
 
 Libraries: rfc8785 (canonical JSON), blake3; the rest is the standard library. When jsonschema
 is installed and CONFORMANCE_DIR/voice-turn-1.schema.json exists, every turn vector is also
@@ -285,10 +286,9 @@ def expect(what: str, got, want) -> None:
         raise AssertionError(f"{what}: got {got!r}, want {want!r}")
 
 
-def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parent
-    directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
-    rep = Report()
+def run(directory: Path, rep) -> None:
+    """Every check of the voice-turn vectors in `directory`, each reported with
+    `rep.check(name, fn)` (this module's Report, or verify.py's)."""
     doc = {}
 
     def load():
@@ -361,6 +361,13 @@ def main(argv: list[str]) -> int:
             raise AssertionError("accepted a must-refuse input")
         rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
 
+
+
+def main(argv: list[str]) -> int:
+    here = Path(__file__).resolve().parent
+    directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
+    rep = Report()
+    run(directory, rep)
     print(f"voice-turn: {rep.passed} passed, {rep.failed} failed")
     return 0 if rep.failed == 0 and rep.passed > 0 else 1
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
-(RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness).
+(RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness), and
+voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives).
 
 Usage: verify.py [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 
@@ -69,6 +70,7 @@ FILES = {
     "schema": "stream-window-1.schema.json",
     "seal": "stream-seal-vectors.json",
     "seal_schema": "stream-seal-1.schema.json",
+    "voice_turn": "voice-turn-vectors.json",
 }
 
 
@@ -1221,6 +1223,16 @@ class Report:
             self.ok(name, note or "")
 
 
+class PrefixedReport:
+    """A Report whose check names start with a file name (for the voice-turn checker's `run`)."""
+
+    def __init__(self, rep: Report, prefix: str) -> None:
+        self.rep, self.prefix = rep, prefix
+
+    def check(self, name: str, fn) -> None:
+        self.rep.check(f"{self.prefix} {name}", fn)
+
+
 def load_json_file(path: Path):
     """Vector files are pretty-printed JSON: parse strictly (no duplicate keys, no NaN, safe integers)."""
     text = path.read_text(encoding="utf-8")
@@ -1407,6 +1419,11 @@ def main(argv: list[str]) -> int:
                     raise Refusal("schema", f"the JSON Schema accepts {bad}")
             return f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size"
         rep.check(FILES["seal_schema"], seal_schema)
+
+    if "voice_turn" in present:
+        # voice-turn/1 (spec/VOICE-TURN-V1.md): the standalone checker's checks, in this report.
+        import check_voice_turn
+        check_voice_turn.run(root, PrefixedReport(rep, FILES["voice_turn"]))
 
     for path in cose_wg:
         def one(path=path):

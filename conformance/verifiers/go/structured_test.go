@@ -1,0 +1,52 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+const toolSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","oneOf":[` +
+	`{"additionalProperties":false,"properties":{"n":{"maximum":10,"minimum":0,"type":"integer"},"tool":{"const":"a","type":"string"}},"required":["tool"],"type":"object"},` +
+	`{"additionalProperties":false,"properties":{"tool":{"const":"b","type":"string"},"x":{"maximum":1.5,"type":"number"}},"required":["tool"],"type":"object"}]}`
+
+func testGrammar(t *testing.T) *soGrammar {
+	t.Helper()
+	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(toolSchema)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("urn:test", schema); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("urn:test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &soGrammar{schema: schema, sch: sch, limits: soLimits{MaxDocumentBytes: 64, MaxNumberChars: 8}}
+}
+
+// Each rule JSON Schema cannot state refuses its document, and its neighbour is accepted.
+func TestStructuredRulesBeyondJSONSchemaRefuseAndTheirNeighboursPass(t *testing.T) {
+	g := testGrammar(t)
+	for _, c := range []struct{ doc, want string }{
+		{`{"tool":"a","n":3}`, "accepted"},
+		{`{"n":3,"tool":"a"}`, "schema"},                        // the tag is not the first member
+		{`{"tool":"a","n":3.0}`, "schema"},                      // an integer written with a fraction
+		{`{"tool":"a","n":3e0}`, "schema"},                      // ... or an exponent
+		{`{"tool":"a","n":3,"n":4}`, "schema"},                  // a repeated key
+		{`{"tool":"b","x":1.5}`, "accepted"},                    // at the maximum
+		{`{"tool":"b","x":1.50000000000000000001}`, "not-json"}, // over max_number_chars (8)
+		{`{"tool":"b","x":1.500001}`, "schema"},                 // above the maximum, exactly
+		{`{"tool":"a\ud800"}`, "not-json"},                      // a lone surrogate escape
+		{`{"tool":"a\ud83d\ude00"}`, "schema"},                  // a pair: JSON, but no branch
+		{`{"tool":"a","n":3}` + "      " + `                                              `, "not-json"}, // over 64 bytes
+	} {
+		got, err := soOutcome(g, []byte(c.doc))
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %s (%v), want %s", c.doc, got, err, c.want)
+		}
+	}
+}
