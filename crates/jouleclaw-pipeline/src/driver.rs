@@ -583,6 +583,9 @@ impl<E: EnergySource> Pipeline<E> {
     /// checkpoint. A stream without a single receipt has nothing to seal (`seal` is `None`).
     /// Afterwards every call returns [`PipelineError::Finished`].
     pub fn finish(&mut self) -> Result<Finished> {
+        self.usable()?;
+        // The oracles learn the stream has ended before the last window is judged.
+        self.oracle.on_stream_end();
         let last = self.close_window()?;
         let seal = match self.sealer.as_mut() {
             Some(sealer) if sealer.size() > 0 => {

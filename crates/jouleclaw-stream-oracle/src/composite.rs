@@ -112,6 +112,13 @@ impl StreamOracle for CompositeStreamOracle {
         }
     }
 
+    /// Forwards the end of the stream to every backend, in order.
+    fn on_stream_end(&mut self) {
+        for backend in &mut self.backends {
+            backend.on_stream_end();
+        }
+    }
+
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
         self.last_signals.clear();
         for backend in &mut self.backends {

@@ -101,6 +101,11 @@ pub trait StreamOracle {
         let _ = event;
     }
 
+    /// Learns that the stream has ended: the next [`StreamOracle::judge`] is the last, for the
+    /// window still open (if any). An oracle that holds work open across windows (a turn in
+    /// progress) settles it there instead of deferring with `NeedMore`. The default ignores it.
+    fn on_stream_end(&mut self) {}
+
     /// Judges a closed window.
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict;
 }
@@ -114,6 +119,9 @@ impl<T: StreamOracle + ?Sized> StreamOracle for Box<T> {
     }
     fn on_stage_event(&mut self, event: &StageEvent<'_>) {
         (**self).on_stage_event(event)
+    }
+    fn on_stream_end(&mut self) {
+        (**self).on_stream_end()
     }
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
         (**self).judge(window, ctx)
@@ -129,6 +137,9 @@ impl<T: StreamOracle + ?Sized> StreamOracle for &mut T {
     }
     fn on_stage_event(&mut self, event: &StageEvent<'_>) {
         (**self).on_stage_event(event)
+    }
+    fn on_stream_end(&mut self) {
+        (**self).on_stream_end()
     }
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
         (**self).judge(window, ctx)

@@ -75,6 +75,9 @@ pub struct StructuredOutputOracle {
     channel: u32,
     committed: Turns,
     last_window: Option<u64>,
+    /// The driver said the stream has ended (`on_stream_end`): an open turn is settled at the
+    /// next judgement.
+    ended: bool,
     /// `on_tick`'s state: the committed state advanced by the ticks `on_tick` saw since, with
     /// the latest window id among them.
     preview: Option<(u64, Turns)>,
@@ -93,6 +96,7 @@ impl StructuredOutputOracle {
                 turns: 0,
             },
             last_window: None,
+            ended: false,
             preview: None,
         }
     }
@@ -189,6 +193,10 @@ impl StreamOracle for StructuredOutputOracle {
         refused.map(|(turn, r)| WindowVerdict::fail(self.name.as_str(), Self::reason(turn, &r)))
     }
 
+    fn on_stream_end(&mut self) {
+        self.ended = true;
+    }
+
     fn judge(&mut self, window: &StreamWindow, _ctx: &WindowContext) -> WindowVerdict {
         let id = window.window_id();
         if let Some(last) = self.last_window
@@ -227,6 +235,19 @@ impl StreamOracle for StructuredOutputOracle {
                 self.name.as_str(),
                 format!("turn {turn} was refused earlier: {r}"),
             );
+        }
+        if self.ended
+            && let Some(mut v) = self.committed.open.take()
+        {
+            // The stream ended inside a turn: the turn ends here, as at an end marker.
+            let turn = self.committed.turns;
+            return match v.finish() {
+                Ok(()) => WindowVerdict::pass_by(self.name.as_str()),
+                Err(r) => WindowVerdict::fail(
+                    self.name.as_str(),
+                    format!("turn {turn}: the stream ended inside it: {r}"),
+                ),
+            };
         }
         match &self.committed.open {
             Some(v) if matches!(v.status(), Status::Refused(_)) => WindowVerdict::need_more(
