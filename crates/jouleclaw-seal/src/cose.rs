@@ -1,0 +1,568 @@
+//! COSE_Sign1 structures of the seal profile: the signed checkpoint and its RFC 9942 receipts.
+//!
+//! One Ed25519 signature per checkpoint over `Sig_structure(protected, root)`; the protected
+//! header carries the seal document, so every window's inclusion receipt reuses the same
+//! protected bytes and the same signature, and differs only in its unprotected header (its own
+//! inclusion proof). The payload (the root) is always detached.
+
+use coset::cbor::value::Value;
+use curve25519_dalek::edwards::CompressedEdwardsY;
+use ed25519_dalek::{Signature, VerifyingKey};
+use jouleclaw_jcr1::cose::{Signer, kid};
+
+use crate::error::{CoseCode, ProofCode, Result, SealError};
+use crate::merkle::{Hash, MerkleLog, leaf_hash, root_from_inclusion};
+use crate::seal::{StreamSeal, decode_seal};
+
+/// `vds` (RFC 9942): verifiable data structure.
+pub const VDS_LABEL: i64 = 395;
+/// `vdp` (RFC 9942): verifiable data structure proofs.
+pub const VDP_LABEL: i64 = 396;
+/// RFC9162_SHA256.
+pub const RFC9162_SHA256: i64 = 1;
+/// Inclusion proofs inside `vdp`.
+pub const INCLUSION_PROOFS: i64 = -1;
+/// Consistency proofs inside `vdp`.
+pub const CONSISTENCY_PROOFS: i64 = -2;
+/// Private-use protected header label carrying the canonical `stream-seal/1` document.
+pub const SEAL_DOCUMENT_LABEL: i64 = -65537;
+
+/// An RFC 9162 inclusion proof: `[tree_size, leaf_index, inclusion_path]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InclusionProof {
+    /// Leaves in the tree the proof is against.
+    pub tree_size: u64,
+    /// The leaf's index.
+    pub leaf_index: u64,
+    /// The audit path, leaf to root.
+    pub path: Vec<Hash>,
+}
+
+/// An RFC 9162 consistency proof: `[tree_size_1, tree_size_2, consistency_path]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsistencyProof {
+    /// The older size.
+    pub first_size: u64,
+    /// The newer size.
+    pub second_size: u64,
+    /// The consistency path.
+    pub path: Vec<Hash>,
+}
+
+/// A signed checkpoint with every intermediate a verifier in another language may want.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedCheckpoint {
+    /// The seal.
+    pub seal: StreamSeal,
+    /// Its canonical bytes.
+    pub seal_json: Vec<u8>,
+    /// The serialized protected header (shared by the checkpoint and its inclusion receipts).
+    pub protected: Vec<u8>,
+    /// `Sig_structure(protected, root)`, the signed bytes.
+    pub to_be_signed: Vec<u8>,
+    /// The Ed25519 signature.
+    pub signature: [u8; 64],
+    /// The consistency proof from the previous checkpoint, if any.
+    pub consistency: Option<ConsistencyProof>,
+    /// The tagged COSE_Sign1 of the checkpoint itself (a consistency receipt, or a bare signed
+    /// root for the first checkpoint).
+    pub cose_sign1: Vec<u8>,
+}
+
+/// A verified checkpoint (signature checked; the consistency proof is checked against the
+/// previous checkpoint by [`crate::check_stream`] or [`verify_consistency_step`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    /// The seal.
+    pub seal: StreamSeal,
+    /// The consistency proof it carries, if any.
+    pub consistency: Option<ConsistencyProof>,
+    /// The signer's kid.
+    pub kid: [u8; 32],
+}
+
+/// A verified inclusion receipt.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedInclusion {
+    /// The seal whose root includes the leaf.
+    pub seal: StreamSeal,
+    /// The leaf's index in the tree.
+    pub leaf_index: u64,
+    /// The signer's kid.
+    pub kid: [u8; 32],
+}
+
+fn cbor_head(out: &mut Vec<u8>, major: u8, n: u64) {
+    let m = major << 5;
+    if n < 24 {
+        out.push(m | n as u8);
+    } else if n <= 0xff {
+        out.extend_from_slice(&[m | 24, n as u8]);
+    } else if n <= 0xffff {
+        out.push(m | 25);
+        out.extend_from_slice(&(n as u16).to_be_bytes());
+    } else if n <= 0xffff_ffff {
+        out.push(m | 26);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    } else {
+        out.push(m | 27);
+        out.extend_from_slice(&n.to_be_bytes());
+    }
+}
+
+fn cbor_int(out: &mut Vec<u8>, v: i64) {
+    if v >= 0 {
+        cbor_head(out, 0, v as u64);
+    } else {
+        cbor_head(out, 1, (-1 - v) as u64);
+    }
+}
+
+fn cbor_bytes(out: &mut Vec<u8>, major: u8, b: &[u8]) {
+    cbor_head(out, major, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+/// The protected header: `{1: -8, 4: kid, 15: {1: steward, 2: sub}, 395: 1, -65537:
+/// seal_json}` in deterministic CBOR (labels in bytewise order of their encodings).
+pub fn protected_bytes(seal: &StreamSeal, seal_json: &[u8], kid: &[u8; 32]) -> Vec<u8> {
+    let sub = seal.subject();
+    let mut out = Vec::with_capacity(64 + seal_json.len() + seal.steward.len() + sub.len());
+    out.push(0xa5); // map(5)
+    out.extend_from_slice(&[0x01, 0x27]); // 1 (alg): -8
+    out.push(0x04); // 4 (kid)
+    cbor_bytes(&mut out, 2, kid);
+    out.extend_from_slice(&[0x0f, 0xa2, 0x01]); // 15 (CWT claims): {1 (iss): ...
+    cbor_bytes(&mut out, 3, seal.steward.as_bytes());
+    out.push(0x02); // 2 (sub)
+    cbor_bytes(&mut out, 3, sub.as_bytes());
+    cbor_int(&mut out, VDS_LABEL);
+    cbor_int(&mut out, RFC9162_SHA256);
+    cbor_int(&mut out, SEAL_DOCUMENT_LABEL);
+    cbor_bytes(&mut out, 2, seal_json);
+    out
+}
+
+/// `Sig_structure = ["Signature1", protected, h'', root]` (RFC 9052 section 4.4).
+pub fn sig_structure(protected: &[u8], root: &Hash) -> Vec<u8> {
+    let mut out = Vec::with_capacity(56 + protected.len());
+    out.push(0x84);
+    cbor_bytes(&mut out, 3, b"Signature1");
+    cbor_bytes(&mut out, 2, protected);
+    out.push(0x40);
+    cbor_bytes(&mut out, 2, root);
+    out
+}
+
+fn proof_bytes(a: u64, b: u64, path: &[Hash]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(24 + 34 * path.len());
+    out.push(0x83);
+    cbor_head(&mut out, 0, a);
+    cbor_head(&mut out, 0, b);
+    cbor_head(&mut out, 4, path.len() as u64);
+    for h in path {
+        cbor_bytes(&mut out, 2, h);
+    }
+    out
+}
+
+/// The unprotected header `{396: {label: [<<[a, b, path]>>]}}`.
+fn vdp_bytes(label: i64, a: u64, b: u64, path: &[Hash]) -> Vec<u8> {
+    let inner = proof_bytes(a, b, path);
+    let mut out = Vec::with_capacity(16 + inner.len());
+    out.push(0xa1);
+    cbor_int(&mut out, VDP_LABEL);
+    out.push(0xa1);
+    cbor_int(&mut out, label);
+    out.push(0x81);
+    cbor_bytes(&mut out, 2, &inner);
+    out
+}
+
+/// The inclusion receipt's unprotected header.
+pub fn inclusion_unprotected(p: &InclusionProof) -> Vec<u8> {
+    vdp_bytes(INCLUSION_PROOFS, p.tree_size, p.leaf_index, &p.path)
+}
+
+/// The checkpoint's unprotected header: `{}` without a consistency proof.
+pub fn consistency_unprotected(p: Option<&ConsistencyProof>) -> Vec<u8> {
+    match p {
+        Some(p) => vdp_bytes(CONSISTENCY_PROOFS, p.first_size, p.second_size, &p.path),
+        None => vec![0xa0],
+    }
+}
+
+/// `18([protected, unprotected, nil, signature])`.
+fn envelope(protected: &[u8], unprotected: &[u8], signature: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16 + protected.len() + unprotected.len() + signature.len());
+    out.extend_from_slice(&[0xd2, 0x84]);
+    cbor_bytes(&mut out, 2, protected);
+    out.extend_from_slice(unprotected);
+    out.push(0xf6);
+    cbor_bytes(&mut out, 2, signature);
+    out
+}
+
+/// Signs a checkpoint: one signature over `Sig_structure(protected, seal.root)`.
+/// `consistency` must lead from the previous checkpoint's size to `seal.tree_size`
+/// (`None` for the first checkpoint, or when the size did not change).
+pub fn sign_checkpoint(
+    signer: &dyn Signer,
+    seal: &StreamSeal,
+    consistency: Option<ConsistencyProof>,
+) -> Result<SignedCheckpoint> {
+    if let Some(c) = &consistency
+        && (c.second_size != seal.tree_size || c.first_size == 0 || c.first_size >= c.second_size)
+    {
+        return Err(ProofCode::SizesOutOfOrder.into());
+    }
+    let seal_json = seal.encode()?;
+    let protected = protected_bytes(seal, &seal_json, &kid(&signer.verifying_key()));
+    let to_be_signed = sig_structure(&protected, &seal.root);
+    let signature = signer.sign(&to_be_signed).map_err(|e| SealError::Signer {
+        detail: format!("{} ({e})", e.code()),
+    })?;
+    let cose_sign1 = envelope(
+        &protected,
+        &consistency_unprotected(consistency.as_ref()),
+        &signature,
+    );
+    Ok(SignedCheckpoint {
+        seal: seal.clone(),
+        seal_json,
+        protected,
+        to_be_signed,
+        signature,
+        consistency,
+        cose_sign1,
+    })
+}
+
+impl SignedCheckpoint {
+    /// The RFC 9942 inclusion receipt for `proof` (against this checkpoint's tree size), reusing
+    /// the checkpoint's protected header and signature. No signing happens here.
+    pub fn inclusion_receipt(&self, proof: &InclusionProof) -> Result<Vec<u8>> {
+        if proof.tree_size != self.seal.tree_size {
+            return Err(ProofCode::TreeSizeMismatch.into());
+        }
+        Ok(envelope(
+            &self.protected,
+            &inclusion_unprotected(proof),
+            &self.signature,
+        ))
+    }
+
+    /// Inclusion receipts for leaves `first..last` (`last <= tree_size`) from `log`, whose
+    /// first `tree_size` leaves must be the sealed ones (the root is checked).
+    pub fn inclusion_receipts(
+        &self,
+        log: &MerkleLog,
+        first: u64,
+        last: u64,
+    ) -> Result<Vec<Vec<u8>>> {
+        let n = self.seal.tree_size;
+        if log.root_at(n)? != self.seal.root {
+            return Err(ProofCode::RootMismatch.into());
+        }
+        if first > last || last > n {
+            return Err(SealError::SizeOutOfRange {
+                size: last,
+                tree_size: n,
+            });
+        }
+        (first..last)
+            .map(|i| {
+                let path = log.inclusion_proof(i, n)?;
+                self.inclusion_receipt(&InclusionProof {
+                    tree_size: n,
+                    leaf_index: i,
+                    path,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the envelope parser extracts.
+struct Parsed {
+    seal: StreamSeal,
+    protected: Vec<u8>,
+    unprotected: Value,
+    unprotected_bytes: Vec<u8>,
+    signature: Vec<u8>,
+    kid: [u8; 32],
+}
+
+fn read_value(bytes: &[u8]) -> Option<Value> {
+    let mut r: &[u8] = bytes;
+    let v: Value = coset::cbor::de::from_reader(&mut r).ok()?;
+    r.is_empty().then_some(v)
+}
+
+fn int_of(v: &Value) -> Option<i128> {
+    match v {
+        Value::Integer(i) => Some(i128::from(*i)),
+        _ => None,
+    }
+}
+
+/// Envelope and protected header checks shared by checkpoints and inclusion receipts, in the
+/// order of the spec's verification table.
+fn parse(bytes: &[u8], key: &VerifyingKey) -> Result<Parsed> {
+    match bytes.first() {
+        Some(0xd2) => {}
+        Some(0x84) => return Err(CoseCode::Untagged.into()),
+        Some(b) if b >> 5 == 6 => return Err(CoseCode::WrongTag.into()),
+        _ => return Err(CoseCode::Malformed.into()),
+    }
+    let v = read_value(bytes).ok_or(CoseCode::Malformed)?;
+    let Value::Tag(18, inner) = v else {
+        return Err(CoseCode::WrongTag.into());
+    };
+    let Value::Array(items) = *inner else {
+        return Err(CoseCode::Malformed.into());
+    };
+    let [protected, unprotected, payload, signature] =
+        <[Value; 4]>::try_from(items).map_err(|_| CoseCode::Malformed)?;
+    let (Value::Bytes(protected), Value::Map(_), Value::Bytes(signature)) =
+        (&protected, &unprotected, &signature)
+    else {
+        return Err(CoseCode::Malformed.into());
+    };
+    let Some(Value::Map(header)) = read_value(protected) else {
+        return Err(CoseCode::Malformed.into());
+    };
+    let get = |label: i64| {
+        header
+            .iter()
+            .find(|(k, _)| int_of(k) == Some(i128::from(label)))
+            .map(|(_, v)| v)
+    };
+    if get(1).and_then(int_of) != Some(-8) {
+        return Err(CoseCode::AlgNotEdDsa.into());
+    }
+    if get(VDS_LABEL).and_then(int_of) != Some(i128::from(RFC9162_SHA256)) {
+        return Err(CoseCode::VdsNotRfc9162.into());
+    }
+    let Some(Value::Bytes(seal_json)) = get(SEAL_DOCUMENT_LABEL) else {
+        return Err(CoseCode::SealMissing.into());
+    };
+    let seal = decode_seal(seal_json)?;
+    let kid_value: [u8; 32] = match get(4) {
+        Some(Value::Bytes(k)) => k.as_slice().try_into().map_err(|_| CoseCode::BadKid)?,
+        _ => return Err(CoseCode::BadKid.into()),
+    };
+    let (iss, sub) = match get(15) {
+        Some(Value::Map(m)) => match m.as_slice() {
+            [(k1, Value::Text(iss)), (k2, Value::Text(sub))]
+                if int_of(k1) == Some(1) && int_of(k2) == Some(2) =>
+            {
+                (iss.clone(), sub.clone())
+            }
+            _ => return Err(CoseCode::IssMismatch.into()),
+        },
+        _ => return Err(CoseCode::IssMismatch.into()),
+    };
+    if iss != seal.steward {
+        return Err(CoseCode::IssMismatch.into());
+    }
+    if sub != seal.subject() {
+        return Err(CoseCode::SubMismatch.into());
+    }
+    if protected_bytes(&seal, seal_json, &kid_value) != *protected {
+        return Err(CoseCode::ProtectedNotCanonical.into());
+    }
+    if !matches!(payload, Value::Null) {
+        return Err(CoseCode::PayloadAttached.into());
+    }
+    // The unprotected header's bytes: what lies between the protected bstr and the nil.
+    let mut head = Vec::new();
+    cbor_bytes(&mut head, 2, protected);
+    let start = 2 + head.len();
+    let end = bytes.len().saturating_sub(1 + 2 + 64);
+    let unprotected_bytes = bytes.get(start..end).unwrap_or_default().to_vec();
+    if envelope(protected, &unprotected_bytes, signature) != bytes || signature.len() != 64 {
+        return Err(CoseCode::EnvelopeNotCanonical.into());
+    }
+    if kid_value != kid(key) {
+        return Err(CoseCode::UnknownKid.into());
+    }
+    Ok(Parsed {
+        seal,
+        protected: protected.clone(),
+        unprotected,
+        unprotected_bytes,
+        signature: signature.clone(),
+        kid: kid_value,
+    })
+}
+
+/// Extracts the one proof of `{396: {label: [bstr]}}`; `None` when the header is `{}`.
+fn one_proof(unprotected: &Value, label: i64) -> Result<Option<(u64, u64, Vec<Hash>)>> {
+    let Value::Map(m) = unprotected else {
+        return Err(CoseCode::BadVdp.into());
+    };
+    if m.is_empty() {
+        return Ok(None);
+    }
+    let [(k, Value::Map(vdp))] = m.as_slice() else {
+        return Err(CoseCode::BadVdp.into());
+    };
+    let [(k2, Value::Array(proofs))] = vdp.as_slice() else {
+        return Err(CoseCode::BadVdp.into());
+    };
+    if int_of(k) != Some(i128::from(VDP_LABEL)) || int_of(k2) != Some(i128::from(label)) {
+        return Err(CoseCode::BadVdp.into());
+    }
+    let [Value::Bytes(p)] = proofs.as_slice() else {
+        return Err(CoseCode::BadVdp.into());
+    };
+    let Some(Value::Array(parts)) = read_value(p) else {
+        return Err(CoseCode::ProofMalformed.into());
+    };
+    let [a, b, Value::Array(path)] = parts.as_slice() else {
+        return Err(CoseCode::ProofMalformed.into());
+    };
+    let uint = |v: &Value| {
+        int_of(v)
+            .and_then(|i| u64::try_from(i).ok())
+            .ok_or(CoseCode::ProofMalformed)
+    };
+    let (a, b) = (uint(a)?, uint(b)?);
+    let mut hashes = Vec::with_capacity(path.len());
+    for e in path {
+        let Value::Bytes(e) = e else {
+            return Err(CoseCode::ProofMalformed.into());
+        };
+        hashes.push(<[u8; 32]>::try_from(e.as_slice()).map_err(|_| ProofCode::BadElement)?);
+    }
+    if proof_bytes(a, b, &hashes) != *p {
+        return Err(CoseCode::ProofMalformed.into());
+    }
+    Ok(Some((a, b, hashes)))
+}
+
+/// `true` when the 32 bytes decompress to a point of prime order (no torsion component, not
+/// the identity).
+fn prime_order_point(bytes: &[u8; 32]) -> bool {
+    CompressedEdwardsY(*bytes)
+        .decompress()
+        .is_some_and(|p| p.is_torsion_free() && !p.is_small_order())
+}
+
+/// `verify_strict`, plus a refusal of any `A` or `R` with a torsion component, so that nothing
+/// a strict single verification with a torsion check refuses is ever accepted.
+fn check_signature(key: &VerifyingKey, tbs: &[u8], signature: &[u8]) -> Result<()> {
+    let sig = <[u8; 64]>::try_from(signature).map_err(|_| CoseCode::BadSignature)?;
+    let mut r = [0u8; 32];
+    r.copy_from_slice(&sig[..32]);
+    if !prime_order_point(key.as_bytes()) || !prime_order_point(&r) {
+        return Err(CoseCode::Torsion.into());
+    }
+    key.verify_strict(tbs, &Signature::from_bytes(&sig))
+        .map_err(|_| CoseCode::BadSignature.into())
+}
+
+/// Verifies an RFC 9942 inclusion receipt for the leaf whose entry is `leaf_content_hash`
+/// (the receipt's BLAKE3 content hash): envelope and headers, the seal document, the proof
+/// against the seal's `tree_size` and `root`, then the signature over the recomputed root.
+pub fn verify_inclusion_receipt(
+    cose: &[u8],
+    leaf_content_hash: &[u8; 32],
+    key: &VerifyingKey,
+) -> Result<VerifiedInclusion> {
+    let p = parse(cose, key)?;
+    let (tree_size, leaf_index, path) =
+        one_proof(&p.unprotected, INCLUSION_PROOFS)?.ok_or(CoseCode::BadVdp)?;
+    let proof = InclusionProof {
+        tree_size,
+        leaf_index,
+        path,
+    };
+    if inclusion_unprotected(&proof) != p.unprotected_bytes {
+        return Err(CoseCode::EnvelopeNotCanonical.into());
+    }
+    let InclusionProof {
+        tree_size,
+        leaf_index,
+        path,
+    } = proof;
+    if tree_size != p.seal.tree_size {
+        return Err(ProofCode::TreeSizeMismatch.into());
+    }
+    let root = root_from_inclusion(leaf_index, tree_size, &leaf_hash(leaf_content_hash), &path)?;
+    if root != p.seal.root {
+        return Err(ProofCode::RootMismatch.into());
+    }
+    check_signature(key, &sig_structure(&p.protected, &root), &p.signature)?;
+    Ok(VerifiedInclusion {
+        seal: p.seal,
+        leaf_index,
+        kid: p.kid,
+    })
+}
+
+/// Verifies a checkpoint on its own: envelope and headers, the seal document, the shape of
+/// its consistency proof (second size = the seal's `tree_size`, first size smaller), and the
+/// signature over the seal's root. The proof itself needs the previous checkpoint
+/// ([`verify_consistency_step`]).
+pub fn verify_checkpoint(cose: &[u8], key: &VerifyingKey) -> Result<Checkpoint> {
+    let p = parse(cose, key)?;
+    let consistency =
+        one_proof(&p.unprotected, CONSISTENCY_PROOFS)?.map(|(first_size, second_size, path)| {
+            ConsistencyProof {
+                first_size,
+                second_size,
+                path,
+            }
+        });
+    if consistency_unprotected(consistency.as_ref()) != p.unprotected_bytes {
+        return Err(CoseCode::EnvelopeNotCanonical.into());
+    }
+    if let Some(c) = &consistency {
+        if c.second_size != p.seal.tree_size {
+            return Err(ProofCode::TreeSizeMismatch.into());
+        }
+        if c.first_size == 0 || c.first_size >= c.second_size {
+            return Err(ProofCode::SizesOutOfOrder.into());
+        }
+    }
+    check_signature(
+        key,
+        &sig_structure(&p.protected, &p.seal.root),
+        &p.signature,
+    )?;
+    Ok(Checkpoint {
+        seal: p.seal,
+        consistency,
+        kid: p.kid,
+    })
+}
+
+/// Checks that `next` extends `previous`: its consistency proof leads from the previous root
+/// to its own root (or, without a proof, both seal the same tree).
+pub fn verify_consistency_step(previous: &StreamSeal, next: &Checkpoint) -> Result<(), ProofCode> {
+    match &next.consistency {
+        None => {
+            if previous.tree_size == next.seal.tree_size && previous.root == next.seal.root {
+                Ok(())
+            } else if previous.tree_size != next.seal.tree_size {
+                Err(ProofCode::TreeSizeMismatch)
+            } else {
+                Err(ProofCode::RootMismatch)
+            }
+        }
+        Some(c) => {
+            if c.first_size != previous.tree_size {
+                return Err(ProofCode::TreeSizeMismatch);
+            }
+            crate::merkle::verify_consistency(
+                c.first_size,
+                c.second_size,
+                &previous.root,
+                &next.seal.root,
+                &c.path,
+            )
+        }
+    }
+}
