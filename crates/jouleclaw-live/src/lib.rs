@@ -9,6 +9,9 @@
 //! - [`ReceiptSink`], [`SinkBatch`], [`ReceiptItem`], [`SinkContext`], [`SinkStats`],
 //!   [`StreamStatus`], [`escape_id`], [`unescape_id`]: the sink seam;
 //! - [`FileSink`] ([`file`]): the file sink;
+//! - [`jetstream`]: [`jetstream::JetStreamSink`], [`jetstream::JetStreamConfig`], the message
+//!   format ([`jetstream::encode_batch`], [`jetstream::decode_batch`]) and
+//!   [`jetstream::read_back`];
 //! - [`audit`]: [`audit::audit_stream`], [`audit::read_stream_dir`], [`audit::stream_dirs`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
 //! - [`LiveError`], [`Result`]: every failure, with a stable code.
@@ -49,6 +52,7 @@ pub mod audit;
 mod clock;
 mod error;
 pub mod file;
+pub mod jetstream;
 mod sink;
 mod substrate;
 
