@@ -568,14 +568,11 @@ impl ReceiptSink for JetStreamSink {
     }
 }
 
-/// Reads the batches back: every message of the JetStream stream (or of one stream id's
-/// subject), grouped per stream and ordered by `seq`; a `seq` stored twice with equal bodies
+/// Reads the batches back: every message of the JetStream stream (or only those whose last
+/// subject token is the escaped `only` stream id), one request per stored message, grouped per stream and ordered by `seq`; a `seq` stored twice with equal bodies
 /// is kept once (a duplicate that escaped the duplicate window), with different bodies it is a
 /// problem of the stream.
-pub async fn read_back(
-    config: &JetStreamConfig,
-    only: Option<(&str, &str)>,
-) -> Result<Vec<StreamRecords>> {
+pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<Vec<StreamRecords>> {
     let client = async_nats::ConnectOptions::new()
         .connection_timeout(Duration::from_secs(5))
         .connect(servers(&config.url)?)
@@ -592,7 +589,7 @@ pub async fn read_back(
         .map_err(|e| nats_err("info", e))?
         .state
         .clone();
-    let want = only.map(|(steward, id)| config.subject(steward, id));
+    let want = only.map(escape_id);
     let mut per: std::collections::BTreeMap<String, Vec<(u64, DecodedBatch, Vec<u8>)>> =
         std::collections::BTreeMap::new();
     let mut problems: std::collections::BTreeMap<String, Vec<String>> = Default::default();

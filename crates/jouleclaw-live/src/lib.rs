@@ -14,6 +14,8 @@
 //!   [`jetstream::read_back`];
 //! - [`audit`]: [`audit::audit_stream`], [`audit::read_stream_dir`], [`audit::stream_dirs`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
+//! - [`synth`]: synthetic duplex calls and a bounded latency histogram (the load generator);
+//! - [`tokio`]: the runtime crate, re-exported;
 //! - [`LiveError`], [`Result`]: every failure, with a stable code.
 //!
 //! ```
@@ -55,6 +57,10 @@ pub mod file;
 pub mod jetstream;
 mod sink;
 mod substrate;
+pub mod synth;
+
+/// The tokio this crate runs on (callers build their runtime with it).
+pub use tokio;
 
 pub use clock::{BoxFuture, Clock, TokioClock};
 pub use error::{LiveError, Result};

@@ -136,6 +136,14 @@ impl Drop for Cluster {
     }
 }
 
+/// Spills to the journal after one failed attempt with a short ack timeout, so that an
+/// outage of a few seconds reaches the journal.
+fn fast_spill(mut c: JetStreamConfig) -> JetStreamConfig {
+    c.max_attempts = 1;
+    c.ack_timeout = Duration::from_millis(500);
+    c
+}
+
 fn signer() -> Arc<SoftwareSigner> {
     Arc::new(SoftwareSigner::rfc8032_test_key())
 }
@@ -214,10 +222,13 @@ fn assert_all_complete(audits: &[jouleclaw_live::audit::StreamAudit], n: usize, 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_concurrent_streams_all_complete_in_the_audit() {
+    let t0 = std::time::Instant::now();
     let cluster = Cluster::start();
     let s = substrate(JetStreamSink::new(cluster.sink_config("main")));
     let results = run_calls(&s, STREAMS, WINDOWS, async {}).await;
+    eprintln!("calls done {:?}", t0.elapsed());
     s.shutdown().await.unwrap();
+    eprintln!("shutdown done {:?}", t0.elapsed());
     for r in &results {
         assert_eq!(r.as_ref().unwrap().windows, WINDOWS);
     }
@@ -225,7 +236,9 @@ async fn many_concurrent_streams_all_complete_in_the_audit() {
         s.sink_stats().seals_durable.load(Ordering::SeqCst),
         STREAMS as u64
     );
-    assert_all_complete(&audit_all(&cluster).await, STREAMS, WINDOWS);
+    let audits = audit_all(&cluster).await;
+    eprintln!("audit done {:?}", t0.elapsed());
+    assert_all_complete(&audits, STREAMS, WINDOWS);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,7 +263,9 @@ async fn a_node_killed_mid_run_and_restarted_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_cluster_down_for_seconds_is_bridged_by_the_journal() {
     let mut cluster = Cluster::start();
-    let s = substrate(JetStreamSink::new(cluster.sink_config("outage")));
+    let s = substrate(JetStreamSink::new(fast_spill(
+        cluster.sink_config("outage"),
+    )));
     let cluster_ref = &mut cluster;
     let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -306,7 +321,7 @@ async fn a_publish_repeated_after_a_lost_ack_is_stored_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplete() {
     let mut cluster = Cluster::start();
-    let mut config = cluster.sink_config("full");
+    let mut config = fast_spill(cluster.sink_config("full"));
     config.journal_max_bytes = 4096;
     config.drain_timeout = Duration::from_secs(20);
     let s = substrate(JetStreamSink::new(config));

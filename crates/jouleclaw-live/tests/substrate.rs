@@ -299,8 +299,8 @@ async fn duplicate_and_bad_stream_ids_are_refused() {
     s.shutdown().await.unwrap();
 }
 
-const STREAMS: usize = 40;
-const WINDOWS: u64 = 12;
+const STREAMS: usize = 16;
+const WINDOWS: u64 = 8;
 
 #[tokio::test(start_paused = true)]
 async fn many_concurrent_streams_each_seal_complete_into_files() {

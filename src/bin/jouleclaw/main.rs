@@ -8,7 +8,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod audit;
 mod files;
+mod live;
 mod misc;
 mod out;
 mod receipt;
@@ -58,6 +60,12 @@ struct Cli {
 enum Cmd {
     /// Run a tick trace (spec/TICK-TRACE.md) through the pipeline; write signed receipts.
     Run(run::RunArgs),
+    /// Synthetic duplex calls in real time through the live substrate into files or NATS
+    /// JetStream (spec/LIVE.md).
+    Live(live::LiveArgs),
+    /// Read live receipts and seals back, verify every signature, check every stream's
+    /// completeness; exit 1 on any incomplete stream.
+    Audit(audit::AuditArgs),
     /// One receipt: decode, sign or verify.
     Receipt {
         #[command(subcommand)]
@@ -158,6 +166,8 @@ enum VectorsCmd {
 fn dispatch(cmd: Cmd) -> CmdResult {
     match cmd {
         Cmd::Run(args) => run::run(&args),
+        Cmd::Live(args) => live::live(&args),
+        Cmd::Audit(args) => audit::audit(&args),
         Cmd::Receipt { cmd } => match cmd {
             ReceiptCmd::Decode { file } => receipt::decode(&file),
             ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),
