@@ -262,6 +262,9 @@ fn nats_err(what: &str, e: impl core::fmt::Display) -> LiveError {
 /// Attempts to create or find the stream before the sink gives up.
 pub const CONNECT_ATTEMPTS: u32 = 30;
 
+/// Attempts per stored message before reading back fails.
+pub const READ_ATTEMPTS: u32 = 5;
+
 /// Connects and makes sure the stream exists (bounded retries: [`CONNECT_ATTEMPTS`]).
 pub async fn connect(
     config: &JetStreamConfig,
@@ -573,32 +576,69 @@ impl ReceiptSink for JetStreamSink {
 /// is kept once (a duplicate that escaped the duplicate window), with different bodies it is a
 /// problem of the stream.
 pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<Vec<StreamRecords>> {
-    let client = async_nats::ConnectOptions::new()
-        .connection_timeout(Duration::from_secs(5))
-        .connect(servers(&config.url)?)
-        .await
-        .map_err(|e| nats_err("connect", e))?;
+    // A cluster that just restarted may refuse or answer late: bounded waits and retries.
+    let client = tokio::time::timeout(
+        Duration::from_secs(30),
+        async_nats::ConnectOptions::new()
+            .retry_on_initial_connect()
+            .connection_timeout(Duration::from_secs(5))
+            .connect(servers(&config.url)?),
+    )
+    .await
+    .map_err(|_| nats_err("connect", "no server answered within 30 s"))?
+    .map_err(|e| nats_err("connect", e))?;
     let js = jetstream::new(client);
-    let mut stream = js
-        .get_stream(&config.stream)
-        .await
-        .map_err(|e| nats_err("stream", e))?;
-    let state = stream
-        .info()
-        .await
-        .map_err(|e| nats_err("info", e))?
-        .state
-        .clone();
+    let mut attempt = 0u32;
+    let (stream, state) = loop {
+        let got = async {
+            let mut stream = js
+                .get_stream(&config.stream)
+                .await
+                .map_err(|e| nats_err("stream", e))?;
+            let state = stream
+                .info()
+                .await
+                .map_err(|e| nats_err("info", e))?
+                .state
+                .clone();
+            Ok::<_, LiveError>((stream, state))
+        }
+        .await;
+        match got {
+            Ok(v) => break v,
+            Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(e),
+            Err(_) => {
+                attempt += 1;
+                tokio::time::sleep(backoff(config, attempt)).await;
+            }
+        }
+    };
     let want = only.map(escape_id);
     let mut per: std::collections::BTreeMap<String, Vec<(u64, DecodedBatch, Vec<u8>)>> =
         std::collections::BTreeMap::new();
     let mut problems: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     if state.messages > 0 {
         for seq in state.first_sequence..=state.last_sequence {
-            let msg = match stream.get_raw_message(seq).await {
-                Ok(m) => m,
-                Err(_) => continue,
+            let mut attempt = 0u32;
+            let msg = loop {
+                match stream.get_raw_message(seq).await {
+                    Ok(m) => break Some(m),
+                    // A deleted sequence number: nothing is stored there.
+                    Err(e)
+                        if e.kind() == jetstream::stream::RawMessageErrorKind::NoMessageFound =>
+                    {
+                        break None;
+                    }
+                    Err(e) if attempt >= READ_ATTEMPTS => {
+                        return Err(nats_err(&format!("reading stream sequence {seq}"), e));
+                    }
+                    Err(_) => {
+                        attempt += 1;
+                        tokio::time::sleep(backoff(config, attempt)).await;
+                    }
+                }
             };
+            let Some(msg) = msg else { continue };
             if want
                 .as_ref()
                 .is_some_and(|w| w.as_str() != msg.subject.as_str())

@@ -148,6 +148,23 @@ fn signer() -> Arc<SoftwareSigner> {
     Arc::new(SoftwareSigner::rfc8032_test_key())
 }
 
+/// Waits (bounded: 30 s) until the sink made a first batch durable, so that a failure
+/// injected next hits a running sink.
+async fn first_durable(s: &Substrate) {
+    for _ in 0..300 {
+        if s.sink_stats().batches_durable.load(Ordering::SeqCst) > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no batch became durable within 30 s");
+}
+
+/// Creates the JetStream stream before a run (bounded retries while the cluster elects).
+async fn ready(config: &JetStreamConfig) {
+    jouleclaw_live::jetstream::connect(config).await.unwrap();
+}
+
 fn substrate(sink: JetStreamSink) -> Substrate {
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
@@ -224,6 +241,7 @@ fn assert_all_complete(audits: &[jouleclaw_live::audit::StreamAudit], n: usize, 
 async fn many_concurrent_streams_all_complete_in_the_audit() {
     let t0 = std::time::Instant::now();
     let cluster = Cluster::start();
+    ready(&cluster.sink_config("main")).await;
     let s = substrate(JetStreamSink::new(cluster.sink_config("main")));
     let results = run_calls(&s, STREAMS, WINDOWS, async {}).await;
     eprintln!("calls done {:?}", t0.elapsed());
@@ -244,10 +262,12 @@ async fn many_concurrent_streams_all_complete_in_the_audit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_killed_mid_run_and_restarted_loses_nothing() {
     let mut cluster = Cluster::start();
+    ready(&cluster.sink_config("kill")).await;
     let s = substrate(JetStreamSink::new(cluster.sink_config("kill")));
+    let s2 = s.clone();
     let cluster_ref = &mut cluster;
     let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        first_durable(&s2).await;
         cluster_ref.kill_node(0);
         tokio::time::sleep(Duration::from_secs(2)).await;
         cluster_ref.start_node(0);
@@ -263,15 +283,18 @@ async fn a_node_killed_mid_run_and_restarted_loses_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_cluster_down_for_seconds_is_bridged_by_the_journal() {
     let mut cluster = Cluster::start();
+    ready(&cluster.sink_config("outage")).await;
     let s = substrate(JetStreamSink::new(fast_spill(
         cluster.sink_config("outage"),
     )));
+    let s2 = s.clone();
     let cluster_ref = &mut cluster;
     let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        first_durable(&s2).await;
         for i in 0..3 {
             cluster_ref.kill_node(i);
         }
+        eprintln!("cluster down");
         tokio::time::sleep(Duration::from_secs(3)).await;
         for i in 0..3 {
             cluster_ref.start_node(i);
@@ -282,7 +305,14 @@ async fn the_whole_cluster_down_for_seconds_is_bridged_by_the_journal() {
         assert_eq!(r.as_ref().unwrap().windows, SMALL_WINDOWS);
     }
     s.shutdown().await.unwrap();
-    assert!(s.sink_stats().journaled.load(Ordering::SeqCst) > 0);
+    let sk = s.sink_stats();
+    eprintln!(
+        "outage: retries={} journaled={} durable={}",
+        sk.retries.load(Ordering::SeqCst),
+        sk.journaled.load(Ordering::SeqCst),
+        sk.batches_durable.load(Ordering::SeqCst)
+    );
+    assert!(sk.journaled.load(Ordering::SeqCst) > 0);
     assert_all_complete(&audit_all(&cluster).await, SMALL_STREAMS, SMALL_WINDOWS);
 }
 
@@ -324,13 +354,16 @@ async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplet
     let mut config = fast_spill(cluster.sink_config("full"));
     config.journal_max_bytes = 4096;
     config.drain_timeout = Duration::from_secs(20);
+    ready(&config).await;
     let s = substrate(JetStreamSink::new(config));
+    let s2 = s.clone();
     let cluster_ref = &mut cluster;
     let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        first_durable(&s2).await;
         for i in 0..3 {
             cluster_ref.kill_node(i);
         }
+        eprintln!("cluster down");
         tokio::time::sleep(Duration::from_secs(4)).await;
         for i in 0..3 {
             cluster_ref.start_node(i);
