@@ -643,6 +643,9 @@ impl StreamHandle {
     /// Closes the stream: the open window closes, the final checkpoint is signed and handed to
     /// the sink. Later pushes are refused (`stream_closed`).
     pub async fn close(&self) -> Result<StreamSummary> {
+        if self.shared.closing.load(Ordering::SeqCst) {
+            return Err(self.closed());
+        }
         let (reply, rx) = oneshot::channel();
         self.verdict_tx
             .send(VerdictCmd::Close {

@@ -228,6 +228,7 @@ async fn closing_seals_the_stream_and_later_pushes_are_refused() {
     assert_eq!(summary.checkpoints, 3);
     let err = call.push(mic(5, 5 * WINDOW_NS)).unwrap_err();
     assert_eq!(err.code(), "stream_closed");
+    assert_eq!(call.close().await.unwrap_err().code(), "stream_closed");
     s.shutdown().await.unwrap();
     let all = drain(&mut rx);
     assert_eq!(all.len(), 3);
