@@ -149,6 +149,9 @@ pub struct SubstrateStats {
     pub streams_sealed: AtomicU64,
     /// Streams failed.
     pub streams_failed: AtomicU64,
+    /// Window closes on the clock deferred because a mint queue was full (the window then
+    /// closes at the stream's next tick of a later window or at its close).
+    pub closes_deferred: AtomicU64,
 }
 
 /// A signer shared by the mint shards.
@@ -208,9 +211,11 @@ enum VerdictCmd {
         key: u64,
         window_id: u64,
     },
+    /// Stops forwarding the stream's ticks; the handle then sends the mint shard its close
+    /// (so the verdict shard never waits on a full mint queue).
     Close {
         key: u64,
-        reply: oneshot::Sender<Result<StreamSummary>>,
+        reply: oneshot::Sender<Result<()>>,
     },
     Stop,
 }
@@ -453,6 +458,7 @@ impl Substrate {
         Ok(StreamHandle {
             shared,
             verdict_tx: vtx,
+            mint_tx: mtx,
             clock: inner.clock.clone(),
             substrate: Arc::downgrade(&self.inner),
         })
@@ -558,6 +564,7 @@ fn build_pipeline(
 pub struct StreamHandle {
     shared: Arc<StreamShared>,
     verdict_tx: mpsc::Sender<VerdictCmd>,
+    mint_tx: mpsc::Sender<MintCmd>,
     clock: Arc<dyn Clock>,
     substrate: std::sync::Weak<Inner>,
 }
@@ -649,6 +656,16 @@ impl StreamHandle {
         let (reply, rx) = oneshot::channel();
         self.verdict_tx
             .send(VerdictCmd::Close {
+                key: self.shared.key,
+                reply,
+            })
+            .await
+            .map_err(|_| self.closed())?;
+        rx.await.map_err(|_| self.closed())??;
+        // Every tick the verdict shard accepted is already in the mint queue, ahead of this.
+        let (reply, rx) = oneshot::channel();
+        self.mint_tx
+            .send(MintCmd::Close {
                 key: self.shared.key,
                 reply,
             })
@@ -778,21 +795,21 @@ impl VerdictShard {
                     if let Some(s) = self.streams.get_mut(&key) {
                         s.closed_through =
                             Some(s.closed_through.map_or(window_id, |c| c.max(window_id)));
-                        let _ = self
+                        // Never waits: under overload the close is deferred to the stream's
+                        // next tick of a later window or its close (counted).
+                        if self
                             .mint_for(key)
-                            .blocking_send(MintCmd::CloseDue { key, window_id });
+                            .try_send(MintCmd::CloseDue { key, window_id })
+                            .is_err()
+                        {
+                            self.stats.closes_deferred.fetch_add(1, Ordering::SeqCst);
+                        }
                     }
                 }
                 VerdictCmd::Close { key, reply } => match self.streams.remove(&key) {
                     Some(s) => {
                         s.shared.closing.store(true, Ordering::SeqCst);
-                        if self
-                            .mint_for(key)
-                            .blocking_send(MintCmd::Close { key, reply })
-                            .is_err()
-                        {
-                            s.shared.status.fail("the mint shard stopped");
-                        }
+                        let _ = reply.send(Ok(()));
                     }
                     None => {
                         let _ = reply.send(Err(LiveError::Config {
