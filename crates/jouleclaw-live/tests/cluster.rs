@@ -18,13 +18,15 @@ use jouleclaw_live::*;
 use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
 
 const STEWARD: &str = "did:example:steward";
-/// Streams and windows of the main scenario: the full 200 x 50 in an optimized build
-/// (`cargo test --release`), 200 x 10 in a debug build (unoptimized Ed25519 makes signing and
-/// the audit about fifty times slower).
-const STREAMS: usize = 200;
-const WINDOWS: u64 = if cfg!(debug_assertions) { 10 } else { 50 };
-/// Streams and windows of the failure scenarios.
-const SMALL_STREAMS: usize = 40;
+/// Optimized build (`cargo test --release`): the full scale.
+const FULL: bool = !cfg!(debug_assertions);
+/// Streams and windows of the main scenario: the 200 x 50 in an optimized build, 50 x
+/// 10 in a debug build (unoptimized Ed25519 makes signing and the audit tens of times slower).
+const STREAMS: usize = if FULL { 200 } else { 50 };
+const WINDOWS: u64 = if FULL { 50 } else { 10 };
+/// Streams and windows (200 ms each) of the failure scenarios: long enough for an outage of a
+/// few seconds in the middle.
+const SMALL_STREAMS: usize = if FULL { 40 } else { 16 };
 const SMALL_WINDOWS: u64 = 20;
 
 fn nats_server() -> PathBuf {
