@@ -9,6 +9,8 @@
 #![deny(missing_docs)]
 
 pub use jouleclaw_jcr1 as jcr1;
+#[cfg(feature = "live")]
+pub use jouleclaw_live as live;
 pub use jouleclaw_pipeline as pipeline;
 #[cfg(feature = "replay")]
 pub use jouleclaw_replay as replay;

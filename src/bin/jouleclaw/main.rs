@@ -8,7 +8,9 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod audit;
 mod files;
+mod live;
 mod misc;
 mod out;
 mod receipt;
@@ -62,6 +64,12 @@ enum Cmd {
     Run(run::RunArgs),
     /// A run's receipts as one self-contained HTML page (spec/REPORT.md); verifies each.
     Report(report::ReportArgs),
+    /// Synthetic duplex calls in real time through the live substrate into files or NATS
+    /// JetStream (spec/LIVE.md).
+    Live(live::LiveArgs),
+    /// Read live receipts and seals back, verify every signature, check every stream's
+    /// completeness; exit 1 on any incomplete stream.
+    Audit(audit::AuditArgs),
     /// One receipt: decode, sign or verify.
     Receipt {
         #[command(subcommand)]
@@ -168,6 +176,8 @@ fn dispatch(cmd: Cmd) -> CmdResult {
     match cmd {
         Cmd::Run(args) => run::run(&args),
         Cmd::Report(args) => report::report(&args),
+        Cmd::Live(args) => live::live(&args),
+        Cmd::Audit(args) => audit::audit(&args),
         Cmd::Receipt { cmd } => match cmd {
             ReceiptCmd::Decode { file } => receipt::decode(&file),
             ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Starts (or stops) a 3-node NATS JetStream cluster on loopback for `jouleclaw live` and
+# `jouleclaw audit`: client ports BASE, BASE+1, BASE+2; route ports BASE+10..12; file
+# storage under DIR. Usage: cluster.sh start DIR [BASE]   |   cluster.sh stop DIR
+set -eu
+cmd=${1:?start or stop}
+dir=${2:?folder}
+base=${3:-4222}
+server=$(command -v nats-server || echo /usr/sbin/nats-server)
+case "$cmd" in
+start)
+    mkdir -p "$dir"
+    routes="nats-route://127.0.0.1:$((base + 10)), nats-route://127.0.0.1:$((base + 11)), nats-route://127.0.0.1:$((base + 12))"
+    for i in 0 1 2; do
+        cat > "$dir/n$i.conf" <<CONF
+server_name: n$i
+listen: 127.0.0.1:$((base + i))
+jetstream { store_dir: "$dir/n$i" }
+cluster { name: jc, listen: 127.0.0.1:$((base + 10 + i)), routes: [$routes] }
+CONF
+        "$server" -c "$dir/n$i.conf" > "$dir/n$i.log" 2>&1 &
+        echo $! > "$dir/n$i.pid"
+    done
+    echo "nats://127.0.0.1:$base,nats://127.0.0.1:$((base + 1)),nats://127.0.0.1:$((base + 2))"
+    ;;
+stop)
+    for i in 0 1 2; do
+        if [ -f "$dir/n$i.pid" ]; then
+            kill "$(cat "$dir/n$i.pid")" 2>/dev/null || true
+            rm -f "$dir/n$i.pid"
+        fi
+    done
+    ;;
+*)
+    echo "usage: $0 start DIR [BASE] | stop DIR" >&2
+    exit 2
+    ;;
+esac

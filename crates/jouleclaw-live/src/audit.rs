@@ -1,0 +1,168 @@
+//! The auditor: reads receipts and seals back, verifies every signature on its own and checks
+//! each stream's completeness against its final seal.
+
+use std::path::Path;
+
+use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
+use jouleclaw_seal::{ReceiptEntry, check_stream, verify_checkpoint};
+
+use crate::error::{LiveError, Result};
+use crate::file::{PARTIAL_SUFFIX, RECEIPTS_CBOR, SEALS_CBOR};
+use crate::sink::unescape_id;
+
+/// One stream as read back: its receipts and checkpoints in stored order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StreamRecords {
+    /// The stream id the storage names (folder or subject).
+    pub stream_id: String,
+    /// The receipts' COSE_Sign1 bytes, in order.
+    pub receipts: Vec<Vec<u8>>,
+    /// The checkpoints' COSE_Sign1 bytes, in order.
+    pub seals: Vec<Vec<u8>>,
+    /// Whether the storage marks the stream sealed (a renamed folder; a final batch).
+    pub sealed: bool,
+    /// Problems found while reading (unreadable or malformed items).
+    pub read_problems: Vec<String>,
+}
+
+/// The verdict on one stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamAudit {
+    /// The stream.
+    pub stream_id: String,
+    /// Receipts read.
+    pub receipts: usize,
+    /// Receipts whose signature and payload verified.
+    pub verified: usize,
+    /// Checkpoints read.
+    pub checkpoints: usize,
+    /// Every problem: `code: sentence`.
+    pub problems: Vec<String>,
+}
+
+impl StreamAudit {
+    /// No problem at all: every receipt verified, the seals chain, the final seal covers
+    /// exactly the receipts in order.
+    pub fn is_complete(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Verifies one stream: every receipt with `jouleclaw_jcr1::cose::verify` (strict Ed25519,
+/// the receipt profile), every checkpoint with `verify_checkpoint`, then
+/// `jouleclaw_seal::check_stream` over the verified receipts and checkpoints.
+pub fn audit_stream(rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
+    let resolver = SingleKey::new(*key);
+    let mut problems = rec.read_problems.clone();
+    let mut entries = Vec::with_capacity(rec.receipts.len());
+    for (i, bytes) in rec.receipts.iter().enumerate() {
+        match cose::verify(bytes, &resolver) {
+            Ok(v) => entries.push(ReceiptEntry {
+                window_id: v.receipt.window_id,
+                content_hash: *v.content_hash.as_bytes(),
+                stream_id: v.receipt.stream_id,
+                steward: v.receipt.steward,
+            }),
+            Err(e) => problems.push(format!(
+                "unverifiable_receipt: receipt {i} does not verify: {e}"
+            )),
+        }
+    }
+    let mut checkpoints = Vec::with_capacity(rec.seals.len());
+    for (i, bytes) in rec.seals.iter().enumerate() {
+        match verify_checkpoint(bytes, key) {
+            Ok(c) => checkpoints.push(c),
+            Err(e) => problems.push(format!(
+                "unverifiable_seal: checkpoint {i} does not verify: {e}"
+            )),
+        }
+    }
+    if let Some(last) = checkpoints.last()
+        && last.seal.stream_id != rec.stream_id
+    {
+        problems.push(format!(
+            "misplaced_stream: stored as {:?} but sealed as {:?}",
+            rec.stream_id, last.seal.stream_id
+        ));
+    }
+    let report = check_stream(&entries, &checkpoints);
+    for p in &report.problems {
+        problems.push(format!("{}: {p}", p.code()));
+    }
+    if !rec.sealed {
+        problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
+    }
+    StreamAudit {
+        stream_id: rec.stream_id.clone(),
+        receipts: rec.receipts.len(),
+        verified: entries.len(),
+        checkpoints: rec.seals.len(),
+        problems,
+    }
+}
+
+fn split(bytes: &[u8], what: &str, problems: &mut Vec<String>) -> Vec<Vec<u8>> {
+    match cose::split_cbor_sequence(bytes) {
+        Ok(items) => items.into_iter().map(<[u8]>::to_vec).collect(),
+        Err(i) => {
+            problems.push(format!(
+                "malformed_file: {what} is not a CBOR sequence from item {i} on"
+            ));
+            Vec::new()
+        }
+    }
+}
+
+/// Reads one stream folder of a [`FileSink`](crate::FileSink). Missing files are problems of
+/// the stream, not errors.
+pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| LiveError::Malformed {
+            place: path.display().to_string(),
+            message: "not a stream folder name".to_owned(),
+        })?;
+    let (token, sealed) = match name.strip_suffix(PARTIAL_SUFFIX) {
+        Some(t) => (t, false),
+        None => (name, true),
+    };
+    let mut rec = StreamRecords {
+        stream_id: unescape_id(token).unwrap_or_else(|| token.to_owned()),
+        sealed,
+        ..StreamRecords::default()
+    };
+    if unescape_id(token).is_none() {
+        rec.read_problems.push(format!(
+            "malformed_name: {name:?} is not an escaped stream id"
+        ));
+    }
+    for (file, seals) in [(RECEIPTS_CBOR, false), (SEALS_CBOR, true)] {
+        match std::fs::read(path.join(file)) {
+            Ok(bytes) => {
+                let items = split(&bytes, file, &mut rec.read_problems);
+                if seals {
+                    rec.seals = items;
+                } else {
+                    rec.receipts = items;
+                }
+            }
+            Err(e) => rec.read_problems.push(format!("missing_file: {file}: {e}")),
+        }
+    }
+    Ok(rec)
+}
+
+/// The stream folders under a [`FileSink`](crate::FileSink)'s folder, sorted by name.
+pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+    let read = std::fs::read_dir(dir).map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
+    let mut out = Vec::new();
+    for entry in read {
+        let entry = entry.map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            out.push(entry.path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}

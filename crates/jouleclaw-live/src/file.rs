@@ -1,0 +1,150 @@
+//! [`FileSink`]: receipts and seals in files, one folder per stream.
+//!
+//! Layout under the sink's folder `DIR`, with `ID` = [`escape_id`](crate::escape_id) of the
+//! stream id:
+//!
+//! - `DIR/ID.partial/` while the stream is open, renamed atomically to `DIR/ID/` when the
+//!   final seal is durable;
+//! - `receipts.cbor`: the receipts' tagged COSE_Sign1, an RFC 8742 CBOR sequence in window
+//!   order; `receipts.jsonl`: their canonical JSON payloads, one a line, same order;
+//! - `seals.cbor`: the checkpoints' COSE_Sign1 in order; `inclusion.cbor`: one RFC 9942
+//!   inclusion receipt per receipt, same order.
+//!
+//! Each checkpoint's bytes are appended to the four files and each file is fsynced before the
+//! checkpoint counts as durable; at the final seal the folder is renamed and `DIR` fsynced.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::mpsc;
+
+use crate::clock::BoxFuture;
+use crate::error::{LiveError, Result};
+use crate::sink::{ReceiptSink, SinkBatch, SinkContext, escape_id};
+
+/// The file names of one stream's folder.
+pub const RECEIPTS_CBOR: &str = "receipts.cbor";
+/// The canonical JSON lines.
+pub const RECEIPTS_JSONL: &str = "receipts.jsonl";
+/// The checkpoints.
+pub const SEALS_CBOR: &str = "seals.cbor";
+/// The inclusion receipts.
+pub const INCLUSION_CBOR: &str = "inclusion.cbor";
+/// The suffix of an open stream's folder.
+pub const PARTIAL_SUFFIX: &str = ".partial";
+
+/// Writes receipts and seals to files under one folder.
+#[derive(Debug, Clone)]
+pub struct FileSink {
+    dir: PathBuf,
+}
+
+impl FileSink {
+    /// A sink writing under `dir` (created if absent).
+    pub fn new(dir: impl Into<PathBuf>) -> Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
+        Ok(Self { dir })
+    }
+}
+
+fn append(path: &Path, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| LiveError::io(&path.display().to_string(), &e))?;
+    for p in parts {
+        f.write_all(p)
+            .map_err(|e| LiveError::io(&path.display().to_string(), &e))?;
+    }
+    f.sync_all()
+        .map_err(|e| LiveError::io(&path.display().to_string(), &e))
+}
+
+/// Appends one batch; renames the folder at the final seal.
+pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
+    let id = escape_id(&batch.stream_id);
+    let partial = dir.join(format!("{id}{PARTIAL_SUFFIX}"));
+    let done = dir.join(&id);
+    if batch.seq == 0 {
+        if done.exists() {
+            return Err(LiveError::Sink {
+                code: "io",
+                message: format!("{} already holds a sealed stream", done.display()),
+            });
+        }
+        std::fs::create_dir_all(&partial)
+            .map_err(|e| LiveError::io(&partial.display().to_string(), &e))?;
+    }
+    append(
+        &partial.join(RECEIPTS_CBOR),
+        &mut batch.receipts.iter().map(|r| r.cose_sign1.as_slice()),
+    )?;
+    append(
+        &partial.join(RECEIPTS_JSONL),
+        &mut batch
+            .receipts
+            .iter()
+            .flat_map(|r| [r.payload.as_slice(), b"\n".as_slice()]),
+    )?;
+    append(
+        &partial.join(SEALS_CBOR),
+        &mut std::iter::once(batch.checkpoint.as_slice()),
+    )?;
+    append(
+        &partial.join(INCLUSION_CBOR),
+        &mut batch.inclusion.iter().map(|(_, r)| r.as_slice()),
+    )?;
+    if batch.is_final {
+        std::fs::rename(&partial, &done)
+            .map_err(|e| LiveError::io(&done.display().to_string(), &e))?;
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
+    }
+    Ok(())
+}
+
+impl ReceiptSink for FileSink {
+    fn describe(&self) -> String {
+        format!("file:{}", self.dir.display())
+    }
+
+    fn run(
+        self: Box<Self>,
+        mut batches: mpsc::Receiver<SinkBatch>,
+        ctx: SinkContext,
+    ) -> BoxFuture<'static, Result<()>> {
+        Box::pin(async move {
+            while let Some(batch) = batches.recv().await {
+                ctx.stats
+                    .batches_in
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if batch.status.failure().is_some() {
+                    continue;
+                }
+                let dir = self.dir.clone();
+                let (written, batch) = tokio::task::spawn_blocking(move || {
+                    let r = write_batch(&dir, &batch);
+                    (r, batch)
+                })
+                .await
+                .map_err(|e| LiveError::Sink {
+                    code: "io",
+                    message: format!("writer task: {e}"),
+                })?;
+                match written {
+                    Ok(()) => ctx.stats.record_durable(&batch, ctx.clock.now_ns()),
+                    Err(e) => {
+                        ctx.stats
+                            .streams_failed
+                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        batch.status.fail(&e.to_string());
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}

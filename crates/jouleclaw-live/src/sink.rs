@@ -1,0 +1,217 @@
+//! The receipt sink seam: what a stream hands over at each checkpoint, and the sinks' shared
+//! counters.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use tokio::sync::mpsc;
+
+use crate::clock::{BoxFuture, Clock};
+use crate::error::Result;
+
+/// One receipt as minted and signed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiptItem {
+    /// The receipt's window.
+    pub window_id: u64,
+    /// The tagged COSE_Sign1 bytes.
+    pub cose_sign1: Vec<u8>,
+    /// The canonical JSON payload (the receipt's `stream-window/1` bytes).
+    pub payload: Vec<u8>,
+}
+
+/// What a stream hands to its sink at one checkpoint: the receipts minted since the previous
+/// checkpoint, in window order, the signed checkpoint and the inclusion receipts of those
+/// receipts. One batch is one unit of durability.
+#[derive(Debug, Clone)]
+pub struct SinkBatch {
+    /// The stream.
+    pub stream_id: String,
+    /// Its steward.
+    pub steward: String,
+    /// The checkpoint's position in the stream (0, 1, ...).
+    pub seq: u64,
+    /// Whether this checkpoint seals the stream.
+    pub is_final: bool,
+    /// The receipts since the previous checkpoint.
+    pub receipts: Vec<ReceiptItem>,
+    /// The signed `stream-seal/1` checkpoint (tagged COSE_Sign1).
+    pub checkpoint: Vec<u8>,
+    /// `(window_id, RFC 9942 inclusion receipt)` per receipt of this batch.
+    pub inclusion: Vec<(u64, Vec<u8>)>,
+    /// The stream clock (substrate clock, ns) when the checkpoint was signed.
+    pub created_ns: u64,
+    /// The stream's status, which the sink updates.
+    pub status: Arc<StreamStatus>,
+}
+
+/// A stream's durability and failure state, shared by its handle, its workers and the sink.
+#[derive(Debug, Default)]
+pub struct StreamStatus {
+    failed: AtomicBool,
+    reason: Mutex<Option<String>>,
+    durable_checkpoints: AtomicU64,
+    durable_receipts: AtomicU64,
+    sealed_durable: AtomicBool,
+}
+
+impl StreamStatus {
+    /// Marks the stream failed (the first reason is kept).
+    pub fn fail(&self, reason: &str) {
+        if let Ok(mut r) = self.reason.lock()
+            && r.is_none()
+        {
+            *r = Some(reason.to_owned());
+        }
+        self.failed.store(true, Ordering::SeqCst);
+    }
+
+    /// Why the stream failed, if it did.
+    pub fn failure(&self) -> Option<String> {
+        if !self.failed.load(Ordering::SeqCst) {
+            return None;
+        }
+        self.reason
+            .lock()
+            .ok()
+            .and_then(|r| r.clone())
+            .or_else(|| Some("failed".to_owned()))
+    }
+
+    /// Records that a batch is durable.
+    pub fn durable(&self, batch: &SinkBatch) {
+        self.durable_checkpoints.fetch_add(1, Ordering::SeqCst);
+        self.durable_receipts
+            .fetch_add(batch.receipts.len() as u64, Ordering::SeqCst);
+        if batch.is_final {
+            self.sealed_durable.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Checkpoints durable so far.
+    pub fn durable_checkpoints(&self) -> u64 {
+        self.durable_checkpoints.load(Ordering::SeqCst)
+    }
+
+    /// Receipts durable so far.
+    pub fn durable_receipts(&self) -> u64 {
+        self.durable_receipts.load(Ordering::SeqCst)
+    }
+
+    /// Whether the final seal is durable.
+    pub fn sealed_durable(&self) -> bool {
+        self.sealed_durable.load(Ordering::SeqCst)
+    }
+}
+
+/// Counters every sink keeps (read by progress lines and summaries).
+#[derive(Debug, Default)]
+pub struct SinkStats {
+    /// Batches received from the streams.
+    pub batches_in: AtomicU64,
+    /// Batches durable (fsynced, or acknowledged by the cluster).
+    pub batches_durable: AtomicU64,
+    /// Receipts durable.
+    pub receipts_durable: AtomicU64,
+    /// Final seals durable.
+    pub seals_durable: AtomicU64,
+    /// Largest time from signing a checkpoint to its durability, ns.
+    pub max_lag_ns: AtomicU64,
+    /// Sum of those times, ns (mean = sum / batches_durable).
+    pub sum_lag_ns: AtomicU64,
+    /// Publish attempts that failed and were retried.
+    pub retries: AtomicU64,
+    /// Batches written to the local journal.
+    pub journaled: AtomicU64,
+    /// Bytes in the local journal now.
+    pub journal_bytes: AtomicU64,
+    /// Streams failed by the sink.
+    pub streams_failed: AtomicU64,
+}
+
+impl SinkStats {
+    /// Records a durable batch at clock time `now_ns`.
+    pub fn record_durable(&self, batch: &SinkBatch, now_ns: u64) {
+        let lag = now_ns.saturating_sub(batch.created_ns);
+        self.batches_durable.fetch_add(1, Ordering::SeqCst);
+        self.receipts_durable
+            .fetch_add(batch.receipts.len() as u64, Ordering::SeqCst);
+        if batch.is_final {
+            self.seals_durable.fetch_add(1, Ordering::SeqCst);
+        }
+        self.max_lag_ns.fetch_max(lag, Ordering::SeqCst);
+        self.sum_lag_ns.fetch_add(lag, Ordering::SeqCst);
+        batch.status.durable(batch);
+    }
+}
+
+/// What a sink gets besides its batches.
+#[derive(Clone)]
+pub struct SinkContext {
+    /// Shared counters.
+    pub stats: Arc<SinkStats>,
+    /// The substrate's clock (for lag).
+    pub clock: Arc<dyn Clock>,
+}
+
+/// A destination for receipts and seals. The substrate runs one sink task: `run` consumes the
+/// batches in the order the streams produced them (per stream: checkpoint order) until the
+/// channel closes, and returns an error only when the sink as a whole failed. A sink that
+/// cannot make one stream's batch durable fails that stream ([`StreamStatus::fail`]) loudly
+/// and goes on with the others.
+pub trait ReceiptSink: Send + 'static {
+    /// A short name for progress lines (`file:DIR`, `nats://...`).
+    fn describe(&self) -> String;
+    /// Consumes batches until `batches` closes.
+    fn run(
+        self: Box<Self>,
+        batches: mpsc::Receiver<SinkBatch>,
+        ctx: SinkContext,
+    ) -> BoxFuture<'static, Result<()>>;
+}
+
+/// Escapes an id into one NATS subject token and one file name: ASCII letters, digits, `-`
+/// and `_` stay; every other byte of the UTF-8 form is written `%XX` (upper-case hex). The
+/// result is never empty for a non-empty id, contains no `.`, `*`, `>`, `/` or whitespace,
+/// and `unescape_id` inverts it.
+pub fn escape_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push_str(&format!("{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The inverse of [`escape_id`]; `None` for a token it cannot have written.
+pub fn unescape_id(token: &str) -> Option<String> {
+    let bytes = token.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'%' {
+            let hex = token.get(i + 1..i + 3)?;
+            if hex.bytes().any(|c| c.is_ascii_lowercase()) {
+                return None;
+            }
+            let v = u8::from_str_radix(hex, 16).ok()?;
+            if v.is_ascii_alphanumeric() || v == b'-' || v == b'_' {
+                return None;
+            }
+            out.push(v);
+            i += 3;
+        } else if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+            out.push(b);
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    String::from_utf8(out).ok()
+}

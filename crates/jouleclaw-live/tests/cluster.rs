@@ -1,0 +1,389 @@
+//! Against a real 3-node NATS JetStream cluster (nats-server on loopback ports in a temporary
+//! folder, replicas 3, file storage), started and stopped by the tests. Real time; every loop
+//! bounded in count and time; no timing assertions. Needs `nats-server` on PATH or at
+//! /usr/sbin/nats-server; without it each test says so and fails.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_live::audit::audit_stream;
+use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink, read_back};
+use jouleclaw_live::*;
+use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
+
+const STEWARD: &str = "did:example:steward";
+/// Optimized build (`cargo test --release`): the full scale.
+const FULL: bool = !cfg!(debug_assertions);
+/// Streams and windows of the main scenario: the 200 x 50 in an optimized build, 50 x
+/// 10 in a debug build (unoptimized Ed25519 makes signing and the audit tens of times slower).
+const STREAMS: usize = if FULL { 200 } else { 50 };
+const WINDOWS: u64 = if FULL { 50 } else { 10 };
+/// Streams and windows (200 ms each) of the failure scenarios: long enough for an outage of a
+/// few seconds in the middle.
+const SMALL_STREAMS: usize = if FULL { 40 } else { 16 };
+const SMALL_WINDOWS: u64 = 20;
+
+fn nats_server() -> PathBuf {
+    for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
+        if Path::new(p).exists() {
+            return PathBuf::from(p);
+        }
+    }
+    PathBuf::from("nats-server")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Three nats-server processes; killed on drop.
+struct Cluster {
+    dir: tempfile::TempDir,
+    client_ports: Vec<u16>,
+    conf: Vec<PathBuf>,
+    nodes: Vec<Option<Child>>,
+}
+
+impl Cluster {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let client_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let route_ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+        let routes = route_ports
+            .iter()
+            .map(|p| format!("\"nats-route://127.0.0.1:{p}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut conf = Vec::new();
+        for i in 0..3 {
+            let store = dir.path().join(format!("n{i}"));
+            let text = format!(
+                "server_name: n{i}\nlisten: 127.0.0.1:{}\njetstream {{ store_dir: \"{}\" }}\ncluster {{ name: jc, listen: 127.0.0.1:{}, routes: [{routes}] }}\n",
+                client_ports[i],
+                store.display(),
+                route_ports[i]
+            );
+            let path = dir.path().join(format!("n{i}.conf"));
+            std::fs::write(&path, text).unwrap();
+            conf.push(path);
+        }
+        let mut c = Self {
+            dir,
+            client_ports,
+            conf,
+            nodes: vec![None, None, None],
+        };
+        for i in 0..3 {
+            c.start_node(i);
+        }
+        c
+    }
+
+    fn start_node(&mut self, i: usize) {
+        let log = std::fs::File::create(self.dir.path().join(format!("n{i}.log"))).unwrap();
+        let child = Command::new(nats_server())
+            .arg("-c")
+            .arg(&self.conf[i])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "cannot start nats-server ({}): {e}",
+                    nats_server().display()
+                )
+            });
+        self.nodes[i] = Some(child);
+    }
+
+    /// SIGKILL.
+    fn kill_node(&mut self, i: usize) {
+        if let Some(mut c) = self.nodes[i].take() {
+            c.kill().unwrap();
+            c.wait().unwrap();
+        }
+    }
+
+    fn url(&self) -> String {
+        self.client_ports
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn sink_config(&self, name: &str) -> JetStreamConfig {
+        let mut c =
+            JetStreamConfig::new(&self.url(), self.dir.path().join(format!("{name}.journal")));
+        c.replicas = 3;
+        c.ack_timeout = Duration::from_secs(2);
+        c.drain_timeout = Duration::from_secs(60);
+        c
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for i in 0..3 {
+            self.kill_node(i);
+        }
+    }
+}
+
+/// Spills to the journal after one failed attempt with a short ack timeout, so that an
+/// outage of a few seconds reaches the journal.
+fn fast_spill(mut c: JetStreamConfig) -> JetStreamConfig {
+    c.max_attempts = 1;
+    c.ack_timeout = Duration::from_millis(500);
+    c
+}
+
+fn signer() -> Arc<SoftwareSigner> {
+    Arc::new(SoftwareSigner::rfc8032_test_key())
+}
+
+/// Waits (bounded: 30 s) until the sink made a first batch durable, so that a failure
+/// injected next hits a running sink.
+async fn first_durable(s: &Substrate) {
+    for _ in 0..300 {
+        if s.sink_stats().batches_durable.load(Ordering::SeqCst) > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no batch became durable within 30 s");
+}
+
+/// Creates the JetStream stream before a run (bounded retries while the cluster elects).
+async fn ready(config: &JetStreamConfig) {
+    jouleclaw_live::jetstream::connect(config).await.unwrap();
+}
+
+fn substrate(sink: JetStreamSink) -> Substrate {
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    Substrate::start(c, Arc::new(TokioClock::system()), signer(), Box::new(sink)).unwrap()
+}
+
+/// One synthetic call: a mic tick per window, a barge-in every fourth window; returns the
+/// stream's summary or its error.
+async fn call(s: Substrate, id: String, windows: u64) -> Result<StreamSummary> {
+    let h = s.open_stream(&id)?;
+    let pushed = push_calls(&h, windows).await;
+    let closed = h.close().await;
+    pushed.and(closed)
+}
+
+async fn push_calls(h: &StreamHandle, windows: u64) -> Result<()> {
+    let w_ns = h.window_ns();
+    for w in 0..windows {
+        let target = w * w_ns + 1_000_000;
+        let now = h.now_ns();
+        if target > now {
+            tokio::time::sleep(Duration::from_nanos(target - now)).await;
+        }
+        let ts = h.now_ns().max(target);
+        let tw = ts / w_ns;
+        h.push(Tick::new(
+            tw,
+            duplex::MIC,
+            TickKind::Audio,
+            bytes::Bytes::from(vec![0u8; 320]),
+            ts,
+        ))?;
+        if w % 4 == 0 {
+            h.push(Tick::marker(tw, duplex::CONTROL, TickMarker::BargeIn, ts))?;
+        }
+    }
+    Ok(())
+}
+
+async fn run_calls(
+    s: &Substrate,
+    n: usize,
+    windows: u64,
+    during: impl std::future::Future<Output = ()>,
+) -> Vec<Result<StreamSummary>> {
+    let tasks: Vec<_> = (0..n)
+        .map(|i| tokio::spawn(call(s.clone(), format!("call.{i}/x"), windows)))
+        .collect();
+    during.await;
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out
+}
+
+async fn audit_all(cluster: &Cluster) -> Vec<jouleclaw_live::audit::StreamAudit> {
+    let recs = read_back(&cluster.sink_config("audit"), None)
+        .await
+        .unwrap();
+    let key = signer().verifying_key();
+    recs.iter().map(|r| audit_stream(r, &key)).collect()
+}
+
+fn assert_all_complete(audits: &[jouleclaw_live::audit::StreamAudit], n: usize, windows: u64) {
+    assert_eq!(audits.len(), n);
+    for a in audits {
+        assert!(a.is_complete(), "{}: {:?}", a.stream_id, a.problems);
+        assert_eq!(a.verified as u64, windows, "{}", a.stream_id);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_concurrent_streams_all_complete_in_the_audit() {
+    let cluster = Cluster::start();
+    ready(&cluster.sink_config("main")).await;
+    let s = substrate(JetStreamSink::new(cluster.sink_config("main")));
+    let results = run_calls(&s, STREAMS, WINDOWS, async {}).await;
+    s.shutdown().await.unwrap();
+    for r in &results {
+        assert_eq!(r.as_ref().unwrap().windows, WINDOWS);
+    }
+    assert_eq!(
+        s.sink_stats().seals_durable.load(Ordering::SeqCst),
+        STREAMS as u64
+    );
+    let audits = audit_all(&cluster).await;
+    assert_all_complete(&audits, STREAMS, WINDOWS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_mid_run_and_restarted_loses_nothing() {
+    let mut cluster = Cluster::start();
+    ready(&cluster.sink_config("kill")).await;
+    let s = substrate(JetStreamSink::new(cluster.sink_config("kill")));
+    let s2 = s.clone();
+    let cluster_ref = &mut cluster;
+    let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
+        first_durable(&s2).await;
+        cluster_ref.kill_node(0);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        cluster_ref.start_node(0);
+    })
+    .await;
+    for r in &results {
+        assert_eq!(r.as_ref().unwrap().windows, SMALL_WINDOWS);
+    }
+    s.shutdown().await.unwrap();
+    assert_all_complete(&audit_all(&cluster).await, SMALL_STREAMS, SMALL_WINDOWS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_cluster_down_for_seconds_is_bridged_by_the_journal() {
+    let mut cluster = Cluster::start();
+    ready(&cluster.sink_config("outage")).await;
+    let s = substrate(JetStreamSink::new(fast_spill(
+        cluster.sink_config("outage"),
+    )));
+    let s2 = s.clone();
+    let cluster_ref = &mut cluster;
+    let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
+        first_durable(&s2).await;
+        for i in 0..3 {
+            cluster_ref.kill_node(i);
+        }
+        eprintln!("cluster down");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        for i in 0..3 {
+            cluster_ref.start_node(i);
+        }
+    })
+    .await;
+    for r in &results {
+        assert_eq!(r.as_ref().unwrap().windows, SMALL_WINDOWS);
+    }
+    s.shutdown().await.unwrap();
+    let sk = s.sink_stats();
+    eprintln!(
+        "outage: retries={} journaled={} durable={}",
+        sk.retries.load(Ordering::SeqCst),
+        sk.journaled.load(Ordering::SeqCst),
+        sk.batches_durable.load(Ordering::SeqCst)
+    );
+    assert!(sk.journaled.load(Ordering::SeqCst) > 0);
+    assert_all_complete(&audit_all(&cluster).await, SMALL_STREAMS, SMALL_WINDOWS);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_publish_repeated_after_a_lost_ack_is_stored_once() {
+    let cluster = Cluster::start();
+    let config = cluster.sink_config("dup");
+    let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
+    let body = bytes::Bytes::from_static(b"not a batch, only bytes");
+    let id = jouleclaw_live::jetstream::message_id(&body);
+    // The first ack is dropped unread (lost); the retry carries the same content id.
+    for _ in 0..3 {
+        let publish = async_nats::jetstream::context::Publish::build()
+            .payload(body.clone())
+            .message_id(&id);
+        js.send_publish(config.subject(STEWARD, "dup"), publish)
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let mut stream = js.get_stream(&config.stream).await.unwrap();
+    assert_eq!(stream.info().await.unwrap().state.messages, 1);
+    // Its neighbour: other content is stored.
+    let publish = async_nats::jetstream::context::Publish::build()
+        .payload(bytes::Bytes::from_static(b"other"))
+        .message_id(jouleclaw_live::jetstream::message_id(b"other"));
+    js.send_publish(config.subject(STEWARD, "dup"), publish)
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    assert_eq!(stream.info().await.unwrap().state.messages, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplete() {
+    let mut cluster = Cluster::start();
+    let mut config = fast_spill(cluster.sink_config("full"));
+    config.journal_max_bytes = 4096;
+    config.drain_timeout = Duration::from_secs(20);
+    ready(&config).await;
+    let s = substrate(JetStreamSink::new(config));
+    let s2 = s.clone();
+    let cluster_ref = &mut cluster;
+    let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
+        first_durable(&s2).await;
+        for i in 0..3 {
+            cluster_ref.kill_node(i);
+        }
+        eprintln!("cluster down");
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        for i in 0..3 {
+            cluster_ref.start_node(i);
+        }
+    })
+    .await;
+    let failed: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err())
+        .map(|e| e.to_string())
+        .collect();
+    let _ = s.shutdown().await;
+    let failed_by_sink = s.sink_stats().streams_failed.load(Ordering::SeqCst);
+    assert!(failed_by_sink > 0);
+    assert!(
+        failed.is_empty() || failed.iter().any(|e| e.contains("journal")),
+        "{failed:?}"
+    );
+    let audits = audit_all(&cluster).await;
+    let incomplete = audits.iter().filter(|a| !a.is_complete()).count()
+        + SMALL_STREAMS.saturating_sub(audits.len());
+    assert!(incomplete > 0, "the audit found every stream complete");
+}

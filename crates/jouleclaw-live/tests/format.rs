@@ -1,0 +1,196 @@
+//! Id escaping, the JetStream message format, the latency histogram, and what the audit says
+//! about damaged or unsealed file storage.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_live::audit::{audit_stream, read_stream_dir};
+use jouleclaw_live::jetstream::{decode_batch, encode_batch, message_id};
+use jouleclaw_live::synth::Latency;
+use jouleclaw_live::*;
+use jouleclaw_stream::{Tick, TickKind, duplex};
+use proptest::prelude::*;
+
+#[test]
+fn ids_escape_into_one_safe_token() {
+    assert_eq!(escape_id("did:example:steward"), "did%3Aexample%3Asteward");
+    assert_eq!(escape_id("call.7/x"), "call%2E7%2Fx");
+    assert_eq!(escape_id("a b*>%"), "a%20b%2A%3E%25");
+    assert_eq!(escape_id("call-1_A"), "call-1_A");
+    assert_eq!(escape_id("é"), "%C3%A9");
+}
+
+#[test]
+fn unescape_refuses_tokens_escape_cannot_write() {
+    assert_eq!(unescape_id("call%2E7").as_deref(), Some("call.7"));
+    assert_eq!(unescape_id("call%2e7"), None, "lower-case hex");
+    assert_eq!(unescape_id("%41"), None, "an escaped letter");
+    assert_eq!(unescape_id("a.b"), None, "a raw dot");
+    assert_eq!(unescape_id("a%2"), None, "a cut escape");
+    assert_eq!(unescape_id("%FF"), None, "not UTF-8");
+}
+
+proptest! {
+    #[test]
+    fn escaping_round_trips_and_stays_in_the_safe_alphabet(s in "\\PC{0,40}") {
+        let t = escape_id(&s);
+        prop_assert!(t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'%'));
+        prop_assert_eq!(unescape_id(&t), Some(s));
+    }
+}
+
+fn batch(seq: u64, is_final: bool) -> SinkBatch {
+    SinkBatch {
+        stream_id: "call.1".into(),
+        steward: "did:example:steward".into(),
+        seq,
+        is_final,
+        receipts: vec![ReceiptItem {
+            window_id: 3,
+            cose_sign1: vec![0xd2, 1, 2],
+            payload: b"{}".to_vec(),
+        }],
+        checkpoint: vec![0xd2, 9],
+        inclusion: vec![(3, vec![7, 7])],
+        created_ns: 0,
+        status: Arc::new(StreamStatus::default()),
+    }
+}
+
+#[test]
+fn a_batch_message_round_trips_and_its_id_is_the_body_hash() {
+    let body = encode_batch(&batch(2, true)).unwrap();
+    let d = decode_batch(&body).unwrap();
+    assert_eq!(
+        (d.stream_id.as_str(), d.seq, d.is_final),
+        ("call.1", 2, true)
+    );
+    assert_eq!(d.receipts, vec![vec![0xd2, 1, 2]]);
+    assert_eq!(d.checkpoint, vec![0xd2, 9]);
+    assert_eq!(d.inclusion, vec![vec![7, 7]]);
+    assert_eq!(message_id(&body), blake3::hash(&body).to_hex().to_string());
+    // Other content, other id.
+    let other = encode_batch(&batch(3, true)).unwrap();
+    assert_ne!(message_id(&body), message_id(&other));
+}
+
+#[test]
+fn a_message_of_another_shape_is_refused() {
+    use ciborium::Value;
+    let mut body = Vec::new();
+    ciborium::into_writer(
+        &Value::Map(vec![(Value::Text("v".into()), Value::Integer(1.into()))]),
+        &mut body,
+    )
+    .unwrap();
+    assert_eq!(decode_batch(&body).unwrap_err().code(), "malformed");
+    assert_eq!(decode_batch(b"\xff").unwrap_err().code(), "malformed");
+    // Version 2 is refused.
+    let good = encode_batch(&batch(0, false)).unwrap();
+    let v: Value = ciborium::from_reader(good.as_slice()).unwrap();
+    let Value::Map(mut m) = v else { panic!() };
+    m[0].1 = Value::Integer(2.into());
+    let mut bad = Vec::new();
+    ciborium::into_writer(&Value::Map(m), &mut bad).unwrap();
+    assert_eq!(decode_batch(&bad).unwrap_err().code(), "malformed");
+}
+
+#[test]
+fn latency_quantiles_come_from_the_buckets() {
+    let l = Latency::default();
+    assert_eq!(l.quantile_us(0.99), 0);
+    for us in 1..=100u64 {
+        l.record(Duration::from_micros(us));
+    }
+    l.record(Duration::from_secs(1));
+    assert_eq!(l.count(), 101);
+    assert_eq!(l.quantile_us(0.5), 52);
+    assert_eq!(l.max_us(), 1_000_000);
+    assert_eq!(
+        l.quantile_us(1.0),
+        jouleclaw_live::synth::LATENCY_BUCKETS_US as u64
+    );
+}
+
+fn mic(w: u64, ts: u64) -> Tick {
+    Tick::new(
+        w,
+        duplex::MIC,
+        TickKind::Audio,
+        bytes::Bytes::from(vec![0u8; 320]),
+        ts,
+    )
+}
+
+// Real time: the first checkpoint is written by other threads while the test waits (bounded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = SubstrateConfig::new("did:example:steward");
+    c.checkpoint_every = 1;
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(dir.path()).unwrap()),
+    )
+    .unwrap();
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let call = s.open_stream("open/one").unwrap();
+    call.push(mic(0, 0)).unwrap();
+    // Bounded wait (at most 10 s) for the first checkpoint to be written.
+    for _ in 0..100 {
+        if s.sink_stats().batches_durable.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let partial = dir
+        .path()
+        .join(format!("{}.partial", escape_id("open/one")));
+    let rec = read_stream_dir(&partial).unwrap();
+    assert!(!rec.sealed);
+    let audit = audit_stream(&rec, &key);
+    assert!(
+        audit.problems.iter().any(|p| p.starts_with("unsealed")),
+        "{:?}",
+        audit.problems
+    );
+    assert!(
+        audit
+            .problems
+            .iter()
+            .any(|p| p.starts_with("no_final_seal")),
+        "{:?}",
+        audit.problems
+    );
+    call.close().await.unwrap();
+    s.shutdown().await.unwrap();
+    let sealed = dir.path().join(escape_id("open/one"));
+    assert!(!partial.exists());
+    let rec = read_stream_dir(&sealed).unwrap();
+    assert!(audit_stream(&rec, &key).is_complete());
+    // One flipped byte in the last receipt's signature.
+    let path = sealed.join(file::RECEIPTS_CBOR);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    std::fs::write(&path, bytes).unwrap();
+    let audit = audit_stream(&read_stream_dir(&sealed).unwrap(), &key);
+    assert!(
+        audit
+            .problems
+            .iter()
+            .any(|p| p.starts_with("unverifiable_receipt")),
+        "{:?}",
+        audit.problems
+    );
+    // A key that signed nothing here verifies nothing.
+    let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
+    let rec = read_stream_dir(&sealed).unwrap();
+    assert_eq!(audit_stream(&rec, &other).verified, 0);
+}

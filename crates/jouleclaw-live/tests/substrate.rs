@@ -1,0 +1,368 @@
+//! The runtime on tokio's paused clock: verdicts on the push path, windows closed on the
+//! clock, refusals counted, sealing, back-pressure, many streams. No sleeps but tokio time, no
+//! timing assertions.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_live::audit::{StreamRecords, audit_stream, read_stream_dir};
+use jouleclaw_live::*;
+use jouleclaw_stream::{Tick, TickMarker, duplex};
+use jouleclaw_stream_oracle::WindowVerdict;
+use tokio::sync::{mpsc, oneshot};
+
+const STEWARD: &str = "did:example:steward";
+const EPOCH: i64 = 1_780_617_600;
+const WINDOW_NS: u64 = 200_000_000;
+const GRACE_NS: u64 = 20_000_000;
+
+/// A sink that forwards every batch to the test (the seam under test, not a mock of a store).
+struct ChannelSink {
+    out: mpsc::UnboundedSender<SinkBatch>,
+    /// Holds every batch until this fires (back-pressure tests).
+    gate: Option<oneshot::Receiver<()>>,
+}
+
+impl ReceiptSink for ChannelSink {
+    fn describe(&self) -> String {
+        "channel".into()
+    }
+    fn run(
+        self: Box<Self>,
+        mut batches: mpsc::Receiver<SinkBatch>,
+        ctx: SinkContext,
+    ) -> BoxFuture<'static, Result<()>> {
+        Box::pin(async move {
+            if let Some(gate) = self.gate {
+                let _ = gate.await;
+            }
+            while let Some(b) = batches.recv().await {
+                ctx.stats.record_durable(&b, ctx.clock.now_ns());
+                let _ = self.out.send(b);
+            }
+            Ok(())
+        })
+    }
+}
+
+fn config() -> SubstrateConfig {
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.grace_ns = GRACE_NS;
+    c.checkpoint_every = 2;
+    c
+}
+
+fn start(
+    c: SubstrateConfig,
+    gate: Option<oneshot::Receiver<()>>,
+) -> (Substrate, mpsc::UnboundedReceiver<SinkBatch>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(EPOCH)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(ChannelSink { out: tx, gate }),
+    )
+    .unwrap();
+    (s, rx)
+}
+
+fn mic(w: u64, ts: u64) -> Tick {
+    Tick::new(
+        w,
+        duplex::MIC,
+        jouleclaw_stream::TickKind::Audio,
+        bytes::Bytes::from(vec![0u8; 320]),
+        ts,
+    )
+}
+
+async fn at(stream: &StreamHandle, ts_ns: u64) {
+    let now = stream.now_ns();
+    if ts_ns > now {
+        tokio::time::sleep(Duration::from_nanos(ts_ns - now)).await;
+    }
+}
+
+fn records(batches: &[SinkBatch], stream_id: &str) -> StreamRecords {
+    let mut r = StreamRecords {
+        stream_id: stream_id.into(),
+        ..StreamRecords::default()
+    };
+    for b in batches.iter().filter(|b| b.stream_id == stream_id) {
+        r.receipts
+            .extend(b.receipts.iter().map(|x| x.cose_sign1.clone()));
+        r.seals.push(b.checkpoint.clone());
+        r.sealed |= b.is_final;
+    }
+    r
+}
+
+fn drain(rx: &mut mpsc::UnboundedReceiver<SinkBatch>) -> Vec<SinkBatch> {
+    let mut out = Vec::new();
+    while let Ok(b) = rx.try_recv() {
+        out.push(b);
+    }
+    out
+}
+
+fn key() -> jouleclaw_jcr1::cose::PublicKey {
+    SoftwareSigner::rfc8032_test_key().verifying_key()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_barge_in_yields_on_its_push_and_subscribers_see_it() {
+    let (s, _rx) = start(config(), None);
+    let call = s.open_stream("call-1").unwrap();
+    let mut sub = call.subscribe();
+    assert_eq!(call.push(mic(0, 0)).unwrap(), None);
+    at(&call, 40_000_000).await;
+    let v = call
+        .push(Tick::marker(
+            0,
+            duplex::CONTROL,
+            TickMarker::BargeIn,
+            40_000_000,
+        ))
+        .unwrap();
+    assert_eq!(v, Some(WindowVerdict::Yield { seen_at: 0 }));
+    let event = sub.recv().await.unwrap();
+    assert_eq!((event.window_id, event.ts_ns), (0, 40_000_000));
+    assert_eq!(event.verdict, WindowVerdict::Yield { seen_at: 0 });
+    call.close().await.unwrap();
+    s.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn windows_close_on_the_clock_when_nothing_arrives() {
+    let mut c = config();
+    c.checkpoint_every = 1;
+    let (s, mut rx) = start(c, None);
+    let call = s.open_stream("quiet").unwrap();
+    call.push(mic(0, 0)).unwrap();
+    // Nothing else arrives; the window closes at its end plus the grace and its checkpoint
+    // reaches the sink while the stream is still open.
+    let batch = rx.recv().await.unwrap();
+    assert_eq!(batch.receipts.len(), 1);
+    assert_eq!(batch.receipts[0].window_id, 0);
+    assert!(!batch.is_final);
+    assert!(call.now_ns() >= WINDOW_NS + GRACE_NS);
+    let summary = call.close().await.unwrap();
+    assert_eq!((summary.windows, summary.checkpoints), (1, 2));
+    s.shutdown().await.unwrap();
+    let mut all = vec![batch];
+    all.extend(drain(&mut rx));
+    assert!(audit_stream(&records(&all, "quiet"), &key()).is_complete());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_late_tick_within_the_grace_is_taken_and_after_it_is_refused_and_counted() {
+    let (s, mut rx) = start(config(), None);
+    let call = s.open_stream("late").unwrap();
+    call.push(mic(0, 0)).unwrap();
+    at(&call, WINDOW_NS + GRACE_NS / 2).await;
+    // Stamped inside window 0, arriving inside the grace: taken.
+    call.push(mic(0, 150_000_000)).unwrap();
+    at(&call, WINDOW_NS + GRACE_NS).await;
+    let err = call.push(mic(0, 190_000_000)).unwrap_err();
+    assert_eq!(err.code(), "window_closed");
+    assert_eq!(call.refused(), 1);
+    assert_eq!(
+        s.stats()
+            .refused_closed
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1
+    );
+    let summary = call.close().await.unwrap();
+    assert_eq!(
+        (summary.accepted, summary.refused, summary.refused_closed),
+        (2, 1, 1)
+    );
+    s.shutdown().await.unwrap();
+    let all = drain(&mut rx);
+    // Window 0 holds exactly the two taken ticks; nothing went to another window.
+    let payload = String::from_utf8(all[0].receipts[0].payload.clone()).unwrap();
+    assert!(payload.contains("\"tick_count\":2"), "{payload}");
+    assert!(audit_stream(&records(&all, "late"), &key()).is_complete());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tick_of_an_earlier_window_after_a_later_one_is_refused() {
+    let (s, _rx) = start(config(), None);
+    let call = s.open_stream("order").unwrap();
+    at(&call, WINDOW_NS + 1_000_000).await;
+    call.push(mic(1, WINDOW_NS + 1_000_000)).unwrap();
+    let err = call.push(mic(0, 100_000_000)).unwrap_err();
+    assert_eq!(err.code(), "window_closed");
+    // Its neighbour: the same window is still open.
+    call.push(mic(1, WINDOW_NS + 2_000_000)).unwrap();
+    call.close().await.unwrap();
+    s.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tick_from_the_future_is_refused() {
+    let (s, _rx) = start(config(), None);
+    let call = s.open_stream("future").unwrap();
+    let err = call.push(mic(1, WINDOW_NS + 1)).unwrap_err();
+    assert_eq!(err.code(), "tick_from_future");
+    call.push(mic(0, GRACE_NS)).unwrap();
+    call.close().await.unwrap();
+    s.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_seals_the_stream_and_later_pushes_are_refused() {
+    let (s, mut rx) = start(config(), None);
+    let call = s.open_stream("sealed").unwrap();
+    for w in 0..5u64 {
+        at(&call, w * WINDOW_NS).await;
+        call.push(mic(w, w * WINDOW_NS)).unwrap();
+    }
+    let summary = call.close().await.unwrap();
+    assert_eq!(summary.windows, 5);
+    // Every 2 windows, then the final one: 0-1, 2-3, 4 (final).
+    assert_eq!(summary.checkpoints, 3);
+    let err = call.push(mic(5, 5 * WINDOW_NS)).unwrap_err();
+    assert_eq!(err.code(), "stream_closed");
+    assert_eq!(call.close().await.unwrap_err().code(), "stream_closed");
+    s.shutdown().await.unwrap();
+    let all = drain(&mut rx);
+    assert_eq!(all.len(), 3);
+    assert!(all[2].is_final && !all[1].is_final);
+    let audit = audit_stream(&records(&all, "sealed"), &key());
+    assert!(audit.is_complete(), "{:?}", audit.problems);
+    assert_eq!(audit.verified, 5);
+    // The audit notices a dropped receipt.
+    let mut cut = records(&all, "sealed");
+    cut.receipts.remove(2);
+    let audit = audit_stream(&cut, &key());
+    assert!(
+        audit
+            .problems
+            .iter()
+            .any(|p| p.starts_with("missing_window")),
+        "{:?}",
+        audit.problems
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_queue_refuses_pushes_as_overloaded_and_counts_them() {
+    let mut c = config();
+    c.checkpoint_every = 1;
+    c.sink_queue = 1;
+    c.mint_queue = 2;
+    c.mint_shards = 1;
+    c.verdict_shards = 1;
+    let (gate_tx, gate_rx) = oneshot::channel();
+    let (s, mut rx) = start(c, Some(gate_rx));
+    let call = s.open_stream("busy").unwrap();
+    let mut overloaded = 0;
+    let mut accepted = 0u64;
+    // Bounded: at most 200 windows.
+    for w in 0..200u64 {
+        at(&call, w * WINDOW_NS).await;
+        match call.push(mic(w, w * WINDOW_NS)) {
+            Ok(_) => accepted += 1,
+            Err(e) => {
+                assert_eq!(e.code(), "overloaded");
+                overloaded += 1;
+                break;
+            }
+        }
+    }
+    assert_eq!(overloaded, 1);
+    assert!(
+        s.stats()
+            .refused_overloaded
+            .load(std::sync::atomic::Ordering::SeqCst)
+            >= 1
+    );
+    gate_tx.send(()).unwrap();
+    let summary = call.close().await.unwrap();
+    assert_eq!(summary.accepted, accepted);
+    s.shutdown().await.unwrap();
+    let all = drain(&mut rx);
+    assert!(audit_stream(&records(&all, "busy"), &key()).is_complete());
+}
+
+#[tokio::test(start_paused = true)]
+async fn duplicate_and_bad_stream_ids_are_refused() {
+    let (s, _rx) = start(config(), None);
+    let call = s.open_stream("one").unwrap();
+    assert_eq!(s.open_stream("one").unwrap_err().code(), "duplicate_stream");
+    assert_eq!(s.open_stream("").unwrap_err().code(), "pipeline_refused");
+    call.close().await.unwrap();
+    s.shutdown().await.unwrap();
+}
+
+const STREAMS: usize = 16;
+const WINDOWS: u64 = 8;
+
+#[tokio::test(start_paused = true)]
+async fn many_concurrent_streams_each_seal_complete_into_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Substrate::start(
+        config(),
+        Arc::new(TokioClock::new(EPOCH)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(dir.path()).unwrap()),
+    )
+    .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..STREAMS {
+        let call = s.open_stream(&format!("call/{i}")).unwrap();
+        // Two producer tasks per call: mic and control.
+        let mic_task = {
+            let call = call.clone();
+            tokio::spawn(async move {
+                for w in 0..WINDOWS {
+                    at(&call, w * WINDOW_NS + 1).await;
+                    call.push(mic(w, w * WINDOW_NS + 1)).unwrap();
+                }
+            })
+        };
+        let ctl_task = {
+            let call = call.clone();
+            tokio::spawn(async move {
+                for w in (0..WINDOWS).step_by(3) {
+                    let ts = w * WINDOW_NS + 50_000_000;
+                    at(&call, ts).await;
+                    let v = call
+                        .push(Tick::marker(w, duplex::CONTROL, TickMarker::BargeIn, ts))
+                        .unwrap();
+                    assert!(matches!(v, Some(WindowVerdict::Yield { .. })));
+                }
+            })
+        };
+        tasks.push(tokio::spawn(async move {
+            mic_task.await.unwrap();
+            ctl_task.await.unwrap();
+            call.close().await.unwrap()
+        }));
+    }
+    for t in tasks {
+        let summary = t.await.unwrap();
+        assert_eq!(summary.windows, WINDOWS);
+        assert_eq!(summary.refused, 0);
+    }
+    s.shutdown().await.unwrap();
+    let dirs = jouleclaw_live::audit::stream_dirs(dir.path()).unwrap();
+    assert_eq!(dirs.len(), STREAMS);
+    for d in dirs {
+        let rec = read_stream_dir(&d).unwrap();
+        assert!(rec.sealed, "{}", d.display());
+        let audit = audit_stream(&rec, &key());
+        assert!(
+            audit.is_complete(),
+            "{}: {:?}",
+            audit.stream_id,
+            audit.problems
+        );
+        assert_eq!(audit.verified as u64, WINDOWS);
+    }
+}

@@ -1,0 +1,110 @@
+//! `jouleclaw audit`: read live receipts and seals back (files or JetStream), verify every
+//! signature and check every stream's completeness (spec/LIVE.md).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use jouleclaw_live::audit::{StreamAudit, audit_stream, read_stream_dir, stream_dirs};
+use jouleclaw_live::jetstream::{JetStreamConfig, read_back};
+
+use crate::out::say;
+use crate::receipt::read_public_key;
+use crate::{CmdResult, Failure};
+
+/// Arguments of `jouleclaw audit`.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["dir", "nats"])))]
+pub(crate) struct AuditArgs {
+    /// The public key file the receipts and seals must verify under.
+    #[arg(long = "pub", value_name = "PUBFILE")]
+    public: PathBuf,
+    /// A `jouleclaw live --sink file:DIR` folder.
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// A NATS server (`nats://HOST:PORT`, several separated by commas).
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// Only this stream id.
+    #[arg(long = "stream", value_name = "ID", conflicts_with = "all")]
+    stream: Option<String>,
+    /// Every stream (the default).
+    #[arg(long)]
+    all: bool,
+    /// The JetStream stream's name.
+    #[arg(long = "js-stream", default_value = "JOULECLAW")]
+    js_stream: String,
+    /// The subject prefix.
+    #[arg(long, default_value = "jouleclaw")]
+    prefix: String,
+}
+
+fn report(audits: &[StreamAudit]) -> CmdResult {
+    let mut bad = 0usize;
+    for a in audits {
+        if a.is_complete() {
+            say!(
+                "complete    {}  receipts={} checkpoints={}",
+                a.stream_id,
+                a.receipts,
+                a.checkpoints
+            );
+        } else {
+            bad += 1;
+            say!(
+                "INCOMPLETE  {}  receipts={} verified={} checkpoints={}",
+                a.stream_id,
+                a.receipts,
+                a.verified,
+                a.checkpoints
+            );
+            for p in &a.problems {
+                say!("    {p}");
+            }
+        }
+    }
+    say!(
+        "{} streams: {} complete, {} incomplete",
+        audits.len(),
+        audits.len() - bad,
+        bad
+    );
+    if bad > 0 {
+        return Err(Failure::Refused(format!("{bad} streams incomplete")));
+    }
+    if audits.is_empty() {
+        return Err(Failure::Refused("no stream found".into()));
+    }
+    Ok(())
+}
+
+/// Runs `jouleclaw audit`.
+pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
+    let key = read_public_key(&args.public)?;
+    let only = args.stream.as_deref();
+    if let Some(dir) = &args.dir {
+        let mut audits = Vec::new();
+        for d in stream_dirs(dir).map_err(|e| Failure::io(dir, e))? {
+            let rec = read_stream_dir(&d).map_err(|e| Failure::io(&d, e))?;
+            if only.is_some_and(|id| id != rec.stream_id) {
+                continue;
+            }
+            audits.push(audit_stream(&rec, &key));
+        }
+        return report(&audits);
+    }
+    let Some(url) = &args.nats else {
+        return Err(Failure::Usage("give --dir or --nats".into()));
+    };
+    let mut config = JetStreamConfig::new(url, std::env::temp_dir().join("jouleclaw-audit.unused"));
+    config.stream = args.js_stream.clone();
+    config.prefix = args.prefix.clone();
+    let rt = jouleclaw_live::tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
+    let records = rt
+        .block_on(read_back(&config, only))
+        .map_err(|e| Failure::Usage(format!("{url}: {e}")))?;
+    let audits: Vec<StreamAudit> = records.iter().map(|r| audit_stream(r, &key)).collect();
+    report(&audits)
+}

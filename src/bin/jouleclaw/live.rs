@@ -1,0 +1,282 @@
+//! `jouleclaw live`: N synthetic duplex calls in real time through the live substrate into a
+//! file folder or a NATS JetStream cluster (spec/LIVE.md).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use jouleclaw_jcr1::cose::{self, Signer, SoftwareSigner};
+use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink};
+use jouleclaw_live::synth::{Latency, synthetic_call};
+use jouleclaw_live::{FileSink, ReceiptSink, Substrate, SubstrateConfig, TokioClock};
+
+use crate::out::{say, tell};
+use crate::receipt::read_secret_key;
+use crate::{CmdResult, Failure};
+
+/// Arguments of `jouleclaw live`.
+#[derive(Args, Debug)]
+pub(crate) struct LiveArgs {
+    /// Concurrent synthetic calls.
+    #[arg(long, default_value_t = 10)]
+    streams: usize,
+    /// How long each call lasts, in seconds.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Where receipts go: `file:DIR` or `nats://HOST:PORT` (several separated by commas).
+    #[arg(long, default_value = "file:live-out")]
+    sink: String,
+    /// The secret key file to sign with (default: a new key; its public key is written to
+    /// --pub-out).
+    #[arg(long, value_name = "KEYFILE")]
+    key: Option<PathBuf>,
+    /// Where to write the public key (default: DIR/signer.pub for a file sink, live-signer.pub
+    /// for NATS). Refuses to overwrite.
+    #[arg(long, value_name = "PUBFILE")]
+    pub_out: Option<PathBuf>,
+    /// The receipts' steward.
+    #[arg(long, default_value = "did:example:live")]
+    steward: String,
+    /// Prefix of the stream ids (`PREFIX-0`, `PREFIX-1`, ...; default `run-<unix second>`).
+    #[arg(long)]
+    prefix: Option<String>,
+    /// A checkpoint every this many windows (25 = 5 s of 200 ms windows).
+    #[arg(long, default_value_t = 25)]
+    checkpoint_every: u64,
+    /// Grace for late ticks after a window's end, in ms.
+    #[arg(long, default_value_t = 20)]
+    grace_ms: u64,
+    /// Every Nth call ignores its barge-ins (0: none).
+    #[arg(long, default_value_t = 4)]
+    ignore_every: usize,
+    /// Verdict shards and mint shards (threads) each.
+    #[arg(long, default_value_t = 2)]
+    shards: usize,
+    /// JetStream replicas when the stream is created.
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
+    /// The store-and-forward journal file (NATS only).
+    #[arg(long, default_value = "live-journal.bin")]
+    journal: PathBuf,
+    /// The journal's bound in MiB.
+    #[arg(long, default_value_t = 64)]
+    journal_mib: u64,
+}
+
+fn write_pub(path: &std::path::Path, signer: &SoftwareSigner) -> CmdResult {
+    use std::io::Write as _;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| Failure::io(path, e))?;
+    f.write_all(cose::public_key_text(&signer.verifying_key()).as_bytes())
+        .map_err(|e| Failure::io(path, e))
+}
+
+/// Runs `jouleclaw live`.
+pub(crate) fn live(args: &LiveArgs) -> CmdResult {
+    if args.streams == 0 || args.seconds == 0 {
+        return Err(Failure::Usage(
+            "--streams and --seconds must be at least 1".into(),
+        ));
+    }
+    let sink: Box<dyn ReceiptSink> = if let Some(dir) = args.sink.strip_prefix("file:") {
+        Box::new(FileSink::new(dir).map_err(|e| Failure::Usage(e.to_string()))?)
+    } else if args.sink.starts_with("nats://") {
+        let mut c = JetStreamConfig::new(&args.sink, &args.journal);
+        c.replicas = args.replicas;
+        c.journal_max_bytes = args.journal_mib << 20;
+        Box::new(JetStreamSink::new(c))
+    } else {
+        return Err(Failure::Usage(format!(
+            "--sink {:?}: give file:DIR or nats://HOST:PORT",
+            args.sink
+        )));
+    };
+    let signer = match &args.key {
+        Some(k) => read_secret_key(k)?,
+        None => {
+            let s = SoftwareSigner::generate();
+            let path =
+                args.pub_out
+                    .clone()
+                    .unwrap_or_else(|| match args.sink.strip_prefix("file:") {
+                        Some(dir) => PathBuf::from(dir).join("signer.pub"),
+                        None => PathBuf::from("live-signer.pub"),
+                    });
+            write_pub(&path, &s)?;
+            tell!("public key: {}", path.display());
+            s
+        }
+    };
+    let prefix = args.prefix.clone().unwrap_or_else(|| {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        format!("run-{now}")
+    });
+    let rt = jouleclaw_live::tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
+    rt.block_on(run(args, sink, Arc::new(signer), &prefix))
+}
+
+async fn run(
+    args: &LiveArgs,
+    sink: Box<dyn ReceiptSink>,
+    signer: Arc<SoftwareSigner>,
+    prefix: &str,
+) -> CmdResult {
+    let describe = sink.describe();
+    let mut config = SubstrateConfig::new(&args.steward);
+    config.checkpoint_every = args.checkpoint_every;
+    config.grace_ns = args.grace_ms * 1_000_000;
+    config.verdict_shards = args.shards.max(1);
+    config.mint_shards = args.shards.max(1);
+    config.max_streams = args.streams;
+    let s = Substrate::start(config, Arc::new(TokioClock::system()), signer, sink)
+        .map_err(|e| Failure::Usage(e.to_string()))?;
+    let push = Arc::new(Latency::default());
+    let yields = Arc::new(Latency::default());
+    let windows = args.seconds * 1000 / 200;
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(args.streams);
+    for i in 0..args.streams {
+        let h = s
+            .open_stream(&format!("{prefix}-{i}"))
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        let ignores = args.ignore_every > 0 && i % args.ignore_every == args.ignore_every - 1;
+        let (push, yields) = (push.clone(), yields.clone());
+        tasks.push(jouleclaw_live::tokio::spawn(async move {
+            let r = synthetic_call(&h, windows, ignores, &push, &yields).await;
+            let closed = h.close().await;
+            (r, closed, h.status().clone())
+        }));
+    }
+    tell!(
+        "live: {} calls of {} s into {describe}, stream ids {prefix}-0..{}",
+        args.streams,
+        args.seconds,
+        args.streams - 1
+    );
+    let progress = {
+        let s = s.clone();
+        let push = push.clone();
+        jouleclaw_live::tokio::spawn(async move {
+            let mut every = jouleclaw_live::tokio::time::interval(Duration::from_secs(1));
+            every.tick().await;
+            loop {
+                every.tick().await;
+                let st = s.stats();
+                let sk = s.sink_stats();
+                tell!(
+                    "  {:>4.0}s  open={} windows={} checkpoints={} durable={} journal={}B refused={} push p99={}us",
+                    started.elapsed().as_secs_f64(),
+                    s.open_streams(),
+                    st.windows.load(Ordering::Relaxed),
+                    st.checkpoints.load(Ordering::Relaxed),
+                    sk.batches_durable.load(Ordering::Relaxed),
+                    sk.journal_bytes.load(Ordering::Relaxed),
+                    st.refused.load(Ordering::Relaxed),
+                    push.quantile_us(0.99)
+                );
+            }
+        })
+    };
+    let mut failed = Vec::new();
+    let mut statuses = Vec::new();
+    for t in tasks {
+        match t.await {
+            Ok((r, closed, status)) => {
+                if let Err(e) = r {
+                    failed.push(e.to_string());
+                }
+                if let Err(e) = closed {
+                    failed.push(e.to_string());
+                }
+                statuses.push(status);
+            }
+            Err(e) => failed.push(format!("call task: {e}")),
+        }
+    }
+    let calls_done = started.elapsed();
+    let shut = s.shutdown().await;
+    progress.abort();
+    let drained = started.elapsed();
+    let st = s.stats();
+    let sk = s.sink_stats();
+    for status in &statuses {
+        if let Some(reason) = status.failure() {
+            failed.push(reason);
+        }
+    }
+    let durable = sk.batches_durable.load(Ordering::Relaxed);
+    let lag_mean_ms = sk.sum_lag_ns.load(Ordering::Relaxed) as f64 / durable.max(1) as f64 / 1e6;
+    let secs = calls_done.as_secs_f64();
+    say!("sink        {describe}");
+    say!(
+        "streams     {} opened, {} sealed durable, {} failed",
+        st.streams_opened.load(Ordering::Relaxed),
+        sk.seals_durable.load(Ordering::Relaxed),
+        failed.len()
+    );
+    say!(
+        "windows     {} ({:.0}/s)",
+        st.windows.load(Ordering::Relaxed),
+        st.windows.load(Ordering::Relaxed) as f64 / secs
+    );
+    say!(
+        "receipts    {} durable ({:.0}/s)",
+        sk.receipts_durable.load(Ordering::Relaxed),
+        sk.receipts_durable.load(Ordering::Relaxed) as f64 / secs
+    );
+    say!(
+        "checkpoints {} signed, {} durable ({:.1}/s), {} journaled, {} retries",
+        st.checkpoints.load(Ordering::Relaxed),
+        durable,
+        durable as f64 / secs,
+        sk.journaled.load(Ordering::Relaxed),
+        sk.retries.load(Ordering::Relaxed)
+    );
+    say!(
+        "ticks       {} accepted, {} refused ({} window closed, {} overloaded)",
+        st.accepted.load(Ordering::Relaxed),
+        st.refused.load(Ordering::Relaxed),
+        st.refused_closed.load(Ordering::Relaxed),
+        st.refused_overloaded.load(Ordering::Relaxed)
+    );
+    say!(
+        "push        p50 {} us, p99 {} us, max {} us ({} pushes)",
+        push.quantile_us(0.5),
+        push.quantile_us(0.99),
+        push.max_us(),
+        push.count()
+    );
+    say!(
+        "tick-to-yield p50 {} us, p99 {} us, max {} us ({} yields)",
+        yields.quantile_us(0.5),
+        yields.quantile_us(0.99),
+        yields.max_us(),
+        yields.count()
+    );
+    say!(
+        "sink lag    mean {:.1} ms, max {:.1} ms; drain after the calls {:.1} s",
+        lag_mean_ms,
+        sk.max_lag_ns.load(Ordering::Relaxed) as f64 / 1e6,
+        (drained - calls_done).as_secs_f64()
+    );
+    if let Err(e) = shut {
+        failed.push(e.to_string());
+    }
+    if !failed.is_empty() {
+        for f in failed.iter().take(10) {
+            tell!("  failed: {f}");
+        }
+        return Err(Failure::Refused(format!("{} failures", failed.len())));
+    }
+    Ok(())
+}
