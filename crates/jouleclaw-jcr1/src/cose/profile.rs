@@ -314,25 +314,8 @@ fn cwt_claims(h: &Header) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cose::sign::tests::receipt;
     use crate::cose::{SoftwareSigner, sign_receipt};
-    use crate::receipt::StreamWindowReceipt;
-
-    fn receipt(steward: &str, stream_id: &str, window_id: u64) -> StreamWindowReceipt {
-        StreamWindowReceipt {
-            closed_at: crate::UtcSecond::from_unix(1_780_617_600).unwrap(),
-            steward: steward.into(),
-            stream_id: stream_id.into(),
-            window_id,
-            window_hash: blake3::Hash::from_bytes([0xaa; 32]),
-            tick_count: 4,
-            inbound_bytes: 6400,
-            outbound_bytes: 4800,
-            joules_uj: 350,
-            energy_provenance: crate::EnergyProvenance::Estimator,
-            verdict: jouleclaw_stream_oracle::WindowVerdict::pass_by("always-pass-stream"),
-            conservation: jouleclaw_stream::WindowConservationFinding::Conforming,
-        }
-    }
 
     /// The direct reader may only take inputs the general path accepts, with the same fields.
     #[test]

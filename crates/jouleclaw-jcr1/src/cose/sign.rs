@@ -176,11 +176,12 @@ pub fn sign_payload(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::cose::profile::protected_header;
 
-    fn receipt(steward: &str, stream_id: &str, window_id: u64) -> StreamWindowReceipt {
+    /// A receipt of the test fixture, for this module's and the profile reader's tests.
+    pub(crate) fn receipt(steward: &str, stream_id: &str, window_id: u64) -> StreamWindowReceipt {
         StreamWindowReceipt {
             closed_at: crate::UtcSecond::from_unix(1_780_617_600).unwrap(),
             steward: steward.into(),
