@@ -140,7 +140,10 @@ impl fmt::Display for StreamError {
                 write!(f, "channel id {channel_id} is declared twice")
             }
             Self::WindowSpanOverflow { window_id } => {
-                write!(f, "window {window_id} does not fit in u64 nanoseconds")
+                write!(
+                    f,
+                    "window {window_id} does not end at or below 2^53 ns (every value in its JSON must be a safe integer)"
+                )
             }
             Self::WindowMismatch { expected, got } => {
                 write!(f, "tick for window {got} pushed into window {expected}")
