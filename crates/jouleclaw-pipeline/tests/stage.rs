@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bytes::Bytes;
 use jouleclaw_jcr1::Estimator;
@@ -13,7 +14,8 @@ use jouleclaw_stream_oracle::WindowVerdict;
 
 /// Turns every text tick on the ASR channel into the tick `make` builds from it; counts calls.
 struct Echo {
-    seen: Vec<u32>,
+    /// Ticks the stage was fed, shared with the test.
+    seen: Arc<AtomicUsize>,
     make: fn(&Tick) -> Tick,
 }
 
@@ -23,7 +25,7 @@ impl Stage for Echo {
     }
 
     fn on_tick(&mut self, tick: &Tick, out: &mut Vec<Tick>) -> Result<(), StageFailure> {
-        self.seen.push(tick.channel_id);
+        self.seen.fetch_add(1, Ordering::Relaxed);
         if tick.channel_id == duplex::ASR {
             out.push((self.make)(tick));
         }
@@ -32,6 +34,10 @@ impl Stage for Echo {
 }
 
 fn pipeline_with(make: fn(&Tick) -> Tick) -> Pipeline {
+    pipeline_seeing(make, Arc::new(AtomicUsize::new(0)))
+}
+
+fn pipeline_seeing(make: fn(&Tick) -> Tick, seen: Arc<AtomicUsize>) -> Pipeline {
     Pipeline::new(
         Arc::new(StreamSpec::duplex_voice_default()),
         PipelineConfig::new("did:example:s", "s1"),
@@ -40,10 +46,7 @@ fn pipeline_with(make: fn(&Tick) -> Tick) -> Pipeline {
         Box::new(SoftwareSigner::rfc8032_test_key()),
     )
     .unwrap()
-    .with_stage(Box::new(Echo {
-        seen: Vec::new(),
-        make,
-    }))
+    .with_stage(Box::new(Echo { seen, make }))
 }
 
 fn asr(ts_ns: u64) -> Tick {
@@ -118,10 +121,16 @@ fn a_produced_tick_its_window_refuses_poisons_the_pipeline() {
 
 #[test]
 fn a_tick_the_window_refuses_never_reaches_a_stage() {
-    let mut p = pipeline_with(|t| t.clone());
+    let seen = Arc::new(AtomicUsize::new(0));
+    let mut p = pipeline_seeing(|t| t.clone(), Arc::clone(&seen));
     let bad = Tick::new(0, 99, TickKind::Text, Bytes::new(), 0);
     assert_eq!(p.push(bad).unwrap_err().code(), "tick_unknown_channel");
-    // The pipeline is not poisoned and the stage saw nothing: a mic tick reports no ASR echo.
+    assert_eq!(
+        seen.load(Ordering::Relaxed),
+        0,
+        "the refused tick reached the stage"
+    );
+    // The pipeline is not poisoned; the accepted neighbour reaches the stage.
     let ok = Tick::new(
         0,
         duplex::MIC,
@@ -131,5 +140,6 @@ fn a_tick_the_window_refuses_never_reaches_a_stage() {
     );
     let out = p.push(ok).unwrap();
     assert_eq!(out.stages[0].result, Ok(vec![]));
+    assert_eq!(seen.load(Ordering::Relaxed), 1);
     assert_eq!(p.close_window().unwrap().unwrap().receipt.tick_count, 1);
 }
