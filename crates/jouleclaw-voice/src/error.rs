@@ -114,6 +114,77 @@ pub enum VoiceError {
         /// Why.
         reason: String,
     },
+    /// A Wyoming event's header line ran past its bound without a newline.
+    WyomingHeaderTooLong {
+        /// The bound, in bytes (the newline excluded).
+        max: usize,
+    },
+    /// A Wyoming header line is not a JSON object of the documented shape.
+    WyomingHeaderInvalid {
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// A Wyoming event declared a data segment longer than the client reads.
+    WyomingDataTooLong {
+        /// The declared `data_length`.
+        declared: u64,
+        /// The bound, in bytes.
+        max: usize,
+    },
+    /// A Wyoming data segment (or the header's `data`) is not a JSON object.
+    WyomingDataInvalid {
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// A Wyoming event declared a binary payload longer than the client reads.
+    WyomingPayloadTooLong {
+        /// The declared `payload_length`.
+        declared: u64,
+        /// The bound, in bytes.
+        max: usize,
+    },
+    /// The Wyoming server sent more bytes in one turn than the client reads.
+    WyomingReplyTooLarge {
+        /// The bound, in bytes.
+        max: usize,
+    },
+    /// The Wyoming server sent more events in one turn than the client reads.
+    WyomingTooManyEvents {
+        /// The bound, in events.
+        max: usize,
+    },
+    /// The Wyoming connection closed in the middle of an event.
+    WyomingTruncated {
+        /// Which part of the event was cut off.
+        part: &'static str,
+    },
+    /// The Wyoming connection closed before a transcript arrived.
+    WyomingClosed,
+    /// A Wyoming `transcript` event without a string `text`.
+    WyomingTranscriptInvalid {
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// Reading from or writing to the Wyoming server failed.
+    WyomingIo {
+        /// What the operating system reported.
+        reason: String,
+    },
+    /// Connecting to the Wyoming server took longer than its bound.
+    WyomingConnectTimeout {
+        /// The bound that passed.
+        waited: Duration,
+    },
+    /// One read or write on the Wyoming connection made no progress within its bound.
+    WyomingIoTimeout {
+        /// The bound that passed.
+        waited: Duration,
+    },
+    /// The audio has no Wyoming form (Wyoming audio is integer PCM).
+    WyomingAudioUnsupported {
+        /// Why.
+        reason: String,
+    },
 }
 
 impl VoiceError {
@@ -143,6 +214,20 @@ impl VoiceError {
             Self::MeterFull { .. } => "measure_too_long",
             Self::TranscriptTooLong { .. } => "transcript_too_long",
             Self::Unencodable { .. } => "unencodable",
+            Self::WyomingHeaderTooLong { .. } => "wyoming_header_too_long",
+            Self::WyomingHeaderInvalid { .. } => "wyoming_header_invalid",
+            Self::WyomingDataTooLong { .. } => "wyoming_data_too_long",
+            Self::WyomingDataInvalid { .. } => "wyoming_data_invalid",
+            Self::WyomingPayloadTooLong { .. } => "wyoming_payload_too_long",
+            Self::WyomingReplyTooLarge { .. } => "wyoming_reply_too_large",
+            Self::WyomingTooManyEvents { .. } => "wyoming_too_many_events",
+            Self::WyomingTruncated { .. } => "wyoming_truncated",
+            Self::WyomingClosed => "wyoming_closed",
+            Self::WyomingTranscriptInvalid { .. } => "wyoming_transcript_invalid",
+            Self::WyomingIo { .. } => "wyoming_io",
+            Self::WyomingConnectTimeout { .. } => "wyoming_connect_timeout",
+            Self::WyomingIoTimeout { .. } => "wyoming_io_timeout",
+            Self::WyomingAudioUnsupported { .. } => "wyoming_audio_unsupported",
         }
     }
 }
@@ -198,6 +283,58 @@ impl fmt::Display for VoiceError {
                 "the transcriber's sentence is {bytes} bytes, past the text bound of {max}"
             ),
             Self::Unencodable { reason } => write!(f, "no voice-turn/1 encoding: {reason}"),
+            Self::WyomingHeaderTooLong { max } => write!(
+                f,
+                "a Wyoming header line ran past {max} bytes without a newline"
+            ),
+            Self::WyomingHeaderInvalid { reason } => {
+                write!(f, "a Wyoming header line is invalid: {reason}")
+            }
+            Self::WyomingDataTooLong { declared, max } => write!(
+                f,
+                "a Wyoming event declared {declared} bytes of data, past the bound of {max}"
+            ),
+            Self::WyomingDataInvalid { reason } => {
+                write!(f, "a Wyoming event's data is invalid: {reason}")
+            }
+            Self::WyomingPayloadTooLong { declared, max } => write!(
+                f,
+                "a Wyoming event declared a {declared}-byte payload, past the bound of {max}"
+            ),
+            Self::WyomingReplyTooLarge { max } => {
+                write!(
+                    f,
+                    "the Wyoming server sent more than {max} bytes in one turn"
+                )
+            }
+            Self::WyomingTooManyEvents { max } => write!(
+                f,
+                "the Wyoming server sent more than {max} events without a transcript"
+            ),
+            Self::WyomingTruncated { part } => write!(
+                f,
+                "the Wyoming connection closed in the middle of an event's {part}"
+            ),
+            Self::WyomingClosed => {
+                f.write_str("the Wyoming connection closed before a transcript arrived")
+            }
+            Self::WyomingTranscriptInvalid { reason } => {
+                write!(f, "the Wyoming transcript is invalid: {reason}")
+            }
+            Self::WyomingIo { reason } => write!(f, "the Wyoming connection failed: {reason}"),
+            Self::WyomingConnectTimeout { waited } => write!(
+                f,
+                "connecting to the Wyoming server took longer than {} ms",
+                waited.as_millis()
+            ),
+            Self::WyomingIoTimeout { waited } => write!(
+                f,
+                "the Wyoming connection made no progress for {} ms",
+                waited.as_millis()
+            ),
+            Self::WyomingAudioUnsupported { reason } => {
+                write!(f, "the audio has no Wyoming form: {reason}")
+            }
         }
     }
 }

@@ -14,7 +14,9 @@
 //! [`WhisperClient`] speaks to a whisper.cpp server (`POST /inference`) over a Unix socket or TCP
 //! with a bounded wait; [`WhisperTranscriber`] decides once, at construction, whether the socket
 //! is there, and answers `Unasked` for every turn when it is not. [`TableTranscriber`] is a
-//! deterministic stand-in that answers from a table.
+//! deterministic stand-in that answers from a table. [`WyomingClient`] speaks the Wyoming
+//! protocol (a JSON header line, optional data and payload) to a speech-to-text server such as
+//! `wyoming-faster-whisper`, over a Unix socket or TCP, bounded in size and time everywhere.
 //!
 //! The public interface is:
 //! - [`Transcript`], [`Transcriber`]: the seam;
@@ -22,6 +24,11 @@
 //! - [`WavAudio`], [`SAMPLE_RATE_HZ`], [`PCM_BYTES_PER_SECOND`]: 16 kHz 16-bit mono WAV;
 //! - [`WhisperClient`], [`Endpoint`], [`WhisperTranscriber`], [`default_ceiling`],
 //!   [`transcribe_wav_file`], [`MULTIPART_BOUNDARY`]: the whisper.cpp server client;
+//! - [`WyomingClient`], [`WyomingTranscriber`], [`parse_endpoint`], [`hear_wav_with`],
+//!   [`WYOMING_CONNECT_TIMEOUT`], [`WYOMING_IO_TIMEOUT`], [`WYOMING_CHUNK_MS`]: the client of
+//!   a Wyoming speech-to-text server (such as `wyoming-faster-whisper`);
+//! - [`WyomingEvent`], [`EventDecoder`], [`WyomingLimits`], [`WYOMING_LIMITS`],
+//!   [`WYOMING_VERSION`]: the Wyoming event framing, bounded;
 //! - [`TurnStage`], [`TurnOutcome`], [`TurnLog`], [`HeardTurn`], [`MAX_TURN_BYTES`],
 //!   [`TURN_STAGE_NAME`]: the cascade stage, also a `jouleclaw_pipeline::Stage`;
 //! - [`LevelMeter`], [`Measurement`], [`FULL_SCALE`], [`NS_PER_SAMPLE`], [`MAX_METER_SAMPLES`],
@@ -92,6 +99,8 @@ mod transcript;
 mod voice_turn;
 mod wav;
 mod whisper;
+mod wyoming;
+mod wyoming_frame;
 
 pub use error::{Result, VoiceError};
 pub use level::{
@@ -110,4 +119,11 @@ pub use wav::{PCM_BYTES_PER_SECOND, SAMPLE_RATE_HZ, WavAudio};
 pub use whisper::{
     Endpoint, FileTurn, MAX_RESPONSE_BYTES, WAIT_FLOOR, WAIT_SCALE, WhisperClient,
     WhisperTranscriber, default_ceiling, hear_wav_file, transcribe_wav_file,
+};
+pub use wyoming::{
+    WYOMING_CHUNK_MS, WYOMING_CONNECT_TIMEOUT, WYOMING_IO_TIMEOUT, WyomingClient,
+    WyomingTranscriber, hear_wav_with, parse_endpoint,
+};
+pub use wyoming_frame::{
+    EventDecoder, WYOMING_LIMITS, WYOMING_VERSION, WyomingEvent, WyomingLimits,
 };

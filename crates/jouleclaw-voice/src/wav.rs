@@ -156,6 +156,53 @@ impl WavAudio {
         }
     }
 
+    /// The file's samples as raw little-endian signed integer PCM with its format: what a
+    /// Wyoming `audio-chunk` carries (rate, width in bytes, channels, interleaved samples).
+    ///
+    /// Integer samples of 8, 16, 24 or 32 bits are written back at their width (8-bit WAV,
+    /// stored unsigned, is sent signed, as the WAV reader gives it); a float WAV has no Wyoming
+    /// form ([`VoiceError::WyomingAudioUnsupported`]).
+    pub(crate) fn wire_pcm(&self) -> Result<WirePcm> {
+        let invalid = |e: hound::Error| VoiceError::InvalidWav {
+            reason: e.to_string(),
+        };
+        let mut reader =
+            hound::WavReader::new(Cursor::new(self.bytes.as_slice())).map_err(invalid)?;
+        let spec = reader.spec();
+        if spec.sample_format != hound::SampleFormat::Int {
+            return Err(VoiceError::WyomingAudioUnsupported {
+                reason: format!("{}-bit float samples", spec.bits_per_sample),
+            });
+        }
+        let width = match spec.bits_per_sample {
+            8 => 1,
+            16 => 2,
+            24 => 3,
+            32 => 4,
+            other => {
+                return Err(VoiceError::WyomingAudioUnsupported {
+                    reason: format!("{other}-bit integer samples"),
+                });
+            }
+        };
+        if spec.channels == 0 {
+            return Err(VoiceError::WyomingAudioUnsupported {
+                reason: "zero channels".to_owned(),
+            });
+        }
+        let mut pcm = Vec::with_capacity(self.bytes.len());
+        for s in reader.samples::<i32>() {
+            let s = s.map_err(invalid)?;
+            pcm.extend_from_slice(&s.to_le_bytes()[..width]);
+        }
+        Ok(WirePcm {
+            rate: spec.sample_rate,
+            width: width as u32,
+            channels: u32::from(spec.channels),
+            pcm,
+        })
+    }
+
     /// How long the audio lasts, to the nanosecond (rounded down).
     pub fn duration(&self) -> Duration {
         let rate = u64::from(self.sample_rate.max(1));
@@ -164,6 +211,19 @@ impl WavAudio {
         let nanos = (self.frames % rate) * 1_000_000_000 / rate;
         Duration::from_secs(whole) + Duration::from_nanos(nanos)
     }
+}
+
+/// Raw PCM with its format, as a Wyoming `audio-chunk` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct WirePcm {
+    /// Frames per second.
+    pub(crate) rate: u32,
+    /// Bytes per sample.
+    pub(crate) width: u32,
+    /// Interleaved channels.
+    pub(crate) channels: u32,
+    /// Little-endian signed samples.
+    pub(crate) pcm: Vec<u8>,
 }
 
 #[cfg(test)]

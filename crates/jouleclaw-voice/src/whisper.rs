@@ -245,7 +245,7 @@ pub fn hear_wav_file(
 }
 
 /// Runs `fut` to completion on a fresh current-thread runtime.
-fn block_on<F: Future>(fut: F) -> Result<F::Output> {
+pub(crate) fn block_on<F: Future>(fut: F) -> Result<F::Output> {
     if tokio::runtime::Handle::try_current().is_ok() {
         return Err(VoiceError::Runtime {
             reason: "the blocking client was called from inside an async runtime".to_owned(),
