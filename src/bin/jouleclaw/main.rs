@@ -104,11 +104,17 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Transcribe a 16 kHz mono WAV file with the whisper.cpp server at a Unix socket.
+    /// Transcribe a WAV file with a whisper.cpp server (--socket) or a Wyoming speech-to-text
+    /// server (--wyoming), then print its measurement.
+    #[command(group(clap::ArgGroup::new("engine").required(true).args(["socket", "wyoming"])))]
     Transcribe {
-        /// The server's Unix socket; if it does not exist, prints `no transcriber`.
+        /// A whisper.cpp server's Unix socket; if it does not exist, prints `no transcriber`.
         #[arg(long)]
-        socket: PathBuf,
+        socket: Option<PathBuf>,
+        /// A Wyoming speech-to-text server, `unix:PATH` or `tcp:HOST:PORT`; a Unix socket that
+        /// does not exist prints `no transcriber`.
+        #[arg(long, value_name = "unix:PATH|tcp:HOST:PORT")]
+        wyoming: Option<String>,
         /// Longest wait for the answer, in seconds (default: scaled to the audio's length).
         #[arg(long, value_name = "SECS")]
         max_wait: Option<f64>,
@@ -198,9 +204,10 @@ fn dispatch(cmd: Cmd) -> CmdResult {
         Cmd::Replay { files, json } => misc::replay(&files, json),
         Cmd::Transcribe {
             socket,
+            wyoming,
             max_wait,
             file,
-        } => misc::transcribe(&socket, max_wait, &file),
+        } => misc::transcribe(socket.as_deref(), wyoming.as_deref(), max_wait, &file),
     }
 }
 

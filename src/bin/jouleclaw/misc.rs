@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use jouleclaw_stack::replay::replay_corpus;
-use jouleclaw_stack::voice::{Transcript, hear_wav_file};
+use jouleclaw_stack::voice::{
+    Transcriber, Transcript, WhisperTranscriber, WyomingTranscriber, hear_wav_with, parse_endpoint,
+};
 
 use crate::{CmdResult, Failure};
 
@@ -35,8 +37,13 @@ pub(crate) fn replay(files: &[PathBuf], json: bool) -> CmdResult {
     }
 }
 
-/// `transcribe --socket PATH [--max-wait SECS] FILE.wav`.
-pub(crate) fn transcribe(socket: &Path, max_wait: Option<f64>, file: &Path) -> CmdResult {
+/// `transcribe (--socket PATH | --wyoming unix:PATH|tcp:HOST:PORT) [--max-wait SECS] FILE.wav`.
+pub(crate) fn transcribe(
+    socket: Option<&Path>,
+    wyoming: Option<&str>,
+    max_wait: Option<f64>,
+    file: &Path,
+) -> CmdResult {
     let max_wait = match max_wait {
         None => None,
         Some(secs) => match Duration::try_from_secs_f64(secs) {
@@ -48,8 +55,21 @@ pub(crate) fn transcribe(socket: &Path, max_wait: Option<f64>, file: &Path) -> C
             }
         },
     };
+    let transcriber: Box<dyn Transcriber> = match (socket, wyoming) {
+        (Some(path), None) => Box::new(WhisperTranscriber::at_socket(path, max_wait)),
+        (None, Some(endpoint)) => {
+            let endpoint =
+                parse_endpoint(endpoint).map_err(|e| Failure::Usage(format!("--wyoming {e}")))?;
+            Box::new(WyomingTranscriber::at(endpoint, max_wait))
+        }
+        _ => {
+            return Err(Failure::Usage(
+                "transcribe: give exactly one of --socket and --wyoming".to_owned(),
+            ));
+        }
+    };
     let wav = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
-    let turn = hear_wav_file(socket, max_wait, &wav)
+    let turn = hear_wav_with(transcriber.as_ref(), &wav)
         .map_err(|e| Failure::Refused(format!("{}: {}: {e}", file.display(), e.code())))?;
     // The measurement, printed under the sentence: it explains a sentence that did not arrive.
     let measurement = match turn.measurement {

@@ -19,7 +19,10 @@ use jouleclaw_stack::pipeline::{
 use jouleclaw_stack::seal::{DEFAULT_MAX_LEAVES, SealBatch};
 use jouleclaw_stack::stream::StreamSpec;
 use jouleclaw_stack::structured::{Grammar, MAX_SCHEMA_BYTES, StructuredOutputOracle};
-use jouleclaw_stack::voice::{TURN_STAGE_NAME, TranscriptionOracle, TurnStage, WhisperTranscriber};
+use jouleclaw_stack::voice::{
+    TURN_STAGE_NAME, Transcriber, TranscriptionOracle, TurnStage, WhisperTranscriber,
+    WyomingTranscriber, parse_endpoint,
+};
 
 use crate::files::{Staged, check_destination};
 use crate::receipt::read_secret_key;
@@ -57,11 +60,12 @@ pub(crate) struct RunArgs {
     /// Do not print the per-window table.
     #[arg(long)]
     quiet: bool,
-    /// Run the turn stage with the whisper.cpp server at this Unix socket, `unix:PATH`: mic
+    /// Run the turn stage with the whisper.cpp server at this Unix socket, `unix:PATH`, or the
+    /// Wyoming speech-to-text server at `wyoming:unix:PATH` / `wyoming:tcp:HOST:PORT`: mic
     /// turns (`start` .. `end_of_turn` markers on the mic channel) become ASR text ticks in the
     /// same stream, and a failed turn fails its window. Without a socket at PATH no turn is
     /// transcribed (and the run says so).
-    #[arg(long, value_name = "unix:PATH")]
+    #[arg(long, value_name = "unix:PATH|wyoming:unix:PATH|wyoming:tcp:HOST:PORT")]
     transcriber: Option<String>,
     /// Seal the stream (spec/STREAM-SEAL.md): append every receipt to the stream's Merkle log,
     /// sign a stream-seal/1 checkpoint every K receipts and a final one at the end; writes
@@ -102,16 +106,32 @@ fn read_grammar(path: &Path) -> Result<Arc<Grammar>, Failure> {
         .map_err(|e| Failure::Usage(format!("{}: {}: {e}", path.display(), e.code())))
 }
 
-/// The turn stage and its oracle for `--transcriber unix:PATH`.
-fn transcriber_stage(arg: &str) -> Result<TurnStage<WhisperTranscriber>, Failure> {
-    let Some(path) = arg.strip_prefix("unix:").filter(|p| !p.is_empty()) else {
-        return Err(Failure::Usage(format!(
-            "--transcriber {arg:?}: expected unix:PATH (a whisper.cpp server's Unix socket)"
-        )));
+/// The turn stage for `--transcriber unix:PATH` (whisper.cpp) or
+/// `--transcriber wyoming:unix:PATH|wyoming:tcp:HOST:PORT` (a Wyoming server).
+fn transcriber_stage(arg: &str) -> Result<TurnStage<Box<dyn Transcriber + Send>>, Failure> {
+    let usage = || {
+        Failure::Usage(format!(
+            "--transcriber {arg:?}: expected unix:PATH (a whisper.cpp server's Unix socket), \
+             wyoming:unix:PATH or wyoming:tcp:HOST:PORT (a Wyoming speech-to-text server)"
+        ))
     };
-    let transcriber = WhisperTranscriber::at_socket(path, None);
-    if !transcriber.is_available() {
-        tell!("note: no transcriber at {path}: mic turns are not transcribed");
+    let (transcriber, available, at): (Box<dyn Transcriber + Send>, bool, &str) =
+        if let Some(endpoint) = arg.strip_prefix("wyoming:") {
+            let endpoint = parse_endpoint(endpoint).map_err(|_| usage())?;
+            let t = WyomingTranscriber::at(endpoint, None);
+            let available = t.is_available();
+            (Box::new(t), available, arg)
+        } else {
+            let path = arg
+                .strip_prefix("unix:")
+                .filter(|p| !p.is_empty())
+                .ok_or_else(usage)?;
+            let t = WhisperTranscriber::at_socket(path, None);
+            let available = t.is_available();
+            (Box::new(t), available, path)
+        };
+    if !available {
+        tell!("note: no transcriber at {at}: mic turns are not transcribed");
     }
     Ok(TurnStage::new(transcriber))
 }
