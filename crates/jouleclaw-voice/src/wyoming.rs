@@ -22,10 +22,11 @@ use crate::wyoming_frame::{EventDecoder, WYOMING_LIMITS, WyomingEvent};
 /// How long connecting may take by default: 5 s.
 pub const WYOMING_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long one read or write may make no progress by default: 20 s. The first byte of the
+/// How long one read or write may make no progress by default: 60 s. The first byte of the
 /// answer comes only when the engine has transcribed the whole turn, so this is also the
-/// longest the engine may think.
-pub const WYOMING_IO_TIMEOUT: Duration = Duration::from_secs(20);
+/// longest the engine may think (a 23 s turn took a small Whisper model 17 s on a busy
+/// two-core machine); the whole-turn ceiling ([`default_ceiling`]) ends a short turn first.
+pub const WYOMING_IO_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Audio is sent in `audio-chunk` events of this many milliseconds of audio (100 ms).
 pub const WYOMING_CHUNK_MS: u32 = 100;
