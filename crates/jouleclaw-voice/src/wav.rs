@@ -303,6 +303,69 @@ mod tests {
         assert_eq!(other.describe_format(), "8000 Hz, 1 channel, 16-bit int");
     }
 
+    fn wav_of(spec: hound::WavSpec, samples: &[i32]) -> WavAudio {
+        let mut bytes = Vec::new();
+        {
+            let mut w = hound::WavWriter::new(Cursor::new(&mut bytes), spec).unwrap();
+            for &s in samples {
+                match spec.bits_per_sample {
+                    8 => w.write_sample(s as i8).unwrap(),
+                    16 => w.write_sample(s as i16).unwrap(),
+                    _ => w.write_sample(s).unwrap(),
+                }
+            }
+            w.finalize().unwrap();
+        }
+        WavAudio::parse(bytes).unwrap()
+    }
+
+    #[test]
+    fn wire_pcm_is_the_samples_at_their_width_and_float_has_none() {
+        let pcm: Vec<u8> = [100i16, -200, 0, 32767]
+            .iter()
+            .flat_map(|s| s.to_le_bytes())
+            .collect();
+        let wire = WavAudio::from_pcm16_mono_16k(&pcm)
+            .unwrap()
+            .wire_pcm()
+            .unwrap();
+        assert_eq!((wire.rate, wire.width, wire.channels), (16_000, 2, 1));
+        assert_eq!(wire.pcm, pcm);
+        let spec = |bits, channels| hound::WavSpec {
+            channels,
+            sample_rate: 22_050,
+            bits_per_sample: bits,
+            sample_format: hound::SampleFormat::Int,
+        };
+        // 8-bit is sent signed, 24-bit at three bytes, channels interleaved as stored.
+        let w8 = wav_of(spec(8, 2), &[-128, 127]).wire_pcm().unwrap();
+        assert_eq!((w8.rate, w8.width, w8.channels), (22_050, 1, 2));
+        assert_eq!(w8.pcm, vec![0x80, 0x7f]);
+        let w24 = wav_of(spec(24, 1), &[-2, 0x12_3456]).wire_pcm().unwrap();
+        assert_eq!(w24.width, 3);
+        assert_eq!(w24.pcm, vec![0xfe, 0xff, 0xff, 0x56, 0x34, 0x12]);
+        let mut float = Vec::new();
+        {
+            let spec = hound::WavSpec {
+                channels: 1,
+                sample_rate: 16_000,
+                bits_per_sample: 32,
+                sample_format: hound::SampleFormat::Float,
+            };
+            let mut w = hound::WavWriter::new(Cursor::new(&mut float), spec).unwrap();
+            w.write_sample(0.5f32).unwrap();
+            w.finalize().unwrap();
+        }
+        assert_eq!(
+            WavAudio::parse(float)
+                .unwrap()
+                .wire_pcm()
+                .unwrap_err()
+                .code(),
+            "wyoming_audio_unsupported"
+        );
+    }
+
     #[test]
     fn duration_is_frames_over_rate() {
         let wav = WavAudio::from_pcm16_mono_16k(&vec![0; PCM_BYTES_PER_SECOND * 2 + 2]).unwrap();
