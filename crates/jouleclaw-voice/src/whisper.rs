@@ -234,14 +234,7 @@ pub fn hear_wav_file(
     max_wait: Option<Duration>,
     wav_bytes: &[u8],
 ) -> Result<FileTurn, VoiceError> {
-    let audio = WavAudio::parse(wav_bytes.to_vec())?;
-    let measurement = audio.measure()?;
-    let transcript = WhisperTranscriber::at_socket(socket, max_wait).transcribe(&audio);
-    Ok(FileTurn {
-        measurement,
-        format: audio.describe_format(),
-        transcript,
-    })
+    crate::wyoming::hear_wav_with(&WhisperTranscriber::at_socket(socket, max_wait), wav_bytes)
 }
 
 /// Runs `fut` to completion on a fresh current-thread runtime.

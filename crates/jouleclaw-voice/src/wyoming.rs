@@ -196,7 +196,9 @@ fn io_err(e: &std::io::Error) -> VoiceError {
 }
 
 /// Sends `events` and reads the answer on an open connection. Each write and each read must
-/// make progress within `io_timeout`.
+/// make progress within `io_timeout`. A server that fails the turn early (an `error` event, then
+/// closing) makes a write fail: what it sent before is read, and its answer wins over the
+/// write's failure.
 pub(crate) async fn converse<S>(
     mut io: S,
     events: &[Vec<u8>],
@@ -206,22 +208,41 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let stalled = |_| VoiceError::WyomingIoTimeout { waited: io_timeout };
+    let mut decoder = EventDecoder::new(WYOMING_LIMITS);
     for event in events {
-        tokio::time::timeout(io_timeout, io.write_all(event))
+        let written = tokio::time::timeout(io_timeout, io.write_all(event))
             .await
-            .map_err(stalled)?
-            .map_err(|e| io_err(&e))?;
+            .map_err(stalled)?;
+        if let Err(e) = written {
+            let failed = io_err(&e);
+            return match read_answer(&mut io, &mut decoder, io_timeout).await {
+                Ok(sentence) => Ok(sentence),
+                Err(answer @ VoiceError::EngineError { .. }) => Err(answer),
+                Err(_) => Err(failed),
+            };
+        }
     }
     tokio::time::timeout(io_timeout, io.flush())
         .await
         .map_err(stalled)?
         .map_err(|e| io_err(&e))?;
-    let mut decoder = EventDecoder::new(WYOMING_LIMITS);
+    read_answer(&mut io, &mut decoder, io_timeout).await
+}
+
+/// Reads events until one decides the turn.
+async fn read_answer<S>(
+    io: &mut S,
+    decoder: &mut EventDecoder,
+    io_timeout: Duration,
+) -> Result<String>
+where
+    S: AsyncRead + Unpin,
+{
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         let n = tokio::time::timeout(io_timeout, io.read(&mut buf))
             .await
-            .map_err(stalled)?
+            .map_err(|_| VoiceError::WyomingIoTimeout { waited: io_timeout })?
             .map_err(|e| io_err(&e))?;
         if n == 0 {
             return Err(decoder.end_of_stream());

@@ -33,6 +33,8 @@ enum Act {
     ReplyAndHold(Vec<u8>),
     /// Reads the first header line, then closes: the server went away mid-turn.
     DieAfterFirstEvent,
+    /// Reads the first event, answers these bytes and closes without reading the audio.
+    AnswerEarly(Vec<u8>),
     /// Accepts and never reads (until the client goes away or 10 s pass).
     NeverRead,
 }
@@ -55,6 +57,10 @@ fn serve<S: std::io::Read + std::io::Write>(stream: S, act: Act) {
     match act {
         Act::DieAfterFirstEvent => {
             let _ = read_event(&mut r);
+        }
+        Act::AnswerEarly(bytes) => {
+            let _ = read_event(&mut r);
+            let _ = r.get_mut().write_all(&bytes);
         }
         // The client's I/O bound is 500 ms: it has given up long before this ends.
         Act::NeverRead => std::thread::sleep(Duration::from_secs(3)),
@@ -288,6 +294,23 @@ fn a_server_killed_mid_turn_fails_the_turn() {
     // fails, or, when the audio fitted in the socket's buffer, the read finds the end.
     let got = code(Act::DieAfterFirstEvent);
     assert!(["wyoming_io", "wyoming_closed"].contains(&got), "{got}");
+}
+
+#[test]
+fn an_error_sent_before_the_audio_is_read_is_the_answer_not_the_broken_pipe() {
+    // 30 s of audio: the writes fail once the server has closed, and what it said before wins.
+    let s = StandIn::unix(Act::AnswerEarly(event(
+        "error",
+        serde_json::json!({"text": "language not supported"}),
+        b"",
+    )));
+    let long = WavAudio::from_pcm16_mono_16k(&vec![1; 960_000]).unwrap();
+    assert_eq!(
+        s.client().sentence(&long).unwrap_err(),
+        VoiceError::EngineError {
+            message: "language not supported".into()
+        }
+    );
 }
 
 #[test]
