@@ -103,32 +103,35 @@ impl WyomingClient {
     }
 
     /// The events of one turn, in order, as bytes: `transcribe`, `audio-start`, the
-    /// `audio-chunk`s, `audio-stop`.
+    /// `audio-chunk`s, `audio-stop` (what [`WyomingClient::sentence`] sends, one event at a
+    /// time).
     pub fn request_events(&self, audio: &WavAudio) -> Result<Vec<Vec<u8>>> {
         let wire = audio.wire_pcm()?;
-        Ok(request_events(&wire, self.language.as_deref()))
+        Ok(request_events(&wire, self.language.as_deref()).collect())
     }
 
     /// Asks the server for the sentence in `audio`. Blocks until an answer, a failure or a
     /// bound. Must not be called from inside an async runtime ([`VoiceError::Runtime`]).
     pub fn sentence(&self, audio: &WavAudio) -> Result<String> {
-        let events = self.request_events(audio)?;
+        let wire = audio.wire_pcm()?;
         let ceiling = self.ceiling(audio.duration());
         let this = self.clone();
         block_on(async move {
-            tokio::time::timeout(ceiling, this.exchange(events))
+            tokio::time::timeout(ceiling, this.exchange(&wire))
                 .await
                 .map_err(|_| VoiceError::Timeout { waited: ceiling })?
         })?
     }
 
-    async fn exchange(&self, events: Vec<Vec<u8>>) -> Result<String> {
+    async fn exchange(&self, wire: &WirePcm) -> Result<String> {
         let connect_err = |e: std::io::Error| VoiceError::Connect {
             endpoint: self.endpoint.to_string(),
             reason: e.to_string(),
         };
         let bound = self.connect_timeout;
         let timed_out = |_| VoiceError::WyomingConnectTimeout { waited: bound };
+        // Each event is encoded as it is written: the audio is never held twice.
+        let events = request_events(wire, self.language.as_deref());
         match &self.endpoint {
             #[cfg(unix)]
             Endpoint::Unix(path) => {
@@ -136,7 +139,7 @@ impl WyomingClient {
                     .await
                     .map_err(timed_out)?
                     .map_err(connect_err)?;
-                converse(io, &events, self.io_timeout).await
+                converse(io, events, self.io_timeout).await
             }
             #[cfg(not(unix))]
             Endpoint::Unix(_) => Err(connect_err(std::io::Error::new(
@@ -148,7 +151,7 @@ impl WyomingClient {
                     .await
                     .map_err(timed_out)?
                     .map_err(connect_err)?;
-                converse(io, &events, self.io_timeout).await
+                converse(io, events, self.io_timeout).await
             }
         }
     }
@@ -168,7 +171,10 @@ fn format_data(wire: &WirePcm) -> Map<String, Value> {
     m
 }
 
-fn request_events(wire: &WirePcm, language: Option<&str>) -> Vec<Vec<u8>> {
+fn request_events<'a>(
+    wire: &'a WirePcm,
+    language: Option<&str>,
+) -> impl Iterator<Item = Vec<u8>> + 'a {
     let mut transcribe = Map::new();
     if let Some(lang) = language {
         transcribe.insert("language".to_owned(), Value::from(lang));
@@ -177,16 +183,18 @@ fn request_events(wire: &WirePcm, language: Option<&str>) -> Vec<Vec<u8>> {
     let frame = (wire.width as usize) * (wire.channels as usize);
     let frames_per_chunk = ((wire.rate / (1000 / WYOMING_CHUNK_MS)) as usize).max(1);
     let chunk_bytes = frame.saturating_mul(frames_per_chunk).max(1);
-    let mut out = Vec::with_capacity(3 + wire.pcm.len() / chunk_bytes + 1);
-    out.push(WyomingEvent::new("transcribe", transcribe).encode());
-    out.push(WyomingEvent::new("audio-start", format.clone()).encode());
-    for piece in wire.pcm.chunks(chunk_bytes) {
+    let head = [
+        WyomingEvent::new("transcribe", transcribe).encode(),
+        WyomingEvent::new("audio-start", format.clone()).encode(),
+    ];
+    let chunks = wire.pcm.chunks(chunk_bytes).map(move |piece| {
         let mut chunk = WyomingEvent::new("audio-chunk", format.clone());
         chunk.payload = piece.to_vec();
-        out.push(chunk.encode());
-    }
-    out.push(WyomingEvent::new("audio-stop", Map::new()).encode());
-    out
+        chunk.encode()
+    });
+    head.into_iter().chain(chunks).chain(std::iter::once(
+        WyomingEvent::new("audio-stop", Map::new()).encode(),
+    ))
 }
 
 fn io_err(e: &std::io::Error) -> VoiceError {
@@ -201,7 +209,7 @@ fn io_err(e: &std::io::Error) -> VoiceError {
 /// write's failure.
 pub(crate) async fn converse<S>(
     mut io: S,
-    events: &[Vec<u8>],
+    events: impl IntoIterator<Item = Vec<u8>>,
     io_timeout: Duration,
 ) -> Result<String>
 where
@@ -210,7 +218,7 @@ where
     let stalled = |_| VoiceError::WyomingIoTimeout { waited: io_timeout };
     let mut decoder = EventDecoder::new(WYOMING_LIMITS);
     for event in events {
-        let written = tokio::time::timeout(io_timeout, io.write_all(event))
+        let written = tokio::time::timeout(io_timeout, io.write_all(&event))
             .await
             .map_err(stalled)?;
         if let Err(e) = written {
@@ -407,12 +415,11 @@ mod tests {
 
     #[test]
     fn a_turn_is_transcribe_start_chunks_of_100_ms_stop() {
-        let events = request_events(&wire(vec![1; 3_200 * 2 + 10]), Some("en"));
-        let kinds: Vec<String> = events
-            .iter()
+        let w = wire(vec![1; 3_200 * 2 + 10]);
+        let kinds: Vec<String> = request_events(&w, Some("en"))
             .map(|e| {
                 let mut d = EventDecoder::new(WYOMING_LIMITS);
-                d.push(e).unwrap();
+                d.push(&e).unwrap();
                 let got = d.next_event().unwrap().unwrap();
                 if got.kind == "audio-chunk" {
                     assert_eq!(got.data, format_data(&wire(vec![])));
@@ -437,7 +444,8 @@ mod tests {
             ]
         );
         // Without a language the transcribe event has no data.
-        let events = request_events(&wire(vec![1; 2]), None);
+        let w = wire(vec![1; 2]);
+        let events: Vec<Vec<u8>> = request_events(&w, None).collect();
         assert_eq!(
             events[0],
             b"{\"type\":\"transcribe\",\"version\":\"1.10.2\"}\n"
@@ -516,8 +524,8 @@ mod tests {
     async fn turn_against(reply: Option<Vec<u8>>, io: Duration) -> Result<String> {
         let (client, server) = tokio::io::duplex(1 << 16);
         let _server = tokio::spawn(stand_in(server, reply));
-        let events = request_events(&wire(vec![0; 32_000]), None);
-        converse(client, &events, io).await
+        let w = wire(vec![0; 32_000]);
+        converse(client, request_events(&w, None), io).await
     }
 
     #[tokio::test(start_paused = true)]
@@ -572,9 +580,9 @@ mod tests {
     async fn a_server_that_stops_reading_fails_the_write_at_the_io_bound() {
         // A pipe of 64 bytes that nobody reads: the first write blocks.
         let (client, _server) = tokio::io::duplex(64);
-        let events = request_events(&wire(vec![0; 32_000]), None);
+        let w = wire(vec![0; 32_000]);
         assert_eq!(
-            converse(client, &events, Duration::from_secs(3))
+            converse(client, request_events(&w, None), Duration::from_secs(3))
                 .await
                 .unwrap_err(),
             VoiceError::WyomingIoTimeout {

