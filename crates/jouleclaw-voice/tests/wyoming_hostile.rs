@@ -411,3 +411,37 @@ fn a_hostile_reply_fails_the_turn_window_in_the_pipeline() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_connect_that_hangs_fails_at_the_connect_bound() {
+    // A loopback listener that never accepts: once its accept queue is full, the kernel drops
+    // further SYNs and a connect hangs. Fill the queue (each filler connects at once until one
+    // does not), then the client's connect waits out its bound.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut fillers = Vec::new();
+    let full = (0..1_000).any(|_| {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(s) => {
+                fillers.push(s);
+                false
+            }
+            Err(_) => true,
+        }
+    });
+    assert!(
+        full,
+        "the accept queue never filled after {} connections",
+        fillers.len()
+    );
+    let client = WyomingClient::new(Endpoint::Tcp(addr))
+        .with_connect_timeout(Duration::from_millis(300))
+        .with_max_wait(Duration::from_secs(5));
+    assert_eq!(
+        client.sentence(&audio()).unwrap_err(),
+        VoiceError::WyomingConnectTimeout {
+            waited: Duration::from_millis(300)
+        }
+    );
+    drop(listener);
+}
