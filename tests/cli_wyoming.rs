@@ -160,6 +160,29 @@ fn transcribe_wyoming_refusals_and_no_engine() {
         "{}",
         text(&o.stderr)
     );
+    // A float WAV has no Wyoming form: refused before anything is sent.
+    let mut float = wav(1, 0);
+    float[20] = 3; // format 3: IEEE float
+    float[28..32].copy_from_slice(&64_000u32.to_le_bytes()); // byte rate
+    float[32] = 4; // block align
+    float[34] = 32; // 32 bits per sample
+    float.truncate(40);
+    float.extend(4u32.to_le_bytes());
+    float.extend(0.5f32.to_le_bytes());
+    let float_file = dir.join("float.wav");
+    std::fs::write(&float_file, &float).unwrap();
+    let o = jouleclaw(&[
+        "transcribe",
+        "--wyoming",
+        "tcp:127.0.0.1:1",
+        float_file.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("wyoming_audio_unsupported"),
+        "{}",
+        text(&o.stderr)
+    );
     // Usage: a bad endpoint, both engines, neither.
     for args in [
         vec!["transcribe", "--wyoming", "http://x", f],
