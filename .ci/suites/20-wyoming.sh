@@ -15,6 +15,10 @@
 # Closing line: `wyoming: N passed, N failed`. Exit 3 with `NOT RUN: wyoming: ...` when a
 # prerequisite cannot be provisioned. Bounded: every step runs under `timeout`.
 set -euo pipefail
+# The whole suite, provisioning included, is bounded at one hour.
+if [ -z "${JC_WYOMING_BOUNDED:-}" ]; then
+    JC_WYOMING_BOUNDED=1 exec timeout 3600 bash "$0" "$@"
+fi
 cd "$(dirname "$0")/../.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(pwd)/target}"
 JC_CACHE="${JC_CACHE:-$CARGO_TARGET_DIR/jc-cache}"
