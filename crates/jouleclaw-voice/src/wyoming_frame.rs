@@ -474,6 +474,64 @@ mod tests {
         );
     }
 
+    fn outcome(bytes: &[u8], cuts: &[usize]) -> (Vec<WyomingEvent>, Option<&'static str>) {
+        let mut d = EventDecoder::new(WYOMING_LIMITS);
+        let mut out = Vec::new();
+        let mut at = 0;
+        let mut bounds: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        bounds.sort_unstable();
+        bounds.push(bytes.len());
+        for end in bounds {
+            if let Err(e) = d.push(&bytes[at..end]) {
+                return (out, Some(e.code()));
+            }
+            at = end;
+            loop {
+                match d.next_event() {
+                    Ok(Some(e)) => out.push(e),
+                    Ok(None) => break,
+                    Err(e) => return (out, Some(e.code())),
+                }
+            }
+        }
+        (out, Some(d.end_of_stream().code()))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_outcome_does_not_depend_on_how_the_bytes_are_split(
+            events in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec!["transcript", "audio-chunk", "x"]),
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+                    proptest::bool::ANY,
+                ),
+                0..5,
+            ),
+            noise in proptest::collection::vec(proptest::num::u8::ANY, 0..30),
+            cuts in proptest::collection::vec(proptest::num::usize::ANY, 0..8),
+        ) {
+            let mut bytes = Vec::new();
+            for (kind, payload, with_data) in &events {
+                let data = if *with_data { obj(json!({"text": "hi"})) } else { Map::new() };
+                let mut e = WyomingEvent::new(kind, data);
+                e.payload = payload.clone();
+                bytes.extend(e.encode());
+            }
+            // Arbitrary trailing bytes: a malformed or cut-off event after the good ones.
+            bytes.extend(&noise);
+            let whole = outcome(&bytes, &[]);
+            proptest::prop_assert_eq!(outcome(&bytes, &cuts), whole.clone());
+            if noise.is_empty() {
+                // Good events only: each read back as written, then a clean end.
+                let kinds: Vec<&str> = whole.0.iter().map(|e| e.kind.as_str()).collect();
+                let sent: Vec<&str> = events.iter().map(|e| e.0).collect();
+                proptest::prop_assert_eq!(kinds, sent);
+                proptest::prop_assert_eq!(whole.1, Some("wyoming_closed"));
+            }
+        }
+    }
+
     #[test]
     fn the_reply_and_the_event_count_are_bounded() {
         let limits = WyomingLimits {
