@@ -12,6 +12,8 @@ pub use jouleclaw_jcr1 as jcr1;
 #[cfg(feature = "live")]
 pub use jouleclaw_live as live;
 pub use jouleclaw_pipeline as pipeline;
+#[cfg(feature = "registry")]
+pub use jouleclaw_registry as registry;
 #[cfg(feature = "replay")]
 pub use jouleclaw_replay as replay;
 pub use jouleclaw_seal as seal;

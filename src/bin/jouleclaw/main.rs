@@ -14,6 +14,7 @@ mod live;
 mod misc;
 mod out;
 mod receipt;
+mod registry;
 mod report;
 mod run;
 mod stream;
@@ -79,6 +80,13 @@ enum Cmd {
     Receipts {
         #[command(subcommand)]
         cmd: ReceiptsCmd,
+    },
+    /// A steward's call registry: register sealed calls, collect witness cosignatures
+    /// (C2SP tlog-witness), verify a call's offline proof, audit a registry for forks and
+    /// re-registered calls.
+    Registry {
+        #[command(subcommand)]
+        cmd: registry::RegistryCmd,
     },
     /// Conformance vectors.
     Vectors {
@@ -163,6 +171,10 @@ enum ReceiptsCmd {
         /// nothing about completeness; seals deleted from a sealed run leave one).
         #[arg(long)]
         require_seals: bool,
+        /// A witness policy: also require DIR/registry.tlog-proof, the run's final seal in a
+        /// registry checkpoint cosigned by the policy's quorum (spec/CALL-REGISTRY.md).
+        #[arg(long, value_name = "FILE")]
+        witness_policy: Option<PathBuf>,
         /// The CBOR sequence (e.g. `receipts.cbor` from `jouleclaw run`) or a run's directory.
         file: PathBuf,
     },
@@ -184,6 +196,7 @@ fn dispatch(cmd: Cmd) -> CmdResult {
         Cmd::Report(args) => report::report(&args),
         Cmd::Live(args) => live::live(&args),
         Cmd::Audit(args) => audit::audit(&args),
+        Cmd::Registry { cmd } => registry::registry(&cmd),
         Cmd::Receipt { cmd } => match cmd {
             ReceiptCmd::Decode { file } => receipt::decode(&file),
             ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),
@@ -194,9 +207,11 @@ fn dispatch(cmd: Cmd) -> CmdResult {
                 ReceiptsCmd::Verify {
                     public,
                     require_seals,
+                    witness_policy,
                     file,
                 },
-        } => receipt::verify_sequence(&public, &file, require_seals),
+        } => receipt::verify_sequence(&public, &file, require_seals)
+            .and_then(|()| registry::verify_witnessed(&public, &file, witness_policy.as_deref())),
         Cmd::Vectors {
             cmd: VectorsCmd::Check { dir },
         } => vectors::check(&dir),

@@ -1,0 +1,520 @@
+//! The registry's rules, each with its accepted neighbour.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
+use jouleclaw_jcr1::UtcSecond;
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_registry::*;
+use jouleclaw_seal::StreamSealer;
+
+const ORIGIN: &str = "registry.example/steward";
+
+fn steward() -> SoftwareSigner {
+    SoftwareSigner::rfc8032_test_key()
+}
+
+fn steward_key() -> NoteKey {
+    NoteKey::new(ORIGIN, ALG_ED25519, steward().verifying_key().as_bytes()).unwrap()
+}
+
+fn witness(i: u8) -> (String, SoftwareSigner) {
+    (
+        format!("witness.example/w{i}"),
+        SoftwareSigner::from_seed(&[i + 1; 32]),
+    )
+}
+
+fn witness_key(i: u8) -> NoteKey {
+    let (name, s) = witness(i);
+    NoteKey::new(&name, ALG_COSIGNATURE_V1, s.verifying_key().as_bytes()).unwrap()
+}
+
+/// A cosignature line as a tlog-witness would return it, made by the test (a stand-in for a
+/// witness: the real one, litewitness, is exercised by the CLI's registry tests).
+fn cosign(i: u8, note: &[u8], timestamp: u64) -> Vec<u8> {
+    let (name, s) = witness(i);
+    let text_end = note.windows(2).position(|w| w == b"\n\n").unwrap() + 1;
+    let sig = s
+        .sign(&cosignature_message(timestamp, &note[..text_end]))
+        .unwrap();
+    let mut raw = witness_key(i).id().to_be_bytes().to_vec();
+    raw.extend_from_slice(&timestamp.to_be_bytes());
+    raw.extend_from_slice(&sig);
+    format!("— {name} {}\n", B64.encode(raw)).into_bytes()
+}
+
+fn final_seal(stream_id: &str, windows: u8) -> Vec<u8> {
+    let at = UtcSecond::parse("2026-06-05T00:00:00Z").unwrap();
+    let mut sealer = StreamSealer::new(stream_id, "did:example:steward", 1 << 10);
+    for w in 0..windows {
+        sealer
+            .append(u64::from(w), blake3::hash(&[w]).as_bytes(), at)
+            .unwrap();
+    }
+    sealer
+        .checkpoint(&steward(), true)
+        .unwrap()
+        .checkpoint
+        .cose_sign1
+}
+
+fn leaf_of(seal_cose: &[u8]) -> RegistryLeaf {
+    let seal = jouleclaw_seal::verify_checkpoint(seal_cose, &steward().verifying_key()).unwrap();
+    RegistryLeaf::of_final_seal(&seal.seal).unwrap()
+}
+
+fn policy_text(quorum: usize) -> String {
+    let mut p = format!("# test policy\nlog {}\n", steward_key().vkey());
+    for i in 0..3 {
+        p.push_str(&format!(
+            "witness {} http://127.0.0.1:{}\n",
+            witness_key(i).vkey(),
+            7380 + i as u16
+        ));
+    }
+    p.push_str(&format!("quorum {quorum}\n"));
+    p
+}
+
+#[test]
+fn leaf_bytes_are_the_specified_canonical_json() {
+    let leaf = RegistryLeaf {
+        steward: "did:example:steward".into(),
+        stream_id: "call-1".into(),
+        seal_root: [0xab; 32],
+        seal_tree_size: 13,
+        seal_hash: [0x01; 32],
+    };
+    let want = format!(
+        "{{\"jc_registry\":\"registry-leaf/1\",\"seal_hash\":\"{}\",\"seal_root\":\"{}\",\
+         \"seal_tree_size\":13,\"steward\":\"did:example:steward\",\"stream_id\":\"call-1\"}}",
+        "01".repeat(32),
+        "ab".repeat(32)
+    );
+    assert_eq!(String::from_utf8(leaf.encode().unwrap()).unwrap(), want);
+    assert_eq!(
+        leaf.entry().unwrap(),
+        *blake3::hash(want.as_bytes()).as_bytes()
+    );
+    let empty = RegistryLeaf {
+        stream_id: String::new(),
+        ..leaf.clone()
+    };
+    assert_eq!(empty.encode().unwrap_err().code(), "leaf_unencodable");
+    let zero = RegistryLeaf {
+        seal_tree_size: 0,
+        ..leaf
+    };
+    assert_eq!(zero.encode().unwrap_err().code(), "leaf_unencodable");
+}
+
+#[test]
+fn only_a_final_seal_makes_a_leaf() {
+    let at = UtcSecond::parse("2026-06-05T00:00:00Z").unwrap();
+    let mut sealer = StreamSealer::new("call-1", "did:example:steward", 16);
+    sealer.append(0, &[1; 32], at).unwrap();
+    let open = sealer
+        .checkpoint(&steward(), false)
+        .unwrap()
+        .checkpoint
+        .seal;
+    assert_eq!(
+        RegistryLeaf::of_final_seal(&open).unwrap_err().code(),
+        "seal_invalid"
+    );
+    let done = leaf_of(&final_seal("call-1", 3));
+    assert_eq!(
+        (done.stream_id.as_str(), done.seal_tree_size),
+        ("call-1", 3)
+    );
+}
+
+#[test]
+fn verifier_keys_follow_the_signed_note_key_id_rule() {
+    // The Go note package's documented example key.
+    let k =
+        NoteKey::parse_vkey("PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW")
+            .unwrap();
+    assert_eq!(
+        (k.name(), k.alg(), k.id()),
+        ("PeterNeumann", ALG_ED25519, 0xc74f20a3)
+    );
+    assert_eq!(
+        k.vkey(),
+        "PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW"
+    );
+    let wrong_hash = "PeterNeumann+c74f20a4+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW";
+    assert_eq!(
+        NoteKey::parse_vkey(wrong_hash).unwrap_err().code(),
+        "verifier_key_invalid"
+    );
+    // A cosignature key of the same bytes has another key ID (type 0x04).
+    assert_ne!(
+        witness_key(0).id(),
+        key_id(
+            witness_key(0).name(),
+            ALG_ED25519,
+            witness_key(0).key().as_bytes()
+        )
+    );
+}
+
+#[test]
+fn a_small_order_key_is_refused_when_it_is_accepted() {
+    let mut identity = [0u8; 32];
+    identity[0] = 1;
+    assert_eq!(
+        NoteKey::new("w", ALG_COSIGNATURE_V1, &identity)
+            .unwrap_err()
+            .code(),
+        "verifier_key_invalid"
+    );
+    assert!(NoteKey::new("w", ALG_COSIGNATURE_V1, witness_key(1).key().as_bytes()).is_ok());
+}
+
+#[test]
+fn key_names_refuse_spaces_and_plus() {
+    for bad in ["", "a b", "a+b", "a\tb"] {
+        assert_eq!(
+            check_name(bad).unwrap_err().code(),
+            "invalid_name",
+            "{bad:?}"
+        );
+    }
+    assert!(check_name("registry.example/steward").is_ok());
+}
+
+#[test]
+fn checkpoint_bodies_have_one_form() {
+    let body = CheckpointBody {
+        origin: ORIGIN.into(),
+        size: 2,
+        root: [3; 32],
+    };
+    assert_eq!(CheckpointBody::parse(body.text().as_bytes()).unwrap(), body);
+    for bad in [
+        format!("{ORIGIN}\n02\n{}\n", B64.encode([3; 32])),
+        format!("{ORIGIN}\n2\n{}\nextension\n", B64.encode([3; 32])),
+        format!("{ORIGIN}\n2\n{}", B64.encode([3; 32])),
+        format!("{ORIGIN}\n2\n{}\n", B64.encode([3; 31])),
+        format!("a b\n2\n{}\n", B64.encode([3; 32])),
+    ] {
+        assert_eq!(
+            CheckpointBody::parse(bad.as_bytes()).unwrap_err().code(),
+            "checkpoint_malformed",
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn a_checkpoint_note_verifies_under_the_steward_key_only() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let ok = verify_checkpoint_note(&note, &steward_key(), &[]).unwrap();
+    assert_eq!((ok.body.size, ok.body.root), (1, log.body().root));
+    // Another key under the same name: the line is unknown, so no steward signature.
+    let other = NoteKey::new(ORIGIN, ALG_ED25519, witness_key(0).key().as_bytes()).unwrap();
+    assert_eq!(
+        verify_checkpoint_note(&note, &other, &[])
+            .unwrap_err()
+            .code(),
+        "steward_signature_missing"
+    );
+    // Another origin.
+    let elsewhere = NoteKey::new(
+        "other.example/log",
+        ALG_ED25519,
+        steward().verifying_key().as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(
+        verify_checkpoint_note(&note, &elsewhere, &[])
+            .unwrap_err()
+            .code(),
+        "origin_mismatch"
+    );
+    // One flipped signature bit.
+    let mut bad = note.clone();
+    let n = bad.len();
+    bad[n - 3] ^= 0x01;
+    let code = verify_checkpoint_note(&bad, &steward_key(), &[])
+        .unwrap_err()
+        .code();
+    assert!(
+        code == "signature_invalid" || code == "note_malformed",
+        "{code}"
+    );
+}
+
+#[test]
+fn cosignatures_verify_and_count_toward_the_quorum() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let witnesses: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let mut cosigned =
+        merge_cosignatures(&note, &cosign(0, &note, 1_790_000_000), &witnesses).unwrap();
+    cosigned = merge_cosignatures(&cosigned, &cosign(1, &note, 1_790_000_001), &witnesses).unwrap();
+    let v = verify_checkpoint_note(&cosigned, &steward_key(), &witnesses).unwrap();
+    assert_eq!(v.cosignatures.len(), 2);
+    assert_eq!(
+        v.cosignatures[0],
+        Cosignature {
+            witness: "witness.example/w0".into(),
+            timestamp: 1_790_000_000
+        }
+    );
+    let policy = WitnessPolicy::parse(&policy_text(2)).unwrap();
+    assert_eq!(
+        policy
+            .check_quorum(v.cosignatures.iter().map(|c| c.witness.as_str()))
+            .unwrap(),
+        2
+    );
+    let strict = WitnessPolicy::parse(&policy_text(3)).unwrap();
+    assert_eq!(
+        strict
+            .check_quorum(v.cosignatures.iter().map(|c| c.witness.as_str()))
+            .unwrap_err(),
+        RegistryError::QuorumNotMet { have: 2, need: 3 }
+    );
+    // The same witness twice counts once.
+    let twice =
+        merge_cosignatures(&cosigned, &cosign(1, &note, 1_790_000_002), &witnesses).unwrap();
+    let v2 = verify_checkpoint_note(&twice, &steward_key(), &witnesses).unwrap();
+    assert_eq!(
+        strict
+            .check_quorum(v2.cosignatures.iter().map(|c| c.witness.as_str()))
+            .unwrap_err()
+            .code(),
+        "quorum_not_met"
+    );
+}
+
+#[test]
+fn a_cosignature_over_another_time_or_checkpoint_is_refused() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let witnesses: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    // Signed over t, claimed at t + 1.
+    let line = cosign(0, &note, 1_790_000_000);
+    let text = std::str::from_utf8(&line).unwrap();
+    let b64 = text.trim_end().rsplit(' ').next().unwrap();
+    let mut raw = B64.decode(b64).unwrap();
+    raw[11] ^= 0x01;
+    let forged = format!("— witness.example/w0 {}\n", B64.encode(raw));
+    assert_eq!(
+        merge_cosignatures(&note, forged.as_bytes(), &witnesses)
+            .unwrap_err()
+            .code(),
+        "signature_invalid"
+    );
+    // A cosignature of another checkpoint (the next size).
+    log.append(&leaf_of(&final_seal("call-2", 2))).unwrap();
+    let next = log.sign_checkpoint(&steward()).unwrap();
+    assert_eq!(
+        merge_cosignatures(&note, &cosign(0, &next, 5), &witnesses)
+            .unwrap_err()
+            .code(),
+        "signature_invalid"
+    );
+    // A line from a key outside the policy is dropped, not trusted.
+    let stranger = merge_cosignatures(&note, &cosign(2, &note, 5), &witnesses[..2]).unwrap();
+    assert_eq!(stranger, note);
+}
+
+#[test]
+fn policies_parse_and_refuse() {
+    let p = WitnessPolicy::parse(&policy_text(2)).unwrap();
+    assert_eq!((p.witnesses.len(), p.quorum, p.log.name()), (3, 2, ORIGIN));
+    assert_eq!(p.witnesses[1].url.as_deref(), Some("http://127.0.0.1:7381"));
+    let cases = [
+        (policy_text(0), "quorum"),
+        (policy_text(4), "quorum"),
+        (policy_text(2).replace("log ", "# "), "no log"),
+        (
+            format!("{}log {}\n", policy_text(2), steward_key().vkey()),
+            "second log",
+        ),
+        (
+            format!("{}witness {}\n", policy_text(2), witness_key(0).vkey()),
+            "share",
+        ),
+        (format!("{}frobnicate 1\n", policy_text(2)), "not a log"),
+        (policy_text(2).replacen("http://", "ftp://", 1), "URL"),
+        (
+            format!(
+                "log {}\nwitness {}\nquorum 1\n",
+                steward_key().vkey(),
+                steward_key().vkey()
+            ),
+            "0x04",
+        ),
+    ];
+    for (text, why) in cases {
+        let err = WitnessPolicy::parse(&text).unwrap_err();
+        assert_eq!(err.code(), "policy_malformed", "{why}");
+    }
+}
+
+fn registry_with_calls(calls: &[(&str, u8)]) -> (RegistryLog, Vec<Vec<u8>>) {
+    let mut log = RegistryLog::new(ORIGIN, 64).unwrap();
+    let mut seals = Vec::new();
+    for (id, w) in calls {
+        let seal = final_seal(id, *w);
+        log.append(&leaf_of(&seal)).unwrap();
+        seals.push(seal);
+    }
+    (log, seals)
+}
+
+fn cosigned(log: &RegistryLog, witnesses: &[u8]) -> Vec<u8> {
+    let keys: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let mut note = log.sign_checkpoint(&steward()).unwrap();
+    let plain = note.clone();
+    for &w in witnesses {
+        note = merge_cosignatures(
+            &note,
+            &cosign(w, &plain, 1_790_000_000 + u64::from(w)),
+            &keys,
+        )
+        .unwrap();
+    }
+    note
+}
+
+#[test]
+fn a_call_proof_round_trips_and_verifies_offline() {
+    let (log, seals) = registry_with_calls(&[("call-1", 3), ("call-2", 5), ("call-3", 1)]);
+    let proof = CallProof {
+        seal_cose: seals[1].clone(),
+        index: 1,
+        path: log.inclusion_proof(1, 3).unwrap(),
+        checkpoint: cosigned(&log, &[0, 2]),
+    };
+    let bytes = proof.encode();
+    assert!(bytes.starts_with(b"c2sp.org/tlog-proof@v1\nextra "));
+    let parsed = CallProof::parse(&bytes).unwrap();
+    assert_eq!(parsed, proof);
+    let policy = WitnessPolicy::parse(&policy_text(2)).unwrap();
+    let v = verify_call_proof(&parsed, &policy).unwrap();
+    assert_eq!(
+        (v.seal.stream_id.as_str(), v.index, v.witnessed_by()),
+        ("call-2", 1, Some(1_790_000_000))
+    );
+}
+
+#[test]
+fn a_call_proof_is_refused_when_any_part_is_wrong() {
+    let (log, seals) = registry_with_calls(&[("call-1", 3), ("call-2", 5), ("call-3", 1)]);
+    let policy = WitnessPolicy::parse(&policy_text(2)).unwrap();
+    let good = CallProof {
+        seal_cose: seals[1].clone(),
+        index: 1,
+        path: log.inclusion_proof(1, 3).unwrap(),
+        checkpoint: cosigned(&log, &[0, 2]),
+    };
+    assert!(verify_call_proof(&good, &policy).is_ok());
+    let wrong_index = CallProof {
+        index: 0,
+        ..good.clone()
+    };
+    assert_eq!(
+        verify_call_proof(&wrong_index, &policy).unwrap_err().code(),
+        "inclusion_invalid"
+    );
+    let other_seal = CallProof {
+        seal_cose: seals[0].clone(),
+        ..good.clone()
+    };
+    assert_eq!(
+        verify_call_proof(&other_seal, &policy).unwrap_err().code(),
+        "inclusion_invalid"
+    );
+    let one_witness = CallProof {
+        checkpoint: cosigned(&log, &[1]),
+        ..good.clone()
+    };
+    assert_eq!(
+        verify_call_proof(&one_witness, &policy).unwrap_err().code(),
+        "quorum_not_met"
+    );
+    let mut bad_seal = good.seal_cose.clone();
+    let n = bad_seal.len();
+    bad_seal[n - 1] ^= 1;
+    let tampered = CallProof {
+        seal_cose: bad_seal,
+        ..good.clone()
+    };
+    assert_eq!(
+        verify_call_proof(&tampered, &policy).unwrap_err().code(),
+        "seal_invalid"
+    );
+    // Framing.
+    let text = String::from_utf8(good.encode()).unwrap();
+    for bad in [
+        text.replacen("c2sp.org/tlog-proof@v1", "c2sp.org/tlog-proof@v2", 1),
+        text.replacen("index 1", "index 01", 1),
+        text.replacen("\nextra ", "\nextra! ", 1),
+    ] {
+        assert_eq!(
+            CallProof::parse(bad.as_bytes()).unwrap_err().code(),
+            "proof_malformed"
+        );
+    }
+}
+
+#[test]
+fn a_reminted_call_shows_both_leaves() {
+    // The steward seals call-1 again without its last window and registers the new seal too.
+    let (mut log, _) = registry_with_calls(&[("call-1", 5), ("call-2", 2)]);
+    let again = log.append(&leaf_of(&final_seal("call-1", 4))).unwrap();
+    assert_eq!(
+        again,
+        Appended {
+            index: 2,
+            earlier: vec![0]
+        }
+    );
+    assert_eq!(log.indices_of("did:example:steward", "call-1"), &[0, 2]);
+    assert_eq!(
+        log.reregistered(),
+        vec![("did:example:steward".into(), "call-1".into(), vec![0, 2])]
+    );
+    let (fresh, _) = registry_with_calls(&[("call-1", 5), ("call-2", 2)]);
+    assert!(fresh.reregistered().is_empty());
+}
+
+#[test]
+fn two_checkpoints_of_one_size_with_different_roots_are_a_fork() {
+    let (a, _) = registry_with_calls(&[("call-1", 3), ("call-2", 2)]);
+    let (b, _) = registry_with_calls(&[("call-1", 3), ("call-9", 2)]);
+    let va = verify_checkpoint_note(&a.sign_checkpoint(&steward()).unwrap(), &steward_key(), &[])
+        .unwrap();
+    let vb = verify_checkpoint_note(&b.sign_checkpoint(&steward()).unwrap(), &steward_key(), &[])
+        .unwrap();
+    assert_eq!(
+        check_no_fork(&va, &vb, &[]).unwrap_err(),
+        RegistryError::Fork { size: 2 }
+    );
+    assert!(check_no_fork(&va, &va.clone(), &[]).is_ok());
+    // A larger checkpoint: consistent with a's history, not with b's.
+    let (mut c, _) = registry_with_calls(&[("call-1", 3), ("call-2", 2)]);
+    c.append(&leaf_of(&final_seal("call-3", 1))).unwrap();
+    let vc = verify_checkpoint_note(&c.sign_checkpoint(&steward()).unwrap(), &steward_key(), &[])
+        .unwrap();
+    let proof = c.consistency_proof(2, 3).unwrap();
+    assert!(check_no_fork(&va, &vc, &proof).is_ok());
+    assert_eq!(check_no_fork(&vb, &vc, &proof).unwrap_err().code(), "fork");
+}
+
+#[test]
+fn consistency_proofs_from_zero_are_empty() {
+    let (log, _) = registry_with_calls(&[("call-1", 3), ("call-2", 2), ("call-3", 2)]);
+    assert!(log.consistency_proof(0, 3).unwrap().is_empty());
+    assert!(!log.consistency_proof(1, 3).unwrap().is_empty());
+}

@@ -1,0 +1,513 @@
+//! The call registry against real witnesses: three `litewitness` servers (Go module
+//! `filippo.io/torchwood`, keys in `ssh-agent`) started on loopback by the test and stopped by
+//! it, and the `jouleclaw registry` commands run for real.
+//!
+//! These tests need `litewitness`, `witnessctl`, `ssh-agent`, `ssh-add` and `ssh-keygen`; they
+//! are ignored by a plain `cargo test` (counted as ignored, never as passed) and run by
+//! `.ci/suites/25-registry.sh`, which installs the witnesses from the Go module proxy. Each
+//! witness request is bounded (5 s, 3 attempts); the whole test stops within about a minute.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const ORIGIN: &str = "registry.example/steward";
+const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
+
+fn root(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A tool from PATH, or from the Go bin folder (`$GOBIN`, `$HOME/go/bin`).
+fn tool(name: &str) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    if let Some(d) = std::env::var_os("GOBIN") {
+        dirs.push(d.into());
+    }
+    if let Some(h) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(h).join("go/bin"));
+    }
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file()).unwrap_or_else(|| {
+        panic!("NOT RUN: {name} is not installed (run .ci/suites/25-registry.sh, which installs it)")
+    })
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let dir =
+            std::env::temp_dir().join(format!("jouleclaw-registry-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One litewitness with its own ssh-agent, database and key.
+struct Witness {
+    name: String,
+    port: u16,
+    dir: PathBuf,
+    fingerprint: String,
+    agent: Child,
+    server: Option<Child>,
+    vkey: String,
+}
+
+impl Witness {
+    fn start(dir: &Path, i: usize, steward_vkey: &str) -> Self {
+        let dir = dir.join(format!("w{i}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let key = dir.join("id");
+        let ok = Command::new(tool("ssh-keygen"))
+            .args(["-q", "-t", "ed25519", "-N", "", "-C", "witness", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let sock = dir.join("agent.sock");
+        let agent = Command::new(tool("ssh-agent"))
+            .arg("-D")
+            .arg("-a")
+            .arg(&sock)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for(|| sock.exists(), "ssh-agent socket");
+        let added = Command::new(tool("ssh-add"))
+            .arg("-q")
+            .arg(&key)
+            .env("SSH_AUTH_SOCK", &sock)
+            .status()
+            .unwrap();
+        assert!(added.success());
+        let fp = Command::new(tool("ssh-keygen"))
+            .args(["-E", "sha256", "-lf"])
+            .arg(key.with_extension("pub"))
+            .output()
+            .unwrap();
+        let fingerprint = String::from_utf8(fp.stdout)
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_owned();
+        let db = dir.join("witness.db");
+        for args in [
+            vec!["add-log", "-db", db.to_str().unwrap(), "-origin", ORIGIN],
+            vec![
+                "add-key",
+                "-db",
+                db.to_str().unwrap(),
+                "-origin",
+                ORIGIN,
+                "-key",
+                steward_vkey,
+            ],
+        ] {
+            let o = Command::new(tool("witnessctl"))
+                .args(&args)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "witnessctl {args:?}: {}", text(&o));
+        }
+        let mut w = Self {
+            name: format!("witness.example/w{i}"),
+            port: free_port(),
+            dir,
+            fingerprint,
+            agent,
+            server: None,
+            vkey: String::new(),
+        };
+        w.serve();
+        w
+    }
+
+    /// Starts (or restarts) the server on the same database, port and key.
+    fn serve(&mut self) {
+        let log = self.dir.join(format!(
+            "server-{}.log",
+            Instant::now().elapsed().as_nanos()
+        ));
+        let _ = std::fs::remove_file(self.dir.join("server.log"));
+        let out = std::fs::File::create(self.dir.join("server.log")).unwrap();
+        let child = Command::new(tool("litewitness"))
+            .arg("-db")
+            .arg(self.dir.join("witness.db"))
+            .arg("-name")
+            .arg(&self.name)
+            .arg("-key")
+            .arg(&self.fingerprint)
+            .arg("-ssh-agent")
+            .arg(self.dir.join("agent.sock"))
+            .arg("-listen")
+            .arg(format!("127.0.0.1:{}", self.port))
+            .stdout(Stdio::null())
+            .stderr(out)
+            .spawn()
+            .unwrap();
+        drop(log);
+        self.server = Some(child);
+        let port = self.port;
+        wait_for(
+            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+            "litewitness listening",
+        );
+        let logged = std::fs::read_to_string(self.dir.join("server.log")).unwrap();
+        self.vkey = logged
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("vkey="))
+            .expect("litewitness logs its verifier key")
+            .to_owned();
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.server.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn policy_line(&self) -> String {
+        format!("witness {} http://127.0.0.1:{}\n", self.vkey, self.port)
+    }
+}
+
+impl Drop for Witness {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = self.agent.kill();
+        let _ = self.agent.wait();
+    }
+}
+
+fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "{what} not ready within 15 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn sealed_run(tmp: &TempDir, key: &Path, name: &str, stream_id: &str, trace: &Path) -> PathBuf {
+    let out = tmp.path(name);
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--stream-id",
+        &stream_id,
+        &"--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    out
+}
+
+#[test]
+#[ignore = "needs litewitness, witnessctl and ssh-agent: run by .ci/suites/25-registry.sh"]
+fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
+    let tmp = TempDir::new("witnessed");
+    let key = tmp.path("steward.key");
+    let o = jouleclaw(&[
+        &"keygen",
+        &"--out",
+        &key,
+        &"--pub-out",
+        &tmp.path("steward.pub"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let reg = tmp.path("reg");
+    let o = jouleclaw(&[
+        &"registry",
+        &"init",
+        &reg,
+        &"--origin",
+        &ORIGIN,
+        &"--key",
+        &key,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let steward_vkey = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    assert!(
+        steward_vkey.starts_with("registry.example/steward+"),
+        "{steward_vkey}"
+    );
+    let mut witnesses: Vec<Witness> = (0..3)
+        .map(|i| Witness::start(&tmp.0, i, &steward_vkey))
+        .collect();
+    let write_policy = |name: &str, quorum: usize, ws: &[Witness]| {
+        let mut p = format!("log {steward_vkey}\n");
+        for w in ws {
+            p.push_str(&w.policy_line());
+        }
+        p.push_str(&format!("quorum {quorum}\n"));
+        let path = tmp.path(name);
+        std::fs::write(&path, p).unwrap();
+        path
+    };
+    let policy = write_policy("policy", 2, &witnesses);
+    let all_three = write_policy("policy-3", 3, &witnesses);
+    let trace = root(TRACE);
+
+    // 1. A sealed call, registered and cosigned by all three; its proof verifies offline.
+    let run1 = sealed_run(&tmp, &key, "run1", "call-1", &trace);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &reg,
+        &run1,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("witnessed: 3 of 3 witnesses cosigned (quorum 2)"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &all_three]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    for w in &witnesses {
+        assert!(
+            text(&o).contains(&format!("cosigned by {}", w.name)),
+            "{}",
+            text(&o)
+        );
+    }
+    // The same check through `receipts verify DIR --witness-policy`.
+    let o = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--pub",
+        &tmp.path("steward.pub"),
+        &"--witness-policy",
+        &all_three,
+        &run1,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("witnessed"), "{}", text(&o));
+    // A proof whose checkpoint root is altered is refused.
+    let proof_path = run1.join("registry.tlog-proof");
+    let good = std::fs::read_to_string(&proof_path).unwrap();
+    let root_line = good
+        .split("\n\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .nth(2)
+        .unwrap()
+        .to_owned();
+    let mut flipped = root_line.clone().into_bytes();
+    flipped[0] = if flipped[0] == b'A' { b'B' } else { b'A' };
+    std::fs::write(
+        &proof_path,
+        good.replace(&root_line, std::str::from_utf8(&flipped).unwrap()),
+    )
+    .unwrap();
+    let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &policy]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    std::fs::write(&proof_path, &good).unwrap();
+
+    // 2. One witness down: the quorum of two still holds; a policy of three is not met.
+    witnesses[2].stop();
+    let run2 = sealed_run(&tmp, &key, "run2", "call-2", &trace);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &reg,
+        &run2,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("after 3 attempts"), "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"verify", &run2, &"--policy", &all_three]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("quorum_not_met"), "{}", text(&o));
+    // Back up: `registry witness` brings it from size 1 to 2 (it answers 409 with its size and
+    // gets a consistency proof from there), `registry prove` refreshes the run's proof.
+    witnesses[2].serve();
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"prove", &reg, &run2]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"verify", &run2, &"--policy", &all_three]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+
+    // 3. A fork: the steward keeps a copy of the registry and appends another call 3 to each.
+    let fork = tmp.path("reg-fork");
+    copy_dir(&reg, &fork);
+    let run3 = sealed_run(&tmp, &key, "run3", "call-3", &trace);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &reg,
+        &run3,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let short = tmp.path("short.jsonl");
+    let lines: Vec<&str> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .leak()
+        .lines()
+        .collect();
+    std::fs::write(&short, lines[..lines.len() - 4].join("\n") + "\n").unwrap();
+    let run3b = sealed_run(&tmp, &key, "run3b", "call-3", &short);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &fork,
+        &run3b,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(
+        code(&o),
+        1,
+        "the witnesses refuse the second checkpoint of size 3: {}",
+        text(&o)
+    );
+    assert_eq!(text(&o).matches("refused (409)").count(), 3, "{}", text(&o));
+    // An auditor holding either checkpoint detects the fork.
+    let o = jouleclaw(&[
+        &"registry",
+        &"audit",
+        &fork,
+        &"--policy",
+        &policy,
+        &"--seen",
+        &reg.join("checkpoint.note"),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("fork"), "{}", text(&o));
+    let o = jouleclaw(&[
+        &"registry",
+        &"audit",
+        &reg,
+        &"--policy",
+        &policy,
+        &"--seen",
+        &fork.join("checkpoint.note"),
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("fork"), "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+
+    // 4. A re-minted call: call-1 sealed again without its last windows and registered again.
+    let remint = sealed_run(&tmp, &key, "run1-again", "call-1", &short);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &reg,
+        &remint,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("was registered before"), "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("stream call-1 of"), "{}", text(&o));
+    assert!(
+        text(&o).contains("registered 2 times (leaves [0, 3])"),
+        "{}",
+        text(&o)
+    );
+    // Each run still proves its own seal, and no run proves the other's.
+    let o = jouleclaw(&[&"registry", &"verify", &remint, &"--policy", &policy]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    std::fs::copy(
+        remint.join("registry.tlog-proof"),
+        run1.join("registry.tlog-proof"),
+    )
+    .unwrap();
+    let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &policy]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("another final seal"), "{}", text(&o));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_name() != ".lock" {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
