@@ -18,6 +18,7 @@ SIGNED_EXTRA = "stream-window-signed-negative-extra-vectors.json"
 EDDSA = "cose-wg/eddsa-sig-01.json"
 SEAL = "stream-seal-vectors.json"
 VOICE = "voice-turn-vectors.json"
+REGISTRY = "call-registry-vectors.json"
 STRUCTURED = "structured-output-vectors.json"
 LANGS = ("python", "js", "go")
 # Which verifiers check structured-output-vectors.json (the Python checker `structured` always;
@@ -401,6 +402,40 @@ def no_vector_files(d: Path) -> None:
         f.unlink()
 
 
+# The call registry (spec/CALL-REGISTRY.md)
+
+def _flip_b64_char(text: str, at: int) -> str:
+    c = text[at]
+    return text[:at] + ("B" if c == "A" else "A") + text[at + 1:]
+
+
+def registry_cosignature_byte(d: Path) -> None:
+    """A valid proof whose w1 cosignature has one base64 character changed."""
+    def fn(doc):
+        p = doc["valid_proofs"][0]
+        at = p["proof"].index("\u2014 witness.example/w1 ") + len("\u2014 witness.example/w1 ") + 20
+        p["proof"] = _flip_b64_char(p["proof"], at)
+    _edit(d, REGISTRY, fn)
+
+
+def registry_leaf_changed(d: Path) -> None:
+    def fn(doc):
+        doc["leaves"][1]["canonical"] = doc["leaves"][1]["canonical"].replace('"seal_tree_size":5', '"seal_tree_size":6')
+    _edit(d, REGISTRY, fn)
+
+
+def registry_negative_accepted(d: Path) -> None:
+    def fn(doc):
+        _first(doc["negative_proofs"], lambda n: n["expect"] == "quorum_not_met")["expect"] = "valid"
+    _edit(d, REGISTRY, fn)
+
+
+def registry_fork_called_consistent(d: Path) -> None:
+    def fn(doc):
+        doc["forks"][0]["expect"] = "consistent"
+    _edit(d, REGISTRY, fn)
+
+
 CASES = {
     "content-hash-hex-digit": (RECEIPTS, content_hash_digit),
     "receipt-field-changed": (RECEIPTS, receipt_field),
@@ -445,6 +480,10 @@ CASES = {
     "structured-schema-path-changed": (STRUCTURED, structured_path, STRUCTURED_PATH),
     # structured-output vectors are optional for `check` (an absent file is a skip line), so the
     # structured checker is not required to fail when every file is gone.
+    "registry-cosignature-byte": (REGISTRY, registry_cosignature_byte),
+    "registry-leaf-changed": (REGISTRY, registry_leaf_changed),
+    "registry-negative-accepted": (REGISTRY, registry_negative_accepted),
+    "registry-fork-called-consistent": (REGISTRY, registry_fork_called_consistent),
     "no-vector-files": (None, no_vector_files),
 }
 

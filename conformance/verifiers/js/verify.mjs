@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, stream-seal/1
 // (RFC 9162 proofs, checkpoints, RFC 9942 inclusion receipts) and voice-turn/1 (exact levels with
-// BigInt) and structured-output (whole-document outcomes with Ajv) (Node 20, ESM).
+// BigInt), structured-output (whole-document outcomes with Ajv) and the call registry
+// (registry.mjs: C2SP notes, cosignatures, tlog-proof files, forks) (Node 20, ESM).
 //
 // Usage: node verify.mjs [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 //
@@ -23,6 +24,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import Ajv2020 from 'ajv/dist/2020.js';
 import canonicalize from 'canonicalize';
 import { Tag, decode as cborDecode, encode as cborEncode } from 'cbor2';
+
+import { checkRegistryFile } from './registry.mjs';
 
 const SCHEMA_ID = 'stream-window/1';
 const CONTENT_TYPE = 'application/vnd.jouleclaw.stream-window+json';
@@ -47,6 +50,7 @@ const FILES = {
   seal: 'stream-seal-vectors.json',
   voiceTurn: 'voice-turn-vectors.json',
   structured: 'structured-output-vectors.json',
+  registry: 'call-registry-vectors.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
 // tags kept as Tag objects, maps as Map (integer labels).
@@ -1674,6 +1678,12 @@ function main() {
   if (present.seal) checkSealFile(present.seal, FILES.seal);
   if (present.voiceTurn) checkVoiceTurnFile(present.voiceTurn, FILES.voiceTurn);
   if (present.structured) checkStructuredFile(present.structured, FILES.structured);
+  if (present.registry) {
+    checkRegistryFile(present.registry, FILES.registry, {
+      check, loadJsonFile, Refusal, verifyCheckpoint, ed25519VerifyStrict, leafHash, verifyInclusion,
+      verifyConsistency, blake3, sha256, canonicalize,
+    });
+  }
 
   for (const f of coseWg) {
     check(`cose-wg/${f}`, () => {

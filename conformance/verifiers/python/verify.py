@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
 (RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness), and
-voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives).
+voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives), and the call
+registry (check_registry.py's checks: C2SP notes, cosignatures, tlog-proof files, forks, policies).
 
 Usage: verify.py [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 
@@ -71,6 +72,7 @@ FILES = {
     "seal": "stream-seal-vectors.json",
     "seal_schema": "stream-seal-1.schema.json",
     "voice_turn": "voice-turn-vectors.json",
+    "registry": "call-registry-vectors.json",
 }
 
 
@@ -1424,6 +1426,11 @@ def main(argv: list[str]) -> int:
         # voice-turn/1 (spec/VOICE-TURN-V1.md): the standalone checker's checks, in this report.
         import check_voice_turn
         check_voice_turn.run(root, PrefixedReport(rep, FILES["voice_turn"]))
+
+    if "registry" in present:
+        # The call registry (spec/CALL-REGISTRY.md): the standalone checker's checks, in this report.
+        import check_registry
+        check_registry.run(root, PrefixedReport(rep, FILES["registry"]))
 
     for path in cose_wg:
         def one(path=path):

@@ -62,8 +62,6 @@ pub enum RegistryError {
         /// The quorum.
         need: usize,
     },
-    /// A cosignature's timestamp is above 2^63-1.
-    CosignatureTimestamp,
     /// A `tlog-proof` file is malformed.
     ProofMalformed {
         /// What was wrong.
@@ -110,7 +108,6 @@ impl RegistryError {
             Self::VerifierKeyInvalid { .. } => "verifier_key_invalid",
             Self::PolicyMalformed { .. } => "policy_malformed",
             Self::QuorumNotMet { .. } => "quorum_not_met",
-            Self::CosignatureTimestamp => "cosignature_timestamp",
             Self::ProofMalformed { .. } => "proof_malformed",
             Self::InclusionInvalid => "inclusion_invalid",
             Self::ConsistencyInvalid => "consistency_invalid",
@@ -149,7 +146,6 @@ impl fmt::Display for RegistryError {
                 f,
                 "{have} of the policy's witnesses cosigned the checkpoint; the quorum is {need}"
             ),
-            Self::CosignatureTimestamp => write!(f, "a cosignature timestamp is above 2^63-1"),
             Self::ProofMalformed { reason } => write!(f, "{reason}"),
             Self::InclusionInvalid => {
                 write!(
