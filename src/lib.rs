@@ -17,6 +17,7 @@ pub use jouleclaw_registry as registry;
 #[cfg(feature = "replay")]
 pub use jouleclaw_replay as replay;
 pub use jouleclaw_seal as seal;
+pub use jouleclaw_store as store;
 pub use jouleclaw_stream as stream;
 pub use jouleclaw_stream_oracle as oracle;
 pub use jouleclaw_structured as structured;

@@ -950,7 +950,15 @@ fn run_checks_every_destination_before_the_first_rename() {
         std::fs::set_permissions(&other_key, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
     let o = jouleclaw(&[
-        &"run", &TRACE, &"--out", &out, &"--key", &other_key, &"--quiet",
+        &"run",
+        &TRACE,
+        &"--out",
+        &out,
+        &"--key",
+        &other_key,
+        &"--stream-id",
+        &"call-1",
+        &"--quiet",
     ]);
     expect(&o, 2);
     assert!(stderr(&o).contains("is a directory"), "{}", stderr(&o));
@@ -1196,9 +1204,31 @@ fn a_sealed_run_verifies_as_a_complete_stream() {
     // An unsealed run into the same directory leaves no seals of the earlier run behind.
     expect(&jouleclaw(&[&"run", &TRACE, &"--out", &dir, &"--quiet"]), 0);
     assert!(!dir.join("seals.cbor").exists() && !dir.join("inclusion.cbor").exists());
+    // Unsealed: every signature verifies, completeness is unknown, and that is not accepted
+    // unless asked for.
     let o = verify_dir(&dir);
+    expect(&o, 1);
+    assert!(
+        stdout(&o).contains("NOT SEALED: COMPLETENESS UNKNOWN"),
+        "{}",
+        stdout(&o)
+    );
+    let o = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--allow-unsealed",
+        &"--pub",
+        &dir.join("signer.pub"),
+        &dir,
+    ]);
     expect(&o, 0);
-    assert!(stdout(&o).contains("not sealed"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains(
+            "13 receipts, 13 window signatures verified; NOT SEALED: COMPLETENESS UNKNOWN"
+        ),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -1351,6 +1381,7 @@ fn run_llm_schema_fails_the_off_schema_tool_call_on_its_tick_and_matches_the_gol
         &jouleclaw(&[
             &"receipts",
             &"verify",
+            &"--allow-unsealed",
             &"--pub",
             &out.join("signer.pub"),
             &out,

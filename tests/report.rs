@@ -75,7 +75,16 @@ fn demo(t: &TempDir) -> PathBuf {
     run_into(t, Path::new(TRACE), &[])
 }
 
+/// `jouleclaw report DIR --allow-unsealed` (most runs here are not sealed; the tests about
+/// sealing call [`report_strict`]).
 fn report(dir: &Path, extra: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"report", &dir, &"--allow-unsealed"];
+    args.extend_from_slice(extra);
+    jouleclaw(&args)
+}
+
+/// `jouleclaw report DIR` without `--allow-unsealed`.
+fn report_strict(dir: &Path, extra: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
     let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![&"report", &dir];
     args.extend_from_slice(extra);
     jouleclaw(&args)
@@ -143,10 +152,13 @@ fn the_demo_report_shows_the_demo_trace_facts() {
     assert!(html.contains(">+2048 B</text>"));
     assert!(html.contains("IGNORED: barge-in 2.02s → outbound 2.19s = 170 ms (&gt; 150 ms)"));
     // 13/13 verified, in the badge and in every row.
+    // Not sealed: the badge says the signatures verified and, as loudly, that completeness is
+    // unknown; never the green badge.
     assert!(html.contains(
-        "<p id=\"verification\" class=\"badge ok\" data-verified=\"13\" data-total=\"13\">"
+        "<p id=\"verification\" class=\"badge unknown\" data-verified=\"13\" data-total=\"13\" data-outcome=\"unsealed\">"
     ));
-    assert!(html.contains("VERIFIED: 13/13 receipts"));
+    assert!(html.contains("SIGNATURES VERIFIED: 13/13 receipts · ⚠ COMPLETENESS UNKNOWN"));
+    assert!(!html.contains("class=\"badge ok\""));
     assert_eq!(
         html.matches("<td class=\"status\">verified</td>").count(),
         13
@@ -159,7 +171,7 @@ fn the_demo_report_shows_the_demo_trace_facts() {
     }
     // The test key is named; the stream is not sealed.
     assert!(html.contains("id=\"test-key\""));
-    assert!(html.contains("not sealed (no seals.cbor)"));
+    assert!(html.contains("COMPLETENESS UNKNOWN: not sealed (no seals.cbor"));
     // Self-contained: no script, nothing from elsewhere.
     for banned in ["<script", "src=", "href=", "@import", "url(http", "//fonts"] {
         assert!(!html.contains(banned), "{banned}");
@@ -225,7 +237,8 @@ fn a_tampered_signature_fails_its_own_receipt_and_exits_1() {
     expect(&o, 1);
     let html = page(&d);
     assert!(html.contains("class=\"badge bad\" data-verified=\"12\" data-total=\"13\""));
-    assert!(html.contains("REFUSED: cose_bad_signature"));
+    assert!(html.contains("refused_signature: cose_bad_signature"));
+    assert!(html.contains("NOT VERIFIED: nothing signed covers it"));
     assert_eq!(
         html.matches("<td class=\"status\">verified</td>").count(),
         12
@@ -234,7 +247,7 @@ fn a_tampered_signature_fails_its_own_receipt_and_exits_1() {
     assert!(html.contains("outputs.receipts.cbor"));
     assert!(
         String::from_utf8_lossy(&o.stderr)
-            .contains("line 13, item 12: REFUSED: cose_bad_signature")
+            .contains("receipts.cbor item 12: refused_signature: cose_bad_signature")
     );
 }
 
@@ -249,7 +262,9 @@ fn a_jsonl_line_that_is_not_its_signed_copy_is_a_disagreement() {
     std::fs::write(&path, edited).unwrap();
     expect(&report(&d, &[]), 1);
     let html = page(&d);
-    assert!(html.contains("FILES DISAGREE: receipts.jsonl line 1 is another receipt"));
+    // Line 1 is covered by no signature, and item 0 signs no line.
+    assert!(html.contains("receipts.jsonl line 1 (window 0): unproven_receipt"));
+    assert!(html.contains("receipts.cbor item 0 (window 0): unmatched_signature"));
     assert!(html.contains("data-verified=\"12\" data-total=\"13\""));
 }
 
@@ -262,7 +277,7 @@ fn a_summary_that_disagrees_with_the_receipts_exits_1() {
     std::fs::write(&path, text.replace("\"receipts\": 13", "\"receipts\": 14")).unwrap();
     expect(&report(&d, &[]), 1);
     let html = page(&d);
-    assert!(html.contains("summary.json: receipts is 14, the receipts give 13"));
+    assert!(html.contains("summary.json: summary_mismatch: receipts is 14, the receipts give 13"));
     // Every receipt still verified on its own.
     assert!(html.contains("data-verified=\"13\" data-total=\"13\""));
     assert!(html.contains("NOT VERIFIED"));
@@ -281,8 +296,11 @@ fn another_public_key_refuses_every_receipt_and_names_the_difference() {
     expect(&report(&d, &[&"--pub", &public]), 1);
     let html = page(&d);
     assert!(html.contains("data-verified=\"0\" data-total=\"13\""));
-    assert_eq!(html.matches("REFUSED: cose_unknown_kid").count(), 13);
-    assert!(html.contains("signer.pub in the directory is not the --pub key"));
+    assert_eq!(
+        html.matches("refused_signature: cose_unknown_kid").count(),
+        13
+    );
+    assert!(html.contains("signer.pub: signer_mismatch: signer.pub is not the verifying key"));
     assert!(!html.contains("id=\"test-key\""));
     // The directory's own key given as --pub verifies.
     expect(&report(&d, &[&"--pub", &d.join("signer.pub")]), 0);
@@ -293,7 +311,11 @@ fn a_run_signed_with_its_own_key_has_no_test_key_warning() {
     let t = TempDir::new("ownkey");
     let key = t.path("k");
     expect(&jouleclaw(&[&"keygen", &"--out", &key]), 0);
-    let d = run_into(&t, Path::new(TRACE), &["--key", key.to_str().unwrap()]);
+    let d = run_into(
+        &t,
+        Path::new(TRACE),
+        &["--key", key.to_str().unwrap(), "--stream-id", "call-ownkey"],
+    );
     expect(&report(&d, &[]), 0);
     let html = page(&d);
     assert!(!html.contains("TEST KEY"));
@@ -312,17 +334,17 @@ fn the_output_never_replaces_an_input_nor_follows_a_symlink() {
     std::os::unix::fs::symlink(&jsonl, &link).unwrap();
     expect(&report(&d, &[&"-o", &link]), 2);
     assert_eq!(std::fs::read(&jsonl).unwrap(), before);
-    // A planted symlink to elsewhere is neither followed nor replaced.
+    // A planted symlink to elsewhere is never followed: the rename replaces the link itself.
     let victim = t.path("victim");
     std::fs::write(&victim, b"keep").unwrap();
     std::os::unix::fs::symlink(&victim, d.join("report.html")).unwrap();
-    expect(&report(&d, &[]), 2);
+    expect(&report(&d, &[]), 0);
     assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     assert!(
         std::fs::symlink_metadata(d.join("report.html"))
             .unwrap()
             .file_type()
-            .is_symlink()
+            .is_file()
     );
     // A directory is refused; no temporary file is left behind.
     expect(&report(&d, &[&"-o", &d]), 2);
@@ -348,9 +370,11 @@ fn missing_inputs_and_bad_flags_exit_2() {
     let t = TempDir::new("usage");
     expect(&report(&t.path("nope"), &[]), 2);
     let d = demo(&t);
-    std::fs::remove_file(d.join("summary.json")).unwrap();
+    // Without signer.pub and without --pub there is no key to verify with.
+    std::fs::rename(d.join("signer.pub"), t.path("kept.pub")).unwrap();
     expect(&report(&d, &[]), 2);
     assert!(!d.join("report.html").exists());
+    std::fs::rename(t.path("kept.pub"), d.join("signer.pub")).unwrap();
     expect(&jouleclaw(&[&"report"]), 2);
     expect(&report(&d, &[&"--pub", &t.path("missing.pub")]), 2);
 }
@@ -360,7 +384,10 @@ fn seals_are_reported_absent_or_checked_for_completeness() {
     let t = TempDir::new("seals");
     let d = demo(&t);
     expect(&report(&d, &[]), 0);
-    assert!(page(&d).contains("not sealed (no seals.cbor)"));
+    assert!(page(&d).contains("COMPLETENESS UNKNOWN: not sealed (no seals.cbor"));
+    // Without --allow-unsealed an unsealed stream is not accepted, and the page says so.
+    expect(&report_strict(&d, &[]), 1);
+    assert!(page(&d).contains("NOT ACCEPTED without --allow-unsealed"));
     // An empty seals.cbor beside an unsealed run: sealed by nothing, so not complete.
     std::fs::write(d.join("seals.cbor"), b"").unwrap();
     std::fs::write(d.join("inclusion.cbor"), b"").unwrap();
@@ -368,7 +395,7 @@ fn seals_are_reported_absent_or_checked_for_completeness() {
     let html = page(&d);
     assert!(html.contains("NOT COMPLETE"));
     assert!(html.contains("no_seals"));
-    assert!(!html.contains("not sealed (no seals.cbor)"));
+    assert!(!html.contains("not sealed (no seals.cbor"));
 }
 
 #[test]
@@ -379,9 +406,12 @@ fn a_sealed_run_without_window_signatures_is_verified_through_its_checkpoints() 
         Path::new(TRACE),
         &["--seal-every", "5", "--window-signatures", "none"],
     );
-    expect(&report(&d, &[]), 0);
+    expect(&report_strict(&d, &[]), 0);
     let html = page(&d);
     assert!(html.contains("COMPLETE: the receipts are the whole sealed stream (3 checkpoints"));
+    assert!(html.contains(
+        "class=\"badge ok\" data-verified=\"13\" data-total=\"13\" data-outcome=\"complete\""
+    ));
     assert!(html.contains("verified (inclusion receipt under its checkpoint)"));
     // One receipt line dropped: the page names the missing window and the run exits 1.
     let lines = std::fs::read_to_string(d.join("receipts.jsonl")).unwrap();
@@ -457,13 +487,14 @@ fn more_than_1000_receipts_aggregate_into_at_most_1000_columns() {
     assert_eq!(attr(cols[0], "data-last"), Some("1"));
     assert_eq!(attr(cols[749], "data-last"), Some("1499"));
     assert!(html.contains("2 consecutive receipts"));
-    // Strips of 100 columns; the table still lists every receipt.
+    // Strips of 100 columns; the table lists the first 1,000 receipts and counts the rest.
     assert_eq!(html.matches("<svg class=\"strip\"").count(), 8);
     assert_eq!(
         html.matches("<td class=\"status\">verified</td>").count(),
-        1500
+        1000
     );
-    assert!(html.contains("VERIFIED: 1500/1500 receipts"));
+    assert!(html.contains("500 more receipts are not listed"));
+    assert!(html.contains("SIGNATURES VERIFIED: 1500/1500 receipts"));
 }
 
 #[test]
@@ -499,28 +530,26 @@ fn lines_are_matched_to_their_signed_copies_by_content_hash() {
     std::fs::write(&path, subset).unwrap();
     expect(&report(&d, &[]), 1);
     let html = page(&d);
-    assert!(html.contains("data-verified=\"2\" data-total=\"13\""));
-    assert!(html.contains("<td>line 7, item 1</td>"));
-    assert!(html.contains("<td>line 11, item 0</td>"));
+    assert!(html.contains("data-verified=\"1\" data-total=\"13\""));
+    // Item 0 signs line 11; item 1 signs line 7, which is not after line 11: it is matched to
+    // no line, since signatures follow the lines' order.
+    assert!(html.contains("receipts.cbor item 1 (window 6): unmatched_signature"));
     assert_eq!(
-        html.matches("FILES DISAGREE: no signed copy in receipts.cbor")
+        html.matches("no window signature covers it and the stream is not sealed")
             .count(),
-        11
+        12
     );
-    assert!(html.contains("receipts.jsonl has 13 lines but receipts.cbor 2 receipts"));
     // With a seals.cbor beside it the unsigned lines say why they are not verified, and the
     // missing inclusion receipts are named.
     std::fs::write(d.join("seals.cbor"), b"").unwrap();
     expect(&report(&d, &[]), 1);
     let html = page(&d);
     assert_eq!(
-        html.matches(
-            "no COSE_Sign1 of its own in receipts.cbor and no inclusion receipt that proves it"
-        )
-        .count(),
-        11
+        html.matches("neither a window signature nor an inclusion receipt covers it")
+            .count(),
+        12
     );
-    assert!(html.contains("inclusion.cbor is missing beside seals.cbor"));
+    assert!(html.contains("inclusion.cbor: missing_file: inclusion.cbor is missing"));
 }
 
 #[test]
@@ -534,7 +563,6 @@ fn a_signed_receipt_in_no_line_is_shown_but_not_drawn() {
     expect(&report(&d, &[]), 1);
     let html = page(&d);
     assert_eq!(columns(&html).len(), 12);
-    assert!(html.contains("data-verified=\"12\" data-total=\"13\""));
-    assert!(html.contains("<td>item 12</td>"));
-    assert!(html.contains("receipts.cbor item 12 (window 12) is in no line of receipts.jsonl"));
+    assert!(html.contains("data-verified=\"12\" data-total=\"12\""));
+    assert!(html.contains("receipts.cbor item 12 (window 12): unmatched_signature"));
 }

@@ -113,9 +113,8 @@ fn split(bytes: &[u8], what: &str, problems: &mut Vec<String>) -> Vec<Vec<u8>> {
     }
 }
 
-/// Reads one stream folder of a [`FileSink`](crate::FileSink). Missing files are problems of
-/// the stream, not errors.
-pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
+/// A stream folder's name, its escaped id and whether it is sealed (not `.partial`).
+fn folder_name(path: &Path) -> Result<(&str, &str, bool)> {
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -123,10 +122,78 @@ pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
             place: path.display().to_string(),
             message: "not a stream folder name".to_owned(),
         })?;
-    let (token, sealed) = match name.strip_suffix(PARTIAL_SUFFIX) {
-        Some(t) => (t, false),
-        None => (name, true),
-    };
+    Ok(match name.strip_suffix(PARTIAL_SUFFIX) {
+        Some(t) => (name, t, false),
+        None => (name, name, true),
+    })
+}
+
+/// Audits one stream folder of a [`FileSink`](crate::FileSink) with the one verifier of the
+/// stream at rest (`jouleclaw_store::verify_dir`: bounded, streaming, inputs opened without
+/// following symbolic links), adding what only the live layout knows: a folder still named
+/// `.partial` is `unsealed`, a folder name that is not an escaped stream id is
+/// `malformed_name`, and one that is not the receipts' stream id is `misplaced_stream`. At
+/// most `jouleclaw_store::MAX_NAMED_PROBLEMS` problems are listed, then one `more_problems`
+/// line with the count of the rest.
+pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
+    let (name, token, sealed) = folder_name(path)?;
+    let unescaped = unescape_id(token);
+    let stream_id = unescaped.clone().unwrap_or_else(|| token.to_owned());
+    let report = jouleclaw_store::verify_dir(path, key, &mut |_, _| {}).map_err(|e| {
+        LiveError::Malformed {
+            place: path.display().to_string(),
+            message: e.to_string(),
+        }
+    })?;
+    let mut problems = Vec::new();
+    if unescaped.is_none() {
+        problems.push(format!(
+            "malformed_name: {:?} is not an escaped stream id",
+            jouleclaw_store::escape_untrusted(name)
+        ));
+    }
+    for p in &report.problems {
+        problems.push(format!("{}: {p}", p.code));
+    }
+    let more = report
+        .problem_count
+        .saturating_sub(report.problems.len() as u64);
+    if more > 0 {
+        problems.push(format!(
+            "more_problems: {more} more problems (only the first {} are named)",
+            report.problems.len()
+        ));
+    }
+    if let Some(id) = &report.stream_id
+        && *id != stream_id
+    {
+        problems.push(format!(
+            "misplaced_stream: stored as {:?} but the receipts are of {:?}",
+            jouleclaw_store::escape_untrusted(&stream_id),
+            jouleclaw_store::escape_untrusted(id)
+        ));
+    }
+    if report.completeness == jouleclaw_store::Completeness::Unknown {
+        problems
+            .push("unsealed: no seals.cbor or inclusion.cbor: completeness is unknown".to_owned());
+    } else if !sealed {
+        problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
+    }
+    Ok(StreamAudit {
+        stream_id,
+        receipts: report.receipts.len(),
+        verified: report.verified(),
+        checkpoints: usize::try_from(report.checkpoints).unwrap_or(usize::MAX),
+        problems,
+    })
+}
+
+/// Reads one stream folder of a [`FileSink`](crate::FileSink) whole, for [`audit_stream`].
+/// Missing files are problems of the stream, not errors. It holds every item in memory:
+/// [`audit_stream_dir`] checks a folder bounded and streaming, and is what `jouleclaw audit
+/// --dir` uses.
+pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
+    let (name, token, sealed) = folder_name(path)?;
     let mut rec = StreamRecords {
         stream_id: unescape_id(token).unwrap_or_else(|| token.to_owned()),
         sealed,

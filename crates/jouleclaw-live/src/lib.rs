@@ -12,7 +12,8 @@
 //! - [`jetstream`]: [`jetstream::JetStreamSink`], [`jetstream::JetStreamConfig`], the message
 //!   format ([`jetstream::encode_batch`], [`jetstream::decode_batch`]) and
 //!   [`jetstream::read_back`];
-//! - [`audit`]: [`audit::audit_stream`], [`audit::read_stream_dir`], [`audit::stream_dirs`],
+//! - [`audit`]: [`audit::audit_stream`], [`audit::audit_stream_dir`], [`audit::read_stream_dir`],
+//!   [`audit::stream_dirs`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
 //! - [`synth`]: synthetic duplex calls and a bounded latency histogram (the load generator);
 //! - [`tokio`]: the runtime crate, re-exported;

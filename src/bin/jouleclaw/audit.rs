@@ -4,12 +4,15 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use jouleclaw_live::audit::{StreamAudit, audit_stream, read_stream_dir, stream_dirs};
+use jouleclaw_live::audit::{StreamAudit, audit_stream, audit_stream_dir, stream_dirs};
 use jouleclaw_live::jetstream::{JetStreamConfig, read_back};
 
-use crate::out::say;
-use crate::receipt::read_public_key;
+use crate::keys::read_public_key;
+use crate::out::{say, untrusted};
 use crate::{CmdResult, Failure};
+
+/// Problems printed per stream; the rest are counted.
+const MAX_NAMED_PROBLEMS: usize = jouleclaw_stack::store::MAX_NAMED_PROBLEMS;
 
 /// Arguments of `jouleclaw audit`.
 #[derive(Args, Debug)]
@@ -44,7 +47,7 @@ fn report(audits: &[StreamAudit]) -> CmdResult {
         if a.is_complete() {
             say!(
                 "complete    {}  receipts={} checkpoints={}",
-                a.stream_id,
+                untrusted(&a.stream_id),
                 a.receipts,
                 a.checkpoints
             );
@@ -52,13 +55,19 @@ fn report(audits: &[StreamAudit]) -> CmdResult {
             bad += 1;
             say!(
                 "INCOMPLETE  {}  receipts={} verified={} checkpoints={}",
-                a.stream_id,
+                untrusted(&a.stream_id),
                 a.receipts,
                 a.verified,
                 a.checkpoints
             );
-            for p in &a.problems {
-                say!("    {p}");
+            for p in a.problems.iter().take(MAX_NAMED_PROBLEMS) {
+                say!("    {}", untrusted(p));
+            }
+            if a.problems.len() > MAX_NAMED_PROBLEMS {
+                say!(
+                    "    ... and {} more problems (only the first {MAX_NAMED_PROBLEMS} are named)",
+                    a.problems.len() - MAX_NAMED_PROBLEMS
+                );
             }
         }
     }
@@ -84,11 +93,11 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
     if let Some(dir) = &args.dir {
         let mut audits = Vec::new();
         for d in stream_dirs(dir).map_err(|e| Failure::io(dir, e))? {
-            let rec = read_stream_dir(&d).map_err(|e| Failure::io(&d, e))?;
-            if only.is_some_and(|id| id != rec.stream_id) {
+            let audit = audit_stream_dir(&d, &key).map_err(|e| Failure::io(&d, e))?;
+            if only.is_some_and(|id| id != audit.stream_id) {
                 continue;
             }
-            audits.push(audit_stream(&rec, &key));
+            audits.push(audit);
         }
         return report(&audits);
     }

@@ -12,8 +12,8 @@ use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink};
 use jouleclaw_live::synth::{Latency, synthetic_call};
 use jouleclaw_live::{FileSink, ReceiptSink, Substrate, SubstrateConfig, TokioClock};
 
+use crate::keys::read_secret_key;
 use crate::out::{say, tell};
-use crate::receipt::read_secret_key;
 use crate::{CmdResult, Failure};
 
 /// Arguments of `jouleclaw live`.

@@ -9,7 +9,7 @@
 #![deny(missing_docs)]
 
 mod audit;
-mod files;
+mod keys;
 mod live;
 mod misc;
 mod out;
@@ -17,7 +17,7 @@ mod receipt;
 mod registry;
 mod report;
 mod run;
-mod stream;
+mod stream_dir;
 mod table;
 mod vectors;
 
@@ -41,6 +41,12 @@ impl Failure {
     /// A usage or I/O error about `path`.
     pub(crate) fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Self {
         Self::Usage(format!("{}: {e}", path.display()))
+    }
+}
+
+impl From<jouleclaw_stack::store::StoreError> for Failure {
+    fn from(e: jouleclaw_stack::store::StoreError) -> Self {
+        Self::Usage(e.to_string())
     }
 }
 
@@ -167,10 +173,11 @@ enum ReceiptsCmd {
         /// The public key file.
         #[arg(long = "pub", value_name = "PUBFILE")]
         public: PathBuf,
-        /// With a directory: refuse it unless it is sealed (an unsealed directory proves
-        /// nothing about completeness; seals deleted from a sealed run leave one).
+        /// With a directory: accept one that is not sealed (exit 0 when every receipt
+        /// verifies). Without seals completeness is unknown, so by default such a directory
+        /// exits 1.
         #[arg(long)]
-        require_seals: bool,
+        allow_unsealed: bool,
         /// A witness policy: also require DIR/registry.tlog-proof, the run's final seal in a
         /// registry checkpoint cosigned by the policy's quorum (spec/CALL-REGISTRY.md).
         #[arg(long, value_name = "FILE")]
@@ -206,12 +213,22 @@ fn dispatch(cmd: Cmd) -> CmdResult {
             cmd:
                 ReceiptsCmd::Verify {
                     public,
-                    require_seals,
+                    allow_unsealed,
                     witness_policy,
                     file,
                 },
-        } => receipt::verify_sequence(&public, &file, require_seals)
-            .and_then(|()| registry::verify_witnessed(&public, &file, witness_policy.as_deref())),
+        } => {
+            if file.is_dir() {
+                stream_dir::verify(&public, &file, allow_unsealed)
+            } else if allow_unsealed {
+                Err(Failure::Usage(
+                    "--allow-unsealed needs a stream directory, not one CBOR file".to_owned(),
+                ))
+            } else {
+                receipt::verify_sequence(&public, &file)
+            }
+        }
+        .and_then(|()| registry::verify_witnessed(&public, &file, witness_policy.as_deref())),
         Cmd::Vectors {
             cmd: VectorsCmd::Check { dir },
         } => vectors::check(&dir),

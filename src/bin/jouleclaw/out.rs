@@ -85,35 +85,22 @@ pub(crate) fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
 }
 
-/// Text from outside (a transcriber's sentence) made safe to show on a terminal: control
-/// characters (C0, DEL, C1: ANSI escape sequences start with one) and the Unicode bidirectional
-/// formatting characters (U+061C, U+200E, U+200F, U+202A..U+202E, U+2066..U+2069, which can
-/// reorder what a reader sees) are written as `\u{XXXX}`; everything else is kept. When
-/// `terminal` is false the text is returned as it is: a pipe or a file gets the exact bytes.
+/// Text from outside (a transcriber's sentence) made safe to show on a terminal, through the
+/// one sanitizer of untrusted text, `jouleclaw_stack::store::escape_untrusted`. When `terminal`
+/// is false the text is returned as it is: a pipe or a file gets the exact bytes.
 pub(crate) fn for_terminal(text: &str, terminal: bool) -> std::borrow::Cow<'_, str> {
-    fn unsafe_char(c: char) -> bool {
-        c.is_control()
-            || matches!(
-                c,
-                '\u{061C}'
-                    | '\u{200E}'
-                    | '\u{200F}'
-                    | '\u{202A}'..='\u{202E}'
-                    | '\u{2066}'..='\u{2069}'
-            )
+    if terminal {
+        jouleclaw_stack::store::escape_untrusted(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
     }
-    if !terminal || !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            out.push_str(&format!("\\u{{{:04X}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+}
+
+/// An untrusted identifier (a stream id from a folder name, a NATS subject or an unsigned
+/// line) in a line of output, escaped whether or not the output is a terminal (a line end in
+/// it would forge a line).
+pub(crate) fn untrusted(text: &str) -> std::borrow::Cow<'_, str> {
+    jouleclaw_stack::store::escape_untrusted(text)
 }
 
 #[cfg(test)]
@@ -129,13 +116,5 @@ mod tests {
         );
         // Off a terminal the text is exact.
         assert_eq!(for_terminal(hostile, false), hostile);
-        // Accepted neighbours: ordinary text, accents, right-to-left letters themselves.
-        for fine in [
-            "turn on the light",
-            "caf\u{e9}",
-            "\u{5e9}\u{5dc}\u{5d5}\u{5dd}",
-        ] {
-            assert_eq!(for_terminal(fine, true), fine);
-        }
     }
 }

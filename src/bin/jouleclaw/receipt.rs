@@ -1,30 +1,15 @@
-//! `receipt decode|sign|verify`, `receipts verify`, `keygen`.
+//! One receipt (`receipt decode|sign|verify`), a CBOR sequence of them (`receipts verify FILE`),
+//! `keygen`.
 
 use crate::out::{say, tell};
 use std::io::Read as _;
 use std::path::Path;
 
-use jouleclaw_stack::jcr1::cose::{self, PublicKey, Signer, SingleKey, SoftwareSigner};
+use jouleclaw_stack::jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Jcr1Error, Progress, ReceiptDecoder, StreamWindowReceipt};
 
+use crate::keys::{read_public_key, read_secret_key};
 use crate::{CmdResult, Failure};
-
-/// Reads a public key file (at most `cose::MAX_KEY_FILE_BYTES` bytes are read).
-pub(crate) fn read_public_key(path: &Path) -> Result<PublicKey, Failure> {
-    cose::read_public_key_file(path).map_err(|e| Failure::io(path, e))
-}
-
-/// Reads a secret key file; warns, as ssh does, when group or others may read it.
-pub(crate) fn read_secret_key(path: &Path) -> Result<SoftwareSigner, Failure> {
-    let signer = SoftwareSigner::read_key_file(path).map_err(|e| Failure::io(path, e))?;
-    if let Ok(Some(loose)) = cose::check_secret_key_permissions(path) {
-        tell!(
-            "WARNING: {}: {loose}; anyone who can read it can sign as you (chmod 600)",
-            path.display()
-        );
-    }
-    Ok(signer)
-}
 
 /// Strictly decodes the file's exact bytes as a receipt, streaming it through the decoder so
 /// that memory stays within the decoder's document limit whatever the file's size. Returns the
@@ -73,7 +58,7 @@ pub(crate) fn sign(key: &Path, path: &Path, out: Option<&Path>) -> CmdResult {
         .map_err(|e| Failure::Usage(format!("signing failed: {e}")))?;
     match out {
         Some(out) => {
-            crate::files::write_output(out, &signed.cose_sign1, &[key, path])?;
+            jouleclaw_stack::store::writer::write_output(out, &signed.cose_sign1, &[key, path])?;
             say!("content_hash {}", content_hash.to_hex());
             say!("kid {}", hex::encode(cose::kid(&signer.verifying_key())));
         }
@@ -112,18 +97,10 @@ pub(crate) fn verify(public: &Path, path: &Path) -> CmdResult {
 }
 
 /// Refused items named one by one on stderr; the rest are counted.
-pub(crate) const MAX_NAMED_ITEMS: usize = 100;
+const MAX_NAMED_ITEMS: usize = jouleclaw_stack::store::MAX_NAMED_PROBLEMS;
 
-/// `receipts verify --pub PUB FILE.cbor|DIR`.
-pub(crate) fn verify_sequence(public: &Path, path: &Path, require_seals: bool) -> CmdResult {
-    if path.is_dir() {
-        return crate::stream::verify_dir(public, path, require_seals);
-    }
-    if require_seals {
-        return Err(Failure::Usage(
-            "--require-seals needs a run's directory, not one CBOR file".to_owned(),
-        ));
-    }
+/// `receipts verify --pub PUB FILE.cbor`.
+pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
     let key = read_public_key(public)?;
     let file = std::fs::File::open(path).map_err(|e| Failure::io(path, e))?;
     let mut bad = 0usize;

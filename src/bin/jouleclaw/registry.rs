@@ -22,10 +22,10 @@ use jouleclaw_stack::registry::{
 use jouleclaw_stack::seal::verify_checkpoint;
 use serde_json::{Value, json};
 
-use crate::files::write_output;
+use crate::keys::read_secret_key;
 use crate::out::{for_terminal, say, tell};
-use crate::receipt::read_secret_key;
 use crate::{CmdResult, Failure};
+use jouleclaw_stack::store::writer::write_output;
 
 /// The file of a run directory that holds the call's registry proof.
 pub(crate) const PROOF_FILE: &str = "registry.tlog-proof";
@@ -654,7 +654,7 @@ fn verify(run: &Path, policy: &Path) -> CmdResult {
 pub(crate) fn verify_witnessed(public: &Path, dir: &Path, policy: Option<&Path>) -> CmdResult {
     let Some(policy) = policy else { return Ok(()) };
     let policy = policy_of(policy)?;
-    let key = crate::receipt::read_public_key(public)?;
+    let key = crate::keys::read_public_key(public)?;
     if policy.log.key() != &key {
         return Err(Failure::Usage(
             "the witness policy names another steward key than --pub".into(),

@@ -24,8 +24,13 @@ use jouleclaw_stack::voice::{
     WyomingTranscriber, parse_endpoint,
 };
 
-use crate::files::{Staged, check_destination};
-use crate::receipt::read_secret_key;
+use jouleclaw_stack::store::layout::{self, COMMIT_ORDER};
+use jouleclaw_stack::store::writer::{LockedDir, StagedFile as Staged, check_destination};
+use jouleclaw_stack::store::{
+    ConservationCounts, LlmSchemaFacts, RunSummary, SignerFacts, SigningFacts, VerdictCounts,
+};
+
+use crate::keys::read_secret_key;
 use crate::table::{RunTotals, table_header, table_row};
 use crate::{CmdResult, Failure};
 
@@ -47,9 +52,11 @@ pub(crate) struct RunArgs {
     /// The receipts' steward.
     #[arg(long, default_value = demo::STEWARD)]
     steward: String,
-    /// The receipts' stream id.
-    #[arg(long = "stream-id", value_name = "ID", default_value = demo::STREAM_ID)]
-    stream_id: String,
+    /// The receipts' stream id. Required with --key: receipts signed with a real key must
+    /// name their stream, or every run's receipts would pass as any other's. With the test key
+    /// the default is the demo's id.
+    #[arg(long = "stream-id", value_name = "ID")]
+    stream_id: Option<String>,
     /// Wall time of stream time 0, `YYYY-MM-DDTHH:MM:SSZ` or `now`; a window's closed_at is
     /// this plus its end in stream time, in whole seconds.
     #[arg(long, default_value = "1970-01-01T00:00:00Z")]
@@ -151,68 +158,27 @@ fn at_line(trace: &Path, line: u64, e: &PipelineError) -> Failure {
     Failure::Refused(format!("{}:{line}: {}: {e}", trace.display(), e.code()))
 }
 
-/// The outputs of a run, in commit order (`seals.cbor` and `inclusion.cbor` only when it seals) (`summary.json` last: its presence marks a complete
-/// run).
-const OUTPUTS: [&str; 6] = [
-    "signer.pub",
-    "receipts.jsonl",
-    "receipts.cbor",
-    "seals.cbor",
-    "inclusion.cbor",
-    "summary.json",
-];
-
-/// The output directory of one run: created if missing (and removed again, if still empty,
-/// when the run fails), and held under an exclusive lock for the whole run so two runs never
-/// mix their outputs.
-struct OutDir {
-    path: PathBuf,
-    created: bool,
-    _lock: File,
+/// Opens and locks the output directory (created if missing).
+fn open_out(path: &Path) -> Result<LockedDir, Failure> {
+    LockedDir::open(path).map_err(|e| match e {
+        jouleclaw_stack::store::StoreError::Locked { .. } => Failure::Usage(format!(
+            "{}: another jouleclaw run is writing to this directory",
+            path.display()
+        )),
+        jouleclaw_stack::store::StoreError::NotADirectory { .. } => {
+            Failure::Usage(format!("{}: --out must be a directory", path.display()))
+        }
+        other => other.into(),
+    })
 }
 
-impl OutDir {
-    fn open(path: &Path) -> Result<Self, Failure> {
-        let created = match std::fs::symlink_metadata(path) {
-            Ok(m) if m.is_dir() => false,
-            Ok(_) => {
-                return Err(Failure::Usage(format!(
-                    "{}: --out must be a directory",
-                    path.display()
-                )));
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(path).map_err(|e| Failure::io(path, e))?;
-                true
-            }
-            Err(e) => return Err(Failure::io(path, e)),
-        };
-        let lock = File::open(path).map_err(|e| Failure::io(path, e))?;
-        match lock.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Failure::Usage(format!(
-                    "{}: another jouleclaw run is writing to this directory",
-                    path.display()
-                )));
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(Failure::io(path, e)),
-        }
-        Ok(Self {
-            path: path.to_owned(),
-            created,
-            _lock: lock,
-        })
+/// Refuses, before anything is renamed, a destination that a rename cannot replace (a
+/// directory) or that is one of the run's inputs.
+fn check_destinations(out: &LockedDir, inputs: &[&Path]) -> CmdResult {
+    for name in COMMIT_ORDER {
+        check_destination(&out.path().join(name), inputs)?;
     }
-
-    /// Refuses, before anything is renamed, a destination that a rename cannot replace (a
-    /// directory) or that is one of the run's inputs.
-    fn check_destinations(&self, inputs: &[&Path]) -> Result<(), Failure> {
-        for name in OUTPUTS {
-            check_destination(&self.path.join(name), inputs)?;
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// `jouleclaw run`.
@@ -239,13 +205,25 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         ),
     };
     let spec = Arc::new(spec);
+    let stream_id = match (&args.stream_id, &args.key) {
+        (Some(id), _) => id.clone(),
+        (None, None) => demo::STREAM_ID.to_owned(),
+        (None, Some(_)) => {
+            return Err(Failure::Usage(
+                "--stream-id ID is required with --key: receipts signed with a real key must \
+                 name their stream (with a shared default id, this run's receipts would pass \
+                 as any other run's signed with the same key)"
+                    .to_owned(),
+            ));
+        }
+    };
     let (signer, test_key) = match &args.key {
         Some(p) => (read_secret_key(p)?, false),
         None => (SoftwareSigner::rfc8032_test_key(), true),
     };
     let epoch_unix = parse_epoch(&args.epoch)?;
     let public = signer.verifying_key();
-    let mut config = PipelineConfig::new(&args.steward, &args.stream_id)
+    let mut config = PipelineConfig::new(&args.steward, &stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
     if let Some(every_windows) = args.seal_every {
         config = config.with_signing(SigningPolicy::Checkpoint {
@@ -294,15 +272,15 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let file = File::open(trace).map_err(|e| Failure::io(trace, e))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    let out = OutDir::open(&args.out)?;
-    if out.created {
-        *created = Some(out.path.clone());
+    let out = open_out(&args.out)?;
+    if out.created() {
+        *created = Some(out.path().to_owned());
     }
     let mut inputs: Vec<&Path> = vec![trace.as_path()];
     inputs.extend(args.spec.as_deref());
     inputs.extend(args.key.as_deref());
     inputs.extend(args.llm_schema.as_deref());
-    out.check_destinations(&inputs)?;
+    check_destinations(&out, &inputs)?;
 
     if test_key {
         tell!(
@@ -319,18 +297,18 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         seals_name,
         inclusion_name,
         summary_name,
-    ] = OUTPUTS;
-    let mut pubfile = Staged::create(&out.path, pub_name)?;
-    let mut jsonl = Staged::create(&out.path, jsonl_name)?;
-    let mut cbor = Staged::create(&out.path, cbor_name)?;
+    ] = COMMIT_ORDER;
+    let mut pubfile = Staged::create(out.path(), pub_name)?;
+    let mut jsonl = Staged::create(out.path(), jsonl_name)?;
+    let mut cbor = Staged::create(out.path(), cbor_name)?;
     let sealing = args.seal_every.is_some();
     let mut seals = sealing
-        .then(|| Staged::create(&out.path, seals_name))
+        .then(|| Staged::create(out.path(), seals_name))
         .transpose()?;
     let mut inclusion = sealing
-        .then(|| Staged::create(&out.path, inclusion_name))
+        .then(|| Staged::create(out.path(), inclusion_name))
         .transpose()?;
-    let mut summary = Staged::create(&out.path, summary_name)?;
+    let mut summary = Staged::create(out.path(), summary_name)?;
 
     let progress = if size >= PROGRESS_MIN_BYTES && !args.quiet {
         let pb = ProgressBar::new(size);
@@ -447,71 +425,96 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         (Some(s), Some(i)) => Some((s.finish()?, i.finish()?)),
         _ => None,
     };
-    let mut doc = serde_json::json!({
-        "trace": trace.display().to_string(),
-        "spec": spec_name,
-        "steward": args.steward,
-        "stream_id": args.stream_id,
-        "epoch": UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
-        "oracle": oracle_names,
-        "stages": stage_names,
-        "llm_schema": grammar.as_ref().zip(args.llm_schema.as_ref()).map(|(g, p)| serde_json::json!({
-            "file": p.display().to_string(),
-            "grammar_digest": g.digest().to_hex().to_string(),
-        })),
-        "signer": {
-            "public_key": hex::encode(public.as_bytes()),
-            "kid": hex::encode(cose::kid(&public)),
-            "test_key": test_key,
+    let mut outputs = std::collections::BTreeMap::new();
+    outputs.insert(layout::SIGNER_PUB.to_owned(), pub_hash.to_hex().to_string());
+    outputs.insert(
+        layout::RECEIPTS_JSONL.to_owned(),
+        jsonl_hash.to_hex().to_string(),
+    );
+    outputs.insert(
+        layout::RECEIPTS_CBOR.to_owned(),
+        cbor_hash.to_hex().to_string(),
+    );
+    if let Some((s, i)) = seal_hashes {
+        outputs.insert(layout::SEALS_CBOR.to_owned(), s.to_hex().to_string());
+        outputs.insert(layout::INCLUSION_CBOR.to_owned(), i.to_hex().to_string());
+    }
+    let [pass, need_more, yields, fail] = totals.verdicts;
+    let [conforming, hallucination, barge_in_ignored] = totals.conservation;
+    let doc = RunSummary {
+        conservation: ConservationCounts {
+            barge_in_ignored,
+            conforming,
+            hallucination,
         },
-        "signing": match args.seal_every {
-            None => serde_json::json!({"policy": "every_window"}),
-            Some(k) => serde_json::json!({
-                "policy": "checkpoint",
-                "every_windows": k,
-                "window_signatures": match args.window_signatures {
-                    WindowSignaturesArg::All => "all",
-                    WindowSignaturesArg::NonPass => "non_pass",
-                    WindowSignaturesArg::None => "none",
-                },
-                "checkpoints": checkpoints,
+        early_verdicts: totals.early_verdicts,
+        empty_windows: totals.empty_windows(),
+        epoch: UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
+        first_window: totals.window_range.map(|r| r.0),
+        inbound_bytes: totals.inbound_bytes,
+        last_window: totals.window_range.map(|r| r.1),
+        llm_schema: grammar
+            .as_ref()
+            .zip(args.llm_schema.as_ref())
+            .map(|(g, p)| LlmSchemaFacts {
+                file: p.display().to_string(),
+                grammar_digest: g.digest().to_hex().to_string(),
             }),
+        oracle: oracle_names,
+        outbound_bytes: totals.outbound_bytes,
+        outputs,
+        receipts: totals.windows,
+        signer: SignerFacts {
+            kid: hex::encode(cose::kid(&public)),
+            public_key: hex::encode(public.as_bytes()),
+            test_key,
         },
-        "outputs": {
-            "signer.pub": pub_hash.to_hex().to_string(),
-            "receipts.jsonl": jsonl_hash.to_hex().to_string(),
-            "receipts.cbor": cbor_hash.to_hex().to_string(),
+        signing: match args.seal_every {
+            None => SigningFacts {
+                checkpoints: None,
+                every_windows: None,
+                policy: "every_window".to_owned(),
+                window_signatures: None,
+            },
+            Some(k) => SigningFacts {
+                checkpoints: Some(checkpoints),
+                every_windows: Some(k),
+                policy: "checkpoint".to_owned(),
+                window_signatures: Some(
+                    match args.window_signatures {
+                        WindowSignaturesArg::All => "all",
+                        WindowSignaturesArg::NonPass => "non_pass",
+                        WindowSignaturesArg::None => "none",
+                    }
+                    .to_owned(),
+                ),
+            },
         },
-    });
-    if let (Some((s, i)), Some(outputs)) = (
-        seal_hashes,
-        doc.get_mut("outputs").and_then(|o| o.as_object_mut()),
-    ) {
-        outputs.insert("seals.cbor".into(), s.to_hex().to_string().into());
-        outputs.insert("inclusion.cbor".into(), i.to_hex().to_string().into());
-    }
-    if let (Some(obj), serde_json::Value::Object(counts)) = (doc.as_object_mut(), totals.to_json())
-    {
-        obj.extend(counts);
-    }
-    let mut text = serde_json::to_string_pretty(&doc)
-        .map_err(|e| Failure::Usage(format!("summary.json: {e}")))?;
-    text.push('\n');
+        spec: spec_name,
+        stages: stage_names.iter().map(|s| (*s).to_owned()).collect(),
+        steward: args.steward.clone(),
+        stream_id: stream_id.clone(),
+        substrate_bytes: totals.substrate_bytes,
+        ticks: totals.ticks,
+        trace: trace.display().to_string(),
+        verdicts: VerdictCounts {
+            fail,
+            need_more,
+            pass,
+            yields,
+        },
+    };
+    let text = doc.to_text()?;
     summary.write(text.as_bytes())?;
     summary.finish()?;
 
     // summary.json last: its presence marks a complete run.
     // Every destination is checked again just before the first rename, so a failing rename
     // (a directory planted at a destination) cannot leave some outputs replaced and others not.
-    out.check_destinations(&inputs)?;
+    check_destinations(&out, &inputs)?;
     // The old summary.json goes first: until the new one lands last, no summary marks the
     // directory complete, so a crash between two renames cannot leave a mix that looks whole.
-    match std::fs::remove_file(out.path.join(summary_name)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err(Failure::io(&out.path.join(summary_name), e));
-        }
-        _ => {}
-    }
+    out.remove(summary_name)?;
     pubfile.commit()?;
     jsonl.commit()?;
     cbor.commit()?;
@@ -523,12 +526,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         _ => {
             // An unsealed run leaves no seals of an earlier sealed run beside its receipts.
             for name in [seals_name, inclusion_name] {
-                match std::fs::remove_file(out.path.join(name)) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                        return Err(Failure::io(&out.path.join(name), e));
-                    }
-                    _ => {}
-                }
+                out.remove(name)?;
             }
         }
     }
@@ -548,6 +546,12 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             "receipts.jsonl, receipts.cbor, signer.pub, summary.json"
         }
     );
+    if !sealing {
+        tell!(
+            "note: not sealed (no --seal-every): verifiers will report completeness as unknown \
+             and refuse the directory unless told --allow-unsealed"
+        );
+    }
     if test_key {
         tell!("WARNING: these receipts are signed with the published RFC 8032 test key.");
     }

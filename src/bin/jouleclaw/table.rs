@@ -127,29 +127,6 @@ impl RunTotals {
             self.early_verdicts,
         )
     }
-
-    /// The totals as JSON (the counts of `summary.json`).
-    pub(crate) fn to_json(&self) -> serde_json::Value {
-        let [pass, need_more, yields, fail] = self.verdicts;
-        let [conforming, hallucination, ignored] = self.conservation;
-        serde_json::json!({
-            "receipts": self.windows,
-            "first_window": self.window_range.map(|r| r.0),
-            "last_window": self.window_range.map(|r| r.1),
-            "empty_windows": self.empty_windows(),
-            "ticks": self.ticks,
-            "inbound_bytes": self.inbound_bytes,
-            "outbound_bytes": self.outbound_bytes,
-            "substrate_bytes": self.substrate_bytes,
-            "early_verdicts": self.early_verdicts,
-            "verdicts": {"pass": pass, "need_more": need_more, "yield": yields, "fail": fail},
-            "conservation": {
-                "conforming": conforming,
-                "hallucination": hallucination,
-                "barge_in_ignored": ignored,
-            },
-        })
-    }
 }
 
 #[cfg(test)]
@@ -181,7 +158,7 @@ mod tests {
         assert_eq!(t.window_range, Some((0, 3)));
         assert_eq!(t.empty_windows(), 2);
         assert_eq!(t.verdicts, [2, 0, 0, 0]);
-        assert_eq!(t.to_json()["empty_windows"], 2);
+        assert_eq!(t.empty_windows(), 2);
         assert!(
             t.render_text()
                 .starts_with("2 receipts (windows 0..=3, 2 empty")

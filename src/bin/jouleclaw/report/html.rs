@@ -3,15 +3,14 @@
 //! Every string from the files goes through [`esc`] (text and attribute values alike); numbers
 //! and hex digests are formatted here.
 
-use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use jouleclaw_stack::jcr1::StreamWindowReceipt;
 use jouleclaw_stack::oracle::WindowVerdict;
 use jouleclaw_stack::pipeline::format_ts;
+use jouleclaw_stack::store::{Completeness, Outcome, ReceiptStatus};
 use jouleclaw_stack::stream::{BARGE_IN_DEADLINE_MS, NS_PER_MS, WindowConservationFinding};
 
-use super::{Completeness, MAX_COLUMNS, Report, Row, Status};
+use super::{Col, MAX_BARGE_INS, MAX_COLUMNS, MAX_TABLE_ROWS, Report, Row};
 
 /// Columns per timeline strip (one SVG each).
 const STRIP: usize = 100;
@@ -35,24 +34,18 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
-/// Where a row comes from: `line N` (1-based) of receipts.jsonl and `item K` (0-based) of
-/// receipts.cbor.
+/// Where a row comes from: `line N` (1-based) of receipts.jsonl.
 pub(crate) fn place(row: &Row) -> String {
-    match (row.line, row.item) {
-        (Some(l), Some(k)) => format!("line {}, item {k}", l + 1),
-        (Some(l), None) => format!("line {}", l + 1),
-        (None, Some(k)) => format!("item {k}"),
-        (None, None) => format!("row {}", row.index),
-    }
+    format!("line {}", row.line + 1)
 }
 
 /// A status in words.
-pub(crate) fn status_text(s: &Status) -> String {
+pub(crate) fn status_text(s: ReceiptStatus) -> String {
     match s {
-        Status::Verified => "verified".to_owned(),
-        Status::Refused(code) => format!("REFUSED: {code}"),
-        Status::Disagrees(why) => format!("FILES DISAGREE: {why}"),
-        Status::Included => "verified (inclusion receipt under its checkpoint)".to_owned(),
+        ReceiptStatus::Signed => "verified".to_owned(),
+        ReceiptStatus::Included => "verified (inclusion receipt under its checkpoint)".to_owned(),
+        ReceiptStatus::Unproven => "NOT VERIFIED: nothing signed covers it".to_owned(),
+        ReceiptStatus::Malformed(code) => format!("REFUSED: {code}"),
     }
 }
 
@@ -93,98 +86,6 @@ fn ms(ns: u64) -> String {
         let digits = format!("{frac:06}");
         format!("{whole}.{} ms", digits.trim_end_matches('0'))
     }
-}
-
-/// One timeline column: one receipt, or (above [`MAX_COLUMNS`] receipts) several consecutive
-/// ones.
-#[derive(Debug, Clone)]
-struct Col {
-    first: u64,
-    last: u64,
-    receipts: u64,
-    inbound: u64,
-    outbound: u64,
-    /// The highest-ranked verdict among the column's receipts (the first of that rank).
-    verdict: WindowVerdict,
-    /// The dominant finding (`WindowConservationFinding::dominate`).
-    finding: WindowConservationFinding,
-    /// Empty windows (no receipt) inside or just before the column.
-    gap_before: u64,
-    /// Rolling inbound and outbound over the ledger's window ring at the column's last window.
-    rolling: Option<(u64, u64)>,
-    all_verified: bool,
-}
-
-fn columns(report: &Report) -> Vec<Col> {
-    let shown: Vec<(&Row, &StreamWindowReceipt)> = report
-        .rows
-        .iter()
-        .filter_map(|r| r.receipt.as_ref().map(|rc| (r, rc)))
-        .collect();
-    let ascending = shown
-        .windows(2)
-        .all(|p| p[0].1.window_id < p[1].1.window_id);
-    let ring = u64::from(report.policy.window_count);
-    let mut window: VecDeque<(u64, u64, u64)> = VecDeque::new();
-    let (mut rin, mut rout) = (0u64, 0u64);
-    let per = shown.len().div_ceil(MAX_COLUMNS).max(1);
-    let mut cols: Vec<Col> = Vec::with_capacity(shown.len().div_ceil(per));
-    let mut prev: Option<u64> = None;
-    for (i, (row, r)) in shown.iter().enumerate() {
-        let gap = match prev {
-            Some(p) if r.window_id > p => r.window_id - p - 1,
-            _ => 0,
-        };
-        prev = Some(r.window_id);
-        let rolling = if ascending {
-            window.push_back((r.window_id, r.inbound_bytes, r.outbound_bytes));
-            rin = rin.saturating_add(r.inbound_bytes);
-            rout = rout.saturating_add(r.outbound_bytes);
-            while let Some(&(w, a, b)) = window.front() {
-                if w.saturating_add(ring) <= r.window_id {
-                    rin -= a;
-                    rout -= b;
-                    window.pop_front();
-                } else {
-                    break;
-                }
-            }
-            Some((rin, rout))
-        } else {
-            None
-        };
-        let ok = row.status.is_ok();
-        if i % per == 0 {
-            cols.push(Col {
-                first: r.window_id,
-                last: r.window_id,
-                receipts: 1,
-                inbound: r.inbound_bytes,
-                outbound: r.outbound_bytes,
-                verdict: r.verdict.clone(),
-                finding: r.conservation,
-                gap_before: gap,
-                rolling,
-                all_verified: ok,
-            });
-        } else if let Some(c) = cols.last_mut() {
-            c.last = r.window_id;
-            c.receipts += 1;
-            c.inbound = c.inbound.saturating_add(r.inbound_bytes);
-            c.outbound = c.outbound.saturating_add(r.outbound_bytes);
-            if r.verdict.rank() > c.verdict.rank() {
-                c.verdict = r.verdict.clone();
-            }
-            c.finding = c.finding.dominate(r.conservation);
-            c.gap_before = c.gap_before.saturating_add(gap);
-            c.rolling = match (c.rolling, rolling) {
-                (Some((a, b)), Some((x, y))) => Some((a.max(x), b.max(y))),
-                _ => None,
-            };
-            c.all_verified &= ok;
-        }
-    }
-    cols
 }
 
 fn verdict_style(v: &WindowVerdict) -> (&'static str, &'static str) {
@@ -428,7 +329,7 @@ code,.mono{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:.92
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.5em 0}dl.meta dt{font-weight:600}dl.meta dd{margin:0;overflow-wrap:anywhere}
 .badge{display:inline-block;padding:.35em .8em;border-radius:4px;font-weight:700;border:2px solid}
 .badge.ok{background:#e8f5e9;border-color:#2e7d32;color:#1b5e20}.badge.bad{background:#ffebee;border-color:#c62828;color:#b71c1c}
-.badge.neutral{background:#f5f5f5;border-color:#777;color:#333}
+.badge.unknown{background:#fff3e0;border-color:#e65100;color:#bf360c}
 .warn{background:#fff8e1;border:2px solid #f9a825;padding:.4em .8em;border-radius:4px;font-weight:600}
 ul.problems{color:#b71c1c}
 .legend{display:flex;flex-wrap:wrap;gap:.3em 1.2em;margin:.4em 0;font-size:.92em}.legend span{display:inline-flex;align-items:center;gap:.35em}
@@ -469,16 +370,11 @@ fn swatch(class: &str, letter: &str) -> String {
 }
 
 fn timeline(out: &mut String, report: &Report) {
-    let cols = columns(report);
-    let per = report
-        .rows
-        .iter()
-        .filter(|r| r.receipt.is_some())
-        .count()
-        .div_ceil(MAX_COLUMNS)
-        .max(1);
+    let cols: &[Col] = &report.cols;
+    let per = report.per;
     out.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
-    let exact = report.summary.substrate_bytes == Some(0);
+    let substrate = report.store.summary.as_ref().map(|s| s.substrate_bytes);
+    let exact = substrate == Some(0);
     let _ = write!(
         out,
         "<p>One column per {unit}, in window order; strips of {STRIP} columns. A dashed purple \
@@ -515,10 +411,7 @@ fn timeline(out: &mut String, report: &Report) {
             format!(
                 "rolling inbound: the budget without substrate bytes, a lower bound (the \
                  receipts carry no substrate bytes; summary.json says {})",
-                report
-                    .summary
-                    .substrate_bytes
-                    .map_or_else(|| "nothing".to_owned(), |b| format!("{b} B in all"))
+                substrate.map_or_else(|| "nothing".to_owned(), |b| format!("{b} B in all"))
             )
         },
     );
@@ -552,24 +445,8 @@ fn timeline(out: &mut String, report: &Report) {
 
 fn barge_ins(out: &mut String, report: &Report) {
     out.push_str("<section id=\"barge-ins\"><h2>Barge-ins</h2>");
-    let mut late: Vec<(u64, u64, u64)> = Vec::new();
-    let mut yields: Vec<(u64, u64, bool)> = Vec::new();
-    for r in report.rows.iter().filter_map(|r| r.receipt.as_ref()) {
-        if let WindowConservationFinding::BargeInIgnored {
-            barge_in_ts_ns,
-            outbound_ts_ns,
-        } = r.conservation
-        {
-            late.push((r.window_id, barge_in_ts_ns, outbound_ts_ns));
-        }
-        if let WindowVerdict::Yield { seen_at } = r.verdict {
-            let ignored = matches!(
-                r.conservation,
-                WindowConservationFinding::BargeInIgnored { .. }
-            );
-            yields.push((r.window_id, seen_at, ignored));
-        }
-    }
+    let late = &report.late;
+    let yields = &report.yields;
     if yields.is_empty() && late.is_empty() {
         out.push_str("<p>No barge-in: no yield verdict and no ignored barge-in.</p></section>");
         return;
@@ -633,7 +510,7 @@ fn barge_ins(out: &mut String, report: &Report) {
     }
     if !yields.is_empty() {
         out.push_str("<ul class=\"yields\">");
-        for (w, seen_at, ignored) in yields {
+        for &(w, seen_at, ignored) in yields {
             let _ = write!(
                 out,
                 "<li>window {w}: <b>yield</b>, barge-in seen in window {seen_at}; {}</li>",
@@ -646,6 +523,14 @@ fn barge_ins(out: &mut String, report: &Report) {
         }
         out.push_str("</ul>");
     }
+    if report.barge_ins_more > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"warn\" id=\"barge-ins-more\">{} more barge-in rows are not shown (at \
+             most {MAX_BARGE_INS} of each kind are drawn).</p>",
+            report.barge_ins_more
+        );
+    }
     out.push_str(
         "<p class=\"scale\">When the early yield was raised and when outbound last flowed are \
          not in the files (spec/REPORT.md).</p></section>",
@@ -653,9 +538,18 @@ fn barge_ins(out: &mut String, report: &Report) {
 }
 
 fn summary(out: &mut String, report: &Report) {
-    let c = &report.counts;
-    let [pass, need_more, yields, fail] = c.verdicts;
-    let [conforming, hallucination, ignored] = c.conservation;
+    let c = &report.store.totals;
+    let (pass, need_more, yields, fail) = (
+        c.verdicts.pass,
+        c.verdicts.need_more,
+        c.verdicts.yields,
+        c.verdicts.fail,
+    );
+    let (conforming, hallucination, ignored) = (
+        c.conservation.conforming,
+        c.conservation.hallucination,
+        c.conservation.barge_in_ignored,
+    );
     let range = match (c.first_window, c.last_window) {
         (Some(a), Some(b)) => format!("{a}–{b}"),
         _ => "none".to_owned(),
@@ -670,16 +564,17 @@ fn summary(out: &mut String, report: &Report) {
          <tr><th>conforming</th><td class=\"n\">{conforming}</td><th>hallucination</th><td class=\"n\" id=\"count-hallucination\">{hallucination}</td><th>barge-in ignored</th><td class=\"n\" id=\"count-barge-in-ignored\">{ignored}</td></tr>\
          </tbody></table></section>",
         c.receipts,
-        c.empty_windows,
-        report.verified(),
+        c.empty_windows(),
+        report.store.verified(),
         c.ticks,
         c.joules_uj,
         c.inbound_bytes,
         c.outbound_bytes,
         report
+            .store
             .summary
-            .substrate_bytes
-            .map_or_else(|| "unknown".to_owned(), |b| b.to_string()),
+            .as_ref()
+            .map_or_else(|| "unknown".to_owned(), |s| s.substrate_bytes.to_string()),
     );
 }
 
@@ -690,43 +585,46 @@ fn receipts_table(out: &mut String, report: &Report) {
          <th>ledger finding</th><th>content hash (BLAKE3)</th><th>status</th></tr></thead><tbody>",
     );
     for row in &report.rows {
-        let bad = if row.status.is_ok() {
+        let bad = if row.status.is_verified() {
             ""
         } else {
             " class=\"bad\""
         };
-        match &row.receipt {
-            Some(r) => {
-                let _ = write!(
-                    out,
-                    "<tr{bad}><td>{i}</td><td class=\"n\">{w}</td><td>{closed}</td>\
-                     <td class=\"n\">{t}</td><td class=\"n\">{a}</td><td class=\"n\">{b}</td>\
-                     <td class=\"n\">{j}</td><td>{v}</td><td>{f}</td><td class=\"hash\">{h}</td>\
-                     <td class=\"status\">{s}</td></tr>",
-                    i = place(row),
-                    w = r.window_id,
-                    closed = esc(&r.closed_at.to_string()),
-                    t = r.tick_count,
-                    a = r.inbound_bytes,
-                    b = r.outbound_bytes,
-                    j = r.joules_uj,
-                    v = esc(&verdict_text(&r.verdict)),
-                    f = esc(&finding_text(&r.conservation)),
-                    h = esc(row.content_hash.as_deref().unwrap_or("-")),
-                    s = esc(&status_text(&row.status)),
-                );
-            }
-            None => {
-                let _ = write!(
-                    out,
-                    "<tr{bad}><td>{i}</td><td colspan=\"8\">no readable receipt</td>\
-                     <td class=\"hash\">{h}</td><td class=\"status\">{s}</td></tr>",
-                    i = place(row),
-                    h = esc(row.content_hash.as_deref().unwrap_or("-")),
-                    s = esc(&status_text(&row.status)),
-                );
-            }
-        }
+        let r = &row.receipt;
+        let _ = write!(
+            out,
+            "<tr{bad}><td>{i}</td><td class=\"n\">{w}</td><td>{closed}</td>\
+             <td class=\"n\">{t}</td><td class=\"n\">{a}</td><td class=\"n\">{b}</td>\
+             <td class=\"n\">{j}</td><td>{v}</td><td>{f}</td><td class=\"hash\">{h}</td>\
+             <td class=\"status\">{s}</td></tr>",
+            i = place(row),
+            w = r.window_id,
+            closed = esc(&r.closed_at.to_string()),
+            t = r.tick_count,
+            a = r.inbound_bytes,
+            b = r.outbound_bytes,
+            j = r.joules_uj,
+            v = esc(&verdict_text(&r.verdict)),
+            f = esc(&finding_text(&r.conservation)),
+            h = report
+                .store
+                .receipts
+                .get(row.line as usize)
+                .map_or_else(|| "-".to_owned(), |x| hex::encode(x.content_hash)),
+            s = esc(&status_text(row.status)),
+        );
+    }
+    let more = report
+        .store
+        .totals
+        .receipts
+        .saturating_sub(report.rows.len() as u64);
+    if more > 0 {
+        let _ = write!(
+            out,
+            "<tr id=\"rows-more\"><td colspan=\"11\">{more} more receipts are not listed (the \
+             table shows the first {MAX_TABLE_ROWS}; the timeline and the summary cover all)</td></tr>"
+        );
     }
     out.push_str("</tbody></table></section>");
 }
@@ -734,8 +632,9 @@ fn receipts_table(out: &mut String, report: &Report) {
 /// The whole page.
 pub(crate) fn render(report: &Report) -> String {
     let mut out = String::with_capacity(16_384 + report.rows.len() * 1_200);
-    let total = report.rows.len();
-    let verified = report.verified();
+    let store = &report.store;
+    let total = store.receipts.len();
+    let verified = store.verified();
     let _ = write!(
         out,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -746,43 +645,63 @@ pub(crate) fn render(report: &Report) -> String {
          <dt>stream</dt><dd class=\"mono\">{stream}</dd><dt>steward</dt><dd class=\"mono\" id=\"steward\">{steward}</dd>\
          <dt>signer kid</dt><dd class=\"mono\">{kid}</dd><dt>public key</dt><dd class=\"mono\">{pk}</dd>\
          <dt>key from</dt><dd>{src}</dd>",
-        title = esc(&report.stream_id),
-        stream = esc(&report.stream_id),
-        steward = esc(&report.steward),
+        title = esc(report.stream_id()),
+        stream = esc(report.stream_id()),
+        steward = esc(report.steward()),
         kid = esc(&report.kid_hex),
         pk = esc(&report.public_key_hex),
         src = esc(&report.key_source),
     );
-    for (k, v) in [
-        ("trace", &report.summary.trace),
-        ("spec", &report.summary.spec),
-        ("epoch", &report.summary.epoch),
-    ] {
-        if let Some(v) = v {
-            let _ = write!(out, "<dt>{k}</dt><dd class=\"mono\">{}</dd>", esc(v));
+    if let Some(summary) = &store.summary {
+        for (k, v) in [
+            ("trace", Some(&summary.trace)),
+            ("spec", Some(&summary.spec)),
+            ("epoch", summary.epoch.as_ref()),
+        ] {
+            if let Some(v) = v {
+                let _ = write!(out, "<dt>{k}</dt><dd class=\"mono\">{}</dd>", esc(v));
+            }
+        }
+        if !summary.oracle.is_empty() {
+            let _ = write!(
+                out,
+                "<dt>oracle</dt><dd class=\"mono\">{}</dd>",
+                esc(&summary.oracle.join(", "))
+            );
         }
     }
-    if !report.summary.oracle.is_empty() {
-        let _ = write!(
-            out,
-            "<dt>oracle</dt><dd class=\"mono\">{}</dd>",
-            esc(&report.summary.oracle.join(", "))
-        );
-    }
     out.push_str("</dl>");
-    if report.all_ok() {
-        let _ = write!(
-            out,
-            "<p id=\"verification\" class=\"badge ok\" data-verified=\"{verified}\" data-total=\"{total}\">\
-             ✓ VERIFIED: {verified}/{total} receipts; receipts.jsonl, receipts.cbor and summary.json agree</p>"
-        );
-    } else {
-        let _ = write!(
-            out,
-            "<p id=\"verification\" class=\"badge bad\" data-verified=\"{verified}\" data-total=\"{total}\">\
-             ✗ NOT VERIFIED: {verified}/{total} receipts verified; {d} disagreement(s) between the files</p>",
-            d = report.disagreements.len()
-        );
+    let problems = store.problem_count;
+    match store.outcome() {
+        Outcome::Complete => {
+            let _ = write!(
+                out,
+                "<p id=\"verification\" class=\"badge ok\" data-verified=\"{verified}\" data-total=\"{total}\" data-outcome=\"complete\">\
+                 ✓ VERIFIED AND COMPLETE: {verified}/{total} receipts verified, and the final seal \
+                 shows they are the whole stream</p>"
+            );
+        }
+        Outcome::Unsealed => {
+            let _ = write!(
+                out,
+                "<p id=\"verification\" class=\"badge unknown\" data-verified=\"{verified}\" data-total=\"{total}\" data-outcome=\"unsealed\">\
+                 SIGNATURES VERIFIED: {verified}/{total} receipts · ⚠ COMPLETENESS UNKNOWN: not \
+                 sealed, so nothing shows that these are all the stream's windows (a dropped \
+                 receipt looks like an empty window){}</p>",
+                if report.allow_unsealed {
+                    ""
+                } else {
+                    " · NOT ACCEPTED without --allow-unsealed"
+                }
+            );
+        }
+        Outcome::Failed => {
+            let _ = write!(
+                out,
+                "<p id=\"verification\" class=\"badge bad\" data-verified=\"{verified}\" data-total=\"{total}\" data-outcome=\"failed\">\
+                 ✗ NOT VERIFIED: {verified}/{total} receipts verified; {problems} problem(s)</p>"
+            );
+        }
     }
     if report.test_key {
         out.push_str(
@@ -791,39 +710,49 @@ pub(crate) fn render(report: &Report) -> String {
              made them.</p>",
         );
     }
-    if !report.disagreements.is_empty() {
+    if !store.problems.is_empty() {
         out.push_str("<ul class=\"problems\" id=\"disagreements\">");
-        for d in &report.disagreements {
-            let _ = write!(out, "<li>{}</li>", esc(d));
+        for p in &store.problems {
+            let _ = write!(
+                out,
+                "<li data-code=\"{}\">{}</li>",
+                esc(p.code),
+                esc(&p.to_string())
+            );
+        }
+        let named = store.problems.len() as u64;
+        if problems > named {
+            let _ = write!(
+                out,
+                "<li id=\"problems-more\">... and {} more problems (only the first {} are named)</li>",
+                problems - named,
+                named
+            );
         }
         out.push_str("</ul>");
     }
     out.push_str("</header>");
-    match &report.completeness {
-        Completeness::NotSealed => out.push_str(
-            "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge neutral\">not \
-             sealed (no seals.cbor): nothing shows that this is every window of the stream</p></section>",
+    match store.completeness {
+        Completeness::Unknown => out.push_str(
+            "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge unknown\">\
+             ⚠ COMPLETENESS UNKNOWN: not sealed (no seals.cbor or inclusion.cbor): nothing shows \
+             that this is every window of the stream</p></section>",
         ),
-        Completeness::Checked(check) if check.problems.is_empty() => {
+        Completeness::Complete => {
             let _ = write!(
                 out,
-                "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge good\">\
+                "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge ok\">\
                  COMPLETE: the receipts are the whole sealed stream ({} checkpoints, final seal \
                  over {} receipts, {} inclusion receipts verified)</p></section>",
-                check.checkpoints, check.last_tree_size, check.inclusion
+                store.checkpoints, store.final_tree_size, store.inclusion_receipts
             );
         }
-        Completeness::Checked(check) => {
+        Completeness::Incomplete => {
             let _ = write!(
                 out,
                 "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge bad\">NOT \
-                 COMPLETE: {} problems</p><ul>",
-                check.problems.len()
+                 COMPLETE or not verified: {problems} problems (listed above)</p></section>"
             );
-            for p in &check.problems {
-                let _ = write!(out, "<li>{}</li>", esc(p));
-            }
-            out.push_str("</ul></section>");
         }
     }
     timeline(&mut out, report);

@@ -1,0 +1,91 @@
+//! The crate's error: what stops a directory from being read or written at all.
+
+use std::path::PathBuf;
+
+/// Why the store could not read or write a directory. A directory that was read and found
+/// wanting is not an error: its problems are in the [`DirReport`](crate::DirReport).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Reading or writing a file failed.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The path given as a stream directory is not a directory.
+    NotADirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// An output destination that must not be replaced (a directory, a symbolic link, one of
+    /// the command's inputs).
+    Destination {
+        /// The destination.
+        path: PathBuf,
+        /// Why it is refused.
+        reason: &'static str,
+    },
+    /// Another writer holds the directory's lock.
+    Locked {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// `summary.json` could not be encoded.
+    Summary {
+        /// The cause.
+        source: serde_json::Error,
+    },
+}
+
+impl StoreError {
+    /// A stable code for the variant.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Io { .. } => "io",
+            Self::NotADirectory { .. } => "not_a_directory",
+            Self::Destination { .. } => "refused_destination",
+            Self::Locked { .. } => "locked",
+            Self::Summary { .. } => "summary_unencodable",
+        }
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Self::NotADirectory { path } => write!(f, "{}: not a directory", path.display()),
+            Self::Destination { path, reason } => {
+                write!(f, "{}: {reason}; refusing to replace it", path.display())
+            }
+            Self::Locked { path } => write!(
+                f,
+                "{}: another writer holds this directory's lock",
+                path.display()
+            ),
+            Self::Summary { source } => write!(f, "summary.json: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => Some(source),
+            Self::Summary { source } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// `Result` with [`StoreError`].
+pub type Result<T> = core::result::Result<T, StoreError>;

@@ -1,0 +1,53 @@
+//! The stream at rest: one home for the files a sealed or unsealed stream is kept in.
+//!
+//! Normative: `spec/STREAM-AT-REST.md`. The public interface is:
+//!
+//! - [`layout`]: the file names ([`layout::RECEIPTS_JSONL`], [`layout::RECEIPTS_CBOR`],
+//!   [`layout::SEALS_CBOR`], [`layout::INCLUSION_CBOR`], [`layout::SUMMARY_JSON`],
+//!   [`layout::SIGNER_PUB`]), their commit order, and [`layout::open_input`], which opens an
+//!   input of a directory without following a symbolic link and refuses anything but a regular
+//!   file;
+//! - [`RunSummary`]: the typed `summary.json`;
+//! - [`writer`]: the writer protocol: [`writer::StagedFile`] (create-new under a temporary
+//!   name, sync, rename), [`writer::LockedDir`] (an exclusive lock on the output directory),
+//!   [`writer::check_destination`] and [`writer::write_output`];
+//! - [`verify_dir`]: the one verifier of a stream directory, bounded and streaming, returning a
+//!   typed [`DirReport`] (each receipt's [`ReceiptStatus`], the [`Completeness`], every
+//!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named);
+//! - [`escape_untrusted`]: the one sanitizer for untrusted text shown on a terminal;
+//! - [`StoreError`] and [`Result`].
+//!
+//! ```
+//! use jouleclaw_store::{Outcome, layout};
+//! assert_eq!(layout::COMMIT_ORDER.last(), Some(&layout::SUMMARY_JSON));
+//! let dir = std::env::temp_dir().join(format!("jc-store-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let key = jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key();
+//! use jouleclaw_jcr1::cose::Signer as _;
+//! let report = jouleclaw_store::verify_dir(&dir, &key.verifying_key(), &mut |_, _| {}).unwrap();
+//! // An empty folder is no stream: receipts.jsonl is missing.
+//! assert_eq!(report.outcome(), Outcome::Failed);
+//! assert_eq!(report.problems[0].code, "missing_file");
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(clippy::unwrap_used)]
+
+mod error;
+pub mod layout;
+mod summary;
+mod text;
+mod verify;
+pub mod writer;
+
+pub use error::{Result, StoreError};
+pub use summary::{
+    ConservationCounts, LlmSchemaFacts, RunSummary, SignerFacts, SigningFacts, VerdictCounts,
+};
+pub use text::escape_untrusted;
+pub use verify::{
+    Completeness, DirReport, MAX_NAMED_PROBLEMS, MAX_RECEIPTS, Outcome, Problem, ReceiptRecord,
+    ReceiptStatus, Totals, verify_dir,
+};

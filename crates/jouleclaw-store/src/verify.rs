@@ -1,0 +1,1010 @@
+//! The one verifier of a stream directory (`spec/STREAM-AT-REST.md`, section 5).
+//!
+//! Every file is read once, front to back, one line or one CBOR item at a time; what is kept
+//! is one [`ReceiptRecord`] per line of `receipts.jsonl` (about 56 bytes), the completeness
+//! checker's entry per decodable line (its ids and hash), the verified checkpoints, and at most
+//! [`MAX_NAMED_PROBLEMS`] named problems (the rest are counted). Lines and items past
+//! [`MAX_RECEIPTS`] are not read.
+
+use std::collections::HashMap;
+use std::io::{BufRead as _, BufReader, Read};
+use std::path::Path;
+
+use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
+use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_receipt};
+use jouleclaw_seal::{DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, check_stream};
+
+use crate::error::{Result, StoreError};
+use crate::layout::{
+    self, INCLUSION_CBOR, Input, MAX_SUMMARY_BYTES, RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR,
+    SIGNER_PUB, SUMMARY_JSON,
+};
+use crate::summary::{ConservationCounts, RunSummary, VerdictCounts};
+use crate::text::escape_untrusted;
+
+/// Problems named one by one in a [`DirReport`]; the rest are counted.
+pub const MAX_NAMED_PROBLEMS: usize = 100;
+
+/// The most receipts one directory holds (the most one stream's Merkle log holds,
+/// `jouleclaw_seal::DEFAULT_MAX_LEAVES` = 2^20); as many checkpoints, inclusion receipts and
+/// window signatures at most.
+pub const MAX_RECEIPTS: u64 = DEFAULT_MAX_LEAVES;
+
+/// How one line of `receipts.jsonl` fared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptStatus {
+    /// Its own COSE_Sign1 in `receipts.cbor` verified and signs exactly these bytes.
+    Signed,
+    /// No signature of its own, but its inclusion receipt verified under a checkpoint's
+    /// signature.
+    Included,
+    /// A receipt, but nothing signed covers it.
+    Unproven,
+    /// Not a receipt: the strict decoder's refusal code.
+    Malformed(&'static str),
+}
+
+impl ReceiptStatus {
+    /// Signed or included.
+    pub fn is_verified(self) -> bool {
+        matches!(self, Self::Signed | Self::Included)
+    }
+
+    /// A stable code: `signed`, `included`, `unproven`, `malformed`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Signed => "signed",
+            Self::Included => "included",
+            Self::Unproven => "unproven",
+            Self::Malformed(_) => "malformed",
+        }
+    }
+}
+
+/// One line of `receipts.jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceiptRecord {
+    /// The receipt's window id, if the line decodes.
+    pub window_id: Option<u64>,
+    /// BLAKE3 of the line's bytes (without its `\n`).
+    pub content_hash: [u8; 32],
+    /// What covers it.
+    pub status: ReceiptStatus,
+}
+
+/// Whether the receipts are the whole stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completeness {
+    /// Not sealed (neither `seals.cbor` nor `inclusion.cbor`): nothing signed says which
+    /// windows the stream had, so completeness is unknown.
+    Unknown,
+    /// Sealed, and the final seal covers exactly these receipts, in order, with nothing else
+    /// wrong in the directory.
+    Complete,
+    /// Sealed, and something is wrong (see the problems).
+    Incomplete,
+}
+
+/// The answer, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every receipt verified and the stream is complete.
+    Complete,
+    /// Every receipt verified, but the stream is not sealed: completeness is unknown.
+    Unsealed,
+    /// At least one problem.
+    Failed,
+}
+
+impl Outcome {
+    /// `complete`, `unsealed`, `failed`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Complete => "complete",
+            Self::Unsealed => "unsealed",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// One problem, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// A stable code (`spec/STREAM-AT-REST.md`, section 5.2, and the completeness codes of
+    /// `spec/STREAM-SEAL.md`, section 6).
+    pub code: &'static str,
+    /// The file it concerns.
+    pub file: &'static str,
+    /// 0-based line of `receipts.jsonl` or item of a CBOR file, if it concerns one.
+    pub index: Option<u64>,
+    /// The window id concerned, if known.
+    pub window_id: Option<u64>,
+    /// A sentence; untrusted text in it is escaped ([`escape_untrusted`]).
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(i) = self.index {
+            let what = if self.file == RECEIPTS_JSONL {
+                "line"
+            } else {
+                "item"
+            };
+            // Lines are shown 1-based, items 0-based, as editors and CBOR tools count them.
+            let shown = if self.file == RECEIPTS_JSONL {
+                i + 1
+            } else {
+                i
+            };
+            write!(f, " {what} {shown}")?;
+        }
+        if let Some(w) = self.window_id {
+            write!(f, " (window {w})")?;
+        }
+        write!(f, ": {}: {}", self.code, self.message)
+    }
+}
+
+/// Sums over the decodable receipts of `receipts.jsonl` (saturating).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Decodable lines.
+    pub receipts: u64,
+    /// Sum of `tick_count`.
+    pub ticks: u64,
+    /// Sum of `inbound_bytes`.
+    pub inbound_bytes: u64,
+    /// Sum of `outbound_bytes`.
+    pub outbound_bytes: u64,
+    /// Sum of `joules_uj`.
+    pub joules_uj: u64,
+    /// Verdicts per kind.
+    pub verdicts: VerdictCounts,
+    /// Ledger findings per kind.
+    pub conservation: ConservationCounts,
+    /// The first receipt's window id.
+    pub first_window: Option<u64>,
+    /// The last receipt's window id.
+    pub last_window: Option<u64>,
+}
+
+impl Totals {
+    /// `last - first + 1 - receipts` (0 without receipts): what `summary.json` records.
+    pub fn empty_windows(&self) -> u64 {
+        match (self.first_window, self.last_window) {
+            (Some(a), Some(b)) => b
+                .saturating_sub(a)
+                .saturating_add(1)
+                .saturating_sub(self.receipts),
+            _ => 0,
+        }
+    }
+
+    fn add(&mut self, r: &StreamWindowReceipt) {
+        self.receipts = self.receipts.saturating_add(1);
+        self.ticks = self.ticks.saturating_add(r.tick_count);
+        self.inbound_bytes = self.inbound_bytes.saturating_add(r.inbound_bytes);
+        self.outbound_bytes = self.outbound_bytes.saturating_add(r.outbound_bytes);
+        self.joules_uj = self.joules_uj.saturating_add(r.joules_uj);
+        let v = &mut self.verdicts;
+        let slot = match r.verdict.rank() {
+            0 => &mut v.pass,
+            1 => &mut v.need_more,
+            2 => &mut v.yields,
+            _ => &mut v.fail,
+        };
+        *slot = slot.saturating_add(1);
+        let c = &mut self.conservation;
+        let slot = match r.conservation.rank() {
+            0 => &mut c.conforming,
+            1 => &mut c.hallucination,
+            _ => &mut c.barge_in_ignored,
+        };
+        *slot = slot.saturating_add(1);
+        self.first_window.get_or_insert(r.window_id);
+        self.last_window = Some(r.window_id);
+    }
+}
+
+/// What [`verify_dir`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirReport {
+    /// One record per line of `receipts.jsonl`, in order.
+    pub receipts: Vec<ReceiptRecord>,
+    /// The first decodable receipt's stream id.
+    pub stream_id: Option<String>,
+    /// The first decodable receipt's steward.
+    pub steward: Option<String>,
+    /// Items in `receipts.cbor`.
+    pub window_signature_items: u64,
+    /// Of them, verified and matched to a line.
+    pub window_signatures: u64,
+    /// Whether `seals.cbor` or `inclusion.cbor` is there (both signed documents).
+    pub sealed: bool,
+    /// Checkpoints that verified.
+    pub checkpoints: u64,
+    /// The last verified checkpoint's tree size.
+    pub final_tree_size: u64,
+    /// Inclusion receipts that verified and prove their line.
+    pub inclusion_receipts: u64,
+    /// Whether the receipts are the whole stream.
+    pub completeness: Completeness,
+    /// The first [`MAX_NAMED_PROBLEMS`] problems, in the order found.
+    pub problems: Vec<Problem>,
+    /// Every problem, named or not.
+    pub problem_count: u64,
+    /// Sums over the decodable receipts.
+    pub totals: Totals,
+    /// `summary.json`, if present and well-formed.
+    pub summary: Option<RunSummary>,
+    /// BLAKE3 (hex) of each file read whole, by name.
+    pub file_hashes: Vec<(&'static str, String)>,
+}
+
+impl DirReport {
+    /// The answer in one word.
+    pub fn outcome(&self) -> Outcome {
+        match (self.problem_count, self.completeness) {
+            (0, Completeness::Complete) => Outcome::Complete,
+            (0, Completeness::Unknown) => Outcome::Unsealed,
+            _ => Outcome::Failed,
+        }
+    }
+
+    /// Receipts signed or included.
+    pub fn verified(&self) -> usize {
+        self.receipts
+            .iter()
+            .filter(|r| r.status.is_verified())
+            .count()
+    }
+
+    fn problem(
+        &mut self,
+        code: &'static str,
+        file: &'static str,
+        index: Option<u64>,
+        window_id: Option<u64>,
+        message: String,
+    ) {
+        self.problem_count = self.problem_count.saturating_add(1);
+        if self.problems.len() < MAX_NAMED_PROBLEMS {
+            self.problems.push(Problem {
+                code,
+                file,
+                index,
+                window_id,
+                message,
+            });
+        }
+    }
+}
+
+/// A reader that hashes what passes through it.
+struct Hashing<R> {
+    inner: R,
+    hasher: blake3::Hasher,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+/// Opens `dir/name`; records `missing_file` (when `required`) or `not_regular_file`.
+fn open(
+    report: &mut DirReport,
+    dir: &Path,
+    name: &'static str,
+    required: bool,
+) -> Result<Option<std::fs::File>> {
+    match layout::open_input(&dir.join(name))? {
+        Input::File(f) => Ok(Some(f)),
+        Input::Missing => {
+            if required {
+                report.problem(
+                    "missing_file",
+                    name,
+                    None,
+                    None,
+                    format!("{name} is missing"),
+                );
+            }
+            Ok(None)
+        }
+        Input::NotRegular(kind) => {
+            report.problem(
+                "not_regular_file",
+                name,
+                None,
+                None,
+                format!("{name} is a {kind}, not a regular file; it is not read"),
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Verifies the stream directory `dir` under `key` (`spec/STREAM-AT-REST.md`, section 5):
+/// every line of `receipts.jsonl` strictly decoded; every window signature of `receipts.cbor`
+/// verified and matched to a later line; when sealed, every checkpoint of `seals.cbor`, every
+/// inclusion receipt of `inclusion.cbor` against its line, and the completeness check of
+/// `spec/STREAM-SEAL.md` section 6; `summary.json` and `signer.pub`, when present, against the
+/// files and the key. `each_receipt` sees every decodable line (its 0-based index and the receipt), in order,
+/// as it is read.
+///
+/// Errors only when `dir` is not a directory or a file cannot be read; everything else is a
+/// [`Problem`] in the report.
+pub fn verify_dir(
+    dir: &Path,
+    key: &PublicKey,
+    each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
+) -> Result<DirReport> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(StoreError::NotADirectory {
+                path: dir.to_owned(),
+            });
+        }
+        Err(e) => return Err(StoreError::io(dir, e)),
+    }
+    let mut report = DirReport {
+        receipts: Vec::new(),
+        stream_id: None,
+        steward: None,
+        window_signature_items: 0,
+        window_signatures: 0,
+        sealed: false,
+        checkpoints: 0,
+        final_tree_size: 0,
+        inclusion_receipts: 0,
+        completeness: Completeness::Unknown,
+        problems: Vec::new(),
+        problem_count: 0,
+        totals: Totals::default(),
+        summary: None,
+        file_hashes: Vec::new(),
+    };
+    let mut entries: Vec<ReceiptEntry> = Vec::new();
+    // Which line each entry is.
+    let mut entry_line: Vec<u64> = Vec::new();
+    read_lines(
+        &mut report,
+        dir,
+        &mut entries,
+        &mut entry_line,
+        each_receipt,
+    )?;
+    read_window_signatures(&mut report, dir, key)?;
+
+    let seals_there = layout::exists(&dir.join(SEALS_CBOR))?;
+    let inclusion_there = layout::exists(&dir.join(INCLUSION_CBOR))?;
+    report.sealed = seals_there || inclusion_there;
+    if report.sealed {
+        if !seals_there {
+            report.problem(
+                "missing_file",
+                SEALS_CBOR,
+                None,
+                None,
+                "seals.cbor is missing beside inclusion.cbor: the stream was sealed".to_owned(),
+            );
+        }
+        let checkpoints = read_seals(&mut report, dir, key, &entries)?;
+        read_inclusion(&mut report, dir, key)?;
+        let stream = check_stream(&entries, &checkpoints);
+        for p in &stream.problems {
+            let j = p.to_json();
+            let line = j
+                .get("index")
+                .and_then(serde_json::Value::as_u64)
+                .and_then(|i| entry_line.get(usize::try_from(i).ok()?).copied());
+            let window_id = j.get("window_id").and_then(serde_json::Value::as_u64);
+            let file = if line.is_some() {
+                RECEIPTS_JSONL
+            } else {
+                SEALS_CBOR
+            };
+            report.problem(
+                p.code(),
+                file,
+                line,
+                window_id,
+                escape_untrusted(&p.to_string()).into_owned(),
+            );
+        }
+        report.checkpoints = checkpoints.len() as u64;
+        report.final_tree_size = checkpoints.last().map_or(0, |c| c.seal.tree_size);
+    }
+    // A line nothing signed covers.
+    let unproven: Vec<(u64, Option<u64>)> = report
+        .receipts
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.status == ReceiptStatus::Unproven)
+        .map(|(i, r)| (i as u64, r.window_id))
+        .collect();
+    for (i, w) in unproven {
+        report.problem(
+            "unproven_receipt",
+            RECEIPTS_JSONL,
+            Some(i),
+            w,
+            if report.sealed {
+                "neither a window signature nor an inclusion receipt covers it".to_owned()
+            } else {
+                "no window signature covers it and the stream is not sealed".to_owned()
+            },
+        );
+    }
+    if report.receipts.is_empty() && report.problem_count == 0 {
+        report.problem(
+            "no_receipts",
+            RECEIPTS_JSONL,
+            None,
+            None,
+            "no receipts in receipts.jsonl".to_owned(),
+        );
+    }
+    check_signer(&mut report, dir, key)?;
+    check_summary(&mut report, dir, key)?;
+    report.completeness = match (report.sealed, report.problem_count) {
+        (false, _) => Completeness::Unknown,
+        (true, 0) => Completeness::Complete,
+        (true, _) => Completeness::Incomplete,
+    };
+    Ok(report)
+}
+
+fn read_lines(
+    report: &mut DirReport,
+    dir: &Path,
+    entries: &mut Vec<ReceiptEntry>,
+    entry_line: &mut Vec<u64>,
+    each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
+) -> Result<()> {
+    let path = dir.join(RECEIPTS_JSONL);
+    let Some(file) = open(report, dir, RECEIPTS_JSONL, true)? else {
+        return Ok(());
+    };
+    let mut reader = BufReader::new(Hashing {
+        inner: file,
+        hasher: blake3::Hasher::new(),
+    });
+    let max = Limits::RECEIPT.max_document_bytes as u64;
+    let mut line = Vec::new();
+    let mut last_window: Option<u64> = None;
+    loop {
+        line.clear();
+        let n = (&mut reader)
+            .take(max + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| StoreError::io(&path, e))?;
+        if n == 0 {
+            break;
+        }
+        let index = report.receipts.len() as u64;
+        if index >= MAX_RECEIPTS {
+            report.problem(
+                "too_many_receipts",
+                RECEIPTS_JSONL,
+                Some(index),
+                None,
+                format!("more than {MAX_RECEIPTS} lines; the rest is not read"),
+            );
+            return Ok(());
+        }
+        if line.last() != Some(&b'\n') {
+            let long = line.len() as u64 > max;
+            report.problem(
+                if long {
+                    "line_too_long"
+                } else {
+                    "unterminated_line"
+                },
+                RECEIPTS_JSONL,
+                Some(index),
+                None,
+                if long {
+                    format!("longer than a receipt ({max} bytes); the rest is not read")
+                } else {
+                    "the last line has no line end".to_owned()
+                },
+            );
+            if long {
+                return Ok(());
+            }
+        } else {
+            line.pop();
+        }
+        let content_hash = *blake3::hash(&line).as_bytes();
+        match decode_receipt(&line) {
+            Err(r) => {
+                report.problem(
+                    "malformed_line",
+                    RECEIPTS_JSONL,
+                    Some(index),
+                    None,
+                    format!("not a receipt: {} at byte {}", r.code.as_str(), r.offset),
+                );
+                report.receipts.push(ReceiptRecord {
+                    window_id: None,
+                    content_hash,
+                    status: ReceiptStatus::Malformed(r.code.as_str()),
+                });
+            }
+            Ok(receipt) => {
+                each_receipt(index, &receipt);
+                report.totals.add(&receipt);
+                let w = receipt.window_id;
+                match (&report.stream_id, &report.steward) {
+                    (Some(s), Some(t)) if *s != receipt.stream_id || *t != receipt.steward => {
+                        let msg = format!(
+                            "stream {:?}, steward {:?}: another stream or steward than line 1's",
+                            escape_untrusted(&receipt.stream_id),
+                            escape_untrusted(&receipt.steward)
+                        );
+                        report.problem("mixed_stream", RECEIPTS_JSONL, Some(index), Some(w), msg);
+                    }
+                    (None, _) | (_, None) => {
+                        report.stream_id = Some(receipt.stream_id.clone());
+                        report.steward = Some(receipt.steward.clone());
+                    }
+                    _ => {}
+                }
+                if let Some(prev) = last_window
+                    && w <= prev
+                {
+                    report.problem(
+                        "window_not_ascending",
+                        RECEIPTS_JSONL,
+                        Some(index),
+                        Some(w),
+                        format!("follows window {prev}: window ids must ascend"),
+                    );
+                }
+                last_window = Some(w);
+                report.receipts.push(ReceiptRecord {
+                    window_id: Some(w),
+                    content_hash,
+                    status: ReceiptStatus::Unproven,
+                });
+                entries.push(ReceiptEntry {
+                    window_id: w,
+                    content_hash,
+                    stream_id: receipt.stream_id,
+                    steward: receipt.steward,
+                });
+                entry_line.push(index);
+            }
+        }
+    }
+    let hash = reader.into_inner().hasher.finalize();
+    report
+        .file_hashes
+        .push((RECEIPTS_JSONL, hash.to_hex().to_string()));
+    Ok(())
+}
+
+fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
+    let path = dir.join(RECEIPTS_CBOR);
+    let Some(file) = open(report, dir, RECEIPTS_CBOR, true)? else {
+        return Ok(());
+    };
+    // Where each content hash occurs among the lines, in order: an item is matched to the
+    // first such line after the previous match (one lookup per item, never a scan).
+    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
+    for (i, r) in report.receipts.iter().enumerate() {
+        if r.window_id.is_some() {
+            at.entry(r.content_hash).or_default().push(i);
+        }
+    }
+    let resolver = SingleKey::new(*key);
+    let mut next_line = 0usize;
+    let mut index = 0u64;
+    for item in cose::SequenceReader::new(file) {
+        if index >= MAX_RECEIPTS {
+            report.problem(
+                "too_many_items",
+                RECEIPTS_CBOR,
+                Some(index),
+                None,
+                format!("more than {MAX_RECEIPTS} items; the rest is not read"),
+            );
+            return Ok(());
+        }
+        let verified = match item {
+            Ok(bytes) => cose::verify(&bytes, &resolver),
+            Err(Jcr1Error::Cose(c)) => Err(c),
+            Err(_) => {
+                return Err(StoreError::io(
+                    &path,
+                    std::io::Error::other("reading the CBOR sequence failed"),
+                ));
+            }
+        };
+        match verified {
+            Err(c) if c == cose::CoseRefusal::MalformedCbor => {
+                report.problem(
+                    "malformed_sequence",
+                    RECEIPTS_CBOR,
+                    Some(index),
+                    None,
+                    format!("{}: {c}; the sequence cannot be read past it", c.as_str()),
+                );
+                index += 1;
+                break;
+            }
+            Err(c) => report.problem(
+                "refused_signature",
+                RECEIPTS_CBOR,
+                Some(index),
+                None,
+                format!("{}: {c}", c.as_str()),
+            ),
+            Ok(v) => {
+                let found = at.get(v.content_hash.as_bytes()).and_then(|idx| {
+                    let k = idx.partition_point(|&j| j < next_line);
+                    idx.get(k).copied()
+                });
+                match found {
+                    Some(j) => {
+                        next_line = j + 1;
+                        report.window_signatures += 1;
+                        if let Some(r) = report.receipts.get_mut(j) {
+                            r.status = ReceiptStatus::Signed;
+                        }
+                    }
+                    None => report.problem(
+                        "unmatched_signature",
+                        RECEIPTS_CBOR,
+                        Some(index),
+                        Some(v.receipt.window_id),
+                        "signs a receipt that is not a later line of receipts.jsonl".to_owned(),
+                    ),
+                }
+            }
+        }
+        index += 1;
+    }
+    report.window_signature_items = index;
+    Ok(())
+}
+
+/// What to do with one item of a seals or inclusion sequence.
+enum Step {
+    /// A well-formed item to verify.
+    Item(Vec<u8>),
+    /// Refused from its framing (recorded); the next item follows.
+    Skip,
+    /// The sequence cannot be read further (recorded).
+    Stop,
+}
+
+/// Records a framing refusal of item `i` of `file` (`refused_code`, or `malformed_sequence`
+/// when nothing after it can be delimited).
+fn step(
+    report: &mut DirReport,
+    dir: &Path,
+    file: &'static str,
+    refused_code: &'static str,
+    i: u64,
+    item: core::result::Result<Vec<u8>, Jcr1Error>,
+) -> Result<Step> {
+    match item {
+        Ok(b) => Ok(Step::Item(b)),
+        Err(Jcr1Error::Cose(c)) => {
+            let stop = c == cose::CoseRefusal::MalformedCbor;
+            report.problem(
+                if stop {
+                    "malformed_sequence"
+                } else {
+                    refused_code
+                },
+                file,
+                Some(i),
+                None,
+                format!("{}: {c}", c.as_str()),
+            );
+            Ok(if stop { Step::Stop } else { Step::Skip })
+        }
+        Err(_) => Err(StoreError::io(
+            dir.join(file),
+            std::io::Error::other("reading the CBOR sequence failed"),
+        )),
+    }
+}
+
+fn read_seals(
+    report: &mut DirReport,
+    dir: &Path,
+    key: &PublicKey,
+    entries: &[ReceiptEntry],
+) -> Result<Vec<jouleclaw_seal::Checkpoint>> {
+    let mut checkpoints = Vec::new();
+    let Some(file) = open(report, dir, SEALS_CBOR, false)? else {
+        return Ok(checkpoints);
+    };
+    let mut verifier = SealVerifier::new(*key);
+    let limit = (entries.len() as u64).saturating_add(1).min(MAX_RECEIPTS);
+    for (i, item) in cose::SequenceReader::new(file).enumerate() {
+        let i = i as u64;
+        if i >= limit {
+            report.problem(
+                "too_many_checkpoints",
+                SEALS_CBOR,
+                Some(i),
+                None,
+                "more checkpoints than receipts; the rest is not read".to_owned(),
+            );
+            break;
+        }
+        let bytes = match step(report, dir, SEALS_CBOR, "refused_seal", i, item)? {
+            Step::Item(b) => b,
+            Step::Skip => continue,
+            Step::Stop => break,
+        };
+        match verifier.verify_checkpoint(&bytes) {
+            Ok(c) => checkpoints.push(c),
+            Err(e) => report.problem(
+                "refused_seal",
+                SEALS_CBOR,
+                Some(i),
+                None,
+                format!("{}: {}", e.code(), escape_untrusted(&e.to_string())),
+            ),
+        }
+    }
+    Ok(checkpoints)
+}
+
+fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
+    let Some(file) = open(report, dir, INCLUSION_CBOR, true)? else {
+        return Ok(());
+    };
+    let mut verifier = SealVerifier::new(*key);
+    let lines = report.receipts.len() as u64;
+    let mut count = 0u64;
+    for (i, item) in cose::SequenceReader::new(file).enumerate() {
+        let i = i as u64;
+        count = i + 1;
+        if i >= lines {
+            report.problem(
+                "inclusion_count",
+                INCLUSION_CBOR,
+                Some(i),
+                None,
+                format!("more inclusion receipts than the {lines} lines; the rest is not read"),
+            );
+            return Ok(());
+        }
+        let bytes = match step(report, dir, INCLUSION_CBOR, "refused_inclusion", i, item)? {
+            Step::Item(b) => b,
+            Step::Skip => continue,
+            Step::Stop => return Ok(()),
+        };
+        let Some(record) = usize::try_from(i)
+            .ok()
+            .and_then(|k| report.receipts.get(k))
+            .copied()
+        else {
+            continue;
+        };
+        match verifier.verify_inclusion_receipt(&bytes, &record.content_hash) {
+            Ok(v) if v.leaf_index == i => {
+                report.inclusion_receipts += 1;
+                if let Some(r) = usize::try_from(i)
+                    .ok()
+                    .and_then(|k| report.receipts.get_mut(k))
+                    && r.status == ReceiptStatus::Unproven
+                {
+                    r.status = ReceiptStatus::Included;
+                }
+            }
+            Ok(v) => report.problem(
+                "inclusion_wrong_leaf",
+                INCLUSION_CBOR,
+                Some(i),
+                record.window_id,
+                format!("proves the line at leaf {}, not {i}", v.leaf_index),
+            ),
+            Err(e) => report.problem(
+                "refused_inclusion",
+                INCLUSION_CBOR,
+                Some(i),
+                record.window_id,
+                format!("does not prove line {}: {}", i + 1, e.code()),
+            ),
+        }
+    }
+    if count < lines {
+        report.problem(
+            "inclusion_count",
+            INCLUSION_CBOR,
+            None,
+            None,
+            format!("{count} inclusion receipts for {lines} lines"),
+        );
+    }
+    Ok(())
+}
+
+fn check_signer(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
+    let path = dir.join(SIGNER_PUB);
+    let Some(file) = open(report, dir, SIGNER_PUB, false)? else {
+        return Ok(());
+    };
+    let bytes = layout::read_bounded(file, &path, cose::MAX_KEY_FILE_BYTES)?;
+    let parsed = bytes
+        .as_deref()
+        .and_then(|b| std::str::from_utf8(b).ok())
+        .map(cose::parse_public_key_text);
+    match parsed {
+        Some(Ok(k)) if k == *key => {
+            if let Some(b) = &bytes {
+                report
+                    .file_hashes
+                    .push((SIGNER_PUB, blake3::hash(b).to_hex().to_string()));
+            }
+        }
+        Some(Ok(_)) => report.problem(
+            "signer_mismatch",
+            SIGNER_PUB,
+            None,
+            None,
+            "signer.pub is not the verifying key".to_owned(),
+        ),
+        _ => report.problem(
+            "signer_malformed",
+            SIGNER_PUB,
+            None,
+            None,
+            "signer.pub is not a public key file".to_owned(),
+        ),
+    }
+    Ok(())
+}
+
+/// BLAKE3 (hex) of a CBOR file, read again in bounded chunks (the sequence readers do not
+/// expose their hash); `None` when it is not there or not a regular file.
+fn hash_file(dir: &Path, name: &'static str) -> Result<Option<String>> {
+    let path = dir.join(name);
+    let Input::File(file) = layout::open_input(&path)? else {
+        return Ok(None);
+    };
+    let mut h = Hashing {
+        inner: file,
+        hasher: blake3::Hasher::new(),
+    };
+    std::io::copy(&mut h, &mut std::io::sink()).map_err(|e| StoreError::io(&path, e))?;
+    Ok(Some(h.hasher.finalize().to_hex().to_string()))
+}
+
+fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
+    let path = dir.join(SUMMARY_JSON);
+    let Some(file) = open(report, dir, SUMMARY_JSON, false)? else {
+        return Ok(());
+    };
+    let Some(bytes) = layout::read_bounded(file, &path, MAX_SUMMARY_BYTES)? else {
+        report.problem(
+            "summary_malformed",
+            SUMMARY_JSON,
+            None,
+            None,
+            format!("larger than {MAX_SUMMARY_BYTES} bytes"),
+        );
+        return Ok(());
+    };
+    let summary = match RunSummary::parse(&bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            report.problem(
+                "summary_malformed",
+                SUMMARY_JSON,
+                None,
+                None,
+                format!("not a run summary: {e}"),
+            );
+            return Ok(());
+        }
+    };
+    let t = report.totals;
+    let mut differ: Vec<String> = Vec::new();
+    let mut num = |what: &str, says: u64, found: u64| {
+        if says != found {
+            differ.push(format!("{what} is {says}, the receipts give {found}"));
+        }
+    };
+    num("receipts", summary.receipts, t.receipts);
+    num("ticks", summary.ticks, t.ticks);
+    num("inbound_bytes", summary.inbound_bytes, t.inbound_bytes);
+    num("outbound_bytes", summary.outbound_bytes, t.outbound_bytes);
+    num("empty_windows", summary.empty_windows, t.empty_windows());
+    num("verdicts.pass", summary.verdicts.pass, t.verdicts.pass);
+    num(
+        "verdicts.need_more",
+        summary.verdicts.need_more,
+        t.verdicts.need_more,
+    );
+    num("verdicts.yield", summary.verdicts.yields, t.verdicts.yields);
+    num("verdicts.fail", summary.verdicts.fail, t.verdicts.fail);
+    num(
+        "conservation.conforming",
+        summary.conservation.conforming,
+        t.conservation.conforming,
+    );
+    num(
+        "conservation.hallucination",
+        summary.conservation.hallucination,
+        t.conservation.hallucination,
+    );
+    num(
+        "conservation.barge_in_ignored",
+        summary.conservation.barge_in_ignored,
+        t.conservation.barge_in_ignored,
+    );
+    if t.receipts > 0 {
+        if report.stream_id.as_deref() != Some(summary.stream_id.as_str()) {
+            differ.push(format!(
+                "stream_id is {:?}, the receipts' is {:?}",
+                escape_untrusted(&summary.stream_id),
+                escape_untrusted(report.stream_id.as_deref().unwrap_or_default())
+            ));
+        }
+        if report.steward.as_deref() != Some(summary.steward.as_str()) {
+            differ.push(format!(
+                "steward is {:?}, the receipts' is {:?}",
+                escape_untrusted(&summary.steward),
+                escape_untrusted(report.steward.as_deref().unwrap_or_default())
+            ));
+        }
+    }
+    let kid = hex::encode(cose::kid(key));
+    if summary.signer.kid != kid {
+        differ.push(format!(
+            "signer.kid is {:?}, the verifying key's kid is {kid}",
+            escape_untrusted(&summary.signer.kid)
+        ));
+    }
+    // Every stream file there is named in `outputs` with its hash, and every one named is there.
+    let mut hashes: Vec<(&'static str, Option<String>)> = Vec::new();
+    for name in [RECEIPTS_JSONL, SIGNER_PUB] {
+        let known = report
+            .file_hashes
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, h)| h.clone());
+        hashes.push((name, known));
+    }
+    for name in [RECEIPTS_CBOR, SEALS_CBOR, INCLUSION_CBOR] {
+        hashes.push((name, hash_file(dir, name)?));
+    }
+    for (name, found) in hashes {
+        let says = summary.outputs.get(name);
+        match (says, found) {
+            (None, None) => {}
+            // signer.pub may be left out when the key is given otherwise.
+            (Some(_), None) if name == SIGNER_PUB => {}
+            (Some(s), Some(f)) if *s == f => {}
+            (s, f) => differ.push(format!(
+                "outputs.{name} is {}, the file's BLAKE3 is {}",
+                s.map_or_else(
+                    || "missing".to_owned(),
+                    |s| format!("{:?}", escape_untrusted(s))
+                ),
+                f.unwrap_or_else(|| "(no file)".to_owned())
+            )),
+        }
+    }
+    for d in differ {
+        report.problem("summary_mismatch", SUMMARY_JSON, None, None, d);
+    }
+    report.summary = Some(summary);
+    Ok(())
+}

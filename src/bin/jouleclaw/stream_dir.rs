@@ -1,0 +1,83 @@
+//! `receipts verify --pub PUB DIR`: a stream directory checked by the one verifier of the
+//! stream at rest (`jouleclaw_stack::store::verify_dir`, spec/STREAM-AT-REST.md), its typed
+//! report printed.
+
+use std::path::Path;
+
+use jouleclaw_stack::store::{DirReport, MAX_NAMED_PROBLEMS, Outcome, verify_dir};
+
+use crate::keys::read_public_key;
+use crate::out::{say, tell};
+use crate::{CmdResult, Failure};
+
+/// Names the report's problems on standard error (at most [`MAX_NAMED_PROBLEMS`], the rest
+/// counted).
+pub(crate) fn tell_problems(report: &DirReport) {
+    for p in &report.problems {
+        tell!("{p}");
+    }
+    let named = report.problems.len() as u64;
+    if report.problem_count > named {
+        tell!(
+            "... and {} more problems (only the first {MAX_NAMED_PROBLEMS} are named)",
+            report.problem_count - named
+        );
+    }
+}
+
+/// The one line that says what the report means.
+pub(crate) fn verdict_line(report: &DirReport) -> String {
+    match report.outcome() {
+        Outcome::Complete => format!(
+            "stream complete: {} receipts, {} checkpoints, final seal over {} receipts; {} window \
+             signatures and {} inclusion receipts verified",
+            report.receipts.len(),
+            report.checkpoints,
+            report.final_tree_size,
+            report.window_signatures,
+            report.inclusion_receipts
+        ),
+        Outcome::Unsealed => format!(
+            "{} receipts, {} window signatures verified; NOT SEALED: COMPLETENESS UNKNOWN (no \
+             seals.cbor or inclusion.cbor: nothing signed says which windows the stream had, so \
+             a dropped receipt cannot be told from an empty window)",
+            report.receipts.len(),
+            report.window_signatures
+        ),
+        Outcome::Failed => format!(
+            "stream NOT verified{}: {} problems",
+            if report.sealed {
+                " or NOT complete"
+            } else {
+                ""
+            },
+            report.problem_count
+        ),
+    }
+}
+
+/// Exit status of a report: 0 complete (or unsealed and `allow_unsealed`), else 1.
+pub(crate) fn outcome_result(report: &DirReport, allow_unsealed: bool) -> CmdResult {
+    match report.outcome() {
+        Outcome::Complete => Ok(()),
+        Outcome::Unsealed if allow_unsealed => Ok(()),
+        Outcome::Unsealed => Err(Failure::Refused(
+            "not sealed: completeness unknown (--allow-unsealed accepts a stream whose \
+             completeness cannot be checked)"
+                .to_owned(),
+        )),
+        Outcome::Failed => Err(Failure::Refused(format!(
+            "{} problems",
+            report.problem_count
+        ))),
+    }
+}
+
+/// `receipts verify --pub PUB DIR [--allow-unsealed]`.
+pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResult {
+    let key = read_public_key(public)?;
+    let report = verify_dir(dir, &key, &mut |_, _| {})?;
+    tell_problems(&report);
+    say!("{}", verdict_line(&report));
+    outcome_result(&report, allow_unsealed)
+}
