@@ -367,3 +367,400 @@ fn a_signature_with_s_plus_l_is_refused() {
     inc[n - 32..].copy_from_slice(&s);
     assert!(jouleclaw_stack::seal::verify_inclusion_receipt(&inc, &r.content_hash, &key).is_err());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Review round 2: the seal, the report and the auditor on a directory someone hands you.
+
+/// The demo trace sealed every 5 windows with every window signed, into `out`.
+fn sealed_demo(out: &Path) {
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--seal-every",
+        &"5",
+        &"--quiet",
+        &"--out",
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}
+
+fn drop_index(bytes: &[u8], i: usize, jsonl: bool) -> Vec<u8> {
+    let parts: Vec<&[u8]> = if jsonl {
+        bytes.split_inclusive(|b| *b == b'\n').collect()
+    } else {
+        cose::split_cbor_sequence(bytes).unwrap()
+    };
+    parts
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| *k != i)
+        .flat_map(|(_, p)| p.to_vec())
+        .collect()
+}
+
+/// Runs `args`, killing it after `secs` seconds; `None` if it had to be killed.
+fn run_bounded(args: &[&dyn AsRef<std::ffi::OsStr>], secs: u64) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..secs * 10 {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+// FINDING 1 (high): seals.cbor and inclusion.cbor deleted, window 5 dropped from both receipt
+// files and the unsigned summary.json rewritten: `report` exited 0 with the green "VERIFIED"
+// badge and `receipts verify` exited 0 with "not sealed". Whether a stream was sealed now
+// follows only from the signed seal files: without them completeness is unknown, which is
+// refused unless --allow-unsealed, and said as loudly as "verified" when accepted.
+#[test]
+fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_complete() {
+    use jouleclaw_stack::store::RunSummary;
+    let dir = TempDir::new("forged");
+    let out = dir.path("out");
+    sealed_demo(&out);
+    for name in ["seals.cbor", "inclusion.cbor"] {
+        std::fs::remove_file(out.join(name)).unwrap();
+    }
+    let jsonl = drop_index(&std::fs::read(out.join("receipts.jsonl")).unwrap(), 5, true);
+    let cbor = drop_index(&std::fs::read(out.join("receipts.cbor")).unwrap(), 5, false);
+    std::fs::write(out.join("receipts.jsonl"), &jsonl).unwrap();
+    std::fs::write(out.join("receipts.cbor"), &cbor).unwrap();
+    // The summary rewritten as an attacker would: hashes and counts of what is left, and the
+    // policy an unsealed run records.
+    let mut s = RunSummary::parse(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    s.outputs.remove("seals.cbor");
+    s.outputs.remove("inclusion.cbor");
+    s.outputs.insert(
+        "receipts.jsonl".into(),
+        blake3::hash(&jsonl).to_hex().to_string(),
+    );
+    s.outputs.insert(
+        "receipts.cbor".into(),
+        blake3::hash(&cbor).to_hex().to_string(),
+    );
+    s.signing.policy = "every_window".into();
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let t = jouleclaw_stack::store::verify_dir(&out, &key, &mut |_, _| {})
+        .unwrap()
+        .totals;
+    (s.receipts, s.ticks, s.inbound_bytes, s.outbound_bytes) =
+        (t.receipts, t.ticks, t.inbound_bytes, t.outbound_bytes);
+    (s.empty_windows, s.verdicts, s.conservation) = (t.empty_windows(), t.verdicts, t.conservation);
+    std::fs::write(out.join("summary.json"), s.to_text().unwrap()).unwrap();
+
+    let public = out.join("signer.pub");
+    let verify = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+    assert_eq!(verify.status.code(), Some(1), "{verify:?}");
+    let report = jouleclaw(&[&"report", &out]);
+    assert_eq!(report.status.code(), Some(1), "{report:?}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        !page.contains("class=\"badge ok\""),
+        "a green badge for an unsealed stream"
+    );
+    // Accepted on request, the one line and the page still say completeness is unknown.
+    let verify = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--allow-unsealed",
+        &"--pub",
+        &public,
+        &out,
+    ]);
+    assert_eq!(verify.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&verify.stdout).contains("COMPLETENESS UNKNOWN"));
+    let report = jouleclaw(&[&"report", &out, &"--allow-unsealed"]);
+    assert_eq!(report.status.code(), Some(0));
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("SIGNATURES VERIFIED: 12/12 receipts · ⚠ COMPLETENESS UNKNOWN"));
+    // Its neighbour: the intact sealed run is complete, green, exit 0.
+    let intact = dir.path("intact");
+    sealed_demo(&intact);
+    let report = jouleclaw(&[&"report", &intact]);
+    assert_eq!(report.status.code(), Some(0), "{report:?}");
+    let page = std::fs::read_to_string(intact.join("report.html")).unwrap();
+    assert!(page.contains("class=\"badge ok\""));
+    assert!(page.contains("VERIFIED AND COMPLETE"));
+}
+
+// FINDING 2 (high): `report` read DIR/signer.pub through a symbolic link to the victim's
+// `keygen` output and printed the seed as "public key". Inputs of a directory are opened
+// without following symbolic links (O_NOFOLLOW) and refused unless they are regular files.
+#[test]
+fn a_signer_pub_symlinked_to_a_secret_key_is_never_read() {
+    let dir = TempDir::new("keylink");
+    let out = dir.path("out");
+    sealed_demo(&out);
+    // A seed that also parses as a public key (about half do), as a secret key file.
+    let seed = (1u8..=255)
+        .map(|b| [b; 32])
+        .find(|s| cose::parse_public_key_text(&hex::encode(s)).is_ok())
+        .unwrap();
+    let secret = dir.path("victim.key");
+    std::fs::write(&secret, format!("{}\n", hex::encode(seed))).unwrap();
+    std::fs::remove_file(out.join("signer.pub")).unwrap();
+    std::os::unix::fs::symlink(&secret, out.join("signer.pub")).unwrap();
+    let o = jouleclaw(&[&"report", &out]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("symbolic link"));
+    assert!(!out.join("report.html").exists());
+    // With --pub the symlinked signer.pub is a problem of the directory, never read.
+    let public = dir.path("k.pub");
+    std::fs::write(
+        &public,
+        cose::public_key_text(&SoftwareSigner::rfc8032_test_key().verifying_key()),
+    )
+    .unwrap();
+    let o = jouleclaw(&[&"report", &out, &"--pub", &public]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(!page.contains(&hex::encode(seed)));
+    assert!(page.contains("not_regular_file"));
+    // Its neighbour: a regular signer.pub is read.
+    std::fs::remove_file(out.join("signer.pub")).unwrap();
+    std::fs::copy(&public, out.join("signer.pub")).unwrap();
+    assert_eq!(jouleclaw(&[&"report", &out]).status.code(), Some(0));
+}
+
+// FINDING 3 (medium): 2 MB of zero bytes as receipts.cbor, or of newlines as receipts.jsonl,
+// made `report` use about 1.2 GB and write a 300-380 MB page; `audit --dir` read whole files
+// and printed one line per bad item. Items and rows are bounded, every message stream capped.
+#[test]
+fn amplifying_inputs_give_bounded_pages_and_bounded_messages() {
+    let dir = TempDir::new("amplify");
+    for (name, file, byte) in [
+        ("zeros", "receipts.cbor", 0u8),
+        ("newlines", "receipts.jsonl", b'\n'),
+    ] {
+        let parent = dir.path(name);
+        let out = parent.join("stream-demo");
+        sealed_demo(&out);
+        std::fs::write(out.join(file), vec![byte; 2_000_000]).unwrap();
+        let o = jouleclaw(&[&"report", &out]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let page = std::fs::metadata(out.join("report.html")).unwrap().len();
+        assert!(page < 1 << 20, "{name}: a {page}-byte page");
+        assert!(
+            o.stderr.len() < 32 << 10,
+            "{name}: {} bytes of messages",
+            o.stderr.len()
+        );
+        let public = out.join("signer.pub");
+        let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &parent]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        let lines = o.stdout.iter().filter(|b| **b == b'\n').count();
+        assert!(lines < 120, "{name}: audit printed {lines} lines");
+        let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+        assert_eq!(o.status.code(), Some(1), "{name}");
+        assert!(
+            o.stderr.len() < 32 << 10,
+            "{name}: {} bytes of messages",
+            o.stderr.len()
+        );
+    }
+}
+
+// FINDING 5 (medium): stream ids from folder names reached the terminal raw: a folder name
+// redrew an incomplete audit as "2 streams: 2 complete". Untrusted strings go through the one
+// sanitizer (jouleclaw_stack::store::escape_untrusted) in audit, receipts verify and report.
+#[test]
+fn a_folder_name_with_escapes_and_line_ends_cannot_redraw_the_audit() {
+    let dir = TempDir::new("escapes");
+    let parent = dir.path("live");
+    let evil = "x\u{1b}[2J\u{1b}[H2 streams: 2 complete\ncomplete    y";
+    let out = parent.join(evil);
+    sealed_demo(&out);
+    let o = jouleclaw(&[
+        &"audit",
+        &"--pub",
+        &out.join("signer.pub"),
+        &"--dir",
+        &parent,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(!stdout.contains('\u{1b}'), "{stdout}");
+    assert!(stdout.contains("\\u{001B}[2J"), "{stdout}");
+    assert!(
+        stdout.lines().all(|l| !l.starts_with("complete")),
+        "a forged line: {stdout}"
+    );
+    assert!(
+        stdout.ends_with("1 streams: 0 complete, 1 incomplete\n"),
+        "{stdout}"
+    );
+    // An unsigned line of receipts.jsonl with an escape in its stream id: named escaped.
+    let out = dir.path("line");
+    sealed_demo(&out);
+    let text = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let mut lines: Vec<String> = text.lines().map(|l| format!("{l}\n")).collect();
+    lines[1] = lines[1].replace("stream-demo", "s\\u001b[31m");
+    std::fs::write(out.join("receipts.jsonl"), lines.concat()).unwrap();
+    let o = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--pub",
+        &out.join("signer.pub"),
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
+    assert!(stderr.contains("s\\u{001B}[31m"), "{stderr}");
+}
+
+// FINDING 8 (medium): `receipts verify DIR` never ended when receipts.cbor was a symbolic link
+// to /dev/zero or a FIFO.
+#[test]
+fn receipts_verify_ends_on_a_dev_zero_link_and_a_fifo() {
+    let dir = TempDir::new("zero");
+    let out = dir.path("out");
+    sealed_demo(&out);
+    let public = out.join("signer.pub");
+    std::fs::remove_file(out.join("receipts.cbor")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", out.join("receipts.cbor")).unwrap();
+    let o = run_bounded(&[&"receipts", &"verify", &"--pub", &public, &out], 30)
+        .expect("receipts verify did not end on a link to /dev/zero");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not_regular_file"));
+    std::fs::remove_file(out.join("receipts.cbor")).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(out.join("receipts.cbor"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let o = run_bounded(&[&"receipts", &"verify", &"--pub", &public, &out], 30)
+        .expect("receipts verify did not end on a FIFO");
+    assert_eq!(o.status.code(), Some(1));
+    let o = run_bounded(&[&"report", &out, &"--pub", &public], 30).expect("report did not end");
+    assert_eq!(o.status.code(), Some(1));
+}
+
+// FINDING 9 (medium): receipts.cbor missing gave exit 2 in Rust ("complete" in Python),
+// inclusion.cbor missing exit 1 in Rust (2 in Python). spec/STREAM-AT-REST.md decides what is
+// required beside what; every checker follows it (the shared table of tampered directories,
+// conformance/stream-at-rest-tamper.json, holds the Python verifier to the same answers).
+#[test]
+fn a_missing_required_file_is_a_refusal_of_the_directory_exit_1() {
+    for missing in [
+        "receipts.cbor",
+        "inclusion.cbor",
+        "seals.cbor",
+        "receipts.jsonl",
+    ] {
+        let dir = TempDir::new(&format!("missing-{}", missing.replace('.', "-")));
+        let out = dir.path("out");
+        sealed_demo(&out);
+        let public = dir.path("k.pub");
+        std::fs::copy(out.join("signer.pub"), &public).unwrap();
+        std::fs::remove_file(out.join(missing)).unwrap();
+        let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+        assert_eq!(o.status.code(), Some(1), "{missing}: {o:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("missing_file"),
+            "{missing}"
+        );
+    }
+    // Optional files: summary.json and signer.pub may be left out.
+    for optional in ["summary.json", "signer.pub"] {
+        let dir = TempDir::new(&format!("optional-{}", optional.replace('.', "-")));
+        let out = dir.path("out");
+        sealed_demo(&out);
+        let public = dir.path("k.pub");
+        std::fs::copy(out.join("signer.pub"), &public).unwrap();
+        std::fs::remove_file(out.join(optional)).unwrap();
+        let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+        assert_eq!(o.status.code(), Some(0), "{optional}: {o:?}");
+    }
+}
+
+// FINDING 12 (low): `run` defaulted the stream id to `stream-demo`, so any other call's
+// directory signed with the same key passed as this one. A real key needs --stream-id.
+#[test]
+fn a_run_signed_with_a_real_key_must_name_its_stream() {
+    let dir = TempDir::new("streamid");
+    let key = dir.path("k");
+    assert_eq!(
+        jouleclaw(&[&"keygen", &"--out", &key]).status.code(),
+        Some(0)
+    );
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--key",
+        &key,
+        &"--quiet",
+        &"--out",
+        &dir.path("a"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--stream-id ID is required with --key"));
+    assert!(!dir.path("a").exists());
+    // Its neighbours: with --stream-id, and with the test key (the demo's id).
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--key",
+        &key,
+        &"--stream-id",
+        &"call-7f3a",
+        &"--quiet",
+        &"--out",
+        &dir.path("b"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--quiet",
+        &"--out",
+        &dir.path("c"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+}
+
+// FINDING 13 (low): the report's COMPLETE badge used a CSS class with no style rule.
+#[test]
+fn every_badge_class_on_the_page_has_a_style_rule() {
+    let dir = TempDir::new("badges");
+    let sealed = dir.path("sealed");
+    sealed_demo(&sealed);
+    let unsealed = dir.path("unsealed");
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--quiet",
+        &"--out",
+        &unsealed,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let mut seen = std::collections::BTreeSet::new();
+    for d in [&sealed, &unsealed] {
+        let _ = jouleclaw(&[&"report", &d]);
+        let page = std::fs::read_to_string(d.join("report.html")).unwrap();
+        for part in page.split("class=\"badge ").skip(1) {
+            let class = &part[..part.find('"').unwrap()];
+            assert!(
+                page.contains(&format!(".badge.{class}{{")),
+                "class badge {class} has no style rule"
+            );
+            seen.insert(class.to_owned());
+        }
+    }
+    assert!(seen.contains("ok") && seen.contains("unknown"), "{seen:?}");
+}

@@ -1461,3 +1461,515 @@ fn receipts_verify_streams_hostile_sequences_within_bounded_memory() {
         stdout(&o)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The shared table of tampered stream directories (conformance/stream-at-rest-tamper.json):
+// generated here from real runs, checked against the library verifier, `receipts verify`,
+// `report` and `audit --dir`; conformance/verifiers/python/stream_tamper.py runs the same rows
+// against verify_stream.py and the Python binding.
+
+const TAMPER_TABLE: &str = "conformance/stream-at-rest-tamper.json";
+
+/// The files of a run directory, by name, as hex (every file the layout names that exists).
+fn dir_files_hex(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
+    let mut files = serde_json::Map::new();
+    for name in jouleclaw_stack::store::layout::COMMIT_ORDER {
+        if let Ok(bytes) = std::fs::read(dir.join(name)) {
+            files.insert(name.to_owned(), hex::encode(bytes).into());
+        }
+    }
+    files
+}
+
+/// One tamper row: name, base, what was done, operations, expected outcome.
+fn row(
+    name: &str,
+    base: &str,
+    description: &str,
+    ops: serde_json::Value,
+    outcome: &str,
+) -> serde_json::Value {
+    let exit = if outcome == "complete" { 0 } else { 1 };
+    let exit_allow_unsealed = if outcome == "failed" { 1 } else { 0 };
+    serde_json::json!({
+        "name": name,
+        "base": base,
+        "description": description,
+        "ops": ops,
+        "expect": {"outcome": outcome, "exit": exit, "exit_allow_unsealed": exit_allow_unsealed},
+    })
+}
+
+/// A base's summary.json rewritten to match `files` (what an attacker who edits the unsigned
+/// summary does): counts from the kept lines (as the verifier sums them), hashes of the kept
+/// files, the policy an unsealed run records.
+fn forged_summary(t: &TempDir, base_dir: &Path, files: &[(&str, Vec<u8>)]) -> String {
+    use jouleclaw_stack::store::RunSummary;
+    let mut s = RunSummary::parse(&std::fs::read(base_dir.join("summary.json")).unwrap()).unwrap();
+    let scratch = t.path("forge");
+    std::fs::create_dir_all(&scratch).unwrap();
+    s.outputs.clear();
+    for (name, bytes) in files {
+        std::fs::write(scratch.join(name), bytes).unwrap();
+        s.outputs
+            .insert((*name).to_owned(), blake3::hash(bytes).to_hex().to_string());
+    }
+    if let Ok(b) = std::fs::read(base_dir.join("signer.pub")) {
+        s.outputs
+            .insert("signer.pub".into(), blake3::hash(&b).to_hex().to_string());
+    }
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let t = jouleclaw_stack::store::verify_dir(&scratch, &key, &mut |_, _| {})
+        .unwrap()
+        .totals;
+    (s.receipts, s.ticks, s.inbound_bytes, s.outbound_bytes) =
+        (t.receipts, t.ticks, t.inbound_bytes, t.outbound_bytes);
+    (s.empty_windows, s.verdicts, s.conservation) = (t.empty_windows(), t.verdicts, t.conservation);
+    s.signing = jouleclaw_stack::store::SigningFacts {
+        checkpoints: None,
+        every_windows: None,
+        policy: "every_window".into(),
+        window_signatures: None,
+    };
+    s.to_text().unwrap()
+}
+
+fn keep(items: &[&[u8]], drop: usize) -> Vec<u8> {
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != drop)
+        .flat_map(|(_, b)| b.to_vec())
+        .collect()
+}
+
+/// Builds the table from three real runs of the demo trace (sealed every 5 windows with every
+/// window signed, sealed without window signatures, not sealed).
+fn build_tamper_table(t: &TempDir) -> serde_json::Value {
+    use serde_json::json;
+    let mut bases = serde_json::Map::new();
+    let mut dirs = std::collections::BTreeMap::new();
+    for (name, extra) in [
+        (
+            "sealed",
+            &["--seal-every", "5", "--window-signatures", "all"][..],
+        ),
+        (
+            "sealed_nosig",
+            &["--seal-every", "5", "--window-signatures", "none"][..],
+        ),
+        ("unsealed", &[][..]),
+    ] {
+        let dir = t.path(name);
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"run", &TRACE, &"--out", &dir, &"--quiet"];
+        for e in extra {
+            args.push(e);
+        }
+        expect(&jouleclaw(&args), 0);
+        bases.insert(name.to_owned(), dir_files_hex(&dir).into());
+        dirs.insert(name, dir);
+    }
+    let sealed = &dirs["sealed"];
+    let jsonl = std::fs::read(sealed.join("receipts.jsonl")).unwrap();
+    let lines: Vec<&[u8]> = jsonl.split_inclusive(|b| *b == b'\n').collect();
+    let cbor = std::fs::read(sealed.join("receipts.cbor")).unwrap();
+    let items = cose::split_cbor_sequence(&cbor).unwrap();
+    let jsonl_minus_5 = keep(&lines, 5);
+    let cbor_minus_5 = keep(&items, 5);
+    let forged = forged_summary(
+        t,
+        sealed,
+        &[
+            ("receipts.jsonl", jsonl_minus_5.clone()),
+            ("receipts.cbor", cbor_minus_5.clone()),
+        ],
+    );
+    let unsealed = &dirs["unsealed"];
+    let ujsonl = std::fs::read(unsealed.join("receipts.jsonl")).unwrap();
+    let ulines: Vec<&[u8]> = ujsonl.split_inclusive(|b| *b == b'\n').collect();
+    let ucbor = std::fs::read(unsealed.join("receipts.cbor")).unwrap();
+    let uitems = cose::split_cbor_sequence(&ucbor).unwrap();
+    let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
+    let w =
+        |file: &str, bytes: &[u8]| json!({"op": "write", "file": file, "hex": hex::encode(bytes)});
+    let del = |file: &str| json!({"op": "delete", "file": file});
+    let rows = vec![
+        row(
+            "sealed_intact",
+            "sealed",
+            "a sealed run as written",
+            json!([]),
+            "complete",
+        ),
+        row(
+            "sealed_nosig_intact",
+            "sealed_nosig",
+            "a sealed run without window signatures, as written",
+            json!([]),
+            "complete",
+        ),
+        row(
+            "unsealed_intact",
+            "unsealed",
+            "an unsealed run as written: every signature verifies, completeness unknown",
+            json!([]),
+            "unsealed",
+        ),
+        row(
+            "seals_stripped_window_dropped_summary_forged",
+            "sealed",
+            "seals.cbor and inclusion.cbor deleted, window 5 dropped from receipts.jsonl and receipts.cbor, summary.json rewritten to match: nothing signed shows the stream was sealed, so completeness is unknown (never complete)",
+            json!([
+                del("seals.cbor"),
+                del("inclusion.cbor"),
+                w("receipts.jsonl", &jsonl_minus_5),
+                w("receipts.cbor", &cbor_minus_5),
+                w("summary.json", forged.as_bytes())
+            ]),
+            "unsealed",
+        ),
+        row(
+            "seals_deleted",
+            "sealed",
+            "seals.cbor deleted, inclusion.cbor kept: the inclusion receipts are signed, so the stream was sealed",
+            json!([del("seals.cbor")]),
+            "failed",
+        ),
+        row(
+            "inclusion_deleted",
+            "sealed",
+            "inclusion.cbor deleted beside seals.cbor",
+            json!([del("inclusion.cbor")]),
+            "failed",
+        ),
+        row(
+            "receipts_cbor_deleted",
+            "sealed",
+            "receipts.cbor deleted (it is required, even when it may be empty)",
+            json!([del("receipts.cbor")]),
+            "failed",
+        ),
+        row(
+            "receipts_jsonl_deleted",
+            "sealed",
+            "receipts.jsonl deleted",
+            json!([del("receipts.jsonl")]),
+            "failed",
+        ),
+        row(
+            "summary_deleted",
+            "sealed",
+            "summary.json deleted: it is optional and unsigned",
+            json!([del("summary.json")]),
+            "complete",
+        ),
+        row(
+            "signer_pub_deleted",
+            "sealed",
+            "signer.pub deleted: it is optional",
+            json!([del("signer.pub")]),
+            "complete",
+        ),
+        row(
+            "line_dropped",
+            "sealed",
+            "window 5 dropped from receipts.jsonl only",
+            json!([w("receipts.jsonl", &jsonl_minus_5)]),
+            "failed",
+        ),
+        row(
+            "window_dropped",
+            "sealed",
+            "window 5 dropped from receipts.jsonl and receipts.cbor",
+            json!([
+                w("receipts.jsonl", &jsonl_minus_5),
+                w("receipts.cbor", &cbor_minus_5)
+            ]),
+            "failed",
+        ),
+        row(
+            "lines_swapped",
+            "sealed",
+            "lines 6 and 7 swapped",
+            json!([w(
+                "receipts.jsonl",
+                &[&lines[..6], &[lines[7], lines[6]], &lines[8..]]
+                    .concat()
+                    .concat()
+            )]),
+            "failed",
+        ),
+        row(
+            "line_repeated",
+            "sealed",
+            "line 3 repeated",
+            json!([w(
+                "receipts.jsonl",
+                &[&lines[..4], &[lines[3]], &lines[4..]].concat().concat()
+            )]),
+            "failed",
+        ),
+        row(
+            "truncated",
+            "sealed",
+            "the last two windows cut from every file but the seals",
+            json!([
+                w("receipts.jsonl", &lines[..11].concat()),
+                w("receipts.cbor", &items[..11].concat())
+            ]),
+            "failed",
+        ),
+        row(
+            "seal_signature_flipped",
+            "sealed",
+            "one bit of the last checkpoint's signature flipped",
+            json!([{"op": "flip", "file": "seals.cbor", "offset": -1}]),
+            "failed",
+        ),
+        row(
+            "inclusion_flipped",
+            "sealed",
+            "one bit of the last inclusion receipt flipped",
+            json!([{"op": "flip", "file": "inclusion.cbor", "offset": -1}]),
+            "failed",
+        ),
+        row(
+            "window_signature_flipped",
+            "sealed",
+            "one bit of the last window signature flipped",
+            json!([{"op": "flip", "file": "receipts.cbor", "offset": -1}]),
+            "failed",
+        ),
+        row(
+            "nosig_line_dropped",
+            "sealed_nosig",
+            "window 5 dropped from receipts.jsonl",
+            json!([w("receipts.jsonl", &jsonl_minus_5)]),
+            "failed",
+        ),
+        row(
+            "nosig_inclusion_deleted",
+            "sealed_nosig",
+            "inclusion.cbor deleted: nothing signed covers the lines",
+            json!([del("inclusion.cbor")]),
+            "failed",
+        ),
+        row(
+            "unsealed_window_dropped_summary_deleted",
+            "unsealed",
+            "window 5 dropped from an unsealed run, summary.json deleted: completeness is unknown, as for the intact run",
+            json!([
+                w("receipts.jsonl", &keep(&ulines, 5)),
+                w("receipts.cbor", &keep(&uitems, 5)),
+                del("summary.json")
+            ]),
+            "unsealed",
+        ),
+        row(
+            "unsealed_empty_seals",
+            "unsealed",
+            "empty seals.cbor and inclusion.cbor beside an unsealed run: sealed by nothing",
+            json!([w("seals.cbor", b""), w("inclusion.cbor", b"")]),
+            "failed",
+        ),
+        row(
+            "summary_count_edited",
+            "sealed",
+            "summary.json says 14 receipts",
+            json!([{"op": "replace", "file": "summary.json", "from": "\"receipts\": 13", "to": "\"receipts\": 14"}]),
+            "failed",
+        ),
+        row(
+            "summary_not_json",
+            "sealed",
+            "summary.json is not JSON",
+            json!([w("summary.json", b"{")]),
+            "failed",
+        ),
+        row(
+            "signer_pub_other_key",
+            "sealed",
+            "signer.pub holds another key",
+            json!([w("signer.pub", cose::public_key_text(&other).as_bytes())]),
+            "failed",
+        ),
+        row(
+            "receipts_cbor_symlink_dev_zero",
+            "sealed",
+            "receipts.cbor is a symbolic link to /dev/zero: not read",
+            json!([del("receipts.cbor"), {"op": "symlink", "file": "receipts.cbor", "target": "/dev/zero"}]),
+            "failed",
+        ),
+        row(
+            "receipts_cbor_fifo",
+            "sealed",
+            "receipts.cbor is a FIFO: not opened for reading",
+            json!([del("receipts.cbor"), {"op": "fifo", "file": "receipts.cbor"}]),
+            "failed",
+        ),
+        row(
+            "signer_pub_symlink",
+            "sealed",
+            "signer.pub is a symbolic link (to someone's key file): not read",
+            json!([del("signer.pub"), {"op": "symlink", "file": "signer.pub", "target": "/dev/null"}]),
+            "failed",
+        ),
+        row(
+            "receipts_cbor_zeros",
+            "sealed",
+            "receipts.cbor is 2 MB of zero bytes: every item refused, memory and output bounded",
+            json!([{"op": "fill", "file": "receipts.cbor", "byte": 0, "len": 2_000_000}]),
+            "failed",
+        ),
+        row(
+            "receipts_jsonl_newlines",
+            "sealed",
+            "receipts.jsonl is 2 MB of newlines: every line refused, memory and output bounded",
+            json!([{"op": "fill", "file": "receipts.jsonl", "byte": 10, "len": 2_000_000}]),
+            "failed",
+        ),
+        row(
+            "jsonl_unterminated",
+            "sealed",
+            "the last line of receipts.jsonl lost its newline",
+            json!([w("receipts.jsonl", &jsonl[..jsonl.len() - 1])]),
+            "failed",
+        ),
+    ];
+    json!({
+        "_comment": "Tampered stream directories and the answer every verifier of the stream at rest must give (spec/STREAM-AT-REST.md, section 6). Generated by tests/cli.rs (tamper_table_is_current_and_every_rust_checker_agrees) from three runs of conformance/traces/duplex-demo.jsonl signed with the RFC 8032 test key; JOULECLAW_REGEN_VECTORS=1 rewrites it. A row's ops apply in order to a copy of its base: write (hex), delete, replace (first occurrence of text), flip (xor 1 into the byte at offset, negative from the end), fill (len copies of byte), symlink (to target), fifo. expect.exit is without --allow-unsealed, expect.exit_allow_unsealed with it.",
+        "public_key_hex": hex::encode(SoftwareSigner::rfc8032_test_key().verifying_key().as_bytes()),
+        "bases": bases,
+        "rows": rows,
+    })
+}
+
+/// Materializes row `r` of `table` as the directory `dir`.
+fn materialize(table: &serde_json::Value, r: &serde_json::Value, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let base = &table["bases"][r["base"].as_str().unwrap()];
+    for (name, h) in base.as_object().unwrap() {
+        std::fs::write(dir.join(name), hex::decode(h.as_str().unwrap()).unwrap()).unwrap();
+    }
+    for op in r["ops"].as_array().unwrap() {
+        let file = dir.join(op["file"].as_str().unwrap());
+        match op["op"].as_str().unwrap() {
+            "write" => {
+                std::fs::write(&file, hex::decode(op["hex"].as_str().unwrap()).unwrap()).unwrap()
+            }
+            "delete" => std::fs::remove_file(&file).unwrap(),
+            "replace" => {
+                let text = std::fs::read_to_string(&file).unwrap();
+                let (from, to) = (op["from"].as_str().unwrap(), op["to"].as_str().unwrap());
+                assert!(text.contains(from));
+                std::fs::write(&file, text.replacen(from, to, 1)).unwrap();
+            }
+            "flip" => {
+                let mut b = std::fs::read(&file).unwrap();
+                let o = op["offset"].as_i64().unwrap();
+                let at = if o < 0 {
+                    b.len() - o.unsigned_abs() as usize
+                } else {
+                    o as usize
+                };
+                b[at] ^= 1;
+                std::fs::write(&file, b).unwrap();
+            }
+            "fill" => std::fs::write(
+                &file,
+                vec![op["byte"].as_u64().unwrap() as u8; op["len"].as_u64().unwrap() as usize],
+            )
+            .unwrap(),
+            "symlink" => std::os::unix::fs::symlink(op["target"].as_str().unwrap(), &file).unwrap(),
+            "fifo" => assert!(
+                Command::new("mkfifo")
+                    .arg(&file)
+                    .status()
+                    .unwrap()
+                    .success()
+            ),
+            other => panic!("unknown op {other}"),
+        }
+    }
+}
+
+#[test]
+fn tamper_table_is_current_and_every_rust_checker_agrees() {
+    let t = TempDir::new("tamper-table");
+    let table = build_tamper_table(&t);
+    let text = format!("{}\n", serde_json::to_string_pretty(&table).unwrap());
+    let path = root(TAMPER_TABLE);
+    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+    }
+    let shipped = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        shipped == text,
+        "{TAMPER_TABLE} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test --test cli tamper_table"
+    );
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let public = test_pub_file(&t);
+    for r in table["rows"].as_array().unwrap() {
+        let name = r["name"].as_str().unwrap();
+        // As a live folder too: audit --dir reads DIR/<stream id>/.
+        let parent = t.path(&format!("row-{name}"));
+        let dir = parent.join("stream-demo");
+        materialize(&table, r, &dir);
+        let want = r["expect"]["outcome"].as_str().unwrap();
+        let exit = r["expect"]["exit"].as_i64().unwrap() as i32;
+        let exit_allow = r["expect"]["exit_allow_unsealed"].as_i64().unwrap() as i32;
+        let report = jouleclaw_stack::store::verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        assert_eq!(
+            report.outcome().code(),
+            want,
+            "{name}: {:?}",
+            report.problems
+        );
+        // Bounded: at most the named problems are kept, whatever the input.
+        assert!(report.problems.len() <= jouleclaw_stack::store::MAX_NAMED_PROBLEMS);
+        let verify = |extra: &[&dyn AsRef<std::ffi::OsStr>]| {
+            let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+                vec![&"receipts", &"verify", &"--pub", &public];
+            args.extend_from_slice(extra);
+            args.push(&dir);
+            jouleclaw(&args)
+        };
+        let o = verify(&[]);
+        assert_eq!(code(&o), exit, "receipts verify {name}: {}", stderr(&o));
+        assert!(
+            o.stderr.len() < 64 << 10,
+            "{name}: {} bytes of messages",
+            o.stderr.len()
+        );
+        assert_eq!(
+            code(&verify(&[&"--allow-unsealed"])),
+            exit_allow,
+            "receipts verify --allow-unsealed {name}"
+        );
+        let page = t.path(&format!("{name}.html"));
+        let o = jouleclaw(&[&"report", &dir, &"--pub", &public, &"-o", &page]);
+        assert_eq!(code(&o), exit, "report {name}: {}", stderr(&o));
+        assert!(
+            std::fs::metadata(&page).unwrap().len() < 4 << 20,
+            "{name}: page too large"
+        );
+        let o = jouleclaw(&[
+            &"report",
+            &dir,
+            &"--pub",
+            &public,
+            &"-o",
+            &page,
+            &"--allow-unsealed",
+        ]);
+        assert_eq!(
+            code(&o),
+            exit_allow,
+            "report --allow-unsealed {name}: {}",
+            stderr(&o)
+        );
+        let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &parent]);
+        assert_eq!(code(&o), exit, "audit --dir {name}: {}", stdout(&o));
+    }
+}

@@ -1098,6 +1098,52 @@ fn split_cbor_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<
     }
 }
 
+/// Verifies a stream directory (`receipts.jsonl`, `receipts.cbor`, and `seals.cbor` and
+/// `inclusion.cbor` when sealed) with the one verifier of the stream at rest
+/// (spec/STREAM-AT-REST.md). Returns a dict: `outcome` (`"complete"`, `"unsealed"`: every
+/// receipt verified but completeness is unknown, or `"failed"`), `completeness`
+/// (`"complete"`, `"incomplete"`, `"unknown"`), `receipts`, `verified`, `checkpoints`,
+/// `problem_count` and `problems` (the first 100, each a dict with `code`, `file`, `index`,
+/// `window_id`, `message`). Raises `OSError` when the directory cannot be read.
+#[pyfunction]
+fn verify_stream_dir<'py>(
+    py: Python<'py>,
+    path: std::path::PathBuf,
+    public_key: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    use jouleclaw_store::Completeness;
+    let key = public_key_arg(py, public_key)?;
+    let report = py
+        .detach(move || jouleclaw_store::verify_dir(&path, &key, &mut |_, _| {}))
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let out = PyDict::new(py);
+    out.set_item("outcome", report.outcome().code())?;
+    out.set_item(
+        "completeness",
+        match report.completeness {
+            Completeness::Complete => "complete",
+            Completeness::Incomplete => "incomplete",
+            Completeness::Unknown => "unknown",
+        },
+    )?;
+    out.set_item("receipts", report.receipts.len())?;
+    out.set_item("verified", report.verified())?;
+    out.set_item("checkpoints", report.checkpoints)?;
+    out.set_item("problem_count", report.problem_count)?;
+    let problems = PyList::empty(py);
+    for p in &report.problems {
+        let d = PyDict::new(py);
+        d.set_item("code", p.code)?;
+        d.set_item("file", p.file)?;
+        d.set_item("index", p.index)?;
+        d.set_item("window_id", p.window_id)?;
+        d.set_item("message", &p.message)?;
+        problems.append(d)?;
+    }
+    out.set_item("problems", problems)?;
+    Ok(out)
+}
+
 /// Stream time in seconds with trailing zeros trimmed: `1240000000` -> `"1.24s"`.
 #[pyfunction]
 fn format_ts(ts_ns: u64) -> String {
@@ -1128,6 +1174,7 @@ fn _jouleclaw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify_batch, m)?)?;
     m.add_function(wrap_pyfunction!(split_cbor_sequence, m)?)?;
     m.add_function(wrap_pyfunction!(format_ts, m)?)?;
+    m.add_function(wrap_pyfunction!(verify_stream_dir, m)?)?;
     m.add("CONTROL", duplex::CONTROL)?;
     m.add("MIC", duplex::MIC)?;
     m.add("ASR", duplex::ASR)?;

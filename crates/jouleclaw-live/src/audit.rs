@@ -148,7 +148,7 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     let mut problems = Vec::new();
     if unescaped.is_none() {
         problems.push(format!(
-            "malformed_name: {:?} is not an escaped stream id",
+            "malformed_name: \"{}\" is not an escaped stream id",
             jouleclaw_store::escape_untrusted(name)
         ));
     }
@@ -168,7 +168,7 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
         && *id != stream_id
     {
         problems.push(format!(
-            "misplaced_stream: stored as {:?} but the receipts are of {:?}",
+            "misplaced_stream: stored as \"{}\" but the receipts are of \"{}\"",
             jouleclaw_store::escape_untrusted(&stream_id),
             jouleclaw_store::escape_untrusted(id)
         ));

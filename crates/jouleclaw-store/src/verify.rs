@@ -411,12 +411,17 @@ pub fn verify_dir(
             } else {
                 SEALS_CBOR
             };
+            let text = p.to_string();
+            let text = text
+                .strip_prefix(p.code())
+                .and_then(|t| t.strip_prefix(": "))
+                .unwrap_or(&text);
             report.problem(
                 p.code(),
                 file,
                 line,
                 window_id,
-                escape_untrusted(&p.to_string()).into_owned(),
+                escape_untrusted(text).into_owned(),
             );
         }
         report.checkpoints = checkpoints.len() as u64;
@@ -546,7 +551,7 @@ fn read_lines(
                 match (&report.stream_id, &report.steward) {
                     (Some(s), Some(t)) if *s != receipt.stream_id || *t != receipt.steward => {
                         let msg = format!(
-                            "stream {:?}, steward {:?}: another stream or steward than line 1's",
+                            "stream \"{}\", steward \"{}\": another stream or steward than line 1's",
                             escape_untrusted(&receipt.stream_id),
                             escape_untrusted(&receipt.steward)
                         );
@@ -952,14 +957,14 @@ fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<
     if t.receipts > 0 {
         if report.stream_id.as_deref() != Some(summary.stream_id.as_str()) {
             differ.push(format!(
-                "stream_id is {:?}, the receipts' is {:?}",
+                "stream_id is \"{}\", the receipts' is \"{}\"",
                 escape_untrusted(&summary.stream_id),
                 escape_untrusted(report.stream_id.as_deref().unwrap_or_default())
             ));
         }
         if report.steward.as_deref() != Some(summary.steward.as_str()) {
             differ.push(format!(
-                "steward is {:?}, the receipts' is {:?}",
+                "steward is \"{}\", the receipts' is \"{}\"",
                 escape_untrusted(&summary.steward),
                 escape_untrusted(report.steward.as_deref().unwrap_or_default())
             ));
@@ -968,7 +973,7 @@ fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<
     let kid = hex::encode(cose::kid(key));
     if summary.signer.kid != kid {
         differ.push(format!(
-            "signer.kid is {:?}, the verifying key's kid is {kid}",
+            "signer.kid is \"{}\", the verifying key's kid is {kid}",
             escape_untrusted(&summary.signer.kid)
         ));
     }
@@ -996,7 +1001,7 @@ fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<
                 "outputs.{name} is {}, the file's BLAKE3 is {}",
                 s.map_or_else(
                     || "missing".to_owned(),
-                    |s| format!("{:?}", escape_untrusted(s))
+                    |s| format!("\"{}\"", escape_untrusted(s))
                 ),
                 f.unwrap_or_else(|| "(no file)".to_owned())
             )),

@@ -45,6 +45,7 @@ from ._jouleclaw import (
     split_cbor_sequence,
     verify,
     verify_batch,
+    verify_stream_dir,
 )
 
 __all__ = [
@@ -77,4 +78,5 @@ __all__ = [
     "split_cbor_sequence",
     "verify",
     "verify_batch",
+    "verify_stream_dir",
 ]

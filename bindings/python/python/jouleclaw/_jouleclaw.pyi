@@ -1,6 +1,7 @@
 """Type stubs of the extension module jouleclaw._jouleclaw."""
 
-from typing import Literal, Optional, Sequence, Union
+import os
+from typing import Any, Literal, Optional, Sequence, Union
 
 CONTROL: int
 MIC: int
@@ -208,3 +209,4 @@ def verify_batch(
 ) -> list[Union[VerifiedReceipt, VerifyError, ReceiptError]]: ...
 def split_cbor_sequence(data: bytes) -> list[bytes]: ...
 def format_ts(ts_ns: int) -> str: ...
+def verify_stream_dir(path: Union[str, "os.PathLike[str]"], public_key: PublicKeyLike) -> dict[str, Any]: ...
