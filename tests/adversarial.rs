@@ -71,9 +71,10 @@ fn sealed_run(out: &Path) {
 }
 
 // FINDING 1 (medium): a sealed run stripped of seals.cbor and inclusion.cbor is verified as an
-// unsealed run. Dropping one receipt line and its window signature then verifies with exit 0,
-// although summary.json records `"policy": "checkpoint"`. `receipts verify` (src/bin/jouleclaw/
-// stream.rs, verify_dir) never asks whether the run was sealed, and has no way to require it.
+// unsealed run. Dropping one receipt line and its window signature then verified with exit 0.
+// Since: a directory without seals has unknown completeness and is refused unless
+// --allow-unsealed (spec/STREAM-AT-REST.md; decided from the signed seal files only, never from
+// summary.json).
 #[test]
 fn a_sealed_run_stripped_of_its_seals_and_one_window_does_not_verify() {
     let dir = TempDir::new("strip");
