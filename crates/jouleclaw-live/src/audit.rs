@@ -205,7 +205,21 @@ pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
         ));
     }
     for (file, seals) in [(RECEIPTS_CBOR, false), (SEALS_CBOR, true)] {
-        match std::fs::read(path.join(file)) {
+        // Not followed if a symbolic link, refused unless a regular file (spec/STREAM-AT-REST.md).
+        let read = match jouleclaw_store::layout::open_input(&path.join(file)) {
+            Ok(jouleclaw_store::layout::Input::File(mut f)) => {
+                let mut bytes = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut bytes)
+                    .map(|_| bytes)
+                    .map_err(|e| e.to_string())
+            }
+            Ok(jouleclaw_store::layout::Input::Missing) => Err("missing".to_owned()),
+            Ok(jouleclaw_store::layout::Input::NotRegular(kind)) => {
+                Err(format!("a {kind}, not a regular file; not read"))
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        match read {
             Ok(bytes) => {
                 let items = split(&bytes, file, &mut rec.read_problems);
                 if seals {
