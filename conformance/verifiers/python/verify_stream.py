@@ -253,7 +253,7 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
                     records[k][2] = "signed"
                     info["signed"] += 1
         except v.Refusal as e:
-            chk.add("malformed_sequence", "receipts.cbor", f"{e}; the sequence cannot be read past it")
+            chk.add("refused_signature", "receipts.cbor", f"{e}; the sequence cannot be read past it")
 
     # Sealed when either signed seal file is there.
     seals_there, inclusion_there = exists(d / "seals.cbor"), exists(d / "inclusion.cbor")
@@ -276,7 +276,7 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
                     except v.Refusal as e:
                         chk.add("refused_seal", f"seals.cbor item {i}", str(e))
             except v.Refusal as e:
-                chk.add("malformed_sequence", "seals.cbor", str(e))
+                chk.add("refused_seal", "seals.cbor", f"{e}; the sequence cannot be read past it")
         f = open_or_note(chk, d, "inclusion.cbor", True)
         if f is not None:
             with f:
@@ -300,7 +300,7 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
                     if records[i][2] == "unproven":
                         records[i][2] = "included"
             except v.Refusal as e:
-                chk.add("malformed_sequence", "inclusion.cbor", str(e))
+                chk.add("refused_inclusion", "inclusion.cbor", f"{e}; the sequence cannot be read past it")
             if count < len(records):
                 chk.add("inclusion_count", "inclusion.cbor", f"{count} inclusion receipts for {len(records)} lines")
         entries = [{"window_id": r["window_id"], "content_hash": h, "stream_id": r["stream_id"],

@@ -634,18 +634,9 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
                 ));
             }
         };
+        // A refused item (not a COSE_Sign1, or bytes that are not well-formed CBOR, after which
+        // the reader ends the sequence) is one problem; the next item follows if there is one.
         match verified {
-            Err(c) if c == cose::CoseRefusal::MalformedCbor => {
-                report.problem(
-                    "malformed_sequence",
-                    RECEIPTS_CBOR,
-                    Some(index),
-                    None,
-                    format!("{}: {c}; the sequence cannot be read past it", c.as_str()),
-                );
-                index += 1;
-                break;
-            }
             Err(c) => report.problem(
                 "refused_signature",
                 RECEIPTS_CBOR,
@@ -686,14 +677,12 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
 enum Step {
     /// A well-formed item to verify.
     Item(Vec<u8>),
-    /// Refused from its framing (recorded); the next item follows.
+    /// Refused from its framing (recorded); the next item follows, if the reader can delimit
+    /// one (after bytes that are not well-formed CBOR it ends the sequence).
     Skip,
-    /// The sequence cannot be read further (recorded).
-    Stop,
 }
 
-/// Records a framing refusal of item `i` of `file` (`refused_code`, or `malformed_sequence`
-/// when nothing after it can be delimited).
+/// Records a framing refusal of item `i` of `file` as `refused_code`.
 fn step(
     report: &mut DirReport,
     dir: &Path,
@@ -705,19 +694,14 @@ fn step(
     match item {
         Ok(b) => Ok(Step::Item(b)),
         Err(Jcr1Error::Cose(c)) => {
-            let stop = c == cose::CoseRefusal::MalformedCbor;
             report.problem(
-                if stop {
-                    "malformed_sequence"
-                } else {
-                    refused_code
-                },
+                refused_code,
                 file,
                 Some(i),
                 None,
                 format!("{}: {c}", c.as_str()),
             );
-            Ok(if stop { Step::Stop } else { Step::Skip })
+            Ok(Step::Skip)
         }
         Err(_) => Err(StoreError::io(
             dir.join(file),
@@ -753,7 +737,6 @@ fn read_seals(
         let bytes = match step(report, dir, SEALS_CBOR, "refused_seal", i, item)? {
             Step::Item(b) => b,
             Step::Skip => continue,
-            Step::Stop => break,
         };
         match verifier.verify_checkpoint(&bytes) {
             Ok(c) => checkpoints.push(c),
@@ -792,7 +775,6 @@ fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result
         let bytes = match step(report, dir, INCLUSION_CBOR, "refused_inclusion", i, item)? {
             Step::Item(b) => b,
             Step::Skip => continue,
-            Step::Stop => return Ok(()),
         };
         let Some(record) = usize::try_from(i)
             .ok()
