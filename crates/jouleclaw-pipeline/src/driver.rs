@@ -4,21 +4,19 @@ use core::fmt;
 use std::sync::Arc;
 
 use jouleclaw_jcr1::cose::{self, SignedReceipt, Signer};
-use jouleclaw_jcr1::{
-    EnergySource, Estimator, Jcr1Error, NoClock, ReceiptMinter, StreamWindowReceipt, UtcSecond,
-};
+use jouleclaw_jcr1::{EnergySource, Estimator, StreamWindowReceipt};
+use jouleclaw_seal::SealBatch;
 use jouleclaw_stream::{
-    ChannelDirection, LedgerPolicy, RollingConservationLedger, StreamSpec, StreamWindow, Tick,
-    ValidatedSpec, WindowConservationFinding,
+    ChannelDirection, LedgerPolicy, StreamSpec, Tick, WindowConservationFinding,
 };
 use jouleclaw_stream_oracle::{
-    AlwaysPassStream, BargeInDetector, CompositeStreamOracle, PerTickAdapter, StageEvent,
-    StageOutcome, StreamOracle, TextWellFormedOracle, WindowContext, WindowVerdict,
+    AlwaysPassStream, BargeInDetector, CompositeStreamOracle, PerTickAdapter, StreamOracle,
+    TextWellFormedOracle, WindowVerdict,
 };
 
-use jouleclaw_seal::{SealBatch, StreamSealer};
-
 use crate::error::{PipelineError, Result};
+use crate::judge::Judge;
+use crate::notary::Notary;
 use crate::stage::{Stage, StageFailure};
 
 /// How a closed window's `closed_at` second is chosen.
@@ -170,11 +168,12 @@ pub struct EarlyVerdict {
     pub verdict: WindowVerdict,
 }
 
-/// What [`Pipeline::push`] reports about one accepted tick.
+/// What [`Pipeline::push`] reports about one accepted tick; with `W` =
+/// [`crate::JudgedWindow`] what [`crate::Judge::push`] reports ([`crate::JudgedTick`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TickOutcome {
+pub struct TickOutcome<W = ClosedWindow> {
     /// The previous window, closed because this tick belongs to a later one.
-    pub closed: Option<ClosedWindow>,
+    pub closed: Option<W>,
     /// The tick's window.
     pub window_id: u64,
     /// The tick's timestamp.
@@ -263,34 +262,6 @@ pub fn format_ts(ts_ns: u64) -> String {
     format!("{secs}.{}s", digits.trim_end_matches('0'))
 }
 
-/// The largest window id any receipt can carry: `2^53 - 1` (16 digits in the receipt `id`).
-const MAX_WINDOW_ID: u64 = (1 << 53) - 1;
-
-/// Refuses, when the pipeline is built, a steward or stream id that some later receipt could not
-/// encode (a string over the receipt limits once the receipt `id` has grown to a 16-digit window
-/// id): such a run would otherwise fail late, at the window whose id gains the digit.
-fn probe_names(config: &PipelineConfig) -> Result<()> {
-    let probe = StreamWindowReceipt {
-        closed_at: UtcSecond::from_unix(0).ok_or(Jcr1Error::Unencodable {
-            field: "closed_at",
-            reason: "clock outside years 0000-9999",
-        })?,
-        steward: config.steward.clone(),
-        stream_id: config.stream_id.clone(),
-        window_id: MAX_WINDOW_ID,
-        window_hash: blake3::Hash::from_bytes([0; 32]),
-        tick_count: 0,
-        inbound_bytes: 0,
-        outbound_bytes: 0,
-        joules_uj: 0,
-        energy_provenance: jouleclaw_jcr1::EnergyProvenance::Estimator,
-        verdict: WindowVerdict::pass_by("probe"),
-        conservation: WindowConservationFinding::Conforming,
-    };
-    probe.encode()?;
-    Ok(())
-}
-
 /// What [`Pipeline::finish`] returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finished {
@@ -301,39 +272,27 @@ pub struct Finished {
     pub seal: Option<SealBatch>,
 }
 
-struct OpenWindow {
-    window: StreamWindow,
-    early: Vec<EarlyVerdict>,
-}
-
 /// Drives ticks through window, ledger, stages, oracle, minter and signer; see the crate docs.
+///
+/// A pipeline is a [`Judge`] (window, ledger, oracles, stages) and a [`Notary`] (mint, hash,
+/// sign, seal) driven together on one thread, with the stream's signer: every window the judge
+/// closes is notarized at once. A runtime that judges and signs in different places drives the
+/// two halves itself; the receipts are the same bytes.
 pub struct Pipeline<E: EnergySource = Estimator> {
-    spec: ValidatedSpec,
     config: PipelineConfig,
-    ledger: RollingConservationLedger,
-    oracle: CompositeStreamOracle,
-    stages: Vec<Box<dyn Stage + Send>>,
-    minter: ReceiptMinter<NoClock, E>,
+    judge: Judge,
+    notary: Notary<E>,
     signer: Box<dyn Signer + Send>,
-    sealer: Option<StreamSealer>,
-    finished: bool,
-    open: Option<OpenWindow>,
-    /// The newest window id seen (open, or closed when `open` is `None`).
-    newest: Option<u64>,
-    poisoned: bool,
 }
 
 impl<E: EnergySource> fmt::Debug for Pipeline<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pipeline")
             .field("config", &self.config)
-            .field("oracle", &self.oracle)
-            .field(
-                "stages",
-                &self.stages.iter().map(|s| s.name()).collect::<Vec<_>>(),
-            )
+            .field("oracle", self.judge.oracle())
+            .field("stages", &self.judge.stage_names())
             .field("open_window", &self.open_window_id())
-            .field("poisoned", &self.poisoned)
+            .field("poisoned", &self.is_poisoned())
             .finish_non_exhaustive()
     }
 }
@@ -350,54 +309,26 @@ impl<E: EnergySource> Pipeline<E> {
         energy: E,
         signer: Box<dyn Signer + Send>,
     ) -> Result<Self> {
-        // Validated once; every window opens against the checked spec and its channel table.
-        let spec = ValidatedSpec::new(spec)?;
-        let ledger = RollingConservationLedger::new(config.policy)?;
-        let minter = ReceiptMinter::for_stream_time(&config.steward, &config.stream_id, energy)?;
-        probe_names(&config)?;
-        let sealer = match config.signing {
-            SigningPolicy::EveryWindow => None,
-            SigningPolicy::Checkpoint {
-                every_windows,
-                max_windows,
-                ..
-            } => {
-                if every_windows == 0 || max_windows == 0 {
-                    return Err(PipelineError::BadSigningPolicy);
-                }
-                Some(StreamSealer::new(
-                    &config.stream_id,
-                    &config.steward,
-                    max_windows,
-                ))
-            }
-        };
+        let judge = Judge::new(spec, config.policy, oracle)?;
+        let notary = Notary::new(&config, energy)?;
         Ok(Self {
-            spec,
             config,
-            ledger,
-            oracle,
-            stages: Vec::new(),
-            minter,
+            judge,
+            notary,
             signer,
-            sealer,
-            finished: false,
-            open: None,
-            newest: None,
-            poisoned: false,
         })
     }
 
     /// The same pipeline with `stage` run on every accepted tick, after the stages already
     /// added ([`Stage`] has the driver order).
     pub fn with_stage(mut self, stage: Box<dyn Stage + Send>) -> Self {
-        self.stages.push(stage);
+        self.judge = self.judge.with_stage(stage);
         self
     }
 
     /// The stream spec.
     pub fn spec(&self) -> &Arc<StreamSpec> {
-        self.spec.spec()
+        self.judge.spec()
     }
 
     /// The configuration.
@@ -412,7 +343,11 @@ impl<E: EnergySource> Pipeline<E> {
 
     /// The window being filled, if any.
     pub fn open_window_id(&self) -> Option<u64> {
-        self.open.as_ref().map(|o| o.window.window_id())
+        self.judge.open_window_id()
+    }
+
+    fn is_poisoned(&self) -> bool {
+        self.judge.is_poisoned() || self.notary.is_poisoned()
     }
 
     /// Takes one tick. A tick of the open window joins it; a tick of a later window first
@@ -421,149 +356,16 @@ impl<E: EnergySource> Pipeline<E> {
     /// changes nothing. Stages then see the accepted tick, and the ticks they produce join the
     /// stream right after it ([`Stage`]).
     pub fn push(&mut self, tick: Tick) -> Result<TickOutcome> {
-        self.usable()?;
-        let id = tick.window_id;
-        if let Some(current) = self.newest {
-            // A window id below the newest, or the newest once it has closed, is in the past.
-            if id < current || (id == current && self.open.is_none()) {
-                return Err(PipelineError::WindowRegressed { current, got: id });
-            }
-        }
-        let mut closed = None;
-        let open_matches = self
-            .open
-            .as_ref()
-            .is_some_and(|o| o.window.window_id() == id);
-        let direction = if !open_matches {
-            // Validate the tick in its new window before anything closes, so that a refused
-            // tick changes nothing.
-            let mut window = StreamWindow::open_validated(&self.spec, id)?;
-            let direction = window.push(tick)?.direction;
-            if let Some(old) = self.open.take() {
-                closed = Some(self.close(old)?);
-            }
-            self.open = Some(OpenWindow {
-                window,
-                early: Vec::new(),
-            });
-            self.newest = Some(id);
-            direction
-        } else {
-            match self.open.as_mut() {
-                Some(open) => open.window.push(tick)?.direction,
-                // safe: `open_matches` holds only for an open window.
-                None => return Err(PipelineError::Poisoned),
-            }
-        };
-        let (ts_ns, finding, early, stages) = match self.after_push(direction) {
-            Ok(r) => r,
-            Err(e) => {
-                // The window holds the tick but the ledger, a stage's tick or the oracles do
-                // not: unusable from here.
-                self.poisoned = true;
-                return Err(e);
-            }
-        };
-        Ok(TickOutcome {
-            closed,
-            window_id: id,
-            ts_ns,
-            direction,
-            finding,
-            early,
-            stages,
-        })
-    }
-
-    /// Everything after the window took the tick: ledger, stages, oracles, produced ticks.
-    #[allow(clippy::type_complexity)]
-    fn after_push(
-        &mut self,
-        direction: ChannelDirection,
-    ) -> Result<(
-        u64,
-        WindowConservationFinding,
-        Option<WindowVerdict>,
-        Vec<StageReport>,
-    )> {
-        let Some(open) = self.open.as_mut() else {
-            // safe: the caller opened or matched a window.
+        if self.notary.is_poisoned() {
             return Err(PipelineError::Poisoned);
-        };
-        let Some(stored) = open.window.ticks().last() else {
-            // safe: the tick was just pushed.
-            return Err(PipelineError::Poisoned);
-        };
-        let finding = self.ledger.observe(stored, direction)?;
-        let mut reports = Vec::new();
-        let mut produced: Vec<(usize, Tick)> = Vec::new();
-        for (i, stage) in self.stages.iter_mut().enumerate() {
-            let mut out = Vec::new();
-            let result = stage.on_tick(stored, &mut out);
-            let outcome = match &result {
-                Ok(()) => StageOutcome::Produced(out.len()),
-                Err(f) => StageOutcome::Failed {
-                    code: f.code,
-                    message: &f.message,
-                },
-            };
-            self.oracle.on_stage_event(&StageEvent {
-                stage: stage.name(),
-                tick: stored,
-                outcome,
-            });
-            reports.push(StageReport {
-                stage: stage.name().to_owned(),
-                result: result.map(|()| Vec::new()),
-            });
-            produced.extend(out.into_iter().map(|t| (i, t)));
         }
-        let ts_ns = stored.ts_ns;
-        let early = self.oracle.on_tick(stored, direction);
-        if let Some(verdict) = &early {
-            open.early.push(EarlyVerdict {
-                ts_ns,
-                channel_id: stored.channel_id,
-                verdict: verdict.clone(),
-            });
-        }
-        for (i, tick) in produced {
-            let pushed =
-                open.window
-                    .push(tick)
-                    .map_err(|error| PipelineError::StageTickRefused {
-                        stage: self.stages[i].name().to_owned(),
-                        error,
-                    })?;
-            let (tick, direction) = (pushed.tick, pushed.direction);
-            let finding = self.ledger.observe(tick, direction)?;
-            let early = self.oracle.on_tick(tick, direction);
-            if let Some(verdict) = &early {
-                open.early.push(EarlyVerdict {
-                    ts_ns: tick.ts_ns,
-                    channel_id: tick.channel_id,
-                    verdict: verdict.clone(),
-                });
-            }
-            if let Some(Ok(list)) = reports.get_mut(i).map(|r| r.result.as_mut()) {
-                list.push(ProducedTick {
-                    tick: tick.clone(),
-                    finding,
-                    early,
-                });
-            }
-        }
-        Ok((ts_ns, finding, early, reports))
-    }
-
-    fn usable(&self) -> Result<()> {
-        if self.poisoned {
-            Err(PipelineError::Poisoned)
-        } else if self.finished {
-            Err(PipelineError::Finished)
-        } else {
-            Ok(())
-        }
+        let Self {
+            judge,
+            notary,
+            signer,
+            ..
+        } = self;
+        judge.push_then(tick, |judged| notary.notarize(judged, signer.as_ref()))
     }
 
     /// Closes the open window, if there is one. The stream goes on: a later tick opens a later
@@ -571,8 +373,8 @@ impl<E: EnergySource> Pipeline<E> {
     /// final checkpoint.
     pub fn close_window(&mut self) -> Result<Option<ClosedWindow>> {
         self.usable()?;
-        match self.open.take() {
-            Some(open) => self.close(open).map(Some),
+        match self.judge.close_window()? {
+            Some(judged) => self.notary.notarize(judged, self.signer.as_ref()).map(Some),
             None => Ok(None),
         }
     }
@@ -584,92 +386,20 @@ impl<E: EnergySource> Pipeline<E> {
     /// Afterwards every call returns [`PipelineError::Finished`].
     pub fn finish(&mut self) -> Result<Finished> {
         self.usable()?;
-        // The oracles learn the stream has ended before the last window is judged.
-        self.oracle.on_stream_end();
-        let last = self.close_window()?;
-        let seal = match self.sealer.as_mut() {
-            Some(sealer) if sealer.size() > 0 => {
-                match sealer.checkpoint(self.signer.as_ref(), true) {
-                    Ok(batch) => Some(batch),
-                    Err(e) => {
-                        self.poisoned = true;
-                        return Err(e.into());
-                    }
-                }
-            }
-            _ => None,
+        let last = match self.judge.finish()? {
+            Some(judged) => Some(self.notary.notarize(judged, self.signer.as_ref())?),
+            None => None,
         };
-        self.finished = true;
+        let seal = self.notary.finish(self.signer.as_ref())?;
         Ok(Finished { last, seal })
     }
 
-    fn close(&mut self, open: OpenWindow) -> Result<ClosedWindow> {
-        let result = self.try_close(open);
-        if result.is_err() {
-            self.poisoned = true;
-        }
-        result
-    }
-
-    fn try_close(&mut self, open: OpenWindow) -> Result<ClosedWindow> {
-        let OpenWindow { window, early } = open;
-        let conservation = self.ledger.window_summary();
-        let verdict = self
-            .oracle
-            .judge(&window, &WindowContext::new(conservation));
-        let closed_at = UtcSecond::from_unix(self.config.closed_at.unix_for(window.end_ns()))
-            .ok_or(Jcr1Error::Unencodable {
-                field: "closed_at",
-                reason: "clock outside years 0000-9999",
-            })?;
-        let minted = self
-            .minter
-            .mint_at(closed_at, &window, &verdict, conservation)?;
-        let sign_window = match self.config.signing {
-            SigningPolicy::EveryWindow => true,
-            SigningPolicy::Checkpoint {
-                window_signatures, ..
-            } => match window_signatures {
-                WindowSignatures::All => true,
-                WindowSignatures::NonPass => !verdict.is_pass(),
-                WindowSignatures::None => false,
-            },
-        };
-        let signed = if sign_window {
-            Some(cose::sign_payload(
-                self.signer.as_ref(),
-                &minted.receipt,
-                minted.bytes.clone(),
-            )?)
+    /// Poisoned (either half) before finished, as each half reports it.
+    fn usable(&self) -> Result<()> {
+        if self.is_poisoned() {
+            Err(PipelineError::Poisoned)
         } else {
-            None
-        };
-        let (leaf_index, seal) = match (self.sealer.as_mut(), self.config.signing) {
-            (Some(sealer), SigningPolicy::Checkpoint { every_windows, .. }) => {
-                let leaf = sealer.append(
-                    minted.receipt.window_id,
-                    minted.content_hash.as_bytes(),
-                    closed_at,
-                )?;
-                let seal = if sealer.pending() >= every_windows {
-                    Some(sealer.checkpoint(self.signer.as_ref(), false)?)
-                } else {
-                    None
-                };
-                (Some(leaf), seal)
-            }
-            _ => (None, None),
-        };
-        Ok(ClosedWindow {
-            receipt: minted.receipt,
-            content_hash: minted.content_hash,
-            canonical: minted.bytes,
-            signed,
-            leaf_index,
-            seal,
-            substrate_bytes: window.substrate_bytes(),
-            signals: self.oracle.last_signals().to_vec(),
-            early,
-        })
+            Ok(())
+        }
     }
 }

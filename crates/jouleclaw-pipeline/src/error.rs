@@ -76,6 +76,12 @@ pub enum PipelineError {
         /// What is wrong.
         detail: String,
     },
+    /// An internal invariant did not hold: a bug in this crate, never a property of the input.
+    /// The pipeline is unusable afterwards.
+    Internal {
+        /// The invariant that failed.
+        invariant: &'static str,
+    },
 }
 
 impl PipelineError {
@@ -98,6 +104,7 @@ impl PipelineError {
             Self::TraceMarker { .. } => "trace_bad_marker",
             Self::TracePayload { .. } => "trace_bad_payload",
             Self::SpecJson { .. } => "spec_bad_json",
+            Self::Internal { .. } => "pipeline_internal",
         }
     }
 }
@@ -132,11 +139,28 @@ impl fmt::Display for PipelineError {
             Self::TraceMarker { detail } => write!(f, "bad marker: {detail}"),
             Self::TracePayload { detail } => write!(f, "bad payload: {detail}"),
             Self::SpecJson { detail } => write!(f, "bad stream spec: {detail}"),
+            Self::Internal { invariant } => {
+                write!(
+                    f,
+                    "internal error: the invariant {invariant:?} did not hold"
+                )
+            }
         }
     }
 }
 
-impl std::error::Error for PipelineError {}
+impl std::error::Error for PipelineError {
+    /// The lower crate's error this one wraps: the stream layer's (also under a refused stage
+    /// tick), the receipt crate's or the sealer's.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Stream(e) | Self::StageTickRefused { error: e, .. } => Some(e),
+            Self::Receipt(e) => Some(e),
+            Self::Seal(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<StreamError> for PipelineError {
     fn from(e: StreamError) -> Self {

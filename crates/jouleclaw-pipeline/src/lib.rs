@@ -18,6 +18,19 @@
 //!    comes back as a [`ClosedWindow`]. A window that held no tick never opens, so it has no
 //!    receipt.
 //!
+//! The pipeline is two halves cut at the window boundary, each usable on its own:
+//!
+//! - a [`Judge`] owns the open window, the ledger, the oracles and the stages (steps 1 to 4
+//!   and the judgement of step 5): ticks in, early verdicts per tick and a [`JudgedWindow`]
+//!   per closed window out;
+//! - a [`Notary`] mints, hashes, signs and seals a [`JudgedWindow`] under the
+//!   [`SigningPolicy`] (the rest of step 5) and signs the final checkpoint.
+//!
+//! [`Pipeline`] drives both on one thread. A runtime that answers early verdicts on one thread
+//! and signs on another (`jouleclaw-live`) drives the halves itself, handing each
+//! [`JudgedWindow`] over (it is `Send`, as are both halves and the pipeline); the receipts are
+//! byte for byte the pipeline's.
+//!
 //! Everything here is pure: no clocks, I/O, threads or randomness. Time enters as each tick's
 //! `ts_ns` and as [`ClosedAt`]; the signer is whatever
 //! [`Signer`](jouleclaw_jcr1::cose::Signer) the caller hands in, and a stage is the caller's own
@@ -33,6 +46,7 @@
 //! - [`Pipeline`], [`PipelineConfig`], [`ClosedAt`], [`SigningPolicy`], [`WindowSignatures`]:
 //!   the driver and how it signs (one signature per window, or one per checkpoint of the
 //!   stream's Merkle log, `spec/STREAM-SEAL.md`);
+//! - [`Judge`], [`JudgedTick`], [`JudgedWindow`], [`Notary`]: the driver's two halves;
 //! - [`Finished`]: the end of a stream and its final seal;
 //! - [`TickOutcome`], [`EarlyVerdict`], [`StageReport`], [`ProducedTick`], [`ClosedWindow`]:
 //!   what it reports; [`format_ts`] writes stream time for people;
@@ -87,6 +101,8 @@
 pub mod demo;
 mod driver;
 mod error;
+mod judge;
+mod notary;
 mod stage;
 pub mod trace;
 
@@ -96,4 +112,6 @@ pub use driver::{
     duplex_voice_oracle, format_ts,
 };
 pub use error::{PipelineError, Result};
+pub use judge::{Judge, JudgedTick, JudgedWindow};
+pub use notary::Notary;
 pub use stage::{Stage, StageFailure};
