@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use jouleclaw_pipeline::PipelineError;
+
 /// Every failure of this crate. [`LiveError::code`] is stable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -29,14 +31,11 @@ pub enum LiveError {
         /// The queue's bound.
         capacity: usize,
     },
-    /// The pipeline refused the tick (a malformed tick, a regressed window, a stage failure).
-    /// Nothing changed unless the code is `pipeline_poisoned`.
-    Pipeline {
-        /// The pipeline's stable code.
-        code: &'static str,
-        /// Its message.
-        message: String,
-    },
+    /// The pipeline refused the tick or the stream (a malformed tick, a stage failure, an id no
+    /// receipt can carry), or failed minting or sealing a window. Nothing changed unless its
+    /// code is `pipeline_poisoned` or it failed a window. The pipeline's error is the cause
+    /// ([`std::error::Error::source`]) and carries its own stable code.
+    Pipeline(PipelineError),
     /// The stream is closed (sealed) or failed; it takes no more ticks.
     StreamClosed {
         /// The stream.
@@ -59,13 +58,8 @@ pub enum LiveError {
         /// The limit.
         limit: usize,
     },
-    /// Sealing failed (a sealer refusal).
-    Seal {
-        /// The sealer's stable code.
-        code: &'static str,
-        /// Its message.
-        message: String,
-    },
+    /// The sealer refused (the cause).
+    Seal(jouleclaw_seal::SealError),
     /// The sink failed (I/O, the cluster, a full journal).
     Sink {
         /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `sink_closed`.
@@ -85,6 +79,11 @@ pub enum LiveError {
         /// What is wrong.
         message: String,
     },
+    /// An internal invariant did not hold: a bug in this crate, never a property of the input.
+    Internal {
+        /// The invariant that failed.
+        invariant: &'static str,
+    },
 }
 
 impl LiveError {
@@ -94,29 +93,16 @@ impl LiveError {
             Self::WindowClosed { .. } => "window_closed",
             Self::TickFromFuture { .. } => "tick_from_future",
             Self::Overloaded { .. } => "overloaded",
-            Self::Pipeline { .. } => "pipeline_refused",
+            Self::Pipeline(_) => "pipeline_refused",
             Self::StreamClosed { .. } => "stream_closed",
             Self::StreamFailed { .. } => "stream_failed",
             Self::DuplicateStream { .. } => "duplicate_stream",
             Self::TooManyStreams { .. } => "too_many_streams",
-            Self::Seal { .. } => "seal_failed",
+            Self::Seal(_) => "seal_failed",
             Self::Sink { code, .. } => code,
             Self::Config { .. } => "config",
             Self::Malformed { .. } => "malformed",
-        }
-    }
-
-    pub(crate) fn pipeline(e: &jouleclaw_pipeline::PipelineError) -> Self {
-        Self::Pipeline {
-            code: e.code(),
-            message: e.to_string(),
-        }
-    }
-
-    pub(crate) fn seal(e: &jouleclaw_seal::SealError) -> Self {
-        Self::Seal {
-            code: e.code(),
-            message: e.to_string(),
+            Self::Internal { .. } => "internal",
         }
     }
 
@@ -146,7 +132,7 @@ impl fmt::Display for LiveError {
             Self::Overloaded { capacity } => {
                 write!(f, "the stream's work queue is full ({capacity} items)")
             }
-            Self::Pipeline { code, message } => write!(f, "pipeline refused ({code}): {message}"),
+            Self::Pipeline(e) => write!(f, "pipeline refused ({}): {e}", e.code()),
             Self::StreamClosed { stream_id } => write!(f, "stream {stream_id:?} is closed"),
             Self::StreamFailed { stream_id, reason } => {
                 write!(f, "stream {stream_id:?} failed: {reason}")
@@ -155,15 +141,42 @@ impl fmt::Display for LiveError {
                 write!(f, "stream {stream_id:?} is already open")
             }
             Self::TooManyStreams { limit } => write!(f, "at most {limit} streams may be open"),
-            Self::Seal { code, message } => write!(f, "sealing failed ({code}): {message}"),
+            Self::Seal(e) => write!(f, "sealing failed ({}): {e}", e.code()),
             Self::Sink { code, message } => write!(f, "sink failed ({code}): {message}"),
             Self::Config { message } => write!(f, "bad configuration: {message}"),
             Self::Malformed { place, message } => write!(f, "{place}: {message}"),
+            Self::Internal { invariant } => {
+                write!(
+                    f,
+                    "internal error: the invariant {invariant:?} did not hold"
+                )
+            }
         }
     }
 }
 
-impl std::error::Error for LiveError {}
+impl std::error::Error for LiveError {
+    /// The pipeline's or the sealer's error this one wraps.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Pipeline(e) => Some(e),
+            Self::Seal(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<PipelineError> for LiveError {
+    fn from(e: PipelineError) -> Self {
+        Self::Pipeline(e)
+    }
+}
+
+impl From<jouleclaw_seal::SealError> for LiveError {
+    fn from(e: jouleclaw_seal::SealError) -> Self {
+        Self::Seal(e)
+    }
+}
 
 /// `Result` with [`LiveError`].
 pub type Result<T> = core::result::Result<T, LiveError>;

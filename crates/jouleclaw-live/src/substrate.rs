@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 use jouleclaw_jcr1::Estimator;
 use jouleclaw_jcr1::cose::{PublicKey, Signer};
 use jouleclaw_pipeline::{
-    ClosedAt, ClosedWindow, Pipeline, PipelineConfig, PipelineError, duplex_voice_oracle,
+    ClosedAt, ClosedWindow, Judge, JudgedWindow, Notary, PipelineConfig, PipelineError,
+    SigningPolicy, WindowSignatures, duplex_voice_oracle,
 };
-use jouleclaw_seal::StreamSealer;
+use jouleclaw_seal::SealBatch;
 use jouleclaw_stream::{StreamSpec, Tick};
 use jouleclaw_stream_oracle::WindowVerdict;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot};
@@ -154,31 +155,6 @@ pub struct SubstrateStats {
     pub closes_deferred: AtomicU64,
 }
 
-/// A signer shared by the mint shards.
-struct SharedSigner(Arc<dyn Signer + Send + Sync>);
-
-impl Signer for SharedSigner {
-    fn verifying_key(&self) -> PublicKey {
-        self.0.verifying_key()
-    }
-    fn sign(&self, tbs: &[u8]) -> jouleclaw_jcr1::Result<[u8; 64]> {
-        self.0.sign(tbs)
-    }
-}
-
-/// The verdict shards' pipelines never publish a signature: their receipts are dropped. It
-/// signs nothing so that the push path never pays for Ed25519.
-struct DiscardSigner(PublicKey);
-
-impl Signer for DiscardSigner {
-    fn verifying_key(&self) -> PublicKey {
-        self.0
-    }
-    fn sign(&self, _tbs: &[u8]) -> jouleclaw_jcr1::Result<[u8; 64]> {
-        Ok([0; 64])
-    }
-}
-
 /// What one stream shares between its handle, its closer task and its shards.
 struct StreamShared {
     key: u64,
@@ -200,7 +176,10 @@ struct StreamShared {
 const NONE: u64 = u64::MAX;
 
 enum VerdictCmd {
-    Open(Arc<StreamShared>),
+    Open {
+        shared: Arc<StreamShared>,
+        judge: Box<Judge>,
+    },
     Tick {
         key: u64,
         tick: Tick,
@@ -211,27 +190,28 @@ enum VerdictCmd {
         key: u64,
         window_id: u64,
     },
-    /// Stops forwarding the stream's ticks; the handle then sends the mint shard its close
-    /// (so the verdict shard never waits on a full mint queue).
+    /// Stops taking the stream's ticks and ends its judge; the handle then sends the last
+    /// window to the mint shard (so the verdict shard never waits on a full mint queue).
     Close {
         key: u64,
-        reply: oneshot::Sender<Result<()>>,
+        reply: oneshot::Sender<Result<Option<JudgedWindow>>>,
     },
     Stop,
 }
 
+/// One message per closed window, never per tick.
 enum MintCmd {
-    Open(Arc<StreamShared>),
-    Tick {
-        key: u64,
-        tick: Tick,
+    Open {
+        shared: Arc<StreamShared>,
+        notary: Box<Notary>,
     },
-    CloseDue {
+    Window {
         key: u64,
-        window_id: u64,
+        judged: JudgedWindow,
     },
     Close {
         key: u64,
+        last: Option<JudgedWindow>,
         reply: oneshot::Sender<Result<StreamSummary>>,
     },
     Stop,
@@ -294,57 +274,30 @@ impl Substrate {
         for i in 0..config.mint_shards {
             let (tx, rx) = mpsc::channel(config.mint_queue);
             mint_tx.push(tx);
-            let (spec, steward, signer, sink, clock, stats) = (
-                spec.clone(),
-                config.steward.clone(),
-                signer.clone(),
-                sink_tx.clone(),
-                clock.clone(),
-                stats.clone(),
-            );
-            let (checkpoint_every, max_windows) =
-                (config.checkpoint_every, config.max_windows_per_stream);
-            threads.push(spawn_thread(format!("jc-mint-{i}"), move || {
-                // Pipelines are not Send: each shard builds and keeps its own.
-                MintShard {
-                    rx,
-                    streams: HashMap::new(),
-                    epoch_unix: clock.epoch_unix(),
-                    spec,
-                    steward,
-                    checkpoint_every,
-                    max_windows,
-                    signer,
-                    sink,
-                    clock,
-                    stats,
-                }
-                .run();
-            })?);
+            let shard = MintShard {
+                rx,
+                streams: HashMap::new(),
+                steward: config.steward.clone(),
+                signer: signer.clone(),
+                sink: sink_tx.clone(),
+                clock: clock.clone(),
+                stats: stats.clone(),
+            };
+            threads.push(spawn_thread(format!("jc-mint-{i}"), move || shard.run())?);
         }
         let mut verdict_tx = Vec::new();
         for i in 0..config.verdict_shards {
             let (tx, rx) = mpsc::channel(config.verdict_queue);
             verdict_tx.push(tx);
-            let (spec, steward, mint, stats) = (
-                spec.clone(),
-                config.steward.clone(),
-                mint_tx.clone(),
-                stats.clone(),
-            );
-            let mint_queue = config.mint_queue;
+            let shard = VerdictShard {
+                rx,
+                streams: HashMap::new(),
+                mint: mint_tx.clone(),
+                mint_queue: config.mint_queue,
+                stats: stats.clone(),
+            };
             threads.push(spawn_thread(format!("jc-verdict-{i}"), move || {
-                VerdictShard {
-                    rx,
-                    streams: HashMap::new(),
-                    spec,
-                    steward,
-                    key,
-                    mint,
-                    mint_queue,
-                    stats,
-                }
-                .run();
+                shard.run()
             })?);
         }
         Ok(Self {
@@ -396,16 +349,10 @@ impl Substrate {
                 stream_id: stream_id.to_owned(),
             });
         }
-        // Refuses ids the receipts cannot carry before anything is registered.
+        // The stream's one judge and one notary; building them refuses ids the receipts
+        // cannot carry before anything is registered.
         let origin_ns = inner.clock.now_ns();
-        build_pipeline(
-            &inner.spec,
-            &inner.config.steward,
-            stream_id,
-            inner.clock.epoch_unix(),
-            origin_ns,
-            Box::new(DiscardSigner(inner.key)),
-        )?;
+        let (judge, notary) = build_halves(inner, stream_id, origin_ns)?;
         let key = {
             let mut streams = inner.streams.lock().map_err(|_| poisoned())?;
             if streams.contains_key(stream_id) {
@@ -440,12 +387,20 @@ impl Substrate {
         });
         let vtx = self.verdict_tx(key).clone();
         let mtx = self.mint_tx(key).clone();
-        // Open on the mint shard first: the verdict shard forwards ticks there.
-        let opened = mtx.try_send(MintCmd::Open(shared.clone())).and_then(|()| {
-            vtx.try_send(VerdictCmd::Open(shared.clone()))
-                .map_err(|_| mpsc::error::TrySendError::Closed(MintCmd::Stop))
-        });
-        if opened.is_err() {
+        // Open on the mint shard first: the verdict shard hands closed windows there.
+        let opened = mtx
+            .try_send(MintCmd::Open {
+                shared: shared.clone(),
+                notary: Box::new(notary),
+            })
+            .is_ok()
+            && vtx
+                .try_send(VerdictCmd::Open {
+                    shared: shared.clone(),
+                    judge: Box::new(judge),
+                })
+                .is_ok();
+        if !opened {
             if let Ok(mut streams) = inner.streams.lock() {
                 streams.remove(stream_id);
             }
@@ -537,26 +492,25 @@ fn spawn_thread(
         })
 }
 
-fn build_pipeline(
-    spec: &Arc<StreamSpec>,
-    steward: &str,
-    stream_id: &str,
-    epoch_unix: i64,
-    origin_ns: u64,
-    signer: Box<dyn Signer + Send>,
-) -> Result<Pipeline> {
-    // Stream time 0 is the clock's `origin_ns`: closed_at = epoch + (origin + end) / 1e9,
-    // rounded down to the second; the shift keeps it exact for whole-second origins.
-    let epoch = epoch_unix.saturating_add(i64::try_from(origin_ns / 1_000_000_000).unwrap_or(0));
-    Pipeline::new(
-        spec.clone(),
-        PipelineConfig::new(steward, stream_id)
-            .with_closed_at(ClosedAt::StreamTime { epoch_unix: epoch }),
-        duplex_voice_oracle(),
-        Estimator::default(),
-        signer,
-    )
-    .map_err(|e| LiveError::pipeline(&e))
+/// A stream's judge and notary. Stream time 0 is the clock's `origin_ns`: closed_at = epoch +
+/// (origin + end) / 1e9, rounded down to the second; the shift keeps it exact for whole-second
+/// origins. Every window is signed on its own and a checkpoint is signed every
+/// `checkpoint_every` windows and at close.
+fn build_halves(inner: &Inner, stream_id: &str, origin_ns: u64) -> Result<(Judge, Notary)> {
+    let epoch = inner
+        .clock
+        .epoch_unix()
+        .saturating_add(i64::try_from(origin_ns / 1_000_000_000).unwrap_or(0));
+    let config = PipelineConfig::new(&inner.config.steward, stream_id)
+        .with_closed_at(ClosedAt::StreamTime { epoch_unix: epoch })
+        .with_signing(SigningPolicy::Checkpoint {
+            every_windows: inner.config.checkpoint_every,
+            window_signatures: WindowSignatures::All,
+            max_windows: inner.config.max_windows_per_stream,
+        });
+    let judge = Judge::new(inner.spec.clone(), config.policy, duplex_voice_oracle())?;
+    let notary = Notary::new(&config, Estimator::default())?;
+    Ok((judge, notary))
 }
 
 /// One stream's handle: push ticks, watch verdicts, close. Cheap to clone.
@@ -661,12 +615,13 @@ impl StreamHandle {
             })
             .await
             .map_err(|_| self.closed())?;
-        rx.await.map_err(|_| self.closed())??;
-        // Every tick the verdict shard accepted is already in the mint queue, ahead of this.
+        let last = rx.await.map_err(|_| self.closed())??;
+        // Every window the verdict shard closed is already in the mint queue, ahead of this.
         let (reply, rx) = oneshot::channel();
         self.mint_tx
             .send(MintCmd::Close {
                 key: self.shared.key,
+                last,
                 reply,
             })
             .await
@@ -733,18 +688,17 @@ async fn closer(shared: Arc<StreamShared>, clock: Arc<dyn Clock>, tx: mpsc::Send
     }
 }
 
+/// A stream on its verdict shard: its one [`Judge`].
 struct VState {
     shared: Arc<StreamShared>,
-    pipeline: Pipeline,
-    closed_through: Option<u64>,
+    judge: Judge,
 }
 
+/// Judges ticks (the push path): one [`Judge`] per stream, each closed window handed to the
+/// stream's mint shard.
 struct VerdictShard {
     rx: mpsc::Receiver<VerdictCmd>,
     streams: HashMap<u64, VState>,
-    spec: Arc<StreamSpec>,
-    steward: String,
-    key: PublicKey,
     mint: Vec<mpsc::Sender<MintCmd>>,
     mint_queue: usize,
     stats: Arc<SubstrateStats>,
@@ -758,28 +712,14 @@ impl VerdictShard {
     fn run(mut self) {
         while let Some(cmd) = self.rx.blocking_recv() {
             match cmd {
-                VerdictCmd::Open(shared) => {
-                    // Validated by open_stream; a failure here cannot happen, but is handled.
-                    match build_pipeline(
-                        &self.spec,
-                        &self.steward,
-                        &shared.stream_id,
-                        0,
-                        0,
-                        Box::new(DiscardSigner(self.key)),
-                    ) {
-                        Ok(pipeline) => {
-                            self.streams.insert(
-                                shared.key,
-                                VState {
-                                    shared,
-                                    pipeline,
-                                    closed_through: None,
-                                },
-                            );
-                        }
-                        Err(e) => shared.status.fail(&e.to_string()),
-                    }
+                VerdictCmd::Open { shared, judge } => {
+                    self.streams.insert(
+                        shared.key,
+                        VState {
+                            shared,
+                            judge: *judge,
+                        },
+                    );
                 }
                 VerdictCmd::Tick {
                     key,
@@ -791,38 +731,67 @@ impl VerdictShard {
                     // The pusher waits on a one-slot channel: this never blocks.
                     let _ = reply.try_send(result);
                 }
-                VerdictCmd::CloseDue { key, window_id } => {
-                    if let Some(s) = self.streams.get_mut(&key) {
-                        s.closed_through =
-                            Some(s.closed_through.map_or(window_id, |c| c.max(window_id)));
-                        // Never waits: under overload the close is deferred to the stream's
-                        // next tick of a later window or its close (counted).
-                        if self
-                            .mint_for(key)
-                            .try_send(MintCmd::CloseDue { key, window_id })
-                            .is_err()
-                        {
-                            self.stats.closes_deferred.fetch_add(1, Ordering::SeqCst);
-                        }
-                    }
+                VerdictCmd::CloseDue { key, window_id } => self.close_due(key, window_id),
+                VerdictCmd::Close { key, reply } => {
+                    let _ = reply.send(self.close(key));
                 }
-                VerdictCmd::Close { key, reply } => match self.streams.remove(&key) {
-                    Some(s) => {
-                        s.shared.closing.store(true, Ordering::SeqCst);
-                        let _ = reply.send(Ok(()));
-                    }
-                    None => {
-                        let _ = reply.send(Err(LiveError::Config {
-                            message: "stream already closed".to_owned(),
-                        }));
-                    }
-                },
                 VerdictCmd::Stop => {
                     for tx in &self.mint {
                         let _ = tx.blocking_send(MintCmd::Stop);
                     }
                     return;
                 }
+            }
+        }
+    }
+
+    /// The clock closes the stream's open window if it is `window_id` or older. Never waits:
+    /// when the mint queue is full the close is deferred (counted) and the window stays open
+    /// in the judge, taking only ticks pushed before its end plus the grace; it then closes at
+    /// the stream's next tick of a later window or at its close.
+    fn close_due(&mut self, key: u64, window_id: u64) {
+        let due = self.streams.get(&key).is_some_and(|s| {
+            s.shared.status.failure().is_none()
+                && s.judge.open_window_id().is_some_and(|w| w <= window_id)
+        });
+        if !due {
+            return;
+        }
+        let permit = match self.mint_for(key).clone().try_reserve_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.closes_deferred.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+        };
+        let Some(s) = self.streams.get_mut(&key) else {
+            return;
+        };
+        match s.judge.close_window() {
+            Ok(Some(judged)) => {
+                permit.send(MintCmd::Window { key, judged });
+            }
+            Ok(None) => {}
+            Err(e) => s.shared.status.fail(&e.to_string()),
+        }
+    }
+
+    /// Stops taking the stream's ticks and ends its judge; the last window goes back to the
+    /// handle, which sends it to the mint shard behind every window already handed over (so
+    /// the verdict shard never waits on a full mint queue).
+    fn close(&mut self, key: u64) -> Result<Option<JudgedWindow>> {
+        let Some(mut s) = self.streams.remove(&key) else {
+            return Err(LiveError::Config {
+                message: "stream already closed".to_owned(),
+            });
+        };
+        s.shared.closing.store(true, Ordering::SeqCst);
+        match s.judge.finish() {
+            Ok(last) => Ok(last),
+            Err(e) => {
+                // A poisoned judge already failed the stream; the mint shard reports it.
+                s.shared.status.fail(&e.to_string());
+                Ok(None)
             }
         }
     }
@@ -843,6 +812,30 @@ impl VerdictShard {
         Err(e)
     }
 
+    /// The clock's checks of a tick before its judge sees it (`spec/LIVE.md` section 1).
+    fn clock_check(shared: &StreamShared, tick: &Tick, now_ns: u64) -> Result<()> {
+        let w = tick.window_id;
+        let deadline = w
+            .saturating_add(1)
+            .saturating_mul(shared.window_ns)
+            .saturating_add(shared.grace_ns);
+        let newest = shared.newest.load(Ordering::SeqCst);
+        if now_ns >= deadline || (newest != NONE && w < newest) {
+            return Err(LiveError::WindowClosed {
+                window_id: w,
+                ts_ns: tick.ts_ns,
+                now_ns,
+            });
+        }
+        if tick.ts_ns > now_ns.saturating_add(shared.grace_ns) {
+            return Err(LiveError::TickFromFuture {
+                ts_ns: tick.ts_ns,
+                now_ns,
+            });
+        }
+        Ok(())
+    }
+
     fn tick(&mut self, key: u64, tick: Tick, now_ns: u64) -> Result<Option<WindowVerdict>> {
         let Some(state) = self.streams.get(&key) else {
             return Err(LiveError::StreamClosed {
@@ -859,60 +852,65 @@ impl VerdictShard {
                 },
             );
         }
+        if let Err(e) = Self::clock_check(&shared, &tick, now_ns) {
+            return self.refuse(&shared, e);
+        }
         let w = tick.window_id;
-        let deadline = w
-            .saturating_add(1)
-            .saturating_mul(shared.window_ns)
-            .saturating_add(shared.grace_ns);
-        let newest = shared.newest.load(Ordering::SeqCst);
-        let closed_by_later = newest != NONE && w < newest;
-        let closed_by_timer = state.closed_through.is_some_and(|c| w <= c);
-        if now_ns >= deadline || closed_by_later || closed_by_timer {
-            return self.refuse(
-                &shared,
-                LiveError::WindowClosed {
-                    window_id: w,
-                    ts_ns: tick.ts_ns,
-                    now_ns,
-                },
-            );
-        }
-        if tick.ts_ns > now_ns.saturating_add(shared.grace_ns) {
-            return self.refuse(
-                &shared,
-                LiveError::TickFromFuture {
-                    ts_ns: tick.ts_ns,
-                    now_ns,
-                },
-            );
-        }
-        let mint = self.mint_for(key).clone();
-        let permit = match mint.try_reserve() {
-            Ok(p) => p,
-            Err(_) => {
-                let capacity = self.mint_queue;
-                return self.refuse(&shared, LiveError::Overloaded { capacity });
+        // A tick of a later window closes the open one: it is accepted only with a slot for
+        // that window in the mint queue.
+        let permit = if state.judge.open_window_id().is_some_and(|open| open < w) {
+            match self.mint_for(key).clone().try_reserve_owned() {
+                Ok(p) => Some(p),
+                Err(_) => {
+                    let capacity = self.mint_queue;
+                    return self.refuse(&shared, LiveError::Overloaded { capacity });
+                }
             }
+        } else {
+            None
         };
         let Some(state) = self.streams.get_mut(&key) else {
-            return Err(LiveError::Config {
-                message: "no such stream on this shard".to_owned(),
+            return Err(LiveError::Internal {
+                invariant: "the stream is on its verdict shard",
             });
         };
-        let channel_id = tick.channel_id;
-        let outcome = match state.pipeline.push(tick.clone()) {
+        let (channel_id, ts_ns) = (tick.channel_id, tick.ts_ns);
+        let outcome = match state.judge.push(tick) {
             Ok(o) => o,
             Err(e) => {
-                if matches!(e, PipelineError::Poisoned) {
-                    shared.status.fail(&e.to_string());
-                }
-                let e = LiveError::pipeline(&e);
+                let e = match e {
+                    // The clock closed the window in the judge.
+                    PipelineError::WindowRegressed { got, .. } => LiveError::WindowClosed {
+                        window_id: got,
+                        ts_ns,
+                        now_ns,
+                    },
+                    e => {
+                        if state.judge.is_poisoned() {
+                            shared.status.fail(&e.to_string());
+                        }
+                        LiveError::Pipeline(e)
+                    }
+                };
                 return self.refuse(&shared, e);
             }
         };
-        permit.send(MintCmd::Tick { key, tick });
+        if let Some(judged) = outcome.closed {
+            match permit {
+                Some(permit) => {
+                    permit.send(MintCmd::Window { key, judged });
+                }
+                None => shared.status.fail(
+                    &LiveError::Internal {
+                        invariant: "a window closes only on a tick of a later window",
+                    }
+                    .to_string(),
+                ),
+            }
+        }
         shared.accepted.fetch_add(1, Ordering::SeqCst);
         self.stats.accepted.fetch_add(1, Ordering::SeqCst);
+        let newest = shared.newest.load(Ordering::SeqCst);
         if newest == NONE || w > newest {
             shared.newest.store(w, Ordering::SeqCst);
             shared.newest_changed.notify_one();
@@ -929,95 +927,63 @@ impl VerdictShard {
     }
 }
 
-/// A checkpoint due: its sequence number, finality, the sealer's batch and the receipts.
-type Due = (u64, bool, jouleclaw_seal::SealBatch, Vec<ReceiptItem>);
-
-/// Drives a [`StreamSealer`] beside the pipeline: every closed window is appended, a
-/// checkpoint is signed every `every` windows and a final one at close. This is the one place
-/// that changes when the pipeline signs checkpoints itself.
-struct Sealing {
-    sealer: StreamSealer,
-    every: u64,
-    receipts: Vec<ReceiptItem>,
-    seq: u64,
-    windows: u64,
-}
-
-impl Sealing {
-    fn new(stream_id: &str, steward: &str, every: u64, max_windows: u64) -> Self {
-        Self {
-            sealer: StreamSealer::new(stream_id, steward, max_windows),
-            every,
-            receipts: Vec::new(),
-            seq: 0,
-            windows: 0,
-        }
-    }
-
-    /// Appends a closed window; returns a batch when a checkpoint is due.
-    fn on_closed(&mut self, closed: &ClosedWindow, signer: &dyn Signer) -> Result<Option<Due>> {
-        self.sealer
-            .append(
-                closed.receipt.window_id,
-                closed.content_hash.as_bytes(),
-                closed.receipt.closed_at,
-            )
-            .map_err(|e| LiveError::seal(&e))?;
-        // The minting pipeline signs every window (SigningPolicy::EveryWindow).
-        let Some(cose_sign1) = closed.cose_sign1().map(<[u8]>::to_vec) else {
-            return Err(LiveError::Pipeline {
-                code: "window_not_signed",
-                message: format!(
-                    "window {} has no signature of its own",
-                    closed.receipt.window_id
-                ),
-            });
-        };
-        self.windows += 1;
-        self.receipts.push(ReceiptItem {
-            window_id: closed.receipt.window_id,
-            cose_sign1,
-            payload: closed.canonical_bytes().to_vec(),
-        });
-        if self.sealer.pending() >= self.every {
-            return self.checkpoint(signer, false).map(Some);
-        }
-        Ok(None)
-    }
-
-    /// The final checkpoint; `None` when the stream never closed a window (nothing to seal).
-    fn finish(&mut self, signer: &dyn Signer) -> Result<Option<Due>> {
-        if self.sealer.size() == 0 {
-            return Ok(None);
-        }
-        self.checkpoint(signer, true).map(Some)
-    }
-
-    fn checkpoint(&mut self, signer: &dyn Signer, is_final: bool) -> Result<Due> {
-        let batch = self
-            .sealer
-            .checkpoint(signer, is_final)
-            .map_err(|e| LiveError::seal(&e))?;
-        let seq = self.seq;
-        self.seq += 1;
-        Ok((seq, is_final, batch, core::mem::take(&mut self.receipts)))
-    }
-}
-
+/// A stream on its mint shard: its one [`Notary`], the receipts since its last checkpoint and
+/// the number of checkpoints handed to the sink.
 struct MState {
     shared: Arc<StreamShared>,
-    pipeline: Pipeline,
-    sealing: Sealing,
+    notary: Notary,
+    receipts: Vec<ReceiptItem>,
+    checkpoints: u64,
 }
 
+impl MState {
+    /// Takes a notarized window's receipt for the sink; returns the batch when the window
+    /// completed a checkpoint.
+    fn on_closed(
+        &mut self,
+        closed: ClosedWindow,
+        steward: &str,
+        now_ns: u64,
+    ) -> Result<Option<SinkBatch>> {
+        let window_id = closed.receipt.window_id;
+        // The live signing policy signs every window (WindowSignatures::All).
+        let Some(signed) = closed.signed else {
+            return Err(LiveError::Internal {
+                invariant: "every live window is signed on its own",
+            });
+        };
+        self.receipts.push(ReceiptItem {
+            window_id,
+            cose_sign1: signed.cose_sign1,
+            payload: closed.canonical,
+        });
+        Ok(closed.seal.map(|seal| self.batch(seal, steward, now_ns)))
+    }
+
+    /// The sink batch of a checkpoint: the receipts since the previous one.
+    fn batch(&mut self, seal: SealBatch, steward: &str, now_ns: u64) -> SinkBatch {
+        let seq = self.checkpoints;
+        self.checkpoints += 1;
+        SinkBatch {
+            stream_id: self.shared.stream_id.clone(),
+            steward: steward.to_owned(),
+            seq,
+            is_final: seal.checkpoint.seal.is_final,
+            receipts: core::mem::take(&mut self.receipts),
+            checkpoint: seal.checkpoint.cose_sign1,
+            inclusion: seal.inclusion,
+            created_ns: now_ns,
+            status: self.shared.status.clone(),
+        }
+    }
+}
+
+/// Mints, signs and seals (off the push path): one [`Notary`] per stream, one message per
+/// closed window.
 struct MintShard {
     rx: mpsc::Receiver<MintCmd>,
     streams: HashMap<u64, MState>,
-    spec: Arc<StreamSpec>,
     steward: String,
-    checkpoint_every: u64,
-    max_windows: u64,
-    epoch_unix: i64,
     signer: Arc<dyn Signer + Send + Sync>,
     sink: mpsc::Sender<SinkBatch>,
     clock: Arc<dyn Clock>,
@@ -1028,156 +994,107 @@ impl MintShard {
     fn run(mut self) {
         while let Some(cmd) = self.rx.blocking_recv() {
             match cmd {
-                MintCmd::Open(shared) => {
-                    match build_pipeline(
-                        &self.spec,
-                        &self.steward,
-                        &shared.stream_id,
-                        self.epoch_unix,
-                        shared.origin_ns,
-                        Box::new(SharedSigner(self.signer.clone())),
-                    ) {
-                        Ok(pipeline) => {
-                            let sealing = Sealing::new(
-                                &shared.stream_id,
-                                &self.steward,
-                                self.checkpoint_every,
-                                self.max_windows,
-                            );
-                            self.streams.insert(
-                                shared.key,
-                                MState {
-                                    shared,
-                                    pipeline,
-                                    sealing,
-                                },
-                            );
-                        }
-                        Err(e) => shared.status.fail(&e.to_string()),
+                MintCmd::Open { shared, notary } => {
+                    self.streams.insert(
+                        shared.key,
+                        MState {
+                            shared,
+                            notary: *notary,
+                            receipts: Vec::new(),
+                            checkpoints: 0,
+                        },
+                    );
+                }
+                MintCmd::Window { key, judged } => {
+                    if let Err((shared, e)) = self.notarize(key, judged) {
+                        shared.status.fail(&e.to_string());
                     }
                 }
-                MintCmd::Tick { key, tick } => {
-                    if let Some(s) = self.streams.get_mut(&key)
-                        && s.shared.status.failure().is_none()
-                    {
-                        let r = s
-                            .pipeline
-                            .push(tick)
-                            .map_err(|e| LiveError::pipeline(&e))
-                            .map(|o| o.closed);
-                        self.after(key, r);
-                    }
-                }
-                MintCmd::CloseDue { key, window_id } => {
-                    if let Some(s) = self.streams.get_mut(&key)
-                        && s.shared.status.failure().is_none()
-                        && s.pipeline.open_window_id().is_some_and(|w| w <= window_id)
-                    {
-                        let r = s
-                            .pipeline
-                            .close_window()
-                            .map_err(|e| LiveError::pipeline(&e));
-                        self.after(key, r);
-                    }
-                }
-                MintCmd::Close { key, reply } => {
-                    let _ = reply.send(self.close(key));
+                MintCmd::Close { key, last, reply } => {
+                    let _ = reply.send(self.close(key, last));
                 }
                 MintCmd::Stop => return,
             }
         }
     }
 
-    fn after(&mut self, key: u64, closed: Result<Option<ClosedWindow>>) {
-        let signer = SharedSigner(self.signer.clone());
+    /// Notarizes one of the stream's windows and hands a completed checkpoint to the sink. A
+    /// stream that failed takes nothing more.
+    fn notarize(
+        &mut self,
+        key: u64,
+        judged: JudgedWindow,
+    ) -> core::result::Result<(), (Arc<StreamShared>, LiveError)> {
         let Some(s) = self.streams.get_mut(&key) else {
-            return;
+            return Ok(());
         };
-        let result = closed.and_then(|c| match c {
-            Some(c) => {
-                self.stats.windows.fetch_add(1, Ordering::SeqCst);
-                s.sealing.on_closed(&c, &signer)
-            }
-            None => Ok(None),
-        });
-        match result {
+        if s.shared.status.failure().is_some() {
+            return Ok(());
+        }
+        let fail = |s: &MState, e: LiveError| (s.shared.clone(), e);
+        let closed = match s.notary.notarize(judged, self.signer.as_ref()) {
+            Ok(c) => c,
+            Err(e) => return Err(fail(s, LiveError::Pipeline(e))),
+        };
+        self.stats.windows.fetch_add(1, Ordering::SeqCst);
+        match s.on_closed(closed, &self.steward, self.clock.now_ns()) {
             Ok(Some(batch)) => {
                 let shared = s.shared.clone();
                 self.hand_over(&shared, batch);
+                Ok(())
             }
-            Ok(None) => {}
-            Err(e) => s.shared.status.fail(&e.to_string()),
+            Ok(None) => Ok(()),
+            Err(e) => Err(fail(s, e)),
         }
     }
 
-    fn hand_over(
-        &self,
-        shared: &StreamShared,
-        (seq, is_final, batch, receipts): (u64, bool, jouleclaw_seal::SealBatch, Vec<ReceiptItem>),
-    ) {
+    fn hand_over(&self, shared: &StreamShared, batch: SinkBatch) {
         self.stats.checkpoints.fetch_add(1, Ordering::SeqCst);
-        let b = SinkBatch {
-            stream_id: shared.stream_id.clone(),
-            steward: self.steward.clone(),
-            seq,
-            is_final,
-            receipts,
-            checkpoint: batch.checkpoint.cose_sign1.clone(),
-            inclusion: batch.inclusion,
-            created_ns: self.clock.now_ns(),
-            status: shared.status.clone(),
-        };
         // Back-pressure: a full sink queue holds this shard, whose queue then fills, and
         // pushes are refused as overloaded.
-        if self.sink.blocking_send(b).is_err() {
+        if self.sink.blocking_send(batch).is_err() {
             shared.status.fail("the sink stopped");
         }
     }
 
-    fn close(&mut self, key: u64) -> Result<StreamSummary> {
-        let signer = SharedSigner(self.signer.clone());
+    /// Notarizes the stream's last window, signs its final checkpoint and hands it over. A
+    /// checkpoint may just have been signed with nothing pending: the final one then carries
+    /// no new receipt (the sealer allows it; the seal chain stays one stream).
+    fn close(&mut self, key: u64, last: Option<JudgedWindow>) -> Result<StreamSummary> {
+        let failed = |shared: &StreamShared, reason: String| LiveError::StreamFailed {
+            stream_id: shared.stream_id.clone(),
+            reason,
+        };
+        if let Some(judged) = last
+            && let Err((shared, e)) = self.notarize(key, judged)
+        {
+            shared.status.fail(&e.to_string());
+        }
         let Some(mut s) = self.streams.remove(&key) else {
-            return Err(LiveError::Config {
-                message: "no such stream on this shard".to_owned(),
+            return Err(LiveError::Internal {
+                invariant: "the stream is on its mint shard",
             });
         };
         let shared = s.shared.clone();
-        let fail = |e: LiveError| -> Result<StreamSummary> {
-            shared.status.fail(&e.to_string());
-            Err(LiveError::StreamFailed {
-                stream_id: shared.stream_id.clone(),
-                reason: e.to_string(),
-            })
-        };
         if let Some(reason) = shared.status.failure() {
-            return Err(LiveError::StreamFailed {
-                stream_id: shared.stream_id.clone(),
-                reason,
-            });
+            return Err(failed(&shared, reason));
         }
-        match s.pipeline.close_window() {
-            Ok(Some(c)) => {
-                self.stats.windows.fetch_add(1, Ordering::SeqCst);
-                match s.sealing.on_closed(&c, &signer) {
-                    Ok(Some(b)) => self.hand_over(&shared, b),
-                    Ok(None) => {}
-                    Err(e) => return fail(e),
-                }
+        match s.notary.finish(self.signer.as_ref()) {
+            Ok(Some(seal)) => {
+                let batch = s.batch(seal, &self.steward, self.clock.now_ns());
+                self.hand_over(&shared, batch);
             }
             Ok(None) => {}
-            Err(e) => return fail(LiveError::pipeline(&e)),
-        }
-        // A checkpoint may just have been signed with nothing pending: the final one then
-        // carries no new receipt (the sealer allows it; the seal chain stays one stream).
-        match s.sealing.finish(&signer) {
-            Ok(Some(b)) => self.hand_over(&shared, b),
-            Ok(None) => {}
-            Err(e) => return fail(e),
+            Err(e) => {
+                let e = LiveError::Pipeline(e);
+                shared.status.fail(&e.to_string());
+                return Err(failed(&shared, e.to_string()));
+            }
         }
         Ok(StreamSummary {
             stream_id: shared.stream_id.clone(),
-            windows: s.sealing.windows,
-            checkpoints: s.sealing.seq,
+            windows: s.notary.windows(),
+            checkpoints: s.checkpoints,
             accepted: shared.accepted.load(Ordering::SeqCst),
             refused: shared.refused.load(Ordering::SeqCst),
             refused_closed: shared.refused_closed.load(Ordering::SeqCst),

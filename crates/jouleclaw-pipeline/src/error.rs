@@ -180,5 +180,16 @@ impl From<Jcr1Error> for PipelineError {
     }
 }
 
+/// The state check of each half of the pipeline: poisoned before finished.
+pub(crate) fn usable(poisoned: bool, finished: bool) -> Result<()> {
+    if poisoned {
+        Err(PipelineError::Poisoned)
+    } else if finished {
+        Err(PipelineError::Finished)
+    } else {
+        Ok(())
+    }
+}
+
 /// `Result` with [`PipelineError`].
 pub type Result<T, E = PipelineError> = core::result::Result<T, E>;

@@ -303,13 +303,7 @@ impl Judge {
     }
 
     fn usable(&self) -> Result<()> {
-        if self.poisoned {
-            Err(PipelineError::Poisoned)
-        } else if self.finished {
-            Err(PipelineError::Finished)
-        } else {
-            Ok(())
-        }
+        crate::error::usable(self.poisoned, self.finished)
     }
 
     /// The oracle's judgement of a closed window, with the ledger's summary of it.

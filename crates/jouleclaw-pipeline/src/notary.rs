@@ -157,13 +157,7 @@ impl<E: EnergySource> Notary<E> {
     }
 
     fn usable(&self) -> Result<()> {
-        if self.poisoned {
-            Err(PipelineError::Poisoned)
-        } else if self.finished {
-            Err(PipelineError::Finished)
-        } else {
-            Ok(())
-        }
+        crate::error::usable(self.poisoned, self.finished)
     }
 
     fn try_notarize(&mut self, judged: JudgedParts, signer: &dyn Signer) -> Result<ClosedWindow> {
