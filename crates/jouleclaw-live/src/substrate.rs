@@ -1,5 +1,10 @@
 //! [`Substrate`]: many live streams on shard threads, windows closed on the clock, receipts
 //! sealed and handed to a sink off the push path.
+//!
+//! Each stream is one [`Judge`] on its verdict shard (the push path: window, ledger, oracles,
+//! the early verdict) and one [`Notary`] on its mint shard (mint, sign, seal), both built once
+//! when the stream opens and moved to their shards (they are `Send`). The verdict shard sends
+//! the mint shard one message per closed window, the [`JudgedWindow`], never a tick.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -38,7 +43,8 @@ pub struct SubstrateConfig {
     pub mint_shards: usize,
     /// Bound of each verdict shard's inbound queue (pushes waiting for their verdict).
     pub verdict_queue: usize,
-    /// Bound of each mint shard's inbound queue (accepted ticks and window closes).
+    /// Bound of each mint shard's inbound queue, in closed windows (each holds its ticks until
+    /// it is notarized).
     pub mint_queue: usize,
     /// Bound of the sink's inbound queue, in batches.
     pub sink_queue: usize,
@@ -52,8 +58,8 @@ pub struct SubstrateConfig {
 
 impl SubstrateConfig {
     /// Defaults for the duplex-voice spec: grace 20 ms, a checkpoint every 25 windows (5 s of
-    /// 200 ms windows), two shards of each kind, queues of 4,096 / 16,384 / 1,024 items,
-    /// broadcasts of 64 verdicts, 10,000 streams of at most 1,048,576 windows.
+    /// 200 ms windows), two shards of each kind, queues of 4,096 pushes / 4,096 windows / 1,024
+    /// batches, broadcasts of 64 verdicts, 10,000 streams of at most 1,048,576 windows.
     pub fn new(steward: &str) -> Self {
         Self {
             steward: steward.to_owned(),
@@ -63,7 +69,7 @@ impl SubstrateConfig {
             verdict_shards: 2,
             mint_shards: 2,
             verdict_queue: 4096,
-            mint_queue: 16_384,
+            mint_queue: 4096,
             sink_queue: 1024,
             verdict_broadcast: 64,
             max_streams: 10_000,

@@ -12,12 +12,13 @@ use jouleclaw_stream::{LedgerPolicy, StreamSpec, Tick, TickMarker, duplex};
 use jouleclaw_stream_oracle::{CompositeStreamOracle, WindowVerdict};
 use jouleclaw_structured::{Grammar, StructuredOutputOracle};
 
-const DEMO_TRACE: &str = include_str!("../../../conformance/traces/duplex-demo.jsonl");
-const TOOL_TRACE: &str = include_str!("../../../conformance/traces/tool-call.jsonl");
-const TOOL_SCHEMA: &str = include_str!("../../jouleclaw-structured/schemas/tool-call.schema.json");
+const DEMO_TRACE: &str = include_str!("../../../../conformance/traces/duplex-demo.jsonl");
+const TOOL_TRACE: &str = include_str!("../../../../conformance/traces/tool-call.jsonl");
+const TOOL_SCHEMA: &str =
+    include_str!("../../../jouleclaw-structured/schemas/tool-call.schema.json");
 const DEMO_GOLDEN: &str =
-    include_str!("../../../examples/golden/wave47_streaming_pipeline.receipts.jsonl");
-const TOOL_GOLDEN: &str = include_str!("../../../examples/golden/tool-call.receipts.jsonl");
+    include_str!("../../../../examples/golden/wave47_streaming_pipeline.receipts.jsonl");
+const TOOL_GOLDEN: &str = include_str!("../../../../examples/golden/tool-call.receipts.jsonl");
 
 fn spec() -> Arc<StreamSpec> {
     Arc::new(StreamSpec::duplex_voice_default())
