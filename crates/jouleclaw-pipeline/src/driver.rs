@@ -346,8 +346,18 @@ impl<E: EnergySource> Pipeline<E> {
         self.judge.open_window_id()
     }
 
+    /// A notary failure also poisons the judge (`notarized`, and `push_then` for a window a
+    /// tick closes), so the judge's state is the pipeline's.
     fn is_poisoned(&self) -> bool {
-        self.judge.is_poisoned() || self.notary.is_poisoned()
+        self.judge.is_poisoned()
+    }
+
+    /// A notary result; a failure leaves the whole pipeline unusable.
+    fn notarized<T>(&mut self, result: Result<T>) -> Result<T> {
+        if result.is_err() {
+            self.judge.poison();
+        }
+        result
     }
 
     /// Takes one tick. A tick of the open window joins it; a tick of a later window first
@@ -356,9 +366,6 @@ impl<E: EnergySource> Pipeline<E> {
     /// changes nothing. Stages then see the accepted tick, and the ticks they produce join the
     /// stream right after it ([`Stage`]).
     pub fn push(&mut self, tick: Tick) -> Result<TickOutcome> {
-        if self.notary.is_poisoned() {
-            return Err(PipelineError::Poisoned);
-        }
         let Self {
             judge,
             notary,
@@ -374,7 +381,10 @@ impl<E: EnergySource> Pipeline<E> {
     pub fn close_window(&mut self) -> Result<Option<ClosedWindow>> {
         self.usable()?;
         match self.judge.close_window()? {
-            Some(judged) => self.notary.notarize(judged, self.signer.as_ref()).map(Some),
+            Some(judged) => {
+                let closed = self.notary.notarize(judged, self.signer.as_ref());
+                self.notarized(closed).map(Some)
+            }
             None => Ok(None),
         }
     }
@@ -387,14 +397,18 @@ impl<E: EnergySource> Pipeline<E> {
     pub fn finish(&mut self) -> Result<Finished> {
         self.usable()?;
         let last = match self.judge.finish()? {
-            Some(judged) => Some(self.notary.notarize(judged, self.signer.as_ref())?),
+            Some(judged) => {
+                let closed = self.notary.notarize(judged, self.signer.as_ref());
+                Some(self.notarized(closed)?)
+            }
             None => None,
         };
-        let seal = self.notary.finish(self.signer.as_ref())?;
+        let seal = self.notary.finish(self.signer.as_ref());
+        let seal = self.notarized(seal)?;
         Ok(Finished { last, seal })
     }
 
-    /// Poisoned (either half) before finished, as each half reports it.
+    /// Poisoned before finished (each half reports finished itself).
     fn usable(&self) -> Result<()> {
         if self.is_poisoned() {
             Err(PipelineError::Poisoned)

@@ -205,6 +205,11 @@ impl Judge {
         self.poisoned
     }
 
+    /// Leaves the judge unusable: the pipeline's notary failed on a window it closed.
+    pub(crate) fn poison(&mut self) {
+        self.poisoned = true;
+    }
+
     /// Takes one tick (the pipeline's rules, [`crate::Pipeline::push`]); a window it closes
     /// comes back judged in [`TickOutcome::closed`].
     pub fn push(&mut self, tick: Tick) -> Result<JudgedTick> {
@@ -323,6 +328,8 @@ impl Judge {
     }
 
     /// Everything after the window took the tick: ledger, stages, oracles, produced ticks.
+    /// Inlined into the push path, so that its result is written in place, not copied.
+    #[inline(always)]
     fn observe(&mut self, direction: ChannelDirection) -> Result<Observed> {
         let Some(open) = self.open.as_mut() else {
             return Err(PipelineError::Internal {
@@ -335,7 +342,11 @@ impl Judge {
             });
         };
         let finding = self.ledger.observe(stored, direction)?;
-        let (mut reports, produced) = run_stages(&mut self.stages, &mut self.oracle, stored);
+        let (mut reports, produced) = if self.stages.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            run_stages(&mut self.stages, &mut self.oracle, stored)
+        };
         let ts_ns = stored.ts_ns;
         let early = self.oracle.on_tick(stored, direction);
         if let Some(verdict) = &early {
