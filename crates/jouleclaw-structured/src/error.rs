@@ -91,6 +91,13 @@ codes! {
     AboveMaximum => "above_maximum", Schema,
     /// An array would hold more elements than its `maxItems`.
     TooManyItems => "too_many_items", Schema,
+    /// An array closes with fewer elements than its `minItems`.
+    TooFewItems => "too_few_items", Schema,
+    /// An object closes with fewer members than its `minProperties`.
+    TooFewProperties => "too_few_properties", Schema,
+    /// A container would open deeper than the grammar's `max_depth` (only where the schema
+    /// itself does not bound the depth: recursive references, free-form values).
+    TooDeep => "too_deep", Limit,
     /// The caller cancelled the stream.
     Cancelled => "cancelled", Control,
     /// Bytes pushed after the document was accepted (the acceptance stands).
@@ -178,6 +185,21 @@ pub enum StructuredError {
         /// The JSON Pointer of the schema object that holds it.
         at: String,
     },
+    /// A keyword that is neither JSON Schema 2020-12 vocabulary nor an annotation, refused
+    /// under [`crate::UnknownKeywords::Refuse`] (the default of [`crate::Profile::JsonSchema`]).
+    UnknownKeyword {
+        /// The keyword.
+        keyword: String,
+        /// The JSON Pointer of the schema object that holds it.
+        at: String,
+    },
+    /// A union (`anyOf`, `oneOf`, a type list) whose branch cannot be decided by a value's
+    /// first byte: two branches of one JSON type (objects without a common tag, two strings,
+    /// two arrays, two constrained numbers).
+    AmbiguousUnion {
+        /// The JSON Pointer of the union.
+        at: String,
+    },
     /// A supported keyword with a value the subset does not accept.
     InvalidKeyword {
         /// The keyword.
@@ -219,6 +241,8 @@ impl StructuredError {
             Self::SchemaNotJson { .. } => "schema_not_json",
             Self::UnsupportedKeyword { .. } => "schema_unsupported_keyword",
             Self::InvalidKeyword { .. } => "schema_invalid_keyword",
+            Self::UnknownKeyword { .. } => "schema_unknown_keyword",
+            Self::AmbiguousUnion { .. } => "schema_ambiguous_union",
             Self::MissingKeyword { .. } => "schema_missing_keyword",
             Self::SchemaOverLimit { .. } => "schema_over_limit",
             Self::InvalidLimits { .. } => "limits_invalid",
@@ -229,10 +253,13 @@ impl StructuredError {
     /// The schema keyword the error names, if any.
     pub fn keyword(&self) -> Option<&str> {
         match self {
-            Self::UnsupportedKeyword { keyword, .. } | Self::InvalidKeyword { keyword, .. } => {
+            Self::UnsupportedKeyword { keyword, .. }
+            | Self::InvalidKeyword { keyword, .. }
+            | Self::UnknownKeyword { keyword, .. } => {
                 Some(keyword)
             }
             Self::MissingKeyword { keyword, .. } => Some(keyword),
+            Self::AmbiguousUnion { .. } => Some("anyOf"),
             _ => None,
         }
     }
@@ -245,6 +272,14 @@ impl fmt::Display for StructuredError {
             Self::UnsupportedKeyword { keyword, at } => write!(
                 f,
                 "schema keyword \"{keyword}\" at \"{at}\" is outside the supported subset"
+            ),
+            Self::UnknownKeyword { keyword, at } => write!(
+                f,
+                "schema keyword \"{keyword}\" at \"{at}\" is not JSON Schema 2020-12 vocabulary (refused; UnknownKeywords::Ignore ignores it)"
+            ),
+            Self::AmbiguousUnion { at } => write!(
+                f,
+                "union at \"{at}\": two branches of one JSON type, so a value's first byte cannot decide its branch"
             ),
             Self::InvalidKeyword {
                 keyword,

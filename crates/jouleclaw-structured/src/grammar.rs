@@ -19,6 +19,10 @@ pub const GRAMMAR_FORMAT: &str = "jouleclaw-structured/1";
 /// per key or per enum value.
 pub const MAX_MEMBERS: usize = 256;
 
+/// Most schema objects one projection writes (a schema that reuses one definition in many
+/// places is written out at each place; this bounds that growth).
+pub const PROJECTION_NODES: u32 = 1 << 16;
+
 /// The largest schema text [`Grammar::compile`] reads.
 pub const MAX_SCHEMA_BYTES: usize = 1 << 20;
 
@@ -135,6 +139,17 @@ pub(crate) struct Branch {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Bound(pub(crate) String);
 
+/// Exact integer bounds that do not fit the `i64` fast path (inclusive; `None`: no bound a
+/// number token of at most `MAX_NUMBER_CHARS_CEILING` bytes can reach).
+#[derive(Debug, Clone)]
+pub(crate) struct Wide {
+    pub(crate) lo: Option<crate::bigint::Big>,
+    pub(crate) hi: Option<crate::bigint::Big>,
+}
+
+/// No node: an empty slot of a union's first-byte table.
+pub(crate) const NONE: NodeId = NodeId::MAX;
+
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
     Object {
@@ -142,6 +157,10 @@ pub(crate) enum Kind {
         all: Bits,
         required: Bits,
         max_properties: Option<u32>,
+        /// Other properties: `None` closed (`additionalProperties: false`), else the node
+        /// their values must match ([`Kind::Any`] when `additionalProperties` is absent).
+        extra: Option<NodeId>,
+        min_properties: u32,
     },
     OneOf {
         tag: String,
@@ -150,6 +169,7 @@ pub(crate) enum Kind {
     Array {
         items: NodeId,
         max_items: u32,
+        min_items: u32,
     },
     String {
         min: u32,
@@ -160,15 +180,33 @@ pub(crate) enum Kind {
         lo: i64,
         hi: i64,
         allowed: Option<Vec<i64>>,
+        /// Set when a bound is beyond +-(2^53-1): then these bounds apply, not `lo`/`hi`.
+        wide: Option<Box<Wide>>,
     },
     Number {
         min: Option<Bound>,
         max: Option<Bound>,
+        xmin: Option<Bound>,
+        xmax: Option<Bound>,
+        allowed: Option<Vec<Bound>>,
     },
     Boolean {
         allowed: Option<Vec<bool>>,
     },
     Null,
+    /// Any well-formed JSON value (the empty schema, `true`, absent `additionalProperties`).
+    Any,
+    /// `anyOf` / `oneOf` / a type list / an untyped `enum`: decided at the value's first byte.
+    Union {
+        /// As declared (the projection).
+        branches: Vec<NodeId>,
+        one_of: bool,
+        /// The branch per first-byte class (object, array, string, number, boolean, null), or
+        /// [`NONE`]. Filled when the grammar is finished.
+        by: [NodeId; 6],
+    },
+    /// A `$ref` while compiling; resolved away before the grammar is used.
+    Ref(NodeId),
 }
 
 #[derive(Debug, Clone)]
@@ -191,6 +229,72 @@ pub struct Grammar {
     projection: Vec<u8>,
     canonical: Vec<u8>,
     digest: blake3::Hash,
+    ignored: Vec<IgnoredKeyword>,
+}
+
+/// Which reading of the schema [`Grammar::compile_with`] applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Profile {
+    /// The closed subset of `jouleclaw-structured/1` ([`Grammar::compile`]): every object
+    /// states `additionalProperties: false`, every schema a `type` (or `oneOf`), no
+    /// annotation but `title`/`description`, no `$ref`.
+    Subset,
+    /// JSON Schema 2020-12 meanings for what tool-schema generators write: absent
+    /// `additionalProperties` allows other properties, annotations are ignored (and
+    /// reported), `anyOf`/`oneOf`/type lists decided at a value's first byte, untyped
+    /// `const`/`enum`, local `$ref`/`$defs` (recursion bounded by `max_depth`), exact
+    /// bounds of any size, `minItems`/`minProperties`/`exclusiveMinimum`/`exclusiveMaximum`.
+    JsonSchema,
+}
+
+/// What [`Profile::JsonSchema`] does with a keyword that is neither JSON Schema 2020-12
+/// vocabulary nor an annotation (`optional`, `x-foo`, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnknownKeywords {
+    /// Refuse the schema (`schema_unknown_keyword`): the default. A keyword the author wrote
+    /// may be a constraint; ignoring it would accept documents the author meant to refuse.
+    Refuse,
+    /// Ignore it as JSON Schema does, and list it in [`Grammar::ignored_keywords`].
+    Ignore,
+}
+
+/// How [`Grammar::compile_with`] reads a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompileOptions {
+    /// The grammar's limits.
+    pub limits: Limits,
+    /// The reading of the schema.
+    pub profile: Profile,
+    /// Keywords outside JSON Schema (only [`Profile::JsonSchema`]; the subset refuses them).
+    pub unknown_keywords: UnknownKeywords,
+}
+
+impl CompileOptions {
+    /// [`Profile::JsonSchema`], [`Limits::DEFAULT`], unknown keywords refused.
+    pub const JSON_SCHEMA: CompileOptions = CompileOptions {
+        limits: Limits::DEFAULT,
+        profile: Profile::JsonSchema,
+        unknown_keywords: UnknownKeywords::Refuse,
+    };
+    /// [`Profile::Subset`] with [`Limits::DEFAULT`] (what [`Grammar::compile`] does).
+    pub const SUBSET: CompileOptions = CompileOptions {
+        limits: Limits::DEFAULT,
+        profile: Profile::Subset,
+        unknown_keywords: UnknownKeywords::Refuse,
+    };
+}
+
+/// A keyword [`Profile::JsonSchema`] read and did not enforce: an annotation, or an unknown
+/// keyword under [`UnknownKeywords::Ignore`]. None of them is in the projection or the digest.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct IgnoredKeyword {
+    /// JSON Pointer of the schema object that holds it.
+    pub at: String,
+    /// The keyword.
+    pub keyword: String,
+    /// `true` for an annotation (`default`, `examples`, `format`, ...), `false` for an unknown
+    /// keyword ignored by choice.
+    pub annotation: bool,
 }
 
 /// A canonical JSON value used to write the projection.
@@ -241,7 +345,7 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal) {
     }
 }
 
-fn ptr_push(at: &str, seg: &str) -> String {
+pub(crate) fn ptr_push(at: &str, seg: &str) -> String {
     let mut s = String::with_capacity(at.len() + seg.len() + 1);
     s.push_str(at);
     s.push('/');
@@ -275,12 +379,17 @@ const SUBSET: &[&str] = &[
     "maximum",
 ];
 
-struct Compiler {
-    nodes: Vec<Node>,
-    limits: Limits,
+pub(crate) struct Compiler {
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) limits: Limits,
+    pub(crate) unknown: UnknownKeywords,
+    pub(crate) ignored: Vec<IgnoredKeyword>,
+    pub(crate) refs: std::collections::HashMap<String, NodeId>,
+    pub(crate) any: Option<NodeId>,
+    pub(crate) union_at: std::collections::HashMap<NodeId, String>,
 }
 
-fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
+pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
     E::InvalidKeyword {
         keyword: keyword.to_owned(),
         at: at.to_owned(),
@@ -288,9 +397,11 @@ fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
     }
 }
 
-fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
+pub(crate) fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
     match v {
-        Json::Num(Num::Int(i)) => {
+        Json::Num(crate::json::Number {
+            num: Num::Int(i), ..
+        }) => {
             u32::try_from(*i).map_err(|_| invalid(keyword, at, "must be an integer in [0, 2^32-1]"))
         }
         _ => Err(invalid(keyword, at, "must be an integer in [0, 2^32-1]")),
@@ -299,7 +410,9 @@ fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
 
 fn safe_int(v: &Json, keyword: &str, at: &str) -> Result<i64> {
     match v {
-        Json::Num(Num::Int(i)) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(*i),
+        Json::Num(crate::json::Number {
+            num: Num::Int(i), ..
+        }) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64 => Ok(*i),
         _ => Err(invalid(
             keyword,
             at,
@@ -308,15 +421,13 @@ fn safe_int(v: &Json, keyword: &str, at: &str) -> Result<i64> {
     }
 }
 
-fn number_text(v: &Json, keyword: &str, at: &str) -> Result<String> {
+pub(crate) fn number_text(v: &Json, keyword: &str, at: &str) -> Result<String> {
     match v {
-        Json::Num(Num::Int(i)) => Ok(i.to_string()),
-        // The shortest text that reads back as the same f64, in ryu's notation (`1.5e300`,
-        // `1e-7`, `2.0`): written by ryu itself, so the digest does not follow the number
-        // formatting of whichever serde_json version is linked.
-        Json::Num(Num::Float(f)) if f.is_finite() => {
-            Ok(ryu::Buffer::new().format_finite(*f).to_owned())
-        }
+        Json::Num(n) => match n.num {
+            Num::Int(i) => Ok(i.to_string()),
+            Num::Float(f) if f.is_finite() => Ok(crate::bigint::canonical_decimal(&n.text, f)),
+            Num::Float(_) => Err(invalid(keyword, at, "must be a number")),
+        },
         _ => Err(invalid(keyword, at, "must be a number")),
     }
 }
@@ -483,7 +594,11 @@ impl Compiler {
                     None => self.limits.max_array_items,
                 };
                 let items = self.compile(items, &ptr_push(at, "items"), depth + 1, false)?;
-                Kind::Array { items, max_items }
+                Kind::Array {
+                    items,
+                    max_items,
+                    min_items: 0,
+                }
             }
             "string" => {
                 let min = get("minLength")
@@ -514,17 +629,22 @@ impl Compiler {
                     .transpose()?
                     .unwrap_or(MAX_SAFE_INTEGER);
                 let allowed = values(&|v| {
-                    matches!(v, Json::Num(Num::Int(i)) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64)
+                    matches!(v.num(), Some(n) if matches!(n.num, Num::Int(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64))
                 })?
                 .map(|vs| {
                     vs.into_iter()
-                        .filter_map(|v| match v {
-                            Json::Num(Num::Int(i)) => Some(i),
+                        .filter_map(|v| match v.num().map(|n| &n.num) {
+                            Some(Num::Int(i)) => Some(*i),
                             _ => None,
                         })
                         .collect()
                 });
-                Kind::Integer { lo, hi, allowed }
+                Kind::Integer {
+                    lo,
+                    hi,
+                    allowed,
+                    wide: None,
+                }
             }
             "number" => Kind::Number {
                 min: get("minimum")
@@ -533,6 +653,9 @@ impl Compiler {
                 max: get("maximum")
                     .map(|v| number_text(v, "maximum", at).map(Bound))
                     .transpose()?,
+                xmin: None,
+                xmax: None,
+                allowed: None,
             },
             "boolean" => Kind::Boolean {
                 allowed: values(&|v| matches!(v, Json::Bool(_)))?.map(|vs| {
@@ -630,6 +753,8 @@ impl Compiler {
             props,
             required,
             max_properties,
+            extra: None,
+            min_properties: 0,
         })
     }
 
@@ -658,8 +783,20 @@ impl Compiler {
             }
             ids.push(self.compile(b, &bat, depth, false)?);
         }
-        // The tag: a property every branch requires, as a string const, with distinct values.
-        // Several candidates: the smallest name (byte order) is the tag.
+        if let Some((tag, branches)) = self.find_tag(&ids) {
+            return Ok(Kind::OneOf { tag, branches });
+        }
+        Err(invalid(
+            "oneOf",
+            at,
+            "branches need a required tag property whose schema is a string const, distinct per branch",
+        ))
+    }
+
+    /// The tag of object nodes `ids`: a property every branch requires, as a string const,
+    /// with distinct values. Several candidates: the smallest name (byte order) of the first
+    /// branch's properties.
+    pub(crate) fn find_tag(&self, ids: &[NodeId]) -> Option<(String, Vec<Branch>)> {
         let tag_of = |node: NodeId, name: &str| -> Option<(String, u16)> {
             let Kind::Object {
                 props, required, ..
@@ -679,18 +816,14 @@ impl Compiler {
                 _ => None,
             }
         };
-        let Kind::Object { props: first, .. } = &self.nodes[ids[0] as usize].kind else {
-            return Err(invalid(
-                "oneOf",
-                at,
-                "every branch must be an object schema",
-            ));
+        let Kind::Object { props: first, .. } = &self.nodes[*ids.first()? as usize].kind else {
+            return None;
         };
         let mut names: Vec<&str> = first.iter().map(|p| p.name.as_str()).collect();
         names.sort_unstable();
         for name in names {
             let mut out: Vec<Branch> = Vec::with_capacity(ids.len());
-            for &id in &ids {
+            for &id in ids {
                 match tag_of(id, name) {
                     Some((value, tag_index)) if !out.iter().any(|b| b.tag_value == value) => out
                         .push(Branch {
@@ -702,17 +835,10 @@ impl Compiler {
                 }
             }
             if out.len() == ids.len() {
-                return Ok(Kind::OneOf {
-                    tag: name.to_owned(),
-                    branches: out,
-                });
+                return Some((name.to_owned(), out));
             }
         }
-        Err(invalid(
-            "oneOf",
-            at,
-            "branches need a required tag property whose schema is a string const, distinct per branch",
-        ))
+        None
     }
 }
 
@@ -725,6 +851,24 @@ impl Grammar {
     /// Compiles a schema (JSON text) with `limits`. Refuses anything outside the subset
     /// (`spec/STRUCTURED-OUTPUT.md`) with a stable code naming the keyword.
     pub fn compile_with_limits(schema: &[u8], limits: Limits) -> Result<Grammar> {
+        Self::compile_with(
+            schema,
+            &CompileOptions {
+                limits,
+                ..CompileOptions::SUBSET
+            },
+        )
+    }
+
+    /// Compiles a schema with JSON Schema 2020-12 meanings ([`Profile::JsonSchema`],
+    /// [`Limits::DEFAULT`], unknown keywords refused): what tool-schema generators write.
+    pub fn compile_json_schema(schema: &[u8]) -> Result<Grammar> {
+        Self::compile_with(schema, &CompileOptions::JSON_SCHEMA)
+    }
+
+    /// Compiles a schema (JSON text) as `options` say.
+    pub fn compile_with(schema: &[u8], options: &CompileOptions) -> Result<Grammar> {
+        let limits = options.limits;
         limits.validate()?;
         if schema.len() > MAX_SCHEMA_BYTES {
             return Err(E::SchemaOverLimit {
@@ -736,8 +880,19 @@ impl Grammar {
         let mut c = Compiler {
             nodes: Vec::new(),
             limits,
+            unknown: options.unknown_keywords,
+            ignored: Vec::new(),
+            refs: std::collections::HashMap::new(),
+            any: None,
+            union_at: std::collections::HashMap::new(),
         };
-        let root = c.compile(&json, "", 0, true)?;
+        let root = match options.profile {
+            Profile::Subset => c.compile(&json, "", 0, true)?,
+            Profile::JsonSchema => {
+                let r = c.compile_2020(&json, &json, "", 0, true)?;
+                c.finish(r)?
+            }
+        };
         let nodes = c.nodes;
         let mut g = Grammar {
             nodes,
@@ -746,11 +901,9 @@ impl Grammar {
             projection: Vec::new(),
             canonical: Vec::new(),
             digest: blake3::hash(b""),
+            ignored: c.ignored,
         };
-        let mut proj = g.project(root);
-        if let CVal::Obj(m) = &mut proj {
-            m.push(("$schema".into(), CVal::Str(SCHEMA_DIALECT.into())));
-        }
+        let proj = g.project_root()?;
         let mut projection = Vec::new();
         write_cval(&mut projection, &proj);
         let l = limits;
@@ -789,8 +942,86 @@ impl Grammar {
         Ok(g)
     }
 
-    fn project(&self, id: NodeId) -> CVal {
+    /// The root's projection, `$schema` added; nodes on a reference cycle go to `$defs`
+    /// (named `r0`, `r1`, ... in the order a depth-first walk meets them) and are referenced
+    /// with `$ref`; every other node is written inline.
+    fn project_root(&self) -> Result<CVal> {
+        let heads = self.cycle_heads();
+        let mut budget = PROJECTION_NODES;
+        let mut root = self.project(self.root, &heads, true, &mut budget)?;
+        let mut defs = Vec::new();
+        for (i, &h) in heads.iter().enumerate() {
+            defs.push((format!("r{i}"), self.project(h, &heads, true, &mut budget)?));
+        }
+        if let CVal::Obj(m) = &mut root {
+            if !defs.is_empty() {
+                m.push(("$defs".into(), CVal::Obj(defs)));
+            }
+            m.push(("$schema".into(), CVal::Str(SCHEMA_DIALECT.into())));
+        }
+        Ok(root)
+    }
+
+    fn children(&self, id: NodeId) -> Vec<NodeId> {
+        match &self.nodes[id as usize].kind {
+            Kind::Object { props, extra, .. } => {
+                props.iter().map(|p| p.node).chain(*extra).collect()
+            }
+            Kind::OneOf { branches, .. } => branches.iter().map(|b| b.node).collect(),
+            Kind::Array { items, .. } => vec![*items],
+            Kind::Union { branches, .. } => branches.clone(),
+            Kind::Ref(t) => vec![*t],
+            _ => Vec::new(),
+        }
+    }
+
+    /// The targets of back edges of a depth-first walk from the root, in the order met.
+    fn cycle_heads(&self) -> Vec<NodeId> {
+        // 0 unvisited, 1 on the walk's stack, 2 done.
+        let mut state = vec![0u8; self.nodes.len()];
+        let mut heads = Vec::new();
+        let mut stack: Vec<(NodeId, Vec<NodeId>, usize)> = Vec::new();
+        state[self.root as usize] = 1;
+        stack.push((self.root, self.children(self.root), 0));
+        while let Some((id, kids, i)) = stack.last_mut() {
+            if let Some(&k) = kids.get(*i) {
+                *i += 1;
+                match state[k as usize] {
+                    0 => {
+                        state[k as usize] = 1;
+                        let c = self.children(k);
+                        stack.push((k, c, 0));
+                    }
+                    1 if !heads.contains(&k) => heads.push(k),
+                    _ => {}
+                }
+            } else {
+                state[*id as usize] = 2;
+                stack.pop();
+            }
+        }
+        heads
+    }
+
+    fn project(
+        &self,
+        id: NodeId,
+        heads: &[NodeId],
+        inline: bool,
+        budget: &mut u32,
+    ) -> Result<CVal> {
+        if !inline && let Some(i) = heads.iter().position(|&h| h == id) {
+            return Ok(CVal::Obj(vec![(
+                "$ref".into(),
+                CVal::Str(format!("#/$defs/r{i}")),
+            )]));
+        }
+        *budget = budget.checked_sub(1).ok_or(E::SchemaOverLimit {
+            limit: "max_projection_nodes",
+            at: String::new(),
+        })?;
         let node = &self.nodes[id as usize];
+        let mut sub = |n: NodeId| self.project(n, heads, false, budget);
         let mut m: Vec<(String, CVal)> = Vec::new();
         let ty = |t: &str| ("type".to_owned(), CVal::Str(t.to_owned()));
         let values = |m: &mut Vec<(String, CVal)>, vs: Vec<CVal>| {
@@ -807,19 +1038,21 @@ impl Grammar {
                 props,
                 required,
                 max_properties,
+                extra,
+                min_properties,
                 ..
             } => {
                 m.push(ty("object"));
-                m.push(("additionalProperties".into(), CVal::Bool(false)));
-                m.push((
-                    "properties".into(),
-                    CVal::Obj(
-                        props
-                            .iter()
-                            .map(|p| (p.name.clone(), self.project(p.node)))
-                            .collect(),
-                    ),
-                ));
+                match extra {
+                    None => m.push(("additionalProperties".into(), CVal::Bool(false))),
+                    Some(x) if matches!(self.nodes[*x as usize].kind, Kind::Any) => {}
+                    Some(x) => m.push(("additionalProperties".into(), sub(*x)?)),
+                }
+                let mut ps = Vec::with_capacity(props.len());
+                for p in props {
+                    ps.push((p.name.clone(), sub(p.node)?));
+                }
+                m.push(("properties".into(), CVal::Obj(ps)));
                 let mut req: Vec<&str> = props
                     .iter()
                     .enumerate()
@@ -839,17 +1072,38 @@ impl Grammar {
                 if let Some(n) = max_properties {
                     m.push(("maxProperties".into(), CVal::Int(i64::from(*n))));
                 }
+                if *min_properties > 0 {
+                    m.push(("minProperties".into(), CVal::Int(i64::from(*min_properties))));
+                }
             }
             Kind::OneOf { branches, .. } => {
-                m.push((
-                    "oneOf".into(),
-                    CVal::Arr(branches.iter().map(|b| self.project(b.node)).collect()),
-                ));
+                let mut bs = Vec::with_capacity(branches.len());
+                for b in branches {
+                    bs.push(sub(b.node)?);
+                }
+                m.push(("oneOf".into(), CVal::Arr(bs)));
             }
-            Kind::Array { items, max_items } => {
+            Kind::Union {
+                branches, one_of, ..
+            } => {
+                let mut bs = Vec::with_capacity(branches.len());
+                for b in branches {
+                    bs.push(sub(*b)?);
+                }
+                let k = if *one_of { "oneOf" } else { "anyOf" };
+                m.push((k.into(), CVal::Arr(bs)));
+            }
+            Kind::Array {
+                items,
+                max_items,
+                min_items,
+            } => {
                 m.push(ty("array"));
-                m.push(("items".into(), self.project(*items)));
+                m.push(("items".into(), sub(*items)?));
                 m.push(("maxItems".into(), CVal::Int(i64::from(*max_items))));
+                if *min_items > 0 {
+                    m.push(("minItems".into(), CVal::Int(i64::from(*min_items))));
+                }
             }
             Kind::String { min, max, allowed } => {
                 m.push(ty("string"));
@@ -861,21 +1115,51 @@ impl Grammar {
                     values(&mut m, a.iter().map(|s| CVal::Str(s.clone())).collect());
                 }
             }
-            Kind::Integer { lo, hi, allowed } => {
+            Kind::Integer {
+                lo,
+                hi,
+                allowed,
+                wide,
+            } => {
                 m.push(ty("integer"));
-                m.push(("minimum".into(), CVal::Int(*lo)));
-                m.push(("maximum".into(), CVal::Int(*hi)));
+                match wide {
+                    None => {
+                        m.push(("minimum".into(), CVal::Int(*lo)));
+                        m.push(("maximum".into(), CVal::Int(*hi)));
+                    }
+                    Some(w) => {
+                        if let Some(b) = &w.lo {
+                            m.push(("minimum".into(), CVal::Num(b.to_string())));
+                        }
+                        if let Some(b) = &w.hi {
+                            m.push(("maximum".into(), CVal::Num(b.to_string())));
+                        }
+                    }
+                }
                 if let Some(a) = allowed {
                     values(&mut m, a.iter().map(|i| CVal::Int(*i)).collect());
                 }
             }
-            Kind::Number { min, max } => {
+            Kind::Number {
+                min,
+                max,
+                xmin,
+                xmax,
+                allowed,
+            } => {
                 m.push(ty("number"));
-                if let Some(b) = min {
-                    m.push(("minimum".into(), CVal::Num(b.0.clone())));
+                for (k, b) in [
+                    ("minimum", min),
+                    ("maximum", max),
+                    ("exclusiveMinimum", xmin),
+                    ("exclusiveMaximum", xmax),
+                ] {
+                    if let Some(b) = b {
+                        m.push((k.into(), CVal::Num(b.0.clone())));
+                    }
                 }
-                if let Some(b) = max {
-                    m.push(("maximum".into(), CVal::Num(b.0.clone())));
+                if let Some(a) = allowed {
+                    values(&mut m, a.iter().map(|b| CVal::Num(b.0.clone())).collect());
                 }
             }
             Kind::Boolean { allowed } => {
@@ -885,6 +1169,8 @@ impl Grammar {
                 }
             }
             Kind::Null => m.push(ty("null")),
+            Kind::Any => {}
+            Kind::Ref(t) => return sub(*t),
         }
         if let Some(t) = &node.title {
             m.push(("title".into(), CVal::Str(t.clone())));
@@ -892,7 +1178,14 @@ impl Grammar {
         if let Some(d) = &node.description {
             m.push(("description".into(), CVal::Str(d.clone())));
         }
-        CVal::Obj(m)
+        Ok(CVal::Obj(m))
+    }
+
+    /// The keywords [`Profile::JsonSchema`] read and did not enforce (annotations such as
+    /// `default`, `examples`, `format`; unknown keywords under [`UnknownKeywords::Ignore`]), in
+    /// the order met. Empty for [`Profile::Subset`], which refuses them.
+    pub fn ignored_keywords(&self) -> &[IgnoredKeyword] {
+        &self.ignored
     }
 
     /// The grammar's limits.

@@ -14,12 +14,26 @@ pub(crate) enum Num {
     Float(f64),
 }
 
+/// A number: its value as the subset reads it, and the exact token text.
+#[derive(Debug, Clone)]
+pub(crate) struct Number {
+    pub(crate) num: Num,
+    /// The token exactly as written (filled in after parsing; no rounding).
+    pub(crate) text: String,
+}
+
+impl PartialEq for Number {
+    fn eq(&self, other: &Self) -> bool {
+        crate::decimal::cmp(self.text.as_bytes(), other.text.as_bytes()).is_eq()
+    }
+}
+
 /// A JSON value with its members in document order and no duplicate keys.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Json {
     Null,
     Bool(bool),
-    Num(Num),
+    Num(Number),
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(String, Json)>),
@@ -27,7 +41,33 @@ pub(crate) enum Json {
 
 impl Json {
     pub(crate) fn parse(bytes: &[u8]) -> Result<Json, String> {
-        serde_json::from_slice(bytes).map_err(|e| e.to_string())
+        let mut v: Json = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+        // serde reports numbers as i64/u64/f64 only; the exact token texts are taken from the
+        // (already validated) text, in document order, which is the order of the tree.
+        let mut tokens = number_tokens(bytes);
+        v.fill_numbers(&mut tokens);
+        Ok(v)
+    }
+
+    fn fill_numbers<'a>(&mut self, tokens: &mut impl Iterator<Item = &'a [u8]>) {
+        match self {
+            Json::Num(n) => {
+                if let Some(t) = tokens.next() {
+                    n.text = String::from_utf8_lossy(t).into_owned();
+                }
+            }
+            Json::Arr(a) => a.iter_mut().for_each(|x| x.fill_numbers(tokens)),
+            Json::Obj(m) => m.iter_mut().for_each(|(_, x)| x.fill_numbers(tokens)),
+            _ => {}
+        }
+    }
+
+    /// The number, if this is one.
+    pub(crate) fn num(&self) -> Option<&Number> {
+        match self {
+            Json::Num(n) => Some(n),
+            _ => None,
+        }
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<&Json> {
@@ -36,6 +76,41 @@ impl Json {
             _ => None,
         }
     }
+}
+
+/// The number tokens of a valid JSON text, in order.
+fn number_tokens(t: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut i = 0;
+    core::iter::from_fn(move || {
+        while i < t.len() {
+            match t[i] {
+                b'"' => {
+                    i += 1;
+                    while i < t.len() && t[i] != b'"' {
+                        i += if t[i] == b'\\' { 2 } else { 1 };
+                    }
+                    i += 1;
+                }
+                b'-' | b'0'..=b'9' => {
+                    let start = i;
+                    while i < t.len() && matches!(t[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                    {
+                        i += 1;
+                    }
+                    return t.get(start..i);
+                }
+                _ => i += 1,
+            }
+        }
+        None
+    })
+}
+
+fn number(num: Num) -> Json {
+    Json::Num(Number {
+        num,
+        text: String::new(),
+    })
 }
 
 struct JsonVisitor;
@@ -50,18 +125,17 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(Json::Bool(v))
     }
     fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-        Ok(Json::Num(Num::Int(v)))
+        Ok(number(Num::Int(v)))
     }
     fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-        Ok(Json::Num(match i64::try_from(v) {
+        Ok(number(match i64::try_from(v) {
             Ok(i) => Num::Int(i),
-            // Beyond i64: kept as a float, which the subset refuses wherever it needs an
-            // integer.
+            // Beyond i64: a float here; the exact text is kept beside it.
             Err(_) => Num::Float(v as f64),
         }))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
-        Ok(Json::Num(Num::Float(v)))
+        Ok(number(Num::Float(v)))
     }
     fn visit_str<E>(self, v: &str) -> Result<Json, E> {
         Ok(Json::Str(v.to_owned()))
@@ -104,6 +178,13 @@ impl<'de> Deserialize<'de> for Json {
 mod tests {
     use super::*;
 
+    fn t(num: Num, text: &str) -> Json {
+        Json::Num(Number {
+            num,
+            text: text.into(),
+        })
+    }
+
     #[test]
     fn duplicate_keys_are_refused_where_serde_json_keeps_the_last() {
         assert!(Json::parse(br#"{"a":1,"a":2}"#).is_err());
@@ -112,18 +193,29 @@ mod tests {
         assert_eq!(
             Json::parse(br#"{"b":1,"a":[true,null,"x",-2,1.5]}"#),
             Ok(Json::Obj(vec![
-                ("b".into(), Json::Num(Num::Int(1))),
+                ("b".into(), t(Num::Int(1), "1")),
                 (
                     "a".into(),
                     Json::Arr(vec![
                         Json::Bool(true),
                         Json::Null,
                         Json::Str("x".into()),
-                        Json::Num(Num::Int(-2)),
-                        Json::Num(Num::Float(1.5)),
+                        t(Num::Int(-2), "-2"),
+                        t(Num::Float(1.5), "1.5"),
                     ])
                 ),
             ]))
         );
+    }
+
+    #[test]
+    fn number_tokens_keep_their_exact_text() {
+        let v = Json::parse(br#"{"a":"x\"1","b":[18446744073709551617,0.10000000000000000000001e-3,-0]}"#)
+            .unwrap();
+        let Some(Json::Arr(a)) = v.get("b") else {
+            panic!("array")
+        };
+        let texts: Vec<&str> = a.iter().filter_map(|x| x.num()).map(|n| n.text.as_str()).collect();
+        assert_eq!(texts, ["18446744073709551617", "0.10000000000000000000001e-3", "-0"]);
     }
 }

@@ -48,17 +48,20 @@
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+mod bigint;
 mod decimal;
 mod error;
 mod grammar;
 mod json;
 mod oracle;
+mod schema2020;
 mod validator;
 
 pub use error::{Refusal, RefusalClass, RefusalCode, Result, StructuredError};
 pub use grammar::{
-    GRAMMAR_FORMAT, Grammar, Limits, MAX_MEMBERS, MAX_NUMBER_CHARS_CEILING, MAX_SAFE_INTEGER,
-    MAX_SCHEMA_BYTES, SCHEMA_DIALECT,
+    CompileOptions, GRAMMAR_FORMAT, Grammar, IgnoredKeyword, Limits, MAX_MEMBERS,
+    MAX_NUMBER_CHARS_CEILING, MAX_SAFE_INTEGER, MAX_SCHEMA_BYTES, PROJECTION_NODES, Profile,
+    SCHEMA_DIALECT, UnknownKeywords,
 };
 pub use oracle::StructuredOutputOracle;
 pub use validator::{ExpectedNext, Status, StructuredValidator, Usage};

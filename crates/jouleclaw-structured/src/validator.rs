@@ -4,7 +4,8 @@ use std::sync::Arc;
 
 use crate::decimal;
 use crate::error::{Refusal, RefusalCode as C};
-use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NodeId, bit};
+use crate::bigint::{self, Big};
+use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +47,9 @@ enum Key {
     None,
     Prop(u16),
     Tag,
+    /// A property no declared name matches (an open object's or a free-form object's): the
+    /// index of its text in the validator's extra-key list.
+    Extra(u32),
 }
 
 #[derive(Debug, Clone)]
@@ -204,6 +208,13 @@ pub struct StructuredValidator {
     n: Numb,
     lit: &'static [u8],
     lit_pos: usize,
+    /// The decoded text of the key being read, kept only in objects that allow other
+    /// properties (bounded by `max_document_bytes`).
+    key_buf: Vec<u8>,
+    /// Other properties of the open objects: (stack depth, key text), innermost last; their
+    /// set finds a duplicate in constant time.
+    extra_keys: Vec<(u32, Box<[u8]>)>,
+    extra_set: std::collections::HashSet<(u32, Box<[u8]>)>,
 }
 
 const PLAIN: [bool; 256] = {
@@ -369,6 +380,41 @@ fn int_possible(
     }
 }
 
+/// [`int_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
+/// sign (`zero`: exactly `0`).
+fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
+    let zero_ok = w.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
+        && w.hi.as_ref().is_none_or(|h| !h.neg);
+    if zero {
+        return zero_ok;
+    }
+    // Magnitude range for the sign: [mlo, mhi] (`None`: unbounded), or empty.
+    let (mlo, mhi): (Vec<u8>, Option<Vec<u8>>) = if neg {
+        match (&w.hi, &w.lo) {
+            (_, Some(l)) if !l.neg => return digits.is_empty() && zero_ok,
+            (Some(h), l) => (
+                if h.neg { h.mag.clone() } else { b"1".to_vec() },
+                l.as_ref().map(|l| l.mag.clone()),
+            ),
+            (None, l) => (b"1".to_vec(), l.as_ref().map(|l| l.mag.clone())),
+        }
+    } else {
+        match (&w.lo, &w.hi) {
+            (_, Some(h)) if h.neg => return false,
+            (Some(l), h) => (
+                if l.neg { b"1".to_vec() } else { l.mag.clone() },
+                h.as_ref().map(|h| h.mag.clone()),
+            ),
+            (None, h) => (b"1".to_vec(), h.as_ref().map(|h| h.mag.clone())),
+        }
+    };
+    if digits.is_empty() {
+        // Only the sign so far.
+        return zero_ok || mhi.as_ref().is_none_or(|h| bigint::cmp_mag(&mlo, h).is_le());
+    }
+    bigint::prefix_reaches(digits, &mlo, mhi.as_deref())
+}
+
 const TRUE: &[u8] = b"true";
 const FALSE: &[u8] = b"false";
 const NULL: &[u8] = b"null";
@@ -415,6 +461,9 @@ impl StructuredValidator {
             },
             lit: b"",
             lit_pos: 0,
+            key_buf: Vec::new(),
+            extra_keys: Vec::new(),
+            extra_set: std::collections::HashSet::new(),
         }
     }
 
@@ -596,6 +645,10 @@ impl StructuredValidator {
                         props.get(usize::from(i)).map(|p| p.name.clone())
                     }
                     (Kind::OneOf { tag, .. }, Key::Tag) => Some(tag.clone()),
+                    (_, Key::Extra(i)) => self
+                        .extra_keys
+                        .get(i as usize)
+                        .map(|(_, k)| String::from_utf8_lossy(k).into_owned()),
                     _ => None,
                 }
             } else {
@@ -699,6 +752,13 @@ impl StructuredValidator {
                         Some(p) => Mode::Value(p.node),
                         None => return Err(ctr(C::Syntax)),
                     },
+                    (
+                        Kind::Object {
+                            extra: Some(x), ..
+                        },
+                        Key::Extra(_),
+                    ) => Mode::Value(*x),
+                    (Kind::Any, Key::Extra(_)) => Mode::Value(f.node),
                     _ => return Err(ctr(C::Syntax)),
                 };
                 Ok(())
@@ -718,19 +778,11 @@ impl StructuredValidator {
                         Ok(())
                     }
                     (b'}', true) => self.close_object(),
-                    (b']', false) => {
-                        self.stack.pop();
-                        self.complete_value();
-                        Ok(())
-                    }
+                    (b']', false) => self.close_array(),
                     _ => Err(ctr(C::Syntax)),
                 }
             }
-            Mode::ArrFirst if b == b']' => {
-                self.stack.pop();
-                self.complete_value();
-                Ok(())
-            }
+            Mode::ArrFirst if b == b']' => self.close_array(),
             Mode::ArrFirst | Mode::ArrNext => {
                 if !is_value_start(b) {
                     return Err(ctr(C::Syntax));
@@ -741,9 +793,10 @@ impl StructuredValidator {
                         .last()
                         .map(|f| &self.g.nodes[f.node as usize].kind),
                 ) {
-                    (Some(f), Some(Kind::Array { items, max_items })) => {
-                        (*items, *max_items, f.count)
-                    }
+                    (Some(f), Some(Kind::Array {
+                        items, max_items, ..
+                    })) => (*items, *max_items, f.count),
+                    (Some(f), Some(Kind::Any)) => (f.node, u32::MAX, f.count),
                     _ => return Err(ctr(C::Syntax)),
                 };
                 if count >= max_items {
@@ -765,7 +818,63 @@ impl StructuredValidator {
 
     fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Fail> {
         let g = &self.g;
+        if matches!(b, b'{' | b'[')
+            && self.stack.len() >= g.limits.max_depth as usize
+            && matches!(
+                (&g.nodes[node as usize].kind, b),
+                (Kind::Object { .. } | Kind::OneOf { .. } | Kind::Any | Kind::Union { .. }, b'{')
+                    | (Kind::Array { .. } | Kind::Any | Kind::Union { .. }, b'[')
+            )
+        {
+            return Err(val(C::TooDeep));
+        }
         match (&g.nodes[node as usize].kind, b) {
+            (Kind::Union { by, .. }, _) => {
+                let class = match b {
+                    b'{' => 0,
+                    b'[' => 1,
+                    b'"' => 2,
+                    b'-' | b'0'..=b'9' => 3,
+                    b't' | b'f' => 4,
+                    b'n' => 5,
+                    _ => return Err(val(C::Syntax)),
+                };
+                let next = by[class];
+                if next == NONE {
+                    return Err(val(C::WrongType));
+                }
+                return self.value_start(next, b);
+            }
+            (Kind::Any, b'{') => {
+                self.stack.push(Frame {
+                    node,
+                    obj: true,
+                    seen: [0; 4],
+                    count: 0,
+                    key: Key::None,
+                });
+                self.mode = Mode::ObjFirst;
+            }
+            (Kind::Any, b'[') => {
+                self.stack.push(Frame {
+                    node,
+                    obj: false,
+                    seen: [0; 4],
+                    count: 0,
+                    key: Key::None,
+                });
+                self.mode = Mode::ArrFirst;
+            }
+            (Kind::Any, b'"') => self.start_string(Target::Value(node), [0; 4], false),
+            (Kind::Any, b't' | b'f' | b'n') => {
+                self.lit = match b {
+                    b't' => TRUE,
+                    b'f' => FALSE,
+                    _ => NULL,
+                };
+                self.lit_pos = 1;
+                self.mode = Mode::Lit;
+            }
             (Kind::Object { .. } | Kind::OneOf { .. }, b'{') => {
                 self.stack.push(Frame {
                     node,
@@ -793,7 +902,7 @@ impl StructuredValidator {
                 let constrained = allowed.is_some();
                 self.start_string(Target::Value(node), all, constrained);
             }
-            (Kind::Integer { .. } | Kind::Number { .. }, b'-' | b'0'..=b'9') => {
+            (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
                 let is_int = matches!(g.nodes[node as usize].kind, Kind::Integer { .. });
                 let n = &mut self.n;
                 n.node = node;
@@ -862,16 +971,23 @@ impl StructuredValidator {
             Kind::Object {
                 all,
                 max_properties,
+                extra,
                 ..
             } => {
                 if max_properties.is_some_and(|m| f.count >= m) {
                     return Err(ctr(C::TooManyProperties));
                 }
-                if !bits_any(&and_not(all, &f.seen)) {
+                if extra.is_none() && !bits_any(&and_not(all, &f.seen)) {
                     return Err(ctr(C::UnknownProperty));
                 }
                 let all = *all;
+                self.key_buf.clear();
                 self.start_string(Target::Key, all, true);
+                Ok(())
+            }
+            Kind::Any => {
+                self.key_buf.clear();
+                self.start_string(Target::Key, [0; 4], true);
                 Ok(())
             }
             _ => Err(ctr(C::Syntax)),
@@ -883,13 +999,14 @@ impl StructuredValidator {
         if let Kind::Object {
             all,
             max_properties,
+            extra,
             ..
         } = &self.g.nodes[f.node as usize].kind
         {
             if max_properties.is_some_and(|m| f.count >= m) {
                 return Err(ctr(C::TooManyProperties));
             }
-            if !bits_any(&and_not(all, &f.seen)) {
+            if extra.is_none() && !bits_any(&and_not(all, &f.seen)) {
                 return Err(ctr(C::UnknownProperty));
             }
         }
@@ -900,12 +1017,45 @@ impl StructuredValidator {
     fn close_object(&mut self) -> Result<(), Fail> {
         let f = self.top()?;
         match &self.g.nodes[f.node as usize].kind {
-            Kind::Object { required, .. } if !bits_any(&and_not(required, &f.seen)) => {}
+            Kind::Object {
+                required,
+                min_properties,
+                ..
+            } if !bits_any(&and_not(required, &f.seen)) => {
+                if f.count < *min_properties {
+                    return Err(ctr(C::TooFewProperties));
+                }
+            }
+            Kind::Any => {}
             _ => return Err(ctr(C::MissingProperty)),
+        }
+        self.pop_frame();
+        Ok(())
+    }
+
+    fn close_array(&mut self) -> Result<(), Fail> {
+        let f = self.top()?;
+        if let Kind::Array { min_items, .. } = self.g.nodes[f.node as usize].kind
+            && f.count < min_items
+        {
+            return Err(ctr(C::TooFewItems));
+        }
+        self.pop_frame();
+        Ok(())
+    }
+
+    /// Closes the innermost container, forgetting its other properties' keys.
+    fn pop_frame(&mut self) {
+        let depth = self.stack.len() as u32;
+        while let Some((d, _)) = self.extra_keys.last()
+            && *d == depth
+        {
+            if let Some(e) = self.extra_keys.pop() {
+                self.extra_set.remove(&e);
+            }
         }
         self.stack.pop();
         self.complete_value();
-        Ok(())
     }
 
     #[inline]
@@ -1081,11 +1231,15 @@ impl StructuredValidator {
                 let Some(f) = self.stack.last() else {
                     return Err(val(C::Syntax));
                 };
-                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                let (props, open) = match &g.nodes[f.node as usize].kind {
+                    Kind::Object { props, extra, .. } => (props.as_slice(), extra.is_some()),
+                    Kind::Any => (&[][..], true),
+                    _ => return Err(val(C::Syntax)),
                 };
                 self.work += filter(&mut s.all, pos, byte, |i| props[i].name.as_bytes());
-                if !bits_any(&and_not(&s.all, &f.seen)) {
+                if open {
+                    self.key_buf.push(byte);
+                } else if !bits_any(&and_not(&s.all, &f.seen)) {
                     return Err(ctr(if bits_any(&s.all) {
                         C::DuplicateProperty
                     } else {
@@ -1141,8 +1295,10 @@ impl StructuredValidator {
                 let Some(f) = self.stack.last_mut() else {
                     return Err(val(C::Syntax));
                 };
-                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                let (props, open) = match &g.nodes[f.node as usize].kind {
+                    Kind::Object { props, extra, .. } => (props.as_slice(), extra.is_some()),
+                    Kind::Any => (&[][..], true),
+                    _ => return Err(val(C::Syntax)),
                 };
                 match exact(all, pos, |i| props[i].name.as_bytes()) {
                     Some(i) => {
@@ -1156,6 +1312,20 @@ impl StructuredValidator {
                         f.count += 1;
                         // At most 256 properties.
                         f.key = Key::Prop(i as u16);
+                        self.mode = Mode::Colon;
+                    }
+                    None if open => {
+                        let depth = self.stack.len() as u32;
+                        let entry = (depth, self.key_buf.as_slice().into());
+                        if self.extra_set.contains(&entry) {
+                            return Err(ctr(C::DuplicateProperty));
+                        }
+                        self.extra_set.insert(entry.clone());
+                        self.extra_keys.push(entry);
+                        if let Some(f) = self.stack.last_mut() {
+                            f.count += 1;
+                            f.key = Key::Extra((self.extra_keys.len() - 1) as u32);
+                        }
                         self.mode = Mode::Colon;
                     }
                     None => return Err(ctr(C::UnknownProperty)),
@@ -1246,9 +1416,31 @@ impl StructuredValidator {
         if !n.is_int {
             return Ok(());
         }
-        let Kind::Integer { lo, hi, allowed } = &self.g.nodes[n.node as usize].kind else {
+        let Kind::Integer {
+            lo,
+            hi,
+            allowed,
+            wide,
+        } = &self.g.nodes[n.node as usize].kind
+        else {
             return Ok(());
         };
+        if let Some(w) = wide {
+            let digits = &n.buf[usize::from(n.neg)..n.len];
+            return if wide_possible(w, n.neg, digits, n.phase == Ph::Zero) {
+                Ok(())
+            } else {
+                let v = Big::from_token(&n.buf[..n.len]);
+                Err(val(match &w.hi {
+                    Some(h) if v > *h => C::AboveMaximum,
+                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => {
+                        C::BelowMinimum
+                    }
+                    _ if n.neg && n.digits == 0 => C::BelowMinimum,
+                    _ => C::AboveMaximum,
+                }))
+            };
+        }
         if int_possible(
             *lo,
             *hi,
@@ -1287,7 +1479,20 @@ impl StructuredValidator {
             return Err(val(C::Syntax));
         }
         match &self.g.nodes[n.node as usize].kind {
-            Kind::Integer { lo, hi, allowed } => {
+            Kind::Integer {
+                wide: Some(w), ..
+            } => {
+                let v = Big::from_token(&n.buf[..n.len]);
+                if w.lo.as_ref().is_some_and(|l| v < *l) {
+                    return Err(val(C::BelowMinimum));
+                }
+                if w.hi.as_ref().is_some_and(|h| v > *h) {
+                    return Err(val(C::AboveMaximum));
+                }
+            }
+            Kind::Integer {
+                lo, hi, allowed, ..
+            } => {
                 let v = if n.neg {
                     -i128::from(n.mag)
                 } else {
@@ -1305,19 +1510,30 @@ impl StructuredValidator {
                     return Err(val(C::ValueNotAllowed));
                 }
             }
-            Kind::Number { min, max } => {
+            Kind::Number {
+                min,
+                max,
+                xmin,
+                xmax,
+                allowed,
+            } => {
                 let t = &n.buf[..n.len];
-                if let Some(m) = min
-                    && decimal::cmp(t, m.0.as_bytes()).is_lt()
-                {
+                let vs = |b: &Option<crate::grammar::Bound>| {
+                    b.as_ref().map(|m| decimal::cmp(t, m.0.as_bytes()))
+                };
+                if vs(min).is_some_and(|o| o.is_lt()) || vs(xmin).is_some_and(|o| o.is_le()) {
                     return Err(val(C::BelowMinimum));
                 }
-                if let Some(m) = max
-                    && decimal::cmp(t, m.0.as_bytes()).is_gt()
-                {
+                if vs(max).is_some_and(|o| o.is_gt()) || vs(xmax).is_some_and(|o| o.is_ge()) {
                     return Err(val(C::AboveMaximum));
                 }
+                if let Some(a) = allowed
+                    && !a.iter().any(|m| decimal::cmp(t, m.0.as_bytes()).is_eq())
+                {
+                    return Err(val(C::ValueNotAllowed));
+                }
             }
+            Kind::Any => {}
             _ => return Err(val(C::Syntax)),
         }
         self.complete_value();

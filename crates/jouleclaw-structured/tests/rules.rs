@@ -442,7 +442,7 @@ fn expected_next_is_the_set_of_bytes_push_would_take() {
 
 #[test]
 fn every_refusal_code_is_exercised_by_this_file() {
-    let src = include_str!("rules.rs");
+    let src = concat!(include_str!("rules.rs"), include_str!("json_schema.rs"));
     for c in RefusalCode::ALL {
         let quoted = format!("\"{}\"", c.as_str());
         let variant = format!("RefusalCode::{c:?}");

@@ -1,0 +1,945 @@
+//! [`crate::Profile::JsonSchema`]: JSON Schema 2020-12 meanings for the schemas tool-schema
+//! generators write, compiled onto the same grammar nodes as the subset.
+
+use crate::bigint::{self, Big};
+use crate::error::{Result, StructuredError as E};
+use crate::grammar::{
+    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_SAFE_INTEGER, NONE, Node, NodeId,
+    SCHEMA_DIALECT, UnknownKeywords, Wide, bit, count, first_n, invalid, number_text, ptr_push,
+};
+use crate::json::{Json, Num};
+
+/// Annotations: read, not enforced, left out of the projection and the digest, and listed in
+/// [`crate::Grammar::ignored_keywords`]. `format` is the 2020-12 format-annotation vocabulary;
+/// `discriminator` is OpenAPI's hint beside a `oneOf` (the tag is computed from the branches).
+pub(crate) const ANNOTATIONS: &[&str] = &[
+    "$comment",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "default",
+    "deprecated",
+    "discriminator",
+    "examples",
+    "format",
+    "readOnly",
+    "writeOnly",
+];
+
+/// Keywords this profile enforces (each where the spec says).
+const SUPPORTED: &[&str] = &[
+    "$ref",
+    "additionalProperties",
+    "allOf",
+    "anyOf",
+    "const",
+    "enum",
+    "exclusiveMaximum",
+    "exclusiveMinimum",
+    "items",
+    "maxItems",
+    "maxLength",
+    "maxProperties",
+    "maximum",
+    "minItems",
+    "minLength",
+    "minProperties",
+    "minimum",
+    "oneOf",
+    "properties",
+    "required",
+    "type",
+];
+
+/// JSON Schema 2020-12 (and draft-07) vocabulary this profile does not implement: always
+/// refused (`schema_unsupported_keyword`), whatever [`UnknownKeywords`] says, because each is a
+/// constraint.
+pub(crate) const UNSUPPORTED: &[&str] = &[
+    "$anchor",
+    "$dynamicAnchor",
+    "$dynamicRef",
+    "$id",
+    "$recursiveAnchor",
+    "$recursiveRef",
+    "$vocabulary",
+    "additionalItems",
+    "contains",
+    "dependencies",
+    "dependentRequired",
+    "dependentSchemas",
+    "else",
+    "if",
+    "maxContains",
+    "minContains",
+    "multipleOf",
+    "not",
+    "pattern",
+    "patternProperties",
+    "prefixItems",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "uniqueItems",
+];
+
+const TYPES: &[&str] = &[
+    "object", "array", "string", "integer", "number", "boolean", "null",
+];
+
+fn keywords_of(ty: &str) -> &'static [&'static str] {
+    match ty {
+        "object" => &[
+            "properties",
+            "required",
+            "additionalProperties",
+            "maxProperties",
+            "minProperties",
+        ],
+        "array" => &["items", "maxItems", "minItems"],
+        "string" => &["minLength", "maxLength"],
+        "integer" | "number" => &[
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+        ],
+        _ => &[],
+    }
+}
+
+fn of_type(v: &Json, ty: &str) -> bool {
+    match (v, ty) {
+        (Json::Str(_), "string") | (Json::Bool(_), "boolean") | (Json::Null, "null") => true,
+        (Json::Num(_), "number") => true,
+        (Json::Num(n), "integer") => {
+            matches!(n.num, Num::Int(i) if i.unsigned_abs() <= MAX_SAFE_INTEGER as u64)
+        }
+        _ => false,
+    }
+}
+
+fn safe() -> Big {
+    Big::from_i64(MAX_SAFE_INTEGER)
+}
+
+fn unreachable_mag() -> Vec<u8> {
+    let mut m = vec![b'1'];
+    m.extend(core::iter::repeat_n(b'0', 200));
+    m
+}
+
+impl Compiler {
+    fn annotations_of(&self, s: &Json, at: &str) -> Result<(Option<String>, Option<String>)> {
+        let get = |k: &str| -> Result<Option<String>> {
+            match s.get(k) {
+                None => Ok(None),
+                Some(Json::Str(t)) => Ok(Some(t.clone())),
+                Some(_) => Err(invalid(k, at, "must be a string")),
+            }
+        };
+        Ok((get("title")?, get("description")?))
+    }
+
+    pub(crate) fn any_node(&mut self) -> NodeId {
+        if let Some(a) = self.any {
+            return a;
+        }
+        let a = self.push_node(Kind::Any, None, None);
+        self.any = Some(a);
+        a
+    }
+
+    fn push_node(
+        &mut self,
+        kind: Kind,
+        title: Option<String>,
+        description: Option<String>,
+    ) -> NodeId {
+        self.nodes.push(Node {
+            kind,
+            title,
+            description,
+        });
+        // Bounded by the schema size (1 MiB), far below u32::MAX.
+        (self.nodes.len() - 1) as NodeId
+    }
+
+    fn note(&mut self, at: &str, keyword: &str, annotation: bool) {
+        self.ignored.push(IgnoredKeyword {
+            at: at.to_owned(),
+            keyword: keyword.to_owned(),
+            annotation,
+        });
+    }
+
+    /// Compiles one schema object (or boolean schema) of the 2020-12 profile.
+    pub(crate) fn compile_2020(
+        &mut self,
+        root: &Json,
+        s: &Json,
+        at: &str,
+        depth: u32,
+        is_root: bool,
+    ) -> Result<NodeId> {
+        let members = match s {
+            Json::Bool(true) => return Ok(self.any_node()),
+            Json::Bool(false) => {
+                return Err(invalid(
+                    "type",
+                    at,
+                    "the false schema (nothing valid) is not supported",
+                ));
+            }
+            Json::Obj(m) => m,
+            _ => {
+                return Err(invalid(
+                    "type",
+                    at,
+                    "a schema must be a JSON object or a boolean",
+                ));
+            }
+        };
+        let mut keys: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        let (title, description) = self.annotations_of(s, at)?;
+        let mut constraints: Vec<&str> = Vec::new();
+        for k in &keys {
+            match *k {
+                "title" | "description" => {}
+                "$schema" => {
+                    if !is_root {
+                        return Err(E::UnsupportedKeyword {
+                            keyword: "$schema".into(),
+                            at: at.to_owned(),
+                        });
+                    }
+                    if s.get("$schema") != Some(&Json::Str(SCHEMA_DIALECT.into())) {
+                        return Err(invalid("$schema", at, "must be the 2020-12 dialect URI"));
+                    }
+                }
+                "$defs" | "definitions" => {
+                    if !matches!(s.get(k), Some(Json::Obj(_))) {
+                        return Err(invalid(k, at, "must be an object of schemas"));
+                    }
+                }
+                k if ANNOTATIONS.contains(&k) => self.note(at, k, true),
+                k if SUPPORTED.contains(&k) => constraints.push(k),
+                k if UNSUPPORTED.contains(&k) => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: k.to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
+                k => match self.unknown {
+                    UnknownKeywords::Refuse => {
+                        return Err(E::UnknownKeyword {
+                            keyword: k.to_owned(),
+                            at: at.to_owned(),
+                        });
+                    }
+                    UnknownKeywords::Ignore => self.note(at, k, false),
+                },
+            }
+        }
+        let get = |k: &str| s.get(k);
+        let only = |allowed: &[&str]| -> Result<()> {
+            match constraints.iter().find(|k| !allowed.contains(k)) {
+                Some(k) => Err(E::UnsupportedKeyword {
+                    keyword: (*k).to_owned(),
+                    at: at.to_owned(),
+                }),
+                None => Ok(()),
+            }
+        };
+
+        // A reference (or a one-schema allOf, the older spelling of a reference with
+        // annotations): its own title/description are not the target's, so they are listed.
+        if let Some(r) = get("$ref") {
+            only(&["$ref"])?;
+            self.drop_annotations(at, &title, &description);
+            return self.reference(root, r, at, depth);
+        }
+        if let Some(all) = get("allOf") {
+            only(&["allOf"])?;
+            let Json::Arr(xs) = all else {
+                return Err(invalid("allOf", at, "must be an array of schemas"));
+            };
+            let [one] = xs.as_slice() else {
+                return Err(E::UnsupportedKeyword {
+                    keyword: "allOf".into(),
+                    at: at.to_owned(),
+                });
+            };
+            self.drop_annotations(at, &title, &description);
+            return self.compile_2020(root, one, &ptr_push(at, "allOf/0"), depth, false);
+        }
+        for (kw, one_of) in [("anyOf", false), ("oneOf", true)] {
+            let Some(v) = get(kw) else { continue };
+            if one_of && get("anyOf").is_some() {
+                return Err(E::UnsupportedKeyword {
+                    keyword: "oneOf".into(),
+                    at: at.to_owned(),
+                });
+            }
+            if let Some(t) = get("type")
+                && *t != Json::Str("object".into())
+            {
+                return Err(E::UnsupportedKeyword {
+                    keyword: "type".into(),
+                    at: at.to_owned(),
+                });
+            }
+            only(&[kw, "type"])?;
+            let Json::Arr(xs) = v else {
+                return Err(invalid(kw, at, "must be an array of schemas"));
+            };
+            if xs.is_empty() {
+                return Err(invalid(kw, at, "must not be empty"));
+            }
+            if xs.len() > MAX_MEMBERS {
+                return Err(E::SchemaOverLimit {
+                    limit: "max_members",
+                    at: at.to_owned(),
+                });
+            }
+            let bat = ptr_push(at, kw);
+            let mut branches = Vec::with_capacity(xs.len());
+            for (i, x) in xs.iter().enumerate() {
+                branches.push(self.compile_2020(
+                    root,
+                    x,
+                    &ptr_push(&bat, &i.to_string()),
+                    depth,
+                    false,
+                )?);
+            }
+            let id = self.push_node(
+                Kind::Union {
+                    branches,
+                    one_of,
+                    by: [NONE; 6],
+                },
+                title,
+                description,
+            );
+            self.union_at.insert(id, at.to_owned());
+            return Ok(id);
+        }
+
+        let values: Option<Vec<Json>> = match (get("enum"), get("const")) {
+            (Some(_), Some(_)) => return Err(invalid("const", at, "enum and const together")),
+            (None, None) => None,
+            (None, Some(c)) => Some(vec![c.clone()]),
+            (Some(Json::Arr(vs)), None) => {
+                if vs.is_empty() {
+                    return Err(invalid("enum", at, "must not be empty"));
+                }
+                if vs.len() > MAX_MEMBERS {
+                    return Err(E::SchemaOverLimit {
+                        limit: "max_members",
+                        at: ptr_push(at, "enum"),
+                    });
+                }
+                for (i, v) in vs.iter().enumerate() {
+                    if vs[..i].contains(v) {
+                        return Err(invalid("enum", at, "values must be unique"));
+                    }
+                }
+                Some(vs.clone())
+            }
+            (Some(_), None) => return Err(invalid("enum", at, "must be an array")),
+        };
+        let vkw = if get("const").is_some() {
+            "const"
+        } else {
+            "enum"
+        };
+        if let Some(vs) = &values
+            && vs.iter().any(|v| matches!(v, Json::Obj(_) | Json::Arr(_)))
+        {
+            return Err(invalid(vkw, at, "object and array values are not supported"));
+        }
+        let mut types: Vec<&str> = match get("type") {
+            None => Vec::new(),
+            Some(Json::Str(t)) => vec![t.as_str()],
+            Some(Json::Arr(ts)) if !ts.is_empty() => {
+                let mut out = Vec::new();
+                for t in ts {
+                    match t {
+                        Json::Str(t) if !out.contains(&t.as_str()) => out.push(t.as_str()),
+                        _ => {
+                            return Err(invalid(
+                                "type",
+                                at,
+                                "a type list holds distinct type names",
+                            ));
+                        }
+                    }
+                }
+                out
+            }
+            Some(_) => return Err(invalid("type", at, "must be a type name or a list of them")),
+        };
+        if let Some(t) = types.iter().find(|t| !TYPES.contains(t)) {
+            let _ = t;
+            return Err(invalid("type", at, "unknown type name"));
+        }
+        let typed = !types.is_empty();
+        if !typed {
+            match &values {
+                // An untyped enum/const: the types of its members (numbers as `number`, so
+                // 1.0 equals 1 as JSON Schema has it).
+                Some(vs) => {
+                    for ty in ["string", "number", "boolean", "null"] {
+                        if vs.iter().any(|v| of_type(v, ty)) {
+                            types.push(ty);
+                        }
+                    }
+                    only(&["enum", "const"])?;
+                }
+                None => {
+                    if let Some(k) = constraints.first() {
+                        let _ = k;
+                        return Err(E::MissingKeyword {
+                            keyword: "type",
+                            at: at.to_owned(),
+                        });
+                    }
+                    return Ok(self.push_node(Kind::Any, title, description));
+                }
+            }
+        }
+        // integer is a part of number: a list naming both means number.
+        if types.contains(&"number") {
+            types.retain(|t| *t != "integer");
+        }
+        for k in &constraints {
+            let k = *k;
+            if matches!(k, "type" | "enum" | "const") {
+                continue;
+            }
+            if !types.iter().any(|t| keywords_of(t).contains(&k)) {
+                return Err(E::UnsupportedKeyword {
+                    keyword: k.to_owned(),
+                    at: at.to_owned(),
+                });
+            }
+        }
+        if let Some(vs) = &values
+            && typed
+            && let Some(_) = vs.iter().find(|v| !types.iter().any(|t| of_type(v, t)))
+        {
+            return Err(invalid(vkw, at, "value is not of the schema's type"));
+        }
+        let mut nodes = Vec::with_capacity(types.len());
+        for ty in &types {
+            let vs: Option<Vec<Json>> = values
+                .as_ref()
+                .map(|vs| vs.iter().filter(|v| of_type(v, ty)).cloned().collect());
+            if vs.as_ref().is_some_and(|v| v.is_empty()) {
+                continue;
+            }
+            let kind = self.typed_2020(root, s, ty, at, depth, vs)?;
+            nodes.push(kind);
+        }
+        if nodes.len() == 1
+            && let Some(kind) = nodes.pop()
+        {
+            return Ok(self.push_node(kind, title, description));
+        }
+        let mut branches = Vec::with_capacity(nodes.len());
+        for kind in nodes {
+            branches.push(self.push_node(kind, None, None));
+        }
+        let id = self.push_node(
+            Kind::Union {
+                branches,
+                one_of: false,
+                by: [NONE; 6],
+            },
+            title,
+            description,
+        );
+        self.union_at.insert(id, at.to_owned());
+        Ok(id)
+    }
+
+    fn drop_annotations(&mut self, at: &str, title: &Option<String>, description: &Option<String>) {
+        if title.is_some() {
+            self.note(at, "title", true);
+        }
+        if description.is_some() {
+            self.note(at, "description", true);
+        }
+    }
+
+    fn reference(&mut self, root: &Json, r: &Json, at: &str, depth: u32) -> Result<NodeId> {
+        let Json::Str(r) = r else {
+            return Err(invalid("$ref", at, "must be a string"));
+        };
+        let Some(pointer) = r.strip_prefix('#') else {
+            return Err(invalid("$ref", at, "only local references (#...) are supported"));
+        };
+        if let Some(&id) = self.refs.get(pointer) {
+            return Ok(id);
+        }
+        let mut target = root;
+        if !pointer.is_empty() {
+            let Some(rest) = pointer.strip_prefix('/') else {
+                return Err(invalid("$ref", at, "must be a JSON Pointer fragment"));
+            };
+            for seg in rest.split('/') {
+                if seg.contains('%') {
+                    return Err(invalid("$ref", at, "percent-encoded pointers are not supported"));
+                }
+                let seg = seg.replace("~1", "/").replace("~0", "~");
+                target = match target {
+                    Json::Obj(_) => target.get(&seg),
+                    Json::Arr(a) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                }
+                .ok_or_else(|| invalid("$ref", at, "does not resolve within the schema"))?;
+            }
+        }
+        let slot = self.push_node(Kind::Ref(NONE), None, None);
+        self.refs.insert(pointer.to_owned(), slot);
+        let body = self.compile_2020(root, target, pointer, depth, pointer.is_empty())?;
+        self.nodes[slot as usize].kind = Kind::Ref(body);
+        Ok(slot)
+    }
+
+    fn typed_2020(
+        &mut self,
+        root: &Json,
+        s: &Json,
+        ty: &str,
+        at: &str,
+        depth: u32,
+        values: Option<Vec<Json>>,
+    ) -> Result<Kind> {
+        let get = |k: &str| s.get(k);
+        let over = |at: &str| E::SchemaOverLimit {
+            limit: "max_depth",
+            at: at.to_owned(),
+        };
+        Ok(match ty {
+            "object" => {
+                if depth >= self.limits.max_depth {
+                    return Err(over(at));
+                }
+                let extra = match get("additionalProperties") {
+                    None | Some(Json::Bool(true)) => Some(self.any_node()),
+                    Some(Json::Bool(false)) => None,
+                    Some(x @ Json::Obj(_)) => Some(self.compile_2020(
+                        root,
+                        x,
+                        &ptr_push(at, "additionalProperties"),
+                        depth + 1,
+                        false,
+                    )?),
+                    Some(_) => {
+                        return Err(invalid("additionalProperties", at, "must be a schema"));
+                    }
+                };
+                let declared: &[(String, Json)] = match get("properties") {
+                    None => &[],
+                    Some(Json::Obj(m)) => m,
+                    Some(_) => return Err(invalid("properties", at, "must be an object")),
+                };
+                if declared.len() > MAX_MEMBERS {
+                    return Err(E::SchemaOverLimit {
+                        limit: "max_members",
+                        at: ptr_push(at, "properties"),
+                    });
+                }
+                let pat = ptr_push(at, "properties");
+                let mut props = Vec::with_capacity(declared.len());
+                for (name, sub) in declared {
+                    let node =
+                        self.compile_2020(root, sub, &ptr_push(&pat, name), depth + 1, false)?;
+                    props.push(crate::grammar::Prop {
+                        name: name.clone(),
+                        node,
+                    });
+                }
+                let mut required = [0u64; 4];
+                match get("required") {
+                    None => {}
+                    Some(Json::Arr(names)) => {
+                        for n in names {
+                            let Json::Str(n) = n else {
+                                return Err(invalid("required", at, "must be an array of strings"));
+                            };
+                            let Some(i) = props.iter().position(|p| p.name == *n) else {
+                                return Err(invalid("required", at, "names an undeclared property"));
+                            };
+                            let b = bit(i);
+                            if (0..4).any(|w| required[w] & b[w] != 0) {
+                                return Err(invalid("required", at, "names a property twice"));
+                            }
+                            for w in 0..4 {
+                                required[w] |= b[w];
+                            }
+                        }
+                    }
+                    Some(_) => return Err(invalid("required", at, "must be an array of strings")),
+                }
+                let max_properties = get("maxProperties")
+                    .map(|v| count(v, "maxProperties", at))
+                    .transpose()?;
+                let min_properties = get("minProperties")
+                    .map(|v| count(v, "minProperties", at))
+                    .transpose()?
+                    .unwrap_or(0);
+                Kind::Object {
+                    all: first_n(props.len()),
+                    props,
+                    required,
+                    max_properties,
+                    extra,
+                    min_properties,
+                }
+            }
+            "array" => {
+                if depth >= self.limits.max_depth {
+                    return Err(over(at));
+                }
+                let max_items = match get("maxItems") {
+                    Some(v) => count(v, "maxItems", at)?.min(self.limits.max_array_items),
+                    None => self.limits.max_array_items,
+                };
+                let min_items = get("minItems")
+                    .map(|v| count(v, "minItems", at))
+                    .transpose()?
+                    .unwrap_or(0);
+                let items = match get("items") {
+                    None => self.any_node(),
+                    Some(x @ (Json::Obj(_) | Json::Bool(_))) => {
+                        self.compile_2020(root, x, &ptr_push(at, "items"), depth + 1, false)?
+                    }
+                    Some(_) => return Err(invalid("items", at, "must be one schema")),
+                };
+                Kind::Array {
+                    items,
+                    max_items,
+                    min_items,
+                }
+            }
+            "string" => {
+                let min = get("minLength")
+                    .map(|v| count(v, "minLength", at))
+                    .transpose()?
+                    .unwrap_or(0);
+                let max = match get("maxLength") {
+                    Some(v) => count(v, "maxLength", at)?.min(self.limits.max_string_chars),
+                    None => self.limits.max_string_chars,
+                };
+                let allowed = values.map(|vs| {
+                    vs.into_iter()
+                        .filter_map(|v| match v {
+                            Json::Str(t) => Some(t),
+                            _ => None,
+                        })
+                        .collect()
+                });
+                Kind::String { min, max, allowed }
+            }
+            "integer" => self.integer_2020(s, at, values)?,
+            "number" => {
+                let bound = |k: &str| -> Result<Option<Bound>> {
+                    get(k).map(|v| number_text(v, k, at).map(Bound)).transpose()
+                };
+                let allowed = match values {
+                    None => None,
+                    Some(vs) => {
+                        let mut out = Vec::with_capacity(vs.len());
+                        for v in &vs {
+                            out.push(Bound(number_text(v, "enum", at)?));
+                        }
+                        Some(out)
+                    }
+                };
+                Kind::Number {
+                    min: bound("minimum")?,
+                    max: bound("maximum")?,
+                    xmin: bound("exclusiveMinimum")?,
+                    xmax: bound("exclusiveMaximum")?,
+                    allowed,
+                }
+            }
+            "boolean" => Kind::Boolean {
+                allowed: values.map(|vs| {
+                    vs.into_iter()
+                        .filter_map(|v| match v {
+                            Json::Bool(b) => Some(b),
+                            _ => None,
+                        })
+                        .collect()
+                }),
+            },
+            _ => Kind::Null,
+        })
+    }
+
+    /// An integer's bounds as exact inclusive integers: `minimum` rounded up,
+    /// `exclusiveMinimum` rounded down plus one, and so on; a side not declared is +-(2^53-1)
+    /// (as in the subset); a declared side beyond any document integer is no bound (or, for a
+    /// minimum beyond every integer, a bound no integer meets).
+    fn integer_2020(&mut self, s: &Json, at: &str, values: Option<Vec<Json>>) -> Result<Kind> {
+        let text = |k: &str| -> Result<Option<String>> {
+            match s.get(k) {
+                None => Ok(None),
+                Some(Json::Num(n)) if !n.text.is_empty() => Ok(Some(n.text.clone())),
+                Some(_) => Err(invalid(k, at, "must be a number")),
+            }
+        };
+        let huge = Big {
+            neg: false,
+            mag: unreachable_mag(),
+        };
+        // None: no bound on that side.
+        let mut lo: Option<Option<Big>> = None;
+        let mut hi: Option<Option<Big>> = None;
+        let tighter_lo = |cur: Option<Option<Big>>, new: Option<Big>| match (cur, new) {
+            (None, n) => Some(n),
+            (Some(None), n) => Some(n),
+            (Some(Some(c)), None) => Some(Some(c)),
+            (Some(Some(c)), Some(n)) => Some(Some(if n > c { n } else { c })),
+        };
+        let tighter_hi = |cur: Option<Option<Big>>, new: Option<Big>| match (cur, new) {
+            (None, n) => Some(n),
+            (Some(None), n) => Some(n),
+            (Some(Some(c)), None) => Some(Some(c)),
+            (Some(Some(c)), Some(n)) => Some(Some(if n < c { n } else { c })),
+        };
+        let neg_huge = Big {
+            neg: true,
+            mag: unreachable_mag(),
+        };
+        if let Some(t) = text("minimum")? {
+            let b = match bigint::round(&t, true) {
+                Ok(b) => Some(b),
+                Err(true) => None,
+                Err(false) => Some(huge.clone()),
+            };
+            lo = tighter_lo(lo, b);
+        }
+        if let Some(t) = text("exclusiveMinimum")? {
+            let b = match bigint::round(&t, false) {
+                Ok(b) => Some(b.succ()),
+                Err(true) => None,
+                Err(false) => Some(huge.clone()),
+            };
+            lo = tighter_lo(lo, b);
+        }
+        if let Some(t) = text("maximum")? {
+            let b = match bigint::round(&t, false) {
+                Ok(b) => Some(b),
+                Err(false) => None,
+                Err(true) => Some(neg_huge.clone()),
+            };
+            hi = tighter_hi(hi, b);
+        }
+        if let Some(t) = text("exclusiveMaximum")? {
+            let b = match bigint::round(&t, true) {
+                Ok(b) => Some(b.pred()),
+                Err(false) => None,
+                Err(true) => Some(neg_huge.clone()),
+            };
+            hi = tighter_hi(hi, b);
+        }
+        let s_max = safe();
+        let s_min = Big::from_i64(-MAX_SAFE_INTEGER);
+        let lo = lo.unwrap_or(Some(s_min.clone()));
+        let hi = hi.unwrap_or(Some(s_max.clone()));
+        let allowed: Option<Vec<i64>> = values.map(|vs| {
+            vs.iter()
+                .filter_map(|v| match v.num().map(|n| &n.num) {
+                    Some(Num::Int(i)) => Some(*i),
+                    _ => None,
+                })
+                .collect()
+        });
+        let small = |b: &Option<Big>| {
+            b.as_ref()
+                .and_then(Big::to_i64)
+                .filter(|v| v.unsigned_abs() <= MAX_SAFE_INTEGER as u64)
+        };
+        if let (Some(l), Some(h)) = (small(&lo), small(&hi)) {
+            return Ok(Kind::Integer {
+                lo: l,
+                hi: h,
+                allowed,
+                wide: None,
+            });
+        }
+        if let Some(a) = allowed {
+            // Enum members are within +-(2^53-1): the wide bounds only filter them.
+            let kept: Vec<i64> = a
+                .into_iter()
+                .filter(|&v| {
+                    let b = Big::from_i64(v);
+                    lo.as_ref().is_none_or(|l| b >= *l) && hi.as_ref().is_none_or(|h| b <= *h)
+                })
+                .collect();
+            if kept.is_empty() {
+                return Err(invalid("enum", at, "no member lies within the bounds"));
+            }
+            return Ok(Kind::Integer {
+                lo: -MAX_SAFE_INTEGER,
+                hi: MAX_SAFE_INTEGER,
+                allowed: Some(kept),
+                wide: None,
+            });
+        }
+        Ok(Kind::Integer {
+            lo: -MAX_SAFE_INTEGER,
+            hi: MAX_SAFE_INTEGER,
+            allowed: None,
+            wide: Some(Box::new(Wide { lo, hi })),
+        })
+    }
+
+    /// Resolves references and decides every union's first-byte table. Returns the root.
+    pub(crate) fn finish(&mut self, root: NodeId) -> Result<NodeId> {
+        let n = self.nodes.len();
+        let mut resolved: Vec<NodeId> = (0..n as NodeId).collect();
+        for (i, r) in resolved.iter_mut().enumerate() {
+            let mut t = i as NodeId;
+            let mut steps = 0;
+            while let Kind::Ref(next) = self.nodes[t as usize].kind {
+                t = next;
+                steps += 1;
+                if steps > n || t == NONE {
+                    return Err(invalid(
+                        "$ref",
+                        "",
+                        "a reference cycle that holds no schema",
+                    ));
+                }
+            }
+            *r = t;
+        }
+        let fix = |x: &mut NodeId| *x = resolved[*x as usize];
+        for node in &mut self.nodes {
+            match &mut node.kind {
+                Kind::Object { props, extra, .. } => {
+                    props.iter_mut().for_each(|p| fix(&mut p.node));
+                    if let Some(x) = extra {
+                        fix(x);
+                    }
+                }
+                Kind::OneOf { branches, .. } => branches.iter_mut().for_each(|b| fix(&mut b.node)),
+                Kind::Array { items, .. } => fix(items),
+                Kind::Union { branches, .. } => branches.iter_mut().for_each(fix),
+                _ => {}
+            }
+        }
+        for u in 0..n {
+            if matches!(self.nodes[u].kind, Kind::Union { .. }) {
+                let by = self.decide_union(u as NodeId)?;
+                if let Kind::Union { by: b, .. } = &mut self.nodes[u].kind {
+                    *b = by;
+                }
+            }
+        }
+        Ok(resolved[root as usize])
+    }
+
+    /// The leaf branches of a union, flattened through nested unions.
+    fn leaves(&self, u: NodeId, seen: &mut Vec<NodeId>, out: &mut Vec<NodeId>) -> Result<()> {
+        if seen.contains(&u) {
+            return Err(invalid("anyOf", "", "a union that contains itself"));
+        }
+        seen.push(u);
+        if let Kind::Union { branches, .. } = &self.nodes[u as usize].kind {
+            for &b in branches {
+                if matches!(self.nodes[b as usize].kind, Kind::Union { .. }) {
+                    self.leaves(b, seen, out)?;
+                } else {
+                    out.push(b);
+                }
+            }
+        }
+        seen.pop();
+        Ok(())
+    }
+
+    fn decide_union(&mut self, u: NodeId) -> Result<[NodeId; 6]> {
+        let at = self.union_at.get(&u).cloned().unwrap_or_default();
+        let one_of = matches!(self.nodes[u as usize].kind, Kind::Union { one_of: true, .. });
+        let mut leaves = Vec::new();
+        self.leaves(u, &mut Vec::new(), &mut leaves)?;
+        let mut classes: [Vec<NodeId>; 6] = Default::default();
+        for &b in &leaves {
+            let c = match &self.nodes[b as usize].kind {
+                Kind::Any => {
+                    if one_of {
+                        return Err(E::AmbiguousUnion { at });
+                    }
+                    return Ok([b; 6]);
+                }
+                Kind::Object { .. } | Kind::OneOf { .. } => 0,
+                Kind::Array { .. } => 1,
+                Kind::String { .. } => 2,
+                Kind::Integer { .. } | Kind::Number { .. } => 3,
+                Kind::Boolean { .. } => 4,
+                _ => 5,
+            };
+            classes[c].push(b);
+        }
+        let mut by = [NONE; 6];
+        for (c, ids) in classes.iter().enumerate() {
+            by[c] = match ids.as_slice() {
+                [] => NONE,
+                [one] => *one,
+                many => {
+                    let all_objects = many
+                        .iter()
+                        .all(|&b| matches!(self.nodes[b as usize].kind, Kind::Object { .. }));
+                    if c == 0 && all_objects {
+                        // Objects: a tagged union (distinct consts, so anyOf = oneOf here).
+                        let Some((tag, branches)) = self.find_tag(many) else {
+                            return Err(E::AmbiguousUnion { at });
+                        };
+                        self.push_node(Kind::OneOf { tag, branches }, None, None)
+                    } else if c == 3 && !one_of {
+                        // integer | number: the unconstrained number holds them all.
+                        match many.iter().find(|&&b| {
+                            matches!(
+                                &self.nodes[b as usize].kind,
+                                Kind::Number {
+                                    min: None,
+                                    max: None,
+                                    xmin: None,
+                                    xmax: None,
+                                    allowed: None
+                                }
+                            )
+                        }) {
+                            Some(&b) => b,
+                            None => return Err(E::AmbiguousUnion { at }),
+                        }
+                    } else if c == 4 && !one_of {
+                        let mut allowed = Some(Vec::new());
+                        for &b in many {
+                            if let Kind::Boolean { allowed: a } = &self.nodes[b as usize].kind {
+                                match (a, &mut allowed) {
+                                    (Some(a), Some(acc)) => acc.extend(a.iter().copied()),
+                                    _ => allowed = None,
+                                }
+                            }
+                        }
+                        self.push_node(Kind::Boolean { allowed }, None, None)
+                    } else if c == 5 && !one_of {
+                        many[0]
+                    } else {
+                        return Err(E::AmbiguousUnion { at });
+                    }
+                }
+            };
+        }
+        Ok(by)
+    }
+}

@@ -1,0 +1,284 @@
+//! The JSON Schema 2020-12 profile (`Profile::JsonSchema`): each rule of
+//! `spec/STRUCTURED-OUTPUT.md` "The JSON Schema profile" with its accepted neighbour.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use jouleclaw_structured::*;
+
+fn js(schema: &str) -> Arc<Grammar> {
+    Arc::new(Grammar::compile_json_schema(schema.as_bytes()).unwrap_or_else(|e| panic!("{schema}: {e}")))
+}
+
+fn js_err(schema: &str) -> (String, Option<String>) {
+    let e = Grammar::compile_json_schema(schema.as_bytes()).unwrap_err();
+    (e.code().to_owned(), e.keyword().map(str::to_owned))
+}
+
+#[test]
+fn an_absent_additional_properties_allows_other_well_formed_properties() {
+    let g = js(r#"{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}"#);
+    accepted(&g, r#"{"city":"Lisbon","units":{"a":[1,2.5e3,"x",true,null,{}]},"n":-0}"#);
+    accepted(&g, r#"{"cit":1,"city":"x"}"#);
+    // The other property's value is still checked as I-JSON.
+    refused(&g, r#"{"city":"x","u":[1,]}"#, "syntax", 19, "/u");
+    refused(&g, r#"{"city":"x","u":"\ud800"}"#, "lone_surrogate", 23, "/u");
+    // Duplicate keys are refused among other properties too (path: the object).
+    refused(&g, r#"{"city":"x","u":1,"u":2}"#, "duplicate_property", 20, "");
+    refused(&g, r#"{"city":"x","u":{"k":1,"k":2}}"#, "duplicate_property", 25, "/u");
+    refused(&g, r#"{"city":"x","city":"y"}"#, "duplicate_property", 17, "");
+    // Declared properties keep their schemas.
+    refused(&g, r#"{"city":5}"#, "wrong_type", 8, "/city");
+    refused(&g, r#"{"u":1}"#, "missing_property", 6, "");
+    // additionalProperties false stays closed, as in the subset.
+    let closed = js(r#"{"type":"object","properties":{"a":{"type":"null"}},"additionalProperties":false}"#);
+    refused(&closed, r#"{"b":1}"#, "unknown_property", 2, "");
+}
+
+#[test]
+fn additional_properties_as_a_schema_checks_every_other_value() {
+    let g = js(r#"{"type":"object","additionalProperties":{"type":"integer","maximum":9}}"#);
+    accepted(&g, r#"{"a":1,"b":9}"#);
+    refused(&g, r#"{"a":1,"b":10}"#, "above_maximum", 12, "/b");
+    refused(&g, r#"{"a~/b":"x"}"#, "wrong_type", 8, "/a~0~1b");
+}
+
+#[test]
+fn free_form_values_are_bounded_by_the_depth_limit() {
+    let l = Limits {
+        max_depth: 3,
+        ..Limits::DEFAULT
+    };
+    let g = Arc::new(
+        Grammar::compile_with(
+            br#"{"type":"object"}"#,
+            &CompileOptions {
+                limits: l,
+                ..CompileOptions::JSON_SCHEMA
+            },
+        )
+        .unwrap(),
+    );
+    accepted(&g, r#"{"a":[[1]]}"#);
+    refused(&g, r#"{"a":[[[1]]]}"#, "too_deep", 7, "/a/0/0");
+    assert_eq!(RefusalCode::TooDeep.class(), RefusalClass::Limit);
+}
+
+#[test]
+fn annotations_are_ignored_reported_and_left_out_of_the_digest() {
+    let plain = js(r#"{"type":"object","properties":{"d":{"type":"string"}}}"#);
+    let annotated = js(r#"{"type":"object","properties":{"d":{"type":"string","format":"date","default":"x","examples":["y"],"deprecated":true,"readOnly":false,"writeOnly":false,"$comment":"c"}}}"#);
+    assert_eq!(plain.digest(), annotated.digest());
+    let got: Vec<(&str, &str, bool)> = annotated
+        .ignored_keywords()
+        .iter()
+        .map(|k| (k.at.as_str(), k.keyword.as_str(), k.annotation))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("/properties/d", "$comment", true),
+            ("/properties/d", "default", true),
+            ("/properties/d", "deprecated", true),
+            ("/properties/d", "examples", true),
+            ("/properties/d", "format", true),
+            ("/properties/d", "readOnly", true),
+            ("/properties/d", "writeOnly", true),
+        ]
+    );
+    // format is an annotation: a string that is not a date is accepted, as 2020-12 says.
+    accepted(&annotated, r#"{"d":"not a date"}"#);
+    assert!(plain.ignored_keywords().is_empty());
+    // title and description stay in the projection (the model reads them), as in the subset.
+    let titled = js(r#"{"type":"object","title":"T","properties":{"d":{"type":"string"}}}"#);
+    assert_ne!(titled.digest(), plain.digest());
+    // The subset still refuses annotations it does not know.
+    let e = Grammar::compile(br#"{"type":"string","default":"x"}"#).unwrap_err();
+    assert_eq!(e.code(), "schema_unsupported_keyword");
+}
+
+#[test]
+fn a_schema_the_subset_compiles_has_the_same_digest_in_both_profiles() {
+    for s in [
+        TOOL_CALL,
+        r#"{"type":"array","items":{"type":"integer","minimum":-3,"maximum":7}}"#,
+        r#"{"type":"number","minimum":0.1,"maximum":1e300}"#,
+    ] {
+        let a = Grammar::compile(s.as_bytes()).unwrap();
+        let b = Grammar::compile_json_schema(s.as_bytes()).unwrap();
+        assert_eq!(a.canonical_form(), b.canonical_form(), "{s}");
+    }
+}
+
+#[test]
+fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
+    let s = br#"{"type":"object","properties":{"q":{"type":"string","optional":true}}}"#;
+    let e = Grammar::compile_json_schema(s).unwrap_err();
+    assert_eq!((e.code(), e.keyword()), ("schema_unknown_keyword", Some("optional")));
+    let g = Grammar::compile_with(
+        s,
+        &CompileOptions {
+            unknown_keywords: UnknownKeywords::Ignore,
+            ..CompileOptions::JSON_SCHEMA
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        g.ignored_keywords(),
+        [IgnoredKeyword {
+            at: "/properties/q".into(),
+            keyword: "optional".into(),
+            annotation: false
+        }]
+    );
+    // 2020-12 constraints this profile does not implement are refused under both choices.
+    for opts in [
+        CompileOptions::JSON_SCHEMA,
+        CompileOptions {
+            unknown_keywords: UnknownKeywords::Ignore,
+            ..CompileOptions::JSON_SCHEMA
+        },
+    ] {
+        for (schema, kw) in [
+            (r#"{"type":"string","pattern":"^a"}"#, "pattern"),
+            (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
+            (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
+            (r#"{"not":{"type":"null"}}"#, "not"),
+            (r#"{"type":"array","prefixItems":[{}]}"#, "prefixItems"),
+        ] {
+            let e = Grammar::compile_with(schema.as_bytes(), &opts).unwrap_err();
+            assert_eq!((e.code(), e.keyword()), ("schema_unsupported_keyword", Some(kw)));
+        }
+    }
+}
+
+#[test]
+fn const_and_enum_need_no_type() {
+    let g = js(r#"{"type":"object","properties":{"name":{"const":"get_weather"},"n":{"enum":[1,"two",null,true]}},"required":["name"]}"#);
+    accepted(&g, r#"{"name":"get_weather"}"#);
+    accepted(&g, r#"{"name":"get_weather","n":1.0}"#);
+    accepted(&g, r#"{"name":"get_weather","n":"two"}"#);
+    accepted(&g, r#"{"name":"get_weather","n":null}"#);
+    refused(&g, r#"{"name":"get_time"}"#, "value_not_allowed", 13, "/name");
+    refused(&g, r#"{"name":"get_weather","n":false}"#, "value_not_allowed", 26, "/n");
+    refused(&g, r#"{"name":"get_weather","n":2}"#, "value_not_allowed", 27, "/n");
+    refused(&g, r#"{"name":"get_weather","n":[]}"#, "wrong_type", 26, "/n");
+    assert_eq!(js_err(r#"{"enum":[{"a":1}]}"#).0, "schema_invalid_keyword");
+}
+
+#[test]
+fn unions_are_decided_by_the_first_byte_of_the_value() {
+    // Pydantic's Optional[str].
+    let g = js(r#"{"anyOf":[{"type":"string","maxLength":3},{"type":"null"}],"default":null}"#);
+    accepted(&g, r#""abc""#);
+    accepted(&g, "null");
+    refused(&g, r#""abcd""#, "string_too_long", 4, "");
+    refused(&g, "1", "wrong_type", 0, "");
+    // A type list is the same union.
+    let t = js(r#"{"type":["string","null"],"minLength":2}"#);
+    accepted(&t, "null");
+    refused(&t, r#""a""#, "string_too_short", 2, "");
+    refused(&t, "true", "wrong_type", 0, "");
+    // integer | number: the number holds both.
+    let n = js(r#"{"anyOf":[{"type":"integer"},{"type":"number"}]}"#);
+    accepted(&n, "1.5");
+    // Objects: a tagged union (tag first), as oneOf in the subset.
+    let o = js(r#"{"anyOf":[
+        {"type":"object","properties":{"k":{"const":"a"},"x":{"type":"integer"}},"required":["k"]},
+        {"type":"object","properties":{"k":{"const":"b"}},"required":["k"]}]}"#);
+    accepted(&o, r#"{"k":"a","x":1}"#);
+    refused(&o, r#"{"k":"a","x":"s"}"#, "wrong_type", 13, "/x");
+    refused(&o, r#"{"k":"c"}"#, "unknown_tag", 6, "/k");
+    // Two branches one first byte cannot tell apart are refused at compile time.
+    for s in [
+        r#"{"anyOf":[{"type":"string"},{"type":"string","maxLength":2}]}"#,
+        r#"{"anyOf":[{"type":"object"},{"type":"object","properties":{"a":{}}}]}"#,
+        r#"{"oneOf":[{"type":"integer"},{"type":"number"}]}"#,
+    ] {
+        assert_eq!(js_err(s), ("schema_ambiguous_union".into(), Some("anyOf".into())), "{s}");
+    }
+}
+
+#[test]
+fn local_references_compile_once_and_recursion_is_bounded() {
+    let g = js(r##"{"$defs":{"Node":{"type":"object","properties":{"v":{"type":"integer"},
+        "kids":{"type":"array","items":{"$ref":"#/$defs/Node"}},
+        "parent":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}]}},"required":["v"]}},
+        "$ref":"#/$defs/Node"}"##);
+    accepted(&g, r#"{"v":1,"kids":[{"v":2,"kids":[]},{"v":3,"parent":null}]}"#);
+    refused(&g, r#"{"v":1,"kids":[{"v":"2"}]}"#, "wrong_type", 20, "/kids/0/v");
+    let nest = |n: usize| format!("{}null{}", r#"{"v":0,"parent":"#.repeat(n), "}".repeat(n));
+    accepted(&g, &nest(16));
+    refused(&g, &nest(17), "too_deep", 16 * 16, &"/parent".repeat(16));
+    // The projection writes the cycle once, under $defs, and compiles again to the same digest.
+    let p = std::str::from_utf8(g.projection()).unwrap();
+    assert!(p.contains(r##""$ref":"#/$defs/r0""##), "{p}");
+    let again = Grammar::compile_json_schema(g.projection()).unwrap();
+    assert_eq!(again.digest(), g.digest());
+    // A non-recursive reference is written inline: the definition's name is not in the digest.
+    let a = js(r##"{"$defs":{"A":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/A"}},"type":"object"}"##);
+    let b = js(r##"{"$defs":{"B":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/B"}},"type":"object"}"##);
+    assert_eq!(a.digest(), b.digest());
+    assert_eq!(js_err(r##"{"$ref":"#/$defs/none"}"##).0, "schema_invalid_keyword");
+    assert_eq!(js_err(r##"{"$ref":"https://example.com/s.json"}"##).0, "schema_invalid_keyword");
+    assert_eq!(js_err(r##"{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}"##).0, "schema_invalid_keyword");
+}
+
+#[test]
+fn integer_bounds_of_any_size_are_exact() {
+    let g = js(r#"{"type":"integer","minimum":18446744073709551615,"maximum":18446744073709551625}"#);
+    accepted(&g, "18446744073709551620");
+    refused(&g, "18446744073709551626", "above_maximum", 19, "");
+    refused(&g, "18446744073709551614", "below_minimum", 19, "");
+    refused(&g, "-1", "below_minimum", 0, "");
+    // "2" can only grow past the maximum: impossible at its first digit.
+    refused(&g, "2", "below_minimum", 0, "");
+    let p = std::str::from_utf8(g.projection()).unwrap();
+    assert!(p.contains(r#""minimum":18446744073709551615"#), "{p}");
+    // Fractional and exclusive bounds become inclusive integers (same digest as the plain one).
+    let x = js(r#"{"type":"integer","exclusiveMinimum":0,"maximum":9.5}"#);
+    let y = js(r#"{"type":"integer","minimum":1,"maximum":9}"#);
+    assert_eq!(x.digest(), y.digest());
+    refused(&x, "0", "below_minimum", 0, "");
+    accepted(&x, "9");
+    refused(&x, "10", "above_maximum", 1, "");
+    // A bound no document integer reaches is no bound on that side.
+    let z = js(r#"{"type":"integer","maximum":1e300}"#);
+    accepted(&z, &"9".repeat(60));
+}
+
+#[test]
+fn decimal_bounds_finer_than_binary64_are_exact() {
+    let g = js(r#"{"type":"number","exclusiveMinimum":0.1000000000000000000001,"maximum":0.3}"#);
+    refused(&g, "0.1", "below_minimum", 3, "");
+    refused(&g, "0.1000000000000000000001", "below_minimum", 24, "");
+    accepted(&g, "0.10000000000000000000011");
+    accepted(&g, "0.3");
+    refused(&g, "0.30000000000000000001", "above_maximum", 22, "");
+    let p = std::str::from_utf8(g.projection()).unwrap();
+    assert!(p.contains(r#""exclusiveMinimum":1000000000000000000001e-22"#), "{p}");
+}
+
+#[test]
+fn min_items_and_min_properties_are_checked_at_the_close() {
+    let g = js(r#"{"type":"object","minProperties":2,"properties":{"l":{"type":"array","minItems":2,"items":{"type":"integer"}}}}"#);
+    accepted(&g, r#"{"l":[1,2],"x":0}"#);
+    refused(&g, r#"{"l":[1],"x":0}"#, "too_few_items", 7, "/l");
+    refused(&g, r#"{"l":[1,2]}"#, "too_few_properties", 10, "");
+    let a = js(r#"{"type":"array","minItems":1}"#);
+    refused(&a, "[]", "too_few_items", 1, "");
+    accepted(&a, r#"[{"any":["thing"]}]"#);
+}
+
+#[test]
+fn one_schema_all_of_and_boolean_schemas() {
+    let g = js(r#"{"type":"object","properties":{"u":{"allOf":[{"enum":["c","f"]}],"description":"unit"},"x":true}}"#);
+    accepted(&g, r#"{"u":"c","x":{"y":1}}"#);
+    refused(&g, r#"{"u":"k"}"#, "value_not_allowed", 6, "/u");
+    assert!(g.ignored_keywords().iter().any(|k| k.keyword == "description"));
+    assert_eq!(js_err(r#"{"allOf":[{},{}]}"#), ("schema_unsupported_keyword".into(), Some("allOf".into())));
+    assert_eq!(js_err(r#"{"properties":{"a":false},"type":"object"}"#).0, "schema_invalid_keyword");
+}
