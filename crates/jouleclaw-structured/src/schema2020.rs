@@ -258,7 +258,7 @@ impl Compiler {
         if let Some(r) = get("$ref") {
             only(&["$ref"])?;
             self.drop_annotations(at, &title, &description);
-            return self.reference(root, r, at, depth);
+            return self.reference(root, r, at);
         }
         if let Some(all) = get("allOf") {
             only(&["allOf"])?;
@@ -474,7 +474,7 @@ impl Compiler {
         }
     }
 
-    fn reference(&mut self, root: &Json, r: &Json, at: &str, depth: u32) -> Result<NodeId> {
+    fn reference(&mut self, root: &Json, r: &Json, at: &str) -> Result<NodeId> {
         let Json::Str(r) = r else {
             return Err(invalid("$ref", at, "must be a string"));
         };
@@ -504,7 +504,9 @@ impl Compiler {
         }
         let slot = self.push_node(Kind::Ref(NONE), None, None);
         self.refs.insert(pointer.to_owned(), slot);
-        let body = self.compile_2020(root, target, pointer, depth, pointer.is_empty())?;
+        // A definition's nesting is counted from itself (it may be used at many depths); the
+        // document's depth is bounded where it is read (`too_deep`).
+        let body = self.compile_2020(root, target, pointer, 0, pointer.is_empty())?;
         self.nodes[slot as usize].kind = Kind::Ref(body);
         Ok(slot)
     }

@@ -1,0 +1,248 @@
+//! `conformance/structured-output-2020-vectors.json`: vectors of the JSON Schema 2020-12
+//! profile (`Profile::JsonSchema`), in the format of `structured-output-vectors.json` plus a
+//! `"profile": "json_schema"` on every grammar; its generator (the hand-labelled corpus
+//! below), the stale-file check, and the check of every vector whole, at every split and
+//! byte-wise. Regenerate with
+//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-structured --test vectors_2020`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use jouleclaw_structured::*;
+use serde_json::{Value, json};
+
+const PATH: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../conformance/structured-output-2020-vectors.json"
+);
+
+const WEATHER: &str = r#"{"title":"get_weather","type":"object","required":["city"],
+ "properties":{"city":{"type":"string","maxLength":12,"description":"City"},
+  "unit":{"enum":["celsius","fahrenheit"],"default":"celsius"},
+  "days":{"anyOf":[{"type":"integer","exclusiveMinimum":0,"maximum":14},{"type":"null"}],"default":null},
+  "note":{"type":["string","null"],"format":"email"}}}"#;
+
+const TREE: &str = r##"{"$defs":{"Node":{"type":"object","additionalProperties":false,"required":["v"],
+ "properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/$defs/Node"},"maxItems":3}}}},
+ "$ref":"#/$defs/Node"}"##;
+
+const BOUNDS: &str = r#"{"type":"object","additionalProperties":false,
+ "properties":{"big":{"type":"integer","minimum":18446744073709551615,"maximum":18446744073709551625},
+  "fine":{"type":"number","exclusiveMinimum":0.1000000000000000000001,"maximum":0.3},
+  "k":{"const":"tool"},"l":{"type":"array","minItems":2,"items":{"type":"boolean"}}},
+ "minProperties":1}"#;
+
+const PETS: &str = r#"{"type":"object","required":["pet"],"properties":{"pet":{"anyOf":[
+ {"type":"object","required":["kind"],"properties":{"kind":{"const":"cat"},"lives":{"type":"integer","maximum":9}}},
+ {"type":"object","required":["kind"],"properties":{"kind":{"const":"dog"}}}]},
+ "extra":{"additionalProperties":{"type":"string"},"type":"object"}}}"#;
+
+fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
+    let shallow = Limits {
+        max_depth: 3,
+        ..Limits::DEFAULT
+    };
+    vec![
+        ("weather", WEATHER, Limits::DEFAULT),
+        ("tree", TREE, shallow),
+        ("bounds", BOUNDS, Limits::DEFAULT),
+        ("pets", PETS, Limits::DEFAULT),
+    ]
+}
+
+/// (grammar, name, document, expected code or "accepted", expected path).
+fn corpus() -> Vec<(&'static str, &'static str, &'static str, &'static str, &'static str)> {
+    vec![
+        ("weather", "a call with an other property", r#"{"city":"Lisbon","x":{"y":[1,null]}}"#, "accepted", ""),
+        ("weather", "all properties, whitespace", "{ \"city\" : \"Porto\", \"unit\":\"celsius\", \"days\": 3, \"note\": null }", "accepted", ""),
+        ("weather", "days null", r#"{"city":"Porto","days":null}"#, "accepted", ""),
+        ("weather", "days 0 (exclusiveMinimum 0)", r#"{"city":"Porto","days":0}"#, "below_minimum", "/days"),
+        ("weather", "days 15", r#"{"city":"Porto","days":15}"#, "above_maximum", "/days"),
+        ("weather", "days a string", r#"{"city":"Porto","days":"3"}"#, "wrong_type", "/days"),
+        ("weather", "unit not a member", r#"{"city":"Porto","unit":"kelvin"}"#, "value_not_allowed", "/unit"),
+        ("weather", "note a number", r#"{"city":"Porto","note":5}"#, "wrong_type", "/note"),
+        ("weather", "note not an email (format is an annotation)", r#"{"city":"Porto","note":"no"}"#, "accepted", ""),
+        ("weather", "city missing", r#"{"x":1}"#, "missing_property", ""),
+        ("weather", "an other property twice", r#"{"city":"a","x":1,"x":2}"#, "duplicate_property", ""),
+        ("weather", "an other property with a lone surrogate", r#"{"city":"a","x":"\udc00"}"#, "lone_surrogate", "/x"),
+        ("tree", "a tree", r#"{"v":1,"kids":[{"v":2}]}"#, "accepted", ""),
+        ("tree", "a wrong leaf", r#"{"v":1,"kids":[{"v":2.5}]}"#, "wrong_type", "/kids/0/v"),
+        ("tree", "deeper than max_depth", r#"{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}"#, "too_deep", "/kids/0/kids"),
+        ("tree", "an undeclared key", r#"{"v":1,"w":2}"#, "unknown_property", ""),
+        ("bounds", "big within", r#"{"big":18446744073709551620}"#, "accepted", ""),
+        ("bounds", "big above", r#"{"big":18446744073709551626}"#, "above_maximum", "/big"),
+        ("bounds", "big below", r#"{"big":18446744073709551614}"#, "below_minimum", "/big"),
+        ("bounds", "fine just above the exclusive minimum", r#"{"fine":0.10000000000000000000011}"#, "accepted", ""),
+        ("bounds", "fine at the exclusive minimum", r#"{"fine":1000000000000000000001e-22}"#, "below_minimum", "/fine"),
+        ("bounds", "fine 0.1 (binary64 would round the bound to it)", r#"{"fine":0.1}"#, "below_minimum", "/fine"),
+        ("bounds", "const without type", r#"{"k":"tool"}"#, "accepted", ""),
+        ("bounds", "const without type, other value", r#"{"k":"tools"}"#, "value_not_allowed", "/k"),
+        ("bounds", "minItems", r#"{"l":[true]}"#, "too_few_items", "/l"),
+        ("bounds", "minItems met", r#"{"l":[true,false]}"#, "accepted", ""),
+        ("bounds", "minProperties", r#"{}"#, "too_few_properties", ""),
+        ("pets", "a cat", r#"{"pet":{"kind":"cat","lives":7},"extra":{"a":"b"}}"#, "accepted", ""),
+        ("pets", "a dog with an other property", r#"{"pet":{"kind":"dog","age":3}}"#, "accepted", ""),
+        ("pets", "a cat with too many lives", r#"{"pet":{"kind":"cat","lives":10}}"#, "above_maximum", "/pet/lives"),
+        ("pets", "an unknown kind", r#"{"pet":{"kind":"cow"}}"#, "unknown_tag", "/pet/kind"),
+        ("pets", "a pet that is a string", r#"{"pet":"cat"}"#, "wrong_type", "/pet"),
+        ("pets", "an extra value of the wrong type", r#"{"pet":{"kind":"dog"},"extra":{"a":1}}"#, "wrong_type", "/extra/a"),
+    ]
+}
+
+/// (name, schema text, code, keyword): schemas the profile refuses.
+fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
+    vec![
+        ("pattern", r#"{"type":"string","pattern":"^[a-z]+$"}"#, "schema_unsupported_keyword", "pattern"),
+        ("unknown keyword", r#"{"type":"string","optional":true}"#, "schema_unknown_keyword", "optional"),
+        ("two string branches", r#"{"anyOf":[{"type":"string"},{"type":"string","maxLength":1}]}"#, "schema_ambiguous_union", "anyOf"),
+        ("uniqueItems", r#"{"type":"array","uniqueItems":true}"#, "schema_unsupported_keyword", "uniqueItems"),
+        ("a remote reference", r#"{"$ref":"https://example.com/s.json"}"#, "schema_invalid_keyword", "$ref"),
+    ]
+}
+
+fn opts(limits: Limits) -> CompileOptions {
+    CompileOptions {
+        limits,
+        ..CompileOptions::JSON_SCHEMA
+    }
+}
+
+fn limits_json(l: Limits) -> Value {
+    json!({
+        "max_document_bytes": l.max_document_bytes,
+        "max_depth": l.max_depth,
+        "max_string_chars": l.max_string_chars,
+        "max_array_items": l.max_array_items,
+        "max_number_chars": l.max_number_chars,
+    })
+}
+
+fn build() -> String {
+    let mut gs = Vec::new();
+    let mut compiled = std::collections::BTreeMap::new();
+    for (name, schema, limits) in grammars() {
+        let g = Arc::new(Grammar::compile_with(schema.as_bytes(), &opts(limits)).unwrap());
+        gs.push(json!({
+            "name": name,
+            "profile": "json_schema",
+            "schema_text": schema,
+            "limits": limits_json(limits),
+            "canonical_form": String::from_utf8(g.canonical_form().to_vec()).unwrap(),
+            "digest": g.digest().to_hex().to_string(),
+            "oracle_name": format!("structured:{}", g.digest_prefix()),
+            "ignored_keywords": g.ignored_keywords().iter().map(|k| json!({"at": k.at, "keyword": k.keyword, "annotation": k.annotation})).collect::<Vec<_>>(),
+        }));
+        compiled.insert(name, g);
+    }
+    let mut cases = Vec::new();
+    for (i, (gname, name, doc, want, want_path)) in corpus().into_iter().enumerate() {
+        let g = &compiled[gname];
+        let doc = doc.as_bytes();
+        let mut case = json!({
+            "grammar": gname,
+            "name": name,
+            "chunks_hex": doc.chunks(4 + i % 13).map(hex::encode).collect::<Vec<_>>(),
+            "document": std::str::from_utf8(doc).unwrap(),
+        });
+        match outcome(g, doc) {
+            Ok(()) => {
+                assert_eq!(want, "accepted", "{name}");
+                case["outcome"] = json!("accepted");
+            }
+            Err(r) => {
+                assert_eq!((r.code.as_str(), r.path.as_str()), (want, want_path), "{name}");
+                case["outcome"] = json!("refused");
+                case["code"] = json!(r.code.as_str());
+                case["class"] = json!(r.code.class().as_str());
+                case["offset"] = json!(r.offset);
+                case["path"] = json!(r.path);
+            }
+        }
+        cases.push(case);
+    }
+    let refusals: Vec<Value> = compile_refusals()
+        .into_iter()
+        .map(|(name, schema, code, keyword)| {
+            let e = Grammar::compile_json_schema(schema.as_bytes()).unwrap_err();
+            assert_eq!((e.code(), e.keyword()), (code, Some(keyword)), "{name}");
+            json!({"name": name, "profile": "json_schema", "schema_text": schema, "code": code, "keyword": keyword})
+        })
+        .collect();
+    let doc = json!({
+        "_comment": "Structured-output vectors of the JSON Schema 2020-12 profile \
+            (spec/STRUCTURED-OUTPUT.md, \"The JSON Schema profile\"), generated by \
+            crates/jouleclaw-structured/tests/vectors_2020.rs (JOULECLAW_REGEN_VECTORS=1 cargo test \
+            -p jouleclaw-structured --test vectors_2020); a test fails when this file is stale. \
+            Each grammar is compiled from schema_text with Profile::JsonSchema; the rest is as in \
+            structured-output-vectors.json.",
+        "format": "jouleclaw-structured-vectors/1",
+        "grammars": gs,
+        "cases": cases,
+        "compile_refusals": refusals,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap();
+    s.push('\n');
+    s
+}
+
+#[test]
+fn the_checked_in_vectors_are_what_the_generator_builds() {
+    let built = build();
+    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
+        std::fs::write(PATH, &built).unwrap();
+    }
+    let on_disk = std::fs::read_to_string(PATH).unwrap_or_default();
+    assert!(on_disk == built, "structured-output-2020-vectors.json is stale");
+}
+
+#[test]
+fn every_vector_holds_whole_at_every_split_and_byte_wise() {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(PATH).unwrap()).unwrap();
+    let mut grammars = std::collections::BTreeMap::new();
+    for g in v["grammars"].as_array().unwrap() {
+        let l = &g["limits"];
+        let limits = Limits {
+            max_document_bytes: l["max_document_bytes"].as_u64().unwrap(),
+            max_depth: l["max_depth"].as_u64().unwrap() as u32,
+            max_string_chars: l["max_string_chars"].as_u64().unwrap() as u32,
+            max_array_items: l["max_array_items"].as_u64().unwrap() as u32,
+            max_number_chars: l["max_number_chars"].as_u64().unwrap() as u32,
+        };
+        let c = Grammar::compile_with(g["schema_text"].as_str().unwrap().as_bytes(), &opts(limits)).unwrap();
+        assert_eq!(c.canonical_form(), g["canonical_form"].as_str().unwrap().as_bytes());
+        assert_eq!(c.digest().to_hex().as_str(), g["digest"].as_str().unwrap());
+        // The projection compiles again (in the profile) to the same digest.
+        let again = Grammar::compile_with(c.projection(), &opts(limits)).unwrap();
+        assert_eq!(again.digest(), c.digest(), "{}", g["name"]);
+        grammars.insert(g["name"].as_str().unwrap().to_owned(), Arc::new(c));
+    }
+    for c in v["cases"].as_array().unwrap() {
+        let g = &grammars[c["grammar"].as_str().unwrap()];
+        let chunks: Vec<Vec<u8>> = c["chunks_hex"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| hex::decode(h.as_str().unwrap()).unwrap())
+            .collect();
+        let mut val = StructuredValidator::new(Arc::clone(g));
+        let chunked = chunks.iter().try_for_each(|ch| val.push(ch)).and_then(|()| val.finish());
+        let whole = outcome(g, &chunks.concat());
+        assert_eq!(chunked, whole, "{}", c["name"]);
+        match whole {
+            Ok(()) => assert_eq!(c["outcome"], "accepted", "{}", c["name"]),
+            Err(r) => {
+                assert_eq!(c["code"], r.code.as_str(), "{}", c["name"]);
+                assert_eq!(c["offset"], r.offset, "{}", c["name"]);
+                assert_eq!(c["path"], r.path.as_str(), "{}", c["name"]);
+            }
+        }
+    }
+    for r in v["compile_refusals"].as_array().unwrap() {
+        let e = Grammar::compile_json_schema(r["schema_text"].as_str().unwrap().as_bytes()).unwrap_err();
+        assert_eq!(e.code(), r["code"]);
+        assert_eq!(e.keyword(), r["keyword"].as_str());
+    }
+}
