@@ -1409,30 +1409,77 @@ function soTagOf(branches) {
   throw new Refusal('mismatch', 'oneOf without a tag');
 }
 
+/** A projection's `$ref` (only `#/$defs/...` are written) resolved. */
+function soResolve(root, s) {
+  let x = s;
+  while (x !== null && typeof x === 'object' && typeof x.$ref === 'string') x = root.$defs?.[x.$ref.split('/').pop()];
+  return x;
+}
+
+/** The JSON type of a parsed value (integers are numbers: the first-byte rule). */
+function soType(v) {
+  if (isSoNum(v)) return 'number';
+  if (Array.isArray(v)) return 'array';
+  if (isSoObj(v)) return 'object';
+  return v === null ? 'null' : typeof v;
+}
+
 /** True when a rule JSON Schema does not check fails: a repeated key, a oneOf object whose first
  * member is not the tag, an integer written with a fraction or exponent, a number outside its
- * bounds by exact decimal comparison (Ajv compares doubles). */
-function soExtra(schema, inst) {
+ * bounds by exact decimal comparison (Ajv compares doubles). Unions of the JSON Schema profile
+ * (anyOf) follow the branch the value's JSON type selects; several object branches are a tagged
+ * union, as oneOf. */
+function soExtra(schemaIn, inst, root = schemaIn) {
   if (isSoObj(inst) && inst.dup) return true;
+  const schema = soResolve(root, schemaIn);
+  if (schema === null || typeof schema !== 'object') return false;
+  if (Array.isArray(schema.anyOf)) {
+    const bs = schema.anyOf.map((b) => soResolve(root, b));
+    const objs = bs.filter((b) => b.type === 'object');
+    if (isSoObj(inst) && objs.length > 1) return soExtra({ oneOf: objs }, inst, root);
+    const b = bs.find((x) => {
+      const t = x.type ?? (x.oneOf ? 'object' : undefined);
+      return t === undefined || (t === 'integer' ? 'number' : t) === soType(inst);
+    });
+    return b ? soExtra(b, inst, root) : false;
+  }
   if (Array.isArray(schema.oneOf)) {
     if (!isSoObj(inst) || !inst.keys.length) return false;
-    const tag = soTagOf(schema.oneOf);
+    const branches = schema.oneOf.map((b) => soResolve(root, b));
+    const tag = soTagOf(branches);
     if (inst.keys[0] !== tag) return true;
     const tv = inst.vals[inst.keys.lastIndexOf(tag)];
-    const branch = schema.oneOf.find((b) => b.properties?.[tag]?.const === tv);
-    return branch ? soExtra(branch, inst) : false;
+    const branch = branches.find((b) => b.properties?.[tag]?.const === tv);
+    return branch ? soExtra(branch, inst, root) : false;
   }
   if (schema.type === 'object' && isSoObj(inst)) {
-    return inst.keys.some((k, j) => Object.hasOwn(schema.properties ?? {}, k) && soExtra(schema.properties[k], inst.vals[j]));
+    return inst.keys.some((k, j) => (Object.hasOwn(schema.properties ?? {}, k)
+      ? soExtra(schema.properties[k], inst.vals[j], root)
+      : soExtra(schema.additionalProperties ?? {}, inst.vals[j], root)));
   }
-  if (schema.type === 'array' && Array.isArray(inst)) return inst.some((x) => soExtra(schema.items, x));
-  if (schema.type === 'integer' && isSoNum(inst)) return /[.eE]/.test(inst.num);
+  if (schema.type === 'array' && Array.isArray(inst)) return inst.some((x) => soExtra(schema.items, x, root));
+  if (schema.type === 'integer' && isSoNum(inst)) {
+    if (/[.eE]/.test(inst.num)) return true;
+    // Bounds beyond 2^53 compared exactly.
+    const raw = rawNumbers.get(schema) ?? {};
+    if (raw.minimum !== undefined && BigInt(inst.num) < BigInt(raw.minimum)) return true;
+    if (raw.maximum !== undefined && BigInt(inst.num) > BigInt(raw.maximum)) return true;
+  }
   if (schema.type === 'number' && isSoNum(inst)) {
     const raw = rawNumbers.get(schema) ?? {};
     if (raw.minimum !== undefined && decimalCmp(inst.num, raw.minimum) < 0) return true;
     if (raw.maximum !== undefined && decimalCmp(inst.num, raw.maximum) > 0) return true;
+    if (raw.exclusiveMinimum !== undefined && decimalCmp(inst.num, raw.exclusiveMinimum) <= 0) return true;
+    if (raw.exclusiveMaximum !== undefined && decimalCmp(inst.num, raw.exclusiveMaximum) >= 0) return true;
   }
   return false;
+}
+
+/** Nesting depth of a parsed value (containers). */
+function soDepth(v) {
+  if (Array.isArray(v)) return 1 + Math.max(0, ...v.map(soDepth));
+  if (isSoObj(v)) return 1 + Math.max(0, ...v.vals.map(soDepth));
+  return 0;
 }
 
 /** 'accepted', 'schema' (JSON, refused by the schema) or 'not-json' (not I-JSON, over a limit). */
@@ -1449,11 +1496,20 @@ function soOutcome(g, doc) {
   const tooLong = (v) => (isSoNum(v) ? v.num.length > g.limits.max_number_chars
     : Array.isArray(v) ? v.some(tooLong) : isSoObj(v) ? v.vals.some(tooLong) : false);
   if (tooLong(inst)) return 'not-json';
+  // The JSON Schema profile bounds nesting by max_depth (the subset's schemas bound it).
+  if (g.profile === 'json_schema' && soDepth(inst) > g.limits.max_depth) return 'not-json';
   if (soExtra(g.schema, inst) || !g.validate(soPlain(inst))) return 'schema';
   return 'accepted';
 }
 
+/** The structured-output vectors, and beside them those of the JSON Schema profile. */
 function checkStructuredFile(path, name) {
+  checkStructuredOne(path, name);
+  const profile = path.replace(/structured-output-vectors\.json$/, 'structured-output-2020-vectors.json');
+  if (profile !== path && existsSync(profile)) checkStructuredOne(profile, 'structured-output-2020-vectors.json');
+}
+
+function checkStructuredOne(path, name) {
   let doc;
   check(`${name} load`, () => {
     // Number bounds with fractions: not a JCR-1 vector file. Parsed as I-JSON, no repeated key.
@@ -1476,11 +1532,14 @@ function checkStructuredFile(path, name) {
       const ajv = new Ajv2020({ strict: false });
       let validate;
       try {
-        validate = ajv.compile(form.schema);
+        // Exclusive bounds are left to soExtra's exact comparison: as doubles, a value just
+        // above a bound can round onto it, which Ajv would refuse.
+        const forAjv = JSON.parse(JSON.stringify(form.schema, (k, v) => (k === 'exclusiveMinimum' || k === 'exclusiveMaximum' ? undefined : v)));
+        validate = ajv.compile(forAjv);
       } catch (e) {
         throw new Refusal('mismatch', `projection is not a 2020-12 schema: ${e.message}`);
       }
-      grammars.set(g.name, { schema: form.schema, limits: form.limits, validate });
+      grammars.set(g.name, { schema: form.schema, limits: form.limits, validate, profile: g.profile ?? 'subset' });
       return 'digest, oracle name, limits; projection compiles as 2020-12';
     });
   }

@@ -30,7 +30,7 @@ from pathlib import Path
 import blake3
 from jsonschema import Draft202012Validator, validators
 
-FILE = "structured-output-vectors.json"
+FILES = ("structured-output-vectors.json", "structured-output-2020-vectors.json")
 
 
 def _is_integer(_checker, instance) -> bool:
@@ -65,8 +65,17 @@ def pointer(parts) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def parse(doc: bytes, limits: dict):
-    """The document's value, or NotJson / OverLimit."""
+def depth(v) -> int:
+    if isinstance(v, Obj):
+        return 1 + max((depth(x) for _, x in v.pairs), default=0)
+    if isinstance(v, list):
+        return 1 + max((depth(x) for x in v), default=0)
+    return 0
+
+
+def parse(doc: bytes, limits: dict, profile: str = "subset"):
+    """The document's value, or NotJson / OverLimit. In the JSON Schema profile a document
+    nesting deeper than `max_depth` is over a limit (the subset's schemas bound it)."""
     if len(doc) > limits["max_document_bytes"]:
         raise OverLimit("document")
     try:
@@ -109,6 +118,8 @@ def parse(doc: bytes, limits: dict):
                 surrogates(x)
 
     surrogates(value)
+    if profile == "json_schema" and depth(value) > limits["max_depth"]:
+        raise OverLimit("depth")
     return value
 
 
@@ -128,27 +139,72 @@ def tag_of(branches) -> str:
     raise ValueError("oneOf without a tag")
 
 
-def extra_errors(schema, inst, path, out: set) -> None:
+def resolve(root, schema):
+    """A projection's `$ref` (only `#/$defs/...` are written) resolved."""
+    while isinstance(schema, dict) and "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].split("/")[-1]]
+    return schema
+
+
+def json_type(inst) -> str:
+    if isinstance(inst, bool):
+        return "boolean"
+    if inst is None:
+        return "null"
+    if isinstance(inst, (int, Decimal)):
+        return "number"
+    if isinstance(inst, str):
+        return "string"
+    return "array" if isinstance(inst, list) else "object"
+
+
+def branch_for(root, branches, inst):
+    """The branch of an `anyOf` a value's JSON type selects (the first-byte rule), if any."""
+    for b in branches:
+        b = resolve(root, b)
+        t = b.get("type", "object" if "oneOf" in b else None)
+        t = "number" if t == "integer" else t
+        if t is None or t == json_type(inst):
+            return b
+    return None
+
+
+def extra_errors(schema, inst, path, out: set, root=None) -> None:
     """Paths of the rules jsonschema does not check: duplicate keys and the tag-first rule."""
+    root = schema if root is None else root
+    schema = resolve(root, schema)
     if isinstance(inst, Obj) and inst.dup:
         out.add(pointer(path))
+    if not isinstance(schema, dict):
+        return
+    if "anyOf" in schema:
+        objects = [resolve(root, b) for b in schema["anyOf"] if resolve(root, b).get("type") == "object"]
+        if isinstance(inst, Obj) and len(objects) > 1:
+            # Several object branches: a tagged union, as oneOf.
+            extra_errors({"oneOf": objects}, inst, path, out, root)
+            return
+        b = branch_for(root, schema["anyOf"], inst)
+        if b is not None:
+            extra_errors(b, inst, path, out, root)
+        return
     if "oneOf" in schema:
         if isinstance(inst, Obj) and inst.pairs:
             tag = tag_of(schema["oneOf"])
             if inst.pairs[0][0] != tag:
                 out.add(pointer(path))
             for b in schema["oneOf"]:
+                b = resolve(root, b)
                 if b["properties"][tag].get("const") == inst.get(tag):
-                    extra_errors(b, inst, path, out)
+                    extra_errors(b, inst, path, out, root)
         return
     if schema.get("type") == "object" and isinstance(inst, Obj):
         props = schema.get("properties", {})
+        other = schema.get("additionalProperties", {})
         for k, v in inst.pairs:
-            if k in props:
-                extra_errors(props[k], v, path + [k], out)
+            extra_errors(props[k] if k in props else other, v, path + [k], out, root)
     elif schema.get("type") == "array" and isinstance(inst, list):
         for i, v in enumerate(inst):
-            extra_errors(schema["items"], v, path + [i], out)
+            extra_errors(schema["items"], v, path + [i], out, root)
 
 
 def schema_errors(validator, schema, value) -> set:
@@ -159,6 +215,24 @@ def schema_errors(validator, schema, value) -> set:
 
     def collect(errors):
         for e in errors:
+            if e.validator == "anyOf":
+                # The branch the value's first byte selects (a tagged union for objects).
+                out.add(pointer(e.absolute_path))
+                inst, branches = e.instance, [resolve(schema, b) for b in e.validator_value]
+                objects = [b for b in branches if b.get("type") == "object"]
+                if isinstance(inst, dict) and len(objects) > 1 and inst:
+                    tag = tag_of(objects)
+                    chosen = [
+                        i for i, b in enumerate(branches)
+                        if b.get("type") == "object" and b["properties"][tag].get("const") == inst.get(tag)
+                    ]
+                    if not chosen:
+                        out.add(pointer(list(e.absolute_path) + [tag]))
+                else:
+                    b = branch_for(schema, branches, inst)
+                    chosen = [branches.index(b)] if b is not None else []
+                collect([c for c in e.context if chosen and c.relative_schema_path[0] == chosen[0]])
+                continue
             if e.validator != "oneOf":
                 out.add(pointer(e.absolute_path))
                 continue
@@ -186,7 +260,7 @@ def check_case(case, grammars) -> str | None:
     doc = b"".join(bytes.fromhex(h) for h in case["chunks_hex"])
     want = case["outcome"]
     try:
-        value = parse(doc, g["limits"])
+        value = parse(doc, g["limits"], g["profile"])
     except (NotJson, OverLimit) as e:
         if want != "refused":
             return f"not JSON for Python ({e}) but the vector says {want}"
@@ -221,20 +295,25 @@ def main(argv) -> int:
             failed += 1
             print(f"FAIL  {name}: {why}")
 
-    path = root / FILE
-    print(f"structured checker: {path}")
-    if not path.is_file():
-        # Like the other verifiers' families: an absent file is said, not failed (`check` on a
-        # directory without structured-output vectors).
-        print(f"skip  {FILE}: absent")
-        print(f"structured: {passed} passed, {failed} failed")
-        return 0
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError) as e:
-        report(FILE, f"unreadable: {e}")
-        print(f"structured: {passed} passed, {failed} failed")
-        return 1
+    for FILE in FILES:
+        path = root / FILE
+        print(f"structured checker: {path}")
+        if not path.is_file():
+            # Like the other verifiers' families: an absent file is said, not failed (`check` on
+            # a directory without structured-output vectors).
+            print(f"skip  {FILE}: absent")
+            continue
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError) as e:
+            report(FILE, f"unreadable: {e}")
+            continue
+        check_file(FILE, data, report)
+    print(f"structured: {passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+def check_file(FILE, data, report) -> None:
     grammars = {}
     for g in data["grammars"]:
         name = f"grammar {g['name']}"
@@ -261,13 +340,13 @@ def main(argv) -> int:
             "schema": schema,
             "limits": form["limits"],
             "validator": StrictValidator(schema),
+            "profile": g.get("profile", "subset"),
         }
     for case in data["cases"]:
         report(f"case {case['grammar']}: {case['name']}", check_case(case, grammars))
     if not data["cases"]:
         report(FILE, "no cases")
-    print(f"structured: {passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+
 
 
 if __name__ == "__main__":
