@@ -23,6 +23,8 @@ import (
 // compared here: the Python checker (python/check_structured.py) compares paths.
 func init() {
 	register(Family{Order: 90, File: "structured-output-vectors.json", Check: checkStructuredFile, Counts: true})
+	// The JSON Schema profile's vectors: the same format, grammars marked "profile":"json_schema".
+	register(Family{Order: 91, File: "structured-output-2020-vectors.json", Check: checkStructuredFile, Counts: true})
 }
 
 type soLimits struct {
@@ -50,9 +52,57 @@ func (o *oobj) get(k string) (any, bool) {
 }
 
 type soGrammar struct {
-	schema any // the projection, as decoded by jsonschema.UnmarshalJSON
-	limits soLimits
-	sch    *jsonschema.Schema
+	schema  any // the projection, as decoded by jsonschema.UnmarshalJSON
+	limits  soLimits
+	sch     *jsonschema.Schema
+	profile string // "json_schema" for the JSON Schema profile, else the subset
+}
+
+// soResolve follows a projection's $ref (only "#/$defs/..." are written).
+func soResolve(root map[string]any, s map[string]any) map[string]any {
+	for i := 0; i < 64; i++ {
+		r, ok := s["$ref"].(string)
+		if !ok {
+			return s
+		}
+		s = soObj(soObj(root["$defs"])[r[strings.LastIndex(r, "/")+1:]])
+	}
+	return s
+}
+
+// soType is a parsed value's JSON type (integers are numbers: the first-byte rule).
+func soType(v any) string {
+	switch v.(type) {
+	case *oobj:
+		return "object"
+	case []any:
+		return "array"
+	case string:
+		return "string"
+	case json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
+
+// soDepth is a parsed value's container nesting.
+func soDepth(v any) int64 {
+	var d int64
+	switch v := v.(type) {
+	case *oobj:
+		for _, x := range v.vals {
+			d = max(d, soDepth(x))
+		}
+		return d + 1
+	case []any:
+		for _, x := range v {
+			d = max(d, soDepth(x))
+		}
+		return d + 1
+	}
+	return 0
 }
 
 var errNotJSON = errors.New("not I-JSON")
@@ -284,10 +334,47 @@ func soHasDup(v any) bool {
 // soExtra reports whether a rule JSON Schema does not check fails: a repeated key, a oneOf
 // object whose first member is not the tag, an integer written with a fraction or exponent.
 func soExtra(schema map[string]any, inst any) (bool, error) {
+	return soExtraIn(schema, schema, inst)
+}
+
+// soExtraIn is soExtra under the projection root (for $ref). A JSON Schema profile anyOf
+// follows the branch the value's JSON type selects; several object branches are a tagged union.
+func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 	if o, ok := inst.(*oobj); ok && o.dup {
 		return true, nil
 	}
+	schema = soResolve(root, schema)
+	if branches, ok := schema["anyOf"].([]any); ok {
+		var objs []any
+		for _, b := range branches {
+			if bo := soResolve(root, soObj(b)); bo["type"] == "object" {
+				objs = append(objs, bo)
+			}
+		}
+		if _, isObj := inst.(*oobj); isObj && len(objs) > 1 {
+			return soExtraIn(root, map[string]any{"oneOf": objs}, inst)
+		}
+		for _, b := range branches {
+			bo := soResolve(root, soObj(b))
+			t, has := bo["type"].(string)
+			if !has && bo["oneOf"] != nil {
+				t, has = "object", true
+			}
+			if t == "integer" {
+				t = "number"
+			}
+			if !has || t == soType(inst) {
+				return soExtraIn(root, bo, inst)
+			}
+		}
+		return false, nil
+	}
 	if branches, ok := schema["oneOf"].([]any); ok {
+		resolved := make([]any, len(branches))
+		for i, b := range branches {
+			resolved[i] = soResolve(root, soObj(b))
+		}
+		branches = resolved
 		o, isObj := inst.(*oobj)
 		if !isObj || len(o.keys) == 0 {
 			return false, nil
@@ -303,7 +390,7 @@ func soExtra(schema map[string]any, inst any) (bool, error) {
 		for _, b := range branches {
 			bo := soObj(b)
 			if c, ok := soObj(soObj(bo["properties"])[tag])["const"].(string); ok && c == tv {
-				return soExtra(bo, inst)
+				return soExtraIn(root, bo, inst)
 			}
 		}
 		return false, nil
@@ -313,8 +400,12 @@ func soExtra(schema map[string]any, inst any) (bool, error) {
 		if o, ok := inst.(*oobj); ok {
 			props := soObj(schema["properties"])
 			for i, k := range o.keys {
-				if ps, ok := props[k].(map[string]any); ok {
-					if bad, err := soExtra(ps, o.vals[i]); bad || err != nil {
+				ps, ok := props[k].(map[string]any)
+				if !ok {
+					ps = soObj(schema["additionalProperties"]) // other properties (nil: none or any)
+				}
+				if ps != nil {
+					if bad, err := soExtraIn(root, ps, o.vals[i]); bad || err != nil {
 						return bad, err
 					}
 				}
@@ -324,7 +415,7 @@ func soExtra(schema map[string]any, inst any) (bool, error) {
 		if a, ok := inst.([]any); ok {
 			items := soObj(schema["items"])
 			for _, x := range a {
-				if bad, err := soExtra(items, x); bad || err != nil {
+				if bad, err := soExtraIn(root, items, x); bad || err != nil {
 					return bad, err
 				}
 			}
@@ -342,6 +433,10 @@ func soExtra(schema map[string]any, inst any) (bool, error) {
 func soOutcome(g *soGrammar, doc []byte) (string, error) {
 	v, err := soParse(doc, g.limits)
 	if err != nil {
+		return "not-json", nil
+	}
+	// The JSON Schema profile bounds nesting by max_depth (the subset's schemas bound it).
+	if g.profile == "json_schema" && soDepth(v) > g.limits.MaxDepth {
 		return "not-json", nil
 	}
 	bad, err := soExtra(soObj(g.schema), v)
@@ -364,6 +459,7 @@ func checkStructuredFile(rep *Report, _ string, path string) {
 			CanonicalForm string   `json:"canonical_form"`
 			Digest        string   `json:"digest"`
 			OracleName    string   `json:"oracle_name"`
+			Profile       string   `json:"profile"`
 		} `json:"grammars"`
 		Cases []struct {
 			Grammar   string   `json:"grammar"`
@@ -443,7 +539,7 @@ func checkStructuredFile(rep *Report, _ string, path string) {
 			if err != nil {
 				return "", refuse("mismatch", "projection is not a 2020-12 schema: %v", err)
 			}
-			grammars[g.Name] = &soGrammar{schema: schema, limits: g.Limits, sch: sch}
+			grammars[g.Name] = &soGrammar{schema: schema, limits: g.Limits, sch: sch, profile: g.Profile}
 			return "digest, oracle name, limits; projection compiles as 2020-12", nil
 		})
 	}

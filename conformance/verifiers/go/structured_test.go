@@ -50,3 +50,45 @@ func TestStructuredRulesBeyondJSONSchemaRefuseAndTheirNeighboursPass(t *testing.
 		}
 	}
 }
+
+// The JSON Schema profile: an anyOf follows the branch the value's JSON type selects (a
+// tagged union for objects), other properties follow additionalProperties, and nesting is
+// bounded by max_depth; the subset's grammars have no depth rule here.
+func TestStructuredJSONSchemaProfileRules(t *testing.T) {
+	const s = `{"$schema":"https://json-schema.org/draft/2020-12/schema","properties":{` +
+		`"p":{"anyOf":[{"properties":{"k":{"const":"a","type":"string"},"n":{"type":"integer"}},"required":["k"],"type":"object"},` +
+		`{"properties":{"k":{"const":"b","type":"string"}},"required":["k"],"type":"object"},{"type":"null"}]},` +
+		`"e":{"additionalProperties":{"type":"integer"},"properties":{},"type":"object"}},"type":"object"}`
+	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(s)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("urn:test2", schema); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("urn:test2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &soGrammar{schema: schema, sch: sch, profile: "json_schema",
+		limits: soLimits{MaxDocumentBytes: 1 << 10, MaxNumberChars: 16, MaxDepth: 3}}
+	for _, c := range []struct{ doc, want string }{
+		{`{"p":{"k":"a","n":1},"x":[1]}`, "accepted"},
+		{`{"p":{"n":1,"k":"a"}}`, "schema"}, // the tag is not first
+		{`{"p":{"k":"a","n":1.0}}`, "schema"}, // an integer with a fraction, inside the chosen branch
+		{`{"p":null,"e":{"a":2}}`, "accepted"},
+		{`{"e":{"a":2.0}}`, "schema"},       // an other property's integer with a fraction
+		{`{"x":[[1]]}`, "accepted"},         // depth 3
+		{`{"x":[[[1]]]}`, "not-json"},       // depth 4 > max_depth
+	} {
+		got, err := soOutcome(g, []byte(c.doc))
+		if err != nil || got != c.want {
+			t.Errorf("%s: got %s (%v), want %s", c.doc, got, err, c.want)
+		}
+	}
+	g.profile = ""
+	if got, _ := soOutcome(g, []byte(`{"x":[[[1]]]}`)); got != "accepted" {
+		t.Errorf("the subset has no depth rule here: got %s", got)
+	}
+}
