@@ -75,12 +75,12 @@ func TestStructuredJSONSchemaProfileRules(t *testing.T) {
 		limits: soLimits{MaxDocumentBytes: 1 << 10, MaxNumberChars: 16, MaxDepth: 3}}
 	for _, c := range []struct{ doc, want string }{
 		{`{"p":{"k":"a","n":1},"x":[1]}`, "accepted"},
-		{`{"p":{"n":1,"k":"a"}}`, "schema"}, // the tag is not first
+		{`{"p":{"n":1,"k":"a"}}`, "schema"},   // the tag is not first
 		{`{"p":{"k":"a","n":1.0}}`, "schema"}, // an integer with a fraction, inside the chosen branch
 		{`{"p":null,"e":{"a":2}}`, "accepted"},
-		{`{"e":{"a":2.0}}`, "schema"},       // an other property's integer with a fraction
-		{`{"x":[[1]]}`, "accepted"},         // depth 3
-		{`{"x":[[[1]]]}`, "not-json"},       // depth 4 > max_depth
+		{`{"e":{"a":2.0}}`, "schema"}, // an other property's integer with a fraction
+		{`{"x":[[1]]}`, "accepted"},   // depth 3
+		{`{"x":[[[1]]]}`, "not-json"}, // depth 4 > max_depth
 	} {
 		got, err := soOutcome(g, []byte(c.doc))
 		if err != nil || got != c.want {
