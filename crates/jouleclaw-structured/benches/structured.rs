@@ -13,6 +13,20 @@
 //! `cargo bench -p jouleclaw-structured -- --warm-up-time 1 --measurement-time 3`. Times on a
 //! shared machine swing with its load; `examples/structured_ir.rs` runs the same routines for
 //! instruction counts under callgrind, which do not.
+//!
+//! Group `peers` (`benches/README.md`, structured-output section): the same schemas and
+//! documents through this grammar and through the `jsonschema` crate:
+//!
+//! - `structured/chunks_4_16/<set>`: every document streamed in LLM-token-sized chunks
+//!   (4 to 16 bytes, cycling), then finished; `structured/whole/<set>`: one chunk;
+//! - `jsonschema/parse_validate/<set>`: `serde_json::from_slice` then `Validator::is_valid`;
+//!   `jsonschema/validate_parsed/<set>`: `is_valid` on the parsed value only;
+//! - `compile/structured/<set>` (`Grammar::compile_json_schema`) and `compile/jsonschema/<set>`
+//!   (`jsonschema::validator_for`), per schema.
+//!
+//! Sets: `tool_call` (the tool-call schema and its two documents) and, when
+//! `JOULECLAW_TOOL_CORPUS` names a corpus written by `tests/corpus/tool_models.py`, `tools`: every
+//! schema of it that compiles, with its valid compact calls (Pydantic's `model_dump_json()`).
 
 // A bench binary is not library code: a fixture that cannot be built is a bug in the bench.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -71,5 +85,134 @@ fn oracle(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, oracle);
+/// (schema text, valid documents) per set.
+fn peer_sets() -> Vec<(&'static str, Vec<(String, Vec<Vec<u8>>)>)> {
+    let mut sets = vec![(
+        "tool_call",
+        vec![(
+            SCHEMA.to_owned(),
+            documents().into_iter().map(|(_, d)| d).collect(),
+        )],
+    )];
+    if let Ok(path) = std::env::var("JOULECLAW_TOOL_CORPUS") {
+        let corpus: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let mut tools = Vec::new();
+        for m in corpus["models"].as_array().unwrap() {
+            let text = m["schema_text"].as_str().unwrap().to_owned();
+            if Grammar::compile_json_schema(text.as_bytes()).is_err() {
+                continue;
+            }
+            let docs: Vec<Vec<u8>> = m["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| {
+                    c["valid"].as_bool() == Some(true)
+                        && !c["name"].as_str().unwrap().ends_with("indented")
+                })
+                .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
+                .collect();
+            tools.push((text, docs));
+        }
+        sets.push(("tools", tools));
+    }
+    sets
+}
+
+const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
+
+fn peers(c: &mut Criterion) {
+    let mut g = c.benchmark_group("peers");
+    for (set, items) in peer_sets() {
+        let compiled: Vec<(Arc<Grammar>, jsonschema::Validator, &Vec<Vec<u8>>)> = items
+            .iter()
+            .map(|(text, docs)| {
+                let grammar = Arc::new(Grammar::compile_json_schema(text.as_bytes()).unwrap());
+                let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+                let peer = jsonschema::validator_for(&schema).unwrap();
+                for d in docs {
+                    grammar.validate(d).unwrap();
+                    assert!(peer.is_valid(&serde_json::from_slice(d).unwrap()));
+                }
+                (grammar, peer, docs)
+            })
+            .collect();
+        let bytes: u64 = items.iter().flat_map(|(_, d)| d).map(|d| d.len() as u64).sum();
+        g.throughput(Throughput::Bytes(bytes));
+        g.bench_function(format!("structured/chunks_4_16/{set}"), |b| {
+            b.iter(|| {
+                for (grammar, _, docs) in &compiled {
+                    for d in docs.iter() {
+                        let mut v = StructuredValidator::new(Arc::clone(grammar));
+                        let mut at = 0;
+                        let mut k = 0;
+                        while at < d.len() {
+                            let end = (at + CHUNKS[k % CHUNKS.len()]).min(d.len());
+                            v.push(black_box(&d[at..end])).unwrap();
+                            at = end;
+                            k += 1;
+                        }
+                        v.finish().unwrap();
+                        black_box(v.usage());
+                    }
+                }
+            })
+        });
+        g.bench_function(format!("structured/whole/{set}"), |b| {
+            b.iter(|| {
+                for (grammar, _, docs) in &compiled {
+                    for d in docs.iter() {
+                        black_box(grammar.validate(black_box(d)).is_ok());
+                    }
+                }
+            })
+        });
+        g.bench_function(format!("jsonschema/parse_validate/{set}"), |b| {
+            b.iter(|| {
+                for (_, peer, docs) in &compiled {
+                    for d in docs.iter() {
+                        let v: serde_json::Value = serde_json::from_slice(black_box(d)).unwrap();
+                        black_box(peer.is_valid(&v));
+                    }
+                }
+            })
+        });
+        let parsed: Vec<Vec<serde_json::Value>> = compiled
+            .iter()
+            .map(|(_, _, docs)| docs.iter().map(|d| serde_json::from_slice(d).unwrap()).collect())
+            .collect();
+        g.bench_function(format!("jsonschema/validate_parsed/{set}"), |b| {
+            b.iter(|| {
+                for ((_, peer, _), vs) in compiled.iter().zip(&parsed) {
+                    for v in vs {
+                        black_box(peer.is_valid(black_box(v)));
+                    }
+                }
+            })
+        });
+        g.throughput(Throughput::Elements(items.len() as u64));
+        g.bench_function(format!("compile/structured/{set}"), |b| {
+            b.iter(|| {
+                for (text, _) in &items {
+                    black_box(Grammar::compile_json_schema(black_box(text.as_bytes())).unwrap());
+                }
+            })
+        });
+        let values: Vec<serde_json::Value> = items
+            .iter()
+            .map(|(t, _)| serde_json::from_str(t).unwrap())
+            .collect();
+        g.bench_function(format!("compile/jsonschema/{set}"), |b| {
+            b.iter(|| {
+                for v in &values {
+                    black_box(jsonschema::validator_for(black_box(v)).unwrap());
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, oracle, peers);
 criterion_main!(benches);
