@@ -122,9 +122,39 @@ fn peer_sets() -> Vec<(&'static str, Vec<(String, Vec<Vec<u8>>)>)> {
 
 const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
 
+/// The slowest single byte: for every byte of every document, the validator at that byte's
+/// prefix is cloned 64 times and the byte pushed into each clone; the fastest of those pushes is
+/// the byte's cost (a single push is below the clock's resolution for one run, so this reads
+/// the clock around each push and keeps the minimum, which load cannot lower). Printed, not
+/// asserted.
+fn slowest_byte(set: &str, items: &[(String, Vec<Vec<u8>>)]) {
+    let mut worst = (0u128, String::new());
+    for (text, docs) in items {
+        let grammar = Arc::new(Grammar::compile_json_schema(text.as_bytes()).unwrap());
+        for d in docs {
+            let mut at = StructuredValidator::new(Arc::clone(&grammar));
+            for i in 0..d.len() {
+                let mut best = u128::MAX;
+                for _ in 0..64 {
+                    let mut v = at.clone();
+                    let t = std::time::Instant::now();
+                    black_box(v.push(black_box(&d[i..=i]))).unwrap();
+                    best = best.min(t.elapsed().as_nanos());
+                }
+                if best > worst.0 {
+                    worst = (best, format!("byte {i} of {:?}", String::from_utf8_lossy(&d[..d.len().min(40)])));
+                }
+                at.push(&d[i..=i]).unwrap();
+            }
+        }
+    }
+    eprintln!("peers/{set}: slowest single byte {} ns ({})", worst.0, worst.1);
+}
+
 fn peers(c: &mut Criterion) {
     let mut g = c.benchmark_group("peers");
     for (set, items) in peer_sets() {
+        slowest_byte(set, &items);
         let compiled: Vec<(Arc<Grammar>, jsonschema::Validator, &Vec<Vec<u8>>)> = items
             .iter()
             .map(|(text, docs)| {

@@ -66,6 +66,9 @@ struct Frame {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
     Key,
+    /// A key of an object that allows other properties: buffered, matched at its close (no
+    /// key can be refused before it ends, so no byte needs comparing).
+    OpenKey,
     TagKey,
     TagValue,
     Value(NodeId),
@@ -977,17 +980,21 @@ impl StructuredValidator {
                 if max_properties.is_some_and(|m| f.count >= m) {
                     return Err(ctr(C::TooManyProperties));
                 }
-                if extra.is_none() && !bits_any(&and_not(all, &f.seen)) {
+                if extra.is_some() {
+                    self.key_buf.clear();
+                    self.start_string(Target::OpenKey, [0; 4], true);
+                    return Ok(());
+                }
+                if !bits_any(&and_not(all, &f.seen)) {
                     return Err(ctr(C::UnknownProperty));
                 }
                 let all = *all;
-                self.key_buf.clear();
                 self.start_string(Target::Key, all, true);
                 Ok(())
             }
             Kind::Any => {
                 self.key_buf.clear();
-                self.start_string(Target::Key, [0; 4], true);
+                self.start_string(Target::OpenKey, [0; 4], true);
                 Ok(())
             }
             _ => Err(ctr(C::Syntax)),
@@ -1162,6 +1169,12 @@ impl StructuredValidator {
             }
             0x00..=0x1f => Err(val(C::ControlCharacter)),
             0x20..=0x7f => {
+                if self.s.target == Target::OpenKey {
+                    // A buffered key: the run of plain bytes at once.
+                    let run = plain_run(&chunk[i..]).max(1);
+                    self.key_buf.extend_from_slice(&chunk[i..i + run]);
+                    return Ok(run);
+                }
                 if self.s.constrained {
                     self.char_start()?;
                     self.feed(b)?;
@@ -1231,15 +1244,11 @@ impl StructuredValidator {
                 let Some(f) = self.stack.last() else {
                     return Err(val(C::Syntax));
                 };
-                let (props, open) = match &g.nodes[f.node as usize].kind {
-                    Kind::Object { props, extra, .. } => (props.as_slice(), extra.is_some()),
-                    Kind::Any => (&[][..], true),
-                    _ => return Err(val(C::Syntax)),
+                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
                 };
                 self.work += filter(&mut s.all, pos, byte, |i| props[i].name.as_bytes());
-                if open {
-                    self.key_buf.push(byte);
-                } else if !bits_any(&and_not(&s.all, &f.seen)) {
+                if !bits_any(&and_not(&s.all, &f.seen)) {
                     return Err(ctr(if bits_any(&s.all) {
                         C::DuplicateProperty
                     } else {
@@ -1247,6 +1256,7 @@ impl StructuredValidator {
                     }));
                 }
             }
+            Target::OpenKey => self.key_buf.push(byte),
             Target::TagKey => {
                 let Some(f) = self.stack.last() else {
                     return Err(val(C::Syntax));
@@ -1295,10 +1305,8 @@ impl StructuredValidator {
                 let Some(f) = self.stack.last_mut() else {
                     return Err(val(C::Syntax));
                 };
-                let (props, open) = match &g.nodes[f.node as usize].kind {
-                    Kind::Object { props, extra, .. } => (props.as_slice(), extra.is_some()),
-                    Kind::Any => (&[][..], true),
-                    _ => return Err(val(C::Syntax)),
+                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+                    return Err(val(C::Syntax));
                 };
                 match exact(all, pos, |i| props[i].name.as_bytes()) {
                     Some(i) => {
@@ -1314,22 +1322,45 @@ impl StructuredValidator {
                         f.key = Key::Prop(i as u16);
                         self.mode = Mode::Colon;
                     }
-                    None if open => {
-                        let depth = self.stack.len() as u32;
-                        let entry = (depth, self.key_buf.as_slice().into());
-                        if self.extra_set.contains(&entry) {
-                            return Err(ctr(C::DuplicateProperty));
-                        }
-                        self.extra_set.insert(entry.clone());
-                        self.extra_keys.push(entry);
-                        if let Some(f) = self.stack.last_mut() {
-                            f.count += 1;
-                            f.key = Key::Extra((self.extra_keys.len() - 1) as u32);
-                        }
-                        self.mode = Mode::Colon;
-                    }
                     None => return Err(ctr(C::UnknownProperty)),
                 }
+            }
+            Target::OpenKey => {
+                let depth = self.stack.len() as u32;
+                let Some(f) = self.stack.last_mut() else {
+                    return Err(val(C::Syntax));
+                };
+                let declared = match &g.nodes[f.node as usize].kind {
+                    Kind::Object { props, .. } => {
+                        self.work += props.len() as u64;
+                        props
+                            .iter()
+                            .position(|p| p.name.as_bytes() == self.key_buf.as_slice())
+                    }
+                    _ => None,
+                };
+                if let Some(i) = declared {
+                    let b = bit(i);
+                    if (0..4).any(|w| f.seen[w] & b[w] != 0) {
+                        return Err(ctr(C::DuplicateProperty));
+                    }
+                    for (s, b) in f.seen.iter_mut().zip(b) {
+                        *s |= b;
+                    }
+                    f.count += 1;
+                    // At most 256 properties.
+                    f.key = Key::Prop(i as u16);
+                } else {
+                    let entry: (u32, Box<[u8]>) = (depth, self.key_buf.as_slice().into());
+                    if self.extra_set.contains(&entry) {
+                        return Err(ctr(C::DuplicateProperty));
+                    }
+                    self.extra_set.insert(entry.clone());
+                    self.extra_keys.push(entry);
+                    f.count += 1;
+                    f.key = Key::Extra((self.extra_keys.len() - 1) as u32);
+                }
+                self.mode = Mode::Colon;
             }
             Target::TagKey => {
                 let Some(f) = self.stack.last_mut() else {
