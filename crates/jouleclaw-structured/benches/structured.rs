@@ -85,8 +85,14 @@ fn oracle(c: &mut Criterion) {
     g.finish();
 }
 
-/// (schema text, valid documents) per set.
-fn peer_sets() -> Vec<(&'static str, Vec<(String, Vec<Vec<u8>>)>)> {
+/// A schema's text and its valid documents.
+type Item = (String, Vec<Vec<u8>>);
+
+/// A compiled schema on both sides, with its documents.
+type Compiled<'a> = (Arc<Grammar>, jsonschema::Validator, &'a Vec<Vec<u8>>);
+
+/// (set name, items) per set.
+fn peer_sets() -> Vec<(&'static str, Vec<Item>)> {
     let mut sets = vec![(
         "tool_call",
         vec![(
@@ -127,7 +133,7 @@ const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
 /// the byte's cost (a single push is below the clock's resolution for one run, so this reads
 /// the clock around each push and keeps the minimum, which load cannot lower). Printed, not
 /// asserted.
-fn slowest_byte(set: &str, items: &[(String, Vec<Vec<u8>>)]) {
+fn slowest_byte(set: &str, items: &[Item]) {
     let mut worst = (0u128, String::new());
     for (text, docs) in items {
         let grammar = Arc::new(Grammar::compile_json_schema(text.as_bytes()).unwrap());
@@ -142,20 +148,29 @@ fn slowest_byte(set: &str, items: &[(String, Vec<Vec<u8>>)]) {
                     best = best.min(t.elapsed().as_nanos());
                 }
                 if best > worst.0 {
-                    worst = (best, format!("byte {i} of {:?}", String::from_utf8_lossy(&d[..d.len().min(40)])));
+                    worst = (
+                        best,
+                        format!(
+                            "byte {i} of {:?}",
+                            String::from_utf8_lossy(&d[..d.len().min(40)])
+                        ),
+                    );
                 }
                 at.push(&d[i..=i]).unwrap();
             }
         }
     }
-    eprintln!("peers/{set}: slowest single byte {} ns ({})", worst.0, worst.1);
+    eprintln!(
+        "peers/{set}: slowest single byte {} ns ({})",
+        worst.0, worst.1
+    );
 }
 
 fn peers(c: &mut Criterion) {
     let mut g = c.benchmark_group("peers");
     for (set, items) in peer_sets() {
         slowest_byte(set, &items);
-        let compiled: Vec<(Arc<Grammar>, jsonschema::Validator, &Vec<Vec<u8>>)> = items
+        let compiled: Vec<Compiled<'_>> = items
             .iter()
             .map(|(text, docs)| {
                 let grammar = Arc::new(Grammar::compile_json_schema(text.as_bytes()).unwrap());
@@ -168,7 +183,11 @@ fn peers(c: &mut Criterion) {
                 (grammar, peer, docs)
             })
             .collect();
-        let bytes: u64 = items.iter().flat_map(|(_, d)| d).map(|d| d.len() as u64).sum();
+        let bytes: u64 = items
+            .iter()
+            .flat_map(|(_, d)| d)
+            .map(|d| d.len() as u64)
+            .sum();
         g.throughput(Throughput::Bytes(bytes));
         g.bench_function(format!("structured/chunks_4_16/{set}"), |b| {
             b.iter(|| {
@@ -210,7 +229,11 @@ fn peers(c: &mut Criterion) {
         });
         let parsed: Vec<Vec<serde_json::Value>> = compiled
             .iter()
-            .map(|(_, _, docs)| docs.iter().map(|d| serde_json::from_slice(d).unwrap()).collect())
+            .map(|(_, _, docs)| {
+                docs.iter()
+                    .map(|d| serde_json::from_slice(d).unwrap())
+                    .collect()
+            })
             .collect();
         g.bench_function(format!("jsonschema/validate_parsed/{set}"), |b| {
             b.iter(|| {

@@ -255,9 +255,7 @@ impl StructuredError {
         match self {
             Self::UnsupportedKeyword { keyword, .. }
             | Self::InvalidKeyword { keyword, .. }
-            | Self::UnknownKeyword { keyword, .. } => {
-                Some(keyword)
-            }
+            | Self::UnknownKeyword { keyword, .. } => Some(keyword),
             Self::MissingKeyword { keyword, .. } => Some(keyword),
             Self::AmbiguousUnion { .. } => Some("anyOf"),
             _ => None,

@@ -397,6 +397,33 @@ pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
     }
 }
 
+/// The `required` member set of an object declaring `props`: only declared names, each once.
+pub(crate) fn required_bits(v: Option<&Json>, props: &[Prop], at: &str) -> Result<Bits> {
+    let mut required = [0u64; 4];
+    match v {
+        None => {}
+        Some(Json::Arr(names)) => {
+            for n in names {
+                let Json::Str(n) = n else {
+                    return Err(invalid("required", at, "must be an array of strings"));
+                };
+                let Some(i) = props.iter().position(|p| p.name == *n) else {
+                    return Err(invalid("required", at, "names an undeclared property"));
+                };
+                let b = bit(i);
+                if (0..4).any(|w| required[w] & b[w] != 0) {
+                    return Err(invalid("required", at, "names a property twice"));
+                }
+                for w in 0..4 {
+                    required[w] |= b[w];
+                }
+            }
+        }
+        Some(_) => return Err(invalid("required", at, "must be an array of strings")),
+    }
+    Ok(required)
+}
+
 pub(crate) fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
     match v {
         Json::Num(crate::json::Number {
@@ -722,28 +749,7 @@ impl Compiler {
                 node,
             });
         }
-        let mut required = [0u64; 4];
-        match s.get("required") {
-            None => {}
-            Some(Json::Arr(names)) => {
-                for n in names {
-                    let Json::Str(n) = n else {
-                        return Err(invalid("required", at, "must be an array of strings"));
-                    };
-                    let Some(i) = props.iter().position(|p| p.name == *n) else {
-                        return Err(invalid("required", at, "names an undeclared property"));
-                    };
-                    let b = bit(i);
-                    if (0..4).any(|w| required[w] & b[w] != 0) {
-                        return Err(invalid("required", at, "names a property twice"));
-                    }
-                    for w in 0..4 {
-                        required[w] |= b[w];
-                    }
-                }
-            }
-            Some(_) => return Err(invalid("required", at, "must be an array of strings")),
-        }
+        let required = required_bits(s.get("required"), &props, at)?;
         let max_properties = s
             .get("maxProperties")
             .map(|v| count(v, "maxProperties", at))
@@ -1073,7 +1079,10 @@ impl Grammar {
                     m.push(("maxProperties".into(), CVal::Int(i64::from(*n))));
                 }
                 if *min_properties > 0 {
-                    m.push(("minProperties".into(), CVal::Int(i64::from(*min_properties))));
+                    m.push((
+                        "minProperties".into(),
+                        CVal::Int(i64::from(*min_properties)),
+                    ));
                 }
             }
             Kind::OneOf { branches, .. } => {

@@ -93,7 +93,8 @@ fn number_tokens(t: &[u8]) -> impl Iterator<Item = &[u8]> {
                 }
                 b'-' | b'0'..=b'9' => {
                     let start = i;
-                    while i < t.len() && matches!(t[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
+                    while i < t.len()
+                        && matches!(t[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9')
                     {
                         i += 1;
                     }
@@ -210,12 +211,21 @@ mod tests {
 
     #[test]
     fn number_tokens_keep_their_exact_text() {
-        let v = Json::parse(br#"{"a":"x\"1","b":[18446744073709551617,0.10000000000000000000001e-3,-0]}"#)
-            .unwrap();
+        let v = Json::parse(
+            br#"{"a":"x\"1","b":[18446744073709551617,0.10000000000000000000001e-3,-0]}"#,
+        )
+        .unwrap();
         let Some(Json::Arr(a)) = v.get("b") else {
             panic!("array")
         };
-        let texts: Vec<&str> = a.iter().filter_map(|x| x.num()).map(|n| n.text.as_str()).collect();
-        assert_eq!(texts, ["18446744073709551617", "0.10000000000000000000001e-3", "-0"]);
+        let texts: Vec<&str> = a
+            .iter()
+            .filter_map(|x| x.num())
+            .map(|n| n.text.as_str())
+            .collect();
+        assert_eq!(
+            texts,
+            ["18446744073709551617", "0.10000000000000000000001e-3", "-0"]
+        );
     }
 }

@@ -5,7 +5,7 @@ use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
     Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_SAFE_INTEGER, NONE, Node, NodeId,
-    SCHEMA_DIALECT, UnknownKeywords, Wide, bit, count, first_n, invalid, number_text, ptr_push,
+    SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid, number_text, ptr_push,
 };
 use crate::json::{Json, Num};
 
@@ -98,12 +98,7 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
         ],
         "array" => &["items", "maxItems", "minItems"],
         "string" => &["minLength", "maxLength"],
-        "integer" | "number" => &[
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-        ],
+        "integer" | "number" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
         _ => &[],
     }
 }
@@ -358,7 +353,11 @@ impl Compiler {
         if let Some(vs) = &values
             && vs.iter().any(|v| matches!(v, Json::Obj(_) | Json::Arr(_)))
         {
-            return Err(invalid(vkw, at, "object and array values are not supported"));
+            return Err(invalid(
+                vkw,
+                at,
+                "object and array values are not supported",
+            ));
         }
         let mut types: Vec<&str> = match get("type") {
             None => Vec::new(),
@@ -479,7 +478,11 @@ impl Compiler {
             return Err(invalid("$ref", at, "must be a string"));
         };
         let Some(pointer) = r.strip_prefix('#') else {
-            return Err(invalid("$ref", at, "only local references (#...) are supported"));
+            return Err(invalid(
+                "$ref",
+                at,
+                "only local references (#...) are supported",
+            ));
         };
         if let Some(&id) = self.refs.get(pointer) {
             return Ok(id);
@@ -491,7 +494,11 @@ impl Compiler {
             };
             for seg in rest.split('/') {
                 if seg.contains('%') {
-                    return Err(invalid("$ref", at, "percent-encoded pointers are not supported"));
+                    return Err(invalid(
+                        "$ref",
+                        at,
+                        "percent-encoded pointers are not supported",
+                    ));
                 }
                 let seg = seg.replace("~1", "/").replace("~0", "~");
                 target = match target {
@@ -565,28 +572,7 @@ impl Compiler {
                         node,
                     });
                 }
-                let mut required = [0u64; 4];
-                match get("required") {
-                    None => {}
-                    Some(Json::Arr(names)) => {
-                        for n in names {
-                            let Json::Str(n) = n else {
-                                return Err(invalid("required", at, "must be an array of strings"));
-                            };
-                            let Some(i) = props.iter().position(|p| p.name == *n) else {
-                                return Err(invalid("required", at, "names an undeclared property"));
-                            };
-                            let b = bit(i);
-                            if (0..4).any(|w| required[w] & b[w] != 0) {
-                                return Err(invalid("required", at, "names a property twice"));
-                            }
-                            for w in 0..4 {
-                                required[w] |= b[w];
-                            }
-                        }
-                    }
-                    Some(_) => return Err(invalid("required", at, "must be an array of strings")),
-                }
+                let required = crate::grammar::required_bits(get("required"), &props, at)?;
                 let max_properties = get("maxProperties")
                     .map(|v| count(v, "maxProperties", at))
                     .transpose()?;
@@ -870,7 +856,10 @@ impl Compiler {
 
     fn decide_union(&mut self, u: NodeId) -> Result<[NodeId; 6]> {
         let at = self.union_at.get(&u).cloned().unwrap_or_default();
-        let one_of = matches!(self.nodes[u as usize].kind, Kind::Union { one_of: true, .. });
+        let one_of = matches!(
+            self.nodes[u as usize].kind,
+            Kind::Union { one_of: true, .. }
+        );
         let mut leaves = Vec::new();
         self.leaves(u, &mut Vec::new(), &mut leaves)?;
         let mut classes: [Vec<NodeId>; 6] = Default::default();

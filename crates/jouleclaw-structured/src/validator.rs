@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::bigint::{self, Big};
 use crate::decimal;
 use crate::error::{Refusal, RefusalCode as C};
-use crate::bigint::{self, Big};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
@@ -383,6 +383,21 @@ fn int_possible(
     }
 }
 
+/// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
+fn take_declared(f: &mut Frame, i: usize) -> Result<(), Fail> {
+    let b = bit(i);
+    if (0..4).any(|w| f.seen[w] & b[w] != 0) {
+        return Err(ctr(C::DuplicateProperty));
+    }
+    for (s, b) in f.seen.iter_mut().zip(b) {
+        *s |= b;
+    }
+    f.count += 1;
+    // At most 256 properties.
+    f.key = Key::Prop(i as u16);
+    Ok(())
+}
+
 /// [`int_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
 /// sign (`zero`: exactly `0`).
 fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
@@ -413,7 +428,10 @@ fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
     };
     if digits.is_empty() {
         // Only the sign so far.
-        return zero_ok || mhi.as_ref().is_none_or(|h| bigint::cmp_mag(&mlo, h).is_le());
+        return zero_ok
+            || mhi
+                .as_ref()
+                .is_none_or(|h| bigint::cmp_mag(&mlo, h).is_le());
     }
     bigint::prefix_reaches(digits, &mlo, mhi.as_deref())
 }
@@ -755,12 +773,7 @@ impl StructuredValidator {
                         Some(p) => Mode::Value(p.node),
                         None => return Err(ctr(C::Syntax)),
                     },
-                    (
-                        Kind::Object {
-                            extra: Some(x), ..
-                        },
-                        Key::Extra(_),
-                    ) => Mode::Value(*x),
+                    (Kind::Object { extra: Some(x), .. }, Key::Extra(_)) => Mode::Value(*x),
                     (Kind::Any, Key::Extra(_)) => Mode::Value(f.node),
                     _ => return Err(ctr(C::Syntax)),
                 };
@@ -796,9 +809,12 @@ impl StructuredValidator {
                         .last()
                         .map(|f| &self.g.nodes[f.node as usize].kind),
                 ) {
-                    (Some(f), Some(Kind::Array {
-                        items, max_items, ..
-                    })) => (*items, *max_items, f.count),
+                    (
+                        Some(f),
+                        Some(Kind::Array {
+                            items, max_items, ..
+                        }),
+                    ) => (*items, *max_items, f.count),
                     (Some(f), Some(Kind::Any)) => (f.node, u32::MAX, f.count),
                     _ => return Err(ctr(C::Syntax)),
                 };
@@ -825,8 +841,10 @@ impl StructuredValidator {
             && self.stack.len() >= g.limits.max_depth as usize
             && matches!(
                 (&g.nodes[node as usize].kind, b),
-                (Kind::Object { .. } | Kind::OneOf { .. } | Kind::Any | Kind::Union { .. }, b'{')
-                    | (Kind::Array { .. } | Kind::Any | Kind::Union { .. }, b'[')
+                (
+                    Kind::Object { .. } | Kind::OneOf { .. } | Kind::Any | Kind::Union { .. },
+                    b'{'
+                ) | (Kind::Array { .. } | Kind::Any | Kind::Union { .. }, b'[')
             )
         {
             return Err(val(C::TooDeep));
@@ -1310,16 +1328,7 @@ impl StructuredValidator {
                 };
                 match exact(all, pos, |i| props[i].name.as_bytes()) {
                     Some(i) => {
-                        let b = bit(i);
-                        if (0..4).any(|w| f.seen[w] & b[w] != 0) {
-                            return Err(ctr(C::DuplicateProperty));
-                        }
-                        for (s, b) in f.seen.iter_mut().zip(b) {
-                            *s |= b;
-                        }
-                        f.count += 1;
-                        // At most 256 properties.
-                        f.key = Key::Prop(i as u16);
+                        take_declared(f, i)?;
                         self.mode = Mode::Colon;
                     }
                     None => return Err(ctr(C::UnknownProperty)),
@@ -1340,16 +1349,7 @@ impl StructuredValidator {
                     _ => None,
                 };
                 if let Some(i) = declared {
-                    let b = bit(i);
-                    if (0..4).any(|w| f.seen[w] & b[w] != 0) {
-                        return Err(ctr(C::DuplicateProperty));
-                    }
-                    for (s, b) in f.seen.iter_mut().zip(b) {
-                        *s |= b;
-                    }
-                    f.count += 1;
-                    // At most 256 properties.
-                    f.key = Key::Prop(i as u16);
+                    take_declared(f, i)?;
                 } else {
                     let entry: (u32, Box<[u8]>) = (depth, self.key_buf.as_slice().into());
                     if self.extra_set.contains(&entry) {
@@ -1464,9 +1464,7 @@ impl StructuredValidator {
                 let v = Big::from_token(&n.buf[..n.len]);
                 Err(val(match &w.hi {
                     Some(h) if v > *h => C::AboveMaximum,
-                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => {
-                        C::BelowMinimum
-                    }
+                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => C::BelowMinimum,
                     _ if n.neg && n.digits == 0 => C::BelowMinimum,
                     _ => C::AboveMaximum,
                 }))
@@ -1510,9 +1508,7 @@ impl StructuredValidator {
             return Err(val(C::Syntax));
         }
         match &self.g.nodes[n.node as usize].kind {
-            Kind::Integer {
-                wide: Some(w), ..
-            } => {
+            Kind::Integer { wide: Some(w), .. } => {
                 let v = Big::from_token(&n.buf[..n.len]);
                 if w.lo.as_ref().is_some_and(|l| v < *l) {
                     return Err(val(C::BelowMinimum));

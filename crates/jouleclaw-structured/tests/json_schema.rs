@@ -10,7 +10,9 @@ use common::*;
 use jouleclaw_structured::*;
 
 fn js(schema: &str) -> Arc<Grammar> {
-    Arc::new(Grammar::compile_json_schema(schema.as_bytes()).unwrap_or_else(|e| panic!("{schema}: {e}")))
+    Arc::new(
+        Grammar::compile_json_schema(schema.as_bytes()).unwrap_or_else(|e| panic!("{schema}: {e}")),
+    )
 }
 
 fn js_err(schema: &str) -> (String, Option<String>) {
@@ -21,20 +23,48 @@ fn js_err(schema: &str) -> (String, Option<String>) {
 #[test]
 fn an_absent_additional_properties_allows_other_well_formed_properties() {
     let g = js(r#"{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}"#);
-    accepted(&g, r#"{"city":"Lisbon","units":{"a":[1,2.5e3,"x",true,null,{}]},"n":-0}"#);
+    accepted(
+        &g,
+        r#"{"city":"Lisbon","units":{"a":[1,2.5e3,"x",true,null,{}]},"n":-0}"#,
+    );
     accepted(&g, r#"{"cit":1,"city":"x"}"#);
     // The other property's value is still checked as I-JSON.
     refused(&g, r#"{"city":"x","u":[1,]}"#, "syntax", 19, "/u");
-    refused(&g, r#"{"city":"x","u":"\ud800"}"#, "lone_surrogate", 23, "/u");
+    refused(
+        &g,
+        r#"{"city":"x","u":"\ud800"}"#,
+        "lone_surrogate",
+        23,
+        "/u",
+    );
     // Duplicate keys are refused among other properties too (path: the object).
-    refused(&g, r#"{"city":"x","u":1,"u":2}"#, "duplicate_property", 20, "");
-    refused(&g, r#"{"city":"x","u":{"k":1,"k":2}}"#, "duplicate_property", 25, "/u");
-    refused(&g, r#"{"city":"x","city":"y"}"#, "duplicate_property", 17, "");
+    refused(
+        &g,
+        r#"{"city":"x","u":1,"u":2}"#,
+        "duplicate_property",
+        20,
+        "",
+    );
+    refused(
+        &g,
+        r#"{"city":"x","u":{"k":1,"k":2}}"#,
+        "duplicate_property",
+        25,
+        "/u",
+    );
+    refused(
+        &g,
+        r#"{"city":"x","city":"y"}"#,
+        "duplicate_property",
+        17,
+        "",
+    );
     // Declared properties keep their schemas.
     refused(&g, r#"{"city":5}"#, "wrong_type", 8, "/city");
     refused(&g, r#"{"u":1}"#, "missing_property", 6, "");
     // additionalProperties false stays closed, as in the subset.
-    let closed = js(r#"{"type":"object","properties":{"a":{"type":"null"}},"additionalProperties":false}"#);
+    let closed =
+        js(r#"{"type":"object","properties":{"a":{"type":"null"}},"additionalProperties":false}"#);
     refused(&closed, r#"{"b":1}"#, "unknown_property", 2, "");
 }
 
@@ -70,7 +100,9 @@ fn free_form_values_are_bounded_by_the_depth_limit() {
 #[test]
 fn annotations_are_ignored_reported_and_left_out_of_the_digest() {
     let plain = js(r#"{"type":"object","properties":{"d":{"type":"string"}}}"#);
-    let annotated = js(r#"{"type":"object","properties":{"d":{"type":"string","format":"date","default":"x","examples":["y"],"deprecated":true,"readOnly":false,"writeOnly":false,"$comment":"c"}}}"#);
+    let annotated = js(
+        r#"{"type":"object","properties":{"d":{"type":"string","format":"date","default":"x","examples":["y"],"deprecated":true,"readOnly":false,"writeOnly":false,"$comment":"c"}}}"#,
+    );
     assert_eq!(plain.digest(), annotated.digest());
     let got: Vec<(&str, &str, bool)> = annotated
         .ignored_keywords()
@@ -117,7 +149,10 @@ fn a_schema_the_subset_compiles_has_the_same_digest_in_both_profiles() {
 fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
     let s = br#"{"type":"object","properties":{"q":{"type":"string","optional":true}}}"#;
     let e = Grammar::compile_json_schema(s).unwrap_err();
-    assert_eq!((e.code(), e.keyword()), ("schema_unknown_keyword", Some("optional")));
+    assert_eq!(
+        (e.code(), e.keyword()),
+        ("schema_unknown_keyword", Some("optional"))
+    );
     let g = Grammar::compile_with(
         s,
         &CompileOptions {
@@ -150,22 +185,51 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
             (r#"{"type":"array","prefixItems":[{}]}"#, "prefixItems"),
         ] {
             let e = Grammar::compile_with(schema.as_bytes(), &opts).unwrap_err();
-            assert_eq!((e.code(), e.keyword()), ("schema_unsupported_keyword", Some(kw)));
+            assert_eq!(
+                (e.code(), e.keyword()),
+                ("schema_unsupported_keyword", Some(kw))
+            );
         }
     }
 }
 
 #[test]
 fn const_and_enum_need_no_type() {
-    let g = js(r#"{"type":"object","properties":{"name":{"const":"get_weather"},"n":{"enum":[1,"two",null,true]}},"required":["name"]}"#);
+    let g = js(
+        r#"{"type":"object","properties":{"name":{"const":"get_weather"},"n":{"enum":[1,"two",null,true]}},"required":["name"]}"#,
+    );
     accepted(&g, r#"{"name":"get_weather"}"#);
     accepted(&g, r#"{"name":"get_weather","n":1.0}"#);
     accepted(&g, r#"{"name":"get_weather","n":"two"}"#);
     accepted(&g, r#"{"name":"get_weather","n":null}"#);
-    refused(&g, r#"{"name":"get_time"}"#, "value_not_allowed", 13, "/name");
-    refused(&g, r#"{"name":"get_weather","n":false}"#, "value_not_allowed", 26, "/n");
-    refused(&g, r#"{"name":"get_weather","n":2}"#, "value_not_allowed", 27, "/n");
-    refused(&g, r#"{"name":"get_weather","n":[]}"#, "wrong_type", 26, "/n");
+    refused(
+        &g,
+        r#"{"name":"get_time"}"#,
+        "value_not_allowed",
+        13,
+        "/name",
+    );
+    refused(
+        &g,
+        r#"{"name":"get_weather","n":false}"#,
+        "value_not_allowed",
+        26,
+        "/n",
+    );
+    refused(
+        &g,
+        r#"{"name":"get_weather","n":2}"#,
+        "value_not_allowed",
+        27,
+        "/n",
+    );
+    refused(
+        &g,
+        r#"{"name":"get_weather","n":[]}"#,
+        "wrong_type",
+        26,
+        "/n",
+    );
     assert_eq!(js_err(r#"{"enum":[{"a":1}]}"#).0, "schema_invalid_keyword");
 }
 
@@ -198,18 +262,33 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
         r#"{"anyOf":[{"type":"object"},{"type":"object","properties":{"a":{}}}]}"#,
         r#"{"oneOf":[{"type":"integer"},{"type":"number"}]}"#,
     ] {
-        assert_eq!(js_err(s), ("schema_ambiguous_union".into(), Some("anyOf".into())), "{s}");
+        assert_eq!(
+            js_err(s),
+            ("schema_ambiguous_union".into(), Some("anyOf".into())),
+            "{s}"
+        );
     }
 }
 
 #[test]
 fn local_references_compile_once_and_recursion_is_bounded() {
-    let g = js(r##"{"$defs":{"Node":{"type":"object","properties":{"v":{"type":"integer"},
+    let g = js(
+        r##"{"$defs":{"Node":{"type":"object","properties":{"v":{"type":"integer"},
         "kids":{"type":"array","items":{"$ref":"#/$defs/Node"}},
         "parent":{"anyOf":[{"$ref":"#/$defs/Node"},{"type":"null"}]}},"required":["v"]}},
-        "$ref":"#/$defs/Node"}"##);
-    accepted(&g, r#"{"v":1,"kids":[{"v":2,"kids":[]},{"v":3,"parent":null}]}"#);
-    refused(&g, r#"{"v":1,"kids":[{"v":"2"}]}"#, "wrong_type", 20, "/kids/0/v");
+        "$ref":"#/$defs/Node"}"##,
+    );
+    accepted(
+        &g,
+        r#"{"v":1,"kids":[{"v":2,"kids":[]},{"v":3,"parent":null}]}"#,
+    );
+    refused(
+        &g,
+        r#"{"v":1,"kids":[{"v":"2"}]}"#,
+        "wrong_type",
+        20,
+        "/kids/0/v",
+    );
     let nest = |n: usize| format!("{}null{}", r#"{"v":0,"parent":"#.repeat(n), "}".repeat(n));
     accepted(&g, &nest(16));
     refused(&g, &nest(17), "too_deep", 16 * 16, &"/parent".repeat(16));
@@ -219,17 +298,31 @@ fn local_references_compile_once_and_recursion_is_bounded() {
     let again = Grammar::compile_json_schema(g.projection()).unwrap();
     assert_eq!(again.digest(), g.digest());
     // A non-recursive reference is written inline: the definition's name is not in the digest.
-    let a = js(r##"{"$defs":{"A":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/A"}},"type":"object"}"##);
-    let b = js(r##"{"$defs":{"B":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/B"}},"type":"object"}"##);
+    let a = js(
+        r##"{"$defs":{"A":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/A"}},"type":"object"}"##,
+    );
+    let b = js(
+        r##"{"$defs":{"B":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/B"}},"type":"object"}"##,
+    );
     assert_eq!(a.digest(), b.digest());
-    assert_eq!(js_err(r##"{"$ref":"#/$defs/none"}"##).0, "schema_invalid_keyword");
-    assert_eq!(js_err(r##"{"$ref":"https://example.com/s.json"}"##).0, "schema_invalid_keyword");
-    assert_eq!(js_err(r##"{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}"##).0, "schema_invalid_keyword");
+    assert_eq!(
+        js_err(r##"{"$ref":"#/$defs/none"}"##).0,
+        "schema_invalid_keyword"
+    );
+    assert_eq!(
+        js_err(r##"{"$ref":"https://example.com/s.json"}"##).0,
+        "schema_invalid_keyword"
+    );
+    assert_eq!(
+        js_err(r##"{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}"##).0,
+        "schema_invalid_keyword"
+    );
 }
 
 #[test]
 fn integer_bounds_of_any_size_are_exact() {
-    let g = js(r#"{"type":"integer","minimum":18446744073709551615,"maximum":18446744073709551625}"#);
+    let g =
+        js(r#"{"type":"integer","minimum":18446744073709551615,"maximum":18446744073709551625}"#);
     accepted(&g, "18446744073709551620");
     refused(&g, "18446744073709551626", "above_maximum", 19, "");
     refused(&g, "18446744073709551614", "below_minimum", 19, "");
@@ -259,12 +352,17 @@ fn decimal_bounds_finer_than_binary64_are_exact() {
     accepted(&g, "0.3");
     refused(&g, "0.30000000000000000001", "above_maximum", 22, "");
     let p = std::str::from_utf8(g.projection()).unwrap();
-    assert!(p.contains(r#""exclusiveMinimum":1000000000000000000001e-22"#), "{p}");
+    assert!(
+        p.contains(r#""exclusiveMinimum":1000000000000000000001e-22"#),
+        "{p}"
+    );
 }
 
 #[test]
 fn min_items_and_min_properties_are_checked_at_the_close() {
-    let g = js(r#"{"type":"object","minProperties":2,"properties":{"l":{"type":"array","minItems":2,"items":{"type":"integer"}}}}"#);
+    let g = js(
+        r#"{"type":"object","minProperties":2,"properties":{"l":{"type":"array","minItems":2,"items":{"type":"integer"}}}}"#,
+    );
     accepted(&g, r#"{"l":[1,2],"x":0}"#);
     refused(&g, r#"{"l":[1],"x":0}"#, "too_few_items", 7, "/l");
     refused(&g, r#"{"l":[1,2]}"#, "too_few_properties", 10, "");
@@ -275,10 +373,22 @@ fn min_items_and_min_properties_are_checked_at_the_close() {
 
 #[test]
 fn one_schema_all_of_and_boolean_schemas() {
-    let g = js(r#"{"type":"object","properties":{"u":{"allOf":[{"enum":["c","f"]}],"description":"unit"},"x":true}}"#);
+    let g = js(
+        r#"{"type":"object","properties":{"u":{"allOf":[{"enum":["c","f"]}],"description":"unit"},"x":true}}"#,
+    );
     accepted(&g, r#"{"u":"c","x":{"y":1}}"#);
     refused(&g, r#"{"u":"k"}"#, "value_not_allowed", 6, "/u");
-    assert!(g.ignored_keywords().iter().any(|k| k.keyword == "description"));
-    assert_eq!(js_err(r#"{"allOf":[{},{}]}"#), ("schema_unsupported_keyword".into(), Some("allOf".into())));
-    assert_eq!(js_err(r#"{"properties":{"a":false},"type":"object"}"#).0, "schema_invalid_keyword");
+    assert!(
+        g.ignored_keywords()
+            .iter()
+            .any(|k| k.keyword == "description")
+    );
+    assert_eq!(
+        js_err(r#"{"allOf":[{},{}]}"#),
+        ("schema_unsupported_keyword".into(), Some("allOf".into()))
+    );
+    assert_eq!(
+        js_err(r#"{"properties":{"a":false},"type":"object"}"#).0,
+        "schema_invalid_keyword"
+    );
 }

@@ -79,7 +79,10 @@ fn the_generated_tool_corpus_agrees_with_jsonschema_byte_by_byte() {
             mutated += 1;
             if let (Err(r), Some(offset)) = (&got, c["offset"].as_u64()) {
                 if r.offset != offset {
-                    failures.push(format!("{cname}: refused at {} ({r}), first impossible byte {offset}", r.offset));
+                    failures.push(format!(
+                        "{cname}: refused at {} ({r}), first impossible byte {offset}",
+                        r.offset
+                    ));
                     continue;
                 }
                 if r.code.class() == RefusalClass::Schema
@@ -97,9 +100,15 @@ fn the_generated_tool_corpus_agrees_with_jsonschema_byte_by_byte() {
         "tool corpus ({}): {} schemas: {compiled} compiled, {refused} refused as listed; \
          {valid} valid calls accepted, {mutated} mutated calls agree with jsonschema, {exact} \
          refused at the computed first impossible byte",
-        corpus["generators"], models.len()
+        corpus["generators"],
+        models.len()
     );
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(compiled >= 30, "only {compiled} schemas compiled");
     assert!(exact > 0 && valid > 0);
 }

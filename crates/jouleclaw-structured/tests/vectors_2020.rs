@@ -54,52 +54,275 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
 }
 
 /// (grammar, name, document, expected code or "accepted", expected path).
-fn corpus() -> Vec<(&'static str, &'static str, &'static str, &'static str, &'static str)> {
+fn corpus() -> Vec<(
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+)> {
     vec![
-        ("weather", "a call with an other property", r#"{"city":"Lisbon","x":{"y":[1,null]}}"#, "accepted", ""),
-        ("weather", "all properties, whitespace", "{ \"city\" : \"Porto\", \"unit\":\"celsius\", \"days\": 3, \"note\": null }", "accepted", ""),
-        ("weather", "days null", r#"{"city":"Porto","days":null}"#, "accepted", ""),
-        ("weather", "days 0 (exclusiveMinimum 0)", r#"{"city":"Porto","days":0}"#, "below_minimum", "/days"),
-        ("weather", "days 15", r#"{"city":"Porto","days":15}"#, "above_maximum", "/days"),
-        ("weather", "days a string", r#"{"city":"Porto","days":"3"}"#, "wrong_type", "/days"),
-        ("weather", "unit not a member", r#"{"city":"Porto","unit":"kelvin"}"#, "value_not_allowed", "/unit"),
-        ("weather", "note a number", r#"{"city":"Porto","note":5}"#, "wrong_type", "/note"),
-        ("weather", "note not an email (format is an annotation)", r#"{"city":"Porto","note":"no"}"#, "accepted", ""),
-        ("weather", "city missing", r#"{"x":1}"#, "missing_property", ""),
-        ("weather", "an other property twice", r#"{"city":"a","x":1,"x":2}"#, "duplicate_property", ""),
-        ("weather", "an other property with a lone surrogate", r#"{"city":"a","x":"\udc00"}"#, "lone_surrogate", "/x"),
-        ("tree", "a tree", r#"{"v":1,"kids":[{"v":2}]}"#, "accepted", ""),
-        ("tree", "a wrong leaf", r#"{"v":1,"kids":[{"v":2.5}]}"#, "wrong_type", "/kids/0/v"),
-        ("tree", "deeper than max_depth", r#"{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}"#, "too_deep", "/kids/0/kids"),
-        ("tree", "an undeclared key", r#"{"v":1,"w":2}"#, "unknown_property", ""),
-        ("bounds", "big within", r#"{"big":18446744073709551620}"#, "accepted", ""),
-        ("bounds", "big above", r#"{"big":18446744073709551626}"#, "above_maximum", "/big"),
-        ("bounds", "big below", r#"{"big":18446744073709551614}"#, "below_minimum", "/big"),
-        ("bounds", "fine just above the exclusive minimum", r#"{"fine":0.10000000000000000000011}"#, "accepted", ""),
-        ("bounds", "fine at the exclusive minimum", r#"{"fine":1000000000000000000001e-22}"#, "below_minimum", "/fine"),
-        ("bounds", "fine 0.1 (binary64 would round the bound to it)", r#"{"fine":0.1}"#, "below_minimum", "/fine"),
-        ("bounds", "const without type", r#"{"k":"tool"}"#, "accepted", ""),
-        ("bounds", "const without type, other value", r#"{"k":"tools"}"#, "value_not_allowed", "/k"),
-        ("bounds", "minItems", r#"{"l":[true]}"#, "too_few_items", "/l"),
-        ("bounds", "minItems met", r#"{"l":[true,false]}"#, "accepted", ""),
+        (
+            "weather",
+            "a call with an other property",
+            r#"{"city":"Lisbon","x":{"y":[1,null]}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "weather",
+            "all properties, whitespace",
+            "{ \"city\" : \"Porto\", \"unit\":\"celsius\", \"days\": 3, \"note\": null }",
+            "accepted",
+            "",
+        ),
+        (
+            "weather",
+            "days null",
+            r#"{"city":"Porto","days":null}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "weather",
+            "days 0 (exclusiveMinimum 0)",
+            r#"{"city":"Porto","days":0}"#,
+            "below_minimum",
+            "/days",
+        ),
+        (
+            "weather",
+            "days 15",
+            r#"{"city":"Porto","days":15}"#,
+            "above_maximum",
+            "/days",
+        ),
+        (
+            "weather",
+            "days a string",
+            r#"{"city":"Porto","days":"3"}"#,
+            "wrong_type",
+            "/days",
+        ),
+        (
+            "weather",
+            "unit not a member",
+            r#"{"city":"Porto","unit":"kelvin"}"#,
+            "value_not_allowed",
+            "/unit",
+        ),
+        (
+            "weather",
+            "note a number",
+            r#"{"city":"Porto","note":5}"#,
+            "wrong_type",
+            "/note",
+        ),
+        (
+            "weather",
+            "note not an email (format is an annotation)",
+            r#"{"city":"Porto","note":"no"}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "weather",
+            "city missing",
+            r#"{"x":1}"#,
+            "missing_property",
+            "",
+        ),
+        (
+            "weather",
+            "an other property twice",
+            r#"{"city":"a","x":1,"x":2}"#,
+            "duplicate_property",
+            "",
+        ),
+        (
+            "weather",
+            "an other property with a lone surrogate",
+            r#"{"city":"a","x":"\udc00"}"#,
+            "lone_surrogate",
+            "/x",
+        ),
+        (
+            "tree",
+            "a tree",
+            r#"{"v":1,"kids":[{"v":2}]}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "tree",
+            "a wrong leaf",
+            r#"{"v":1,"kids":[{"v":2.5}]}"#,
+            "wrong_type",
+            "/kids/0/v",
+        ),
+        (
+            "tree",
+            "deeper than max_depth",
+            r#"{"v":1,"kids":[{"v":2,"kids":[{"v":3}]}]}"#,
+            "too_deep",
+            "/kids/0/kids",
+        ),
+        (
+            "tree",
+            "an undeclared key",
+            r#"{"v":1,"w":2}"#,
+            "unknown_property",
+            "",
+        ),
+        (
+            "bounds",
+            "big within",
+            r#"{"big":18446744073709551620}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "bounds",
+            "big above",
+            r#"{"big":18446744073709551626}"#,
+            "above_maximum",
+            "/big",
+        ),
+        (
+            "bounds",
+            "big below",
+            r#"{"big":18446744073709551614}"#,
+            "below_minimum",
+            "/big",
+        ),
+        (
+            "bounds",
+            "fine just above the exclusive minimum",
+            r#"{"fine":0.10000000000000000000011}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "bounds",
+            "fine at the exclusive minimum",
+            r#"{"fine":1000000000000000000001e-22}"#,
+            "below_minimum",
+            "/fine",
+        ),
+        (
+            "bounds",
+            "fine 0.1 (binary64 would round the bound to it)",
+            r#"{"fine":0.1}"#,
+            "below_minimum",
+            "/fine",
+        ),
+        (
+            "bounds",
+            "const without type",
+            r#"{"k":"tool"}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "bounds",
+            "const without type, other value",
+            r#"{"k":"tools"}"#,
+            "value_not_allowed",
+            "/k",
+        ),
+        (
+            "bounds",
+            "minItems",
+            r#"{"l":[true]}"#,
+            "too_few_items",
+            "/l",
+        ),
+        (
+            "bounds",
+            "minItems met",
+            r#"{"l":[true,false]}"#,
+            "accepted",
+            "",
+        ),
         ("bounds", "minProperties", r#"{}"#, "too_few_properties", ""),
-        ("pets", "a cat", r#"{"pet":{"kind":"cat","lives":7},"extra":{"a":"b"}}"#, "accepted", ""),
-        ("pets", "a dog with an other property", r#"{"pet":{"kind":"dog","age":3}}"#, "accepted", ""),
-        ("pets", "a cat with too many lives", r#"{"pet":{"kind":"cat","lives":10}}"#, "above_maximum", "/pet/lives"),
-        ("pets", "an unknown kind", r#"{"pet":{"kind":"cow"}}"#, "unknown_tag", "/pet/kind"),
-        ("pets", "a pet that is a string", r#"{"pet":"cat"}"#, "wrong_type", "/pet"),
-        ("pets", "an extra value of the wrong type", r#"{"pet":{"kind":"dog"},"extra":{"a":1}}"#, "wrong_type", "/extra/a"),
+        (
+            "pets",
+            "a cat",
+            r#"{"pet":{"kind":"cat","lives":7},"extra":{"a":"b"}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "pets",
+            "a dog with an other property",
+            r#"{"pet":{"kind":"dog","age":3}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "pets",
+            "a cat with too many lives",
+            r#"{"pet":{"kind":"cat","lives":10}}"#,
+            "above_maximum",
+            "/pet/lives",
+        ),
+        (
+            "pets",
+            "an unknown kind",
+            r#"{"pet":{"kind":"cow"}}"#,
+            "unknown_tag",
+            "/pet/kind",
+        ),
+        (
+            "pets",
+            "a pet that is a string",
+            r#"{"pet":"cat"}"#,
+            "wrong_type",
+            "/pet",
+        ),
+        (
+            "pets",
+            "an extra value of the wrong type",
+            r#"{"pet":{"kind":"dog"},"extra":{"a":1}}"#,
+            "wrong_type",
+            "/extra/a",
+        ),
     ]
 }
 
 /// (name, schema text, code, keyword): schemas the profile refuses.
 fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static str)> {
     vec![
-        ("pattern", r#"{"type":"string","pattern":"^[a-z]+$"}"#, "schema_unsupported_keyword", "pattern"),
-        ("unknown keyword", r#"{"type":"string","optional":true}"#, "schema_unknown_keyword", "optional"),
-        ("two string branches", r#"{"anyOf":[{"type":"string"},{"type":"string","maxLength":1}]}"#, "schema_ambiguous_union", "anyOf"),
-        ("uniqueItems", r#"{"type":"array","uniqueItems":true}"#, "schema_unsupported_keyword", "uniqueItems"),
-        ("a remote reference", r#"{"$ref":"https://example.com/s.json"}"#, "schema_invalid_keyword", "$ref"),
+        (
+            "pattern",
+            r#"{"type":"string","pattern":"^[a-z]+$"}"#,
+            "schema_unsupported_keyword",
+            "pattern",
+        ),
+        (
+            "unknown keyword",
+            r#"{"type":"string","optional":true}"#,
+            "schema_unknown_keyword",
+            "optional",
+        ),
+        (
+            "two string branches",
+            r#"{"anyOf":[{"type":"string"},{"type":"string","maxLength":1}]}"#,
+            "schema_ambiguous_union",
+            "anyOf",
+        ),
+        (
+            "uniqueItems",
+            r#"{"type":"array","uniqueItems":true}"#,
+            "schema_unsupported_keyword",
+            "uniqueItems",
+        ),
+        (
+            "a remote reference",
+            r#"{"$ref":"https://example.com/s.json"}"#,
+            "schema_invalid_keyword",
+            "$ref",
+        ),
     ]
 }
 
@@ -153,7 +376,11 @@ fn build() -> String {
                 case["outcome"] = json!("accepted");
             }
             Err(r) => {
-                assert_eq!((r.code.as_str(), r.path.as_str()), (want, want_path), "{name}");
+                assert_eq!(
+                    (r.code.as_str(), r.path.as_str()),
+                    (want, want_path),
+                    "{name}"
+                );
                 case["outcome"] = json!("refused");
                 case["code"] = json!(r.code.as_str());
                 case["class"] = json!(r.code.class().as_str());
@@ -195,7 +422,10 @@ fn the_checked_in_vectors_are_what_the_generator_builds() {
         std::fs::write(PATH, &built).unwrap();
     }
     let on_disk = std::fs::read_to_string(PATH).unwrap_or_default();
-    assert!(on_disk == built, "structured-output-2020-vectors.json is stale");
+    assert!(
+        on_disk == built,
+        "structured-output-2020-vectors.json is stale"
+    );
 }
 
 #[test]
@@ -211,8 +441,12 @@ fn every_vector_holds_whole_at_every_split_and_byte_wise() {
             max_array_items: l["max_array_items"].as_u64().unwrap() as u32,
             max_number_chars: l["max_number_chars"].as_u64().unwrap() as u32,
         };
-        let c = Grammar::compile_with(g["schema_text"].as_str().unwrap().as_bytes(), &opts(limits)).unwrap();
-        assert_eq!(c.canonical_form(), g["canonical_form"].as_str().unwrap().as_bytes());
+        let c = Grammar::compile_with(g["schema_text"].as_str().unwrap().as_bytes(), &opts(limits))
+            .unwrap();
+        assert_eq!(
+            c.canonical_form(),
+            g["canonical_form"].as_str().unwrap().as_bytes()
+        );
         assert_eq!(c.digest().to_hex().as_str(), g["digest"].as_str().unwrap());
         // The projection compiles again (in the profile) to the same digest.
         let again = Grammar::compile_with(c.projection(), &opts(limits)).unwrap();
@@ -228,7 +462,10 @@ fn every_vector_holds_whole_at_every_split_and_byte_wise() {
             .map(|h| hex::decode(h.as_str().unwrap()).unwrap())
             .collect();
         let mut val = StructuredValidator::new(Arc::clone(g));
-        let chunked = chunks.iter().try_for_each(|ch| val.push(ch)).and_then(|()| val.finish());
+        let chunked = chunks
+            .iter()
+            .try_for_each(|ch| val.push(ch))
+            .and_then(|()| val.finish());
         let whole = outcome(g, &chunks.concat());
         assert_eq!(chunked, whole, "{}", c["name"]);
         match whole {
@@ -241,7 +478,8 @@ fn every_vector_holds_whole_at_every_split_and_byte_wise() {
         }
     }
     for r in v["compile_refusals"].as_array().unwrap() {
-        let e = Grammar::compile_json_schema(r["schema_text"].as_str().unwrap().as_bytes()).unwrap_err();
+        let e = Grammar::compile_json_schema(r["schema_text"].as_str().unwrap().as_bytes())
+            .unwrap_err();
         assert_eq!(e.code(), r["code"]);
         assert_eq!(e.keyword(), r["keyword"].as_str());
     }

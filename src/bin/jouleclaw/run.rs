@@ -108,7 +108,9 @@ fn read_grammar(path: &Path) -> Result<Arc<Grammar>, Failure> {
     file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Failure::io(path, e))?;
-    Grammar::compile(&bytes)
+    // JSON Schema 2020-12 meanings (spec/STRUCTURED-OUTPUT.md, "The JSON Schema profile"): what
+    // tool-schema generators write; a schema of the closed subset keeps its digest.
+    Grammar::compile_json_schema(&bytes)
         .map(Arc::new)
         .map_err(|e| Failure::Usage(format!("{}: {}: {e}", path.display(), e.code())))
 }
