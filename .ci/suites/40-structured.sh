@@ -7,6 +7,8 @@
 #      (33 Pydantic tool models, their `model_json_schema()` and OpenAI strict schemas, valid
 #      calls from `model_dump_json()`, mutated calls with their first impossible byte, and
 #      jsonschema's outcome for each);
+#      plus, when npm is there, 9 Zod 4 models (`z.toJSONSchema()`, zod from npm, pinned,
+#      installed under "$JC_CACHE/structured-npm"; without npm the suite says so and goes on);
 #   2. the ignored test tests/tool_corpus.rs checks the grammar on that corpus, byte by byte;
 #   3. conformance/verifiers/python/check_structured.py checks both structured-output vector
 #      files with jsonschema.
@@ -54,13 +56,38 @@ step() {
     fi
 }
 
+zod_args=()
+npmdir="$JC_CACHE/structured-npm"
+if command -v npm >/dev/null && command -v node >/dev/null; then
+    if [ "$(cat "$npmdir/.jc-reqs" 2>/dev/null)" != "zod@4.6.7" ]; then
+        rm -rf "$npmdir" && mkdir -p "$npmdir"
+        (cd "$npmdir" && timeout 300 npm install --no-audit --no-fund --loglevel=error zod@4.6.7 >/dev/null) &&
+            echo "zod@4.6.7" >"$npmdir/.jc-reqs"
+    fi
+    if [ -f "$npmdir/.jc-reqs" ]; then
+        # ESM resolves packages from the script's own folder: run a copy beside node_modules.
+        cp crates/jouleclaw-structured/tests/corpus/zod_models.mjs "$npmdir/"
+        rm -f "$JC_CACHE/structured/zod.json"
+        step "Zod models generated (z.toJSONSchema)" \
+            timeout 120 node "$npmdir/zod_models.mjs" "$JC_CACHE/structured/zod.json"
+        [ -s "$JC_CACHE/structured/zod.json" ] && zod_args=(--zod "$JC_CACHE/structured/zod.json")
+    else
+        echo "FAIL: npm install zod@4.6.7"
+        failed=$((failed + 1))
+    fi
+else
+    echo "note: no npm/node: the corpus has no Zod models"
+fi
+
 corpus="$JC_CACHE/structured/tool-corpus.json"
 rm -f "$corpus"
-step "tool corpus generated from Pydantic and OpenAI strict schemas" \
-    timeout 300 "$venv/bin/python" crates/jouleclaw-structured/tests/corpus/tool_models.py "$corpus"
+step "tool corpus generated from Pydantic, OpenAI strict schemas and Zod" \
+    timeout 300 "$venv/bin/python" crates/jouleclaw-structured/tests/corpus/tool_models.py "$corpus" "${zod_args[@]}"
 if [ -f "$corpus" ]; then
+    zod_env=()
+    [ ${#zod_args[@]} -gt 0 ] && zod_env=(JOULECLAW_TOOL_CORPUS_ZOD=1)
     step "tool corpus: grammar vs jsonschema, byte by byte" \
-        env JOULECLAW_TOOL_CORPUS="$corpus" timeout 900 cargo test -q -p jouleclaw-structured \
+        env JOULECLAW_TOOL_CORPUS="$corpus" "${zod_env[@]}" timeout 900 cargo test -q -p jouleclaw-structured \
         --test tool_corpus -- --ignored --nocapture
 else
     echo "FAIL: tool corpus: no corpus to check"

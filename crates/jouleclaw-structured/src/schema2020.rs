@@ -83,6 +83,19 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "uniqueItems",
 ];
 
+fn vacuous_names(v: Option<&Json>) -> bool {
+    match v {
+        Some(Json::Bool(true)) => true,
+        Some(Json::Obj(m)) => m.iter().all(|(k, x)| {
+            (k == "type" && *x == Json::Str("string".into()))
+                || k == "title"
+                || k == "description"
+                || ANNOTATIONS.contains(&k.as_str())
+        }),
+        _ => false,
+    }
+}
+
 const TYPES: &[&str] = &[
     "object", "array", "string", "integer", "number", "boolean", "null",
 ];
@@ -219,6 +232,9 @@ impl Compiler {
                     }
                 }
                 k if ANNOTATIONS.contains(&k) => self.note(at, k, true),
+                // Keys are strings: `propertyNames` of `{"type":"string"}` (what Zod writes for
+                // a record) or `true` constrains nothing. Any other is refused below.
+                "propertyNames" if vacuous_names(s.get("propertyNames")) => {}
                 k if SUPPORTED.contains(&k) => constraints.push(k),
                 k if UNSUPPORTED.contains(&k) => {
                     return Err(E::UnsupportedKeyword {

@@ -1,7 +1,9 @@
 //! The tool-call corpus generated at test time from real generators (Pydantic v2's
 //! `model_json_schema()`, OpenAI's strict function-calling schema from its Python SDK):
 //! `tests/corpus/tool_models.py` writes it, `.ci/suites/40-structured.sh` runs this test with
+//! `tests/corpus/zod_models.mjs` adds Zod 4's `z.toJSONSchema()` models when npm is there;
 //! `JOULECLAW_TOOL_CORPUS=<file> cargo test -p jouleclaw-structured --test tool_corpus -- --ignored`.
+//! When `JOULECLAW_TOOL_CORPUS_ZOD=1`, the corpus must hold the Zod models.
 //!
 //! For every schema as generated: it compiles with `Grammar::compile_json_schema`, or is refused
 //! with a code the spec lists for that keyword. For every call: the whole-document outcome
@@ -23,6 +25,8 @@ const REFUSED: &[(&str, &str, &str)] = &[
     ("PatternTool", "schema_unsupported_keyword", "pattern"),
     ("SetTool", "schema_unsupported_keyword", "uniqueItems"),
     ("TupleTool", "schema_unsupported_keyword", "prefixItems"),
+    // Zod's `z.iso.datetime()` writes a `pattern` beside its `format`.
+    ("annotate", "schema_unsupported_keyword", "pattern"),
 ];
 
 #[test]
@@ -110,5 +114,11 @@ fn the_generated_tool_corpus_agrees_with_jsonschema_byte_by_byte() {
         failures.join("\n")
     );
     assert!(compiled >= 30, "only {compiled} schemas compiled");
+    if std::env::var_os("JOULECLAW_TOOL_CORPUS_ZOD").is_some() {
+        assert!(
+            models.iter().any(|m| m["source"] == "zod"),
+            "no Zod models in the corpus"
+        );
+    }
     assert!(exact > 0 && valid > 0);
 }

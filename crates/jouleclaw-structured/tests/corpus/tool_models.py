@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Tool-call corpus from real generators, written at test time (never checked in).
 
-Usage: tool_models.py OUT.json
+Usage: tool_models.py OUT.json [--zod ZOD.json]
+
+With --zod, the models `zod_models.mjs` wrote (Zod 4's `z.toJSONSchema()` and its parsed calls)
+join the corpus too (source "zod"), through the same mutations and jsonschema.
 
 Each tool model is a Pydantic v2 model; its schema is what `model_json_schema()` emits, and, for
 every model OpenAI's SDK accepts, also what `openai.lib._pydantic.to_strict_json_schema` emits
@@ -528,9 +531,42 @@ def mutations(schema, value, closed_root: bool):
     return out
 
 
+def add_model(models, name, source, schema, values):
+    """One schema and its valid call values: compact and indented calls, their mutations, and
+    jsonschema's outcome for each."""
+    validator = Draft202012Validator(schema)
+    cases = []
+    closed = resolve(schema, schema).get("additionalProperties") is False
+    for i, value in enumerate(values):
+        dumped = compact(value)
+        for cname, doc in ((f"call {i}", dumped), (f"call {i} indented", json.dumps(value, indent=2, ensure_ascii=False))):
+            cases.append({"name": cname, "doc": doc, "valid": True, "offset": None, "path": None})
+        for cname, doc, offset, path in mutations(schema, value, closed):
+            cases.append({"name": f"call {i}: {cname}", "doc": doc, "valid": None, "offset": offset, "path": path})
+    for c in cases:
+        try:
+            ok = validator.is_valid(json.loads(c["doc"]))
+        except ValueError:
+            ok = False
+        if c["valid"] is True and not ok:
+            raise SystemExit(f"{name}/{source}: {c['name']} is not valid for jsonschema")
+        c["jsonschema_valid"] = ok
+    models.append({
+        "name": f"{name}/{source}",
+        "source": source,
+        "schema": schema,
+        "schema_text": json.dumps(schema, ensure_ascii=False),
+        "cases": cases,
+    })
+
+
 def main(argv) -> int:
     out_path = argv[1]
     models = []
+    if len(argv) > 3 and argv[2] == "--zod":
+        with open(argv[3], encoding="utf-8") as f:
+            for m in json.load(f)["models"]:
+                add_model(models, m["name"], "zod", m["schema"], m["calls"])
     for model, calls in MODELS:
         variants = [("pydantic", model.model_json_schema())]
         if to_strict_json_schema is not None:
@@ -581,6 +617,9 @@ def main(argv) -> int:
         },
         "models": models,
     }
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, ensure_ascii=False, indent=1)
+    doc["generators"]["zod"] = "4" if len(argv) > 3 else None
     with open(out_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=1)
     print(f"tool corpus: {len(models)} schemas, {sum(len(m['cases']) for m in models)} calls -> {out_path}")
