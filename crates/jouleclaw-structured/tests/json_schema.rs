@@ -395,8 +395,14 @@ fn one_schema_all_of_and_boolean_schemas() {
 
 #[test]
 fn property_names_that_only_say_string_constrain_nothing() {
-    let g = js(r#"{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"integer"}}"#);
+    let g = js(
+        r#"{"type":"object","propertyNames":{"type":"string"},"additionalProperties":{"type":"integer"}}"#,
+    );
     accepted(&g, r#"{"a":1}"#);
-    let e = Grammar::compile_json_schema(br#"{"type":"object","propertyNames":{"maxLength":2}}"#).unwrap_err();
-    assert_eq!((e.code(), e.keyword()), ("schema_unsupported_keyword", Some("propertyNames")));
+    let e = Grammar::compile_json_schema(br#"{"type":"object","propertyNames":{"maxLength":2}}"#)
+        .unwrap_err();
+    assert_eq!(
+        (e.code(), e.keyword()),
+        ("schema_unsupported_keyword", Some("propertyNames"))
+    );
 }
