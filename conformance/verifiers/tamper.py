@@ -20,6 +20,7 @@ SEAL = "stream-seal-vectors.json"
 VOICE = "voice-turn-vectors.json"
 REGISTRY = "call-registry-vectors.json"
 STRUCTURED = "structured-output-vectors.json"
+STRUCTURED_2020 = "structured-output-2020-vectors.json"
 LANGS = ("python", "js", "go")
 # Which verifiers check structured-output-vectors.json (the Python checker `structured` always;
 # see conformance/README.md for what the JS and Go verifiers check of it).
@@ -397,6 +398,22 @@ def structured_path(d: Path) -> None:
     _edit(d, STRUCTURED, fn)
 
 
+def structured_2020_relabel(name: str):
+    """A JSON Schema profile case (by name) with its outcome flipped: each exercises a rule of
+    the profile (depth, wide or fine bounds, other properties)."""
+    def tamper(d: Path) -> None:
+        def fn(doc):
+            c = _first(doc["cases"], lambda c: c["name"] == name)
+            if c["outcome"] == "refused":
+                c["outcome"] = "accepted"
+                for k in ("code", "class", "offset", "path"):
+                    c.pop(k, None)
+            else:
+                c.update(outcome="refused", code="wrong_type", **{"class": "schema"}, offset=0, path="")
+        _edit(d, STRUCTURED_2020, fn)
+    return tamper
+
+
 def no_vector_files(d: Path) -> None:
     for f in list(d.rglob("*.json")):
         f.unlink()
@@ -478,6 +495,10 @@ CASES = {
     "structured-syntax-case-labelled-schema": (STRUCTURED, structured_syntax_as_schema, STRUCTURED_OUTCOME),
     "structured-schema-case-labelled-syntax": (STRUCTURED, structured_schema_as_syntax, STRUCTURED_OUTCOME),
     "structured-schema-path-changed": (STRUCTURED, structured_path, STRUCTURED_PATH),
+    "structured-2020-too-deep-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("deeper than max_depth"), STRUCTURED_OUTCOME),
+    "structured-2020-wide-bound-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("big above"), STRUCTURED_OUTCOME),
+    "structured-2020-fine-bound-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("fine 0.1 (binary64 would round the bound to it)"), STRUCTURED_OUTCOME),
+    "structured-2020-other-property-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a dog with an other property"), STRUCTURED_OUTCOME),
     # structured-output vectors are optional for `check` (an absent file is a skip line), so the
     # structured checker is not required to fail when every file is gone.
     "registry-cosignature-byte": (REGISTRY, registry_cosignature_byte),
