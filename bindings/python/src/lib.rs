@@ -1055,8 +1055,9 @@ fn verify(
     }
 }
 
-/// Verifies many receipts with one Ed25519 batch equation. Returns one entry per item, in
-/// order: a `VerifiedReceipt`, or the `VerifyError` that item was refused with (not raised).
+/// Verifies many receipts, each exactly as `verify` does (`verify_strict` per signature, no batch
+/// equation; the key is checked once for the whole call). Returns one entry per item, in order:
+/// a `VerifiedReceipt`, or the `VerifyError` that item was refused with (not raised).
 #[pyfunction]
 fn verify_batch<'py>(
     py: Python<'py>,

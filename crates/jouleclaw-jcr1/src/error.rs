@@ -29,6 +29,12 @@ pub enum Jcr1Error {
         /// What is wrong.
         detail: &'static str,
     },
+    /// A public key was refused for verification (`cose::ValidKey::new`): a non-canonical
+    /// encoding, a small-order (weak) key or one with a torsion component.
+    KeyRefused {
+        /// Which check failed.
+        detail: &'static str,
+    },
     /// The signer failed.
     Signer {
         /// What failed.
@@ -55,6 +61,7 @@ impl Jcr1Error {
             Self::Energy { .. } => "energy_unavailable",
             Self::Cose(c) => c.as_str(),
             Self::KeyFile { .. } => "bad_key_file",
+            Self::KeyRefused { .. } => "key_refused",
             Self::Signer { .. } => "signer_failed",
             Self::Io { .. } => "io_failed",
         }
@@ -80,6 +87,7 @@ impl fmt::Display for Jcr1Error {
             Self::Energy { detail } => write!(f, "energy reading failed: {detail}"),
             Self::Cose(c) => write!(f, "COSE_Sign1 refused ({})", c.as_str()),
             Self::KeyFile { detail } => write!(f, "bad key file: {detail}"),
+            Self::KeyRefused { detail } => write!(f, "public key refused: {detail}"),
             Self::Signer { detail } => write!(f, "signer failed: {detail}"),
             Self::Io {
                 action, message, ..

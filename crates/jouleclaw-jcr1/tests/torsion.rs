@@ -387,3 +387,104 @@ fn every_strict_negative_vector_is_refused_by_every_entry_point() {
         );
     }
 }
+
+/// The detail of `ValidKey::new`'s refusal of `key`.
+fn key_refusal(key: VerifyingKey) -> &'static str {
+    match cose::ValidKey::new(key).unwrap_err() {
+        jouleclaw_jcr1::Jcr1Error::KeyRefused { detail } => detail,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn valid_key_refuses_each_small_order_key_the_identity_included() {
+    // The identity is torsion-free ([L]O = O): only the small-order check refuses it.
+    for (ti, t) in EIGHT_TORSION.iter().enumerate() {
+        let key = VerifyingKey::from_bytes(&t.compress().0).unwrap();
+        assert_eq!(
+            key_refusal(key),
+            "a small-order (weak) Ed25519 public key",
+            "torsion {ti}"
+        );
+        let e = cose::SingleKey::try_new(key).unwrap_err();
+        assert_eq!(e.code(), "key_refused");
+        // The infallible constructor remembers the refusal; every receipt under the key's kid
+        // is refused with the code a bad signature gets, before any signature check.
+        let resolver = SingleKey::new(key);
+        assert!(resolver.key_refusal().is_some());
+        assert_eq!(
+            cose::KeyResolver::resolve(&resolver, &cose::kid(&key)),
+            Err(CoseRefusal::BadSignature)
+        );
+    }
+}
+
+#[test]
+fn valid_key_refuses_a_key_with_a_torsion_component_and_accepts_its_prime_order_part() {
+    for (ti, t) in EIGHT_TORSION.iter().enumerate().skip(1) {
+        let signer = TorsionSigner::new(5, Scalar::ONE, EdwardsPoint::default(), *t);
+        let key = signer.verifying_key();
+        assert!(!key.is_weak(), "torsion {ti}");
+        assert_eq!(
+            key_refusal(key),
+            "an Ed25519 public key with a torsion component (not of prime order)",
+            "torsion {ti}"
+        );
+    }
+    let honest = TorsionSigner::new(
+        5,
+        Scalar::ONE,
+        EdwardsPoint::default(),
+        EdwardsPoint::default(),
+    );
+    let valid = cose::ValidKey::new(honest.verifying_key()).unwrap();
+    assert_eq!(valid.verifying_key(), &honest.verifying_key());
+    let resolver = SingleKey::new(honest.verifying_key());
+    assert!(resolver.key_refusal().is_none());
+    let kid = cose::kid(&honest.verifying_key());
+    assert_eq!(cose::KeyResolver::resolve(&resolver, &kid), Ok(valid));
+    assert_eq!(
+        cose::KeyResolver::resolve(&resolver, &[0; 32]),
+        Err(CoseRefusal::UnknownKid)
+    );
+}
+
+#[test]
+fn valid_key_refuses_every_non_canonical_encoding_by_its_encoding() {
+    // y + p for y < 19 and the sign bit on x = 0: the encodings `compress` never produces.
+    // None of these points is of prime order (each is small or mixed order), so the other
+    // checks would refuse them too; the encoding check names the fault first, as the other
+    // languages' verifiers do.
+    let mut encodings = Vec::new();
+    for y in 0u8..19 {
+        for sign in [0u8, 0x80] {
+            let mut enc = [0xff; 32];
+            enc[0] = 0xed + y;
+            enc[31] = 0x7f | sign;
+            encodings.push(enc);
+        }
+    }
+    for t in [EIGHT_TORSION[0], EIGHT_TORSION[4]] {
+        let mut enc = t.compress().0;
+        enc[31] |= 0x80;
+        encodings.push(enc);
+    }
+    let mut refused = 0;
+    for enc in encodings {
+        let Ok(key) = VerifyingKey::from_bytes(&enc) else {
+            continue;
+        };
+        assert_ne!(key.to_edwards().compress().0, enc);
+        assert_eq!(
+            key_refusal(key),
+            "not the canonical encoding of an Ed25519 public key",
+            "{}",
+            hex::encode(enc)
+        );
+        refused += 1;
+    }
+    assert!(
+        refused >= 6,
+        "only {refused} non-canonical encodings decompress"
+    );
+}

@@ -37,7 +37,9 @@ pub use sequence::{
 pub use sign::{
     SignedReceipt, Signer, SoftwareSigner, sign_payload, sign_receipt, sign1, to_be_signed,
 };
-pub use verify::{KeyResolver, SingleKey, VerifiedReceipt, verify, verify_sign1_signature_only};
+pub use verify::{
+    KeyResolver, SingleKey, ValidKey, VerifiedReceipt, verify, verify_sign1_signature_only,
+};
 
 pub use ed25519_dalek::VerifyingKey as PublicKey;
 

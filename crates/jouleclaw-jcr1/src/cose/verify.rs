@@ -6,35 +6,120 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use super::kid;
 use super::profile::{PartsRef, parse_general, read_profile, sig_structure};
 use crate::decode::decode_receipt;
-use crate::error::CoseRefusal;
+use crate::error::{CoseRefusal, Jcr1Error};
 use crate::receipt::StreamWindowReceipt;
 
-/// Chooses the verification key by `kid`.
-pub trait KeyResolver {
-    /// The key whose thumbprint is `kid`, if known.
-    fn resolve(&self, kid: &[u8]) -> Option<VerifyingKey>;
+/// An Ed25519 public key accepted for verification: the canonical encoding of a point of the
+/// prime-order subgroup other than the identity, that is, not of small order (not weak) and
+/// without a torsion component. The checks run once, in [`ValidKey::new`]; [`verify`] and
+/// [`verify_batch`](super::verify_batch) take the key as accepted and do not repeat them.
+///
+/// Why the torsion check: `verify_strict` refuses small-order keys but not a key with a
+/// torsion component (`A = aB + T`): its holder can pick `R` so that the torsion cancels in the
+/// cofactorless equation, and other strict verifiers (Python's `cryptography` via the profile's
+/// point checks, noble with `zip215: false` plus `isTorsionFree`, Go's checks) refuse such
+/// signatures. With a torsion-free key, `verify_strict` itself refuses any `R` with a torsion
+/// component, since `[s]B - [k]A` then has none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValidKey {
+    key: VerifyingKey,
 }
 
-/// A resolver that knows exactly one key.
+impl ValidKey {
+    /// Accepts `key` after three checks (one scalar multiplication, `[L]A = O`, and one point
+    /// compression): its encoding is canonical (`y < p`, no sign bit on `x = 0`), it is not of
+    /// small order, and it has no torsion component. Refuses with [`Jcr1Error::KeyRefused`]
+    /// (code `key_refused`) naming the failed check.
+    pub fn new(key: VerifyingKey) -> Result<Self, Jcr1Error> {
+        let point = key.to_edwards();
+        if point.compress().to_bytes() != key.to_bytes() {
+            return Err(Jcr1Error::KeyRefused {
+                detail: "not the canonical encoding of an Ed25519 public key",
+            });
+        }
+        if point.is_small_order() {
+            return Err(Jcr1Error::KeyRefused {
+                detail: "a small-order (weak) Ed25519 public key",
+            });
+        }
+        if !point.is_torsion_free() {
+            return Err(Jcr1Error::KeyRefused {
+                detail: "an Ed25519 public key with a torsion component (not of prime order)",
+            });
+        }
+        Ok(Self { key })
+    }
+
+    /// The key.
+    pub fn verifying_key(&self) -> &VerifyingKey {
+        &self.key
+    }
+}
+
+impl TryFrom<VerifyingKey> for ValidKey {
+    type Error = Jcr1Error;
+
+    fn try_from(key: VerifyingKey) -> Result<Self, Jcr1Error> {
+        Self::new(key)
+    }
+}
+
+/// Chooses the verification key by `kid`.
+///
+/// A resolver holds keys already accepted ([`ValidKey`]): the key checks run when a key is
+/// added, not on every receipt.
+pub trait KeyResolver {
+    /// The accepted key whose thumbprint is `kid`. `Err(CoseRefusal::UnknownKid)` when no key
+    /// has this thumbprint; `Err(CoseRefusal::BadSignature)` when the key with this thumbprint
+    /// was refused when it was added (no signature verifies under it).
+    fn resolve(&self, kid: &[u8]) -> Result<ValidKey, CoseRefusal>;
+}
+
+/// A resolver that knows exactly one key, checked once when the resolver is made.
 #[derive(Debug, Clone)]
 pub struct SingleKey {
-    key: VerifyingKey,
+    /// The key if [`ValidKey::new`] accepted it, else why not.
+    key: Result<ValidKey, Jcr1Error>,
     kid: [u8; 32],
 }
 
 impl SingleKey {
-    /// The resolver for `key`.
+    /// The resolver for `key`. The key is checked here, once ([`ValidKey::new`]); a refused key
+    /// is remembered, and every receipt under its `kid` is then refused with
+    /// `cose_bad_signature`, as a signature under such a key never verifies. See
+    /// [`SingleKey::try_new`] to refuse the key itself, and [`SingleKey::key_refusal`].
     pub fn new(key: VerifyingKey) -> Self {
         Self {
             kid: kid(&key),
-            key,
+            key: ValidKey::new(key),
         }
+    }
+
+    /// The resolver for `key`, or why the key is refused ([`ValidKey::new`]).
+    pub fn try_new(key: VerifyingKey) -> Result<Self, Jcr1Error> {
+        ValidKey::new(key).map(Self::from_valid)
+    }
+
+    /// The resolver for a key already accepted.
+    pub fn from_valid(key: ValidKey) -> Self {
+        Self {
+            kid: kid(key.verifying_key()),
+            key: Ok(key),
+        }
+    }
+
+    /// Why the key was refused when this resolver was made; `None` when it was accepted.
+    pub fn key_refusal(&self) -> Option<&Jcr1Error> {
+        self.key.as_ref().err()
     }
 }
 
 impl KeyResolver for SingleKey {
-    fn resolve(&self, kid: &[u8]) -> Option<VerifyingKey> {
-        (kid == self.kid).then_some(self.key)
+    fn resolve(&self, kid: &[u8]) -> Result<ValidKey, CoseRefusal> {
+        if kid != self.kid {
+            return Err(CoseRefusal::UnknownKid);
+        }
+        self.key.clone().map_err(|_| CoseRefusal::BadSignature)
     }
 }
 
@@ -52,7 +137,7 @@ pub struct VerifiedReceipt {
 /// What [`prepare`] extracts for the signature check. The payload is the tail of the
 /// Sig_structure (`tbs[payload_at..]`): one copy of it, not two.
 pub(super) struct Prepared {
-    pub(super) key: VerifyingKey,
+    pub(super) key: ValidKey,
     pub(super) kid: [u8; 32],
     pub(super) iss: String,
     pub(super) sub: String,
@@ -82,9 +167,7 @@ fn prepare_parts(
     parts: &PartsRef<'_>,
     resolver: &dyn KeyResolver,
 ) -> core::result::Result<Prepared, CoseRefusal> {
-    let key = resolver
-        .resolve(&parts.kid)
-        .ok_or(CoseRefusal::UnknownKid)?;
+    let key = resolver.resolve(&parts.kid)?;
     let signature =
         Signature::from_slice(parts.signature).map_err(|_| CoseRefusal::BadSignature)?;
     let tbs = sig_structure(parts.protected, parts.payload);
@@ -118,37 +201,23 @@ pub(super) fn finish(p: Prepared) -> core::result::Result<VerifiedReceipt, CoseR
 
 /// Verifies one tagged COSE_Sign1 under the profile: envelope and headers, the key by `kid`,
 /// `verify_strict` over the Sig_structure built from the received protected bytes, the strict
-/// canonical decoder on the payload, and `iss`/`sub` against `steward`/`id`.
+/// canonical decoder on the payload, and `iss`/`sub` against `steward`/`id`. The key comes
+/// from the resolver as a [`ValidKey`], checked when it was accepted, not here.
 pub fn verify(
     bytes: &[u8],
     resolver: &dyn KeyResolver,
 ) -> core::result::Result<VerifiedReceipt, CoseRefusal> {
     let p = prepare(bytes, resolver)?;
-    if !torsion_free(&p.key) {
-        return Err(CoseRefusal::BadSignature);
-    }
     p.key
+        .verifying_key()
         .verify_strict(&p.tbs, &p.signature)
         .map_err(|_| CoseRefusal::BadSignature)?;
     finish(p)
 }
 
-/// `true` when the public key is a point of the prime-order subgroup (`[L]A = O`).
-///
-/// `verify_strict` refuses small-order keys but not a key with a torsion component
-/// (`A = aB + T`): its holder can pick `R` so that the torsion cancels in the cofactorless
-/// equation, and other strict verifiers (Python's `cryptography` via the profile's point checks,
-/// noble with `zip215: false` plus `isTorsionFree`, Go's checks) refuse such signatures. With a
-/// torsion-free key, `verify_strict` itself refuses any `R` with a torsion component, since
-/// `[s]B - [k]A` then has none.
-pub(crate) fn torsion_free(key: &VerifyingKey) -> bool {
-    curve25519_dalek::edwards::CompressedEdwardsY(key.to_bytes())
-        .decompress()
-        .is_some_and(|p| p.is_torsion_free())
-}
-
 /// Verifies a COSE_Sign1 signature with `key` without the receipt profile (any headers, any
-/// payload): for peer vectors such as cose-wg's.
+/// payload): for peer vectors such as cose-wg's. The key is checked ([`ValidKey::new`]) on
+/// each call: this is not the receipt path.
 pub fn verify_sign1_signature_only(bytes: &[u8], key: &VerifyingKey) -> bool {
     let Ok(sign1) = CoseSign1::from_tagged_slice(bytes) else {
         return false;
@@ -156,5 +225,5 @@ pub fn verify_sign1_signature_only(bytes: &[u8], key: &VerifyingKey) -> bool {
     let Ok(sig) = Signature::from_slice(&sign1.signature) else {
         return false;
     };
-    torsion_free(key) && key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
+    ValidKey::new(*key).is_ok() && key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
 }
