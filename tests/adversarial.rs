@@ -508,7 +508,7 @@ fn a_signer_pub_symlinked_to_a_secret_key_is_never_read() {
     // A seed that also parses as a public key (about half do), as a secret key file.
     let seed = (1u8..=255)
         .map(|b| [b; 32])
-        .find(|s| cose::parse_public_key_text(&hex::encode(s)).is_ok())
+        .find(|s| cose::public_key_from_bytes(s).is_ok())
         .unwrap();
     let secret = dir.path("victim.key");
     std::fs::write(&secret, format!("{}\n", hex::encode(seed))).unwrap();
@@ -764,4 +764,63 @@ fn every_badge_class_on_the_page_has_a_style_rule() {
         }
     }
     assert!(seen.contains("ok") && seen.contains("unknown"), "{seen:?}");
+// FINDING 2 (key format half): `DIR/signer.pub` as a symlink to the victim's `keygen` output
+// made `report` print the seed as "public key": both key files were 64 hex digits, and about
+// half of all seeds parse as a public key. Key files now say which key they hold; a secret key
+// file is never read as a public key, and an untyped (bare hex) file neither.
+#[test]
+fn a_secret_key_handed_over_as_signer_pub_is_refused_and_never_printed() {
+    let dir = TempDir::new("seedpub");
+    let out = dir.path("out");
+    sealed_run(&out);
+    // A seed whose digits are also a valid public key: the old format could not tell.
+    let seed = (0u8..=255)
+        .map(|i| [i; 32])
+        .find(|s| cose::public_key_from_bytes(s).is_ok())
+        .unwrap();
+    let seed_hex = hex::encode(seed);
+    let typed = dir.path("victim.key");
+    SoftwareSigner::from_seed(&seed)
+        .write_key_file(&typed)
+        .unwrap();
+    let untyped = dir.path("old-victim.key");
+    std::fs::write(&untyped, format!("{seed_hex}\n")).unwrap();
+    for secret in [&typed, &untyped] {
+        // A regular copy (a symbolic link is refused before its content is read).
+        let pubfile = out.join("signer.pub");
+        let _ = std::fs::remove_file(&pubfile);
+        std::fs::copy(secret, &pubfile).unwrap();
+        let page = dir.path("page.html");
+        let checks: [Vec<&dyn AsRef<std::ffi::OsStr>>; 3] = [
+            vec![&"report", &out, &"-o", &page],
+            vec![&"report", &out, &"--pub", secret, &"-o", &page],
+            vec![&"receipts", &"verify", &"--pub", secret, &out],
+        ];
+        for args in checks {
+            let o = jouleclaw(&args);
+            let (stdout, stderr) = (
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr),
+            );
+            assert_eq!(o.status.code(), Some(2), "{secret:?}: {stdout}{stderr}");
+            assert!(
+                stderr.contains("a secret key file") || stderr.contains("an untyped key file"),
+                "{stderr}"
+            );
+            assert!(!stdout.contains(&seed_hex) && !stderr.contains(&seed_hex));
+            assert!(!page.exists());
+        }
+    }
+    // The neighbour: the run's own typed public key file verifies.
+    std::fs::remove_file(out.join("signer.pub")).unwrap();
+    let public = SoftwareSigner::rfc8032_test_key().verifying_key();
+    std::fs::write(out.join("signer.pub"), cose::public_key_text(&public)).unwrap();
+    let o = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--pub",
+        &out.join("signer.pub"),
+        &out,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
 }

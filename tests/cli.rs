@@ -100,7 +100,12 @@ fn golden_cose() -> Vec<Vec<u8>> {
 }
 
 fn test_key_file(dir: &TempDir) -> PathBuf {
-    dir.write("test.key", format!("{}\n", hex::encode(RFC8032_TEST1_SEED)))
+    dir.write(
+        "test.key",
+        SoftwareSigner::from_seed(&RFC8032_TEST1_SEED)
+            .key_file_text()
+            .as_bytes(),
+    )
 }
 
 fn test_pub_file(dir: &TempDir) -> PathBuf {

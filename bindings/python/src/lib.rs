@@ -700,8 +700,8 @@ impl SigningKey {
         })
     }
 
-    /// A key from secret key file text (64 lowercase hex digits, optional newline), the
-    /// format `jouleclaw keygen` writes.
+    /// A key from secret key file text (`jouleclaw-ed25519-secret-key `, 64 lowercase hex
+    /// digits, optional newline), the format `jouleclaw keygen` writes.
     #[staticmethod]
     fn from_text(py: Python<'_>, text: &str) -> PyResult<Self> {
         Ok(Self {
@@ -710,7 +710,8 @@ impl SigningKey {
         })
     }
 
-    /// The secret key file text (the seed in hex and a newline). Keep it secret.
+    /// The secret key file text (`jouleclaw-ed25519-secret-key `, the seed in hex and a
+    /// newline). Keep it secret.
     fn secret_text(&self) -> String {
         self.inner.key_file_text().to_string()
     }
@@ -722,7 +723,8 @@ impl SigningKey {
         PyBytes::new(py, self.inner.verifying_key().as_bytes())
     }
 
-    /// The public key file text (`signer.pub`): lowercase hex and a newline.
+    /// The public key file text (`signer.pub`): `jouleclaw-ed25519-public-key `, lowercase hex
+    /// and a newline.
     #[getter]
     fn public_key_text(&self) -> String {
         use cose::Signer as _;
@@ -750,7 +752,10 @@ fn public_key_arg(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PublicKey>
     let text = if let Ok(s) = key.cast::<PyString>() {
         s.extract::<String>()?
     } else if let Ok(b) = key.cast::<PyBytes>() {
-        hex::encode(b.as_bytes())
+        let bytes: [u8; 32] = b.as_bytes().try_into().map_err(|_| {
+            refusal::<ConfigError>(py, "bad_key_file", "a public key is 32 bytes".to_owned())
+        })?;
+        return cose::public_key_from_bytes(&bytes).map_err(|e| jcr1_config_error(py, &e));
     } else if let Ok(k) = key.cast::<SigningKey>() {
         use cose::Signer as _;
         return Ok(k.get().inner.verifying_key());

@@ -69,7 +69,7 @@ def verify_outputs():
         done = cli_verify(out_dir)
         assert done.returncode == 0, done.stdout + done.stderr
         pv = python_verifier()
-        public_key = bytes.fromhex((out_dir / "signer.pub").read_text().strip())
+        public_key = pv.read_public_key_text((out_dir / "signer.pub").read_text(encoding="ascii"))
         cbor = (out_dir / "receipts.cbor").read_bytes()
         lines = (out_dir / "receipts.jsonl").read_bytes().splitlines()
         import jouleclaw

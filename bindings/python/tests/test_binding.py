@@ -197,9 +197,19 @@ def test_a_key_round_trips_through_its_text_and_its_seed():
     key = jouleclaw.keygen()
     again = SigningKey.from_text(key.secret_text())
     assert again.public_key == key.public_key
-    assert len(key.public_key) == 32 and key.public_key_text == key.public_key.hex() + "\n"
+    assert len(key.public_key) == 32
+    assert key.public_key_text == "jouleclaw-ed25519-public-key " + key.public_key.hex() + "\n"
+    # A secret key file is never a public key, and the reverse.
+    with pytest.raises(ConfigError) as info:
+        jouleclaw.verify(b"", key.secret_text())
+    assert info.value.code == "bad_key_file"
+    with pytest.raises(ConfigError) as info:
+        SigningKey.from_text(key.public_key_text)
+    assert info.value.code == "bad_key_file"
     assert key.secret_text() not in repr(key)
-    test_key = SigningKey.from_seed(bytes.fromhex(SigningKey.rfc8032_test_key().secret_text()))
+    test_key = SigningKey.from_seed(
+        bytes.fromhex(SigningKey.rfc8032_test_key().secret_text().removeprefix("jouleclaw-ed25519-secret-key ").strip())
+    )
     assert test_key.public_key.hex() == (
         "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"
     )

@@ -328,6 +328,22 @@ def thumbprint(public_key: bytes) -> bytes:
     return hashlib.sha256(THUMBPRINT_PREFIX + public_key).digest()
 
 
+PUBLIC_KEY_PREFIX = "jouleclaw-ed25519-public-key "  # spec/JCR1-COSE-PROFILE.md, "Key files"
+PUBLIC_KEY_LINE = re.compile(r"jouleclaw-ed25519-public-key ([0-9a-f]{64})\n?")
+
+
+def read_public_key_text(text: str) -> bytes:
+    """The 32 key bytes of public key file text: the typed prefix, 64 lowercase hex digits and at
+    most one newline. A secret key file (`jouleclaw-ed25519-secret-key ...`) and an untyped file
+    (bare hex, which cannot be told from a seed) are refused with ValueError."""
+    m = PUBLIC_KEY_LINE.fullmatch(text)
+    if m is None:
+        if text.startswith("jouleclaw-ed25519-secret-key "):
+            raise ValueError("a secret key file, not a public key file")
+        raise ValueError(f"not a public key file (expected {PUBLIC_KEY_PREFIX!r} and 64 lowercase hex digits)")
+    return bytes.fromhex(m.group(1))
+
+
 def sig_structure(protected: bytes, payload: bytes, external_aad: bytes = b"") -> bytes:
     return cbor2.dumps(["Signature1", protected, external_aad, payload])
 

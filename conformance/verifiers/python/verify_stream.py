@@ -15,6 +15,8 @@ without following a symbolic link and refused unless it is a regular file.
 Prints one line per problem (the first 100; the rest are counted) and a summary. Exit status:
 0 when every receipt verifies and the stream is complete; 1 on any problem, and for a stream
 that is not sealed (completeness unknown) unless --allow-unsealed; 2 on a usage or I/O error.
+SIGNER.pub is a public key file: `jouleclaw-ed25519-public-key `, 64 lowercase hex digits and a
+newline (a secret key file or an untyped one is refused).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ MAX_NAMED_PROBLEMS = 100
 MAX_RECEIPTS = 1 << 20
 MAX_LINE_BYTES = 65_536
 MAX_SUMMARY_BYTES = 1 << 20
-MAX_KEY_FILE_BYTES = 66
+MAX_KEY_FILE_BYTES = 95  # the typed public key line and a newline, plus one
 VERDICTS = ("pass", "need_more", "yield", "fail")
 FINDINGS = ("conforming", "hallucination", "barge_in_ignored")
 
@@ -321,12 +323,13 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
     if f is not None:
         with f:
             data = f.read(MAX_KEY_FILE_BYTES + 1)
-        text = data.decode("ascii", "replace")
-        key = text[:-1] if text.endswith("\n") else text
-        ok = len(data) <= MAX_KEY_FILE_BYTES and len(key) == 64 and all(c in "0123456789abcdef" for c in key)
-        if not ok:
+        try:
+            key = v.read_public_key_text(data.decode("ascii")) if len(data) <= MAX_KEY_FILE_BYTES else None
+        except (UnicodeDecodeError, ValueError):
+            key = None
+        if key is None:
             chk.add("signer_malformed", "signer.pub", "signer.pub is not a public key file")
-        elif bytes.fromhex(key) != pub:
+        elif key != pub:
             chk.add("signer_mismatch", "signer.pub", "signer.pub is not the verifying key")
         else:
             hashes["signer.pub"] = blake3.blake3(data).hexdigest()
@@ -391,10 +394,7 @@ def main(argv: list[str]) -> int:
         return 2
     d = Path(args[2])
     try:
-        text = Path(args[1]).read_text(encoding="ascii").strip()
-        pub = bytes.fromhex(text)
-        if len(pub) != 32:
-            raise ValueError("the public key is not 32 bytes")
+        pub = v.read_public_key_text(Path(args[1]).read_text(encoding="ascii"))
         if not d.is_dir():
             raise OSError(errno.ENOTDIR, "not a directory", str(d))
         chk, info = check_dir(d, pub)

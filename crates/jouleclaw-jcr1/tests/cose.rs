@@ -557,7 +557,10 @@ fn cose_wg_failure_and_untagged_cases_are_refused_under_the_profile() {
 
 #[test]
 fn key_files() {
-    let text = format!("{}\n", hex::encode(cose::RFC8032_TEST1_SEED));
+    let text = format!(
+        "jouleclaw-ed25519-secret-key {}\n",
+        hex::encode(cose::RFC8032_TEST1_SEED)
+    );
     let k = SoftwareSigner::from_key_file_text(&text).unwrap();
     assert_eq!(k.verifying_key(), test_key().verifying_key());
     assert_eq!(k.key_file_text().as_str(), text);
@@ -566,7 +569,8 @@ fn key_files() {
         text.to_uppercase(),
         format!("{text}\n"),
         format!(" {}", text.trim_end()),
-        text[..63].to_string(),
+        text[..text.len() - 2].to_string(),
+        text["jouleclaw-ed25519-secret-key ".len()..].to_string(),
         format!("{}\r\n", text.trim_end()),
         String::new(),
     ] {

@@ -155,7 +155,7 @@ fn key_files_get_0600_and_0644_whatever_the_umask() {
 }
 
 #[test]
-fn reading_a_key_reads_at_most_66_bytes() {
+fn reading_a_key_reads_at_most_95_bytes() {
     // /dev/zero never ends: the read stops at the bound and refuses.
     for e in [
         cose::read_public_key_file(Path::new("/dev/zero")).unwrap_err(),
@@ -174,7 +174,8 @@ fn reading_a_key_reads_at_most_66_bytes() {
         cose::read_public_key_file(&long).unwrap_err().code(),
         "bad_key_file"
     );
-    assert_eq!(cose::MAX_KEY_FILE_BYTES, 66);
+    assert_eq!(cose::MAX_KEY_FILE_BYTES, 95);
+    assert_eq!(text.len() as u64, cose::MAX_KEY_FILE_BYTES - 1);
 }
 
 #[test]
@@ -213,7 +214,11 @@ fn a_secret_key_readable_by_group_or_others_gets_a_warning() {
 fn a_public_key_file_refuses_weak_and_non_canonical_keys() {
     use curve25519_dalek::constants::EIGHT_TORSION;
     for t in EIGHT_TORSION {
-        let text = format!("{}\n", hex::encode(t.compress().as_bytes()));
+        let text = format!(
+            "{}{}\n",
+            cose::PUBLIC_KEY_PREFIX,
+            hex::encode(t.compress().as_bytes())
+        );
         assert_eq!(
             cose::parse_public_key_text(&text).unwrap_err().code(),
             "bad_key_file"
@@ -223,7 +228,136 @@ fn a_public_key_file_refuses_weak_and_non_canonical_keys() {
     let mut b = [0xff; 32];
     b[0] = 0xee;
     b[31] = 0x7f;
-    assert!(cose::parse_public_key_text(&hex::encode(b)).is_err());
+    let text = format!("{}{}", cose::PUBLIC_KEY_PREFIX, hex::encode(b));
+    assert_eq!(
+        cose::parse_public_key_text(&text).unwrap_err(),
+        Jcr1Error::KeyFile {
+            detail: "not the canonical encoding of an Ed25519 public key"
+        }
+    );
     let good = cose::public_key_text(&SoftwareSigner::rfc8032_test_key().verifying_key());
     assert!(cose::parse_public_key_text(&good).is_ok());
+}
+
+/// The detail of a `bad_key_file` refusal.
+fn key_file_detail(e: Jcr1Error) -> &'static str {
+    match e {
+        Jcr1Error::KeyFile { detail } => detail,
+        other => panic!("not a key file refusal: {other:?}"),
+    }
+}
+
+#[test]
+fn key_files_say_which_key_they_hold() {
+    let test_key = SoftwareSigner::rfc8032_test_key();
+    assert_eq!(
+        cose::public_key_text(&test_key.verifying_key()),
+        "jouleclaw-ed25519-public-key \
+         d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a\n"
+    );
+    assert!(
+        test_key
+            .key_file_text()
+            .starts_with("jouleclaw-ed25519-secret-key 9d61b19d")
+    );
+    // A seed whose digits are also a valid public key.
+    let seed = (0u8..=255)
+        .map(|i| [i; 32])
+        .find(|s| cose::public_key_from_bytes(s).is_ok())
+        .expect("a seed that is also a public key");
+    let signer = SoftwareSigner::from_seed(&seed);
+    let secret = signer.key_file_text();
+    let public = cose::public_key_text(&signer.verifying_key());
+    assert_eq!(
+        cose::parse_public_key_text(&public).unwrap(),
+        signer.verifying_key()
+    );
+    assert_eq!(
+        SoftwareSigner::from_key_file_text(&secret)
+            .unwrap()
+            .verifying_key(),
+        signer.verifying_key()
+    );
+    // A secret key file is never a public key, even when its seed's digits are one.
+    let e = cose::parse_public_key_text(&secret).unwrap_err();
+    assert_eq!(e.code(), "bad_key_file");
+    assert!(key_file_detail(e).starts_with("a secret key file, not a public key file"));
+    // And a public key file is never a secret key.
+    let e = SoftwareSigner::from_key_file_text(&public).unwrap_err();
+    assert_eq!(
+        key_file_detail(e),
+        "a public key file, not a secret key file"
+    );
+    // The same from files.
+    let dir = TempDir::new("kinds");
+    let (sec, publ) = (dir.join("k.sec"), dir.join("k.pub"));
+    cose::write_key_pair(&signer, &sec, &publ).unwrap();
+    assert_eq!(std::fs::read_to_string(&publ).unwrap(), public);
+    assert_eq!(std::fs::read_to_string(&sec).unwrap(), *secret);
+    assert!(
+        key_file_detail(cose::read_public_key_file(&sec).unwrap_err())
+            .starts_with("a secret key file")
+    );
+    assert_eq!(
+        key_file_detail(SoftwareSigner::read_key_file(&publ).unwrap_err()),
+        "a public key file, not a secret key file"
+    );
+}
+
+#[test]
+fn an_untyped_key_file_is_never_a_public_key_and_a_secret_key_only_from_an_owner_only_file() {
+    let signer = SoftwareSigner::rfc8032_test_key();
+    // A seed whose 32 bytes are also a valid public key: the untyped format cannot tell.
+    let seed = (0u8..=255)
+        .map(|i| [i; 32])
+        .find(|s| cose::public_key_from_bytes(s).is_ok())
+        .expect("a seed that is also a public key");
+    let untyped = format!("{}\n", hex::encode(seed));
+    let e = cose::parse_public_key_text(&untyped).unwrap_err();
+    assert!(
+        key_file_detail(e).starts_with("an untyped key file"),
+        "{untyped}"
+    );
+    let e = SoftwareSigner::from_key_file_text(&untyped).unwrap_err();
+    assert!(key_file_detail(e).starts_with("an untyped key file"));
+    let dir = TempDir::new("untyped");
+    let path = dir.join("old.key");
+    std::fs::write(&path, &untyped).unwrap();
+    // Owner-only (0600, as keygen always wrote secret keys): read as the secret key it was.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(
+        SoftwareSigner::read_key_file(&path)
+            .unwrap()
+            .verifying_key(),
+        SoftwareSigner::from_seed(&seed).verifying_key()
+    );
+    assert!(cose::read_public_key_file(&path).is_err());
+    // Readable by others (0644, as keygen wrote public keys): refused as a secret key too.
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let e = SoftwareSigner::read_key_file(&path).unwrap_err();
+    assert!(key_file_detail(e).starts_with("an untyped key file"));
+    let e = cose::read_public_key_file(&path).unwrap_err();
+    assert!(key_file_detail(e).starts_with("an untyped key file"));
+    // The neighbours: the typed files are read whatever their mode.
+    let typed = dir.join("new.key");
+    std::fs::write(&typed, signer.key_file_text().as_bytes()).unwrap();
+    std::fs::set_permissions(&typed, std::fs::Permissions::from_mode(0o644)).unwrap();
+    assert!(SoftwareSigner::read_key_file(&typed).is_ok());
+}
+
+#[test]
+fn a_public_key_file_refuses_a_key_with_a_torsion_component() {
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+    let a = curve25519_dalek::Scalar::from(7u8);
+    let mixed = (ED25519_BASEPOINT_POINT * a + EIGHT_TORSION[4])
+        .compress()
+        .0;
+    let text = format!("{}{}\n", cose::PUBLIC_KEY_PREFIX, hex::encode(mixed));
+    assert_eq!(
+        key_file_detail(cose::parse_public_key_text(&text).unwrap_err()),
+        "an Ed25519 public key with a torsion component (not of prime order)"
+    );
+    let prime = (ED25519_BASEPOINT_POINT * a).compress().0;
+    let text = format!("{}{}\n", cose::PUBLIC_KEY_PREFIX, hex::encode(prime));
+    assert!(cose::parse_public_key_text(&text).is_ok());
 }

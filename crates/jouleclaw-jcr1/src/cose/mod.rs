@@ -25,9 +25,9 @@ use sha2::{Digest, Sha256};
 pub use crate::error::CoseRefusal;
 pub use batch::verify_batch;
 pub use keyfile::{
-    LoosePermissions, MAX_KEY_FILE_BYTES, PUBLIC_KEY_MODE, SECRET_KEY_MODE,
-    check_secret_key_permissions, parse_public_key_text, public_key_text, read_public_key_file,
-    write_key_pair, write_public_key_file,
+    LoosePermissions, MAX_KEY_FILE_BYTES, PUBLIC_KEY_MODE, PUBLIC_KEY_PREFIX, SECRET_KEY_MODE,
+    SECRET_KEY_PREFIX, check_secret_key_permissions, parse_public_key_text, public_key_from_bytes,
+    public_key_text, read_public_key_file, write_key_pair, write_public_key_file,
 };
 pub use profile::protected_header;
 pub use sequence::{
