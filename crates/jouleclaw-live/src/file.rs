@@ -1,6 +1,6 @@
 //! [`FileSink`]: receipts and seals in files, one folder per stream.
 //!
-//! Layout under the sink's folder `DIR`, with `ID` = [`escape_id`](crate::escape_id) of the
+//! Layout under the sink's folder `DIR`, with `ID` = [`escape_id`] of the
 //! stream id:
 //!
 //! - `DIR/ID.partial/` while the stream is open, renamed atomically to `DIR/ID/` when the

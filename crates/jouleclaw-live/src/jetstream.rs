@@ -3,7 +3,7 @@
 //! bounded local journal. Also the message format and the reader the auditor uses.
 //!
 //! Subjects: `PREFIX.STEWARD.STREAM`, each id escaped into one token by
-//! [`escape_id`](crate::escape_id). Message: a CBOR map (see [`encode_batch`]); header
+//! [`escape_id`]. Message: a CBOR map (see [`encode_batch`]); header
 //! `Nats-Msg-Id` = lower-case hex BLAKE3 of the body, so a retried publish inside the stream's
 //! duplicate window is stored once.
 

@@ -8,7 +8,7 @@
 //! - [`Clock`], [`TokioClock`]: the injected clock;
 //! - [`ReceiptSink`], [`SinkBatch`], [`ReceiptItem`], [`SinkContext`], [`SinkStats`],
 //!   [`StreamStatus`], [`escape_id`], [`unescape_id`]: the sink seam;
-//! - [`FileSink`] ([`file`]): the file sink;
+//! - [`FileSink`] ([`file`](mod@file)): the file sink;
 //! - [`jetstream`]: [`jetstream::JetStreamSink`], [`jetstream::JetStreamConfig`], the message
 //!   format ([`jetstream::encode_batch`], [`jetstream::decode_batch`]) and
 //!   [`jetstream::read_back`];

@@ -43,7 +43,7 @@ pub enum PipelineError {
     },
     /// A trace line is not valid UTF-8.
     TraceNotUtf8,
-    /// A trace line is longer than [`max_trace_line_len`].
+    /// A trace line is longer than [`max_trace_line_len`](crate::trace::max_trace_line_len).
     TraceLineTooLong {
         /// The limit, in bytes.
         max: usize,

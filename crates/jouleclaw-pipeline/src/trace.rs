@@ -172,7 +172,7 @@ fn decode_hex(hex_text: &str) -> Result<Vec<u8>> {
 /// The tick's `window_id` is the line's `window_id` if given, else `spec.window_of(ts_ns)`. The
 /// line is refused if, without its line end, it is longer than [`max_trace_line_len`], not UTF-8, not exactly a tick
 /// object, or if `bytes_len` exceeds `max_chunk_bytes` (checked before anything is allocated).
-/// Whether the tick fits its window and channel is for [`StreamWindow::push`] to decide.
+/// Whether the tick fits its window and channel is for [`StreamWindow::push`](jouleclaw_stream::StreamWindow::push) to decide.
 pub fn parse_trace_line(line: &[u8], spec: &StreamSpec) -> Result<Option<Tick>> {
     let line = line
         .strip_suffix(b"\r\n")

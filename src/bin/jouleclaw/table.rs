@@ -45,7 +45,7 @@ pub(crate) fn table_row(w: &ClosedWindow) -> String {
     )
 }
 
-/// The header line of the per-window table ([`ClosedWindow::table_row`]).
+/// The header line of the per-window table ([`table_row`]).
 pub(crate) fn table_header() -> String {
     format!(
         "{:>6} {:>5} {:>8} {:>8}  {:<10} {:<15} {:<36} {}",

@@ -8,9 +8,11 @@
 //! Signing goes through the [`Signer`] seam (a software key by default); the exact bytes that
 //! get signed are available ([`SignedReceipt::to_be_signed`], [`to_be_signed`]).
 //!
-//! The modules below `cose` are private; everything public is re-exported here: [`profile`]'s
-//! exact bytes, [`sign`]ing, [`verify`]ing one receipt or a [`batch`], reading a CBOR
-//! [`sequence`] as a stream, and [`keyfile`]s.
+//! The modules below `cose` are private; everything public is re-exported here: the profile's
+//! exact bytes ([`protected_header`]), signing ([`sign_receipt`]), verifying one receipt
+//! ([`verify`]) or many ([`verify_batch`]) under keys checked once ([`ValidKey`]), reading a
+//! CBOR sequence as a stream ([`SequenceReader`], [`verify_sequence`]), and key files
+//! ([`read_public_key_file`], [`SoftwareSigner::read_key_file`]).
 
 mod batch;
 mod keyfile;

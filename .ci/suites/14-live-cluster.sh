@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# jouleclaw-live against real 3-node NATS JetStream clusters on loopback, release build, full
+# scale (200 streams x 50 windows; the failure scenarios 40 x 20). These tests are #[ignore]d in
+# plain `cargo test` (they need nats-server) and run here with --ignored.
+set -euo pipefail
+. scripts/suite-lib.sh
+jc_suite live-cluster
+jc_need_nats_server || jc_not_run "nats-server is missing (no Debian package, no Go toolchain to build it)"
+jc_check "cluster scenarios (release, --ignored)" \
+    cargo test --release -p jouleclaw-live --test cluster -- --ignored
+jc_close

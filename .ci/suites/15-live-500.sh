@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# 500 real-time streams for 20 s into a local 3-node JetStream cluster (release build), then
+# `audit --all` of what the cluster holds.
+set -euo pipefail
+. scripts/suite-lib.sh
+jc_suite live-500
+jc_need_nats_server || jc_not_run "nats-server is missing (no Debian package, no Go toolchain to build it)"
+jc_check "cargo build --release --bin jouleclaw" cargo build -q --release --bin jouleclaw
+bin="$CARGO_TARGET_DIR/release/jouleclaw"
+dir=$(mktemp -d)
+cleanup() {
+    crates/jouleclaw-live/scripts/cluster.sh stop "$dir/cluster" || true
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+url=$(crates/jouleclaw-live/scripts/cluster.sh start "$dir/cluster" "${JC_LIVE_PORT_BASE:-24222}")
+jc_check "keygen" "$bin" keygen --out "$dir/live.key" --pub-out "$dir/live.pub"
+jc_check "live: 500 streams, 20 s, replicas 3" "$bin" live --streams 500 --seconds 20 --sink "$url" \
+    --replicas 3 --key "$dir/live.key" --journal "$dir/journal.bin"
+jc_check "audit --all" bash -c '"$1" audit --pub "$2" --nats "$3" --all | tail -1' _ "$bin" "$dir/live.pub" "$url"
+jc_close
