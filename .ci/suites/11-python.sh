@@ -11,6 +11,7 @@ jc_venv python "pipecat-ai==1.14.0" pytest -r conformance/verifiers/python/requi
     || jc_not_run "cannot build the venv from PyPI (pipecat-ai 1.14.0, pytest)"
 py="$JC_VENV/bin/python"
 jc_check "cargo build --bin jouleclaw" cargo build -q --bin jouleclaw
+[ "$JC_FAILED" -eq 0 ] || { jc_close; exit 1; }
 # The package itself is rebuilt every run (it is what is tested).
 jc_check "pip install ./bindings/python" "$JC_VENV/bin/pip" install -q --disable-pip-version-check \
     --force-reinstall --no-deps ./bindings/python

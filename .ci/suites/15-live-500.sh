@@ -6,6 +6,7 @@ set -euo pipefail
 jc_suite live-500
 jc_need_nats_server || jc_not_run "nats-server is missing (no Debian package, no Go toolchain to build it)"
 jc_check "cargo build --release --bin jouleclaw" cargo build -q --release --bin jouleclaw
+[ "$JC_FAILED" -eq 0 ] || { jc_close; exit 1; }
 bin="$CARGO_TARGET_DIR/release/jouleclaw"
 dir=$(mktemp -d)
 cleanup() {
@@ -15,7 +16,8 @@ cleanup() {
 trap cleanup EXIT
 url=$(crates/jouleclaw-live/scripts/cluster.sh start "$dir/cluster" "${JC_LIVE_PORT_BASE:-24222}")
 jc_check "keygen" "$bin" keygen --out "$dir/live.key" --pub-out "$dir/live.pub"
+[ "$JC_FAILED" -eq 0 ] || { jc_close; exit 1; }
 jc_check "live: 500 streams, 20 s, replicas 3" "$bin" live --streams 500 --seconds 20 --sink "$url" \
     --replicas 3 --key "$dir/live.key" --journal "$dir/journal.bin"
-jc_check "audit --all" bash -c '"$1" audit --pub "$2" --nats "$3" --all | tail -1' _ "$bin" "$dir/live.pub" "$url"
+jc_check "audit --all" bash -c 'set -o pipefail; "$1" audit --pub "$2" --nats "$3" --all | tail -1' _ "$bin" "$dir/live.pub" "$url"
 jc_close
