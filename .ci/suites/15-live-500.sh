@@ -14,7 +14,21 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-url=$(crates/jouleclaw-live/scripts/cluster.sh start "$dir/cluster" "${JC_LIVE_PORT_BASE:-24222}")
+# Loopback ports nobody listens on (other clusters may run on this machine): BASE..BASE+2 for
+# clients, BASE+10..BASE+12 for routes.
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+base=${JC_LIVE_PORT_BASE:-}
+for _ in $(seq 1 50); do
+    [ -n "$base" ] && break
+    try=$((20000 + RANDOM % 20000))
+    taken=0
+    for p in $try $((try + 1)) $((try + 2)) $((try + 10)) $((try + 11)) $((try + 12)); do
+        port_taken "$p" && taken=1
+    done
+    [ "$taken" -eq 0 ] && base=$try
+done
+[ -n "$base" ] || jc_not_run "no free loopback ports for a 3-node cluster"
+url=$(crates/jouleclaw-live/scripts/cluster.sh start "$dir/cluster" "$base")
 jc_check "keygen" "$bin" keygen --out "$dir/live.key" --pub-out "$dir/live.pub"
 [ "$JC_FAILED" -eq 0 ] || { jc_close; exit 1; }
 jc_check "live: 500 streams, 20 s, replicas 3" "$bin" live --streams 500 --seconds 20 --sink "$url" \
