@@ -764,6 +764,8 @@ fn every_badge_class_on_the_page_has_a_style_rule() {
         }
     }
     assert!(seen.contains("ok") && seen.contains("unknown"), "{seen:?}");
+}
+
 // FINDING 2 (key format half): `DIR/signer.pub` as a symlink to the victim's `keygen` output
 // made `report` print the seed as "public key": both key files were 64 hex digits, and about
 // half of all seeds parse as a public key. Key files now say which key they hold; a secret key
