@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         pub = Path(tmp) / "signer.pub"
-        pub.write_text(table["public_key_hex"] + "\n")
+        pub.write_text(verify_stream.v.PUBLIC_KEY_PREFIX + table["public_key_hex"] + "\n")
         key = bytes.fromhex(table["public_key_hex"])
         for row in table["rows"]:
             d = Path(tmp) / row["name"]
