@@ -247,3 +247,20 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     out.sort();
     Ok(out)
 }
+
+/// Verifies one stream read from JetStream: [`audit_stream`], then checks that the final seal
+/// names the steward of the subject the stream was stored under (`misplaced_steward`), so
+/// that two stewards' streams with one id stay two streams, each checked against its own seal.
+pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
+    let mut audit = audit_stream(&s.records, key);
+    if let Some(last) = s.records.seals.last()
+        && let Ok(c) = verify_checkpoint(last, key)
+        && c.seal.steward != s.steward
+    {
+        audit.problems.push(format!(
+            "misplaced_steward: stored under steward {:?} but sealed by {:?}",
+            s.steward, c.seal.steward
+        ));
+    }
+    audit
+}

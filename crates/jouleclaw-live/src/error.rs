@@ -62,10 +62,22 @@ pub enum LiveError {
     Seal(jouleclaw_seal::SealError),
     /// The sink failed (I/O, the cluster, a full journal).
     Sink {
-        /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `sink_closed`.
+        /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `journal_locked`,
+        /// `journal_undelivered`, `drain_timeout`, `sink_busy`, `stream_exists`,
+        /// `sink_closed`.
         code: &'static str,
         /// What happened.
         message: String,
+    },
+    /// A stream id or steward no sink can store: empty, or longer than
+    /// `MAX_ESCAPED_ID_BYTES` once escaped.
+    IdTooLong {
+        /// `steward` or `stream id`.
+        what: &'static str,
+        /// Its escaped length.
+        escaped_bytes: usize,
+        /// The bound.
+        limit: usize,
     },
     /// Bad configuration or a bad argument.
     Config {
@@ -100,6 +112,7 @@ impl LiveError {
             Self::TooManyStreams { .. } => "too_many_streams",
             Self::Seal(_) => "seal_failed",
             Self::Sink { code, .. } => code,
+            Self::IdTooLong { .. } => "id_too_long",
             Self::Config { .. } => "config",
             Self::Malformed { .. } => "malformed",
             Self::Internal { .. } => "internal",
@@ -143,6 +156,14 @@ impl fmt::Display for LiveError {
             Self::TooManyStreams { limit } => write!(f, "at most {limit} streams may be open"),
             Self::Seal(e) => write!(f, "sealing failed ({}): {e}", e.code()),
             Self::Sink { code, message } => write!(f, "sink failed ({code}): {message}"),
+            Self::IdTooLong {
+                what,
+                escaped_bytes,
+                limit,
+            } => write!(
+                f,
+                "the {what} is {escaped_bytes} bytes once escaped; a sink stores 1 to {limit}"
+            ),
             Self::Config { message } => write!(f, "bad configuration: {message}"),
             Self::Malformed { place, message } => write!(f, "{place}: {message}"),
             Self::Internal { invariant } => {

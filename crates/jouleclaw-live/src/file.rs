@@ -12,6 +12,12 @@
 //!
 //! Each checkpoint's bytes are appended to the four files and each file is fsynced before the
 //! checkpoint counts as durable; at the final seal the folder is renamed and `DIR` fsynced.
+//!
+//! One sink owns `DIR` at a time: [`FileSink::new`] takes an exclusive lock on
+//! `DIR/.jouleclaw-live.lock` (held until the sink is dropped; another sink on the folder is
+//! refused `sink_busy`). A stream's first batch creates `ID.partial/` and its files exclusively:
+//! a folder left by an earlier run (`ID.partial/` or `ID/`) is never appended to; the stream
+//! fails `stream_exists`.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -20,7 +26,7 @@ use tokio::sync::mpsc;
 
 use crate::clock::BoxFuture;
 use crate::error::{LiveError, Result};
-use crate::sink::{ReceiptSink, SinkBatch, SinkContext, escape_id};
+use crate::sink::{ReceiptSink, SinkBatch, SinkContext, check_ids, escape_id};
 
 /// The file names of one stream's folder.
 pub const RECEIPTS_CBOR: &str = "receipts.cbor";
@@ -33,24 +39,51 @@ pub const INCLUSION_CBOR: &str = "inclusion.cbor";
 /// The suffix of an open stream's folder.
 pub const PARTIAL_SUFFIX: &str = ".partial";
 
+/// The lock file a [`FileSink`] holds in its folder.
+pub const LOCK_FILE: &str = ".jouleclaw-live.lock";
+
 /// Writes receipts and seals to files under one folder.
 #[derive(Debug, Clone)]
 pub struct FileSink {
     dir: PathBuf,
+    _lock: std::sync::Arc<std::fs::File>,
 }
 
 impl FileSink {
-    /// A sink writing under `dir` (created if absent).
+    /// A sink writing under `dir` (created if absent), holding its lock (`sink_busy` when
+    /// another sink holds it).
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
-        Ok(Self { dir })
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| LiveError::io(&lock_path.display().to_string(), &e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(LiveError::Sink {
+                    code: "sink_busy",
+                    message: format!("{} is in use by another sink", dir.display()),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(LiveError::io(&lock_path.display().to_string(), &e));
+            }
+        }
+        Ok(Self {
+            dir,
+            _lock: std::sync::Arc::new(lock),
+        })
     }
 }
 
-fn append(path: &Path, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
+fn append(path: &Path, first: bool, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
     let mut f = std::fs::OpenOptions::new()
-        .create(true)
+        .create_new(first)
         .append(true)
         .open(path)
         .map_err(|e| LiveError::io(&path.display().to_string(), &e))?;
@@ -64,25 +97,40 @@ fn append(path: &Path, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
 
 /// Appends one batch; renames the folder at the final seal.
 pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
+    check_ids(&batch.steward, &batch.stream_id)?;
     let id = escape_id(&batch.stream_id);
     let partial = dir.join(format!("{id}{PARTIAL_SUFFIX}"));
     let done = dir.join(&id);
-    if batch.seq == 0 {
-        if done.exists() {
+    let first = batch.seq == 0;
+    if first {
+        if std::fs::symlink_metadata(&done).is_ok() {
             return Err(LiveError::Sink {
-                code: "io",
+                code: "stream_exists",
                 message: format!("{} already holds a sealed stream", done.display()),
             });
         }
-        std::fs::create_dir_all(&partial)
-            .map_err(|e| LiveError::io(&partial.display().to_string(), &e))?;
+        match std::fs::create_dir(&partial) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(LiveError::Sink {
+                    code: "stream_exists",
+                    message: format!(
+                        "{} exists (left by another run): not appended to",
+                        partial.display()
+                    ),
+                });
+            }
+            Err(e) => return Err(LiveError::io(&partial.display().to_string(), &e)),
+        }
     }
     append(
         &partial.join(RECEIPTS_CBOR),
+        first,
         &mut batch.receipts.iter().map(|r| r.cose_sign1.as_slice()),
     )?;
     append(
         &partial.join(RECEIPTS_JSONL),
+        first,
         &mut batch
             .receipts
             .iter()
@@ -90,10 +138,12 @@ pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
     )?;
     append(
         &partial.join(SEALS_CBOR),
+        first,
         &mut std::iter::once(batch.checkpoint.as_slice()),
     )?;
     append(
         &partial.join(INCLUSION_CBOR),
+        first,
         &mut batch.inclusion.iter().map(|(_, r)| r.as_slice()),
     )?;
     if batch.is_final {
@@ -118,10 +168,17 @@ impl ReceiptSink for FileSink {
     ) -> BoxFuture<'static, Result<()>> {
         Box::pin(async move {
             while let Some(batch) = batches.recv().await {
+                let n = batch.receipts.len() as u64;
                 ctx.stats
                     .batches_in
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                ctx.stats
+                    .receipts_in
+                    .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
                 if batch.status.failure().is_some() {
+                    ctx.stats
+                        .receipts_lost
+                        .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
                     continue;
                 }
                 let dir = self.dir.clone();
@@ -137,6 +194,9 @@ impl ReceiptSink for FileSink {
                 match written {
                     Ok(()) => ctx.stats.record_durable(&batch, ctx.clock.now_ns()),
                     Err(e) => {
+                        ctx.stats
+                            .receipts_lost
+                            .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
                         ctx.stats
                             .streams_failed
                             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);

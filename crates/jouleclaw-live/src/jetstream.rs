@@ -1,6 +1,8 @@
-//! [`JetStreamSink`]: one message per checkpoint batch into a NATS JetStream stream, acks
-//! awaited before a batch counts as durable, retries with backoff, and store-and-forward to a
-//! bounded local journal. Also the message format and the reader the auditor uses.
+//! [`JetStreamSink`]: one message per checkpoint batch into a NATS JetStream stream, each
+//! batch written to a local write-ahead journal ([`crate::journal`]) before it is published,
+//! acks awaited before a batch counts as durable, retries with backoff, batches the cluster
+//! does not take kept in the journal and replayed ([`replay`]). Also the message format and
+//! the reader the auditor uses ([`read_each`]).
 //!
 //! Subjects: `PREFIX.STEWARD.STREAM`, each id escaped into one token by
 //! [`escape_id`]. Message: a CBOR map (see [`encode_batch`]); header
@@ -21,7 +23,8 @@ use tokio::sync::mpsc;
 use crate::audit::StreamRecords;
 use crate::clock::BoxFuture;
 use crate::error::{LiveError, Result};
-use crate::sink::{ReceiptSink, SinkBatch, SinkContext, escape_id, unescape_id};
+use crate::journal::{Journal, JournalWriter, Record, Recovered};
+use crate::sink::{ReceiptSink, SinkBatch, SinkContext, check_ids, escape_id, unescape_id};
 
 /// The message format's version (`"v"`).
 pub const MESSAGE_VERSION: u64 = 1;
@@ -232,12 +235,30 @@ pub fn message_id(body: &[u8]) -> String {
 #[derive(Debug, Clone)]
 pub struct JetStreamSink {
     config: JetStreamConfig,
+    journal: Option<JournalWriter>,
 }
 
 impl JetStreamSink {
-    /// A sink with `config`.
+    /// A sink with `config`; its journal is opened when the sink starts (see [`Self::open`]).
     pub fn new(config: JetStreamConfig) -> Self {
-        Self { config }
+        Self {
+            config,
+            journal: None,
+        }
+    }
+
+    /// A sink with `config` whose journal is opened (and locked) now: refuses a journal that
+    /// holds undelivered batches (`journal_undelivered`), is in use (`journal_locked`) or is
+    /// corrupt (`journal_corrupt`) before anything runs.
+    pub fn open(config: JetStreamConfig) -> Result<Self> {
+        let journal = JournalWriter::start(Journal::create(
+            &config.journal_path,
+            config.journal_max_bytes,
+        )?)?;
+        Ok(Self {
+            config,
+            journal: Some(journal),
+        })
     }
 }
 
@@ -301,117 +322,36 @@ pub async fn connect(
     }
 }
 
+/// A batch journaled and on its way to the cluster.
 struct Pending {
     batch: SinkBatch,
     subject: String,
     body: Bytes,
     id: String,
     attempts: u32,
+    rec: Record,
 }
 
-/// The store-and-forward journal: batches that could not be published, in arrival order, on
-/// disk (one file, appended, fsynced per batch) with their bodies, bounded in bytes. Memory
-/// holds only the queue of batch handles (statuses and counts), not the bodies' copies
-/// beyond the batch being replayed.
-struct Journal {
-    path: PathBuf,
-    max_bytes: u64,
-    bytes: u64,
-    queue: VecDeque<(SinkBatch, String, String, u64, u64)>,
+/// A journaled batch waiting for the cluster: its body is dropped from memory and read back
+/// from the journal when it is replayed.
+struct Parked {
+    batch: SinkBatch,
+    rec: Record,
+    attempts: u32,
 }
 
-impl Journal {
-    fn new(path: PathBuf, max_bytes: u64) -> Result<Self> {
-        if let Some(parent) = path.parent()
-            && !parent.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| LiveError::io(&parent.display().to_string(), &e))?;
-        }
-        std::fs::write(&path, b"").map_err(|e| LiveError::io(&path.display().to_string(), &e))?;
-        Ok(Self {
-            path,
-            max_bytes,
-            bytes: 0,
-            queue: VecDeque::new(),
-        })
-    }
-
-    /// Appends; refuses (`journal_full`) when the bound would be passed.
-    fn push(&mut self, p: Pending) -> core::result::Result<(), Box<(Pending, LiveError)>> {
-        let len = p.body.len() as u64;
-        if self.bytes.saturating_add(len) > self.max_bytes {
-            let e = LiveError::Sink {
-                code: "journal_full",
-                message: format!(
-                    "the local journal holds {} of {} bytes; a batch of {len} bytes does not fit",
-                    self.bytes, self.max_bytes
-                ),
-            };
-            return Err(Box::new((p, e)));
-        }
-        let offset = self.bytes;
-        let written = (|| {
-            use std::io::Write as _;
-            let mut f = std::fs::OpenOptions::new().append(true).open(&self.path)?;
-            f.write_all(&p.body)?;
-            f.sync_data()
-        })();
-        if let Err(e) = written {
-            let e = LiveError::io(&self.path.display().to_string(), &e);
-            return Err(Box::new((p, e)));
-        }
-        self.bytes += len;
-        // The body is read back from the file at replay.
-        self.queue
-            .push_back((p.batch, p.subject, p.id, offset, len));
-        Ok(())
-    }
-
-    fn front(&self) -> Result<Option<Pending>> {
-        let Some((batch, subject, id, offset, len)) = self.queue.front() else {
-            return Ok(None);
-        };
-        use std::io::{Read as _, Seek as _, SeekFrom};
-        let mut f = std::fs::File::open(&self.path)
-            .map_err(|e| LiveError::io(&self.path.display().to_string(), &e))?;
-        f.seek(SeekFrom::Start(*offset))
-            .map_err(|e| LiveError::io(&self.path.display().to_string(), &e))?;
-        let mut body = vec![0u8; usize::try_from(*len).unwrap_or(0)];
-        f.read_exact(&mut body)
-            .map_err(|e| LiveError::io(&self.path.display().to_string(), &e))?;
-        if message_id(&body) != *id {
-            return Err(LiveError::Sink {
-                code: "journal_corrupt",
-                message: format!("{}: a journaled batch changed on disk", self.path.display()),
-            });
-        }
-        Ok(Some(Pending {
-            batch: batch.clone(),
-            subject: subject.clone(),
-            body: Bytes::from(body),
-            id: id.clone(),
-            attempts: 0,
-        }))
-    }
-
-    fn pop(&mut self) -> Result<()> {
-        self.queue.pop_front();
-        if self.queue.is_empty() {
-            self.bytes = 0;
-            std::fs::write(&self.path, b"")
-                .map_err(|e| LiveError::io(&self.path.display().to_string(), &e))?;
-        }
-        Ok(())
-    }
-}
-
-async fn publish_once(js: jetstream::Context, p: &Pending, timeout: Duration) -> Result<()> {
+async fn publish_once(
+    js: jetstream::Context,
+    subject: String,
+    body: Bytes,
+    id: &str,
+    timeout: Duration,
+) -> Result<()> {
     let publish = jetstream::context::Publish::build()
-        .payload(p.body.clone())
-        .message_id(&p.id);
-    let ack = tokio::time::timeout(timeout, async {
-        js.send_publish(p.subject.clone(), publish)
+        .payload(body)
+        .message_id(id);
+    tokio::time::timeout(timeout, async {
+        js.send_publish(subject, publish)
             .await
             .map_err(|e| nats_err("publish", e))?
             .await
@@ -419,7 +359,6 @@ async fn publish_once(js: jetstream::Context, p: &Pending, timeout: Duration) ->
     })
     .await
     .map_err(|_| nats_err("ack", "timed out"))??;
-    let _ = ack;
     Ok(())
 }
 
@@ -429,6 +368,30 @@ fn backoff(config: &JetStreamConfig, attempts: u32) -> Duration {
         .backoff_initial
         .saturating_mul(factor)
         .min(config.backoff_max)
+}
+
+type Flight = BoxFuture<'static, (Pending, Result<()>)>;
+type Journaling = BoxFuture<'static, (SinkBatch, String, Bytes, Result<Record>)>;
+
+fn publish_later(
+    js: &jetstream::Context,
+    config: &JetStreamConfig,
+    p: Pending,
+    wait: Duration,
+) -> Flight {
+    let js = js.clone();
+    let timeout = config.ack_timeout;
+    Box::pin(async move {
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        let r = publish_once(js, p.subject.clone(), p.body.clone(), &p.id, timeout).await;
+        (p, r)
+    })
+}
+
+fn receipts(batch: &SinkBatch) -> u64 {
+    batch.receipts.len() as u64
 }
 
 impl ReceiptSink for JetStreamSink {
@@ -442,128 +405,175 @@ impl ReceiptSink for JetStreamSink {
         ctx: SinkContext,
     ) -> BoxFuture<'static, Result<()>> {
         Box::pin(async move {
-            let config = self.config;
+            let JetStreamSink { config, journal } = *self;
+            let journal = match journal {
+                Some(j) => j,
+                None => JournalWriter::start(Journal::create(
+                    &config.journal_path,
+                    config.journal_max_bytes,
+                )?)?,
+            };
             let (js, _) = connect(&config).await?;
-            let mut journal = Journal::new(config.journal_path.clone(), config.journal_max_bytes)?;
-            let mut in_flight = FuturesUnordered::new();
-            let mut replaying: Option<BoxFuture<'static, (Pending, Result<()>)>> = None;
+            let stats = ctx.stats.clone();
+            let mut journaling: FuturesUnordered<Journaling> = FuturesUnordered::new();
+            let mut in_flight: FuturesUnordered<Flight> = FuturesUnordered::new();
+            let mut in_flight_receipts = 0u64;
+            let mut parked: VecDeque<Parked> = VecDeque::new();
+            let mut replaying: Option<BoxFuture<'static, Result<()>>> = None;
             let mut open = true;
             let mut drain_deadline: Option<tokio::time::Instant> = None;
-            let fail = |p: &Pending, e: &LiveError| {
-                ctx.stats.streams_failed.fetch_add(1, Ordering::SeqCst);
-                p.batch.status.fail(&e.to_string());
+            let lost = |batch: &SinkBatch, e: &LiveError| {
+                stats.streams_failed.fetch_add(1, Ordering::SeqCst);
+                stats
+                    .receipts_lost
+                    .fetch_add(receipts(batch), Ordering::SeqCst);
+                batch.status.fail(&e.to_string());
+            };
+            let settled = |batch: &SinkBatch, rec: &Record| {
+                stats.record_durable(batch, ctx.clock.now_ns());
+                stats
+                    .receipts_pending
+                    .fetch_sub(receipts(batch), Ordering::SeqCst);
+                stats
+                    .journal_bytes
+                    .fetch_sub(rec.file_bytes(), Ordering::SeqCst);
+                journal.delivered(rec.offset);
             };
             loop {
-                if replaying.is_none() {
-                    match journal.front() {
-                        Ok(Some(p)) => {
-                            let js = js.clone();
-                            let config = config.clone();
-                            replaying = Some(Box::pin(async move {
-                                let mut p = p;
-                                loop {
-                                    match publish_once(js.clone(), &p, config.ack_timeout).await {
-                                        Ok(()) => return (p, Ok(())),
-                                        Err(_) => {
-                                            p.attempts = p.attempts.saturating_add(1);
-                                            tokio::time::sleep(backoff(&config, p.attempts)).await;
-                                        }
-                                    }
-                                }
-                            }));
+                if replaying.is_none()
+                    && let Some(front) = parked.front_mut()
+                {
+                    front.attempts = front.attempts.saturating_add(1);
+                    let (js, config, journal) = (js.clone(), config.clone(), journal.clone());
+                    let rec = front.rec.clone();
+                    replaying = Some(Box::pin(async move {
+                        let body = Bytes::from(journal.read(rec.clone()).await?);
+                        let id = message_id(&body);
+                        let mut attempts = 0u32;
+                        loop {
+                            let r = publish_once(
+                                js.clone(),
+                                rec.subject.clone(),
+                                body.clone(),
+                                &id,
+                                config.ack_timeout,
+                            )
+                            .await;
+                            if r.is_ok() {
+                                return Ok(());
+                            }
+                            attempts = attempts.saturating_add(1);
+                            tokio::time::sleep(backoff(&config, attempts)).await;
                         }
-                        Ok(None) => {}
-                        Err(e) => return Err(e),
-                    }
+                    }));
                 }
-                if !open && in_flight.is_empty() && replaying.is_none() {
+                if !open && journaling.is_empty() && in_flight.is_empty() && replaying.is_none() {
+                    journal.flush().await?;
                     return Ok(());
                 }
                 let deadline = drain_deadline
                     .unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(86_400));
                 tokio::select! {
                     biased;
-                    Some((p, r)) = in_flight.next(), if !in_flight.is_empty() => {
-                        let mut p: Pending = p;
+                    Some((batch, subject, body, r)) = journaling.next(), if !journaling.is_empty() => {
                         match r {
-                            Ok(()) => ctx.stats.record_durable(&p.batch, ctx.clock.now_ns()),
+                            Ok(rec) => {
+                                stats.journaled.fetch_add(1, Ordering::SeqCst);
+                                stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                if parked.is_empty() {
+                                    in_flight_receipts += receipts(&batch);
+                                    let p = Pending { id: message_id(&body), batch, subject, body, attempts: 0, rec };
+                                    in_flight.push(publish_later(&js, &config, p, Duration::ZERO));
+                                } else {
+                                    // Keep arrival order behind what waits for the cluster.
+                                    parked.push_back(Parked { batch, rec, attempts: 0 });
+                                }
+                            }
+                            Err(e) => lost(&batch, &e),
+                        }
+                    }
+                    Some((mut p, r)) = in_flight.next(), if !in_flight.is_empty() => {
+                        match r {
+                            Ok(()) => {
+                                in_flight_receipts -= receipts(&p.batch);
+                                settled(&p.batch, &p.rec);
+                            }
                             Err(_) => {
-                                ctx.stats.retries.fetch_add(1, Ordering::SeqCst);
+                                stats.retries.fetch_add(1, Ordering::SeqCst);
                                 p.attempts += 1;
                                 if p.attempts < config.max_attempts {
-                                    let js = js.clone();
-                                    let config = config.clone();
-                                    in_flight.push(Box::pin(async move {
-                                        tokio::time::sleep(backoff(&config, p.attempts)).await;
-                                        let r = publish_once(js, &p, config.ack_timeout).await;
-                                        (p, r)
-                                    }) as BoxFuture<'static, (Pending, Result<()>)>);
+                                    let wait = backoff(&config, p.attempts);
+                                    in_flight.push(publish_later(&js, &config, p, wait));
                                 } else {
-                                    ctx.stats.journaled.fetch_add(1, Ordering::SeqCst);
-                                    if let Err(refused) = journal.push(p) {
-                                        let (p, e) = *refused;
-                                        fail(&p, &e);
-                                    }
-                                    ctx.stats.journal_bytes.store(journal.bytes, Ordering::SeqCst);
+                                    in_flight_receipts -= receipts(&p.batch);
+                                    stats.spilled.fetch_add(1, Ordering::SeqCst);
+                                    parked.push_back(Parked { batch: p.batch, rec: p.rec, attempts: p.attempts });
                                 }
                             }
                         }
                     }
-                    (p, r) = async { match replaying.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if replaying.is_some() => {
+                    r = async { match replaying.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if replaying.is_some() => {
                         replaying = None;
-                        if r.is_ok() {
-                            ctx.stats.record_durable(&p.batch, ctx.clock.now_ns());
-                            journal.pop()?;
-                            ctx.stats.journal_bytes.store(journal.bytes, Ordering::SeqCst);
+                        r?;
+                        if let Some(front) = parked.pop_front() {
+                            settled(&front.batch, &front.rec);
                         }
                     }
-                    b = batches.recv(), if open && in_flight.len() < config.max_in_flight => {
+                    b = batches.recv(), if open && in_flight.len() + journaling.len() < config.max_in_flight => {
                         let Some(batch) = b else {
                             open = false;
                             drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
                             continue;
                         };
-                        ctx.stats.batches_in.fetch_add(1, Ordering::SeqCst);
+                        stats.batches_in.fetch_add(1, Ordering::SeqCst);
+                        stats.receipts_in.fetch_add(receipts(&batch), Ordering::SeqCst);
                         if batch.status.failure().is_some() {
+                            stats.receipts_lost.fetch_add(receipts(&batch), Ordering::SeqCst);
                             continue;
                         }
-                        let body = match encode_batch(&batch) {
+                        let body = match check_ids(&batch.steward, &batch.stream_id).and_then(|()| encode_batch(&batch)) {
                             Ok(b) => Bytes::from(b),
-                            Err(e) => { batch.status.fail(&e.to_string()); continue; }
+                            Err(e) => { lost(&batch, &e); continue; }
                         };
-                        let p = Pending {
-                            subject: config.subject(&batch.steward, &batch.stream_id),
-                            id: message_id(&body),
-                            body,
-                            batch,
-                            attempts: 0,
-                        };
-                        if journal.queue.is_empty() {
-                            let js = js.clone();
-                            let timeout = config.ack_timeout;
-                            in_flight.push(Box::pin(async move {
-                                let r = publish_once(js, &p, timeout).await;
-                                (p, r)
-                            }) as BoxFuture<'static, (Pending, Result<()>)>);
-                        } else {
-                            // Keep arrival order behind what is already journaled.
-                            ctx.stats.journaled.fetch_add(1, Ordering::SeqCst);
-                            if let Err(refused) = journal.push(p) {
-                                        let (p, e) = *refused;
-                                fail(&p, &e);
-                            }
-                            ctx.stats.journal_bytes.store(journal.bytes, Ordering::SeqCst);
-                        }
+                        let subject = config.subject(&batch.steward, &batch.stream_id);
+                        let journal = journal.clone();
+                        journaling.push(Box::pin(async move {
+                            let r = journal.append(subject.clone(), body.clone()).await;
+                            (batch, subject, body, r)
+                        }));
                     }
                     () = tokio::time::sleep_until(deadline), if drain_deadline.is_some() => {
-                        let e = LiveError::Sink {
-                            code: "journal_full",
-                            message: format!("{} batches not durable when the drain timed out", journal.queue.len() + in_flight.len()),
-                        };
-                        for (b, ..) in &journal.queue {
-                            b.status.fail(&e.to_string());
+                        // Every batch left is in the journal (written before it was first
+                        // published): nothing is lost, the streams do not fail; a replay
+                        // delivers the rest.
+                        while let Some((batch, _, _, r)) = journaling.next().await {
+                            match r {
+                                Ok(rec) => {
+                                    stats.journaled.fetch_add(1, Ordering::SeqCst);
+                                    stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                    stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                    stats.receipts_unsent.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                }
+                                Err(e) => lost(&batch, &e),
+                            }
                         }
-                        return Err(e);
+                        let unsent: u64 = parked.iter().filter(|p| p.attempts == 0).map(|p| receipts(&p.batch)).sum();
+                        stats.receipts_unsent.fetch_add(unsent, Ordering::SeqCst);
+                        let unknown = in_flight_receipts
+                            + parked.iter().filter(|p| p.attempts > 0).map(|p| receipts(&p.batch)).sum::<u64>();
+                        stats.receipts_unknown_fate.store(unknown, Ordering::SeqCst);
+                        stats.drain_timed_out.store(true, Ordering::SeqCst);
+                        let (left, bytes) = journal.flush().await?;
+                        return Err(LiveError::Sink {
+                            code: "drain_timeout",
+                            message: format!(
+                                "{left} batches ({bytes} bytes) not acknowledged when the drain timed out after {:?}; they are in the journal {}: jouleclaw journal replay {} --sink URL",
+                                config.drain_timeout,
+                                config.journal_path.display(),
+                                config.journal_path.display(),
+                            ),
+                        });
                     }
                 }
             }
@@ -571,11 +581,242 @@ impl ReceiptSink for JetStreamSink {
     }
 }
 
-/// Reads the batches back: every message of the JetStream stream (or only those whose last
-/// subject token is the escaped `only` stream id), one request per stored message, grouped per stream and ordered by `seq`; a `seq` stored twice with equal bodies
-/// is kept once (a duplicate that escaped the duplicate window), with different bodies it is a
-/// problem of the stream.
-pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<Vec<StreamRecords>> {
+/// Attempts per batch in [`replay`] (a cluster that just restarted elects its leaders first).
+pub const REPLAY_ATTEMPTS: u32 = 15;
+
+/// What [`replay`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplayReport {
+    /// What opening the journal found (records, delivered, torn tail).
+    pub recovered: Recovered,
+    /// Undelivered batches found.
+    pub undelivered: u64,
+    /// Of them, published now and acknowledged as new.
+    pub published: u64,
+    /// Of them, already stored (found on their subject, or acknowledged as a duplicate):
+    /// marked delivered without storing them again.
+    pub already_stored: u64,
+    /// Receipts in the batches delivered now (published or found stored).
+    pub receipts: u64,
+    /// Batches still undelivered (a publish failed within its attempts).
+    pub left: u64,
+}
+
+/// Replays a journal into JetStream: every undelivered batch is published on its subject
+/// with its content `Nats-Msg-Id`, unless a message with the same body is already stored on
+/// that subject (checked by reading the subject, so a replay after the duplicate window does
+/// not store a batch twice either), then marked delivered. Each publish is retried up to
+/// [`REPLAY_ATTEMPTS`] times (or `config.max_attempts` if more) with backoff; when one still
+/// fails the replay stops and the rest stays undelivered (`left`).
+pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<ReplayReport> {
+    let journal = Journal::open(path, u64::MAX)?;
+    let mut report = ReplayReport {
+        recovered: journal.recovered().clone(),
+        undelivered: journal.undelivered_count() as u64,
+        ..ReplayReport::default()
+    };
+    let records: Vec<Record> = journal.undelivered().cloned().collect();
+    let writer = JournalWriter::start(journal)?;
+    if records.is_empty() {
+        return Ok(report);
+    }
+    let (js, stream) = connect(config).await?;
+    let total = records.len() as u64;
+    let mut done = 0u64;
+    let mut stored_on: std::collections::HashMap<String, std::collections::HashSet<String>> =
+        std::collections::HashMap::new();
+    for rec in records {
+        done += 1;
+        if !stored_on.contains_key(&rec.subject) {
+            let mut ids = std::collections::HashSet::new();
+            for_each_message(&stream, &rec.subject, usize::MAX, |_, payload| {
+                ids.insert(message_id(payload));
+                Ok(())
+            })
+            .await?;
+            stored_on.insert(rec.subject.clone(), ids);
+        }
+        let body = Bytes::from(writer.read(rec.clone()).await?);
+        let id = message_id(&body);
+        let n = decode_batch(&body).map(|d| d.receipts.len() as u64)?;
+        let seen = stored_on.get_mut(&rec.subject);
+        if seen.as_ref().is_some_and(|s| s.contains(&id)) {
+            report.already_stored += 1;
+        } else {
+            let mut attempt = 0u32;
+            let acked = loop {
+                let publish = jetstream::context::Publish::build()
+                    .payload(body.clone())
+                    .message_id(&id);
+                let r = tokio::time::timeout(config.ack_timeout, async {
+                    js.send_publish(rec.subject.clone(), publish)
+                        .await
+                        .map_err(|e| nats_err("publish", e))?
+                        .await
+                        .map_err(|e| nats_err("ack", e))
+                })
+                .await
+                .map_err(|_| nats_err("ack", "timed out"))
+                .and_then(|r| r);
+                match r {
+                    Ok(ack) => break Some(ack.duplicate),
+                    Err(_) if attempt + 1 >= config.max_attempts.max(REPLAY_ATTEMPTS) => {
+                        break None;
+                    }
+                    Err(_) => {
+                        attempt += 1;
+                        tokio::time::sleep(backoff(config, attempt)).await;
+                    }
+                }
+            };
+            match acked {
+                Some(true) => report.already_stored += 1,
+                Some(false) => report.published += 1,
+                None => {
+                    // The cluster does not take it: stop here, the rest stays undelivered.
+                    report.left = total - done + 1;
+                    break;
+                }
+            }
+            if let Some(s) = seen {
+                s.insert(id);
+            }
+        }
+        report.receipts += n;
+        writer.delivered(rec.offset);
+    }
+    writer.flush().await?;
+    Ok(report)
+}
+
+/// How long the reader waits for the next message of a subject before it gives up on it.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Reads every message stored on `subject` in stream order with an ordered pull consumer
+/// (batches of 500 messages; nothing is acknowledged or kept by the server), calling `f` with
+/// the stream sequence and the body. Stops after `limit` messages (the caller's bound). A
+/// consumer that cannot be created or stops answering (a cluster electing a leader) is
+/// created again from the next sequence, at most [`READ_ATTEMPTS`] times in a row.
+pub async fn for_each_message(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+    limit: usize,
+    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    let mut n = 0usize;
+    let mut next_seq: Option<u64> = None;
+    let mut failures = 0u32;
+    loop {
+        match read_from(stream, subject, limit, &mut next_seq, &mut n, &mut f).await {
+            Ok(()) => return Ok(n),
+            Err((progressed, e)) => {
+                if progressed {
+                    failures = 0;
+                }
+                failures += 1;
+                if failures >= READ_ATTEMPTS {
+                    return Err(e);
+                }
+                tokio::time::sleep(Duration::from_millis(200) * failures).await;
+            }
+        }
+        if n >= limit {
+            return Ok(n);
+        }
+    }
+}
+
+async fn read_from(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+    limit: usize,
+    next_seq: &mut Option<u64>,
+    n: &mut usize,
+    f: &mut impl FnMut(u64, &[u8]) -> Result<()>,
+) -> core::result::Result<(), (bool, LiveError)> {
+    use jetstream::consumer::{DeliverPolicy, pull::OrderedConfig};
+    let deliver_policy = match *next_seq {
+        Some(start_sequence) => DeliverPolicy::ByStartSequence { start_sequence },
+        None => DeliverPolicy::All,
+    };
+    let consumer = tokio::time::timeout(
+        READ_TIMEOUT,
+        stream.create_consumer(OrderedConfig {
+            filter_subject: subject.to_owned(),
+            deliver_policy,
+            ..Default::default()
+        }),
+    )
+    .await
+    .map_err(|_| (false, nats_err("consumer", "timed out")))?
+    .map_err(|e| (false, nats_err("consumer", e)))?;
+    if consumer.cached_info().num_pending == 0 {
+        return Ok(());
+    }
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(|e| (false, nats_err("consumer", e)))?;
+    let mut progressed = false;
+    while *n < limit {
+        let next = tokio::time::timeout(READ_TIMEOUT, messages.next())
+            .await
+            .map_err(|_| {
+                (
+                    progressed,
+                    nats_err(&format!("reading {subject}"), "timed out"),
+                )
+            })?;
+        let Some(msg) = next else { return Ok(()) };
+        let msg = msg.map_err(|e| (progressed, nats_err(&format!("reading {subject}"), e)))?;
+        let info = msg
+            .info()
+            .map_err(|e| (progressed, nats_err("message info", e)))?;
+        let (seq, pending) = (info.stream_sequence, info.pending);
+        f(seq, &msg.payload).map_err(|e| (progressed, e))?;
+        *next_seq = Some(seq + 1);
+        *n += 1;
+        progressed = true;
+        if pending == 0 {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The reader's bound on one stream's stored batches (messages on its subject): a stream
+/// with more is reported `too_large` and not read.
+pub const MAX_STREAM_MESSAGES: u64 = 65_536;
+/// The reader's bound on one stream's stored bytes: past it the stream is reported
+/// `too_large` and what was read of it is dropped.
+pub const MAX_STREAM_BYTES: u64 = 256 << 20;
+
+/// One stream as read back from JetStream: its subject, its steward (from the subject) and
+/// its records.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NatsStream {
+    /// The subject its batches are stored on.
+    pub subject: String,
+    /// The steward the subject names (unescaped; the raw token when it does not unescape).
+    pub steward: String,
+    /// Its receipts and checkpoints, ordered by `seq`.
+    pub records: StreamRecords,
+}
+
+/// What reading back cost.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadStats {
+    /// Subjects (streams) read.
+    pub subjects: u64,
+    /// Messages read.
+    pub messages: u64,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Wall time reading (connecting included).
+    pub elapsed: Duration,
+}
+
+async fn open_stream_for_read(config: &JetStreamConfig) -> Result<jetstream::stream::Stream> {
     // A cluster that just restarted may refuse or answer late: bounded waits and retries.
     let client = tokio::time::timeout(
         Duration::from_secs(30),
@@ -589,105 +830,165 @@ pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<V
     .map_err(|e| nats_err("connect", e))?;
     let js = jetstream::new(client);
     let mut attempt = 0u32;
-    let (stream, state) = loop {
-        let got = async {
-            let mut stream = js
-                .get_stream(&config.stream)
-                .await
-                .map_err(|e| nats_err("stream", e))?;
-            let state = stream
-                .info()
-                .await
-                .map_err(|e| nats_err("info", e))?
-                .state
-                .clone();
-            Ok::<_, LiveError>((stream, state))
-        }
-        .await;
-        match got {
-            Ok(v) => break v,
-            Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(e),
+    loop {
+        match js.get_stream(&config.stream).await {
+            Ok(s) => return Ok(s),
+            Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(nats_err("stream", e)),
             Err(_) => {
                 attempt += 1;
                 tokio::time::sleep(backoff(config, attempt)).await;
             }
         }
+    }
+}
+
+/// Reads the stored batches back stream by stream: lists the subjects under `PREFIX.>`
+/// (only `PREFIX.*.ID` with `only`: the last token compared with the escaped id), then, per
+/// subject, reads its messages with an ordered consumer, groups them by `seq` and hands the
+/// stream to `f` before reading the next. Memory: the subject list (one name per stream) and
+/// one stream's batches at a time, at most [`MAX_STREAM_BYTES`]. A subject that is not
+/// `PREFIX.STEWARD.STREAM` with escaped ids, a batch whose `stream_id` or `steward` is not the
+/// subject's, a `seq` stored twice with different bodies and a malformed body are problems of
+/// that stream (`malformed_subject`, `misplaced_batch`, `conflicting_batch`,
+/// `malformed_message`); a `seq` stored twice with equal bodies is kept once. Stewards are
+/// kept apart: two stewards' streams with one id are two streams.
+pub async fn read_each(
+    config: &JetStreamConfig,
+    only: Option<&str>,
+    mut f: impl FnMut(NatsStream),
+) -> Result<ReadStats> {
+    let started = std::time::Instant::now();
+    let stream = open_stream_for_read(config).await?;
+    let filter = match only {
+        Some(id) => format!("{}.*.{}", config.prefix, escape_id(id)),
+        None => format!("{}.>", config.prefix),
     };
-    let want = only.map(escape_id);
-    let mut per: std::collections::BTreeMap<String, Vec<(u64, DecodedBatch, Vec<u8>)>> =
-        std::collections::BTreeMap::new();
-    let mut problems: std::collections::BTreeMap<String, Vec<String>> = Default::default();
-    if state.messages > 0 {
-        for seq in state.first_sequence..=state.last_sequence {
-            let mut attempt = 0u32;
-            let msg = loop {
-                match stream.get_raw_message(seq).await {
-                    Ok(m) => break Some(m),
-                    // A deleted sequence number: nothing is stored there.
-                    Err(e)
-                        if e.kind() == jetstream::stream::RawMessageErrorKind::NoMessageFound =>
-                    {
-                        break None;
-                    }
-                    Err(e) if attempt >= READ_ATTEMPTS => {
-                        return Err(nats_err(&format!("reading stream sequence {seq}"), e));
-                    }
-                    Err(_) => {
-                        attempt += 1;
-                        tokio::time::sleep(backoff(config, attempt)).await;
-                    }
+    let mut subjects: Vec<(String, u64)> = Vec::new();
+    let mut listing = stream
+        .info_with_subjects(&filter)
+        .await
+        .map_err(|e| nats_err("stream subjects", e))?;
+    while let Some(item) = listing.next().await {
+        let (s, n) = item.map_err(|e| nats_err("stream subjects", e))?;
+        subjects.push((s, n as u64));
+    }
+    subjects.sort();
+    let mut stats = ReadStats::default();
+    for (subject, count) in subjects {
+        let mut out = NatsStream {
+            subject: subject.clone(),
+            ..NatsStream::default()
+        };
+        let tokens: Vec<&str> = subject
+            .strip_prefix(&format!("{}.", config.prefix))
+            .map(|rest| rest.split('.').collect())
+            .unwrap_or_default();
+        let (steward, sid) = match tokens.as_slice() {
+            [st, id] => match (unescape_id(st), unescape_id(id)) {
+                (Some(st), Some(id)) => (st, id),
+                _ => {
+                    out.steward = (*st).to_owned();
+                    out.records.stream_id = (*id).to_owned();
+                    out.records
+                        .read_problems
+                        .push(format!("malformed_subject: {subject:?} does not unescape"));
+                    stats.subjects += 1;
+                    f(out);
+                    continue;
                 }
-            };
-            let Some(msg) = msg else { continue };
-            if want
-                .as_ref()
-                .is_some_and(|w| w.as_str() != msg.subject.as_str())
-            {
+            },
+            _ => {
+                out.records.stream_id = subject.clone();
+                out.records.read_problems.push(format!(
+                    "malformed_subject: {subject:?} is not {}.STEWARD.STREAM",
+                    config.prefix
+                ));
+                stats.subjects += 1;
+                f(out);
                 continue;
             }
-            let token = msg.subject.rsplit('.').next().unwrap_or("").to_owned();
-            let sid = unescape_id(&token).unwrap_or(token);
-            match decode_batch(&msg.payload) {
-                Ok(d) => per
-                    .entry(sid)
-                    .or_default()
-                    .push((d.seq, d, msg.payload.to_vec())),
-                Err(e) => problems
-                    .entry(sid)
-                    .or_default()
-                    .push(format!("malformed_message: stream sequence {seq}: {e}")),
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let ids: std::collections::BTreeSet<String> =
-        per.keys().chain(problems.keys()).cloned().collect();
-    for id in ids {
-        let mut batches = per.remove(&id).unwrap_or_default();
-        batches.sort_by_key(|(s, ..)| *s);
-        let mut rec = StreamRecords {
-            stream_id: id.clone(),
-            read_problems: problems.remove(&id).unwrap_or_default(),
-            ..StreamRecords::default()
         };
-        let mut last: Option<(u64, Vec<u8>)> = None;
-        for (seq, d, body) in batches {
-            if let Some((ls, lb)) = &last
+        out.steward = steward.clone();
+        out.records.stream_id = sid.clone();
+        stats.subjects += 1;
+        if count > MAX_STREAM_MESSAGES {
+            out.records.read_problems.push(format!(
+                "too_large: {count} messages stored, more than the reader's {MAX_STREAM_MESSAGES}"
+            ));
+            f(out);
+            continue;
+        }
+        let mut batches: Vec<(u64, DecodedBatch, [u8; 32])> = Vec::new();
+        let mut problems = Vec::new();
+        let mut bytes = 0u64;
+        let mut too_large = false;
+        let read = for_each_message(
+            &stream,
+            &subject,
+            usize::try_from(count).unwrap_or(usize::MAX),
+            |seq, payload| {
+                stats.messages += 1;
+                stats.bytes += payload.len() as u64;
+                bytes += payload.len() as u64;
+                if bytes > MAX_STREAM_BYTES {
+                    too_large = true;
+                    batches.clear();
+                    return Ok(());
+                }
+                match decode_batch(payload) {
+                    Ok(d) if d.stream_id != sid || d.steward != steward => {
+                        problems.push(format!(
+                            "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
+                            d.stream_id, d.steward
+                        ));
+                    }
+                    Ok(d) => batches.push((d.seq, d, *blake3::hash(payload).as_bytes())),
+                    Err(e) => {
+                        problems.push(format!("malformed_message: stream sequence {seq}: {e}"));
+                    }
+                }
+                Ok(())
+            },
+        )
+        .await;
+        if let Err(e) = read {
+            problems.push(format!("unreadable: {e}"));
+        }
+        if too_large {
+            batches.clear();
+            problems.push(format!(
+                "too_large: more than the reader's {MAX_STREAM_BYTES} bytes stored"
+            ));
+        }
+        batches.sort_by_key(|(s, ..)| *s);
+        let mut last: Option<(u64, [u8; 32])> = None;
+        for (seq, d, hash) in batches {
+            if let Some((ls, lh)) = &last
                 && *ls == seq
             {
-                if *lb != body {
-                    rec.read_problems.push(format!(
+                if *lh != hash {
+                    problems.push(format!(
                         "conflicting_batch: two different batches with seq {seq}"
                     ));
                 }
                 continue;
             }
-            rec.receipts.extend(d.receipts);
-            rec.seals.push(d.checkpoint);
-            rec.sealed |= d.is_final;
-            last = Some((seq, body));
+            out.records.receipts.extend(d.receipts);
+            out.records.seals.push(d.checkpoint);
+            out.records.sealed |= d.is_final;
+            last = Some((seq, hash));
         }
-        out.push(rec);
+        out.records.read_problems = problems;
+        f(out);
     }
+    stats.elapsed = started.elapsed();
+    Ok(stats)
+}
+
+/// [`read_each`] collected into one list (every stream in memory at once: for tests and small
+/// stores).
+pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<Vec<NatsStream>> {
+    let mut out = Vec::new();
+    read_each(config, only, |s| out.push(s)).await?;
     Ok(out)
 }

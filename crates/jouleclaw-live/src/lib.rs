@@ -7,7 +7,8 @@
 //!   [`StreamSummary`], [`SubstrateStats`]: the runtime;
 //! - [`Clock`], [`TokioClock`]: the injected clock;
 //! - [`ReceiptSink`], [`SinkBatch`], [`ReceiptItem`], [`SinkContext`], [`SinkStats`],
-//!   [`StreamStatus`], [`escape_id`], [`unescape_id`]: the sink seam;
+//!   [`StreamStatus`], [`escape_id`], [`unescape_id`], [`check_ids`]: the sink seam;
+//! - [`journal`]: the JetStream sink's write-ahead journal and its replay;
 //! - [`FileSink`] ([`file`](mod@file)): the file sink;
 //! - [`jetstream`]: [`jetstream::JetStreamSink`], [`jetstream::JetStreamConfig`], the message
 //!   format ([`jetstream::encode_batch`], [`jetstream::decode_batch`]) and
@@ -56,6 +57,7 @@ mod clock;
 mod error;
 pub mod file;
 pub mod jetstream;
+pub mod journal;
 mod sink;
 mod substrate;
 pub mod synth;
@@ -67,8 +69,8 @@ pub use clock::{BoxFuture, Clock, TokioClock};
 pub use error::{LiveError, Result};
 pub use file::FileSink;
 pub use sink::{
-    ReceiptItem, ReceiptSink, SinkBatch, SinkContext, SinkStats, StreamStatus, escape_id,
-    unescape_id,
+    MAX_ESCAPED_ID_BYTES, MAX_PREFIX_BYTES, ReceiptItem, ReceiptSink, SinkBatch, SinkContext,
+    SinkStats, StreamStatus, check_ids, escape_id, unescape_id,
 };
 pub use substrate::{
     StreamHandle, StreamSummary, Substrate, SubstrateConfig, SubstrateStats, VerdictEvent,

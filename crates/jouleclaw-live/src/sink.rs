@@ -122,12 +122,29 @@ pub struct SinkStats {
     pub sum_lag_ns: AtomicU64,
     /// Publish attempts that failed and were retried.
     pub retries: AtomicU64,
-    /// Batches written to the local journal.
+    /// Batches written to the local journal (the JetStream sink journals every batch before
+    /// publishing it).
     pub journaled: AtomicU64,
-    /// Bytes in the local journal now.
+    /// Bytes of undelivered batches in the local journal now.
     pub journal_bytes: AtomicU64,
+    /// Batches that used up their publish attempts and wait in the journal for the cluster.
+    pub spilled: AtomicU64,
     /// Streams failed by the sink.
     pub streams_failed: AtomicU64,
+    /// Receipts received from the streams.
+    pub receipts_in: AtomicU64,
+    /// Receipts journaled and not yet acknowledged (in the journal, replayable).
+    pub receipts_pending: AtomicU64,
+    /// At the drain timeout: of the pending receipts, those never sent to the cluster.
+    pub receipts_unsent: AtomicU64,
+    /// At the drain timeout: of the pending receipts, those sent without an ack (the cluster
+    /// may or may not hold them; a replay settles it without storing them twice).
+    pub receipts_unknown_fate: AtomicU64,
+    /// Receipts neither durable nor journaled: their stream failed (a full journal, a write
+    /// error, a stream failed before).
+    pub receipts_lost: AtomicU64,
+    /// Whether the drain timed out with batches left in the journal.
+    pub drain_timed_out: AtomicBool,
 }
 
 impl SinkStats {
@@ -214,4 +231,29 @@ pub fn unescape_id(token: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// The longest escaped id ([`escape_id`]) a sink stores: 200 bytes. A file name holds 255
+/// bytes (`ID.partial` adds 8), and a subject `PREFIX.STEWARD.STREAM` stays far below the
+/// NATS control line (4,096 bytes) with a prefix of up to [`MAX_PREFIX_BYTES`].
+pub const MAX_ESCAPED_ID_BYTES: usize = 200;
+
+/// The longest subject prefix the JetStream sink takes.
+pub const MAX_PREFIX_BYTES: usize = 128;
+
+/// Refuses (`id_too_long`) a stream id or steward whose escaped form is longer than
+/// [`MAX_ESCAPED_ID_BYTES`], or an empty one: no sink could store its batches. The substrate
+/// calls it at `open_stream`, before anything is minted; the sinks call it again per batch.
+pub fn check_ids(steward: &str, stream_id: &str) -> Result<()> {
+    for (what, id) in [("steward", steward), ("stream id", stream_id)] {
+        let escaped = escape_id(id).len();
+        if id.is_empty() || escaped > MAX_ESCAPED_ID_BYTES {
+            return Err(crate::error::LiveError::IdTooLong {
+                what,
+                escaped_bytes: escaped,
+                limit: MAX_ESCAPED_ID_BYTES,
+            });
+        }
+    }
+    Ok(())
 }

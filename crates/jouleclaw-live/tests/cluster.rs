@@ -15,8 +15,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_live::audit::audit_stream;
-use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink, read_back};
+use jouleclaw_live::audit::audit_nats_stream;
+use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink, read_back, read_each, replay};
+use jouleclaw_live::journal::Journal;
 use jouleclaw_live::*;
 use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
 
@@ -173,7 +174,11 @@ async fn ready(config: &JetStreamConfig) {
 }
 
 fn substrate(sink: JetStreamSink) -> Substrate {
-    let mut c = SubstrateConfig::new(STEWARD);
+    substrate_of(STEWARD, sink)
+}
+
+fn substrate_of(steward: &str, sink: JetStreamSink) -> Substrate {
+    let mut c = SubstrateConfig::new(steward);
     c.checkpoint_every = 5;
     Substrate::start(c, Arc::new(TokioClock::system()), signer(), Box::new(sink)).unwrap()
 }
@@ -233,7 +238,7 @@ async fn audit_all(cluster: &Cluster) -> Vec<jouleclaw_live::audit::StreamAudit>
         .await
         .unwrap();
     let key = signer().verifying_key();
-    recs.iter().map(|r| audit_stream(r, &key)).collect()
+    recs.iter().map(|r| audit_nats_stream(r, &key)).collect()
 }
 
 fn assert_all_complete(audits: &[jouleclaw_live::audit::StreamAudit], n: usize, windows: u64) {
@@ -360,7 +365,7 @@ async fn a_publish_repeated_after_a_lost_ack_is_stored_once() {
 async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplete() {
     let mut cluster = Cluster::start();
     let mut config = fast_spill(cluster.sink_config("full"));
-    config.journal_max_bytes = 4096;
+    config.journal_max_bytes = 64 << 10;
     config.drain_timeout = Duration::from_secs(20);
     ready(&config).await;
     let s = substrate(JetStreamSink::new(config));
@@ -394,4 +399,310 @@ async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplet
     let incomplete = audits.iter().filter(|a| !a.is_complete()).count()
         + SMALL_STREAMS.saturating_sub(audits.len());
     assert!(incomplete > 0, "the audit found every stream complete");
+}
+
+fn stop_all(cluster: &mut Cluster) {
+    for i in 0..3 {
+        cluster.kill_node(i);
+    }
+}
+
+fn start_all(cluster: &mut Cluster) {
+    for i in 0..3 {
+        cluster.start_node(i);
+    }
+}
+
+/// Stored messages per stream equal the distinct batches the reader kept: nothing is stored
+/// twice. Returns (streams, messages).
+async fn assert_stored_once(cluster: &Cluster) -> (u64, u64) {
+    let mut kept = 0u64;
+    let stats = read_each(&cluster.sink_config("audit"), None, |s| {
+        assert!(
+            !s.records
+                .read_problems
+                .iter()
+                .any(|p| p.starts_with("conflicting")),
+            "{:?}",
+            s.records.read_problems
+        );
+        kept += s.records.seals.len() as u64;
+    })
+    .await
+    .unwrap();
+    assert_eq!(stats.messages, kept, "a batch is stored twice");
+    (stats.subjects, stats.messages)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_down_past_the_end_of_the_run_then_replay_delivers_everything_once() {
+    let mut cluster = Cluster::start();
+    let mut config = fast_spill(cluster.sink_config("past"));
+    config.drain_timeout = Duration::from_secs(3);
+    let journal = config.journal_path.clone();
+    ready(&config).await;
+    let s = substrate(JetStreamSink::open(config).unwrap());
+    let s2 = s.clone();
+    let cluster_ref = &mut cluster;
+    let results = run_calls(&s, SMALL_STREAMS, SMALL_WINDOWS, async {
+        first_durable(&s2).await;
+        stop_all(cluster_ref);
+        eprintln!("cluster down until after the run");
+    })
+    .await;
+    for r in &results {
+        assert_eq!(r.as_ref().unwrap().windows, SMALL_WINDOWS);
+    }
+    let e = s.shutdown().await.unwrap_err();
+    assert_eq!(e.code(), "drain_timeout", "{e}");
+    let sk = s.sink_stats();
+    let minted = s.stats().windows.load(Ordering::SeqCst);
+    let acked = sk.receipts_durable.load(Ordering::SeqCst);
+    let pending = sk.receipts_pending.load(Ordering::SeqCst);
+    assert_eq!(minted, SMALL_STREAMS as u64 * SMALL_WINDOWS);
+    assert_eq!(sk.receipts_lost.load(Ordering::SeqCst), 0);
+    assert!(pending > 0 && acked > 0, "acked {acked}, pending {pending}");
+    assert_eq!(
+        acked + pending,
+        minted,
+        "every receipt is acked or journaled"
+    );
+    assert_eq!(
+        sk.receipts_unknown_fate.load(Ordering::SeqCst) + sk.receipts_unsent.load(Ordering::SeqCst),
+        pending
+    );
+    // The next run refuses the journal rather than emptying it.
+    let again = JetStreamSink::open(cluster.sink_config("past"));
+    assert_eq!(again.unwrap_err().code(), "journal_undelivered");
+    let copy = journal.with_extension("copy");
+    std::fs::copy(&journal, &copy).unwrap();
+    start_all(&mut cluster);
+    let replay_config = cluster.sink_config("replay");
+    let r = replay(&journal, &replay_config).await.unwrap();
+    eprintln!("replay: {r:?}");
+    assert_eq!(r.left, 0);
+    assert!(r.undelivered > 0);
+    assert_eq!(r.published + r.already_stored, r.undelivered);
+    assert_eq!(r.receipts, pending);
+    let audits = audit_all(&cluster).await;
+    assert_all_complete(&audits, SMALL_STREAMS, SMALL_WINDOWS);
+    let verified: u64 = audits.iter().map(|a| a.verified as u64).sum();
+    assert_eq!(verified, minted);
+    let (_, stored) = assert_stored_once(&cluster).await;
+    // Replayed again (the copy taken before the replay): everything is found stored, nothing
+    // is stored twice; the replayed journal itself has nothing left.
+    let r2 = replay(&copy, &replay_config).await.unwrap();
+    assert_eq!((r2.published, r2.already_stored), (0, r.undelivered));
+    assert_eq!(
+        replay(&journal, &replay_config).await.unwrap().undelivered,
+        0
+    );
+    assert_eq!(assert_stored_once(&cluster).await.1, stored);
+    // A delivered journal no longer stops a new run.
+    assert!(JetStreamSink::open(cluster.sink_config("past")).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
+    let cluster = Cluster::start();
+    ready(&cluster.sink_config("a")).await;
+    for (steward, name) in [("did:example:one", "a"), ("did:example:two", "b")] {
+        let s = substrate_of(steward, JetStreamSink::new(cluster.sink_config(name)));
+        let mut tasks = Vec::new();
+        for id in ["shared.id", "other"] {
+            tasks.push(tokio::spawn(call(s.clone(), id.to_owned(), 3)));
+        }
+        for t in tasks {
+            t.await.unwrap().unwrap();
+        }
+        s.shutdown().await.unwrap();
+    }
+    let key = signer().verifying_key();
+    let only = read_back(&cluster.sink_config("audit"), Some("shared.id"))
+        .await
+        .unwrap();
+    let mut stewards: Vec<&str> = only.iter().map(|s| s.steward.as_str()).collect();
+    stewards.sort_unstable();
+    assert_eq!(stewards, ["did:example:one", "did:example:two"]);
+    for s in &only {
+        assert_eq!(s.records.stream_id, "shared.id");
+        let a = audit_nats_stream(s, &key);
+        assert!(a.is_complete(), "{:?}", a.problems);
+        assert_eq!(a.verified, 3);
+    }
+    assert_eq!(
+        read_back(&cluster.sink_config("audit"), None)
+            .await
+            .unwrap()
+            .len(),
+        4
+    );
+    assert!(
+        read_back(&cluster.sink_config("audit"), Some("missing"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_stored_under_another_steward_is_named() {
+    let cluster = Cluster::start();
+    let config = cluster.sink_config("forge");
+    let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
+    let s = substrate_of(
+        "did:example:one",
+        JetStreamSink::new(cluster.sink_config("one")),
+    );
+    call(s.clone(), "victim".into(), 2).await.unwrap();
+    s.shutdown().await.unwrap();
+    // Someone who may publish on the subject tree copies the stream under another steward.
+    let stored = read_back(&config, Some("victim")).await.unwrap();
+    assert_eq!(stored.len(), 1);
+    let stream = js.get_stream(&config.stream).await.unwrap();
+    let mut bodies = Vec::new();
+    jouleclaw_live::jetstream::for_each_message(&stream, &stored[0].subject, 100, |_, b| {
+        bodies.push(b.to_vec());
+        Ok(())
+    })
+    .await
+    .unwrap();
+    for b in bodies {
+        js.publish(config.subject("did:example:two", "victim"), b.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let key = signer().verifying_key();
+    let both = read_back(&config, Some("victim")).await.unwrap();
+    assert_eq!(both.len(), 2);
+    for s in &both {
+        let a = audit_nats_stream(s, &key);
+        if s.steward == "did:example:one" {
+            assert!(a.is_complete(), "{:?}", a.problems);
+        } else {
+            assert!(
+                a.problems.iter().any(|p| p.starts_with("misplaced_batch")),
+                "{:?}",
+                a.problems
+            );
+        }
+    }
+}
+
+const CHILD_URL: &str = "JC_LIVE_CHILD_URL";
+const CHILD_JOURNAL: &str = "JC_LIVE_CHILD_JOURNAL";
+
+/// Not a test of its own: the process `kill -9`ed by the test below (it re-runs this test
+/// binary with `--ignored --exact`). It runs calls into JetStream until it is killed, and
+/// panics when run without the parent's settings.
+#[test]
+#[ignore = "run by a_live_process_killed_mid_run_loses_nothing_after_replay"]
+fn live_child_killed_by_the_parent() {
+    let url = std::env::var(CHILD_URL).expect("run by the parent test only");
+    let journal = std::env::var(CHILD_JOURNAL).expect("run by the parent test only");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut config = fast_spill(JetStreamConfig::new(&url, journal));
+        config.replicas = 3;
+        let s = substrate(JetStreamSink::open(config).unwrap());
+        // 60 s of calls: far longer than the parent waits before it kills this process.
+        let _ = run_calls(&s, SMALL_STREAMS, 300, async {}).await;
+        panic!("the parent should have killed this process");
+    });
+}
+
+fn journal_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_process_killed_mid_run_loses_nothing_after_replay() {
+    let mut cluster = Cluster::start();
+    let config = cluster.sink_config("child");
+    ready(&config).await;
+    let journal = config.journal_path.clone();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "live_child_killed_by_the_parent",
+            "--nocapture",
+        ])
+        .env(CHILD_URL, cluster.url())
+        .env(CHILD_JOURNAL, &journal)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Bounded waits: batches journaled and acknowledged while the cluster is up, then more
+    // journaled while it is down (never acknowledged), then kill -9 in the middle of that.
+    let grow = |from: u64, by: u64| {
+        for _ in 0..300 {
+            if journal_len(&journal) >= from + by {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the child's journal did not grow within 30 s");
+    };
+    grow(0, 20_000);
+    stop_all(&mut cluster);
+    let down_at = journal_len(&journal);
+    grow(down_at, 20_000);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    start_all(&mut cluster);
+    // A restarted run refuses the journal instead of emptying it.
+    let before = std::fs::read(&journal).unwrap();
+    assert_eq!(
+        JetStreamSink::open(cluster.sink_config("child"))
+            .unwrap_err()
+            .code(),
+        "journal_undelivered"
+    );
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+    let undelivered = Journal::open(&journal, u64::MAX)
+        .unwrap()
+        .undelivered_count() as u64;
+    assert!(undelivered > 0);
+    let r = replay(&journal, &cluster.sink_config("replay"))
+        .await
+        .unwrap();
+    eprintln!("replay after kill -9: {r:?}");
+    assert_eq!(r.left, 0);
+    assert_eq!(r.undelivered, undelivered);
+    assert_eq!(r.published + r.already_stored, undelivered);
+    // Nothing stored twice, and no receipt the journal held is missing: every stream's
+    // stored batches run from seq 0 without a gap (each batch's receipts chain to its
+    // checkpoint), the streams only lack their final seal (killed mid-call).
+    let (streams, _) = assert_stored_once(&cluster).await;
+    assert_eq!(streams, SMALL_STREAMS as u64);
+    let key = signer().verifying_key();
+    for s in read_back(&cluster.sink_config("audit"), None)
+        .await
+        .unwrap()
+    {
+        let a = audit_nats_stream(&s, &key);
+        assert_eq!(a.verified, a.receipts, "{:?}", a.problems);
+        assert_eq!(a.receipts, a.checkpoints * 5, "{:?}", a.problems);
+        for p in &a.problems {
+            assert!(
+                p.starts_with("unsealed") || p.starts_with("no_final_seal"),
+                "{}: {p}",
+                a.stream_id
+            );
+        }
+    }
+    assert_eq!(
+        Journal::open(&journal, u64::MAX)
+            .unwrap()
+            .undelivered_count(),
+        0
+    );
 }

@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use jouleclaw_live::audit::{StreamAudit, audit_stream, audit_stream_dir, stream_dirs};
-use jouleclaw_live::jetstream::{JetStreamConfig, read_back};
+use jouleclaw_live::audit::{StreamAudit, audit_nats_stream, audit_stream_dir, stream_dirs};
+use jouleclaw_live::jetstream::{JetStreamConfig, read_each};
 
 use crate::keys::read_public_key;
 use crate::out::{say, untrusted};
@@ -104,6 +104,17 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
     let Some(url) = &args.nats else {
         return Err(Failure::Usage("give --dir or --nats".into()));
     };
+    audit_nats(args, url, only, &key)
+}
+
+/// `audit --nats`: stream by stream (one stream's batches in memory at a time, spec/LIVE.md
+/// section 7), each line printed as its stream is checked, stewards kept apart.
+fn audit_nats(
+    args: &AuditArgs,
+    url: &str,
+    only: Option<&str>,
+    key: &jouleclaw_jcr1::cose::PublicKey,
+) -> CmdResult {
     let mut config = JetStreamConfig::new(url, std::env::temp_dir().join("jouleclaw-audit.unused"));
     config.stream = args.js_stream.clone();
     config.prefix = args.prefix.clone();
@@ -111,9 +122,61 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
         .enable_all()
         .build()
         .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
-    let records = rt
-        .block_on(read_back(&config, only))
+    let (mut total, mut bad, mut receipts) = (0usize, 0usize, 0usize);
+    let stats = rt
+        .block_on(read_each(&config, only, |s| {
+            let a = audit_nats_stream(&s, key);
+            total += 1;
+            receipts += a.verified;
+            if a.is_complete() {
+                say!(
+                    "complete    {}  steward={} receipts={} checkpoints={}",
+                    untrusted(&a.stream_id),
+                    untrusted(&s.steward),
+                    a.receipts,
+                    a.checkpoints
+                );
+            } else {
+                bad += 1;
+                say!(
+                    "INCOMPLETE  {}  steward={} receipts={} verified={} checkpoints={}",
+                    untrusted(&a.stream_id),
+                    untrusted(&s.steward),
+                    a.receipts,
+                    a.verified,
+                    a.checkpoints
+                );
+                for p in a.problems.iter().take(MAX_NAMED_PROBLEMS) {
+                    say!("    {}", untrusted(p));
+                }
+                if a.problems.len() > MAX_NAMED_PROBLEMS {
+                    say!(
+                        "    ... and {} more problems (only the first {MAX_NAMED_PROBLEMS} are named)",
+                        a.problems.len() - MAX_NAMED_PROBLEMS
+                    );
+                }
+            }
+        }))
         .map_err(|e| Failure::Usage(format!("{url}: {e}")))?;
-    let audits: Vec<StreamAudit> = records.iter().map(|r| audit_stream(r, &key)).collect();
-    report(&audits)
+    let secs = stats.elapsed.as_secs_f64().max(1e-9);
+    say!(
+        "read        {} messages ({} bytes) of {} subjects in {:.2} s: {:.0} messages/s, {:.1} MB/s",
+        stats.messages,
+        stats.bytes,
+        stats.subjects,
+        secs,
+        stats.messages as f64 / secs,
+        stats.bytes as f64 / secs / 1e6
+    );
+    say!(
+        "{total} streams: {} complete, {bad} incomplete; {receipts} receipts verified",
+        total - bad
+    );
+    if bad > 0 {
+        return Err(Failure::Refused(format!("{bad} streams incomplete")));
+    }
+    if total == 0 {
+        return Err(Failure::Refused("no stream found".into()));
+    }
+    Ok(())
 }

@@ -57,9 +57,12 @@ pub(crate) struct LiveArgs {
     /// JetStream replicas when the stream is created.
     #[arg(long, default_value_t = 1)]
     replicas: usize,
-    /// The store-and-forward journal file (NATS only).
-    #[arg(long, default_value = "live-journal.bin")]
-    journal: PathBuf,
+    /// The write-ahead journal file (required with a NATS sink; no default). Every batch is
+    /// journaled before it is published; what the cluster has not acknowledged when the run
+    /// ends stays there for `jouleclaw journal replay FILE --sink URL`. A journal holding
+    /// undelivered batches is refused, never emptied.
+    #[arg(long, value_name = "FILE")]
+    journal: Option<PathBuf>,
     /// The journal's bound in MiB.
     #[arg(long, default_value_t = 64)]
     journal_mib: u64,
@@ -76,6 +79,17 @@ fn write_pub(path: &std::path::Path, signer: &SoftwareSigner) -> CmdResult {
         .map_err(|e| Failure::io(path, e))
 }
 
+/// A sink that cannot start: a refusal (exit 1) when the folder or journal is taken or holds
+/// what must not be overwritten, else an I/O error (exit 2).
+fn sink_refused(e: jouleclaw_live::LiveError) -> Failure {
+    match e.code() {
+        "sink_busy" | "journal_locked" | "journal_undelivered" | "journal_corrupt" => {
+            Failure::Refused(e.to_string())
+        }
+        _ => Failure::Usage(e.to_string()),
+    }
+}
+
 /// Runs `jouleclaw live`.
 pub(crate) fn live(args: &LiveArgs) -> CmdResult {
     if args.streams == 0 || args.seconds == 0 {
@@ -84,12 +98,18 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         ));
     }
     let sink: Box<dyn ReceiptSink> = if let Some(dir) = args.sink.strip_prefix("file:") {
-        Box::new(FileSink::new(dir).map_err(|e| Failure::Usage(e.to_string()))?)
+        Box::new(FileSink::new(dir).map_err(sink_refused)?)
     } else if args.sink.starts_with("nats://") {
-        let mut c = JetStreamConfig::new(&args.sink, &args.journal);
+        let Some(journal) = &args.journal else {
+            return Err(Failure::Usage(
+                "a NATS sink needs --journal FILE (the write-ahead journal; there is no default)"
+                    .into(),
+            ));
+        };
+        let mut c = JetStreamConfig::new(&args.sink, journal);
         c.replicas = args.replicas;
         c.journal_max_bytes = args.journal_mib << 20;
-        Box::new(JetStreamSink::new(c))
+        Box::new(JetStreamSink::open(c).map_err(sink_refused)?)
     } else {
         return Err(Failure::Usage(format!(
             "--sink {:?}: give file:DIR or nats://HOST:PORT",
@@ -229,10 +249,15 @@ async fn run(
         st.windows.load(Ordering::Relaxed),
         st.windows.load(Ordering::Relaxed) as f64 / secs
     );
+    let minted = st.windows.load(Ordering::Relaxed);
+    let acked = sk.receipts_durable.load(Ordering::Relaxed);
+    let pending = sk.receipts_pending.load(Ordering::Relaxed);
+    let unknown = sk.receipts_unknown_fate.load(Ordering::Relaxed);
+    let unsent = sk.receipts_unsent.load(Ordering::Relaxed);
+    let lost = sk.receipts_lost.load(Ordering::Relaxed);
     say!(
-        "receipts    {} durable ({:.0}/s)",
-        sk.receipts_durable.load(Ordering::Relaxed),
-        sk.receipts_durable.load(Ordering::Relaxed) as f64 / secs
+        "receipts    {minted} minted, {acked} durable ({:.0}/s), {pending} journaled and not acknowledged ({unknown} of unknown fate: sent, no ack; {unsent} never sent), {lost} lost",
+        acked as f64 / secs
     );
     say!(
         "checkpoints {} signed, {} durable ({:.1}/s), {} journaled, {} retries",
@@ -269,14 +294,29 @@ async fn run(
         sk.max_lag_ns.load(Ordering::Relaxed) as f64 / 1e6,
         (drained - calls_done).as_secs_f64()
     );
-    if let Err(e) = shut {
-        failed.push(e.to_string());
+    let journal_path = args.journal.as_ref().map(|p| p.display().to_string());
+    match shut {
+        Ok(()) => {}
+        // The drain ran out with batches left: they are in the journal, not lost.
+        Err(e) if e.code() == "drain_timeout" && lost == 0 => {}
+        Err(e) => failed.push(e.to_string()),
     }
-    if !failed.is_empty() {
+    if !failed.is_empty() || lost > 0 {
         for f in failed.iter().take(10) {
             tell!("  failed: {f}");
         }
-        return Err(Failure::Refused(format!("{} failures", failed.len())));
+        return Err(Failure::Refused(format!(
+            "{} failures, {lost} receipts lost",
+            failed.len()
+        )));
+    }
+    if pending > 0 {
+        let j = journal_path.unwrap_or_default();
+        say!(
+            "ended       JOURNALED: {acked} receipts durable, {pending} in the journal {j}; deliver them with: jouleclaw journal replay {j} --sink {describe}"
+        );
+    } else {
+        say!("ended       DURABLE: all {acked} receipts acknowledged by the sink");
     }
     Ok(())
 }

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 mod audit;
+mod journal;
 mod keys;
 mod live;
 mod misc;
@@ -77,6 +78,11 @@ enum Cmd {
     /// Read live receipts and seals back, verify every signature, check every stream's
     /// completeness; exit 1 on any incomplete stream.
     Audit(audit::AuditArgs),
+    /// The write-ahead journal of `jouleclaw live` with a NATS sink: replay what it holds.
+    Journal {
+        #[command(subcommand)]
+        cmd: journal::JournalCmd,
+    },
     /// One receipt: decode, sign or verify.
     Receipt {
         #[command(subcommand)]
@@ -204,6 +210,7 @@ fn dispatch(cmd: Cmd) -> CmdResult {
         Cmd::Live(args) => live::live(&args),
         Cmd::Audit(args) => audit::audit(&args),
         Cmd::Registry { cmd } => registry::registry(&cmd),
+        Cmd::Journal { cmd } => journal::journal(&cmd),
         Cmd::Receipt { cmd } => match cmd {
             ReceiptCmd::Decode { file } => receipt::decode(&file),
             ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),

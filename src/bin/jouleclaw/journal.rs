@@ -1,0 +1,81 @@
+//! `jouleclaw journal replay FILE --sink nats://...`: deliver what a `jouleclaw live` run left
+//! in its write-ahead journal (spec/LIVE.md section 6.4).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use jouleclaw_live::jetstream::{JetStreamConfig, replay};
+
+use crate::out::say;
+use crate::{CmdResult, Failure};
+
+/// `jouleclaw journal ...`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum JournalCmd {
+    /// Publish every undelivered batch of a journal into JetStream exactly once (a batch
+    /// already stored on its subject is not stored again), then mark it delivered. Exit 0
+    /// when nothing is left undelivered.
+    Replay(ReplayArgs),
+}
+
+/// Arguments of `jouleclaw journal replay`.
+#[derive(Args, Debug)]
+pub(crate) struct ReplayArgs {
+    /// The journal file a `jouleclaw live --journal FILE` run wrote.
+    file: PathBuf,
+    /// The NATS server (`nats://HOST:PORT`, several separated by commas).
+    #[arg(long, value_name = "URL")]
+    sink: String,
+    /// The JetStream stream's name.
+    #[arg(long = "js-stream", default_value = "JOULECLAW")]
+    js_stream: String,
+    /// JetStream replicas if the stream has to be created.
+    #[arg(long, default_value_t = 1)]
+    replicas: usize,
+}
+
+/// Runs `jouleclaw journal ...`.
+pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
+    let JournalCmd::Replay(args) = cmd;
+    if !args.sink.starts_with("nats://") {
+        return Err(Failure::Usage(format!(
+            "--sink {:?}: give nats://HOST:PORT",
+            args.sink
+        )));
+    }
+    let mut config = JetStreamConfig::new(&args.sink, &args.file);
+    config.stream = args.js_stream.clone();
+    config.replicas = args.replicas;
+    let rt = jouleclaw_live::tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
+    let r = rt
+        .block_on(replay(&args.file, &config))
+        .map_err(|e| match e.code() {
+            "journal_corrupt" | "journal_locked" => Failure::Refused(e.to_string()),
+            _ => Failure::Usage(e.to_string()),
+        })?;
+    say!(
+        "journal     {}: {} batches, {} delivered before, {} torn bytes cut off",
+        args.file.display(),
+        r.recovered.batches,
+        r.recovered.delivered,
+        r.recovered.torn_bytes
+    );
+    say!(
+        "replayed    {} undelivered: {} published, {} already stored, {} left; {} receipts delivered",
+        r.undelivered,
+        r.published,
+        r.already_stored,
+        r.left,
+        r.receipts
+    );
+    if r.left > 0 {
+        return Err(Failure::Refused(format!(
+            "{} batches still undelivered",
+            r.left
+        )));
+    }
+    Ok(())
+}
