@@ -63,6 +63,10 @@ pub(crate) struct LiveArgs {
     /// undelivered batches is refused, never emptied.
     #[arg(long, value_name = "FILE")]
     journal: Option<PathBuf>,
+    /// How long, after the calls ended, the NATS sink keeps trying to deliver before it
+    /// leaves the rest in the journal, in seconds.
+    #[arg(long, default_value_t = 120)]
+    drain_secs: u64,
     /// The journal's bound in MiB.
     #[arg(long, default_value_t = 64)]
     journal_mib: u64,
@@ -109,6 +113,7 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         let mut c = JetStreamConfig::new(&args.sink, journal);
         c.replicas = args.replicas;
         c.journal_max_bytes = args.journal_mib << 20;
+        c.drain_timeout = Duration::from_secs(args.drain_secs);
         Box::new(JetStreamSink::open(c).map_err(sink_refused)?)
     } else {
         return Err(Failure::Usage(format!(

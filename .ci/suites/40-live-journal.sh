@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# live-journal: `jouleclaw live` into a local 3-node JetStream cluster that goes down before the
+# run ends (the run exits 0 with its batches journaled), a second run refused on the
+# undelivered journal, `jouleclaw journal replay`, `audit --nats` complete with the count live
+# minted; then `kill -9` of a run mid-write, replay, and nothing stored twice. Bounded: every
+# wait has a timeout; about 90 s.
+set -euo pipefail
+name=live-journal
+: "${CARGO_TARGET_DIR:?}"
+server=$(command -v nats-server || echo /usr/sbin/nats-server)
+if [ ! -x "$server" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get install -y -qq nats-server >/dev/null 2>&1 || true
+    fi
+    server=$(command -v nats-server || echo /usr/sbin/nats-server)
+    if [ ! -x "$server" ]; then
+        echo "NOT RUN: $name: nats-server is not installed and cannot be provisioned"
+        exit 3
+    fi
+fi
+cargo build -q --bin jouleclaw
+jc="$CARGO_TARGET_DIR/debug/jouleclaw"
+work=$(mktemp -d)
+cluster=crates/jouleclaw-live/scripts/cluster.sh
+base=$((20000 + RANDOM % 20000))
+trap '$cluster stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+passed=0
+failed=0
+check() { # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "ok: $what"
+    else
+        failed=$((failed + 1))
+        echo "FAILED: $what"
+    fi
+}
+start_cluster() {
+    url=$($cluster start "$work/c" "$base")
+    # Bounded wait for the three client ports.
+    for _ in $(seq 1 100); do
+        if (exec 3<>"/dev/tcp/127.0.0.1/$base") 2>/dev/null \
+            && (exec 3<>"/dev/tcp/127.0.0.1/$((base + 2))") 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+stop_cluster() {
+    $cluster stop "$work/c"
+    sleep 1
+}
+
+start_cluster
+"$jc" keygen --out "$work/k" --pub-out "$work/k.pub" >/dev/null
+
+# Waits (at most 60 s) until the run's progress on FILE shows a durable batch.
+first_durable() {
+    for _ in $(seq 1 600); do
+        if grep -q "durable=[1-9]" "$1" 2>/dev/null; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# 1. The cluster down from the first durable batch to past the end of the run.
+(first_durable "$work/live1.err" && stop_cluster) &
+stopper=$!
+rc=0
+timeout 120 "$jc" live --streams 12 --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
+    --key "$work/k" --journal "$work/j1" --drain-secs 3 --prefix down >"$work/live1.out" 2>"$work/live1.err" || rc=$?
+wait "$stopper"
+cat "$work/live1.out"
+check "live exits 0 with its batches journaled" test "$rc" = 0
+check "live says they are journaled and how to replay" grep -q "JOURNALED.*journal replay" "$work/live1.out"
+minted=$(sed -n 's/^receipts *\([0-9]*\) minted.*/\1/p' "$work/live1.out")
+check "live minted 12 x 40 receipts" test "$minted" = 480
+sum=$(sha256sum "$work/j1")
+rc=0
+timeout 60 "$jc" live --streams 1 --seconds 1 --sink "$url" --key "$work/k" --journal "$work/j1" \
+    >/dev/null 2>"$work/live2.err" || rc=$?
+check "a second run on the undelivered journal is refused (exit 1)" test "$rc" = 1
+check "and names the replay" grep -q "journal replay" "$work/live2.err"
+check "and leaves the journal as it was" test "$(sha256sum "$work/j1")" = "$sum"
+rc=0
+timeout 60 "$jc" live --streams 1 --seconds 1 --sink "$url" --key "$work/k" >/dev/null 2>&1 || rc=$?
+check "a NATS run without --journal is a usage error" test "$rc" = 2
+start_cluster
+rc=0
+timeout 180 "$jc" journal replay "$work/j1" --sink "$url" --replicas 3 >"$work/replay1.out" 2>&1 || rc=$?
+cat "$work/replay1.out"
+check "replay exits 0" test "$rc" = 0
+rc=0
+timeout 120 "$jc" audit --pub "$work/k.pub" --nats "$url" --all >"$work/audit1.out" 2>&1 || rc=$?
+tail -2 "$work/audit1.out"
+check "audit is complete" test "$rc" = 0
+check "with every receipt live minted" grep -q "12 streams: 12 complete, 0 incomplete; 480 receipts verified" "$work/audit1.out"
+rc=0
+timeout 60 "$jc" audit --pub "$work/k.pub" --nats "$url" --stream down-3 >"$work/audit2.out" 2>&1 || rc=$?
+check "audit --stream finds the one stream" grep -q "1 streams: 1 complete" "$work/audit2.out"
+rc=0
+timeout 60 "$jc" journal replay "$work/j1" --sink "$url" >"$work/replay2.out" 2>&1 || rc=$?
+check "a second replay has nothing left to do" grep -q "replayed    0 undelivered" "$work/replay2.out"
+
+# 2. kill -9 of a run in the middle, with the cluster down so that batches wait in the journal.
+"$jc" live --streams 12 --seconds 60 --checkpoint-every 5 --sink "$url" --replicas 3 \
+    --key "$work/k" --journal "$work/j2" --prefix killed >/dev/null 2>"$work/live3.err" &
+live=$!
+first_durable "$work/live3.err" || true
+stop_cluster
+sleep 3
+kill -9 "$live"
+wait "$live" 2>/dev/null || true
+start_cluster
+rc=0
+timeout 180 "$jc" journal replay "$work/j2" --sink "$url" >"$work/replay3.out" 2>&1 || rc=$?
+cat "$work/replay3.out"
+check "replay after kill -9 exits 0" test "$rc" = 0
+rc=0
+timeout 120 "$jc" audit --pub "$work/k.pub" --nats "$url" --all >"$work/audit3.out" 2>&1 || rc=$?
+tail -2 "$work/audit3.out"
+check "the killed streams are reported, unsealed" grep -q "24 streams: 12 complete, 12 incomplete" "$work/audit3.out"
+check "nothing stored twice, nothing else wrong" \
+    bash -c "! grep -E '^    ' '$work/audit3.out' | grep -v -E 'unsealed|no_final_seal'"
+echo "$name: $passed passed, $failed failed"
+test "$failed" = 0

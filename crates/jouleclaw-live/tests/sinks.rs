@@ -1,0 +1,137 @@
+//! The file sink's ownership of its folder (one sink at a time, stream folders created
+//! exclusively) and the id bound every sink shares.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_live::audit::{audit_stream, read_stream_dir};
+use jouleclaw_live::*;
+use jouleclaw_stream::{Tick, TickKind, duplex};
+
+fn mic(w: u64, ts: u64) -> Tick {
+    Tick::new(
+        w,
+        duplex::MIC,
+        TickKind::Audio,
+        bytes::Bytes::from(vec![0u8; 320]),
+        ts,
+    )
+}
+
+fn start(sink: FileSink) -> Substrate {
+    Substrate::start(
+        SubstrateConfig::new("did:example:steward"),
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(sink),
+    )
+    .unwrap()
+}
+
+/// One window into stream `id`; its status (the sink's verdict shows there once the
+/// substrate shut down: `close` does not wait for the sink).
+async fn one_window(s: &Substrate, id: &str) -> Arc<StreamStatus> {
+    let h = s.open_stream(id).unwrap();
+    h.push(mic(0, h.now_ns())).unwrap();
+    h.close().await.unwrap();
+    h.status().clone()
+}
+
+fn failure(status: &StreamStatus) -> String {
+    status.failure().expect("the stream failed")
+}
+
+#[test]
+fn a_second_sink_on_one_folder_is_refused_while_the_first_lives() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = FileSink::new(dir.path()).unwrap();
+    let e = FileSink::new(dir.path()).unwrap_err();
+    assert_eq!(e.code(), "sink_busy", "{e}");
+    // Its neighbour: once the first is gone the folder is free again.
+    drop(first);
+    assert!(FileSink::new(dir.path()).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stale_partial_folder_is_never_appended_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let stale = dir
+        .path()
+        .join(format!("{}{}", escape_id("call/1"), file::PARTIAL_SUFFIX));
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join(file::RECEIPTS_CBOR), b"another run's bytes").unwrap();
+    let s = start(FileSink::new(dir.path()).unwrap());
+    let st = one_window(&s, "call/1").await;
+    // The neighbour stream in the same folder is written and sealed.
+    let ok = one_window(&s, "call/2").await;
+    s.shutdown().await.unwrap();
+    assert!(failure(&st).contains("stream_exists"), "{}", failure(&st));
+    assert_eq!(ok.failure(), None);
+    assert_eq!(
+        std::fs::read(stale.join(file::RECEIPTS_CBOR)).unwrap(),
+        b"another run's bytes"
+    );
+    assert_eq!(s.sink_stats().seals_durable.load(Ordering::SeqCst), 1);
+    assert_eq!(s.sink_stats().receipts_lost.load(Ordering::SeqCst), 1);
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let rec = read_stream_dir(&dir.path().join(escape_id("call/2"))).unwrap();
+    assert!(audit_stream(&rec, &key).is_complete());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_stream_folder_from_an_earlier_run_is_not_reopened() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(FileSink::new(dir.path()).unwrap());
+    assert_eq!(one_window(&s, "again").await.failure(), None);
+    s.shutdown().await.unwrap();
+    drop(s);
+    let sealed = dir.path().join("again").join(file::RECEIPTS_CBOR);
+    let before = std::fs::read(&sealed).unwrap();
+    let s = start(FileSink::new(dir.path()).unwrap());
+    let st = one_window(&s, "again").await;
+    s.shutdown().await.unwrap();
+    assert!(failure(&st).contains("stream_exists"), "{}", failure(&st));
+    assert_eq!(std::fs::read(&sealed).unwrap(), before);
+    assert!(!dir.path().join("again.partial").exists());
+}
+
+#[test]
+fn ids_are_bounded_once_escaped() {
+    let at_bound = "a".repeat(MAX_ESCAPED_ID_BYTES);
+    assert!(check_ids("did:example:steward", &at_bound).is_ok());
+    let over = "a".repeat(MAX_ESCAPED_ID_BYTES + 1);
+    assert_eq!(
+        check_ids("did:example:steward", &over).unwrap_err().code(),
+        "id_too_long"
+    );
+    // 67 dots escape to 201 bytes: the bound is on the escaped form.
+    let dots = ".".repeat(67);
+    assert_eq!(escape_id(&dots).len(), 201);
+    assert_eq!(
+        check_ids("did:example:steward", &dots).unwrap_err().code(),
+        "id_too_long"
+    );
+    assert_eq!(check_ids(&over, "x").unwrap_err().code(), "id_too_long");
+    assert_eq!(check_ids("s", "").unwrap_err().code(), "id_too_long");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_longest_id_is_stored_and_a_longer_one_is_refused_with_its_own_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(FileSink::new(dir.path()).unwrap());
+    // 66 '%2E' escapes and 2 letters: 200 bytes, a file name with `.partial` of 208.
+    let longest = format!("{}ab", ".".repeat(66));
+    assert_eq!(escape_id(&longest).len(), MAX_ESCAPED_ID_BYTES);
+    let ok = one_window(&s, &longest).await;
+    let too_long = "b".repeat(250);
+    let st = one_window(&s, &too_long).await;
+    s.shutdown().await.unwrap();
+    assert_eq!(ok.failure(), None);
+    assert!(failure(&st).contains("once escaped"), "{}", failure(&st));
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let rec = read_stream_dir(&dir.path().join(escape_id(&longest))).unwrap();
+    assert!(audit_stream(&rec, &key).is_complete());
+}
