@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+use common::mic;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -12,7 +15,6 @@ use jouleclaw_live::audit::{audit_stream, read_stream_dir};
 use jouleclaw_live::jetstream::{decode_batch, encode_batch, message_id};
 use jouleclaw_live::synth::Latency;
 use jouleclaw_live::*;
-use jouleclaw_stream::{Tick, TickKind, duplex};
 use proptest::prelude::*;
 
 #[test]
@@ -114,16 +116,6 @@ fn latency_quantiles_come_from_the_buckets() {
         l.quantile_us(1.0),
         jouleclaw_live::synth::LATENCY_BUCKETS_US as u64
     );
-}
-
-fn mic(w: u64, ts: u64) -> Tick {
-    Tick::new(
-        w,
-        duplex::MIC,
-        TickKind::Audio,
-        bytes::Bytes::from(vec![0u8; 320]),
-        ts,
-    )
 }
 
 // Real time: the first checkpoint is written by other threads while the test waits (bounded).

@@ -3,23 +3,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+use common::mic;
+
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
 use jouleclaw_live::audit::{audit_stream, read_stream_dir};
 use jouleclaw_live::*;
-use jouleclaw_stream::{Tick, TickKind, duplex};
-
-fn mic(w: u64, ts: u64) -> Tick {
-    Tick::new(
-        w,
-        duplex::MIC,
-        TickKind::Audio,
-        bytes::Bytes::from(vec![0u8; 320]),
-        ts,
-    )
-}
 
 fn start(sink: FileSink) -> Substrate {
     Substrate::start(
