@@ -248,9 +248,10 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     Ok(out)
 }
 
-/// Verifies one stream read from JetStream: [`audit_stream`], then checks that the final seal
-/// names the steward of the subject the stream was stored under (`misplaced_steward`), so
-/// that two stewards' streams with one id stay two streams, each checked against its own seal.
+/// Verifies one stream read from JetStream: [`audit_stream`]; then that the final seal
+/// names the steward of the subject the stream was stored under (`misplaced_steward`), so that
+/// two stewards' streams with one id stay two streams, each checked against its own seal; then
+/// every inclusion receipt ([`check_inclusion`]).
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
     let mut audit = audit_stream(&s.records, key);
     if let Some(last) = s.records.seals.last()
@@ -263,4 +264,73 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
         ));
     }
     audit
+        .problems
+        .extend(check_inclusion(&s.records, &s.inclusion, key));
+    audit
+}
+
+/// Problem lines per stream [`check_inclusion`] reports; past it one line counts the rest.
+pub const MAX_INCLUSION_PROBLEMS: usize = 20;
+
+/// Checks the inclusion receipts stored beside a stream's receipts: one per receipt
+/// (`missing_inclusion` otherwise), each an RFC 9942 receipt that verifies under `key` for
+/// that receipt's content hash (BLAKE3 of its payload) at its position in the stream
+/// (`unverifiable_inclusion`, `misplaced_inclusion`), in a seal of this stream. A receipt
+/// whose own COSE does not parse is left to [`audit_stream`]'s `unverifiable_receipt`.
+pub fn check_inclusion(rec: &StreamRecords, inclusion: &[Vec<u8>], key: &PublicKey) -> Vec<String> {
+    let mut problems = Vec::new();
+    if inclusion.len() != rec.receipts.len() {
+        problems.push(format!(
+            "missing_inclusion: {} inclusion receipts for {} receipts",
+            inclusion.len(),
+            rec.receipts.len()
+        ));
+    }
+    let mut bad = 0usize;
+    for (i, (receipt, inc)) in rec.receipts.iter().zip(inclusion).enumerate() {
+        let Some(payload) = cose_payload(receipt) else {
+            continue;
+        };
+        let hash = *blake3::hash(&payload).as_bytes();
+        let problem = match jouleclaw_seal::verify_inclusion_receipt(inc, &hash, key) {
+            Err(e) => Some(format!(
+                "unverifiable_inclusion: inclusion receipt {i} does not verify: {e}"
+            )),
+            Ok(v) if v.leaf_index != i as u64 || v.seal.stream_id != rec.stream_id => {
+                Some(format!(
+                    "misplaced_inclusion: inclusion receipt {i} proves leaf {} of {:?}",
+                    v.leaf_index, v.seal.stream_id
+                ))
+            }
+            Ok(_) => None,
+        };
+        if let Some(p) = problem {
+            bad += 1;
+            if bad <= MAX_INCLUSION_PROBLEMS {
+                problems.push(p);
+            }
+        }
+    }
+    if bad > MAX_INCLUSION_PROBLEMS {
+        problems.push(format!(
+            "unverifiable_inclusion: {} more inclusion receipts fail",
+            bad - MAX_INCLUSION_PROBLEMS
+        ));
+    }
+    problems
+}
+
+/// The payload of a tagged COSE_Sign1 (not verified here).
+fn cose_payload(bytes: &[u8]) -> Option<Vec<u8>> {
+    let v: ciborium::Value = ciborium::from_reader(bytes).ok()?;
+    let ciborium::Value::Tag(18, inner) = v else {
+        return None;
+    };
+    let ciborium::Value::Array(parts) = *inner else {
+        return None;
+    };
+    match parts.get(2)? {
+        ciborium::Value::Bytes(p) => Some(p.clone()),
+        _ => None,
+    }
 }

@@ -58,9 +58,14 @@ pub struct JetStreamConfig {
     /// The journal's bound in bytes (default 64 MiB). A batch that does not fit fails its
     /// stream.
     pub journal_max_bytes: u64,
-    /// How long, after the last batch arrived, the sink keeps trying to drain in-flight
-    /// publishes and the journal before it fails the streams left (default 120 s).
+    /// How long, after the last batch arrived, the sink keeps publishing before it leaves
+    /// the rest in the journal and returns `drain_timeout` (default 120 s).
     pub drain_timeout: Duration,
+    /// The reader's bound on one stream's stored messages (default
+    /// [`MAX_STREAM_MESSAGES`]).
+    pub read_max_stream_messages: u64,
+    /// The reader's bound on one stream's stored bytes (default [`MAX_STREAM_BYTES`]).
+    pub read_max_stream_bytes: u64,
 }
 
 impl JetStreamConfig {
@@ -80,6 +85,8 @@ impl JetStreamConfig {
             journal_path: journal_path.into(),
             journal_max_bytes: 64 << 20,
             drain_timeout: Duration::from_secs(120),
+            read_max_stream_messages: MAX_STREAM_MESSAGES,
+            read_max_stream_bytes: MAX_STREAM_BYTES,
         }
     }
 
@@ -801,6 +808,8 @@ pub struct NatsStream {
     pub steward: String,
     /// Its receipts and checkpoints, ordered by `seq`.
     pub records: StreamRecords,
+    /// The inclusion receipts stored beside the receipts, same order.
+    pub inclusion: Vec<Vec<u8>>,
 }
 
 /// What reading back cost.
@@ -846,7 +855,8 @@ async fn open_stream_for_read(config: &JetStreamConfig) -> Result<jetstream::str
 /// (only `PREFIX.*.ID` with `only`: the last token compared with the escaped id), then, per
 /// subject, reads its messages with an ordered consumer, groups them by `seq` and hands the
 /// stream to `f` before reading the next. Memory: the subject list (one name per stream) and
-/// one stream's batches at a time, at most [`MAX_STREAM_BYTES`]. A subject that is not
+/// one stream's batches at a time, at most `config.read_max_stream_bytes` (default
+/// [`MAX_STREAM_BYTES`]) and `config.read_max_stream_messages` messages. A subject that is not
 /// `PREFIX.STEWARD.STREAM` with escaped ids, a batch whose `stream_id` or `steward` is not the
 /// subject's, a `seq` stored twice with different bodies and a malformed body are problems of
 /// that stream (`malformed_subject`, `misplaced_batch`, `conflicting_batch`,
@@ -911,9 +921,10 @@ pub async fn read_each(
         out.steward = steward.clone();
         out.records.stream_id = sid.clone();
         stats.subjects += 1;
-        if count > MAX_STREAM_MESSAGES {
+        if count > config.read_max_stream_messages {
             out.records.read_problems.push(format!(
-                "too_large: {count} messages stored, more than the reader's {MAX_STREAM_MESSAGES}"
+                "too_large: {count} messages stored, more than the reader's {}",
+                config.read_max_stream_messages
             ));
             f(out);
             continue;
@@ -930,7 +941,7 @@ pub async fn read_each(
                 stats.messages += 1;
                 stats.bytes += payload.len() as u64;
                 bytes += payload.len() as u64;
-                if bytes > MAX_STREAM_BYTES {
+                if bytes > config.read_max_stream_bytes {
                     too_large = true;
                     batches.clear();
                     return Ok(());
@@ -957,7 +968,8 @@ pub async fn read_each(
         if too_large {
             batches.clear();
             problems.push(format!(
-                "too_large: more than the reader's {MAX_STREAM_BYTES} bytes stored"
+                "too_large: more than the reader's {} bytes stored",
+                config.read_max_stream_bytes
             ));
         }
         batches.sort_by_key(|(s, ..)| *s);
@@ -974,6 +986,7 @@ pub async fn read_each(
                 continue;
             }
             out.records.receipts.extend(d.receipts);
+            out.inclusion.extend(d.inclusion);
             out.records.seals.push(d.checkpoint);
             out.records.sealed |= d.is_final;
             last = Some((seq, hash));

@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_live::audit::audit_nats_stream;
+use jouleclaw_live::audit::{audit_nats_stream, check_inclusion};
 use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink, read_back, read_each, replay};
 use jouleclaw_live::journal::Journal;
 use jouleclaw_live::*;
@@ -537,6 +537,51 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
             .len(),
         4
     );
+    // The inclusion receipts are checked: dropped, swapped or damaged ones are named.
+    let mut s = only[0].clone();
+    assert!(check_inclusion(&s.records, &s.inclusion, &key).is_empty());
+    s.inclusion.swap(0, 1);
+    let p = check_inclusion(&s.records, &s.inclusion, &key);
+    assert_eq!(p.len(), 2, "{p:?}");
+    assert!(
+        p.iter().all(|p| p.starts_with("unverifiable_inclusion")),
+        "{p:?}"
+    );
+    s.inclusion.swap(0, 1);
+    let n = s.inclusion[2].len();
+    s.inclusion[2][n - 1] ^= 1;
+    assert!(
+        audit_nats_stream(&s, &key)
+            .problems
+            .iter()
+            .any(|p| p.starts_with("unverifiable_inclusion"))
+    );
+    s.inclusion.pop();
+    assert!(check_inclusion(&s.records, &s.inclusion, &key)[0].starts_with("missing_inclusion"));
+    // The reader's per-stream bounds: past them a stream is too_large, its bytes not kept.
+    let mut small = cluster.sink_config("audit");
+    small.read_max_stream_bytes = 1000;
+    for s in read_back(&small, None).await.unwrap() {
+        assert!(s.records.receipts.is_empty());
+        assert!(
+            s.records
+                .read_problems
+                .iter()
+                .any(|p| p.starts_with("too_large")),
+            "{:?}",
+            s.records.read_problems
+        );
+    }
+    let mut few = cluster.sink_config("audit");
+    few.read_max_stream_messages = 0;
+    for s in read_back(&few, None).await.unwrap() {
+        assert!(
+            s.records
+                .read_problems
+                .iter()
+                .any(|p| p.starts_with("too_large"))
+        );
+    }
     assert!(
         read_back(&cluster.sink_config("audit"), Some("missing"))
             .await
@@ -574,16 +619,46 @@ async fn a_batch_stored_under_another_steward_is_named() {
             .await
             .unwrap();
     }
+    // Crafted subjects under the prefix: named, not read as a stream.
+    for subject in ["jouleclaw.a.b.c", "jouleclaw.x%zz.victim"] {
+        js.publish(subject, bytes::Bytes::from_static(b"junk"))
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let all = read_back(&config, None).await.unwrap();
+    let malformed: Vec<_> = all
+        .iter()
+        .filter(|s| {
+            s.records
+                .read_problems
+                .iter()
+                .any(|p| p.starts_with("malformed_subject"))
+        })
+        .collect();
+    let names: Vec<&str> = malformed.iter().map(|s| s.subject.as_str()).collect();
+    assert_eq!(malformed.len(), 2, "{names:?}");
+    assert!(malformed.iter().all(|s| s.records.receipts.is_empty()));
     let key = signer().verifying_key();
     let both = read_back(&config, Some("victim")).await.unwrap();
-    assert_eq!(both.len(), 2);
+    // The victim's own stream, the forged copy, the crafted subject ending in the same token.
+    assert_eq!(both.len(), 3);
     for s in &both {
         let a = audit_nats_stream(s, &key);
         if s.steward == "did:example:one" {
             assert!(a.is_complete(), "{:?}", a.problems);
-        } else {
+        } else if s.steward == "did:example:two" {
             assert!(
                 a.problems.iter().any(|p| p.starts_with("misplaced_batch")),
+                "{:?}",
+                a.problems
+            );
+        } else {
+            assert!(
+                a.problems
+                    .iter()
+                    .any(|p| p.starts_with("malformed_subject")),
                 "{:?}",
                 a.problems
             );
