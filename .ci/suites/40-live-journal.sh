@@ -54,6 +54,38 @@ stop_cluster() {
     sleep 1
 }
 
+# 0. Metrics: scraped while a file-sink run lasts; a non-loopback address is refused.
+"$jc" live --streams 3 --seconds 4 --sink "file:$work/files" --metrics 127.0.0.1:0 \
+    >"$work/m.out" 2>"$work/m.err" &
+mlive=$!
+port=""
+for _ in $(seq 1 100); do
+    port=$(sed -n 's|^metrics: http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$work/m.err")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+sleep 1.5
+scrape() {
+    exec 3<>"/dev/tcp/127.0.0.1/$port"
+    printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n' >&3
+    timeout 10 cat <&3
+    exec 3<&-
+}
+scrape >"$work/metrics.txt" 2>/dev/null || true
+wait "$mlive" || true
+check "metrics: the open streams" grep -q '^jouleclaw_streams_open 3$' "$work/metrics.txt"
+check "metrics: windows counted" grep -qE '^jouleclaw_windows_total [1-9]' "$work/metrics.txt"
+check "metrics: refusals by code" grep -q 'jouleclaw_ticks_refused_total{code="window_closed"}' "$work/metrics.txt"
+check "metrics: tick-to-yield" grep -q 'jouleclaw_tick_to_yield_seconds{quantile="0.99"}' "$work/metrics.txt"
+rc=0
+"$jc" live --streams 1 --seconds 1 --sink "file:$work/files2" --metrics 0.0.0.0:9464 >/dev/null 2>&1 || rc=$?
+check "metrics on a non-loopback address is a usage error" test "$rc" = 2
+check "two live runs into one folder: the second is refused" bash -c "
+    '$jc' live --streams 2 --seconds 3 --sink 'file:$work/shared' >/dev/null 2>&1 &
+    first=\$!; sleep 1
+    rc=0; '$jc' live --streams 2 --seconds 1 --sink 'file:$work/shared' --pub-out '$work/p2' >/dev/null 2>'$work/shared.err' || rc=\$?
+    wait \$first; test \$rc = 1 && grep -q sink_busy '$work/shared.err'"
+
 start_cluster
 "$jc" keygen --out "$work/k" --pub-out "$work/k.pub" >/dev/null
 

@@ -67,6 +67,10 @@ pub(crate) struct LiveArgs {
     /// leaves the rest in the journal, in seconds.
     #[arg(long, default_value_t = 120)]
     drain_secs: u64,
+    /// Serve Prometheus text metrics at http://ADDR/metrics while the run lasts (a loopback
+    /// address only, such as 127.0.0.1:9464; port 0 picks one and prints it).
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<std::net::SocketAddr>,
     /// The journal's bound in MiB.
     #[arg(long, default_value_t = 64)]
     journal_mib: u64,
@@ -100,6 +104,13 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         return Err(Failure::Usage(
             "--streams and --seconds must be at least 1".into(),
         ));
+    }
+    if let Some(addr) = args.metrics
+        && !addr.ip().is_loopback()
+    {
+        return Err(Failure::Usage(format!(
+            "--metrics {addr}: only a loopback address (127.0.0.0/8, ::1) is served"
+        )));
     }
     let sink: Box<dyn ReceiptSink> = if let Some(dir) = args.sink.strip_prefix("file:") {
         Box::new(FileSink::new(dir).map_err(sink_refused)?)
@@ -167,6 +178,17 @@ async fn run(
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let push = Arc::new(Latency::default());
     let yields = Arc::new(Latency::default());
+    if let Some(addr) = args.metrics {
+        let source = Arc::new(crate::metrics::Source {
+            substrate: s.clone(),
+            push: push.clone(),
+            yields: yields.clone(),
+        });
+        let bound = crate::metrics::serve(addr, source)
+            .await
+            .map_err(|e| Failure::Usage(format!("--metrics: {e}")))?;
+        tell!("metrics: http://{bound}/metrics");
+    }
     let windows = args.seconds * 1000 / 200;
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(args.streams);

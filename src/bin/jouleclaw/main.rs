@@ -12,6 +12,7 @@ mod audit;
 mod journal;
 mod keys;
 mod live;
+mod metrics;
 mod misc;
 mod out;
 mod receipt;

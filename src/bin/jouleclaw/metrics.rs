@@ -1,0 +1,212 @@
+//! `jouleclaw live --metrics ADDR`: Prometheus text metrics of the running substrate, served
+//! over HTTP/1.1 on a loopback address only (spec/LIVE.md section 10).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use http_body_util::Full;
+use hyper::body::Bytes;
+use hyper::{Request, Response, StatusCode};
+use jouleclaw_live::Substrate;
+use jouleclaw_live::synth::Latency;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+/// What the metrics are read from.
+pub(crate) struct Source {
+    /// The substrate (its counters and its sink's).
+    pub(crate) substrate: Substrate,
+    /// Push latency.
+    pub(crate) push: Arc<Latency>,
+    /// Tick-to-yield latency.
+    pub(crate) yields: Arc<Latency>,
+}
+
+type Labels = Vec<(String, String)>;
+
+fn counter(reg: &mut Registry, name: &str, help: &str, v: u64) {
+    let c: Counter = Counter::default();
+    c.inc_by(v);
+    reg.register(name, help, c);
+}
+
+fn gauge(reg: &mut Registry, name: &str, help: &str, v: u64) {
+    let g: Gauge = Gauge::default();
+    g.set(i64::try_from(v).unwrap_or(i64::MAX));
+    reg.register(name, help, g);
+}
+
+fn quantiles(reg: &mut Registry, name: &str, help: &str, l: &Latency) {
+    let fam = Family::<Labels, Gauge<f64, AtomicU64>>::default();
+    for q in [0.5, 0.9, 0.99] {
+        fam.get_or_create(&vec![("quantile".to_owned(), q.to_string())])
+            .set(l.quantile_us(q) as f64 / 1e6);
+    }
+    fam.get_or_create(&vec![("quantile".to_owned(), "1".to_owned())])
+        .set(l.max_us() as f64 / 1e6);
+    reg.register(name, help, fam);
+}
+
+/// The metrics now, in the Prometheus text format.
+pub(crate) fn render(s: &Source) -> String {
+    let st = s.substrate.stats();
+    let sk = s.substrate.sink_stats();
+    let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    let mut reg = Registry::with_prefix("jouleclaw");
+    gauge(
+        &mut reg,
+        "streams_open",
+        "Streams open now",
+        s.substrate.open_streams() as u64,
+    );
+    counter(
+        &mut reg,
+        "streams_opened",
+        "Streams opened",
+        r(&st.streams_opened),
+    );
+    counter(
+        &mut reg,
+        "streams_sealed",
+        "Streams sealed",
+        r(&st.streams_sealed),
+    );
+    counter(
+        &mut reg,
+        "streams_failed",
+        "Streams failed",
+        r(&st.streams_failed),
+    );
+    counter(
+        &mut reg,
+        "windows",
+        "Windows closed (receipts minted)",
+        r(&st.windows),
+    );
+    counter(
+        &mut reg,
+        "checkpoints",
+        "Checkpoints signed",
+        r(&st.checkpoints),
+    );
+    counter(
+        &mut reg,
+        "ticks_accepted",
+        "Ticks accepted",
+        r(&st.accepted),
+    );
+    let refused = Family::<Labels, Counter>::default();
+    let closed = r(&st.refused_closed);
+    let overloaded = r(&st.refused_overloaded);
+    let other = r(&st.refused).saturating_sub(closed + overloaded);
+    for (code, v) in [
+        ("window_closed", closed),
+        ("overloaded", overloaded),
+        ("other", other),
+    ] {
+        refused
+            .get_or_create(&vec![("code".to_owned(), code.to_owned())])
+            .inc_by(v);
+    }
+    reg.register("ticks_refused", "Ticks refused, by code", refused);
+    counter(
+        &mut reg,
+        "receipts_durable",
+        "Receipts acknowledged or fsynced by the sink",
+        r(&sk.receipts_durable),
+    );
+    gauge(
+        &mut reg,
+        "receipts_pending",
+        "Receipts journaled and not acknowledged",
+        r(&sk.receipts_pending),
+    );
+    counter(
+        &mut reg,
+        "receipts_lost",
+        "Receipts neither durable nor journaled",
+        r(&sk.receipts_lost),
+    );
+    counter(
+        &mut reg,
+        "sink_retries",
+        "Publish attempts that failed and were retried",
+        r(&sk.retries),
+    );
+    gauge(
+        &mut reg,
+        "journal_bytes",
+        "Bytes of undelivered batches in the journal",
+        r(&sk.journal_bytes),
+    );
+    let lag: Gauge<f64, AtomicU64> = Gauge::default();
+    lag.set(r(&sk.max_lag_ns) as f64 / 1e9);
+    reg.register(
+        "sink_lag_max_seconds",
+        "Largest time from signing a checkpoint to its durability",
+        lag,
+    );
+    quantiles(
+        &mut reg,
+        "push_latency_seconds",
+        "Push latency quantiles (1 is the maximum)",
+        &s.push,
+    );
+    quantiles(
+        &mut reg,
+        "tick_to_yield_seconds",
+        "Tick-to-yield latency quantiles (1 is the maximum)",
+        &s.yields,
+    );
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = encode(&mut out, &reg);
+    out
+}
+
+/// Serves `render(source)` at `GET /metrics` on `addr`, which must be a loopback address;
+/// returns the bound address (port 0 picks one). Runs until the runtime stops.
+pub(crate) async fn serve(addr: SocketAddr, source: Arc<Source>) -> std::io::Result<SocketAddr> {
+    if !addr.ip().is_loopback() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("--metrics {addr}: only a loopback address (127.0.0.0/8, ::1) is served"),
+        ));
+    }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let bound = listener.local_addr()?;
+    jouleclaw_live::tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            let source = source.clone();
+            jouleclaw_live::tokio::spawn(async move {
+                let service =
+                    hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
+                        let source = source.clone();
+                        async move {
+                            if req.method() == hyper::Method::GET && req.uri().path() == "/metrics"
+                            {
+                                Response::builder()
+                                    .header(
+                                        "content-type",
+                                        "text/plain; version=0.0.4; charset=utf-8",
+                                    )
+                                    .body(Full::new(Bytes::from(render(&source))))
+                            } else {
+                                Response::builder()
+                                    .status(StatusCode::NOT_FOUND)
+                                    .body(Full::new(Bytes::from_static(b"GET /metrics\n")))
+                            }
+                        }
+                    });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(conn), service)
+                    .await;
+            });
+        }
+    });
+    Ok(bound)
+}
