@@ -328,6 +328,12 @@ async fn run(
         Err(e) if e.code() == "drain_timeout" && lost == 0 => {}
         Err(e) => failed.push(e.to_string()),
     }
+    let accounted = acked + pending + lost;
+    if accounted != minted {
+        failed.push(format!(
+            "{minted} receipts minted but {accounted} accounted for (durable, journaled or lost)"
+        ));
+    }
     if !failed.is_empty() || lost > 0 {
         for f in failed.iter().take(10) {
             tell!("  failed: {f}");
