@@ -708,14 +708,19 @@ pub async fn for_each_message(
     stream: &jetstream::stream::Stream,
     subject: &str,
     limit: usize,
-    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+    f: impl FnMut(u64, &[u8]) -> Result<()>,
 ) -> Result<usize> {
-    let mut n = 0usize;
-    let mut next_seq: Option<u64> = None;
+    let mut cur = Cursor {
+        subject,
+        limit,
+        next_seq: None,
+        n: 0,
+        f,
+    };
     let mut failures = 0u32;
     loop {
-        match read_from(stream, subject, limit, &mut next_seq, &mut n, &mut f).await {
-            Ok(()) => return Ok(n),
+        match read_from(stream, &mut cur).await {
+            Ok(()) => return Ok(cur.n),
             Err((progressed, e)) => {
                 if progressed {
                     failures = 0;
@@ -727,29 +732,34 @@ pub async fn for_each_message(
                 tokio::time::sleep(Duration::from_millis(200) * failures).await;
             }
         }
-        if n >= limit {
-            return Ok(n);
+        if cur.n >= cur.limit {
+            return Ok(cur.n);
         }
     }
 }
 
-async fn read_from(
-    stream: &jetstream::stream::Stream,
-    subject: &str,
+/// Where a subject's read stands: the next stream sequence to ask for, messages read.
+struct Cursor<'a, F> {
+    subject: &'a str,
     limit: usize,
-    next_seq: &mut Option<u64>,
-    n: &mut usize,
-    f: &mut impl FnMut(u64, &[u8]) -> Result<()>,
+    next_seq: Option<u64>,
+    n: usize,
+    f: F,
+}
+
+async fn read_from<F: FnMut(u64, &[u8]) -> Result<()>>(
+    stream: &jetstream::stream::Stream,
+    cur: &mut Cursor<'_, F>,
 ) -> core::result::Result<(), (bool, LiveError)> {
     use jetstream::consumer::{DeliverPolicy, pull::OrderedConfig};
-    let deliver_policy = match *next_seq {
+    let deliver_policy = match cur.next_seq {
         Some(start_sequence) => DeliverPolicy::ByStartSequence { start_sequence },
         None => DeliverPolicy::All,
     };
     let consumer = tokio::time::timeout(
         READ_TIMEOUT,
         stream.create_consumer(OrderedConfig {
-            filter_subject: subject.to_owned(),
+            filter_subject: cur.subject.to_owned(),
             deliver_policy,
             ..Default::default()
         }),
@@ -757,6 +767,19 @@ async fn read_from(
     .await
     .map_err(|_| (false, nats_err("consumer", "timed out")))?
     .map_err(|e| (false, nats_err("consumer", e)))?;
+    let name = consumer.cached_info().name.clone();
+    let read = read_consumer(consumer, cur).await;
+    // The server would drop the ephemeral consumer after its inactivity threshold; a reader
+    // that walks many subjects deletes each one at once so that they do not pile up.
+    let _ = stream.delete_consumer(&name).await;
+    read
+}
+
+async fn read_consumer<F: FnMut(u64, &[u8]) -> Result<()>>(
+    consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::OrderedConfig>,
+    cur: &mut Cursor<'_, F>,
+) -> core::result::Result<(), (bool, LiveError)> {
+    let subject = cur.subject;
     if consumer.cached_info().num_pending == 0 {
         return Ok(());
     }
@@ -765,7 +788,7 @@ async fn read_from(
         .await
         .map_err(|e| (false, nats_err("consumer", e)))?;
     let mut progressed = false;
-    while *n < limit {
+    while cur.n < cur.limit {
         let next = tokio::time::timeout(READ_TIMEOUT, messages.next())
             .await
             .map_err(|_| {
@@ -780,9 +803,9 @@ async fn read_from(
             .info()
             .map_err(|e| (progressed, nats_err("message info", e)))?;
         let (seq, pending) = (info.stream_sequence, info.pending);
-        f(seq, &msg.payload).map_err(|e| (progressed, e))?;
-        *next_seq = Some(seq + 1);
-        *n += 1;
+        (cur.f)(seq, &msg.payload).map_err(|e| (progressed, e))?;
+        cur.next_seq = Some(seq + 1);
+        cur.n += 1;
         progressed = true;
         if pending == 0 {
             return Ok(());

@@ -781,3 +781,133 @@ async fn a_live_process_killed_mid_run_loses_nothing_after_replay() {
         0
     );
 }
+
+/// Resident memory of the cluster's nodes (sum of VmRSS, KiB) and the bytes under its folder.
+fn cluster_footprint(cluster: &Cluster) -> (u64, u64) {
+    let mut rss = 0u64;
+    for c in cluster.nodes.iter().flatten() {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", c.id())).unwrap_or_default();
+        rss += status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    let out = Command::new("du")
+        .args(["-sb"])
+        .arg(cluster.dir.path())
+        .output()
+        .unwrap();
+    let disk = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    (rss, disk)
+}
+
+/// The subject-layout measurement of spec/LIVE.md (section 11): `JC_LAYOUT_CALLS` short calls
+/// (default 100,000), one final batch of a realistic size each (`JC_LAYOUT_BYTES`, default
+/// 2,600: three receipts, a checkpoint, three inclusion receipts), published at full speed
+/// (256 acks in flight) into a fresh 3-node cluster, once with one subject per call and once
+/// with 64 subjects chosen by a hash of the call id (the id in a header). Prints publish rate,
+/// the nodes' memory, disk, and the time to read everything back stream by stream. Bounded:
+/// each read phase stops after 180 s and reports its rate. Run by hand:
+/// `cargo test --release -p jouleclaw-live --test cluster subject_layout -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, minutes long: run by hand"]
+async fn subject_layout_measurement() {
+    let calls: u64 = std::env::var("JC_LAYOUT_CALLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let size: usize = std::env::var("JC_LAYOUT_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_600);
+    for layout in ["per-call", "hash-64"] {
+        let cluster = Cluster::start();
+        let config = cluster.sink_config("layout");
+        let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
+        let (rss0, disk0) = cluster_footprint(&cluster);
+        let started = std::time::Instant::now();
+        let mut acks = futures_util::stream::FuturesUnordered::new();
+        for i in 0..calls {
+            let call = format!("call-{i}");
+            let mut body = vec![0u8; size];
+            let mut xof = blake3::Hasher::new().update(call.as_bytes()).finalize_xof();
+            xof.fill(&mut body);
+            let body = bytes::Bytes::from(body);
+            let id = jouleclaw_live::jetstream::message_id(&body);
+            let subject = if layout == "per-call" {
+                config.subject(STEWARD, &call)
+            } else {
+                let p = blake3::hash(call.as_bytes()).as_bytes()[0] % 64;
+                format!("{}.{}.p{p}", config.prefix, escape_id(STEWARD))
+            };
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Jc-Stream", call.as_str());
+            let publish = async_nats::jetstream::context::Publish::build()
+                .payload(body)
+                .message_id(&id)
+                .headers(headers);
+            acks.push(
+                js.send_publish(subject, publish)
+                    .await
+                    .unwrap()
+                    .into_future(),
+            );
+            while acks.len() >= 256 {
+                use futures_util::StreamExt as _;
+                acks.next().await.unwrap().unwrap();
+            }
+        }
+        {
+            use futures_util::StreamExt as _;
+            while let Some(a) = acks.next().await {
+                a.unwrap();
+            }
+        }
+        let publish_s = started.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        let (rss1, disk1) = cluster_footprint(&cluster);
+        // Read back stream by stream, as the audit does; bounded at 180 s.
+        let stream = js.get_stream(&config.stream).await.unwrap();
+        let read_started = std::time::Instant::now();
+        let mut subjects = Vec::new();
+        {
+            use futures_util::StreamExt as _;
+            let mut listing = stream.info_with_subjects("jouleclaw.>").await.unwrap();
+            while let Some(item) = listing.next().await {
+                subjects.push(item.unwrap().0);
+            }
+        }
+        let list_s = read_started.elapsed().as_secs_f64();
+        let (mut read, mut done) = (0u64, 0usize);
+        for s in &subjects {
+            if read_started.elapsed() > Duration::from_secs(180) {
+                break;
+            }
+            read +=
+                jouleclaw_live::jetstream::for_each_message(&stream, s, usize::MAX, |_, _| Ok(()))
+                    .await
+                    .unwrap() as u64;
+            done += 1;
+        }
+        let read_s = read_started.elapsed().as_secs_f64();
+        let (rss2, _) = cluster_footprint(&cluster);
+        println!(
+            "layout {layout}: {calls} calls x {size} B; publish {publish_s:.1} s ({:.0} msg/s); nodes RSS {} -> {} -> {} MiB (start, after publish, after read); disk {:.1} -> {:.1} MiB; {} subjects listed in {list_s:.1} s; read {read} messages of {done}/{} subjects in {read_s:.1} s ({:.0} msg/s)",
+            calls as f64 / publish_s,
+            rss0 / 1024,
+            rss1 / 1024,
+            rss2 / 1024,
+            disk0 as f64 / 1048576.0,
+            disk1 as f64 / 1048576.0,
+            subjects.len(),
+            subjects.len(),
+            read as f64 / read_s,
+        );
+    }
+}
