@@ -1,7 +1,7 @@
 //! The JetStream sink's write-ahead journal: every batch is framed, checksummed and
 //! `fsync`ed to a local file before it is published, and marked delivered once the cluster
 //! acknowledged it. What was not marked delivered when a run ends (the cluster down, the
-//! process killed) is replayed by [`replay`] (`jouleclaw journal replay FILE --sink URL`).
+//! process killed) is replayed by [`replay`](crate::jetstream::replay) (`jouleclaw journal replay FILE --sink URL`).
 //! Normative: `spec/LIVE.md` section 6.4.
 //!
 //! File format: the 20-byte header [`MAGIC`], then records, each
