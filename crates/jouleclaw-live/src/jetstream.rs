@@ -258,6 +258,7 @@ impl JetStreamSink {
     /// holds undelivered batches (`journal_undelivered`), is in use (`journal_locked`) or is
     /// corrupt (`journal_corrupt`) before anything runs.
     pub fn open(config: JetStreamConfig) -> Result<Self> {
+        check_prefix(&config.prefix)?;
         let journal = JournalWriter::start(Journal::create(
             &config.journal_path,
             config.journal_max_bytes,
@@ -293,10 +294,32 @@ pub const CONNECT_ATTEMPTS: u32 = 30;
 /// Attempts per stored message before reading back fails.
 pub const READ_ATTEMPTS: u32 = 5;
 
+/// Refuses (`config`) a subject prefix longer than [`MAX_PREFIX_BYTES`](crate::MAX_PREFIX_BYTES)
+/// or one that is not dot-separated non-empty tokens of ASCII letters, digits, `-` and `_`.
+pub fn check_prefix(prefix: &str) -> Result<()> {
+    let ok = prefix.len() <= crate::sink::MAX_PREFIX_BYTES
+        && prefix.split('.').all(|t| {
+            !t.is_empty()
+                && t.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(LiveError::Config {
+            message: format!(
+                "subject prefix {prefix:?}: 1 to {} bytes of dot-separated tokens of letters, digits, - and _",
+                crate::sink::MAX_PREFIX_BYTES
+            ),
+        })
+    }
+}
+
 /// Connects and makes sure the stream exists (bounded retries: [`CONNECT_ATTEMPTS`]).
 pub async fn connect(
     config: &JetStreamConfig,
 ) -> Result<(jetstream::Context, jetstream::stream::Stream)> {
+    check_prefix(&config.prefix)?;
     let client = async_nats::ConnectOptions::new()
         .retry_on_initial_connect()
         .connection_timeout(Duration::from_secs(5))
@@ -890,6 +913,7 @@ pub async fn read_each(
     only: Option<&str>,
     mut f: impl FnMut(NatsStream),
 ) -> Result<ReadStats> {
+    check_prefix(&config.prefix)?;
     let started = std::time::Instant::now();
     let stream = open_stream_for_read(config).await?;
     let filter = match only {

@@ -127,3 +127,27 @@ async fn the_longest_id_is_stored_and_a_longer_one_is_refused_with_its_own_code(
     let rec = read_stream_dir(&dir.path().join(escape_id(&longest))).unwrap();
     assert!(audit_stream(&rec, &key).is_complete());
 }
+
+#[test]
+fn the_subject_prefix_is_bounded_and_tokenised() {
+    use jouleclaw_live::jetstream::check_prefix;
+    assert!(check_prefix("jouleclaw").is_ok());
+    assert!(check_prefix("acme.jouleclaw-1").is_ok());
+    assert!(check_prefix(&"p".repeat(MAX_PREFIX_BYTES)).is_ok());
+    for bad in ["", "a..b", "a.*", "a.>", "a b", ".a"] {
+        assert_eq!(check_prefix(bad).unwrap_err().code(), "config", "{bad:?}");
+    }
+    assert!(check_prefix(&"p".repeat(MAX_PREFIX_BYTES + 1)).is_err());
+    // The sink refuses such a prefix before it opens its journal.
+    let dir = tempfile::tempdir().unwrap();
+    let mut c =
+        jouleclaw_live::jetstream::JetStreamConfig::new("nats://127.0.0.1:1", dir.path().join("j"));
+    c.prefix = "a.*".into();
+    assert_eq!(
+        jouleclaw_live::jetstream::JetStreamSink::open(c)
+            .unwrap_err()
+            .code(),
+        "config"
+    );
+    assert!(!dir.path().join("j").exists());
+}
