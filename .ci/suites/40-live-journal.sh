@@ -77,6 +77,9 @@ check "metrics: the open streams" grep -q '^jouleclaw_streams_open 3$' "$work/me
 check "metrics: windows counted" grep -qE '^jouleclaw_windows_total [1-9]' "$work/metrics.txt"
 check "metrics: refusals by code" grep -q 'jouleclaw_ticks_refused_total{code="window_closed"}' "$work/metrics.txt"
 check "metrics: tick-to-yield" grep -q 'jouleclaw_tick_to_yield_seconds{quantile="0.99"}' "$work/metrics.txt"
+acks=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_count \([0-9]*\).*/\1/p' "$work/metrics.txt")
+inf=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_bucket{le="+Inf"} \([0-9]*\).*/\1/p' "$work/metrics.txt")
+check "metrics: the sink-ack histogram's +Inf bucket is its count" test -n "$acks" -a "$acks" = "$inf"
 rc=0
 "$jc" live --streams 1 --seconds 1 --sink "file:$work/files2" --metrics 0.0.0.0:9464 >/dev/null 2>&1 || rc=$?
 check "metrics on a non-loopback address is a usage error" test "$rc" = 2

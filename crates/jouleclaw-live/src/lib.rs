@@ -69,8 +69,8 @@ pub use clock::{BoxFuture, Clock, TokioClock};
 pub use error::{LiveError, Result};
 pub use file::FileSink;
 pub use sink::{
-    MAX_ESCAPED_ID_BYTES, MAX_PREFIX_BYTES, ReceiptItem, ReceiptSink, SinkBatch, SinkContext,
-    SinkStats, StreamStatus, check_ids, escape_id, unescape_id,
+    LAG_BUCKETS_MS, MAX_ESCAPED_ID_BYTES, MAX_PREFIX_BYTES, ReceiptItem, ReceiptSink, SinkBatch,
+    SinkContext, SinkStats, StreamStatus, check_ids, escape_id, unescape_id,
 };
 pub use substrate::{
     StreamHandle, StreamSummary, Substrate, SubstrateConfig, SubstrateStats, VerdictEvent,

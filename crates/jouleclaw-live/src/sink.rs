@@ -145,7 +145,14 @@ pub struct SinkStats {
     pub receipts_lost: AtomicU64,
     /// Whether the drain timed out with batches left in the journal.
     pub drain_timed_out: AtomicBool,
+    /// Batches by time from signing their checkpoint to their durability: entry `i` counts
+    /// the lags in (`LAG_BUCKETS_MS[i-1]`, `LAG_BUCKETS_MS[i]`] ms (not cumulative); a lag past
+    /// the last bound is counted in `batches_durable` only.
+    pub lag_buckets: [AtomicU64; LAG_BUCKETS_MS.len()],
 }
+
+/// The upper bounds (ms) of [`SinkStats::lag_buckets`].
+pub const LAG_BUCKETS_MS: [u64; 12] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000, 30_000];
 
 impl SinkStats {
     /// Records a durable batch at clock time `now_ns`.
@@ -158,6 +165,12 @@ impl SinkStats {
             self.seals_durable.fetch_add(1, Ordering::SeqCst);
         }
         self.max_lag_ns.fetch_max(lag, Ordering::SeqCst);
+        if let Some(i) = LAG_BUCKETS_MS
+            .iter()
+            .position(|b| lag <= b.saturating_mul(1_000_000))
+        {
+            self.lag_buckets[i].fetch_add(1, Ordering::SeqCst);
+        }
         self.sum_lag_ns.fetch_add(lag, Ordering::SeqCst);
         batch.status.durable(batch);
     }

@@ -51,6 +51,32 @@ fn quantiles(reg: &mut Registry, name: &str, help: &str, l: &Latency) {
     reg.register(name, help, fam);
 }
 
+/// The sink's ack latency, bucketed by the sink itself (`SinkStats::lag_buckets`).
+#[derive(Debug)]
+struct AckHistogram {
+    sum: f64,
+    count: u64,
+    buckets: Vec<(f64, u64)>,
+}
+
+impl prometheus_client::encoding::EncodeMetric for AckHistogram {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        let mut buckets = self.buckets.clone();
+        let bucketed: u64 = buckets.iter().map(|(_, n)| n).sum();
+        buckets.push((f64::INFINITY, self.count.saturating_sub(bucketed)));
+        encoder.encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+            self.sum, self.count, &buckets, None,
+        )
+    }
+
+    fn metric_type(&self) -> prometheus_client::metrics::MetricType {
+        prometheus_client::metrics::MetricType::Histogram
+    }
+}
+
 /// The metrics now, in the Prometheus text format.
 pub(crate) fn render(s: &Source) -> String {
     let st = s.substrate.stats();
@@ -142,6 +168,21 @@ pub(crate) fn render(s: &Source) -> String {
         "journal_bytes",
         "Bytes of undelivered batches in the journal",
         r(&sk.journal_bytes),
+    );
+    // Per-bucket counts: the encoder makes them cumulative.
+    let buckets: Vec<(f64, u64)> = jouleclaw_live::LAG_BUCKETS_MS
+        .iter()
+        .zip(&sk.lag_buckets)
+        .map(|(ms, n)| (*ms as f64 / 1e3, r(n)))
+        .collect();
+    reg.register(
+        "sink_ack_latency_seconds",
+        "Time from signing a checkpoint to its durability (ack or fsync)",
+        AckHistogram {
+            sum: r(&sk.sum_lag_ns) as f64 / 1e9,
+            count: r(&sk.batches_durable),
+            buckets,
+        },
     );
     let lag: Gauge<f64, AtomicU64> = Gauge::default();
     lag.set(r(&sk.max_lag_ns) as f64 / 1e9);
