@@ -206,6 +206,13 @@ impl Journal {
             .map_err(|e| io(path, &e))?;
         lock(path, &file)?;
         let len = file.metadata().map_err(|e| io(path, &e))?.len();
+        if len == 0 {
+            // Created by a process that died before its header was on disk: nothing was ever
+            // journaled in it.
+            let mut j = Self::fresh(path, file, max_bytes);
+            j.write_header()?;
+            return Ok(j);
+        }
         let mut header = [0u8; 20];
         if len < MAGIC.len() as u64 {
             return Err(corrupt(path, "shorter than the journal header"));

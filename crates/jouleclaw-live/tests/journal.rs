@@ -108,6 +108,19 @@ fn damage_before_the_tail_is_refused_and_changes_nothing() {
     let e = Journal::create(&path, 1 << 20).unwrap_err();
     assert_eq!(e.code(), "journal_corrupt", "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    // An empty file (its creator died before the header reached the disk) held nothing: it is
+    // taken as an empty journal; a header cut short is not.
+    std::fs::write(&path, b"").unwrap();
+    assert_eq!(
+        Journal::open(&path, 1 << 20).unwrap().undelivered_count(),
+        0
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), MAGIC);
+    std::fs::write(&path, &MAGIC[..7]).unwrap();
+    assert_eq!(
+        Journal::open(&path, 1 << 20).unwrap_err().code(),
+        "journal_corrupt"
+    );
     // Not a journal at all.
     std::fs::write(&path, b"live-journal.bin of an older version").unwrap();
     assert_eq!(
