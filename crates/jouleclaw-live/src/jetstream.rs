@@ -499,6 +499,7 @@ impl ReceiptSink for JetStreamSink {
                 }
                 if !open && journaling.is_empty() && in_flight.is_empty() && replaying.is_none() {
                     journal.flush().await?;
+                    journal.close().await;
                     return Ok(());
                 }
                 let deadline = drain_deadline
@@ -595,6 +596,7 @@ impl ReceiptSink for JetStreamSink {
                         stats.receipts_unknown_fate.store(unknown, Ordering::SeqCst);
                         stats.drain_timed_out.store(true, Ordering::SeqCst);
                         let (left, bytes) = journal.flush().await?;
+                        journal.close().await;
                         return Err(LiveError::Sink {
                             code: "drain_timeout",
                             message: format!(
@@ -646,10 +648,10 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
         ..ReplayReport::default()
     };
     let records: Vec<Record> = journal.undelivered().cloned().collect();
-    let writer = JournalWriter::start(journal)?;
     if records.is_empty() {
         return Ok(report);
     }
+    let writer = JournalWriter::start(journal)?;
     let (js, stream) = connect(config).await?;
     let total = records.len() as u64;
     let mut done = 0u64;
@@ -716,6 +718,7 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
         writer.delivered(rec.offset);
     }
     writer.flush().await?;
+    writer.close().await;
     Ok(report)
 }
 
@@ -976,41 +979,64 @@ pub async fn read_each(
             f(out);
             continue;
         }
+        // An ordered consumer may be served by a replica still catching up (a node just
+        // restarted): a read that returns fewer messages than the stream's leader lists for
+        // the subject is repeated (bounded), and named when it stays short.
         let mut batches: Vec<(u64, DecodedBatch, [u8; 32])> = Vec::new();
         let mut problems = Vec::new();
-        let mut bytes = 0u64;
-        let mut too_large = false;
-        let read = for_each_message(
-            &stream,
-            &subject,
-            usize::try_from(count).unwrap_or(usize::MAX),
-            |seq, payload| {
-                stats.messages += 1;
-                stats.bytes += payload.len() as u64;
-                bytes += payload.len() as u64;
-                if bytes > config.read_max_stream_bytes {
-                    too_large = true;
-                    batches.clear();
-                    return Ok(());
-                }
-                match decode_batch(payload) {
-                    Ok(d) if d.stream_id != sid || d.steward != steward => {
-                        problems.push(format!(
-                            "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
-                            d.stream_id, d.steward
-                        ));
+        let mut too_large;
+        let mut attempt = 0u32;
+        loop {
+            batches.clear();
+            problems.clear();
+            too_large = false;
+            let mut bytes = 0u64;
+            let read = for_each_message(
+                &stream,
+                &subject,
+                usize::try_from(count).unwrap_or(usize::MAX),
+                |seq, payload| {
+                    stats.messages += 1;
+                    stats.bytes += payload.len() as u64;
+                    bytes += payload.len() as u64;
+                    if bytes > config.read_max_stream_bytes {
+                        too_large = true;
+                        batches.clear();
+                        return Ok(());
                     }
-                    Ok(d) => batches.push((d.seq, d, *blake3::hash(payload).as_bytes())),
-                    Err(e) => {
-                        problems.push(format!("malformed_message: stream sequence {seq}: {e}"));
+                    match decode_batch(payload) {
+                        Ok(d) if d.stream_id != sid || d.steward != steward => {
+                            problems.push(format!(
+                                "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
+                                d.stream_id, d.steward
+                            ));
+                        }
+                        Ok(d) => batches.push((d.seq, d, *blake3::hash(payload).as_bytes())),
+                        Err(e) => {
+                            problems.push(format!("malformed_message: stream sequence {seq}: {e}"));
+                        }
                     }
+                    Ok(())
+                },
+            )
+            .await;
+            match read {
+                Ok(n) if n as u64 >= count || too_large => break,
+                Ok(n) if attempt + 1 >= READ_ATTEMPTS => {
+                    problems.push(format!(
+                        "unreadable: {n} of the {count} messages stored on {subject:?} could be read"
+                    ));
+                    break;
                 }
-                Ok(())
-            },
-        )
-        .await;
-        if let Err(e) = read {
-            problems.push(format!("unreadable: {e}"));
+                Err(e) if attempt + 1 >= READ_ATTEMPTS => {
+                    problems.push(format!("unreadable: {e}"));
+                    break;
+                }
+                _ => {
+                    attempt += 1;
+                    tokio::time::sleep(Duration::from_millis(500) * attempt).await;
+                }
+            }
         }
         if too_large {
             batches.clear();

@@ -488,6 +488,7 @@ enum Cmd {
         reply: oneshot::Sender<Result<Vec<u8>>>,
     },
     Flush(oneshot::Sender<Result<(usize, u64)>>),
+    Close(oneshot::Sender<()>),
 }
 
 /// A [`Journal`] on its own thread, so that its writes and `fsync`s never block the async
@@ -552,6 +553,7 @@ impl JournalWriter {
                         }
                     }
                     let marked = journal.mark_delivered(&marks);
+                    let mut closing = None;
                     for c in rest {
                         match c {
                             Cmd::Read { rec, reply } => {
@@ -562,8 +564,15 @@ impl JournalWriter {
                                     (journal.undelivered_count(), journal.pending_bytes())
                                 }));
                             }
+                            Cmd::Close(reply) => closing = Some(reply),
                             Cmd::Append { .. } | Cmd::Delivered(_) => {}
                         }
+                    }
+                    if let Some(reply) = closing {
+                        // The file and its lock go before the answer.
+                        drop(journal);
+                        let _ = reply.send(());
+                        return;
                     }
                 }
             })
@@ -594,6 +603,15 @@ impl JournalWriter {
         let (reply, rx) = oneshot::channel();
         self.tx.send(Cmd::Read { rec, reply }).map_err(|_| gone())?;
         rx.await.map_err(|_| gone())?
+    }
+
+    /// Closes the journal: every mark sent before is written, the file closed and its lock
+    /// released when this returns. Later calls on any clone fail (`sink_closed`).
+    pub async fn close(&self) {
+        let (reply, rx) = oneshot::channel();
+        if self.tx.send(Cmd::Close(reply)).is_ok() {
+            let _ = rx.await;
+        }
     }
 
     /// Waits until every mark sent before is on disk; returns the undelivered batches and
