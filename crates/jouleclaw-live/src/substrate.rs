@@ -356,9 +356,11 @@ impl Substrate {
             });
         }
         // The stream's one judge and one notary; building them refuses ids the receipts
-        // cannot carry before anything is registered.
+        // cannot carry before anything is registered. Ids the sinks cannot store (file names,
+        // NATS subjects) are refused here too, before anything is minted.
         let origin_ns = inner.clock.now_ns();
         let (judge, notary) = build_halves(inner, stream_id, origin_ns)?;
+        crate::sink::check_ids(&inner.config.steward, stream_id)?;
         let key = {
             let mut streams = inner.streams.lock().map_err(|_| poisoned())?;
             if streams.contains_key(stream_id) {

@@ -296,6 +296,18 @@ async fn duplicate_and_bad_stream_ids_are_refused() {
     let call = s.open_stream("one").unwrap();
     assert_eq!(s.open_stream("one").unwrap_err().code(), "duplicate_stream");
     assert_eq!(s.open_stream("").unwrap_err().code(), "pipeline_refused");
+    // A sink stores at most 200 escaped bytes of id (a file name, a subject token): a longer id
+    // is refused when the stream opens, not after its first window was minted.
+    assert_eq!(
+        s.open_stream(&"a".repeat(201)).unwrap_err().code(),
+        "id_too_long"
+    );
+    assert_eq!(
+        s.open_stream(&"/".repeat(67)).unwrap_err().code(),
+        "id_too_long"
+    );
+    let longest = s.open_stream(&"a".repeat(200)).unwrap();
+    longest.close().await.unwrap();
     call.close().await.unwrap();
     s.shutdown().await.unwrap();
 }
