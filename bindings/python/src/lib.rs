@@ -18,6 +18,8 @@
 //! functions `keygen`, `verify`, `verify_batch`, `split_cbor_sequence`, `format_ts`, the
 //! exception classes and the duplex channel constants.
 
+mod evidence;
+
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -100,7 +102,9 @@ fn pipeline_error(py: Python<'_>, e: PipelineError, ctx: Context) -> PyErr {
         }
         (PipelineError::Receipt(_), Context::Build) => refusal::<ConfigError>(py, code, msg),
         (PipelineError::Receipt(_), Context::Tick) => refusal::<ReceiptError>(py, code, msg),
-        (PipelineError::Poisoned, _) => refusal::<PipelinePoisoned>(py, code, msg),
+        (PipelineError::Poisoned | PipelineError::Finished, _) => {
+            refusal::<PipelinePoisoned>(py, code, msg)
+        }
         (PipelineError::StageTickRefused { .. }, _) => refusal::<ReceiptError>(py, code, msg),
         (PipelineError::SpecJson { .. }, _) | (_, Context::Build) => {
             refusal::<ConfigError>(py, code, msg)
@@ -312,6 +316,8 @@ pub struct ClosedWindow {
     substrate_bytes: u64,
     early: Vec<EarlyVerdict>,
     signals: Vec<(String, Verdict)>,
+    seal: Option<evidence::SealBatch>,
+    leaf_index: Option<u64>,
 }
 
 impl From<jouleclaw_pipeline::ClosedWindow> for ClosedWindow {
@@ -336,6 +342,8 @@ impl From<jouleclaw_pipeline::ClosedWindow> for ClosedWindow {
                 .iter()
                 .map(|(name, v)| (name.clone(), Verdict::from(v)))
                 .collect(),
+            seal: w.seal.as_ref().map(evidence::SealBatch::from),
+            leaf_index: w.leaf_index,
         }
     }
 }
@@ -373,6 +381,18 @@ impl ClosedWindow {
                 "this window has no COSE_Sign1 of its own".to_owned(),
             )),
         }
+    }
+
+    /// The checkpoint signed when this window closed, if one was (sealed pipelines only).
+    #[getter]
+    fn seal(&self) -> Option<evidence::SealBatch> {
+        self.seal.clone()
+    }
+
+    /// The receipt's leaf index in the stream's Merkle log (sealed pipelines only).
+    #[getter]
+    fn leaf_index(&self) -> Option<u64> {
+        self.leaf_index
     }
 
     /// The receipt id, `<stream_id>:<window_id>`.
@@ -776,7 +796,7 @@ fn public_key_arg(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PublicKey>
 /// The per-window pipeline of one stream: ticks in, signed `stream-window/1` receipts out.
 #[pyclass(frozen, module = "jouleclaw._jouleclaw")]
 pub struct Pipeline {
-    inner: Mutex<jouleclaw_pipeline::Pipeline>,
+    inner: Mutex<evidence::State>,
     spec: Arc<RsStreamSpec>,
     public_key: PublicKey,
     steward: String,
@@ -847,9 +867,14 @@ fn marker_arg(py: Python<'_>, marker: &Bound<'_, PyAny>) -> PyResult<TickMarker>
 impl Pipeline {
     /// A pipeline for one stream. `signing_key` defaults to a fresh key; `spec` to the duplex
     /// voice layout. A window's `closed_at` is `epoch_unix` plus its end in stream time, in
-    /// whole seconds.
+    /// whole seconds; an epoch outside the years 0000-9999 is refused here
+    /// (`epoch_out_of_range`). `seal_every=K` seals the stream (a `stream-seal/1` checkpoint
+    /// every K windows and a final one at `finish()`), `window_signatures` (`"all"`,
+    /// `"non_pass"`, `"none"`) says which windows are also signed on their own. With `out_dir`,
+    /// `finish()` writes a run directory the `jouleclaw` command verifies.
     #[new]
-    #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0))]
+    #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0, seal_every=None, window_signatures="all", out_dir=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         steward: &str,
@@ -857,11 +882,24 @@ impl Pipeline {
         signing_key: Option<&Bound<'_, SigningKey>>,
         spec: Option<&Bound<'_, StreamSpec>>,
         epoch_unix: i64,
+        seal_every: Option<u64>,
+        window_signatures: &str,
+        out_dir: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
+        if jouleclaw_jcr1::UtcSecond::from_unix(epoch_unix).is_none() {
+            return Err(refusal::<ConfigError>(
+                py,
+                "epoch_out_of_range",
+                format!("epoch_unix {epoch_unix} is outside the years 0000-9999"),
+            ));
+        }
+        let signing = evidence::signing_policy(py, seal_every, window_signatures)?;
         let signer = match signing_key {
             Some(k) => k.get().signer()?,
             None => SoftwareSigner::generate(),
         };
+        let doc_signer = SoftwareSigner::from_key_file_text(&signer.key_file_text())
+            .map_err(|e| jcr1_config_error(py, &e))?;
         use cose::Signer as _;
         let public_key = signer.verifying_key();
         let spec = match spec {
@@ -869,17 +907,39 @@ impl Pipeline {
             None => Arc::new(RsStreamSpec::duplex_voice_default()),
         };
         let config = PipelineConfig::new(steward, stream_id)
-            .with_closed_at(ClosedAt::StreamTime { epoch_unix });
+            .with_closed_at(ClosedAt::StreamTime { epoch_unix })
+            .with_signing(signing);
+        let oracle = duplex_voice_oracle();
+        let summary_base = serde_json::json!({
+            "trace": "python",
+            "spec": "python",
+            "steward": steward,
+            "stream_id": stream_id,
+            "epoch": jouleclaw_jcr1::UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
+            "oracle": oracle.backend_names().collect::<Vec<_>>(),
+            "stages": Vec::<String>::new(),
+            "llm_schema": null,
+        });
         let pipeline = jouleclaw_pipeline::Pipeline::new(
             spec.clone(),
             config,
-            duplex_voice_oracle(),
+            oracle,
             Estimator::default(),
             Box::new(signer),
         )
         .map_err(|e| pipeline_error(py, e, Context::Build))?;
+        let state = evidence::State {
+            pipeline,
+            meter: jouleclaw_stop_latency::StopLatencyMeter::new(),
+            meter_error: None,
+            hashes: Vec::new(),
+            record: out_dir.as_ref().map(|_| evidence::RunRecord::default()),
+            doc_signer,
+            out_dir,
+            summary_base,
+        };
         Ok(Self {
-            inner: Mutex::new(pipeline),
+            inner: Mutex::new(state),
             spec,
             public_key,
             steward: steward.to_owned(),
@@ -949,7 +1009,15 @@ impl Pipeline {
         let tick = Tick::new(window_id, channel_id, kind, bytes, ts_ns);
         let inner = &self.inner;
         let result = py.detach(move || match inner.lock() {
-            Ok(mut p) => p.push(tick),
+            Ok(mut s) => {
+                let copy = tick.clone();
+                let outcome = s.pipeline.push(tick)?;
+                if let Some(w) = &outcome.closed {
+                    s.closed(w);
+                }
+                s.observe(&copy, outcome.direction);
+                Ok(outcome)
+            }
             Err(_) => Err(PipelineError::Poisoned),
         });
         let outcome = result.map_err(|e| pipeline_error(py, e, Context::Tick))?;
@@ -972,18 +1040,54 @@ impl Pipeline {
     fn close_window(&self, py: Python<'_>) -> PyResult<Option<ClosedWindow>> {
         let inner = &self.inner;
         let result = py.detach(move || match inner.lock() {
-            Ok(mut p) => p.close_window(),
+            Ok(mut s) => {
+                let closed = s.pipeline.close_window()?;
+                if let Some(w) = &closed {
+                    s.closed(w);
+                }
+                Ok(closed)
+            }
             Err(_) => Err(PipelineError::Poisoned),
         });
         let closed = result.map_err(|e| pipeline_error(py, e, Context::Tick))?;
         Ok(closed.map(ClosedWindow::from))
     }
 
+    /// Ends the stream: closes the open window, signs the final checkpoint (when sealing) and
+    /// the `stop-latency/1` document, and writes `out_dir` when it was given. Afterwards every
+    /// call raises `PipelinePoisoned` (`pipeline_finished`).
+    fn finish(&self, py: Python<'_>) -> PyResult<evidence::Finished> {
+        let inner = &self.inner;
+        let public = self.public_key;
+        let result = py.detach(move || match inner.lock() {
+            Ok(mut s) => s.finish(&public),
+            Err(_) => Err(evidence::FinishError::Pipeline(PipelineError::Poisoned)),
+        });
+        result.map_err(|e| e.into_py(py))?.into_py(py)
+    }
+
+    /// Every barge-in so far, measured up to the last tick pushed (`ended_by` is `"open"` for
+    /// one still measuring).
+    fn stop_latencies(&self, py: Python<'_>) -> PyResult<Vec<evidence::StopLatency>> {
+        match self.inner.lock() {
+            Ok(s) => Ok(s
+                .meter
+                .barge_ins()
+                .iter()
+                .map(evidence::StopLatency::from)
+                .collect()),
+            Err(_) => {
+                let e = PipelineError::Poisoned;
+                Err(refusal::<PipelinePoisoned>(py, e.code(), e.to_string()))
+            }
+        }
+    }
+
     /// The window being filled, if any.
     #[getter]
     fn open_window_id(&self, py: Python<'_>) -> PyResult<Option<u64>> {
         match self.inner.lock() {
-            Ok(p) => Ok(p.open_window_id()),
+            Ok(s) => Ok(s.pipeline.open_window_id()),
             Err(_) => {
                 let e = PipelineError::Poisoned;
                 Err(refusal::<PipelinePoisoned>(py, e.code(), e.to_string()))
@@ -1175,6 +1279,11 @@ fn _jouleclaw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Verdict>()?;
     m.add_class::<Finding>()?;
     m.add_class::<EarlyVerdict>()?;
+    m.add_class::<evidence::StopLatency>()?;
+    m.add_class::<evidence::StopLatencyDocument>()?;
+    m.add_class::<evidence::SealBatch>()?;
+    m.add_class::<evidence::Finished>()?;
+    m.add_function(wrap_pyfunction!(evidence::verify_stop_latency, m)?)?;
     m.add_function(wrap_pyfunction!(keygen, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(verify_batch, m)?)?;

@@ -757,6 +757,7 @@ pub(crate) fn render(report: &Report) -> String {
     }
     timeline(&mut out, report);
     barge_ins(&mut out, report);
+    crate::stop_latency::html_section(&mut out, &report.stop_latency, esc);
     summary(&mut out, report);
     receipts_table(&mut out, report);
     out.push_str(

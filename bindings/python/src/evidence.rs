@@ -1,0 +1,639 @@
+//! Stop latency, seals and run directories for the Python `Pipeline`.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use jouleclaw_jcr1::cose::{self, PublicKey, SoftwareSigner};
+use jouleclaw_pipeline::{ClosedWindow as RsClosedWindow, SigningPolicy, WindowSignatures};
+use jouleclaw_seal::SealBatch as RsSealBatch;
+use jouleclaw_stop_latency::{
+    BargeIn, StopLatencyDocument as RsDocument, StopLatencyError, StopLatencyMeter,
+};
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::{ClosedWindow, ConfigError, ReceiptError, VerifyError, refusal};
+
+/// One barge-in and how fast the agent stopped after it (`spec/STOP-LATENCY-V1.md`).
+#[pyclass(frozen, get_all, skip_from_py_object, module = "jouleclaw._jouleclaw")]
+#[derive(Clone)]
+pub struct StopLatency {
+    /// The window of the barge-in marker (its early yield's `seen_at`).
+    window_id: u64,
+    /// The barge-in marker's `ts_ns`.
+    barge_in_ts_ns: u64,
+    /// `barge_in_ts_ns` + 150 ms.
+    deadline_ts_ns: u64,
+    /// `ts_ns` of the last outbound audio tick sent after it (before it ended), if any.
+    last_audio_ts_ns: Option<u64>,
+    /// `last_audio_ts_ns - barge_in_ts_ns`, or 0 when no audio came after it.
+    stop_latency_ns: u64,
+    /// Outbound audio bytes sent after it.
+    audio_bytes: u64,
+    /// Of those, the bytes of ticks later than the deadline.
+    late_audio_bytes: u64,
+    /// `"start"`, `"stream_end"` or `"open"` (still measuring).
+    ended_by: &'static str,
+    /// `ts_ns` of the outbound Start marker that ended it.
+    end_ts_ns: Option<u64>,
+    /// `stop_latency_ns <= 150 ms`.
+    within_deadline: bool,
+}
+
+impl From<&BargeIn> for StopLatency {
+    fn from(b: &BargeIn) -> Self {
+        Self {
+            window_id: b.window_id,
+            barge_in_ts_ns: b.barge_in_ts_ns,
+            deadline_ts_ns: b.deadline_ts_ns(),
+            last_audio_ts_ns: b.last_audio_ts_ns,
+            stop_latency_ns: b.stop_latency_ns(),
+            audio_bytes: b.audio_bytes,
+            late_audio_bytes: b.late_audio_bytes,
+            ended_by: b.ended_by.as_str(),
+            end_ts_ns: b.end_ts_ns,
+            within_deadline: b.within_deadline(),
+        }
+    }
+}
+
+#[pymethods]
+impl StopLatency {
+    fn __repr__(&self) -> String {
+        format!(
+            "StopLatency(window_id={}, barge_in_ts_ns={}, stop_latency_ns={}, late_audio_bytes={}, ended_by={:?})",
+            self.window_id,
+            self.barge_in_ts_ns,
+            self.stop_latency_ns,
+            self.late_audio_bytes,
+            self.ended_by
+        )
+    }
+}
+
+/// A signed `stop-latency/1` document.
+#[pyclass(frozen, module = "jouleclaw._jouleclaw")]
+pub struct StopLatencyDocument {
+    doc: RsDocument,
+    payload: Vec<u8>,
+    cose_sign1: Vec<u8>,
+    content_hash: [u8; 32],
+}
+
+impl StopLatencyDocument {
+    pub(crate) fn from_signed(s: jouleclaw_stop_latency::SignedStopLatency) -> Self {
+        Self {
+            doc: s.document,
+            payload: s.payload,
+            cose_sign1: s.cose_sign1,
+            content_hash: s.content_hash,
+        }
+    }
+}
+
+#[pymethods]
+impl StopLatencyDocument {
+    /// The canonical JSON bytes.
+    #[getter]
+    fn document_json<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.payload)
+    }
+
+    /// The tagged COSE_Sign1 (what `stop-latency.cbor` holds).
+    #[getter]
+    fn cose_sign1<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.cose_sign1)
+    }
+
+    /// BLAKE3 of the canonical bytes, hex.
+    #[getter]
+    fn content_hash_hex(&self) -> String {
+        hex::encode(self.content_hash)
+    }
+
+    /// Every barge-in.
+    #[getter]
+    fn barge_ins(&self) -> Vec<StopLatency> {
+        self.doc.barge_ins.iter().map(StopLatency::from).collect()
+    }
+
+    /// The number of window receipts it is bound to.
+    #[getter]
+    fn window_count(&self) -> u64 {
+        self.doc.window_count
+    }
+
+    /// The RFC 9162 root over the receipts' content hashes, hex.
+    #[getter]
+    fn receipts_root_hex(&self) -> String {
+        hex::encode(self.doc.receipts_root)
+    }
+
+    /// The steward.
+    #[getter]
+    fn steward(&self) -> String {
+        self.doc.steward.clone()
+    }
+
+    /// The stream id.
+    #[getter]
+    fn stream_id(&self) -> String {
+        self.doc.stream_id.clone()
+    }
+
+    /// Median stop latency (nearest rank), `None` without barge-ins.
+    #[getter]
+    fn p50_ns(&self) -> Option<u64> {
+        self.doc.summary().map(|s| s.0)
+    }
+
+    /// 95th percentile stop latency (nearest rank), `None` without barge-ins.
+    #[getter]
+    fn p95_ns(&self) -> Option<u64> {
+        self.doc.summary().map(|s| s.1)
+    }
+
+    /// Largest stop latency, `None` without barge-ins.
+    #[getter]
+    fn max_ns(&self) -> Option<u64> {
+        self.doc.summary().map(|s| s.2)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "StopLatencyDocument(stream_id={:?}, barge_ins={}, window_count={})",
+            self.doc.stream_id,
+            self.doc.barge_ins.len(),
+            self.doc.window_count
+        )
+    }
+}
+
+/// A signed `stream-seal/1` checkpoint and the inclusion receipts it serves.
+#[pyclass(frozen, skip_from_py_object, module = "jouleclaw._jouleclaw")]
+#[derive(Clone)]
+pub struct SealBatch {
+    checkpoint: Vec<u8>,
+    tree_size: u64,
+    is_final: bool,
+    inclusion: Vec<(u64, Vec<u8>)>,
+}
+
+impl From<&RsSealBatch> for SealBatch {
+    fn from(b: &RsSealBatch) -> Self {
+        Self {
+            checkpoint: b.checkpoint.cose_sign1.clone(),
+            tree_size: b.checkpoint.seal.tree_size,
+            is_final: b.checkpoint.seal.is_final,
+            inclusion: b.inclusion.clone(),
+        }
+    }
+}
+
+#[pymethods]
+impl SealBatch {
+    /// The checkpoint's tagged COSE_Sign1 (one item of `seals.cbor`).
+    #[getter]
+    fn checkpoint_cose_sign1<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.checkpoint)
+    }
+
+    /// Receipts the checkpoint seals.
+    #[getter]
+    fn tree_size(&self) -> u64 {
+        self.tree_size
+    }
+
+    /// `True` for the final checkpoint of the stream.
+    #[getter]
+    fn is_final(&self) -> bool {
+        self.is_final
+    }
+
+    /// `(window_id, RFC 9942 inclusion receipt)` for the windows since the previous checkpoint.
+    #[getter]
+    fn inclusion<'py>(&self, py: Python<'py>) -> Vec<(u64, Bound<'py, PyBytes>)> {
+        self.inclusion
+            .iter()
+            .map(|(w, b)| (*w, PyBytes::new(py, b)))
+            .collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SealBatch(tree_size={}, is_final={}, inclusion={})",
+            self.tree_size,
+            if self.is_final { "True" } else { "False" },
+            self.inclusion.len()
+        )
+    }
+}
+
+/// What `Pipeline.finish()` returns.
+#[pyclass(frozen, get_all, module = "jouleclaw._jouleclaw")]
+pub struct Finished {
+    /// The last window, if one was open.
+    last: Option<Py<ClosedWindow>>,
+    /// The final checkpoint, when the pipeline seals.
+    seal: Option<Py<SealBatch>>,
+    /// The signed stop-latency document.
+    stop_latency: Py<StopLatencyDocument>,
+    /// The run directory written, if `out_dir` was given.
+    out_dir: Option<String>,
+}
+
+#[pymethods]
+impl Finished {
+    fn __repr__(&self) -> String {
+        format!(
+            "Finished(last={}, seal={}, out_dir={:?})",
+            if self.last.is_some() { "yes" } else { "None" },
+            if self.seal.is_some() { "yes" } else { "None" },
+            self.out_dir
+        )
+    }
+}
+
+/// The Rust-side finish, before conversion to Python objects.
+pub(crate) struct RsFinished {
+    pub(crate) last: Option<RsClosedWindow>,
+    pub(crate) seal: Option<RsSealBatch>,
+    pub(crate) signed: jouleclaw_stop_latency::SignedStopLatency,
+    pub(crate) out_dir: Option<PathBuf>,
+}
+
+impl RsFinished {
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyResult<Finished> {
+        Ok(Finished {
+            last: self
+                .last
+                .map(|w| Py::new(py, ClosedWindow::from(w)))
+                .transpose()?,
+            seal: self
+                .seal
+                .as_ref()
+                .map(|b| Py::new(py, SealBatch::from(b)))
+                .transpose()?,
+            stop_latency: Py::new(py, StopLatencyDocument::from_signed(self.signed))?,
+            out_dir: self.out_dir.map(|p| p.display().to_string()),
+        })
+    }
+}
+
+/// `seal_every` and `window_signatures` as a signing policy.
+pub(crate) fn signing_policy(
+    py: Python<'_>,
+    seal_every: Option<u64>,
+    window_signatures: &str,
+) -> PyResult<SigningPolicy> {
+    let ws = match window_signatures {
+        "all" => WindowSignatures::All,
+        "non_pass" => WindowSignatures::NonPass,
+        "none" => WindowSignatures::None,
+        other => {
+            return Err(refusal::<ConfigError>(
+                py,
+                "bad_window_signatures",
+                format!("window_signatures {other:?}: expected \"all\", \"non_pass\" or \"none\""),
+            ));
+        }
+    };
+    match seal_every {
+        None if ws != WindowSignatures::All => Err(refusal::<ConfigError>(
+            py,
+            "window_signatures_without_seal",
+            "window_signatures needs seal_every".to_owned(),
+        )),
+        None => Ok(SigningPolicy::EveryWindow),
+        Some(0) => Err(refusal::<ConfigError>(
+            py,
+            "seal_every_zero",
+            "seal_every is at least 1".to_owned(),
+        )),
+        Some(every_windows) => Ok(SigningPolicy::Checkpoint {
+            every_windows,
+            window_signatures: ws,
+            max_windows: jouleclaw_seal::DEFAULT_MAX_LEAVES,
+        }),
+    }
+}
+
+/// Counts for `summary.json`, as `jouleclaw run` writes them.
+#[derive(Default)]
+struct Totals {
+    windows: u64,
+    ticks: u64,
+    inbound_bytes: u64,
+    outbound_bytes: u64,
+    substrate_bytes: u64,
+    range: Option<(u64, u64)>,
+    verdicts: [u64; 4],
+    conservation: [u64; 3],
+    early: u64,
+}
+
+/// What a run directory needs, kept while the stream runs (when `out_dir` is given).
+#[derive(Default)]
+pub(crate) struct RunRecord {
+    jsonl: Vec<u8>,
+    cbor: Vec<u8>,
+    seals: Vec<u8>,
+    inclusion: Vec<u8>,
+    totals: Totals,
+    checkpoints: u64,
+}
+
+/// The state behind the Python `Pipeline`'s lock: the Rust pipeline and the meter beside it.
+pub(crate) struct State {
+    pub(crate) pipeline: jouleclaw_pipeline::Pipeline,
+    pub(crate) meter: StopLatencyMeter,
+    pub(crate) meter_error: Option<StopLatencyError>,
+    pub(crate) hashes: Vec<[u8; 32]>,
+    pub(crate) record: Option<RunRecord>,
+    pub(crate) doc_signer: SoftwareSigner,
+    pub(crate) out_dir: Option<PathBuf>,
+    pub(crate) summary_base: serde_json::Value,
+}
+
+/// A failure of `finish` beyond the pipeline's own.
+pub(crate) enum FinishError {
+    Pipeline(jouleclaw_pipeline::PipelineError),
+    StopLatency(StopLatencyError),
+    Io(PathBuf, std::io::Error),
+}
+
+impl FinishError {
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Self::Pipeline(e) => crate::pipeline_error(py, e, crate::Context::Tick),
+            Self::StopLatency(e) => refusal::<ReceiptError>(py, e.code(), e.to_string()),
+            Self::Io(p, e) => PyOSError::new_err(format!("{}: {e}", p.display())),
+        }
+    }
+}
+
+impl State {
+    /// Feeds the meter one accepted tick (a refusal is kept and raised by `finish`).
+    pub(crate) fn observe(
+        &mut self,
+        tick: &jouleclaw_stream::Tick,
+        dir: jouleclaw_stream::ChannelDirection,
+    ) {
+        if self.meter_error.is_none()
+            && let Err(e) = self.meter.observe(tick, dir)
+        {
+            self.meter_error = Some(e);
+        }
+    }
+
+    /// Records a closed window: its content hash always, its files when writing a run.
+    pub(crate) fn closed(&mut self, w: &RsClosedWindow) {
+        self.hashes.push(*w.content_hash.as_bytes());
+        if let Some(r) = self.record.as_mut() {
+            r.jsonl.extend_from_slice(w.canonical_bytes());
+            r.jsonl.push(b'\n');
+            if let Some(c) = w.cose_sign1() {
+                r.cbor.extend_from_slice(c);
+            }
+            let t = &mut r.totals;
+            let rc = &w.receipt;
+            t.windows += 1;
+            t.ticks = t.ticks.saturating_add(rc.tick_count);
+            t.inbound_bytes = t.inbound_bytes.saturating_add(rc.inbound_bytes);
+            t.outbound_bytes = t.outbound_bytes.saturating_add(rc.outbound_bytes);
+            t.substrate_bytes = t.substrate_bytes.saturating_add(w.substrate_bytes);
+            t.range = Some(
+                t.range
+                    .map_or((rc.window_id, rc.window_id), |(a, _)| (a, rc.window_id)),
+            );
+            t.verdicts[usize::from(rc.verdict.rank())] += 1;
+            t.conservation[usize::from(rc.conservation.rank())] += 1;
+            t.early = t.early.saturating_add(w.early.len() as u64);
+            if let Some(b) = &w.seal {
+                Self::seal_into(r, b);
+            }
+        }
+    }
+
+    fn seal_into(r: &mut RunRecord, b: &RsSealBatch) {
+        r.seals.extend_from_slice(&b.checkpoint.cose_sign1);
+        for (_, i) in &b.inclusion {
+            r.inclusion.extend_from_slice(i);
+        }
+        r.checkpoints += 1;
+    }
+
+    /// Ends the stream: the last window, the final seal, the signed document, the run files.
+    pub(crate) fn finish(&mut self, public: &PublicKey) -> Result<RsFinished, FinishError> {
+        let fin = self.pipeline.finish().map_err(FinishError::Pipeline)?;
+        if let Some(w) = &fin.last {
+            self.closed(w);
+        }
+        if let (Some(r), Some(b)) = (self.record.as_mut(), &fin.seal) {
+            Self::seal_into(r, b);
+        }
+        self.meter.finish();
+        if let Some(e) = self.meter_error.clone() {
+            return Err(FinishError::StopLatency(e));
+        }
+        let config = self.pipeline.config();
+        let doc = RsDocument::new(
+            &config.steward,
+            &config.stream_id,
+            self.meter.barge_ins(),
+            &self.hashes,
+        )
+        .map_err(FinishError::StopLatency)?;
+        let signed = jouleclaw_stop_latency::sign(&self.doc_signer, &doc)
+            .map_err(FinishError::StopLatency)?;
+        if let (Some(dir), Some(r)) = (self.out_dir.clone(), self.record.as_ref()) {
+            write_run(
+                &dir,
+                r,
+                &signed.cose_sign1,
+                public,
+                &self.summary_base,
+                &self.pipeline,
+            )
+            .map_err(|(p, e)| FinishError::Io(p, e))?;
+        }
+        Ok(RsFinished {
+            last: fin.last,
+            seal: fin.seal,
+            signed,
+            out_dir: self.out_dir.clone(),
+        })
+    }
+}
+
+/// Writes `bytes` to `dir/name` through a new temporary file renamed into place (a planted
+/// symlink at the destination is replaced, never followed).
+fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), (PathBuf, std::io::Error)> {
+    let dest = dir.join(name);
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let err = |e| (dest.clone(), e);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(err)?;
+    let r = f.write_all(bytes).and_then(|()| f.sync_all());
+    drop(f);
+    if let Err(e) = r.and_then(|()| std::fs::rename(&tmp, &dest)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(err(e));
+    }
+    Ok(())
+}
+
+fn write_run(
+    dir: &Path,
+    r: &RunRecord,
+    stop_latency: &[u8],
+    public: &PublicKey,
+    base: &serde_json::Value,
+    pipeline: &jouleclaw_pipeline::Pipeline,
+) -> Result<(), (PathBuf, std::io::Error)> {
+    std::fs::create_dir_all(dir).map_err(|e| (dir.to_owned(), e))?;
+    let sealed = matches!(pipeline.config().signing, SigningPolicy::Checkpoint { .. });
+    // summary.json goes first and comes back last: until then no summary marks the directory
+    // complete.
+    match std::fs::remove_file(dir.join("summary.json")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err((dir.join("summary.json"), e));
+        }
+        _ => {}
+    }
+    let pub_text = cose::public_key_text(public);
+    let mut files: Vec<(&str, &[u8])> = vec![
+        ("signer.pub", pub_text.as_bytes()),
+        ("receipts.jsonl", &r.jsonl),
+        ("receipts.cbor", &r.cbor),
+        ("stop-latency.cbor", stop_latency),
+    ];
+    if sealed {
+        files.push(("seals.cbor", &r.seals));
+        files.push(("inclusion.cbor", &r.inclusion));
+    } else {
+        for name in ["seals.cbor", "inclusion.cbor"] {
+            match std::fs::remove_file(dir.join(name)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err((dir.join(name), e));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut outputs = serde_json::Map::new();
+    for (name, bytes) in &files {
+        write_new(dir, name, bytes)?;
+        outputs.insert(
+            (*name).to_owned(),
+            blake3::hash(bytes).to_hex().to_string().into(),
+        );
+    }
+    let t = &r.totals;
+    let [pass, need_more, yields, fail] = t.verdicts;
+    let [conforming, hallucination, ignored] = t.conservation;
+    let empty = t.range.map_or(0, |(a, b)| {
+        (b - a).saturating_add(1).saturating_sub(t.windows)
+    });
+    let mut doc = base.clone();
+    if let serde_json::Value::Object(o) = &mut doc {
+        let signing = match pipeline.config().signing {
+            SigningPolicy::EveryWindow => serde_json::json!({"policy": "every_window"}),
+            SigningPolicy::Checkpoint {
+                every_windows,
+                window_signatures,
+                ..
+            } => serde_json::json!({
+                "policy": "checkpoint",
+                "every_windows": every_windows,
+                "window_signatures": match window_signatures {
+                    WindowSignatures::All => "all",
+                    WindowSignatures::NonPass => "non_pass",
+                    WindowSignatures::None => "none",
+                },
+                "checkpoints": r.checkpoints,
+            }),
+        };
+        o.insert("signing".into(), signing);
+        let test_key = {
+            use cose::Signer as _;
+            *public == SoftwareSigner::rfc8032_test_key().verifying_key()
+        };
+        o.insert(
+            "signer".into(),
+            serde_json::json!({
+                "public_key": hex::encode(public.as_bytes()),
+                "kid": hex::encode(cose::kid(public)),
+                "test_key": test_key,
+            }),
+        );
+        o.insert("outputs".into(), serde_json::Value::Object(outputs));
+        for (k, v) in [
+            ("receipts", serde_json::json!(t.windows)),
+            ("first_window", serde_json::json!(t.range.map(|r| r.0))),
+            ("last_window", serde_json::json!(t.range.map(|r| r.1))),
+            ("empty_windows", serde_json::json!(empty)),
+            ("ticks", serde_json::json!(t.ticks)),
+            ("inbound_bytes", serde_json::json!(t.inbound_bytes)),
+            ("outbound_bytes", serde_json::json!(t.outbound_bytes)),
+            ("substrate_bytes", serde_json::json!(t.substrate_bytes)),
+            ("early_verdicts", serde_json::json!(t.early)),
+            (
+                "verdicts",
+                serde_json::json!({"pass": pass, "need_more": need_more, "yield": yields, "fail": fail}),
+            ),
+            (
+                "conservation",
+                serde_json::json!({"conforming": conforming, "hallucination": hallucination, "barge_in_ignored": ignored}),
+            ),
+        ] {
+            o.insert(k.into(), v);
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    text.push('\n');
+    write_new(dir, "summary.json", text.as_bytes())
+}
+
+/// Verifies a signed `stop-latency/1` document against `public_key`; with `receipts_jsonl` (the
+/// bytes of a `receipts.jsonl`) also its binding to those receipts. Raises `VerifyError` with
+/// the refusal or binding code.
+#[pyfunction]
+#[pyo3(signature = (cose_sign1, public_key, receipts_jsonl=None))]
+pub(crate) fn verify_stop_latency(
+    py: Python<'_>,
+    cose_sign1: &[u8],
+    public_key: &Bound<'_, PyAny>,
+    receipts_jsonl: Option<&[u8]>,
+) -> PyResult<StopLatencyDocument> {
+    let key = crate::public_key_arg(py, public_key)?;
+    let signed = jouleclaw_stop_latency::verify(cose_sign1, &key)
+        .map_err(|e| refusal::<VerifyError>(py, e.code(), e.to_string()))?;
+    if let Some(text) = receipts_jsonl {
+        let mut receipts = Vec::new();
+        for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+            if line.is_empty() {
+                continue;
+            }
+            let r = jouleclaw_jcr1::decode_receipt(line).map_err(|r| {
+                refusal::<VerifyError>(
+                    py,
+                    r.code.as_str(),
+                    format!("receipts line {}: refused at byte {}", i + 1, r.offset),
+                )
+            })?;
+            receipts.push((r, *blake3::hash(line).as_bytes()));
+        }
+        if let Some(p) = jouleclaw_stop_latency::check_receipts(&signed.document, &receipts)
+            .into_iter()
+            .next()
+        {
+            return Err(refusal::<VerifyError>(py, p.code, p.detail));
+        }
+    }
+    Ok(StopLatencyDocument::from_signed(signed))
+}

@@ -1,0 +1,151 @@
+"""Stop latency, seals and run directories from the Python Pipeline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import jouleclaw
+from jouleclaw import CONTROL, MIC, TTS, Pipeline, SigningKey
+from conftest import jouleclaw_cli
+
+MS = 1_000_000
+
+
+def call(p: Pipeline, barge_at: int, speak_until: int, end: int = 1_600 * MS, start_at=None):
+    """Mic every 20 ms, TTS (240 B = 10 ms) every 10 ms from 0.5 s to speak_until, a barge-in."""
+    events = []
+    for t in range(0, end, 20 * MS):
+        events.append((t, 1, lambda t=t: p.push(t, MIC, "audio", bytes(640))))
+    for t in range(500 * MS, speak_until, 10 * MS):
+        events.append((t, 3, lambda t=t: p.push(t, TTS, "audio", bytes(240))))
+    events.append((barge_at, 0, lambda: p.push(barge_at, CONTROL, "marker", marker="barge_in")))
+    if start_at is not None:
+        events.append((start_at, 2, lambda: p.push(start_at, TTS, "marker", marker="start")))
+    for _, _, push in sorted(events, key=lambda e: (e[0], e[1])):
+        push()
+
+
+def test_polite_stop_latency_is_measured_and_signed():
+    key = SigningKey.rfc8032_test_key()
+    p = Pipeline("did:example:steward", "call-1", signing_key=key)
+    call(p, barge_at=1_040 * MS, speak_until=1_090 * MS, start_at=1_300 * MS)
+    (open_,) = p.stop_latencies()
+    assert open_.ended_by == "start"
+    fin = p.finish()
+    doc = fin.stop_latency
+    (b,) = doc.barge_ins
+    assert (b.window_id, b.barge_in_ts_ns, b.last_audio_ts_ns) == (5, 1_040 * MS, 1_080 * MS)
+    assert (b.stop_latency_ns, b.late_audio_bytes, b.within_deadline) == (40 * MS, 0, True)
+    assert (doc.p50_ns, doc.p95_ns, doc.max_ns) == (40 * MS, 40 * MS, 40 * MS)
+    v = jouleclaw.verify_stop_latency(doc.cose_sign1, key.public_key)
+    assert v.content_hash_hex == doc.content_hash_hex
+    assert json.loads(doc.document_json)["jc_stop_latency"] == "stop-latency/1"
+
+
+def test_rude_is_late_and_an_open_barge_in_reads_open():
+    p = Pipeline("did:example:steward", "call-1")
+    call(p, barge_at=1_040 * MS, speak_until=1_500 * MS)
+    (b,) = p.stop_latencies()
+    assert b.ended_by == "open"
+    (b,) = p.finish().stop_latency.barge_ins
+    assert (b.stop_latency_ns, b.within_deadline, b.ended_by) == (450 * MS, False, "stream_end")
+    assert b.late_audio_bytes == 30 * 240
+
+
+def test_a_tampered_document_is_refused():
+    key = SigningKey.rfc8032_test_key()
+    p = Pipeline("did:example:steward", "call-1", signing_key=key)
+    call(p, barge_at=1_040 * MS, speak_until=1_090 * MS)
+    signed = bytearray(p.finish().stop_latency.cose_sign1)
+    i = signed.index(b'"stop_latency_ns":') + len('"stop_latency_ns":')
+    signed[i] = ord("9") if signed[i] != ord("9") else ord("8")
+    with pytest.raises(jouleclaw.VerifyError) as e:
+        jouleclaw.verify_stop_latency(bytes(signed), key.public_key)
+    assert e.value.code == "cose_bad_signature"
+    with pytest.raises(jouleclaw.VerifyError) as e:
+        jouleclaw.verify_stop_latency(bytes(signed), SigningKey.generate().public_key)
+    assert e.value.code == "cose_unknown_kid"
+
+
+def test_the_document_is_bound_to_the_receipts():
+    key = SigningKey.rfc8032_test_key()
+    p = Pipeline("did:example:steward", "call-1", signing_key=key)
+    lines = []
+    for t in range(0, 600 * MS, 20 * MS):
+        o = p.push(t, MIC, "audio", bytes(640))
+        if o.closed:
+            lines.append(o.closed.receipt_json)
+    o = p.push(610 * MS, CONTROL, "marker", marker="barge_in")
+    lines.append(o.closed.receipt_json)
+    fin = p.finish()
+    lines.append(fin.last.receipt_json)
+    jsonl = b"".join(line + b"\n" for line in lines)
+    doc = fin.stop_latency
+    assert jouleclaw.verify_stop_latency(doc.cose_sign1, key.public_key, jsonl).window_count == 4
+    with pytest.raises(jouleclaw.VerifyError) as e:
+        jouleclaw.verify_stop_latency(doc.cose_sign1, key.public_key, b"".join(l + b"\n" for l in lines[:-1]))
+    assert e.value.code == "window_count_mismatch"
+
+
+def test_seal_every_seals_and_gives_inclusion_receipts():
+    p = Pipeline("did:example:steward", "call-1", seal_every=2, window_signatures="none")
+    seals = []
+    for t in range(0, 1_000 * MS, 20 * MS):
+        o = p.push(t, MIC, "audio", bytes(640))
+        if o.closed:
+            assert o.closed.leaf_index is not None
+            if o.closed.seal:
+                seals.append(o.closed.seal)
+    fin = p.finish()
+    assert fin.seal is not None and fin.seal.is_final and fin.seal.tree_size == 5
+    assert [s.tree_size for s in seals] == [2, 4]
+    assert sum(len(s.inclusion) for s in seals) + len(fin.seal.inclusion) == 5
+    with pytest.raises(jouleclaw.PipelinePoisoned) as e:
+        p.push(2_000 * MS, MIC, "audio", bytes(640))
+    assert e.value.code == "pipeline_finished"
+
+
+@pytest.mark.parametrize(
+    "kwargs, code",
+    [
+        ({"epoch_unix": 2**62}, "epoch_out_of_range"),
+        ({"epoch_unix": 253402300800}, "epoch_out_of_range"),
+        ({"seal_every": 0}, "seal_every_zero"),
+        ({"window_signatures": "none"}, "window_signatures_without_seal"),
+        ({"seal_every": 1, "window_signatures": "some"}, "bad_window_signatures"),
+    ],
+)
+def test_bad_configurations_are_refused_at_construction(kwargs, code):
+    with pytest.raises(jouleclaw.ConfigError) as e:
+        Pipeline("did:example:steward", "call-1", **kwargs)
+    assert e.value.code == code
+
+
+def test_the_largest_epoch_is_accepted():
+    Pipeline("did:example:steward", "call-1", epoch_unix=253402300799 - 10)
+
+
+@pytest.mark.parametrize("seal_every", [None, 3])
+def test_a_run_directory_verifies_with_the_cli(tmp_path, seal_every):
+    key = SigningKey.generate()
+    out = tmp_path / "run"
+    p = Pipeline("did:example:steward", "call-1", signing_key=key, seal_every=seal_every, out_dir=out)
+    call(p, barge_at=1_040 * MS, speak_until=1_090 * MS)
+    fin = p.finish()
+    assert fin.out_dir == str(out)
+    names = {f.name for f in out.iterdir()}
+    assert {"signer.pub", "receipts.jsonl", "receipts.cbor", "stop-latency.cbor", "summary.json"} <= names
+    assert ("seals.cbor" in names) == (seal_every is not None)
+    cli = jouleclaw_cli()
+    r = subprocess.run([cli, "receipts", "verify", "--pub", out / "signer.pub", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run([cli, "report", out, "-o", tmp_path / "r.html"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The document removed while a barge-in window exists: refused.
+    (out / "stop-latency.cbor").unlink()
+    r = subprocess.run([cli, "receipts", "verify", "--pub", out / "signer.pub", out], capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "stop_latency_missing" in r.stdout + r.stderr
