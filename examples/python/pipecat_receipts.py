@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Signed per-window receipts for a Pipecat voice call, offline.
 
-A Pipecat pipeline (pipecat-ai 1.14) of scripted stand-ins for the transport, STT, LLM and TTS
-services runs a short call under Pipecat's own PipelineWorker and WorkerRunner, with
+A Pipecat pipeline (pipecat-ai 1.14) of scripted stand-ins for the transports, STT, LLM and TTS
+services (the output transport's a BaseOutputTransport subclass: the audio it pushes is the
+audio sent) runs a short call under Pipecat's own PipelineWorker and WorkerRunner, with
 jouleclaw's ReceiptObserver attached. The user asks about the weather, a tool answers, the bot
 speaks, the user cuts in at 0.84 s and the bot stops within 60 ms; the user asks again, and this
 time the bot keeps talking 300 ms past the second barge-in. The pipeline clock is set by the
@@ -29,9 +30,12 @@ from pathlib import Path
 from loguru import logger
 from pipecat.clocks.base_clock import BaseClock
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     EndFrame,
     FunctionCallResultFrame,
     InputAudioRawFrame,
+    LLMFullResponseStartFrame,
     LLMTextFrame,
     SystemFrame,
     TranscriptionFrame,
@@ -45,6 +49,8 @@ from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineWorker
 from pipecat.processors.filters.identity_filter import IdentityFilter
 from pipecat.processors.frame_processor import FrameProcessor
+from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.transports.base_transport import TransportParams
 from pipecat.workers.runner import WorkerRunner
 
 import jouleclaw
@@ -72,6 +78,18 @@ class StandIn(FrameProcessor):
 
     async def process_frame(self, frame, direction):
         await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+
+
+class OutputStandIn(BaseOutputTransport):
+    """Stands in for the output transport: passes frames on and pushes the script's (the
+    chunks it has written, its bot speaking frames)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(TransportParams(), **kwargs)
+
+    async def process_frame(self, frame, direction):
+        await FrameProcessor.process_frame(self, frame, direction)
         await self.push_frame(frame, direction)
 
 
@@ -110,15 +128,18 @@ SCRIPT = [
     (402, "llm", tool({"city": "Lisbon", "sky": "clear", "temp_c": 24})),
     (405, "tts", TTSStartedFrame()),
     (410, "llm", LLMTextFrame(text="It's clear and 24 degrees in Lisbon right now.")),
-    (430, "tts", tts()),
+    (412, "tts", tts(4 * 4_800)),  # generated: 0.8 s at once
+    (413, "tts", TTSStoppedFrame()),
+    (415, "out", BotStartedSpeakingFrame()),
+    (430, "out", tts()),  # sent: 200 ms at a time
     (600, "user", mic()),
-    (610, "tts", tts()),
+    (610, "out", tts()),
     (800, "user", mic()),
-    (810, "tts", tts()),
+    (810, "out", tts()),
     (840, "user", UserStartedSpeakingFrame()),
     (840, "user", INTERRUPT),
-    (900, "tts", tts(1_200)),
-    (930, "tts", TTSStoppedFrame()),
+    (900, "out", tts(1_200)),
+    (930, "out", BotStoppedSpeakingFrame()),
     # 5-6: the user asks again; the bot answers.
     (1000, "user", mic()),
     (1100, "stt", heard("and tomorrow in porto")),
@@ -126,16 +147,20 @@ SCRIPT = [
     (1200, "user", mic()),
     (1205, "llm", tool({"city": "Porto", "sky": "rain", "temp_c": 17})),
     (1210, "tts", TTSStartedFrame()),
+    (1214, "llm", LLMFullResponseStartFrame()),
     (1215, "llm", LLMTextFrame(text="Tomorrow Porto gets rain and 17 degrees.")),
-    (1230, "tts", tts()),
+    (1216, "tts", tts(3 * 4_800)),
+    (1217, "tts", TTSStoppedFrame()),
+    (1220, "out", BotStartedSpeakingFrame()),
+    (1230, "out", tts()),
     # 7-8: a second barge-in at 1.44 s, and the bot talks on until 1.74 s.
     (1400, "user", mic()),
-    (1410, "tts", tts()),
+    (1410, "out", tts()),
     (1440, "user", UserStartedSpeakingFrame()),
     (1440, "user", INTERRUPT),
     (1600, "user", mic()),
-    (1740, "tts", tts(1_200)),
-    (1750, "tts", TTSStoppedFrame()),
+    (1740, "out", tts(1_200)),
+    (1750, "out", BotStoppedSpeakingFrame()),
     (1780, "stt", heard("stop")),
     (1790, "user", UserStoppedSpeakingFrame()),
 ]
@@ -144,6 +169,7 @@ SCRIPT = [
 async def run_call(observer):
     clock = ScriptClock()
     stand_ins = {who: StandIn(name=who) for who in ("user", "stt", "llm", "tts")}
+    stand_ins["out"] = OutputStandIn(name="out")
     worker = PipelineWorker(
         Pipeline([*stand_ins.values(), IdentityFilter()]),
         clock=clock,
@@ -214,6 +240,9 @@ def main(argv):
         on_yield=yields.append,
     )
     asyncio.run(run_call(observer))
+    for s in observer.stop_latencies():
+        print(f"stop latency: barge-in at {jouleclaw.format_ts(s.barge_in_ts_ns)}, "
+              f"last audio sent {s.stop_latency_ns / 1e6:.0f} ms after it")
 
     print(
         f"{'window':>6} {'ticks':>5} {'in_B':>8} {'out_B':>8}  "
@@ -229,8 +258,11 @@ def main(argv):
         f"{len(results) - len(bad)}/{len(results)} receipts verify; "
         f"ignored frames: {dict(sorted(observer.ignored.items()))}"
     )
-    print(f"wrote receipts.jsonl, receipts.cbor, signer.pub to {out}")
-    print(f"check: jouleclaw receipts verify --pub {out}/signer.pub {out}/receipts.cbor")
+    a = observer.audio_stats
+    print(f"audio: generated {a.generated_ns / 1e9:.2f} s, sent {a.sent_ns / 1e9:.2f} s, "
+          f"never sent {a.unsent_ns / 1e9:.2f} s")
+    print(f"wrote the run directory {out} (receipts, stop-latency.cbor, summary.json)")
+    print(f"check: jouleclaw receipts verify --pub {out}/signer.pub {out}")
     print("WARNING: these receipts are signed with the published RFC 8032 test key.")
     return 1 if bad else 0
 

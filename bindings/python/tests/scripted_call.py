@@ -1,7 +1,9 @@
 """A voice call on a real Pipecat pipeline, with scripted processors standing in for the
-transport, STT, LLM and TTS services, and a clock the script sets.
+transports, STT, LLM and TTS services, and a clock the script sets.
 
-The pipeline is Pipecat's own: ``Pipeline`` of ``FrameProcessor`` subclasses plus Pipecat's
+The pipeline is Pipecat's own: ``Pipeline`` of ``FrameProcessor`` subclasses (the output
+transport's stand-in a ``BaseOutputTransport`` subclass, so the observer sees its pushes as a
+transport's: the chunks it has written, its bot-speaking frames) plus Pipecat's
 ``IdentityFilter``, run by ``PipelineWorker`` (the class ``PipelineTask`` is a deprecated alias
 of) under ``WorkerRunner`` (``PipelineRunner``'s), with the ``ReceiptObserver`` attached as a
 Pipecat observer. The script says, for every step, at which stream time which stand-in pushes
@@ -17,6 +19,8 @@ from dataclasses import dataclass
 
 from pipecat.clocks.base_clock import BaseClock
 from pipecat.frames.frames import (
+    BotStartedSpeakingFrame,
+    BotStoppedSpeakingFrame,
     EndFrame,
     FunctionCallResultFrame,
     InputAudioRawFrame,
@@ -33,6 +37,8 @@ from pipecat.pipeline.pipeline import Pipeline
 from pipecat.pipeline.worker import PipelineWorker
 from pipecat.processors.filters.identity_filter import IdentityFilter
 from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
+from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.transports.base_transport import TransportParams
 from pipecat.workers.runner import WorkerRunner
 
 MS = 1_000_000
@@ -60,6 +66,19 @@ class StandIn(FrameProcessor):
 
     async def process_frame(self, frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
+        await self.push_frame(frame, direction)
+
+
+class OutputStandIn(BaseOutputTransport):
+    """Stands in for the output transport: passes every frame on (no media sender, no
+    writing); the conductor makes it push the chunks a real transport pushes after writing
+    them, and its ``BotStartedSpeakingFrame``/``BotStoppedSpeakingFrame``."""
+
+    def __init__(self, **kwargs):
+        super().__init__(TransportParams(), **kwargs)
+
+    async def process_frame(self, frame, direction: FrameDirection):
+        await FrameProcessor.process_frame(self, frame, direction)
         await self.push_frame(frame, direction)
 
 
@@ -98,6 +117,14 @@ def user_stops() -> UserStoppedSpeakingFrame:
     return UserStoppedSpeakingFrame()
 
 
+def bot_started() -> BotStartedSpeakingFrame:
+    return BotStartedSpeakingFrame()
+
+
+def bot_stopped() -> BotStoppedSpeakingFrame:
+    return BotStoppedSpeakingFrame()
+
+
 def tts_started() -> TTSStartedFrame:
     return TTSStartedFrame()
 
@@ -108,10 +135,12 @@ def tts_stopped() -> TTSStoppedFrame:
 
 async def run_call(script, observer, *, timeout_s: float = 30.0) -> None:
     """Runs `script` — ``(t_ms, who, frame)`` steps with `who` one of ``"user"``, ``"stt"``,
-    ``"llm"``, ``"tts"`` and `frame` a frame or ``INTERRUPT`` — through a Pipecat pipeline with
+    ``"llm"``, ``"tts"`` (generation), ``"out"`` (the output transport: what was sent) and
+    `frame` a frame or ``INTERRUPT`` — through a Pipecat pipeline with
     `observer` attached, then ends the pipeline with an ``EndFrame``."""
     clock = ScriptClock()
     stand_ins = {who: StandIn(name=who) for who in ("user", "stt", "llm", "tts")}
+    stand_ins["out"] = OutputStandIn(name="out")
     pipeline = Pipeline([*stand_ins.values(), IdentityFilter()])
     worker = PipelineWorker(
         pipeline,
@@ -162,17 +191,21 @@ def question(t0: int = 0):
 
 def answer_until_barge_in(barge_in_ms: int):
     """Windows 2-4: the bot answers (a tool result backs it) while the user's mic stays open;
-    the user cuts in at `barge_in_ms`."""
+    the TTS generates 2 s of audio at once, the transport sends it 200 ms at a time; the user
+    cuts in at `barge_in_ms`."""
     return [
         (400, "user", mic()),
         (402, "llm", tool_result({"city": "Lisbon", "sky": "clear", "temp_c": 24})),
         (405, "tts", tts_started()),
         (410, "llm", said("It's clear and 24 degrees in Lisbon right now.")),
-        (430, "tts", tts_audio()),
+        (412, "tts", tts_audio(10 * TTS_FRAME)),
+        (413, "tts", tts_stopped()),
+        (415, "out", bot_started()),
+        (430, "out", tts_audio()),
         (600, "user", mic()),
-        (610, "tts", tts_audio()),
+        (610, "out", tts_audio()),
         (800, "user", mic()),
-        (810, "tts", tts_audio()),
+        (810, "out", tts_audio()),
         (barge_in_ms, "user", user_speaks()),
         (barge_in_ms, "user", INTERRUPT),
     ]
@@ -182,12 +215,12 @@ BARGE_IN_MS = 840
 
 
 def polite_bot():
-    """The bot's TTS sends one last 100 ms chunk 60 ms after the barge-in, then stops."""
+    """The transport sends one last 50 ms chunk 60 ms after the barge-in, then the bot stops."""
     return [
         *question(),
         *answer_until_barge_in(BARGE_IN_MS),
-        (BARGE_IN_MS + 60, "tts", tts_audio(1_200)),
-        (BARGE_IN_MS + 90, "tts", tts_stopped()),
+        (BARGE_IN_MS + 60, "out", tts_audio(1_200)),
+        (BARGE_IN_MS + 90, "out", bot_stopped()),
         (1000, "user", mic()),
         (1100, "stt", heard("thanks")),
         (1150, "user", user_stops()),
@@ -195,14 +228,14 @@ def polite_bot():
 
 
 def rude_bot(late_ms: int = 300):
-    """The bot's TTS keeps sending audio `late_ms` after the barge-in, then stops."""
+    """The transport keeps sending audio `late_ms` after the barge-in, then the bot stops."""
     return [
         *question(),
         *answer_until_barge_in(BARGE_IN_MS),
-        (BARGE_IN_MS + 60, "tts", tts_audio(1_200)),
+        (BARGE_IN_MS + 60, "out", tts_audio(1_200)),
         (1000, "user", mic()),
-        (BARGE_IN_MS + late_ms, "tts", tts_audio(1_200)),
-        (BARGE_IN_MS + late_ms + 10, "tts", tts_stopped()),
+        (BARGE_IN_MS + late_ms, "out", tts_audio(1_200)),
+        (BARGE_IN_MS + late_ms + 10, "out", bot_stopped()),
         (1220, "stt", heard("stop")),
         (1250, "user", user_stops()),
     ]

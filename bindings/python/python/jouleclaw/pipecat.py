@@ -6,36 +6,54 @@ it knows into ticks of the duplex voice stream, and pushes them into a ``joulecl
 (Rust). Judging, hashing, minting and signing all happen there; this module only maps frames to
 ticks and hands the results on.
 
+Outbound audio is the audio the output transport has sent. A TTS service's
+``TTSAudioRawFrame`` is audio *generated*: Pipecat's ``BaseOutputTransport`` resamples it to
+its output rate, cuts it into chunks of ``audio_out_10ms_chunks`` x 10 ms, queues the chunks,
+writes them one at a time (``MediaSender`` in ``pipecat/transports/base_output.py``) and, after
+each write returned, pushes the written chunk downstream as a **new** frame of the same class.
+Only those pushes are mapped onto the TTS channel, each chunk once, stamped with the pipeline
+clock at the push (just after its write returned). Audio generated and never sent (dropped by
+an interruption, or still queued when the call ended) is counted in ``audio_stats`` and never
+judged as spoken. "The bot speaks" is what the transport says: its ``BotStartedSpeakingFrame``
+(pushed before the first chunk of a run is written) and ``BotStoppedSpeakingFrame`` (after the
+last one, or at once when an interruption drains the queue).
+
 Frame mapping (each frame is taken on its first push only; an upstream copy of a frame that
 was broadcast both ways is skipped, its downstream twin counts):
 
-============================================  =========================================
-Pipecat frame                                 tick
-============================================  =========================================
-``InputAudioRawFrame`` (and subclasses)       ``mic`` (1) audio, the PCM bytes
-``TranscriptionFrame`` (final)                ``asr`` (2) text, the UTF-8 text
-``LLMTextFrame``                              ``llm`` (4) text, the UTF-8 text
-``TTSAudioRawFrame``                          ``tts`` (3) audio, the PCM bytes
-``TTSStartedFrame``                           ``start`` marker on ``tts`` (3)
-``TTSStoppedFrame``                           ``end`` marker on ``tts`` (3)
-``BotStoppedSpeakingFrame``                   ``end`` marker on ``tts`` (3)
-``UserStartedSpeakingFrame`` while the bot    ``barge_in`` marker on ``control`` (0)
-speaks, or ``InterruptionFrame`` while the    (one per bot turn: the second of the pair
-bot speaks                                    is not a second barge-in)
-``UserStoppedSpeakingFrame``                  ``end_of_turn`` marker on ``control`` (0)
-``FunctionCallResultFrame``                   ``substrate`` (5) text: ``result`` as UTF-8
-                                              (a ``str`` as is, anything else as compact
-                                              JSON with sorted keys)
-``EndFrame``, ``CancelFrame``                 the open window is closed; outputs finish
-everything else (``TTSTextFrame``, the words  ignored, counted in ``ignored``
-being spoken, is not new LLM output)
-============================================  =========================================
+================================================  =========================================
+Pipecat frame (pushed by)                         tick
+================================================  =========================================
+``InputAudioRawFrame`` (and subclasses)           ``mic`` (1) audio, the PCM bytes
+``TranscriptionFrame`` (final)                    ``asr`` (2) text, the UTF-8 text
+``LLMTextFrame``                                  ``llm`` (4) text, the UTF-8 text
+``TTSAudioRawFrame``, ``SpeechOutputAudioRawFrame``  ``tts`` (3) audio, the PCM bytes as sent
+(a ``BaseOutputTransport``, downstream)           (the transport's output sample rate)
+``BotStartedSpeakingFrame`` (the transport)       ``start`` marker on ``tts`` (3)
+``BotStoppedSpeakingFrame`` (the transport)       ``end`` marker on ``tts`` (3)
+``UserStartedSpeakingFrame`` while the bot        ``barge_in`` marker on ``control`` (0)
+speaks, or ``InterruptionFrame`` while the        (one per bot turn: the second of the pair
+bot speaks                                        is not a second barge-in)
+``UserStoppedSpeakingFrame``                      ``end_of_turn`` marker on ``control`` (0)
+``FunctionCallResultFrame``                       ``substrate`` (5) text: ``result`` as UTF-8
+                                                  (a ``str`` as is, anything else as compact
+                                                  JSON with sorted keys)
+``EndFrame``, ``CancelFrame``                     the open window is closed; outputs finish
+``TTSAudioRawFrame`` from anything else (the      not a tick: counted as generated audio in
+TTS service: generation, not sending)             ``audio_stats``
+other ``OutputAudioRawFrame`` the transport       not a tick: counted in ``audio_stats`` as
+sent (a mixer's frames between speech runs)       ``other_sent``
+everything else (``TTSStartedFrame`` and          ignored, counted in ``ignored``
+``TTSStoppedFrame``: generation boundaries;
+``TTSTextFrame``: the words being spoken, not
+new LLM output)
+================================================  =========================================
 
-"The bot speaks" from a ``TTSStartedFrame`` or ``BotStartedSpeakingFrame`` until the next
-``TTSStoppedFrame`` or ``BotStoppedSpeakingFrame``. A payload larger than the spec's
-``max_chunk_bytes`` becomes several ticks of at most that size, all at the frame's time.
-A function call's result is the substrate that backs what the bot says next: without it the
-ledger counts the bot's answer against the user's input alone.
+A payload larger than the spec's ``max_chunk_bytes`` becomes several ticks of at most that
+size, all at the frame's time. A function call's result is the substrate that backs what the
+bot says next: without it the ledger counts the bot's answer against the user's input alone.
+Only the transport's default destination (``transport_destination`` ``None``) is observed
+unless ``destination`` names another.
 
 Time: every tick is stamped with ``clock(data)`` in stream nanoseconds. The default is
 ``data.timestamp``, the pipeline clock (nanoseconds since the pipeline task started, read when
@@ -69,16 +87,18 @@ from pipecat.frames.frames import (
     FunctionCallResultFrame,
     InputAudioRawFrame,
     InterruptionFrame,
+    LLMFullResponseStartFrame,
     LLMTextFrame,
+    OutputAudioRawFrame,
+    SpeechOutputAudioRawFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
-    TTSStartedFrame,
-    TTSStoppedFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.processors.frame_processor import FrameDirection
+from pipecat.transports.base_output import BaseOutputTransport
 
 from . import (
     ASR,
@@ -88,17 +108,33 @@ from . import (
     SUBSTRATE,
     TTS,
     ClosedWindow,
+    Finished,
     JouleclawError,
     Pipeline,
     SigningKey,
+    StopLatency,
+    StopLatencyDocument,
     StreamSpec,
     Verdict,
 )
 
-__all__ = ["ReceiptObserver", "YieldEvent", "PIPECAT_VERSIONS"]
+__all__ = ["AudioStats", "ReceiptObserver", "YieldEvent", "PIPECAT_VERSIONS"]
 
 #: The pipecat-ai versions this observer is tested against.
 PIPECAT_VERSIONS = ">=1.14,<1.15"
+
+_NS_PER_S = 1_000_000_000
+
+#: The files of a run directory (``out_dir``).
+RUN_FILES = (
+    "signer.pub",
+    "receipts.jsonl",
+    "receipts.cbor",
+    "seals.cbor",
+    "inclusion.cbor",
+    "stop-latency.cbor",
+    "summary.json",
+)
 
 
 @dataclass(frozen=True)
@@ -111,6 +147,40 @@ class YieldEvent:
     frame: Frame
 
 
+@dataclass
+class AudioStats:
+    """Outbound audio of one window (``window_id``) or of the whole call (``window_id`` None).
+
+    ``generated_*``: the TTS service's ``TTSAudioRawFrame``s, at the TTS's sample rate, counted
+    in the window of their first push. ``sent_*``: the chunks the output transport wrote, at
+    its output sample rate, in the window of the push after the write (these are the TTS
+    channel's ticks). ``other_sent_*``: other audio the transport wrote (a mixer's frames
+    between speech runs), not on the TTS channel. Durations are the audio's own length
+    (bytes / (rate x channels x 2)), so audio at different rates compares.
+    """
+
+    window_id: Optional[int] = None
+    generated_bytes: int = 0
+    generated_ns: int = 0
+    sent_bytes: int = 0
+    sent_ns: int = 0
+    other_sent_bytes: int = 0
+    other_sent_ns: int = 0
+
+    @property
+    def unsent_ns(self) -> int:
+        """Audio generated and not (yet) sent: ``generated_ns - sent_ns``, at least 0. Over a
+        call this is what interruptions dropped plus what was still queued at the end. The
+        transport pads the last chunk of a speech run with silence to a whole chunk, so sent
+        audio can exceed generated audio by up to one chunk per run (then this is 0)."""
+        return max(0, self.generated_ns - self.sent_ns)
+
+
+def _audio_ns(frame: OutputAudioRawFrame) -> int:
+    per_s = frame.sample_rate * frame.num_channels * 2
+    return len(frame.audio) * _NS_PER_S // per_s if per_s > 0 else 0
+
+
 class ReceiptObserver(BaseObserver):
     """Mints a signed receipt for every window of the pipeline it observes (see the module docs).
 
@@ -121,13 +191,23 @@ class ReceiptObserver(BaseObserver):
         spec: The stream spec (default: ``StreamSpec.duplex_voice_default()``).
         epoch_unix: The Unix second at stream time 0 (each receipt's ``closed_at`` is it plus
             the window's end in whole seconds).
-        out_dir: A directory for ``receipts.jsonl``, ``receipts.cbor`` and ``signer.pub``
-            (created if missing; existing receipt files are never overwritten).
+        seal_every: Seal the stream: a ``stream-seal/1`` checkpoint every this many windows
+            and a final one at the end (default ``None``: one signature per window, unsealed).
+        window_signatures: With ``seal_every``: which windows are also signed one by one,
+            ``"all"`` (default), ``"non_pass"`` or ``"none"``.
+        out_dir: A run directory the pipeline writes when the call ends (``signer.pub``,
+            ``receipts.jsonl``, ``receipts.cbor``, ``seals.cbor`` and ``inclusion.cbor`` when
+            sealed, ``stop-latency.cbor``, ``summary.json``: what ``jouleclaw receipts
+            verify --pub DIR/signer.pub DIR`` and ``jouleclaw report DIR`` read). Created if
+            missing; a directory that already holds one of these files is refused.
         on_receipt: Called with every ``ClosedWindow``.
         on_yield: Called with a ``YieldEvent`` on the barge-in tick.
         clock: Stream time of a push, in nanoseconds (default: ``data.timestamp``).
-        keep_receipts: How many of the latest receipts ``receipts`` holds (memory stays
-            bounded on a long call; ``out_dir`` and ``on_receipt`` see every one).
+        keep_receipts: How many of the latest receipts ``receipts`` (and of the latest windows'
+            ``window_audio``) are kept (memory stays bounded on a long call; ``out_dir`` and
+            ``on_receipt`` see every one).
+        destination: The output transport destination whose audio is the bot's voice
+            (default ``None``: the transport's default destination).
     """
 
     def __init__(
@@ -143,17 +223,34 @@ class ReceiptObserver(BaseObserver):
         on_yield: Optional[Callable[[YieldEvent], None]] = None,
         clock: Optional[Callable[[FramePushed], int]] = None,
         keep_receipts: int = 1024,
+        destination: Optional[str] = None,
+        seal_every: Optional[int] = None,
+        window_signatures: str = "all",
         **kwargs,
     ):
         super().__init__(observe_every_push=False, **kwargs)
+        if out_dir is not None:
+            out = Path(out_dir)
+            taken = [name for name in RUN_FILES if (out / name).exists()]
+            if taken:
+                raise FileExistsError(f"{out} already holds {', '.join(taken)}")
+            out.mkdir(parents=True, exist_ok=True)
         self._pipeline = Pipeline(
-            steward, stream_id, signing_key=signing_key, spec=spec, epoch_unix=epoch_unix
+            steward,
+            stream_id,
+            signing_key=signing_key,
+            spec=spec,
+            epoch_unix=epoch_unix,
+            seal_every=seal_every,
+            window_signatures=window_signatures,
+            out_dir=None if out_dir is None else str(out_dir),
         )
         self._spec = self._pipeline.spec
         self._max_chunk = self._spec.max_chunk_bytes
         self._clock = clock or (lambda data: data.timestamp)
         self._on_receipt = on_receipt
         self._on_yield = on_yield
+        self._destination = destination
         self._bot_speaking = False
         self._barged_in = False
         self._finished = False
@@ -167,15 +264,13 @@ class ReceiptObserver(BaseObserver):
         self.ignored: dict[str, int] = {}
         #: Ticks the pipeline refused, by refusal code.
         self.refused: dict[str, int] = {}
-        self._jsonl = self._cbor = None
-        if out_dir is not None:
-            out = Path(out_dir)
-            out.mkdir(parents=True, exist_ok=True)
-            # "x": refuse to overwrite the receipts of an earlier run.
-            self._jsonl = open(out / "receipts.jsonl", "xb")
-            self._cbor = open(out / "receipts.cbor", "xb")
-            with open(out / "signer.pub", "x", encoding="ascii") as f:
-                f.write(self._pipeline.public_key_text)
+        #: Outbound audio of the whole call: generated, sent, not sent (see ``AudioStats``).
+        self.audio_stats = AudioStats()
+        #: Outbound audio per window, the latest ``keep_receipts`` windows that had any.
+        self.window_audio: deque[AudioStats] = deque(maxlen=keep_receipts)
+        #: What the pipeline's ``finish()`` returned (the signed stop-latency document, the
+        #: final seal), once the call has ended.
+        self.finished: Optional[Finished] = None
         self._register_event_handler("on_receipt", sync=True)
         self._register_event_handler("on_yield", sync=True)
 
@@ -194,6 +289,22 @@ class ReceiptObserver(BaseObserver):
         """The underlying ``jouleclaw.Pipeline``."""
         return self._pipeline
 
+    @property
+    def stop_latency(self) -> Optional[StopLatencyDocument]:
+        """The signed ``stop-latency/1`` document of the call, once it has ended."""
+        return None if self.finished is None else self.finished.stop_latency
+
+    def stop_latencies(self) -> list[StopLatency]:
+        """Every barge-in so far: its time, the last audio sent after it, the stop latency."""
+        if self.finished is not None:
+            return list(self.finished.stop_latency.barge_ins)
+        return self._pipeline.stop_latencies()
+
+    @property
+    def bot_speaking(self) -> bool:
+        """Whether the output transport last said the bot started speaking."""
+        return self._bot_speaking
+
     async def on_push_frame(self, data: FramePushed):
         """Maps one pushed frame onto the stream (see the module docs)."""
         frame = data.frame
@@ -207,27 +318,41 @@ class ReceiptObserver(BaseObserver):
         if isinstance(frame, (EndFrame, CancelFrame)):
             await self.finish()
             return
-        await self._map(frame, ts)
+        await self._map(frame, ts, self._sent_by_transport(data))
 
-    async def _map(self, frame: Frame, ts: int):
+    def _sent_by_transport(self, data: FramePushed) -> bool:
+        """Whether the frame comes from the output transport, downstream, for the observed
+        destination: for audio, a chunk the transport has written."""
+        return (
+            isinstance(data.source, BaseOutputTransport)
+            and data.direction == FrameDirection.DOWNSTREAM
+            and data.frame.transport_destination == self._destination
+        )
+
+    def _is_sent_speech(self, frame: Frame, sent: bool) -> bool:
+        """Whether an audio frame is the bot's voice as sent: a chunk of TTS or speech audio
+        the output transport pushed after writing it."""
+        return sent and isinstance(frame, (TTSAudioRawFrame, SpeechOutputAudioRawFrame))
+
+    async def _map(self, frame: Frame, ts: int, sent: bool):
         if isinstance(frame, InputAudioRawFrame):
             await self._push(ts, MIC, "audio", frame, payload=frame.audio)
         elif isinstance(frame, TranscriptionFrame):
             await self._push(ts, ASR, "text", frame, payload=frame.text.encode("utf-8"))
         elif isinstance(frame, LLMTextFrame):
             await self._push(ts, LLM, "text", frame, payload=frame.text.encode("utf-8"))
-        elif isinstance(frame, TTSAudioRawFrame):
-            await self._push(ts, TTS, "audio", frame, payload=frame.audio)
-        elif isinstance(frame, TTSStartedFrame):
+        elif isinstance(frame, LLMFullResponseStartFrame) and not self._bot_speaking:
+            # The ledger takes an outbound start as the answer to a pending barge-in: a new
+            # response counts as one only once the transport says the bot has stopped.
+            await self._push(ts, LLM, "marker", frame, marker="start")
+        elif isinstance(frame, OutputAudioRawFrame):
+            await self._map_output_audio(frame, ts, sent)
+        elif isinstance(frame, BotStartedSpeakingFrame) and sent:
             self._bot_speaking, self._barged_in = True, False
             await self._push(ts, TTS, "marker", frame, marker="start")
-        elif isinstance(frame, (TTSStoppedFrame, BotStoppedSpeakingFrame)):
+        elif isinstance(frame, BotStoppedSpeakingFrame) and sent:
             self._bot_speaking = False
             await self._push(ts, TTS, "marker", frame, marker="end")
-        elif isinstance(frame, BotStartedSpeakingFrame):
-            if not self._bot_speaking:
-                self._bot_speaking, self._barged_in = True, False
-            self._count(self.ignored, type(frame).__name__)
         elif isinstance(frame, (UserStartedSpeakingFrame, InterruptionFrame)):
             if self._bot_speaking and not self._barged_in:
                 self._barged_in = True
@@ -242,26 +367,52 @@ class ReceiptObserver(BaseObserver):
                 result = json.dumps(result, sort_keys=True, separators=(",", ":"), default=str)
             await self._push(ts, SUBSTRATE, "text", frame, payload=result.encode("utf-8"))
         else:
-            # Every frame the table does not name, TTSTextFrame included (the words being
-            # spoken, not new LLM output).
+            # Every frame the table does not name: TTSStartedFrame/TTSStoppedFrame (generation
+            # boundaries), TTSTextFrame (the words being spoken, not new LLM output), the bot
+            # speaking frames of another destination, ...
             self._count(self.ignored, type(frame).__name__)
 
+    async def _map_output_audio(self, frame: OutputAudioRawFrame, ts: int, sent: bool):
+        n, ns = len(frame.audio), _audio_ns(frame)
+        window = self._window_audio(ts)
+        if self._is_sent_speech(frame, sent):
+            for stats in (self.audio_stats, window):
+                stats.sent_bytes += n
+                stats.sent_ns += ns
+            await self._push(ts, TTS, "audio", frame, payload=frame.audio)
+        elif sent:
+            for stats in (self.audio_stats, window):
+                stats.other_sent_bytes += n
+                stats.other_sent_ns += ns
+        elif isinstance(frame, TTSAudioRawFrame):
+            for stats in (self.audio_stats, window):
+                stats.generated_bytes += n
+                stats.generated_ns += ns
+        else:
+            # Audio on its way to the transport that no TTS generated (e.g. a sound the
+            # application queued): it counts when the transport sends it.
+            self._count(self.ignored, type(frame).__name__)
+
+    def _window_audio(self, ts: int) -> AudioStats:
+        window_id = self._spec.window_of(ts)
+        if not self.window_audio or self.window_audio[-1].window_id != window_id:
+            self.window_audio.append(AudioStats(window_id=window_id))
+        return self.window_audio[-1]
+
     async def finish(self):
-        """Closes the open window and the output files. Called at ``EndFrame``/``CancelFrame``
-        and on cleanup; later calls do nothing."""
+        """Closes the open window, signs the stop-latency document (and the final seal) and
+        writes ``out_dir``. Called at ``EndFrame``/``CancelFrame`` and on cleanup; later calls
+        do nothing."""
         if self._finished:
             return
         self._finished = True
         try:
-            closed = self._pipeline.close_window()
-            if closed is not None:
-                await self._emit(closed)
+            self.finished = self._pipeline.finish()
         except JouleclawError as e:
             self._count(self.refused, e.code)
-        finally:
-            for f in (self._jsonl, self._cbor):
-                if f is not None:
-                    f.close()
+            return
+        if self.finished.last is not None:
+            await self._emit(self.finished.last)
 
     async def cleanup(self):
         """Pipecat's cleanup hook: finishes if the pipeline ended without an EndFrame."""
@@ -301,12 +452,6 @@ class ReceiptObserver(BaseObserver):
 
     async def _emit(self, closed: ClosedWindow):
         self.receipts.append(closed)
-        if self._jsonl is not None:
-            self._jsonl.write(closed.receipt_json + b"\n")
-            self._jsonl.flush()
-        if self._cbor is not None:
-            self._cbor.write(closed.cose_sign1)
-            self._cbor.flush()
         if self._on_receipt is not None:
             self._on_receipt(closed)
         await self._call_event_handler("on_receipt", closed)
