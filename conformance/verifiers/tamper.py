@@ -21,6 +21,7 @@ VOICE = "voice-turn-vectors.json"
 REGISTRY = "call-registry-vectors.json"
 STRUCTURED = "structured-output-vectors.json"
 STRUCTURED_2020 = "structured-output-2020-vectors.json"
+STOP_LATENCY = "stop-latency-vectors.json"
 LANGS = ("python", "js", "go")
 # Which verifiers check structured-output-vectors.json (the Python checker `structured` always;
 # see conformance/README.md for what the JS and Go verifiers check of it).
@@ -451,6 +452,66 @@ def registry_fork_called_consistent(d: Path) -> None:
     def fn(doc):
         doc["forks"][0]["expect"] = "consistent"
     _edit(d, REGISTRY, fn)
+# stop-latency/1 (spec/STOP-LATENCY-V1.md)
+
+def stop_latency_content_hash(d: Path) -> None:
+    def fn(doc):
+        v = doc["documents"][0]
+        v["content_hash"] = flip_hex_digit(v["content_hash"], 5)
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_signature_byte(d: Path) -> None:
+    def fn(doc):
+        v = doc["documents"][0]
+        v["cose_sign1_hex"] = flip_hex_byte(v["cose_sign1_hex"], -3)
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_latency_changed(d: Path) -> None:
+    """The document says the agent stopped 1 ns later (latency and last audio both moved, so the
+    document still passes its own rules): the hash, the signature and the envelope disagree."""
+    def fn(doc):
+        v = _first(doc["documents"], lambda v: '"stop_latency_ns":40000000' in v["canonical"])
+        v["canonical"] = v["canonical"].replace('"last_audio_ts_ns":1080000000', '"last_audio_ts_ns":1080000001').replace(
+            '"stop_latency_ns":40000000', '"stop_latency_ns":40000001')
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_receipt_removed(d: Path) -> None:
+    def fn(doc):
+        doc["documents"][0]["receipts"].pop()
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_summary_changed(d: Path) -> None:
+    def fn(doc):
+        v = _first(doc["documents"], lambda v: v["summary"] is not None)
+        v["summary"]["p95_ns"] -= 1
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_negative_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "late_mismatch")
+        c["input_hex"] = doc["documents"][0]["canonical"].encode("utf-8").hex()
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_negative_code(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "late_mismatch")
+        c["expect_refusal"] = "latency_mismatch"
+    _edit(d, STOP_LATENCY, fn)
+
+
+def stop_latency_tampered_accepted(d: Path) -> None:
+    """A tampered case replaced by an untouched document and its receipts."""
+    def fn(doc):
+        c = _first(doc["tampered"], lambda c: c["expect_refusal"] == "yield_unlisted")
+        c["cose_sign1_hex"] = doc["documents"][0]["cose_sign1_hex"]
+        c["receipts"] = doc["documents"][0]["receipts"]
+    _edit(d, STOP_LATENCY, fn)
 
 
 CASES = {
@@ -488,6 +549,14 @@ CASES = {
     "voice-turn-pcm-changed": (VOICE, voice_turn_pcm),
     "voice-negative-accepted": (VOICE, voice_negative_accepted),
     "voice-negative-code-changed": (VOICE, voice_negative_code),
+    "stop-latency-content-hash-hex-digit": (STOP_LATENCY, stop_latency_content_hash),
+    "stop-latency-signature-byte": (STOP_LATENCY, stop_latency_signature_byte),
+    "stop-latency-latency-changed": (STOP_LATENCY, stop_latency_latency_changed),
+    "stop-latency-receipt-removed": (STOP_LATENCY, stop_latency_receipt_removed),
+    "stop-latency-summary-changed": (STOP_LATENCY, stop_latency_summary_changed),
+    "stop-latency-negative-accepted": (STOP_LATENCY, stop_latency_negative_accepted),
+    "stop-latency-negative-code-changed": (STOP_LATENCY, stop_latency_negative_code),
+    "stop-latency-tampered-accepted": (STOP_LATENCY, stop_latency_tampered_accepted),
     "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
     "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
     "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),

@@ -51,6 +51,7 @@ const FILES = {
   voiceTurn: 'voice-turn-vectors.json',
   structured: 'structured-output-vectors.json',
   registry: 'call-registry-vectors.json',
+  stopLatency: 'stop-latency-vectors.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
 // tags kept as Tag objects, maps as Map (integer labels).
@@ -1558,6 +1559,241 @@ function checkStructuredOne(path, name) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// stop-latency/1 (spec/STOP-LATENCY-V1.md): canonical documents and their schema rules in
+// order, the COSE_Sign1 rebuilt byte for byte, the binding to the window receipts, the summary
+// ---------------------------------------------------------------------------------------------
+
+const SL_ID = 'stop-latency/1';
+const SL_CONTENT_TYPE = 'application/vnd.jouleclaw.stop-latency+json';
+const SL_DEADLINE_NS = 150_000_000;
+const SL_LIMITS = { documentBytes: 8 << 20, depth: 3, stringBytes: 4_096, arrayLen: 16_384 };
+const SL_TOP = ['barge_ins', 'deadline_ns', 'jc_stop_latency', 'receipts_root', 'steward', 'stream_id', 'window_count'];
+const SL_BARGE = ['audio_bytes', 'barge_in_ts_ns', 'end_ts_ns', 'ended_by', 'last_audio_ts_ns', 'late_audio_bytes', 'stop_latency_ns', 'window_id'];
+const SL_SCHEMA_CODES = new Set([
+  'wrong_type', 'null', 'unknown_field', 'missing_field', 'wrong_schema', 'negative_unsigned', 'empty_name',
+  'bad_root', 'wrong_deadline', 'bad_ended_by', 'end_mismatch', 'latency_mismatch', 'late_mismatch', 'out_of_order',
+]);
+
+const slNullOrWrong = (v, what) => new Refusal(v === null ? 'null' : 'wrong_type', `${what} is ${JSON.stringify(v)}`);
+function slUint(v, what) {
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw slNullOrWrong(v, what);
+  if (v < 0) throw new Refusal('negative_unsigned', `${what} is negative`);
+  return v;
+}
+function slUintOrNull(v, what) {
+  if (v === null) return null;
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Refusal('wrong_type', `${what} is ${JSON.stringify(v)}`);
+  if (v < 0) throw new Refusal('negative_unsigned', `${what} is negative`);
+  return v;
+}
+function slString(v, what) {
+  if (typeof v !== 'string') throw slNullOrWrong(v, what);
+  return v;
+}
+function slFields(obj, known, what) {
+  for (const k of Object.keys(obj)) if (!known.includes(k)) throw new Refusal('unknown_field', `${what} has ${k}`);
+  for (const k of known) if (!(k in obj)) throw new Refusal('missing_field', `${what} lacks ${k}`);
+}
+function slBargeIn(b) {
+  if (!isObject(b)) throw slNullOrWrong(b, 'a barge-in');
+  slFields(b, SL_BARGE, 'a barge-in');
+  const audio = slUint(b.audio_bytes, 'audio_bytes');
+  const t = slUint(b.barge_in_ts_ns, 'barge_in_ts_ns');
+  const end = slUintOrNull(b.end_ts_ns, 'end_ts_ns');
+  const endedBy = slString(b.ended_by, 'ended_by');
+  const last = slUintOrNull(b.last_audio_ts_ns, 'last_audio_ts_ns');
+  const late = slUint(b.late_audio_bytes, 'late_audio_bytes');
+  const latency = slUint(b.stop_latency_ns, 'stop_latency_ns');
+  slUint(b.window_id, 'window_id');
+  if (endedBy !== 'start' && endedBy !== 'stream_end') throw new Refusal('bad_ended_by', endedBy);
+  if (!((endedBy === 'start' && end !== null && end >= t) || (endedBy === 'stream_end' && end === null))) {
+    throw new Refusal('end_mismatch', 'ended_by and end_ts_ns disagree');
+  }
+  const ok = last === null
+    ? latency === 0 && audio === 0
+    : t <= last && (end === null || last <= end) && audio > 0 && latency === last - t;
+  if (!ok) throw new Refusal('latency_mismatch', 'stop_latency_ns is not last_audio_ts_ns - barge_in_ts_ns');
+  if (late > audio || (late > 0) !== (latency > SL_DEADLINE_NS)) throw new Refusal('late_mismatch', 'late_audio_bytes');
+  return b;
+}
+function slCheckSchema(root) {
+  if (!isObject(root)) throw slNullOrWrong(root, 'the document');
+  slFields(root, SL_TOP, 'the document');
+  if (slString(root.jc_stop_latency, 'jc_stop_latency') !== SL_ID) throw new Refusal('wrong_schema', root.jc_stop_latency);
+  const steward = slString(root.steward, 'steward');
+  const streamId = slString(root.stream_id, 'stream_id');
+  slUint(root.window_count, 'window_count');
+  const deadline = slUint(root.deadline_ns, 'deadline_ns');
+  const rr = slString(root.receipts_root, 'receipts_root');
+  if (!Array.isArray(root.barge_ins)) throw slNullOrWrong(root.barge_ins, 'barge_ins');
+  if (!steward || !streamId) throw new Refusal('empty_name', 'steward or stream_id empty');
+  if (!HEX64.test(rr)) throw new Refusal('bad_root', rr);
+  if (deadline !== SL_DEADLINE_NS) throw new Refusal('wrong_deadline', String(deadline));
+  const bs = root.barge_ins.map(slBargeIn);
+  for (let i = 1; i < bs.length; i += 1) {
+    if (bs[i].window_id < bs[i - 1].window_id || bs[i].barge_in_ts_ns < bs[i - 1].barge_in_ts_ns) {
+      throw new Refusal('out_of_order', `barge-in ${i}`);
+    }
+  }
+  return root;
+}
+function slDecode(data) {
+  if (!data.length) throw new Refusal('json', 'empty input');
+  return slCheckSchema(parseJcr1(data, SL_LIMITS));
+}
+
+function slHead(major, n) {
+  const m = major << 5;
+  if (n < 24) return new Uint8Array([m | n]);
+  if (n < 0x100) return new Uint8Array([m | 24, n]);
+  if (n < 0x10000) return new Uint8Array([m | 25, n >> 8, n & 0xff]);
+  return new Uint8Array([m | 26, (n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff]);
+}
+const slBstr = (b) => concat(slHead(2, b.length), b);
+const slTstr = (s) => { const b = utf8.encode(s); return concat(slHead(3, b.length), b); };
+const slProtected = (steward, subject, kid) => concat(
+  new Uint8Array([0xa4, 0x01, 0x27, 0x03]), slTstr(SL_CONTENT_TYPE), new Uint8Array([0x04]), slBstr(kid),
+  new Uint8Array([0x0f, 0xa2, 0x01]), slTstr(steward), new Uint8Array([0x02]), slTstr(subject),
+);
+const slSigStructure = (prot, payload) => concat(new Uint8Array([0x84]), slTstr('Signature1'), slBstr(prot), new Uint8Array([0x40]), slBstr(payload));
+const slEnvelope = (prot, payload, sig) => concat(new Uint8Array([0xd2, 0x84]), slBstr(prot), new Uint8Array([0xa0]), slBstr(payload), slBstr(sig));
+
+/** The document of a signed stop-latency/1 (spec section 6, in order), or a Refusal. */
+function slVerifySigned(data, pub) {
+  if (data.length > SL_LIMITS.documentBytes + 16_384) throw new Refusal('cose_too_large', 'too large');
+  if (data[0] !== 0xd2) throw new Refusal(data[0] === 0x84 ? 'cose_untagged' : (data[0] >> 5) === 6 ? 'cose_wrong_tag' : 'cose_malformed', 'not tag 18');
+  let item;
+  try {
+    item = cborDecode(data, { ...CBOR_STRICT, tags: new Map([[18, (t) => t]]) });
+  } catch (e) {
+    throw new Refusal('cose_malformed', e.message);
+  }
+  const inner = item instanceof Tag ? item.contents : null;
+  if (!Array.isArray(inner) || inner.length !== 4) throw new Refusal('cose_malformed', 'not a COSE_Sign1');
+  const [prot, unprot, payload, sig] = inner;
+  if (!isBytes(prot) || !(unprot instanceof Map) || !isBytes(sig)) throw new Refusal('cose_malformed', 'wrong item types');
+  if (payload === null) throw new Refusal('cose_payload_detached', 'detached');
+  if (!isBytes(payload)) throw new Refusal('cose_malformed', 'payload');
+  if (unprot.size) throw new Refusal('cose_unprotected_not_empty', 'unprotected header');
+  let header;
+  try {
+    header = cborDecode(prot, CBOR_STRICT);
+  } catch (e) {
+    throw new Refusal('cose_malformed', e.message);
+  }
+  if (!(header instanceof Map)) throw new Refusal('cose_malformed', 'protected header');
+  if (header.get(1) !== -8) throw new Refusal('cose_alg_not_eddsa', 'alg');
+  if (header.get(3) !== SL_CONTENT_TYPE) throw new Refusal('cose_content_type_mismatch', String(header.get(3)));
+  const kid = header.get(4);
+  if (!isBytes(kid) || kid.length !== 32) throw new Refusal('cose_bad_kid', 'kid');
+  const claims = header.get(15);
+  if (!(claims instanceof Map) || claims.size !== 2 || typeof claims.get(1) !== 'string' || typeof claims.get(2) !== 'string') {
+    throw new Refusal('cose_bad_cwt_claims', 'CWT claims');
+  }
+  const iss = claims.get(1);
+  const sub = claims.get(2);
+  if (!equalBytes(slProtected(iss, sub, kid), prot)) throw new Refusal('cose_protected_not_canonical', 'protected bytes');
+  if (sig.length !== 64 || !equalBytes(slEnvelope(prot, payload, sig), data)) throw new Refusal('cose_envelope_not_canonical', 'envelope bytes');
+  if (!equalBytes(kid, thumbprint(pub))) throw new Refusal('cose_unknown_kid', 'kid');
+  try {
+    ed25519VerifyStrict(sig, slSigStructure(prot, payload), pub);
+  } catch {
+    throw new Refusal('cose_bad_signature', 'signature');
+  }
+  const doc = slDecode(payload);
+  if (iss !== doc.steward) throw new Refusal('cose_iss_mismatch', iss);
+  if (sub !== `${doc.stream_id}:stop-latency`) throw new Refusal('cose_sub_mismatch', sub);
+  return doc;
+}
+
+function slBindingProblems(doc, lines) {
+  const receipts = lines.map((l) => JSON.parse(l));
+  const out = [];
+  if (receipts.some((r) => r.steward !== doc.steward || r.stream_id !== doc.stream_id)) out.push('stream_mismatch');
+  if (doc.window_count !== receipts.length) out.push('window_count_mismatch');
+  if (toHex(mth(lines.map((l) => leafHash(blake3(utf8.encode(l)))))) !== doc.receipts_root) out.push('root_mismatch');
+  const byWindow = new Map(receipts.map((r) => [r.window_id, r]));
+  const listed = [...new Set(doc.barge_ins.map((b) => b.window_id))].sort((a, b) => a - b);
+  for (const w of listed) {
+    const r = byWindow.get(w);
+    if (!r) { out.push('barge_in_window_missing'); continue; }
+    const v = r.verdict;
+    if (!((v.kind === 'yield' && v.seen_at === w) || v.kind === 'fail')) out.push('barge_in_not_yielded');
+  }
+  for (const r of receipts) if (r.verdict.kind === 'yield' && !listed.includes(r.window_id)) out.push('yield_unlisted');
+  return out;
+}
+
+function slSummary(doc) {
+  const v = doc.barge_ins.map((b) => b.stop_latency_ns).sort((a, b) => a - b);
+  if (!v.length) return null;
+  const at = (p) => v[Math.max(1, Math.ceil((p * v.length) / 100)) - 1];
+  return { p50_ns: at(50), p95_ns: at(95), max_ns: at(100) };
+}
+
+function checkStopLatencyFile(path, name) {
+  let doc;
+  let pub;
+  check(`${name} load`, () => {
+    doc = loadJsonFile(path);
+    expectEqual('schema', doc.schema, SL_ID);
+    expectEqual('content_type', doc.content_type, SL_CONTENT_TYPE);
+    expectEqual('deadline_ns', doc.deadline_ns, SL_DEADLINE_NS);
+    pub = hexToBytes(doc.public_key);
+    expectEqual('kid', toHex(thumbprint(pub)), doc.kid);
+    if (!doc.documents?.length || !doc.negative?.length || !doc.tampered?.length) {
+      throw new Refusal('mismatch', 'documents, negative and tampered must each hold vectors');
+    }
+  });
+  for (const v of doc?.documents ?? []) {
+    check(`${name} documents ${label(v)}`, () => {
+      const data = utf8.encode(v.canonical);
+      expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
+      const d = slDecode(data);
+      const prot = slProtected(d.steward, `${d.stream_id}:stop-latency`, thumbprint(pub));
+      expectEqual('protected', toHex(prot), v.protected_hex);
+      expectEqual('to_be_signed', toHex(slSigStructure(prot, data)), v.to_be_signed_hex);
+      const signed = hexToBytes(v.cose_sign1_hex);
+      expectEqual('envelope', toHex(slEnvelope(prot, data, signed.subarray(signed.length - 64))), v.cose_sign1_hex);
+      expectEqual('verified document', canonicalize(slVerifySigned(signed, pub)), v.canonical);
+      expectEqual('receipts_root', d.receipts_root, v.receipts_root);
+      expectEqual('binding problems', slBindingProblems(d, v.receipts).join(','), '');
+      expectEqual('summary', JSON.stringify(slSummary(d)), JSON.stringify(v.summary && { p50_ns: v.summary.p50_ns, p95_ns: v.summary.p95_ns, max_ns: v.summary.max_ns }));
+      return `${d.barge_ins.length} barge-ins`;
+    });
+  }
+  for (const c of doc?.negative ?? []) {
+    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
+      try {
+        slDecode(hexToBytes(c.input_hex));
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        if (SL_SCHEMA_CODES.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
+          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
+        }
+        return `refused [${e.cls}]`;
+      }
+      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
+    });
+  }
+  for (const c of doc?.tampered ?? []) {
+    check(`${name} tampered ${label(c)} (${c.expect_refusal})`, () => {
+      let d;
+      try {
+        d = slVerifySigned(hexToBytes(c.cose_sign1_hex), pub);
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        return `refused [${e.cls}]`;
+      }
+      const problems = slBindingProblems(d, c.receipts);
+      if (!problems.length) throw new Refusal('accepted', 'a tampered document was ACCEPTED');
+      expectEqual('first binding problem', problems[0], c.expect_refusal);
+      return `refused [${problems[0]}]`;
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Runner
 // ---------------------------------------------------------------------------------------------
 
@@ -1736,6 +1972,7 @@ function main() {
 
   if (present.seal) checkSealFile(present.seal, FILES.seal);
   if (present.voiceTurn) checkVoiceTurnFile(present.voiceTurn, FILES.voiceTurn);
+  if (present.stopLatency) checkStopLatencyFile(present.stopLatency, FILES.stopLatency);
   if (present.structured) checkStructuredFile(present.structured, FILES.structured);
   if (present.registry) {
     checkRegistryFile(present.registry, FILES.registry, {

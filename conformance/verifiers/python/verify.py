@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
 (RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness), and
-voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives), and the call
-registry (check_registry.py's checks: C2SP notes, cosignatures, tlog-proof files, forks, policies).
+voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives),
+stop-latency/1 (check_stop_latency.py's checks: signed documents, negatives, tampered copies), and
+the call registry (check_registry.py's checks: C2SP notes, cosignatures, tlog-proof files, forks,
+policies).
 
 Usage: verify.py [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
 
@@ -73,6 +75,7 @@ FILES = {
     "seal_schema": "stream-seal-1.schema.json",
     "voice_turn": "voice-turn-vectors.json",
     "registry": "call-registry-vectors.json",
+    "stop_latency": "stop-latency-vectors.json",
 }
 
 
@@ -1447,6 +1450,10 @@ def main(argv: list[str]) -> int:
         # The call registry (spec/CALL-REGISTRY.md): the standalone checker's checks, in this report.
         import check_registry
         check_registry.run(root, PrefixedReport(rep, FILES["registry"]))
+    if "stop_latency" in present:
+        # stop-latency/1 (spec/STOP-LATENCY-V1.md): the standalone checker's checks, in this report.
+        import check_stop_latency
+        check_stop_latency.run(root, PrefixedReport(rep, FILES["stop_latency"]))
 
     for path in cose_wg:
         def one(path=path):

@@ -138,41 +138,155 @@ fn build() -> String {
     let multi: Value = serde_json::from_slice(&all[3].run.signed.payload).unwrap();
     type Edit = fn(&mut Value);
     let edits: Vec<(&str, &str, Value, Edit)> = vec![
-        ("wrong_schema", "jc_stop_latency is stop-latency/2", base.clone(), |v| v["jc_stop_latency"] = "stop-latency/2".into()),
-        ("unknown_field", "a key the document does not define", base.clone(), |v| v["note"] = 1.into()),
-        ("missing_field", "window_count absent", base.clone(), |v| { v.as_object_mut().unwrap().remove("window_count"); }),
-        ("null", "steward null", base.clone(), |v| v["steward"] = Value::Null),
-        ("wrong_type", "window_count a string", base.clone(), |v| v["window_count"] = "9".into()),
-        ("negative_unsigned", "window_count negative", base.clone(), |v| v["window_count"] = (-1).into()),
-        ("wrong_type", "barge_ins an object", base.clone(), |v| v["barge_ins"] = json!({})),
-        ("unknown_field", "a barge-in with a key it does not define", base.clone(), |v| v["barge_ins"][0]["yield_ts_ns"] = 1.into()),
-        ("missing_field", "a barge-in without end_ts_ns", base.clone(), |v| { v["barge_ins"][0].as_object_mut().unwrap().remove("end_ts_ns"); }),
-        ("wrong_type", "last_audio_ts_ns a boolean", base.clone(), |v| v["barge_ins"][0]["last_audio_ts_ns"] = true.into()),
-        ("empty_name", "stream_id empty", base.clone(), |v| v["stream_id"] = "".into()),
-        ("bad_root", "receipts_root in upper case", base.clone(), |v| { let s = v["receipts_root"].as_str().unwrap().to_uppercase(); v["receipts_root"] = s.into(); }),
-        ("bad_root", "receipts_root of 31 bytes", base.clone(), |v| { let s = v["receipts_root"].as_str().unwrap()[2..].to_owned(); v["receipts_root"] = s.into(); }),
-        ("wrong_deadline", "a 200 ms deadline", base.clone(), |v| v["deadline_ns"] = 200_000_000.into()),
-        ("bad_ended_by", "ended_by open (a measurement not ended)", base.clone(), |v| v["barge_ins"][0]["ended_by"] = "open".into()),
-        ("end_mismatch", "ended by the stream's end with an end_ts_ns", base.clone(), |v| v["barge_ins"][0]["ended_by"] = "stream_end".into()),
-        ("end_mismatch", "ended by a start before the barge-in", base.clone(), |v| v["barge_ins"][0]["end_ts_ns"] = 1.into()),
-        ("latency_mismatch", "stop_latency_ns one more than last_audio_ts_ns - barge_in_ts_ns", base.clone(), |v| { let x = v["barge_ins"][0]["stop_latency_ns"].as_u64().unwrap(); v["barge_ins"][0]["stop_latency_ns"] = (x + 1).into(); }),
-        ("latency_mismatch", "audio after the start that ended the measurement", base.clone(), |v| v["barge_ins"][0]["end_ts_ns"] = 1_050_000_000u64.into()),
-        ("latency_mismatch", "no last audio and a latency", multi.clone(), |v| v["barge_ins"][0]["stop_latency_ns"] = 5.into()),
-        ("late_mismatch", "late bytes within the deadline", base.clone(), |v| v["barge_ins"][0]["late_audio_bytes"] = 240.into()),
-        ("late_mismatch", "late bytes above the audio bytes", multi.clone(), |v| { let a = v["barge_ins"][1]["audio_bytes"].as_u64().unwrap(); v["barge_ins"][1]["late_audio_bytes"] = (a + 1).into(); }),
-        ("out_of_order", "barge-ins not in stream order", multi.clone(), |v| { let b = v["barge_ins"].as_array_mut().unwrap(); b.swap(0, 1); }),
+        (
+            "wrong_schema",
+            "jc_stop_latency is stop-latency/2",
+            base.clone(),
+            |v| v["jc_stop_latency"] = "stop-latency/2".into(),
+        ),
+        (
+            "unknown_field",
+            "a key the document does not define",
+            base.clone(),
+            |v| v["note"] = 1.into(),
+        ),
+        ("missing_field", "window_count absent", base.clone(), |v| {
+            v.as_object_mut().unwrap().remove("window_count");
+        }),
+        ("null", "steward null", base.clone(), |v| {
+            v["steward"] = Value::Null
+        }),
+        ("wrong_type", "window_count a string", base.clone(), |v| {
+            v["window_count"] = "9".into()
+        }),
+        (
+            "negative_unsigned",
+            "window_count negative",
+            base.clone(),
+            |v| v["window_count"] = (-1).into(),
+        ),
+        ("wrong_type", "barge_ins an object", base.clone(), |v| {
+            v["barge_ins"] = json!({})
+        }),
+        (
+            "unknown_field",
+            "a barge-in with a key it does not define",
+            base.clone(),
+            |v| v["barge_ins"][0]["yield_ts_ns"] = 1.into(),
+        ),
+        (
+            "missing_field",
+            "a barge-in without end_ts_ns",
+            base.clone(),
+            |v| {
+                v["barge_ins"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("end_ts_ns");
+            },
+        ),
+        (
+            "wrong_type",
+            "last_audio_ts_ns a boolean",
+            base.clone(),
+            |v| v["barge_ins"][0]["last_audio_ts_ns"] = true.into(),
+        ),
+        ("empty_name", "stream_id empty", base.clone(), |v| {
+            v["stream_id"] = "".into()
+        }),
+        (
+            "bad_root",
+            "receipts_root in upper case",
+            base.clone(),
+            |v| {
+                let s = v["receipts_root"].as_str().unwrap().to_uppercase();
+                v["receipts_root"] = s.into();
+            },
+        ),
+        ("bad_root", "receipts_root of 31 bytes", base.clone(), |v| {
+            let s = v["receipts_root"].as_str().unwrap()[2..].to_owned();
+            v["receipts_root"] = s.into();
+        }),
+        ("wrong_deadline", "a 200 ms deadline", base.clone(), |v| {
+            v["deadline_ns"] = 200_000_000.into()
+        }),
+        (
+            "bad_ended_by",
+            "ended_by open (a measurement not ended)",
+            base.clone(),
+            |v| v["barge_ins"][0]["ended_by"] = "open".into(),
+        ),
+        (
+            "end_mismatch",
+            "ended by the stream's end with an end_ts_ns",
+            base.clone(),
+            |v| v["barge_ins"][0]["ended_by"] = "stream_end".into(),
+        ),
+        (
+            "end_mismatch",
+            "ended by a start before the barge-in",
+            base.clone(),
+            |v| v["barge_ins"][0]["end_ts_ns"] = 1.into(),
+        ),
+        (
+            "latency_mismatch",
+            "stop_latency_ns one more than last_audio_ts_ns - barge_in_ts_ns",
+            base.clone(),
+            |v| {
+                let x = v["barge_ins"][0]["stop_latency_ns"].as_u64().unwrap();
+                v["barge_ins"][0]["stop_latency_ns"] = (x + 1).into();
+            },
+        ),
+        (
+            "latency_mismatch",
+            "audio after the start that ended the measurement",
+            base.clone(),
+            |v| v["barge_ins"][0]["end_ts_ns"] = 1_050_000_000u64.into(),
+        ),
+        (
+            "latency_mismatch",
+            "no last audio and a latency",
+            multi.clone(),
+            |v| v["barge_ins"][0]["stop_latency_ns"] = 5.into(),
+        ),
+        (
+            "late_mismatch",
+            "late bytes within the deadline",
+            base.clone(),
+            |v| v["barge_ins"][0]["late_audio_bytes"] = 240.into(),
+        ),
+        (
+            "late_mismatch",
+            "late bytes above the audio bytes",
+            multi.clone(),
+            |v| {
+                let a = v["barge_ins"][1]["audio_bytes"].as_u64().unwrap();
+                v["barge_ins"][1]["late_audio_bytes"] = (a + 1).into();
+            },
+        ),
+        (
+            "out_of_order",
+            "barge-ins not in stream order",
+            multi.clone(),
+            |v| {
+                let b = v["barge_ins"].as_array_mut().unwrap();
+                b.swap(0, 1);
+            },
+        ),
     ];
     let mut negative: Vec<Value> = Vec::new();
     for (code, description, mut v, edit) in edits {
         edit(&mut v);
         let bytes = encode_value(&v).unwrap();
-        negative.push(json!({"description": description, "input_hex": hex(&bytes), "expect": code}));
+        negative
+            .push(json!({"description": description, "input_hex": hex(&bytes), "expect": code}));
     }
     let canonical = all[0].run.signed.payload.clone();
     let mut spaced = canonical.clone();
     spaced.insert(1, b' ');
     negative.push(json!({"description": "a space after the opening brace", "input_hex": hex(&spaced), "expect": "whitespace"}));
-    let unsorted = text(&canonical).replacen("{\"barge_ins\"", "{\"window_count\":1,\"barge_ins\"", 1);
+    let unsorted =
+        text(&canonical).replacen("{\"barge_ins\"", "{\"window_count\":1,\"barge_ins\"", 1);
     negative.push(json!({"description": "a duplicate, unsorted key", "input_hex": hex(unsorted.as_bytes()), "expect": "unsorted_keys"}));
     for (i, n) in negative.iter_mut().enumerate() {
         let bytes = unhex(n["input_hex"].as_str().unwrap());
@@ -195,14 +309,33 @@ fn build() -> String {
     };
     let receipts = receipts_json(polite);
     let mut b = cose.clone();
-    let at = b.windows(18).position(|w| w == b"\"stop_latency_ns\":").unwrap() + 18;
+    let at = b
+        .windows(18)
+        .position(|w| w == b"\"stop_latency_ns\":")
+        .unwrap()
+        + 18;
     b[at] = if b[at] == b'9' { b'8' } else { b'9' };
-    t("one digit of stop_latency_ns changed after signing", b, receipts.clone(), "cose_bad_signature");
+    t(
+        "one digit of stop_latency_ns changed after signing",
+        b,
+        receipts.clone(),
+        "cose_bad_signature",
+    );
     let mut b = cose.clone();
     let n = b.len();
     b[n - 1] ^= 1;
-    t("the last byte of the signature flipped", b, receipts.clone(), "cose_bad_signature");
-    t("untagged", cose[1..].to_vec(), receipts.clone(), "cose_untagged");
+    t(
+        "the last byte of the signature flipped",
+        b,
+        receipts.clone(),
+        "cose_bad_signature",
+    );
+    t(
+        "untagged",
+        cose[1..].to_vec(),
+        receipts.clone(),
+        "cose_untagged",
+    );
     let wrong_ct = {
         let good = protected_bytes(&d.steward, &d.subject(), &test_kid());
         let ct = STOP_LATENCY_CONTENT_TYPE.as_bytes();
@@ -211,26 +344,81 @@ fn build() -> String {
         p[i + ct.len() - 4..i + ct.len()].copy_from_slice(b"cbor");
         p
     };
-    t("signed under another content type (...+cbor)", sign_raw(&wrong_ct, &polite.signed.payload), receipts.clone(), "cose_content_type_mismatch");
-    t("signed with sub <stream_id>:seal:1", sign_raw(&protected_bytes(&d.steward, "call-1:seal:1", &test_kid()), &polite.signed.payload), receipts.clone(), "cose_sub_mismatch");
-    t("signed with another iss", sign_raw(&protected_bytes("did:example:other", &d.subject(), &test_kid()), &polite.signed.payload), receipts.clone(), "cose_iss_mismatch");
+    t(
+        "signed under another content type (...+cbor)",
+        sign_raw(&wrong_ct, &polite.signed.payload),
+        receipts.clone(),
+        "cose_content_type_mismatch",
+    );
+    t(
+        "signed with sub <stream_id>:seal:1",
+        sign_raw(
+            &protected_bytes(&d.steward, "call-1:seal:1", &test_kid()),
+            &polite.signed.payload,
+        ),
+        receipts.clone(),
+        "cose_sub_mismatch",
+    );
+    t(
+        "signed with another iss",
+        sign_raw(
+            &protected_bytes("did:example:other", &d.subject(), &test_kid()),
+            &polite.signed.payload,
+        ),
+        receipts.clone(),
+        "cose_iss_mismatch",
+    );
     let other = SoftwareSigner::from_seed(&[7; 32]);
-    t("signed by another key", sign(&other, d).unwrap().cose_sign1, receipts.clone(), "cose_unknown_kid");
+    t(
+        "signed by another key",
+        sign(&other, d).unwrap().cose_sign1,
+        receipts.clone(),
+        "cose_unknown_kid",
+    );
     let mut fewer = receipts.clone();
     fewer.pop();
-    t("the last window receipt removed", cose.clone(), fewer, "window_count_mismatch");
+    t(
+        "the last window receipt removed",
+        cose.clone(),
+        fewer,
+        "window_count_mismatch",
+    );
     let mut altered = receipts.clone();
-    altered[0] = Value::from(altered[0].as_str().unwrap().replacen("\"joules_uj\":", "\"joules_uj\":1", 1));
-    t("a window receipt altered (joules_uj)", cose.clone(), altered, "root_mismatch");
+    altered[0] = Value::from(altered[0].as_str().unwrap().replacen(
+        "\"joules_uj\":",
+        "\"joules_uj\":1",
+        1,
+    ));
+    t(
+        "a window receipt altered (joules_uj)",
+        cose.clone(),
+        altered,
+        "root_mismatch",
+    );
     let mut gone = d.clone();
     gone.barge_ins.clear();
-    t("re-signed with the barge-in deleted", resign(&gone), receipts.clone(), "yield_unlisted");
+    t(
+        "re-signed with the barge-in deleted",
+        resign(&gone),
+        receipts.clone(),
+        "yield_unlisted",
+    );
     let mut moved = d.clone();
     moved.barge_ins[0].window_id = 2;
-    t("re-signed naming a window without a barge-in", resign(&moved), receipts.clone(), "barge_in_not_yielded");
+    t(
+        "re-signed naming a window without a barge-in",
+        resign(&moved),
+        receipts.clone(),
+        "barge_in_not_yielded",
+    );
     let mut elsewhere = d.clone();
     elsewhere.stream_id = "call-2".into();
-    t("re-signed for another stream", resign(&elsewhere), receipts.clone(), "stream_mismatch");
+    t(
+        "re-signed for another stream",
+        resign(&elsewhere),
+        receipts.clone(),
+        "stream_mismatch",
+    );
 
     let tampered: Vec<Value> = tampered
         .into_iter()

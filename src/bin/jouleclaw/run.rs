@@ -543,9 +543,9 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         totals.windows,
         args.out.display(),
         if sealing {
-            "receipts.jsonl, receipts.cbor, seals.cbor, inclusion.cbor, signer.pub, summary.json"
+            "receipts.jsonl, receipts.cbor, seals.cbor, inclusion.cbor, stop-latency.cbor, signer.pub, summary.json"
         } else {
-            "receipts.jsonl, receipts.cbor, signer.pub, summary.json"
+            "receipts.jsonl, receipts.cbor, stop-latency.cbor, signer.pub, summary.json"
         }
     );
     if !sealing {

@@ -532,8 +532,9 @@ fn barge_ins(out: &mut String, report: &Report) {
         );
     }
     out.push_str(
-        "<p class=\"scale\">When the early yield was raised and when outbound last flowed are \
-         not in the files (spec/REPORT.md).</p></section>",
+        "<p class=\"scale\">When the early yield was raised is not in the files; when outbound \
+         audio last flowed after each barge-in is in stop-latency.cbor (Stop latency, below; \
+         spec/REPORT.md).</p></section>",
     );
 }
 

@@ -1,0 +1,547 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/fxamacker/cbor/v2"
+	"lukechampine.com/blake3"
+)
+
+// stop-latency-vectors.json: stop-latency/1 documents (spec/STOP-LATENCY-V1.md section 8):
+// canonical documents and their schema rules in order, the COSE_Sign1 rebuilt byte for byte
+// and verified strictly, the binding to the window receipts, the nearest-rank summary.
+func init() {
+	register(Family{Order: 85, File: "stop-latency-vectors.json", Check: checkStopLatencyFile, Counts: true})
+}
+
+const (
+	slSchemaID    = "stop-latency/1"
+	slContentType = "application/vnd.jouleclaw.stop-latency+json"
+	slDeadlineNs  = 150_000_000
+	slMaxSigned   = 8<<20 + 16_384
+)
+
+var (
+	slLimits      = &Limits{DocumentBytes: 8 << 20, Depth: 3, StringBytes: 4_096, ArrayLen: 16_384}
+	slTop         = []string{"barge_ins", "deadline_ns", "jc_stop_latency", "receipts_root", "steward", "stream_id", "window_count"}
+	slBarge       = []string{"audio_bytes", "barge_in_ts_ns", "end_ts_ns", "ended_by", "last_audio_ts_ns", "late_audio_bytes", "stop_latency_ns", "window_id"}
+	slHex64       = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	slSchemaCodes = map[string]bool{
+		"wrong_type": true, "null": true, "unknown_field": true, "missing_field": true, "wrong_schema": true,
+		"negative_unsigned": true, "empty_name": true, "bad_root": true, "wrong_deadline": true,
+		"bad_ended_by": true, "end_mismatch": true, "latency_mismatch": true, "late_mismatch": true,
+		"out_of_order": true,
+	}
+)
+
+// slUintOrNull is an unsigned integer or null (anything else: wrong_type).
+func slUintOrNull(v any, what string) (*int64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	i, ok := voiceInt(v)
+	if !ok {
+		return nil, refuse("wrong_type", "%s is neither an integer nor null", what)
+	}
+	if i < 0 {
+		return nil, refuse("negative_unsigned", "%s is negative", what)
+	}
+	return &i, nil
+}
+
+func slString(v any, what string) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", nullOrWrong(v, what)
+	}
+	return s, nil
+}
+
+type slBargeIn struct{ window, ts, latency int64 }
+
+func slCheckBargeIn(v any) (slBargeIn, error) {
+	var out slBargeIn
+	b, ok := v.(map[string]any)
+	if !ok {
+		return out, nullOrWrong(v, "a barge-in")
+	}
+	if err := voiceFields(b, slBarge, slBarge, "a barge-in"); err != nil {
+		return out, err
+	}
+	audio, err := voiceUint(b["audio_bytes"], "audio_bytes")
+	if err != nil {
+		return out, err
+	}
+	t, err := voiceUint(b["barge_in_ts_ns"], "barge_in_ts_ns")
+	if err != nil {
+		return out, err
+	}
+	end, err := slUintOrNull(b["end_ts_ns"], "end_ts_ns")
+	if err != nil {
+		return out, err
+	}
+	endedBy, err := slString(b["ended_by"], "ended_by")
+	if err != nil {
+		return out, err
+	}
+	last, err := slUintOrNull(b["last_audio_ts_ns"], "last_audio_ts_ns")
+	if err != nil {
+		return out, err
+	}
+	late, err := voiceUint(b["late_audio_bytes"], "late_audio_bytes")
+	if err != nil {
+		return out, err
+	}
+	latency, err := voiceUint(b["stop_latency_ns"], "stop_latency_ns")
+	if err != nil {
+		return out, err
+	}
+	window, err := voiceUint(b["window_id"], "window_id")
+	if err != nil {
+		return out, err
+	}
+	if endedBy != "start" && endedBy != "stream_end" {
+		return out, refuse("bad_ended_by", "ended_by is %q", endedBy)
+	}
+	if !((endedBy == "start" && end != nil && *end >= t) || (endedBy == "stream_end" && end == nil)) {
+		return out, refuse("end_mismatch", "ended_by and end_ts_ns disagree")
+	}
+	var ok2 bool
+	if last == nil {
+		ok2 = latency == 0 && audio == 0
+	} else {
+		ok2 = t <= *last && (end == nil || *last <= *end) && audio > 0 && latency == *last-t
+	}
+	if !ok2 {
+		return out, refuse("latency_mismatch", "stop_latency_ns is not last_audio_ts_ns - barge_in_ts_ns")
+	}
+	if late > audio || (late > 0) != (latency > slDeadlineNs) {
+		return out, refuse("late_mismatch", "late_audio_bytes")
+	}
+	return slBargeIn{window, t, latency}, nil
+}
+
+// slCheckSchema applies spec section 4 in order.
+func slCheckSchema(root any) (map[string]any, []slBargeIn, error) {
+	obj, ok := root.(map[string]any)
+	if !ok {
+		return nil, nil, nullOrWrong(root, "the document")
+	}
+	if err := voiceFields(obj, slTop, slTop, "the document"); err != nil {
+		return nil, nil, err
+	}
+	id, err := slString(obj["jc_stop_latency"], "jc_stop_latency")
+	if err != nil {
+		return nil, nil, err
+	}
+	if id != slSchemaID {
+		return nil, nil, refuse("wrong_schema", "jc_stop_latency is %q", id)
+	}
+	steward, err := slString(obj["steward"], "steward")
+	if err != nil {
+		return nil, nil, err
+	}
+	streamID, err := slString(obj["stream_id"], "stream_id")
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := voiceUint(obj["window_count"], "window_count"); err != nil {
+		return nil, nil, err
+	}
+	deadline, err := voiceUint(obj["deadline_ns"], "deadline_ns")
+	if err != nil {
+		return nil, nil, err
+	}
+	rr, err := slString(obj["receipts_root"], "receipts_root")
+	if err != nil {
+		return nil, nil, err
+	}
+	list, ok := obj["barge_ins"].([]any)
+	if !ok {
+		return nil, nil, nullOrWrong(obj["barge_ins"], "barge_ins")
+	}
+	if steward == "" || streamID == "" {
+		return nil, nil, refuse("empty_name", "steward or stream_id empty")
+	}
+	if !slHex64.MatchString(rr) {
+		return nil, nil, refuse("bad_root", "receipts_root %q", rr)
+	}
+	if deadline != slDeadlineNs {
+		return nil, nil, refuse("wrong_deadline", "deadline_ns %d", deadline)
+	}
+	bs := make([]slBargeIn, 0, len(list))
+	for _, v := range list {
+		b, err := slCheckBargeIn(v)
+		if err != nil {
+			return nil, nil, err
+		}
+		bs = append(bs, b)
+	}
+	for i := 1; i < len(bs); i++ {
+		if bs[i].window < bs[i-1].window || bs[i].ts < bs[i-1].ts {
+			return nil, nil, refuse("out_of_order", "barge-in %d", i)
+		}
+	}
+	return obj, bs, nil
+}
+
+func slDecode(data []byte) (map[string]any, []slBargeIn, error) {
+	if len(data) == 0 {
+		return nil, nil, refuse("json", "empty input")
+	}
+	v, err := parseJCR1(data, slLimits)
+	if err != nil {
+		return nil, nil, err
+	}
+	return slCheckSchema(v)
+}
+
+func slHead(major byte, n int) []byte {
+	m := major << 5
+	switch {
+	case n < 24:
+		return []byte{m | byte(n)}
+	case n < 0x100:
+		return []byte{m | 24, byte(n)}
+	case n < 0x10000:
+		return []byte{m | 25, byte(n >> 8), byte(n)}
+	default:
+		return []byte{m | 26, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	}
+}
+
+func slBstr(b []byte) []byte { return append(slHead(2, len(b)), b...) }
+func slTstr(s string) []byte { return append(slHead(3, len(s)), s...) }
+
+func slCat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+
+func slProtected(steward, subject string, kid []byte) []byte {
+	return slCat([]byte{0xa4, 0x01, 0x27, 0x03}, slTstr(slContentType), []byte{0x04}, slBstr(kid),
+		[]byte{0x0f, 0xa2, 0x01}, slTstr(steward), []byte{0x02}, slTstr(subject))
+}
+
+func slSigStructure(prot, payload []byte) []byte {
+	return slCat([]byte{0x84}, slTstr("Signature1"), slBstr(prot), []byte{0x40}, slBstr(payload))
+}
+
+func slEnvelope(prot, payload, sig []byte) []byte {
+	return slCat([]byte{0xd2, 0x84}, slBstr(prot), []byte{0xa0}, slBstr(payload), slBstr(sig))
+}
+
+// slVerifySigned returns the document of a signed stop-latency/1 (spec section 6, in order).
+func slVerifySigned(data, pub []byte) (map[string]any, []slBargeIn, error) {
+	if len(data) > slMaxSigned {
+		return nil, nil, refuse("cose_too_large", "%d bytes", len(data))
+	}
+	switch {
+	case len(data) == 0:
+		return nil, nil, refuse("cose_malformed", "empty")
+	case data[0] == 0x84:
+		return nil, nil, refuse("cose_untagged", "untagged COSE_Sign1")
+	case data[0] != 0xd2 && data[0]>>5 == 6:
+		return nil, nil, refuse("cose_wrong_tag", "not tag 18")
+	case data[0] != 0xd2:
+		return nil, nil, refuse("cose_malformed", "not a COSE_Sign1")
+	}
+	item, err := cborDecodeExact(data)
+	if err != nil {
+		return nil, nil, refuse("cose_malformed", "%v", err)
+	}
+	tag, ok := item.(cbor.Tag)
+	body, ok2 := tag.Content.([]any)
+	if !ok || tag.Number != 18 || !ok2 || len(body) != 4 {
+		return nil, nil, refuse("cose_malformed", "not a COSE_Sign1")
+	}
+	prot, ok1 := body[0].([]byte)
+	unprot, ok2 := body[1].(map[any]any)
+	sig, ok3 := body[3].([]byte)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, nil, refuse("cose_malformed", "wrong item types")
+	}
+	if body[2] == nil {
+		return nil, nil, refuse("cose_payload_detached", "detached payload")
+	}
+	payload, ok := body[2].([]byte)
+	if !ok {
+		return nil, nil, refuse("cose_malformed", "payload")
+	}
+	if len(unprot) != 0 {
+		return nil, nil, refuse("cose_unprotected_not_empty", "unprotected header")
+	}
+	hv, err := cborDecodeExact(prot)
+	if err != nil {
+		return nil, nil, refuse("cose_malformed", "%v", err)
+	}
+	hdr, ok := hv.(map[any]any)
+	if !ok {
+		return nil, nil, refuse("cose_malformed", "protected header")
+	}
+	if a, ok := asInt(hdr[int64(1)]); !ok || a != -8 {
+		return nil, nil, refuse("cose_alg_not_eddsa", "alg")
+	}
+	if ct, _ := hdr[int64(3)].(string); ct != slContentType {
+		return nil, nil, refuse("cose_content_type_mismatch", "content type %v", hdr[int64(3)])
+	}
+	kid, ok := hdr[int64(4)].([]byte)
+	if !ok || len(kid) != 32 {
+		return nil, nil, refuse("cose_bad_kid", "kid")
+	}
+	claims, ok := hdr[int64(15)].(map[any]any)
+	iss, ok1 := claims[int64(1)].(string)
+	sub, ok2 := claims[int64(2)].(string)
+	if !ok || len(claims) != 2 || !ok1 || !ok2 {
+		return nil, nil, refuse("cose_bad_cwt_claims", "CWT claims")
+	}
+	if !bytes.Equal(slProtected(iss, sub, kid), prot) {
+		return nil, nil, refuse("cose_protected_not_canonical", "protected bytes")
+	}
+	if len(sig) != 64 || !bytes.Equal(slEnvelope(prot, payload, sig), data) {
+		return nil, nil, refuse("cose_envelope_not_canonical", "envelope bytes")
+	}
+	if !bytes.Equal(kid, thumbprint(pub)) {
+		return nil, nil, refuse("cose_unknown_kid", "kid")
+	}
+	if err := ed25519VerifyStrict(pub, slSigStructure(prot, payload), sig); err != nil {
+		return nil, nil, refuse("cose_bad_signature", "%v", err)
+	}
+	doc, bs, err := slDecode(payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	if iss != doc["steward"] {
+		return nil, nil, refuse("cose_iss_mismatch", "iss %q", iss)
+	}
+	if sub != doc["stream_id"].(string)+":stop-latency" {
+		return nil, nil, refuse("cose_sub_mismatch", "sub %q", sub)
+	}
+	return doc, bs, nil
+}
+
+type slReceipt struct {
+	Steward  string `json:"steward"`
+	StreamID string `json:"stream_id"`
+	WindowID int64  `json:"window_id"`
+	Verdict  struct {
+		Kind   string `json:"kind"`
+		SeenAt *int64 `json:"seen_at"`
+	} `json:"verdict"`
+}
+
+// slBindingProblems is spec section 7, in order.
+func slBindingProblems(doc map[string]any, bs []slBargeIn, lines []string) ([]string, error) {
+	var out []string
+	receipts := make([]slReceipt, len(lines))
+	leaves := make([][]byte, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal([]byte(l), &receipts[i]); err != nil {
+			return nil, err
+		}
+		h := blake3.Sum256([]byte(l))
+		leaves[i] = leafHash(h[:])
+	}
+	for _, r := range receipts {
+		if r.Steward != doc["steward"] || r.StreamID != doc["stream_id"] {
+			out = append(out, "stream_mismatch")
+			break
+		}
+	}
+	if n, _ := voiceInt(doc["window_count"]); n != int64(len(receipts)) {
+		out = append(out, "window_count_mismatch")
+	}
+	if hex.EncodeToString(mth(leaves)) != doc["receipts_root"] {
+		out = append(out, "root_mismatch")
+	}
+	byWindow := map[int64]slReceipt{}
+	for _, r := range receipts {
+		byWindow[r.WindowID] = r
+	}
+	listedSet := map[int64]bool{}
+	for _, b := range bs {
+		listedSet[b.window] = true
+	}
+	listed := make([]int64, 0, len(listedSet))
+	for w := range listedSet {
+		listed = append(listed, w)
+	}
+	sort.Slice(listed, func(i, j int) bool { return listed[i] < listed[j] })
+	for _, w := range listed {
+		r, ok := byWindow[w]
+		if !ok {
+			out = append(out, "barge_in_window_missing")
+			continue
+		}
+		yielded := r.Verdict.Kind == "yield" && r.Verdict.SeenAt != nil && *r.Verdict.SeenAt == w
+		if !yielded && r.Verdict.Kind != "fail" {
+			out = append(out, "barge_in_not_yielded")
+		}
+	}
+	for _, r := range receipts {
+		if r.Verdict.Kind == "yield" && !listedSet[r.WindowID] {
+			out = append(out, "yield_unlisted")
+		}
+	}
+	return out, nil
+}
+
+// slSummary is the nearest-rank p50, p95 and max of stop_latency_ns, as JSON ("null" for none).
+func slSummary(bs []slBargeIn) string {
+	if len(bs) == 0 {
+		return "null"
+	}
+	v := make([]int64, len(bs))
+	for i, b := range bs {
+		v[i] = b.latency
+	}
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	at := func(p int) int64 {
+		rank := (p*len(v) + 99) / 100
+		if rank < 1 {
+			rank = 1
+		}
+		return v[rank-1]
+	}
+	return fmt.Sprintf(`{"max_ns":%d,"p50_ns":%d,"p95_ns":%d}`, at(100), at(50), at(95))
+}
+
+func checkStopLatencyFile(rep *Report, _ string, path string) {
+	name := filepath.Base(path)
+	var doc struct {
+		Schema      string `json:"schema"`
+		ContentType string `json:"content_type"`
+		DeadlineNs  int64  `json:"deadline_ns"`
+		PublicKey   string `json:"public_key"`
+		Kid         string `json:"kid"`
+		Documents   []struct {
+			N            any             `json:"n"`
+			Description  string          `json:"description"`
+			Receipts     []string        `json:"receipts"`
+			Canonical    string          `json:"canonical"`
+			ContentHash  string          `json:"content_hash"`
+			ReceiptsRoot string          `json:"receipts_root"`
+			ProtectedHex string          `json:"protected_hex"`
+			TbsHex       string          `json:"to_be_signed_hex"`
+			CoseHex      string          `json:"cose_sign1_hex"`
+			Summary      json.RawMessage `json:"summary"`
+		} `json:"documents"`
+		Negative []struct {
+			N             any    `json:"n"`
+			Description   string `json:"description"`
+			InputHex      string `json:"input_hex"`
+			ExpectRefusal string `json:"expect_refusal"`
+		} `json:"negative"`
+		Tampered []struct {
+			N             any      `json:"n"`
+			Description   string   `json:"description"`
+			CoseHex       string   `json:"cose_sign1_hex"`
+			Receipts      []string `json:"receipts"`
+			ExpectRefusal string   `json:"expect_refusal"`
+		} `json:"tampered"`
+	}
+	if !loadInto(rep, name, path, &doc) {
+		return
+	}
+	var pub []byte
+	rep.Check(name+" load", func() (string, error) {
+		for _, e := range []error{
+			expectEqual("schema", doc.Schema, slSchemaID),
+			expectEqual("content_type", doc.ContentType, slContentType),
+			expectEqual("deadline_ns", doc.DeadlineNs, int64(slDeadlineNs)),
+		} {
+			if e != nil {
+				return "", e
+			}
+		}
+		var err error
+		if pub, err = unhex(doc.PublicKey); err != nil {
+			return "", err
+		}
+		if len(doc.Documents) == 0 || len(doc.Negative) == 0 || len(doc.Tampered) == 0 {
+			return "", refuse("mismatch", "documents, negative and tampered must each hold vectors")
+		}
+		return "", expectEqual("kid", hex.EncodeToString(thumbprint(pub)), doc.Kid)
+	})
+	for _, v := range doc.Documents {
+		rep.Check(name+" documents "+label(v.N, v.Description), func() (string, error) {
+			data := []byte(v.Canonical)
+			if err := expectEqual("content_hash", blake3Hex(data), v.ContentHash); err != nil {
+				return "", err
+			}
+			d, bs, err := slDecode(data)
+			if err != nil {
+				return "", err
+			}
+			prot := slProtected(d["steward"].(string), d["stream_id"].(string)+":stop-latency", thumbprint(pub))
+			signed, err := unhex(v.CoseHex)
+			if err != nil || len(signed) < 64 {
+				return "", refuse("mismatch", "cose_sign1_hex")
+			}
+			for _, e := range []error{
+				expectEqual("protected", hex.EncodeToString(prot), v.ProtectedHex),
+				expectEqual("to_be_signed", hex.EncodeToString(slSigStructure(prot, data)), v.TbsHex),
+				expectEqual("envelope", hex.EncodeToString(slEnvelope(prot, data, signed[len(signed)-64:])), v.CoseHex),
+				expectEqual("receipts_root", d["receipts_root"], v.ReceiptsRoot),
+			} {
+				if e != nil {
+					return "", e
+				}
+			}
+			if _, _, err := slVerifySigned(signed, pub); err != nil {
+				return "", err
+			}
+			problems, err := slBindingProblems(d, bs, v.Receipts)
+			if err != nil {
+				return "", err
+			}
+			if len(problems) != 0 {
+				return "", refuse("mismatch", "binding problems %v", problems)
+			}
+			var want any
+			if err := json.Unmarshal(v.Summary, &want); err != nil {
+				return "", err
+			}
+			wantJSON, _ := json.Marshal(want)
+			return fmt.Sprintf("%d barge-ins", len(bs)), expectEqual("summary", slSummary(bs), string(wantJSON))
+		})
+	}
+	for _, c := range doc.Negative {
+		rep.Check(fmt.Sprintf("%s negative %s (%s)", name, label(c.N, c.Description), c.ExpectRefusal), func() (string, error) {
+			data, err := unhex(c.InputHex)
+			if err != nil {
+				return "", err
+			}
+			if _, _, err := slDecode(data); err == nil {
+				return "", refuse("accepted", "input was ACCEPTED; expected refusal %s", c.ExpectRefusal)
+			} else if cls := refusalClass(err); slSchemaCodes[c.ExpectRefusal] && cls != c.ExpectRefusal {
+				return "", refuse("mismatch", "refused with %s (%v); the spec's rule order gives %s", cls, err, c.ExpectRefusal)
+			} else {
+				return "refused [" + cls + "]", nil
+			}
+		})
+	}
+	for _, c := range doc.Tampered {
+		rep.Check(fmt.Sprintf("%s tampered %s (%s)", name, label(c.N, c.Description), c.ExpectRefusal), func() (string, error) {
+			data, err := unhex(c.CoseHex)
+			if err != nil {
+				return "", err
+			}
+			d, bs, err := slVerifySigned(data, pub)
+			if err != nil {
+				return "refused [" + refusalClass(err) + "]", nil
+			}
+			problems, err := slBindingProblems(d, bs, c.Receipts)
+			if err != nil {
+				return "", err
+			}
+			if len(problems) == 0 {
+				return "", refuse("accepted", "a tampered document was ACCEPTED")
+			}
+			return "refused [" + problems[0] + "]", expectEqual("first binding problem", problems[0], c.ExpectRefusal)
+		})
+	}
+}

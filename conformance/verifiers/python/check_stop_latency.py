@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""Independent checker for the stop-latency/1 vectors (spec/STOP-LATENCY-V1.md).
+
+Usage: check_stop_latency.py [CONFORMANCE_DIR]   (default: the conformance/ directory two levels up)
+
+Reads CONFORMANCE_DIR/stop-latency-vectors.json and checks, from the spec alone:
+  * documents: each canonical document hashes to content_hash, is exactly the JCR-1 encoding of
+               a valid stop-latency/1 value, its protected header, Sig_structure and envelope
+               are the bytes section 5 fixes, its Ed25519 signature verifies (strictly), it is
+               bound to its receipts (count, RFC 9162 root, every yield listed, every listed
+               window a yield or a failure) and its summary is the nearest-rank p50/p95/max;
+  * negative:  each document is refused; a schema code is the same code;
+  * tampered:  each signed document with its receipts is refused.
+Prints one line per check and closes with `stop-latency: N passed, N failed`. verify.py runs the
+same checks (`run`) inside its own report.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import blake3
+import cbor2
+import rfc8785
+
+from check_voice_turn import Refused, _no_constant, _no_float, _pairs, expect
+from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, thumbprint
+
+FILE = "stop-latency-vectors.json"
+SCHEMA_ID = "stop-latency/1"
+CONTENT_TYPE = "application/vnd.jouleclaw.stop-latency+json"
+DEADLINE_NS = 150_000_000
+MAX_SAFE = 2**53 - 1
+LIMITS = {"document_bytes": 8 << 20, "depth": 3, "string_bytes": 4096, "array_len": 16_384}
+MAX_SIGNED = (8 << 20) + 16_384
+TOP = ("barge_ins", "deadline_ns", "jc_stop_latency", "receipts_root", "steward", "stream_id", "window_count")
+BARGE = ("audio_bytes", "barge_in_ts_ns", "end_ts_ns", "ended_by", "last_audio_ts_ns",
+         "late_audio_bytes", "stop_latency_ns", "window_id")
+SCHEMA_CODES = frozenset((
+    "wrong_type", "null", "unknown_field", "missing_field", "wrong_schema", "negative_unsigned",
+    "empty_name", "bad_root", "wrong_deadline", "bad_ended_by", "end_mismatch",
+    "latency_mismatch", "late_mismatch", "out_of_order",
+))
+
+
+# ------------------------------------------------------------------------------------------
+# JCR-1 canonical JSON under the stop-latency/1 limits (section 3)
+# ------------------------------------------------------------------------------------------
+
+def check_limits(v, depth: int = 0) -> None:
+    if isinstance(v, str):
+        if len(v.encode("utf-8", "surrogatepass")) > LIMITS["string_bytes"]:
+            raise Refused("string_too_long")
+    elif isinstance(v, (list, dict)):
+        if depth + 1 > LIMITS["depth"]:
+            raise Refused("depth_exceeded")
+        items = v if isinstance(v, list) else list(v.keys()) + list(v.values())
+        if isinstance(v, list) and len(v) > LIMITS["array_len"]:
+            raise Refused("array_too_long")
+        for x in items:
+            check_limits(x, depth + 1)
+    elif isinstance(v, int) and not isinstance(v, bool) and abs(v) > MAX_SAFE:
+        raise Refused("integer_out_of_range")
+
+
+def parse_canonical(data: bytes):
+    if not data:
+        raise Refused("empty_input")
+    if len(data) > LIMITS["document_bytes"]:
+        raise Refused("document_too_large")
+    try:
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise Refused("invalid_utf8") from None
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
+    except Refused:
+        raise
+    except (ValueError, RecursionError) as e:
+        raise Refused("syntax", str(e)) from None
+    check_limits(value)
+    if rfc8785.dumps(value) != data:
+        raise Refused("non_canonical", "not the canonical encoding")
+    return value
+
+
+# ------------------------------------------------------------------------------------------
+# The schema rules of section 4, in order
+# ------------------------------------------------------------------------------------------
+
+def null_or_wrong(v) -> Refused:
+    return Refused("null" if v is None else "wrong_type")
+
+
+def is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def uint(v) -> int:
+    if not is_int(v):
+        raise null_or_wrong(v)
+    if v < 0:
+        raise Refused("negative_unsigned")
+    return v
+
+
+def uint_or_null(v):
+    if v is None:
+        return None
+    if not is_int(v):
+        raise Refused("wrong_type")
+    if v < 0:
+        raise Refused("negative_unsigned")
+    return v
+
+
+def string(v) -> str:
+    if not isinstance(v, str):
+        raise null_or_wrong(v)
+    return v
+
+
+def fields(obj: dict, known) -> None:
+    if any(k not in known for k in obj):
+        raise Refused("unknown_field")
+    if any(k not in obj for k in known):
+        raise Refused("missing_field")
+
+
+def check_barge_in(b) -> dict:
+    if not isinstance(b, dict):
+        raise null_or_wrong(b)
+    fields(b, BARGE)
+    audio = uint(b["audio_bytes"])
+    t = uint(b["barge_in_ts_ns"])
+    end = uint_or_null(b["end_ts_ns"])
+    ended_by = string(b["ended_by"])
+    last = uint_or_null(b["last_audio_ts_ns"])
+    late = uint(b["late_audio_bytes"])
+    latency = uint(b["stop_latency_ns"])
+    uint(b["window_id"])
+    if ended_by not in ("start", "stream_end"):
+        raise Refused("bad_ended_by")
+    if not ((ended_by == "start" and end is not None and end >= t) or (ended_by == "stream_end" and end is None)):
+        raise Refused("end_mismatch")
+    if last is None:
+        ok = latency == 0 and audio == 0
+    else:
+        ok = t <= last and (end is None or last <= end) and audio > 0 and latency == last - t
+    if not ok:
+        raise Refused("latency_mismatch")
+    if late > audio or (late > 0) != (latency > DEADLINE_NS):
+        raise Refused("late_mismatch")
+    return b
+
+
+def check_schema(root) -> dict:
+    if not isinstance(root, dict):
+        raise null_or_wrong(root)
+    fields(root, TOP)
+    if string(root["jc_stop_latency"]) != SCHEMA_ID:
+        raise Refused("wrong_schema")
+    steward, stream_id = string(root["steward"]), string(root["stream_id"])
+    uint(root["window_count"])
+    deadline = uint(root["deadline_ns"])
+    rr = string(root["receipts_root"])
+    if not isinstance(root["barge_ins"], list):
+        raise null_or_wrong(root["barge_ins"])
+    if not steward or not stream_id:
+        raise Refused("empty_name")
+    if len(rr) != 64 or any(c not in "0123456789abcdef" for c in rr):
+        raise Refused("bad_root")
+    if deadline != DEADLINE_NS:
+        raise Refused("wrong_deadline")
+    bs = [check_barge_in(b) for b in root["barge_ins"]]
+    for a, b in zip(bs, bs[1:]):
+        if b["window_id"] < a["window_id"] or b["barge_in_ts_ns"] < a["barge_in_ts_ns"]:
+            raise Refused("out_of_order")
+    return root
+
+
+def decode(data: bytes) -> dict:
+    return check_schema(parse_canonical(data))
+
+
+# ------------------------------------------------------------------------------------------
+# The signature (sections 5 and 6): every byte rebuilt, never trusted to a CBOR encoder
+# ------------------------------------------------------------------------------------------
+
+def head(major: int, n: int) -> bytes:
+    m = major << 5
+    if n < 24:
+        return bytes([m | n])
+    for extra, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if n < 1 << (8 * size):
+            return bytes([m | extra]) + n.to_bytes(size, "big")
+    raise ValueError("length too large")
+
+
+def bstr(b: bytes) -> bytes:
+    return head(2, len(b)) + b
+
+
+def tstr(s: str) -> bytes:
+    b = s.encode("utf-8")
+    return head(3, len(b)) + b
+
+
+def protected_bytes(steward: str, subject: str, kid: bytes) -> bytes:
+    return (b"\xa4\x01\x27\x03" + tstr(CONTENT_TYPE) + b"\x04" + bstr(kid)
+            + b"\x0f\xa2\x01" + tstr(steward) + b"\x02" + tstr(subject))
+
+
+def sig_structure(protected: bytes, payload: bytes) -> bytes:
+    return b"\x84" + tstr("Signature1") + bstr(protected) + b"\x40" + bstr(payload)
+
+
+def envelope(protected: bytes, payload: bytes, signature: bytes) -> bytes:
+    return b"\xd2\x84" + bstr(protected) + b"\xa0" + bstr(payload) + bstr(signature)
+
+
+def verify_signed(data: bytes, public_key: bytes) -> dict:
+    """The document of a signed stop-latency/1, or Refused (section 6 in order)."""
+    if len(data) > MAX_SIGNED:
+        raise Refused("cose_too_large")
+    if not data or data[0] != 0xD2:
+        raise Refused("cose_untagged" if data[:1] == b"\x84" else "cose_wrong_tag" if data and data[0] >> 5 == 6 else "cose_malformed")
+    try:
+        item = cbor2.loads(data)
+    except Exception:  # noqa: BLE001 - any decoding failure is malformed
+        raise Refused("cose_malformed") from None
+    if not isinstance(item, cbor2.CBORTag) or item.tag != 18 or not isinstance(item.value, list) or len(item.value) != 4:
+        raise Refused("cose_malformed")
+    protected, unprotected, payload, signature = item.value
+    if not isinstance(protected, bytes) or not isinstance(unprotected, dict) or not isinstance(signature, bytes):
+        raise Refused("cose_malformed")
+    if payload is None:
+        raise Refused("cose_payload_detached")
+    if not isinstance(payload, bytes):
+        raise Refused("cose_malformed")
+    if unprotected:
+        raise Refused("cose_unprotected_not_empty")
+    try:
+        header = cbor2.loads(protected)
+    except Exception:  # noqa: BLE001
+        raise Refused("cose_malformed") from None
+    if not isinstance(header, dict):
+        raise Refused("cose_malformed")
+    if header.get(1) != -8:
+        raise Refused("cose_alg_not_eddsa")
+    if header.get(3) != CONTENT_TYPE:
+        raise Refused("cose_content_type_mismatch")
+    kid = header.get(4)
+    if not isinstance(kid, bytes) or len(kid) != 32:
+        raise Refused("cose_bad_kid")
+    claims = header.get(15)
+    if not isinstance(claims, dict) or set(claims) != {1, 2} or not all(isinstance(v, str) for v in claims.values()):
+        raise Refused("cose_bad_cwt_claims")
+    iss, sub = claims[1], claims[2]
+    if protected_bytes(iss, sub, kid) != protected:
+        raise Refused("cose_protected_not_canonical")
+    if len(signature) != 64 or envelope(protected, payload, signature) != data:
+        raise Refused("cose_envelope_not_canonical")
+    if kid != thumbprint(public_key):
+        raise Refused("cose_unknown_kid")
+    try:
+        ed25519_verify_strict(signature, sig_structure(protected, payload), public_key)
+    except Refusal:
+        raise Refused("cose_bad_signature") from None
+    doc = decode(payload)
+    if iss != doc["steward"]:
+        raise Refused("cose_iss_mismatch")
+    if sub != f"{doc['stream_id']}:stop-latency":
+        raise Refused("cose_sub_mismatch")
+    return doc
+
+
+# ------------------------------------------------------------------------------------------
+# The binding to the receipts (section 7) and the summary
+# ------------------------------------------------------------------------------------------
+
+def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
+    receipts = [json.loads(line) for line in receipt_lines]
+    hashes = [blake3.blake3(line.encode("utf-8")).digest() for line in receipt_lines]
+    out = []
+    if any(r["steward"] != doc["steward"] or r["stream_id"] != doc["stream_id"] for r in receipts):
+        out.append("stream_mismatch")
+    if doc["window_count"] != len(receipts):
+        out.append("window_count_mismatch")
+    if mth([leaf_hash(h) for h in hashes]).hex() != doc["receipts_root"]:
+        out.append("root_mismatch")
+    by_window = {r["window_id"]: r for r in receipts}
+    listed = sorted({b["window_id"] for b in doc["barge_ins"]})
+    for w in listed:
+        r = by_window.get(w)
+        if r is None:
+            out.append("barge_in_window_missing")
+            continue
+        v = r["verdict"]
+        if not ((v["kind"] == "yield" and v.get("seen_at") == w) or v["kind"] == "fail"):
+            out.append("barge_in_not_yielded")
+    for r in receipts:
+        if r["verdict"]["kind"] == "yield" and r["window_id"] not in listed:
+            out.append("yield_unlisted")
+    return out
+
+
+def nearest_rank(values: list[int], p: int) -> int:
+    s = sorted(values)
+    rank = max(1, -(-p * len(s) // 100))
+    return s[rank - 1]
+
+
+def summary(doc: dict):
+    v = [b["stop_latency_ns"] for b in doc["barge_ins"]]
+    if not v:
+        return None
+    return {"p50_ns": nearest_rank(v, 50), "p95_ns": nearest_rank(v, 95), "max_ns": nearest_rank(v, 100)}
+
+
+# ------------------------------------------------------------------------------------------
+
+class Report:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, name: str, fn) -> None:
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
+            self.failed += 1
+            print(f"FAIL  {name}: {type(e).__name__}: {e}")
+        else:
+            self.passed += 1
+            print(f"ok    {name}")
+
+
+def run(directory: Path, rep) -> None:
+    """Every check of the stop-latency vectors in `directory`."""
+    doc = json.loads((directory / FILE).read_text(encoding="utf-8"))
+    public_key = bytes.fromhex(doc["public_key"])
+
+    def header():
+        expect("schema", doc["schema"], SCHEMA_ID)
+        expect("content_type", doc["content_type"], CONTENT_TYPE)
+        expect("deadline_ns", doc["deadline_ns"], DEADLINE_NS)
+        expect("kid", doc["kid"], thumbprint(public_key).hex())
+    rep.check("header", header)
+
+    for v in doc.get("documents", []):
+        def one(v=v):
+            data = v["canonical"].encode("utf-8")
+            expect("content_hash", blake3.blake3(data).hexdigest(), v["content_hash"])
+            d = decode(data)
+            subject = f"{d['stream_id']}:stop-latency"
+            protected = protected_bytes(d["steward"], subject, thumbprint(public_key))
+            expect("protected", protected.hex(), v["protected_hex"])
+            expect("to_be_signed", sig_structure(protected, data).hex(), v["to_be_signed_hex"])
+            signed = bytes.fromhex(v["cose_sign1_hex"])
+            expect("envelope", envelope(protected, data, signed[-64:]).hex(), v["cose_sign1_hex"])
+            expect("verified document", verify_signed(signed, public_key), d)
+            expect("receipts_root", d["receipts_root"], v["receipts_root"])
+            expect("binding problems", binding_problems(d, v["receipts"]), [])
+            expect("summary", summary(d), v["summary"])
+        rep.check(f"documents #{v['n']}: {v['description']}", one)
+
+    for v in doc.get("negative", []):
+        def one(v=v):
+            try:
+                decode(bytes.fromhex(v["input_hex"]))
+            except Refused as r:
+                if v["expect_refusal"] in SCHEMA_CODES:
+                    expect("code", r.code, v["expect_refusal"])
+                return
+            raise AssertionError("accepted a must-refuse document")
+        rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+
+    for v in doc.get("tampered", []):
+        def one(v=v):
+            try:
+                d = verify_signed(bytes.fromhex(v["cose_sign1_hex"]), public_key)
+            except Refused:
+                return
+            problems = binding_problems(d, v["receipts"])
+            if not problems:
+                raise AssertionError("accepted a tampered document")
+            expect("first binding problem", problems[0], v["expect_refusal"])
+        rep.check(f"tampered #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+
+
+def main(argv: list[str]) -> int:
+    here = Path(__file__).resolve().parent
+    directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
+    rep = Report()
+    run(directory, rep)
+    print(f"stop-latency: {rep.passed} passed, {rep.failed} failed")
+    return 0 if rep.failed == 0 and rep.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,171 @@
+//! `stop-latency.cbor` through the `jouleclaw` binary: written by `run`, verified and bound by
+//! `receipts verify DIR` and `report`, and every removal or alteration refused (exit 1).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "jouleclaw-sl-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn run(dir: &Path, extra: &[&str]) -> Output {
+    let out = dir.to_str().unwrap();
+    let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+        vec![&"run", &TRACE, &"--quiet", &"--out", &out];
+    for e in extra {
+        args.push(e);
+    }
+    let o = jouleclaw(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    o
+}
+
+fn verify(dir: &Path) -> Output {
+    let public = dir.join("signer.pub");
+    jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &dir])
+}
+
+fn report(dir: &Path) -> (Output, String) {
+    let html = dir.join("page.html");
+    let o = jouleclaw(&[&"report", &dir, &"-o", &html]);
+    (o, std::fs::read_to_string(&html).unwrap_or_default())
+}
+
+#[test]
+fn run_writes_the_document_and_verify_and_report_accept_it() {
+    let t = TempDir::new("ok");
+    let dir = t.0.join("run");
+    let o = run(&dir, &[]);
+    assert!(
+        text(&o).contains("stop latency over 2 barge-ins: p50 60 ms, p95 170 ms, max 170 ms; 1 past the 150 ms deadline"),
+        "{}",
+        text(&o)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    let bytes = std::fs::read(dir.join("stop-latency.cbor")).unwrap();
+    assert_eq!(
+        summary["outputs"]["stop-latency.cbor"],
+        blake3::hash(&bytes).to_hex().as_str()
+    );
+    let v = verify(&dir);
+    assert!(v.status.success(), "{}", text(&v));
+    assert!(text(&v).contains("stop-latency.cbor: verified and bound to the receipts"));
+    let (r, html) = report(&dir);
+    assert!(r.status.success(), "{}", text(&r));
+    assert!(html.contains("id=\"stop-latency-bars\""));
+    assert!(
+        html.contains("170 ms LATE"),
+        "the late barge-in is drawn as late"
+    );
+    assert!(html.contains("60 ms ("), "the prompt one is drawn");
+}
+
+#[test]
+fn removing_the_document_is_refused_when_a_barge_in_exists() {
+    let t = TempDir::new("removed");
+    let dir = t.0.join("run");
+    run(&dir, &["--seal-every", "4"]);
+    std::fs::remove_file(dir.join("stop-latency.cbor")).unwrap();
+    let v = verify(&dir);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("stop_latency_missing"), "{}", text(&v));
+    let (r, html) = report(&dir);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+    assert!(html.contains("stop_latency_missing"));
+}
+
+#[test]
+fn an_altered_document_is_refused() {
+    let t = TempDir::new("altered");
+    let dir = t.0.join("run");
+    run(&dir, &[]);
+    let path = dir.join("stop-latency.cbor");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes
+        .windows(18)
+        .position(|w| w == b"\"stop_latency_ns\":")
+        .unwrap()
+        + 18;
+    bytes[at] = if bytes[at] == b'1' { b'2' } else { b'1' };
+    std::fs::write(&path, &bytes).unwrap();
+    let v = verify(&dir);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("cose_bad_signature"), "{}", text(&v));
+    let (r, _) = report(&dir);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r));
+}
+
+#[test]
+fn another_calls_document_is_refused() {
+    let t = TempDir::new("swapped");
+    let dir = t.0.join("run");
+    let other = t.0.join("other");
+    run(&dir, &[]);
+    run(&other, &["--stream-id", "another-call"]);
+    std::fs::copy(
+        other.join("stop-latency.cbor"),
+        dir.join("stop-latency.cbor"),
+    )
+    .unwrap();
+    let v = verify(&dir);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("stream_mismatch"), "{}", text(&v));
+}
+
+#[test]
+fn a_receipt_removed_under_the_document_is_noticed() {
+    let t = TempDir::new("receipt");
+    let dir = t.0.join("run");
+    run(&dir, &[]);
+    // Drop the first receipt line and its signature: the window signatures still verify.
+    let jsonl = std::fs::read_to_string(dir.join("receipts.jsonl")).unwrap();
+    let rest: String = jsonl.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("receipts.jsonl"), rest).unwrap();
+    let cbor = std::fs::read(dir.join("receipts.cbor")).unwrap();
+    let items = jouleclaw_stack::jcr1::cose::split_cbor_sequence(&cbor).unwrap();
+    let kept: Vec<u8> = items[1..].concat();
+    std::fs::write(dir.join("receipts.cbor"), kept).unwrap();
+    let v = verify(&dir);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("window_count_mismatch"), "{}", text(&v));
+    assert!(text(&v).contains("root_mismatch"), "{}", text(&v));
+}
