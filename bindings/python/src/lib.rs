@@ -14,8 +14,11 @@
 //! all derive from `JouleclawError`.
 //!
 //! The public interface is: [`StreamSpec`], [`SigningKey`], [`Pipeline`], [`TickOutcome`],
-//! [`ClosedWindow`], [`Verdict`], [`Finding`], [`EarlyVerdict`], [`VerifiedReceipt`], the
-//! functions `keygen`, `verify`, `verify_batch`, `split_cbor_sequence`, `format_ts`, the
+//! [`ClosedWindow`], [`Verdict`], [`Finding`], [`EarlyVerdict`], [`VerifiedReceipt`], and from
+//! `evidence`: `StopLatency`, `StopLatencyDocument`, `SealBatch`, `Finished` (what
+//! `Pipeline.finish()` returns: the last window, the final seal, the signed `stop-latency/1`
+//! document measured beside the pipeline by `jouleclaw_stop_latency`); the functions `keygen`,
+//! `verify`, `verify_batch`, `verify_stop_latency`, `split_cbor_sequence`, `format_ts`, the
 //! exception classes and the duplex channel constants.
 
 mod evidence;

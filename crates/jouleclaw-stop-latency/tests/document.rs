@@ -124,3 +124,24 @@ fn the_encoder_refuses_what_the_decoder_would() {
     doc.barge_ins[0].late_audio_bytes = 1;
     assert_eq!(doc.encode().unwrap_err().code(), "unencodable");
 }
+
+mod mutations {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// Any byte of a valid document changed: the decoder refuses it, or what it accepts
+        /// encodes back to exactly those bytes (one document, one encoding).
+        #[test]
+        fn a_changed_byte_is_refused_or_is_another_canonical_document(at in 0usize..4096, to in any::<u8>()) {
+            let r = run(rude());
+            let mut bytes = r.signed.payload.clone();
+            let i = at % bytes.len();
+            bytes[i] = to;
+            if let Ok(doc) = StopLatencyDocument::decode(&bytes) {
+                prop_assert_eq!(doc.encode().unwrap(), bytes);
+            }
+        }
+    }
+}
