@@ -11,6 +11,8 @@ Reads CONFORMANCE_DIR/stop-latency-vectors.json and checks, from the spec alone:
                window a yield or a failure) and its summary is the nearest-rank p50/p95/max;
   * negative:  each document is refused; a schema code is the same code;
   * tampered:  each signed document with its receipts is refused.
+When jsonschema is installed and CONFORMANCE_DIR/stop-latency-1.schema.json exists, every document
+is also validated against that schema (which expresses only part of the rules).
 Prints one line per check and closes with `stop-latency: N passed, N failed`. verify.py runs the
 same checks (`run`) inside its own report.
 """
@@ -29,6 +31,7 @@ from check_voice_turn import Refused, _no_constant, _no_float, _pairs, expect
 from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, thumbprint
 
 FILE = "stop-latency-vectors.json"
+SCHEMA_FILE = "stop-latency-1.schema.json"
 SCHEMA_ID = "stop-latency/1"
 CONTENT_TYPE = "application/vnd.jouleclaw.stop-latency+json"
 DEADLINE_NS = 150_000_000
@@ -350,8 +353,32 @@ def run(directory: Path, rep) -> None:
         expect("kid", doc["kid"], thumbprint(public_key).hex())
     rep.check("header", header)
 
+    validator = None
+    schema_path = directory / SCHEMA_FILE
+    try:
+        import jsonschema  # optional
+    except ImportError:
+        jsonschema = None
+    if jsonschema is not None and schema_path.exists():
+        def load_schema():
+            nonlocal validator
+            schema = json.loads(schema_path.read_text(encoding="utf-8"))
+            jsonschema.Draft202012Validator.check_schema(schema)
+            validator = jsonschema.Draft202012Validator(schema)
+            # Its neighbour: the schema refuses an unknown field and an open measurement.
+            bad = json.loads(doc["documents"][0]["canonical"])
+            bad["barge_ins"][0]["ended_by"] = "open"
+            for b in (bad, {**json.loads(doc["documents"][0]["canonical"]), "note": 1}):
+                if not list(validator.iter_errors(b)):
+                    raise AssertionError(f"the JSON Schema accepts {b}")
+        rep.check(f"load {SCHEMA_FILE}", load_schema)
+
     for v in doc.get("documents", []):
         def one(v=v):
+            if validator is not None:
+                errors = list(validator.iter_errors(json.loads(v["canonical"])))
+                if errors:
+                    raise AssertionError(f"schema: {errors[0].message}")
             data = v["canonical"].encode("utf-8")
             expect("content_hash", blake3.blake3(data).hexdigest(), v["content_hash"])
             d = decode(data)
