@@ -225,7 +225,6 @@ class UserMic(BaseInputTransport):
         tick = 0
         index, pos, speaking_since = 0, 0, None
         last_end = t0
-        starts_at_end = 0
         while True:
             now = time.monotonic()
             audio = silence
@@ -234,8 +233,10 @@ class UserMic(BaseInputTransport):
                 if u.after_bot_s is None:
                     due = now - last_end >= u.gap_s
                 else:
-                    due = self._bot_starts > starts_at_end and self._bot_speaking and (
-                        now - self._bot_started_at >= u.after_bot_s
+                    # The bot has been speaking for after_bot_s since it started, or since
+                    # the user's previous utterance ended if it started before that.
+                    due = self._bot_speaking and (
+                        now - max(self._bot_started_at, last_end) >= u.after_bot_s
                     )
                 if due:
                     speaking_since, pos = now, 0
@@ -246,7 +247,6 @@ class UserMic(BaseInputTransport):
                 if pos >= len(pcm):
                     self.spoken.append((index, speaking_since, time.monotonic()))
                     last_end = time.monotonic()
-                    starts_at_end = self._bot_starts
                     index, speaking_since = index + 1, None
             await self.push_audio_frame(
                 InputAudioRawFrame(audio=audio, sample_rate=MIC_RATE, num_channels=1)
@@ -477,7 +477,7 @@ SHORT_ANSWER = (
     "It is clear and twenty four degrees in Lisbon right now. "
     "The afternoon stays sunny with a light breeze from the ocean."
 )
-CUT_IN = "Stop talking please, I have another question."
+CUT_IN = "Stop talking please I have another question"
 WORDS = [
     "What is the weather like in Lisbon today?",
     "Please book a table for two at seven tonight.",
@@ -543,6 +543,8 @@ def scenario(name: str, *, interruptions: int = 20) -> Scenario:
             # cuts in again, 0.6 s to 1.5 s into the answer.
             utterances.append(Utterance(CUT_IN, after_bot_s=0.6 + 0.9 * ((i * 7) % 10) / 10))
             replies.append(Reply(LONG_ANSWER) if i < interruptions - 1 else Reply("Okay."))
+        # A cut-in the turn strategy splits in two takes two replies.
+        replies.extend([Reply("Okay.")] * 3)
         return Scenario(name, utterances, replies, time_limit_s=30 + 8 * interruptions)
     raise ValueError(f"unknown scenario {name!r}")
 

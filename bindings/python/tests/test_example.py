@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO, cli_verify
+from conftest import REPO, cli_verify, jouleclaw_cli
 
 
 def test_the_example_prints_yield_on_the_barge_in_windows_and_its_receipts_verify(tmp_path):
@@ -32,3 +32,12 @@ def test_the_example_prints_yield_on_the_barge_in_windows_and_its_receipts_verif
     checked = cli_verify(out)
     assert checked.returncode == 0, checked.stderr
     assert "9 verified, 0 refused" in checked.stdout
+    # The stop latency of both barge-ins: the last audio sent 60 ms and 300 ms after them.
+    assert "stop latency: barge-in at 0.84s, last audio sent 60 ms after it" in done.stdout
+    assert "stop latency: barge-in at 1.44s, last audio sent 300 ms after it" in done.stdout
+    run = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(out / "signer.pub"), str(out)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "1 past the 150 ms deadline" in run.stdout

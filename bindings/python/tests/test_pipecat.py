@@ -171,3 +171,99 @@ def test_the_observer_keeps_only_the_latest_receipts_but_hands_on_every_one():
     observer = observe(polite_bot(), keep_receipts=2, on_receipt=got.append)
     assert [w.window_id for w in observer.receipts] == [4, 5]
     assert [w.window_id for w in got] == [0, 1, 2, 3, 4, 5]
+
+
+def test_only_audio_the_output_transport_pushed_is_on_the_tts_channel_and_counted_once():
+    from scripted_call import TTS_FRAME
+
+    observer = observe(polite_bot())
+    stats = observer.audio_stats
+    # Generated: the TTS's 2 s burst (not a tick). Sent: three 200 ms chunks and a 50 ms one.
+    assert stats.generated_bytes == 10 * TTS_FRAME and stats.generated_ns == 2_000 * MS
+    assert stats.sent_bytes == 3 * TTS_FRAME + 1_200 and stats.sent_ns == 650 * MS
+    assert stats.unsent_ns == 1_350 * MS
+    assert observer.receipts[2].outbound_bytes < TTS_FRAME + 100  # the chunk and the LLM text
+    by_window = {a.window_id: a for a in observer.window_audio}
+    assert by_window[2].generated_ns == 2_000 * MS and by_window[2].sent_ns == 200 * MS
+    assert by_window[4].sent_ns == 250 * MS and by_window[4].generated_ns == 0
+
+
+def test_the_first_push_mapping_counts_the_burst_and_fails_the_call():
+    # The neighbour of the test above: TTS audio taken at its first push, as the observer used
+    # to. The 2 s burst lands in window 2 and the ledger finds it unaccounted for.
+    class FirstPush(ReceiptObserver):
+        def _is_sent_speech(self, frame, sent):
+            from pipecat.frames.frames import TTSAudioRawFrame
+
+            return isinstance(frame, TTSAudioRawFrame)
+
+    observer = FirstPush(steward=STEWARD, stream_id="call-1")
+    asyncio.run(run_call(polite_bot(), observer))
+    assert observer.receipts[2].finding.kind == "hallucination"
+
+
+def test_bot_speaking_frames_count_only_from_the_output_transport():
+    from scripted_call import bot_started, mic, user_speaks
+
+    # A BotStartedSpeakingFrame from anything but the transport is no start: the user starting
+    # to speak then is no barge-in.
+    script = [(0, "tts", bot_started()), (10, "user", user_speaks()), (20, "user", mic())]
+    observer = observe(script)
+    assert observer.ignored.get("BotStartedSpeakingFrame") == 1
+    assert 0 not in observer.ticks and not observer.bot_speaking
+    observer = observe([(0, "out", bot_started()), (10, "user", user_speaks())])
+    assert observer.ticks[0] == 1 and observer.ticks[3] == 1 and observer.bot_speaking
+
+
+def test_audio_the_transport_sent_that_is_not_speech_is_counted_not_mapped():
+    from pipecat.frames.frames import OutputAudioRawFrame
+
+    mixer_only = OutputAudioRawFrame(audio=bytes(960), sample_rate=12_000, num_channels=1)
+    observer = observe([(0, "out", mixer_only)])
+    assert observer.audio_stats.other_sent_bytes == 960
+    assert observer.audio_stats.other_sent_ns == 40 * MS
+    assert 3 not in observer.ticks
+
+
+def test_a_new_llm_response_answers_a_barge_in_only_once_the_bot_is_quiet():
+    from pipecat.frames.frames import LLMFullResponseStartFrame
+
+    from scripted_call import bot_started, bot_stopped, mic, said, tts_audio, user_speaks
+
+    def script(stop_first: bool):
+        steps = [(0, "user", mic()), (5, "out", bot_started()), (10, "out", tts_audio()),
+                 (20, "user", user_speaks()), (200, "user", mic())]
+        if stop_first:
+            steps.append((40, "out", bot_stopped()))
+        steps += [(300, "llm", LLMFullResponseStartFrame()), (310, "llm", said("okay"))]
+        return steps
+
+    quiet = observe(script(stop_first=True))
+    assert quiet.ticks[4] == 2  # the start marker and the text
+    assert [w.finding.kind for w in quiet.receipts] == ["conforming", "conforming"]
+    speaking = observe(script(stop_first=False))
+    assert speaking.ticks[4] == 1 and speaking.ignored.get("LLMFullResponseStartFrame") == 1
+    assert speaking.receipts[1].finding.kind == "barge_in_ignored"
+
+
+def test_the_run_directory_holds_the_signed_stop_latency_document(tmp_path):
+    observer = observe(rude_bot(late_ms=300), tmp_path / "run", seal_every=2)
+    (barge,) = observer.stop_latencies()
+    assert barge.barge_in_ts_ns == BARGE_IN_MS * MS
+    assert barge.last_audio_ts_ns == (BARGE_IN_MS + 300) * MS and not barge.within_deadline
+    from conftest import jouleclaw_cli
+    import subprocess
+
+    run = tmp_path / "run"
+    done = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(run / "signer.pub"), str(run)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "stream complete" in done.stdout
+    (run / "stop-latency.cbor").unlink()
+    done = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(run / "signer.pub"), str(run)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1

