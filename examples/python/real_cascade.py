@@ -27,15 +27,20 @@ with ``jouleclaw.pipecat.ReceiptObserver`` attached. Scenarios (``--scenario``):
     polite   the user cuts in mid-sentence; Pipecat interrupts the bot
     rude     the same call with interruptions off (enable_interruptions=False)
     ahead    no barge-in; the TTS generates each sentence at once
+    ahead-rude  the TTS streams at 10x real time; the user cuts in; interruptions off
     words    three questions; the transcripts and their word error rate
     many     N interruptions in a row (--interruptions), for the stop-latency figures
 
     python examples/python/real_cascade.py --scenario polite --out /tmp/polite
-    jouleclaw receipts verify --pub /tmp/polite/signer.pub /tmp/polite/receipts.cbor
+    jouleclaw receipts verify --pub /tmp/polite/signer.pub /tmp/polite
+
+``--first-push`` judges the TTS audio at its first push instead (the mapping the observer
+replaced): the ``ahead`` call then fails with ``hallucination``.
 
 Prints the window table, the barge-ins with their stop latency (barge-in to the last audio
 chunk the transport sent after it), the transcripts with their word error rate, and the audio
-generated, sent and never sent. The receipts are signed with a fresh key (``signer.pub``).
+generated, sent and never sent, and writes the sealed run directory (receipts, seals, the
+signed stop-latency document) to --out. The receipts are signed with a fresh key.
 """
 
 from __future__ import annotations
@@ -46,7 +51,6 @@ import io
 import json
 import re
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -96,7 +100,6 @@ from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
 from pipecat.workers.runner import WorkerRunner
 
-import jouleclaw
 from jouleclaw.pipecat import ReceiptObserver
 
 MIC_RATE = 16_000  # the user's audio, as Silero and Whisper take it
