@@ -150,7 +150,8 @@ def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(
     # The TTS produced seconds of audio in one window; the transport sent it over many.
     burst = max(ahead.observer.window_audio, key=lambda a: a.generated_ns)
     assert burst.generated_ns > 3 * rc.NS
-    assert max(a.sent_ns for a in ahead.observer.window_audio) <= 250 * rc.MS
+    # (a 200 ms window sends about 200 ms; a write delayed by the machine is caught up next)
+    assert max(a.sent_ns for a in ahead.observer.window_audio) <= 400 * rc.MS
     assert ahead.observer.stop_latencies() == []
     sent_once(ahead)
 
