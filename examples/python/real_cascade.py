@@ -174,7 +174,7 @@ class UserMic(BaseInputTransport):
     """The user's microphone: 20 ms frames at real-time pace, the utterances' speech or
     silence. Sees the output transport's upstream BotStartedSpeakingFrame/
     BotStoppedSpeakingFrame, as a user hears the bot. `done` is set once every utterance was
-    spoken, the bot has been silent for `tail_s` and no turn is pending."""
+    spoken, the bot answered the last one and has then been silent for `tail_s`."""
 
     def __init__(self, utterances: list[Utterance], *, tail_s: float = 2.5, **kwargs):
         super().__init__(
@@ -258,8 +258,9 @@ class UserMic(BaseInputTransport):
                 self._bot_last_active = now
             if (
                 index >= len(self._utterances)
+                and self._bot_started_at > last_end  # the last utterance was answered
                 and not self._bot_speaking
-                and now - max(last_end, self._bot_last_active) >= self._tail_s
+                and now - self._bot_last_active >= self._tail_s
             ):
                 self.done.set()
             tick += 1

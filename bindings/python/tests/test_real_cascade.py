@@ -202,3 +202,54 @@ def test_wer_counts_substitutions_deletions_and_insertions():
     assert rc.wer("a b c", "a c")[1] == 1
     assert rc.wer("a b c", "a b c d")[1] == 1
     assert rc.wer("What's up?", "what's up") == (0.0, 0, 2)
+
+
+def test_audio_still_queued_when_the_call_ends_is_on_the_receipts_as_it_is_sent(tmp_path):
+    # The EndFrame is queued the moment the TTS has generated 1.5 s of audio: the transport
+    # sends all of it (its stop() drains the queue) before it passes the EndFrame on, and the
+    # observer ends the call only then.
+    from pipecat.frames.frames import EndFrame, TTSAudioRawFrame, TTSStoppedFrame
+    from pipecat.pipeline.pipeline import Pipeline
+    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
+    from pipecat.processors.frame_processor import FrameProcessor
+    from pipecat.workers.runner import WorkerRunner
+
+    class Source(FrameProcessor):
+        async def process_frame(self, frame, direction):
+            await super().process_frame(frame, direction)
+            await self.push_frame(frame, direction)
+
+    async def run():
+        source, sink = Source(), rc.PacedSink()
+        observer = rc.build_observer(tmp_path / "run")
+        worker = PipelineWorker(
+            Pipeline([source, sink]),
+            params=PipelineParams(audio_out_sample_rate=rc.OUT_RATE),
+            observers=[observer],
+            cancel_on_idle_timeout=False,
+            enable_rtvi=False,
+            enable_turn_tracking=False,
+        )
+        started = asyncio.Event()
+
+        @worker.event_handler("on_pipeline_started")
+        async def _started(_worker, *_args):
+            started.set()
+
+        async def conduct():
+            await started.wait()
+            await source.push_frame(TTSAudioRawFrame(bytes(66_150), rc.ESPEAK_RATE, 1))
+            await source.push_frame(TTSStoppedFrame())
+            await worker.queue_frame(EndFrame())
+
+        runner = WorkerRunner(handle_sigint=False)
+        await runner.add_workers(worker)
+        await asyncio.wait_for(asyncio.gather(runner.run(), conduct()), 30)
+        return observer, sink
+
+    observer, sink = asyncio.run(run())
+    assert sink.bytes_written >= 36_000  # 1.5 s at 12 kHz
+    assert observer.audio_stats.sent_bytes == sink.bytes_written
+    assert observer.finished is not None and (tmp_path / "run" / "summary.json").is_file()
+    last = observer.receipts[-1]
+    assert last.window_id >= 7  # the audio went on being sent for 1.5 s

@@ -1,7 +1,7 @@
 """A Pipecat observer that mints a signed ``stream-window/1`` receipt for every window of a call.
 
 ``ReceiptObserver`` watches the frames of a Pipecat pipeline (pipecat-ai 1.14; the observer API
-``BaseObserver.on_push_frame(FramePushed)`` with ``observe_every_push=False``), turns the ones
+``BaseObserver.on_push_frame(FramePushed)``), turns the ones
 it knows into ticks of the duplex voice stream, and pushes them into a ``jouleclaw.Pipeline``
 (Rust). Judging, hashing, minting and signing all happen there; this module only maps frames to
 ticks and hands the results on.
@@ -18,8 +18,8 @@ judged as spoken. "The bot speaks" is what the transport says: its ``BotStartedS
 (pushed before the first chunk of a run is written) and ``BotStoppedSpeakingFrame`` (after the
 last one, or at once when an interruption drains the queue).
 
-Frame mapping (each frame is taken on its first push only; an upstream copy of a frame that
-was broadcast both ways is skipped, its downstream twin counts):
+Frame mapping (each frame is taken on its first push only, ``FramePushed.first_push``; an
+upstream copy of a frame that was broadcast both ways is skipped, its downstream twin counts):
 
 ================================================  =========================================
 Pipecat frame (pushed by)                         tick
@@ -43,7 +43,9 @@ bot speaks                                        is not a second barge-in)
 ``FunctionCallResultFrame``                       ``substrate`` (5) text: ``result`` as UTF-8
                                                   (a ``str`` as is, anything else as compact
                                                   JSON with sorted keys)
-``EndFrame``, ``CancelFrame``                     the open window is closed; outputs finish
+``EndFrame`` (the output transport passing it     the call ends: the open window is closed,
+on, after its last chunk was written),            the documents signed, ``out_dir`` written
+``CancelFrame`` (its first push)
 ``TTSAudioRawFrame`` from anything else (the      not a tick: counted as generated audio in
 TTS service: generation, not sending)             ``audio_stats``
 other ``OutputAudioRawFrame`` the transport       not a tick: counted in ``audio_stats`` as
@@ -236,7 +238,10 @@ class ReceiptObserver(BaseObserver):
         window_signatures: str = "all",
         **kwargs,
     ):
-        super().__init__(observe_every_push=False, **kwargs)
+        # Every push, not only the first: the end of the call is the EndFrame's push by the
+        # output transport, which is not its first. Every other frame is taken at its first
+        # push only (``data.first_push``).
+        super().__init__(observe_every_push=True, **kwargs)
         if out_dir is not None:
             out = Path(out_dir)
             taken = [name for name in RUN_FILES if (out / name).exists()]
@@ -316,14 +321,26 @@ class ReceiptObserver(BaseObserver):
     async def on_push_frame(self, data: FramePushed):
         """Maps one pushed frame onto the stream (see the module docs)."""
         frame = data.frame
-        if data.direction == FrameDirection.UPSTREAM and frame.broadcast_sibling_id is not None:
-            return
         if self._finished:
+            return
+        if isinstance(frame, EndFrame):
+            # The call ends when the output transport passes the EndFrame on: its stop() has
+            # waited for every queued chunk to be written, so all the audio sent is in. (A
+            # pipeline without an output transport ends at cleanup.)
+            if data.direction == FrameDirection.DOWNSTREAM and isinstance(
+                data.source, BaseOutputTransport
+            ):
+                await self._close_due(int(self._clock(data)))
+                await self.finish()
+            return
+        if not data.first_push:
+            return
+        if data.direction == FrameDirection.UPSTREAM and frame.broadcast_sibling_id is not None:
             return
         self.frames_seen += 1
         ts = int(self._clock(data))
         await self._close_due(ts)
-        if isinstance(frame, (EndFrame, CancelFrame)):
+        if isinstance(frame, CancelFrame):
             await self.finish()
             return
         await self._map(frame, ts, self._sent_by_transport(data))
