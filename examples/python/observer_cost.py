@@ -5,7 +5,8 @@ Feeds the observer the frames of a call as Pipecat hands them over (``FramePushe
 the pipeline clock): every 20 ms a 16 kHz microphone frame; every 40 ms a 12 kHz chunk the
 output transport sent (and its share of the TTS's generated audio); every 200 ms a frame the
 observer ignores. A window of 200 ms closes (hashed, minted, signed) every ten mic frames.
-("mic+close" is the mic frame that closes a window.) Prints the cost per frame by kind over `--seconds` of call time, next to the floor: a
+("mic+close" is the mic frame that closes a window; "hop" a frame passed on by a
+later processor, which the observer sees and skips.) Prints the cost per frame by kind over `--seconds` of call time, next to the floor: a
 Pipecat observer that does nothing.
 
     python examples/python/observer_cost.py --seconds 600
@@ -54,8 +55,12 @@ def frames(seconds: int):
     for step in range(seconds * 50):
         ts = step * 20 * MS
         kind = "mic+close" if step % 10 == 0 and step else "mic"
-        yield kind, FramePushed(stt, tts, InputAudioRawFrame(mic, 16_000, 1),
-                                 FrameDirection.DOWNSTREAM, ts)
+        frame = InputAudioRawFrame(mic, 16_000, 1)
+        yield kind, FramePushed(stt, tts, frame, FrameDirection.DOWNSTREAM, ts)
+        # The same frame passed on by the next processors (VAD, STT, user turns, LLM, TTS):
+        # pushes the observer sees and skips.
+        for _ in range(5):
+            yield "hop", FramePushed(stt, tts, frame, FrameDirection.DOWNSTREAM, ts, False)
         if step % 2 == 0:
             yield "generated", FramePushed(tts, out, TTSAudioRawFrame(generated, 22_050, 1),
                                            FrameDirection.DOWNSTREAM, ts + 1)
@@ -88,7 +93,7 @@ def main(argv=None) -> int:
     windows = observer.pipeline.open_window_id or 0
     print(f"{len(events)} frames, {args.seconds} s of call time, {windows} windows closed")
     print("kind        frames   mean_us  median_us  p99_us   floor_mean_us")
-    for kind in ("mic", "mic+close", "sent", "generated", "ignored"):
+    for kind in ("mic", "mic+close", "sent", "generated", "ignored", "hop"):
         c, f = costs[kind], floor[kind]
         p99 = sorted(c)[int(len(c) * 0.99)]
         print(f"{kind:10} {len(c):7}  {statistics.mean(c) / 1e3:8.1f}  "
