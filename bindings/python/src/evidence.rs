@@ -467,6 +467,25 @@ impl State {
     }
 }
 
+/// The files of a run directory.
+pub(crate) const RUN_FILES: [&str; 7] = [
+    "signer.pub",
+    "receipts.jsonl",
+    "receipts.cbor",
+    "stop-latency.cbor",
+    "seals.cbor",
+    "inclusion.cbor",
+    "summary.json",
+];
+
+/// The first file of a run already in `dir` (a run directory is never written over).
+pub(crate) fn existing_run_file(dir: &Path) -> Option<PathBuf> {
+    RUN_FILES
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
 /// Writes `bytes` to `dir/name` through a new temporary file renamed into place (a planted
 /// symlink at the destination is replaced, never followed).
 fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), (PathBuf, std::io::Error)> {
@@ -497,13 +516,13 @@ fn write_run(
 ) -> Result<(), (PathBuf, std::io::Error)> {
     std::fs::create_dir_all(dir).map_err(|e| (dir.to_owned(), e))?;
     let sealed = matches!(pipeline.config().signing, SigningPolicy::Checkpoint { .. });
-    // summary.json goes first and comes back last: until then no summary marks the directory
-    // complete.
-    match std::fs::remove_file(dir.join("summary.json")) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            return Err((dir.join("summary.json"), e));
-        }
-        _ => {}
+    // Checked at construction and again here: another run's files are never replaced.
+    if let Some(p) = existing_run_file(dir) {
+        let e = std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "a run directory is never written over",
+        );
+        return Err((p, e));
     }
     let pub_text = cose::public_key_text(public);
     let mut files: Vec<(&str, &[u8])> = vec![
@@ -515,15 +534,6 @@ fn write_run(
     if sealed {
         files.push(("seals.cbor", &r.seals));
         files.push(("inclusion.cbor", &r.inclusion));
-    } else {
-        for name in ["seals.cbor", "inclusion.cbor"] {
-            match std::fs::remove_file(dir.join(name)) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err((dir.join(name), e));
-                }
-                _ => {}
-            }
-        }
     }
     let mut outputs = serde_json::Map::new();
     for (name, bytes) in &files {

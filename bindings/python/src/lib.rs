@@ -874,7 +874,8 @@ impl Pipeline {
     /// (`epoch_out_of_range`). `seal_every=K` seals the stream (a `stream-seal/1` checkpoint
     /// every K windows and a final one at `finish()`), `window_signatures` (`"all"`,
     /// `"non_pass"`, `"none"`) says which windows are also signed on their own. With `out_dir`,
-    /// `finish()` writes a run directory the `jouleclaw` command verifies.
+    /// `finish()` writes a run directory the `jouleclaw` command verifies; a directory that
+    /// already holds a run's files is refused (`run_exists`), here and again at `finish()`.
     #[new]
     #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0, seal_every=None, window_signatures="all", out_dir=None))]
     #[allow(clippy::too_many_arguments)]
@@ -897,6 +898,16 @@ impl Pipeline {
             ));
         }
         let signing = evidence::signing_policy(py, seal_every, window_signatures)?;
+        if let Some(p) = out_dir.as_deref().and_then(evidence::existing_run_file) {
+            return Err(refusal::<ConfigError>(
+                py,
+                "run_exists",
+                format!(
+                    "{} exists: out_dir must not hold another run's files",
+                    p.display()
+                ),
+            ));
+        }
         let signer = match signing_key {
             Some(k) => k.get().signer()?,
             None => SoftwareSigner::generate(),

@@ -149,3 +149,28 @@ def test_a_run_directory_verifies_with_the_cli(tmp_path, seal_every):
     r = subprocess.run([cli, "receipts", "verify", "--pub", out / "signer.pub", out], capture_output=True, text=True)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "stop_latency_missing" in r.stdout + r.stderr
+
+
+def test_an_out_dir_holding_a_run_is_refused_and_an_empty_one_is_taken(tmp_path):
+    (tmp_path / "receipts.jsonl").write_bytes(b"old\n")
+    with pytest.raises(jouleclaw.ConfigError) as e:
+        Pipeline("did:example:steward", "call-1", out_dir=tmp_path)
+    assert e.value.code == "run_exists"
+    assert (tmp_path / "receipts.jsonl").read_bytes() == b"old\n"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = Pipeline("did:example:steward", "call-1", out_dir=empty)
+    p.push(0, MIC, "audio", bytes(640))
+    p.finish()
+    assert (empty / "summary.json").is_file()
+
+
+def test_a_run_planted_before_finish_is_not_written_over(tmp_path):
+    out = tmp_path / "run"
+    p = Pipeline("did:example:steward", "call-1", out_dir=out)
+    p.push(0, MIC, "audio", bytes(640))
+    out.mkdir()
+    (out / "stop-latency.cbor").write_bytes(b"planted")
+    with pytest.raises(OSError):
+        p.finish()
+    assert (out / "stop-latency.cbor").read_bytes() == b"planted"
