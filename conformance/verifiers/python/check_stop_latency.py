@@ -27,7 +27,7 @@ import blake3
 import cbor2
 import rfc8785
 
-from check_voice_turn import Refused, _no_constant, _no_float, _pairs, expect
+from check_voice_turn import Refused, Report, _no_constant, _no_float, _pairs, expect
 from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, thumbprint
 
 FILE = "stop-latency-vectors.json"
@@ -324,22 +324,6 @@ def summary(doc: dict):
 
 
 # ------------------------------------------------------------------------------------------
-
-class Report:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, fn) -> None:
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
-            self.failed += 1
-            print(f"FAIL  {name}: {type(e).__name__}: {e}")
-        else:
-            self.passed += 1
-            print(f"ok    {name}")
-
 
 def run(directory: Path, rep) -> None:
     """Every check of the stop-latency vectors in `directory`."""

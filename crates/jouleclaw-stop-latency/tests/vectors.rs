@@ -522,34 +522,27 @@ fn json_schema() -> Value {
 fn the_schema_file_is_what_the_generator_builds() {
     let mut built = serde_json::to_string_pretty(&json_schema()).unwrap();
     built.push('\n');
-    let path = format!(
-        "{}/../../conformance/{SCHEMA_FILE}",
-        env!("CARGO_MANIFEST_DIR")
-    );
+    check_generated(SCHEMA_FILE, &built);
+}
+
+/// Writes `built` to `conformance/{file}` when regenerating; otherwise requires the checked-in
+/// copy to equal it.
+fn check_generated(file: &str, built: &str) {
+    let path = format!("{}/../../conformance/{file}", env!("CARGO_MANIFEST_DIR"));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, &built).unwrap();
+        std::fs::write(&path, built).unwrap();
         return;
     }
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         checked_in == built,
-        "conformance/{SCHEMA_FILE} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test vectors"
+        "conformance/{file} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test vectors"
     );
 }
 
 #[test]
 fn the_vectors_file_is_what_the_generator_builds() {
-    let built = build();
-    let path = format!("{}/../../conformance/{FILE}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, &built).unwrap();
-        return;
-    }
-    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        checked_in == built,
-        "conformance/{FILE} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test vectors"
-    );
+    check_generated(FILE, &build());
 }
 
 #[test]
