@@ -33,6 +33,15 @@ from jouleclaw import ASR, verify_stop_latency  # noqa: E402
 DEADLINE_NS = 150 * rc.MS
 
 
+def stop_latency_checker():
+    """conformance/verifiers/python/check_stop_latency.py: the independent Python checks of a
+    signed stop-latency/1 document (it imports its siblings by name)."""
+    sys.path.insert(0, str(REPO / "conformance/verifiers/python"))
+    import check_stop_latency
+
+    return check_stop_latency
+
+
 def call(name: str, tmp_path_factory, **kwargs) -> rc.CallResult:
     out = tmp_path_factory.mktemp(name) / "run"
     result = asyncio.run(rc.run_call(rc.scenario(name), out, **kwargs))
@@ -58,6 +67,14 @@ def verify_run(result: rc.CallResult, verify_outputs) -> list[dict]:
         (out / "receipts.jsonl").read_bytes(),
     )
     assert doc.content_hash_hex == result.observer.stop_latency.content_hash_hex
+    # The independent Python checker: signature, binding to the receipts, summary.
+    checker = stop_latency_checker()
+    public_key = bytes.fromhex((out / "signer.pub").read_text().strip())
+    checked = checker.verify_signed((out / "stop-latency.cbor").read_bytes(), public_key)
+    assert checker.binding_problems(checked, (out / "receipts.jsonl").read_text().splitlines()) == []
+    assert [b["barge_in_ts_ns"] for b in checked["barge_ins"]] == [
+        s.barge_in_ts_ns for s in result.observer.stop_latencies()
+    ]
     return decoded
 
 
@@ -127,6 +144,24 @@ def test_polite_the_bot_yields_on_the_barge_in_window_and_stops_within_the_deadl
     # Pipecat drained the queue: most of the long answer was generated and never sent.
     assert polite.observer.audio_stats.unsent_ns > 5 * rc.NS
     assert polite.llm.calls == 1 and polite.observer.ticks.get(5) == 1
+
+
+def test_polite_a_tampered_stop_latency_document_is_refused(polite, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(polite.out_dir, run)
+    doc = bytearray((run / "stop-latency.cbor").read_bytes())
+    doc[len(doc) // 2] ^= 1
+    (run / "stop-latency.cbor").write_bytes(bytes(doc))
+    done = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(run / "signer.pub"), str(run)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1
+    checker = stop_latency_checker()
+    with pytest.raises(checker.Refused):
+        checker.verify_signed(bytes(doc), bytes.fromhex((run / "signer.pub").read_text().strip()))
 
 
 def test_rude_the_windows_with_audio_sent_past_the_deadline_are_barge_in_ignored(
