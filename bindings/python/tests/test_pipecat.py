@@ -267,3 +267,20 @@ def test_the_run_directory_holds_the_signed_stop_latency_document(tmp_path):
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 1
+
+
+def test_only_the_observed_destination_is_the_bots_voice():
+    from scripted_call import tts_audio
+
+    def chunk(destination):
+        frame = tts_audio(960)
+        frame.transport_destination = destination
+        return frame
+
+    script = [(0, "out", chunk(None)), (10, "out", chunk("music"))]
+    default = observe(script)
+    assert default.audio_stats.sent_bytes == 960 and default.ticks[3] == 1
+    music = observe(script, destination="music")
+    assert music.audio_stats.sent_bytes == 960 and music.ticks[3] == 1
+    # The other destination's chunk is neither voice nor counted as sent by this observer.
+    assert default.ignored.get("TTSAudioRawFrame") == 1

@@ -343,15 +343,19 @@ class ReceiptObserver(BaseObserver):
         if isinstance(frame, CancelFrame):
             await self.finish()
             return
-        await self._map(frame, ts, self._sent_by_transport(data))
+        sent = self._sent_by_transport(data)
+        if sent and frame.transport_destination != self._destination:
+            # Another destination's audio and bot-speaking frames: not this voice.
+            self._count(self.ignored, type(frame).__name__)
+            return
+        await self._map(frame, ts, sent)
 
-    def _sent_by_transport(self, data: FramePushed) -> bool:
-        """Whether the frame comes from the output transport, downstream, for the observed
-        destination: for audio, a chunk the transport has written."""
-        return (
-            isinstance(data.source, BaseOutputTransport)
-            and data.direction == FrameDirection.DOWNSTREAM
-            and data.frame.transport_destination == self._destination
+    @staticmethod
+    def _sent_by_transport(data: FramePushed) -> bool:
+        """Whether the frame comes from the output transport, downstream: for audio, a chunk
+        the transport has written."""
+        return isinstance(data.source, BaseOutputTransport) and (
+            data.direction == FrameDirection.DOWNSTREAM
         )
 
     def _is_sent_speech(self, frame: Frame, sent: bool) -> bool:
