@@ -438,9 +438,37 @@ fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_com
     let cbor = drop_index(&std::fs::read(out.join("receipts.cbor")).unwrap(), 5, false);
     std::fs::write(out.join("receipts.jsonl"), &jsonl).unwrap();
     std::fs::write(out.join("receipts.cbor"), &cbor).unwrap();
+    // The attacker holds the key (the published test key): the stop-latency document is
+    // re-signed over the receipts that are left, or its binding would name the dropped window.
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let original = jouleclaw_stop_latency::verify(
+        &std::fs::read(out.join("stop-latency.cbor")).unwrap(),
+        &signer.verifying_key(),
+    )
+    .unwrap()
+    .document;
+    let hashes: Vec<[u8; 32]> = jsonl
+        .split_inclusive(|b| *b == b'\n')
+        .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
+        .collect();
+    let doc = jouleclaw_stop_latency::StopLatencyDocument::new(
+        &original.steward,
+        &original.stream_id,
+        &original.barge_ins,
+        &hashes,
+    )
+    .unwrap();
+    let stop_latency = jouleclaw_stop_latency::sign(&signer, &doc)
+        .unwrap()
+        .cose_sign1;
+    std::fs::write(out.join("stop-latency.cbor"), &stop_latency).unwrap();
     // The summary rewritten as an attacker would: hashes and counts of what is left, and the
     // policy an unsealed run records.
     let mut s = RunSummary::parse(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    s.outputs.insert(
+        "stop-latency.cbor".into(),
+        blake3::hash(&stop_latency).to_hex().to_string(),
+    );
     s.outputs.remove("seals.cbor");
     s.outputs.remove("inclusion.cbor");
     s.outputs.insert(

@@ -1475,10 +1475,15 @@ fn receipts_verify_streams_hostile_sequences_within_bounded_memory() {
 
 const TAMPER_TABLE: &str = "conformance/stream-at-rest-tamper.json";
 
-/// The files of a run directory, by name, as hex (every file the layout names that exists).
+/// The files of a run directory, by name, as hex (every file the layout names that exists, and
+/// the run's `stop-latency.cbor`, which `receipts verify DIR` and `report` check beside them).
 fn dir_files_hex(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
     let mut files = serde_json::Map::new();
-    for name in jouleclaw_stack::store::layout::COMMIT_ORDER {
+    let names = jouleclaw_stack::store::layout::COMMIT_ORDER
+        .iter()
+        .copied()
+        .chain(["stop-latency.cbor"]);
+    for name in names {
         if let Ok(bytes) = std::fs::read(dir.join(name)) {
             files.insert(name.to_owned(), hex::encode(bytes).into());
         }
@@ -1582,12 +1587,37 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     let items = cose::split_cbor_sequence(&cbor).unwrap();
     let jsonl_minus_5 = keep(&lines, 5);
     let cbor_minus_5 = keep(&items, 5);
+    // The forger holds the key (the published test key): as it rewrites the receipts, it
+    // re-signs the stop-latency document over the receipts that remain.
+    let resigned_stop_latency = |dir: &Path, jsonl: &[u8]| -> Vec<u8> {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let shipped = std::fs::read(dir.join("stop-latency.cbor")).unwrap();
+        let original = jouleclaw_stop_latency::verify(&shipped, &signer.verifying_key())
+            .unwrap()
+            .document;
+        let hashes: Vec<[u8; 32]> = jsonl
+            .split_inclusive(|b| *b == b'\n')
+            .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
+            .collect();
+        let doc = jouleclaw_stop_latency::StopLatencyDocument::new(
+            &original.steward,
+            &original.stream_id,
+            &original.barge_ins,
+            &hashes,
+        )
+        .unwrap();
+        jouleclaw_stop_latency::sign(&signer, &doc)
+            .unwrap()
+            .cose_sign1
+    };
+    let stop_latency_minus_5 = resigned_stop_latency(sealed, &jsonl_minus_5);
     let forged = forged_summary(
         t,
         sealed,
         &[
             ("receipts.jsonl", jsonl_minus_5.clone()),
             ("receipts.cbor", cbor_minus_5.clone()),
+            ("stop-latency.cbor", stop_latency_minus_5.clone()),
         ],
     );
     let unsealed = &dirs["unsealed"];
@@ -1624,12 +1654,13 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         row(
             "seals_stripped_window_dropped_summary_forged",
             "sealed",
-            "seals.cbor and inclusion.cbor deleted, window 5 dropped from receipts.jsonl and receipts.cbor, summary.json rewritten to match: nothing signed shows the stream was sealed, so completeness is unknown (never complete)",
+            "seals.cbor and inclusion.cbor deleted, window 5 dropped from receipts.jsonl and receipts.cbor, stop-latency.cbor re-signed and summary.json rewritten to match: nothing signed shows the stream was sealed, so completeness is unknown (never complete)",
             json!([
                 del("seals.cbor"),
                 del("inclusion.cbor"),
                 w("receipts.jsonl", &jsonl_minus_5),
                 w("receipts.cbor", &cbor_minus_5),
+                w("stop-latency.cbor", &stop_latency_minus_5),
                 w("summary.json", forged.as_bytes())
             ]),
             "unsealed",
@@ -1763,10 +1794,14 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         row(
             "unsealed_window_dropped_summary_deleted",
             "unsealed",
-            "window 5 dropped from an unsealed run, summary.json deleted: completeness is unknown, as for the intact run",
+            "window 5 dropped from an unsealed run, stop-latency.cbor re-signed to match, summary.json deleted: completeness is unknown, as for the intact run",
             json!([
                 w("receipts.jsonl", &keep(&ulines, 5)),
                 w("receipts.cbor", &keep(&uitems, 5)),
+                w(
+                    "stop-latency.cbor",
+                    &resigned_stop_latency(unsealed, &keep(&ulines, 5))
+                ),
                 del("summary.json")
             ]),
             "unsealed",

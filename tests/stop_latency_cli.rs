@@ -58,14 +58,23 @@ fn run(dir: &Path, extra: &[&str]) -> Output {
     o
 }
 
+// The runs here are unsealed (completeness unknown): accepted on request, so that the exit
+// status is the stop-latency document's.
 fn verify(dir: &Path) -> Output {
     let public = dir.join("signer.pub");
-    jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &dir])
+    jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--allow-unsealed",
+        &"--pub",
+        &public,
+        &dir,
+    ])
 }
 
 fn report(dir: &Path) -> (Output, String) {
     let html = dir.join("page.html");
-    let o = jouleclaw(&[&"report", &dir, &"-o", &html]);
+    let o = jouleclaw(&[&"report", &dir, &"--allow-unsealed", &"-o", &html]);
     (o, std::fs::read_to_string(&html).unwrap_or_default())
 }
 

@@ -19,6 +19,7 @@ mod receipt;
 mod registry;
 mod report;
 mod run;
+mod stop_latency;
 mod stream_dir;
 mod table;
 mod vectors;

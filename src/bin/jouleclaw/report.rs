@@ -219,6 +219,8 @@ pub(crate) struct Report {
     pub(crate) policy: LedgerPolicy,
     /// Whether an unsealed stream is accepted (the exit status; the page is the same).
     pub(crate) allow_unsealed: bool,
+    /// stop-latency.cbor, verified and checked against the receipts.
+    pub(crate) stop_latency: crate::stop_latency::Evidence,
 }
 
 impl Report {
@@ -320,6 +322,7 @@ fn build(
         }
     }
     let (cols, per) = columns.finish(&store);
+    let stop_latency = crate::stop_latency::check(&key, dir)?;
     Ok(Report {
         public_key_hex: hex::encode(key.as_bytes()),
         kid_hex: hex::encode(cose::kid(&key)),
@@ -334,6 +337,7 @@ fn build(
         barge_ins_more,
         policy,
         allow_unsealed,
+        stop_latency,
     })
 }
 
@@ -380,11 +384,21 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
         tell!("WARNING: the receipts are signed with the published RFC 8032 test key.");
     }
     tell_problems(&report.store);
+    for p in &report.stop_latency.problems {
+        tell!("{}", crate::out::untrusted(p));
+    }
     let line = verdict_line(&report.store);
     if report.store.outcome() == Outcome::Complete {
         say!("{line}");
     } else {
         tell!("{line}");
+    }
+    if !report.stop_latency.problems.is_empty() {
+        return Err(Failure::Refused(format!(
+            "{}: {} problems",
+            crate::stop_latency::FILE,
+            report.stop_latency.problems.len()
+        )));
     }
     outcome_result(&report.store, args.allow_unsealed)
 }

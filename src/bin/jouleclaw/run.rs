@@ -225,6 +225,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     };
     let epoch_unix = parse_epoch(&args.epoch)?;
     let public = signer.verifying_key();
+    let mut stop_latency = crate::stop_latency::RunMeter::new(&signer)?;
     let mut config = PipelineConfig::new(&args.steward, &stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
     if let Some(every_windows) = args.seal_every {
@@ -397,14 +398,19 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         else {
             continue;
         };
+        let pushed = tick.clone();
         let outcome = pipeline
             .push(tick)
             .map_err(|e| at_line(trace, line_no, &e))?;
+        stop_latency.push(&pushed, &outcome, &spec)?;
         if let Some(w) = outcome.closed {
             emit(w, &mut totals, &mut write_seal)?;
         }
     }
     let finished = pipeline.finish().map_err(|e| at_line(trace, line_no, &e))?;
+    if let Some(w) = &finished.last {
+        stop_latency.closed(w);
+    }
     if let Some(w) = finished.last {
         emit(w, &mut totals, &mut write_seal)?;
     }
@@ -419,6 +425,8 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         )));
     }
 
+    let (mut stop_latency_file, stop_latency_hash, stop_latency_doc) =
+        stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
     pubfile.write(cose::public_key_text(&public).as_bytes())?;
     let jsonl_hash = jsonl.finish()?;
     let cbor_hash = cbor.finish()?;
@@ -436,6 +444,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     outputs.insert(
         layout::RECEIPTS_CBOR.to_owned(),
         cbor_hash.to_hex().to_string(),
+    );
+    outputs.insert(
+        crate::stop_latency::FILE.to_owned(),
+        stop_latency_hash.to_hex().to_string(),
     );
     if let Some((s, i)) = seal_hashes {
         outputs.insert(layout::SEALS_CBOR.to_owned(), s.to_hex().to_string());
@@ -514,6 +526,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     // Every destination is checked again just before the first rename, so a failing rename
     // (a directory planted at a destination) cannot leave some outputs replaced and others not.
     check_destinations(&out, &inputs)?;
+    check_destination(&out.path().join(crate::stop_latency::FILE), &inputs)?;
     // The old summary.json goes first: until the new one lands last, no summary marks the
     // directory complete, so a crash between two renames cannot leave a mix that looks whole.
     out.remove(summary_name)?;
@@ -532,7 +545,9 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             }
         }
     }
+    stop_latency_file.commit()?;
     summary.commit()?;
+    say!("{}", crate::stop_latency::describe(&stop_latency_doc));
 
     if !args.quiet {
         say!();

@@ -11,13 +11,13 @@ use std::path::Path;
 use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
+use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
 use jouleclaw_stop_latency::{
     self as sl, BargeIn, MAX_SIGNED_BYTES, StopLatencyDocument, StopLatencyMeter,
 };
 
 use crate::Failure;
-use crate::files::{Staged, check_destination};
 use crate::out::{say, tell};
 
 /// The file beside the receipts.
@@ -136,10 +136,16 @@ pub(crate) struct Evidence {
 }
 
 /// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
-/// the receipts check names it) with each line's content hash.
+/// the receipts check names it) with each line's content hash; a missing file holds none (the
+/// stream verifier names it).
 fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
     let path = dir.join("receipts.jsonl");
-    let file = std::fs::File::open(&path).map_err(|e| Failure::io(&path, e))?;
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        // The stream verifier names the missing file; here it holds no receipt.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Failure::io(&path, e)),
+    };
     let mut reader = BufReader::new(file);
     let max = Limits::RECEIPT.max_document_bytes as u64;
     let mut out = Vec::new();
@@ -224,7 +230,8 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
 pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
     let ev = check(key, dir)?;
     for p in &ev.problems {
-        tell!("{p}");
+        // A problem quotes the receipts' own text (stream ids): shown, never obeyed.
+        tell!("{}", crate::out::untrusted(p));
     }
     match (&ev.doc, ev.problems.is_empty()) {
         (Some(doc), true) => say!(
@@ -237,23 +244,18 @@ pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> 
     Ok(ev.problems.len())
 }
 
-/// The report's part: the check, its problems added to `disagreements` (so the page is not
-/// marked verified).
-pub(crate) fn for_report(
-    key: &PublicKey,
-    dir: &Path,
-    disagreements: &mut Vec<String>,
-) -> Result<Evidence, Failure> {
-    let ev = check(key, dir)?;
-    disagreements.extend(ev.problems.iter().cloned());
-    Ok(ev)
-}
-
 /// The report's section: each barge-in's stop latency against the deadline, and p50, p95, max.
 pub(crate) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -> String) {
     use std::fmt::Write as _;
     let deadline = sl::DEADLINE_NS;
     out.push_str("<section id=\"stop-latency\"><h2>Stop latency</h2>");
+    if !ev.problems.is_empty() {
+        out.push_str("<ul class=\"problems\" id=\"stop-latency-problems\">");
+        for p in &ev.problems {
+            let _ = write!(out, "<li>{}</li>", esc(p));
+        }
+        out.push_str("</ul>");
+    }
     let Some(doc) = &ev.doc else {
         let _ = write!(
             out,
@@ -266,7 +268,7 @@ pub(crate) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -
             if ev.problems.is_empty() {
                 "no stop-latency.cbor and no barge-in in the receipts"
             } else {
-                "NOT VERIFIED: see the problems above"
+                "NOT VERIFIED: see the problems listed here"
             }
         );
         return;
@@ -278,7 +280,7 @@ pub(crate) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -
         if ev.problems.is_empty() {
             " (signed, bound to the receipts)"
         } else {
-            " (NOT bound to these receipts: see the problems above)"
+            " (NOT bound to these receipts: see the problems listed here)"
         }
     );
     if doc.barge_ins.is_empty() {

@@ -78,6 +78,14 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
     let key = read_public_key(public)?;
     let report = verify_dir(dir, &key, &mut |_, _| {})?;
     tell_problems(&report);
+    // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
+    let stop_latency_problems = crate::stop_latency::verify_dir(&key, dir)?;
     say!("{}", verdict_line(&report));
+    if stop_latency_problems > 0 {
+        return Err(Failure::Refused(format!(
+            "{}: {stop_latency_problems} problems",
+            crate::stop_latency::FILE
+        )));
+    }
     outcome_result(&report, allow_unsealed)
 }
