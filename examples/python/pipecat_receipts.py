@@ -238,6 +238,7 @@ def main(argv):
         epoch_unix=1_780_617_600,
         out_dir=out,
         on_yield=yields.append,
+        seal_every=3,
     )
     asyncio.run(run_call(observer))
     for s in observer.stop_latencies():
