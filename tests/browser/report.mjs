@@ -59,7 +59,8 @@ const deadline = setTimeout(() => {
 // 1. The demo run and its report, with the real binary.
 const out = join(work, "d");
 // The trace by its path relative to the repository, as summary.json (and the page) record it.
-execFileSync(jouleclaw, ["run", "conformance/traces/duplex-demo.jsonl", "--out", out, "--quiet"], {
+// Sealed, so that the page can say the stream is complete (an unsealed one is refused).
+execFileSync(jouleclaw, ["run", "conformance/traces/duplex-demo.jsonl", "--seal-every", "5", "--out", out, "--quiet"], {
   cwd: repo,
   stdio: ["ignore", "ignore", "ignore"],
 });

@@ -435,6 +435,7 @@ async fn assert_stored_once(cluster: &Cluster) -> (u64, u64) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
 async fn the_cluster_down_past_the_end_of_the_run_then_replay_delivers_everything_once() {
     let mut cluster = Cluster::start();
     let mut config = fast_spill(cluster.sink_config("past"));
@@ -503,6 +504,7 @@ async fn the_cluster_down_past_the_end_of_the_run_then_replay_delivers_everythin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
 async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     let cluster = Cluster::start();
     ready(&cluster.sink_config("a")).await;
@@ -697,6 +699,7 @@ fn journal_len(path: &Path) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
 async fn a_live_process_killed_mid_run_loses_nothing_after_replay() {
     let mut cluster = Cluster::start();
     let config = cluster.sink_config("child");
