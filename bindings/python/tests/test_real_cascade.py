@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, jouleclaw_cli
+from conftest import REPO, jouleclaw_cli, python_verifier
 
 sys.path.insert(0, str(REPO / "examples/python"))
 
@@ -69,7 +69,7 @@ def verify_run(result: rc.CallResult, verify_outputs) -> list[dict]:
     assert doc.content_hash_hex == result.observer.stop_latency.content_hash_hex
     # The independent Python checker: signature, binding to the receipts, summary.
     checker = stop_latency_checker()
-    public_key = bytes.fromhex((out / "signer.pub").read_text().strip())
+    public_key = python_verifier().read_public_key_text((out / "signer.pub").read_text(encoding="ascii"))
     checked = checker.verify_signed((out / "stop-latency.cbor").read_bytes(), public_key)
     assert checker.binding_problems(checked, (out / "receipts.jsonl").read_text().splitlines()) == []
     assert [b["barge_in_ts_ns"] for b in checked["barge_ins"]] == [
@@ -161,7 +161,8 @@ def test_polite_a_tampered_stop_latency_document_is_refused(polite, tmp_path):
     assert done.returncode == 1
     checker = stop_latency_checker()
     with pytest.raises(checker.Refused):
-        checker.verify_signed(bytes(doc), bytes.fromhex((run / "signer.pub").read_text().strip()))
+        key = python_verifier().read_public_key_text((run / "signer.pub").read_text(encoding="ascii"))
+        checker.verify_signed(bytes(doc), key)
 
 
 def test_rude_the_windows_with_audio_sent_past_the_deadline_are_barge_in_ignored(
