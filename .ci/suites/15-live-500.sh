@@ -11,7 +11,7 @@ bin="$CARGO_TARGET_DIR/release/jouleclaw"
 dir=$(mktemp -d)
 cleanup() {
     crates/jouleclaw-live/scripts/cluster.sh stop "$dir/cluster" || true
-    rm -rf "$dir"
+    rm -rf "$dir" || true
 }
 trap cleanup EXIT
 # Loopback ports nobody listens on (other clusters may run on this machine): BASE..BASE+2 for

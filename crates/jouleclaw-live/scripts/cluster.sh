@@ -26,7 +26,15 @@ CONF
 stop)
     for i in 0 1 2; do
         if [ -f "$dir/n$i.pid" ]; then
-            kill "$(cat "$dir/n$i.pid")" 2>/dev/null || true
+            pid=$(cat "$dir/n$i.pid")
+            kill "$pid" 2>/dev/null || true
+            # Bounded wait for the node to exit (10 s, then SIGKILL), so that its store can be
+            # removed as soon as this returns.
+            for _ in $(seq 1 100); do
+                kill -0 "$pid" 2>/dev/null || break
+                sleep 0.1
+            done
+            kill -9 "$pid" 2>/dev/null || true
             rm -f "$dir/n$i.pid"
         fi
     done
