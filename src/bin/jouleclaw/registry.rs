@@ -20,6 +20,7 @@ use jouleclaw_stack::registry::{
     verify_checkpoint_note,
 };
 use jouleclaw_stack::seal::verify_checkpoint;
+use jouleclaw_stack::store::layout::{self, Input};
 use serde_json::{Value, json};
 
 use crate::keys::read_secret_key;
@@ -136,42 +137,25 @@ fn refused(e: impl std::fmt::Display) -> Failure {
     Failure::Refused(e.to_string())
 }
 
-/// Reads at most `max` bytes of a regular file (no symlink followed), refusing a longer one.
+/// Reads at most `max` bytes of a regular file, opened as every directory input is
+/// (`jouleclaw_store::layout::open_input`: no symlink followed, no FIFO blocked on), refusing a
+/// longer one.
 fn read_capped(path: &Path, max: usize) -> Result<Vec<u8>, Failure> {
     let file = open_regular(path)?;
-    let mut bytes = Vec::new();
-    file.take(max as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::io(path, e))?;
-    if bytes.len() > max {
-        return Err(Failure::Usage(format!(
-            "{}: longer than {max} bytes",
-            path.display()
-        )));
-    }
-    Ok(bytes)
+    layout::read_bounded(file, path, max as u64)
+        .map_err(|e| Failure::io(path, e))?
+        .ok_or_else(|| Failure::Usage(format!("{}: longer than {max} bytes", path.display())))
 }
 
 fn open_regular(path: &Path) -> Result<File, Failure> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc_nofollow())
-        .open(path)
-        .map_err(|e| Failure::io(path, e))?;
-    let meta = file.metadata().map_err(|e| Failure::io(path, e))?;
-    if !meta.is_file() {
-        return Err(Failure::Usage(format!(
-            "{}: not a regular file",
+    match layout::open_input(path).map_err(|e| Failure::io(path, e))? {
+        Input::File(f) => Ok(f),
+        Input::Missing => Err(Failure::io(path, "no such file")),
+        Input::NotRegular(what) => Err(Failure::Usage(format!(
+            "{}: a {what}, not a regular file; refused unread",
             path.display()
-        )));
+        ))),
     }
-    Ok(file)
-}
-
-/// `O_NOFOLLOW` (Linux): a symlink at the path is refused, never followed.
-const fn libc_nofollow() -> i32 {
-    0o400_000
 }
 
 fn policy_of(path: &Path) -> Result<WitnessPolicy, Failure> {
@@ -533,12 +517,24 @@ fn prove(dir: &Path, run: &Path) -> CmdResult {
 
 fn append_leaf(dir: &Path, leaf: &RegistryLeaf) -> CmdResult {
     let path = dir.join(LEAVES_FILE);
+    // Appended in place (the log is append-only); a symbolic link planted at its name is
+    // refused, never followed, and only a regular file is written.
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut file = OpenOptions::new()
         .append(true)
-        .custom_flags(libc_nofollow())
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(&path)
         .map_err(|e| Failure::io(&path, e))?;
+    if !file
+        .metadata()
+        .map_err(|e| Failure::io(&path, e))?
+        .is_file()
+    {
+        return Err(Failure::Usage(format!(
+            "{}: not a regular file",
+            path.display()
+        )));
+    }
     let mut line = leaf.encode().map_err(refused)?;
     line.push(b'\n');
     file.write_all(&line).map_err(|e| Failure::io(&path, e))?;
