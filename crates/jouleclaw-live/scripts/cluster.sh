@@ -24,19 +24,25 @@ CONF
     echo "nats://127.0.0.1:$base,nats://127.0.0.1:$((base + 1)),nats://127.0.0.1:$((base + 2))"
     ;;
 stop)
+    # Every node is signalled first, so the cluster goes down at once (not node by node,
+    # which leaves a last node taking proposals it cannot commit for as long as the others
+    # take to exit); then a bounded wait (10 s for each, then SIGKILL), so that the stores can
+    # be removed as soon as this returns.
+    pids=""
     for i in 0 1 2; do
         if [ -f "$dir/n$i.pid" ]; then
             pid=$(cat "$dir/n$i.pid")
             kill "$pid" 2>/dev/null || true
-            # Bounded wait for the node to exit (10 s, then SIGKILL), so that its store can be
-            # removed as soon as this returns.
-            for _ in $(seq 1 100); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-            done
-            kill -9 "$pid" 2>/dev/null || true
+            pids="$pids $pid"
             rm -f "$dir/n$i.pid"
         fi
+    done
+    for pid in $pids; do
+        for _ in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$pid" 2>/dev/null || true
     done
     ;;
 *)

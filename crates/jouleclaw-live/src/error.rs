@@ -64,7 +64,7 @@ pub enum LiveError {
     Sink {
         /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `journal_locked`,
         /// `journal_undelivered`, `drain_timeout`, `sink_busy`, `stream_exists`,
-        /// `sink_closed`.
+        /// `sink_closed`, `duplicate_unconfirmed` (one publish attempt; retried).
         code: &'static str,
         /// What happened.
         message: String,

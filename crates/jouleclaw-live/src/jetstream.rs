@@ -7,7 +7,8 @@
 //! Subjects: `PREFIX.STEWARD.STREAM`, each id escaped into one token by
 //! [`escape_id`]. Message: a CBOR map (see [`encode_batch`]); header
 //! `Nats-Msg-Id` = lower-case hex BLAKE3 of the body, so a retried publish inside the stream's
-//! duplicate window is stored once.
+//! duplicate window is stored once; a duplicate acknowledgement counts only when the message
+//! it names is read back with this body ([`duplicate_confirms`], [`message_id_in`]).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -357,7 +358,8 @@ struct Pending {
     batch: SinkBatch,
     subject: String,
     body: Bytes,
-    id: String,
+    /// The message id's generation ([`message_id_in`]).
+    generation: u32,
     attempts: u32,
     rec: Record,
 }
@@ -368,28 +370,106 @@ struct Parked {
     batch: SinkBatch,
     rec: Record,
     attempts: u32,
+    generation: u32,
 }
 
-async fn publish_once(
+/// The `Nats-Msg-Id` of a body's publish in `generation`: [`message_id`] for generation 0,
+/// `ID.N` for generation N. A batch moves to the next generation only when the server
+/// acknowledged it as a duplicate that it cannot show stored (see [`duplicate_confirms`]):
+/// the server then holds the id for a proposal that may never be stored, and a publish with
+/// the same id would be answered "duplicate" for the whole duplicate window. A body stored
+/// under two generations is two equal messages, which every reader keeps once.
+pub fn message_id_in(body: &[u8], generation: u32) -> String {
+    let id = message_id(body);
+    if generation == 0 {
+        id
+    } else {
+        format!("{id}.{generation}")
+    }
+}
+
+/// Whether a publish acknowledged as a duplicate is stored: the acknowledgement names a
+/// stream sequence (not 0, which a server answers while the first publish of that id is still
+/// a proposal, or was one that was lost) and the message stored there, `stored` (subject,
+/// body), is this subject and this body. A duplicate acknowledgement alone is no evidence:
+/// a server that staged the id for a proposal lost in a leader change answers "duplicate"
+/// while nothing is stored.
+pub fn duplicate_confirms(
+    ack_sequence: u64,
+    stored: Option<(&str, &[u8])>,
+    subject: &str,
+    body: &[u8],
+) -> bool {
+    ack_sequence != 0 && stored.is_some_and(|(s, b)| s == subject && b == body)
+}
+
+/// How a publish ended that the server acknowledged and [`duplicate_confirms`] agrees is
+/// stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// Stored now.
+    New,
+    /// Stored before (a confirmed duplicate).
+    Before,
+}
+
+/// The code of a duplicate acknowledgement without the message stored.
+const DUPLICATE_UNCONFIRMED: &str = "duplicate_unconfirmed";
+
+/// One publish of `body` on `subject` with message id `id`, its acknowledgement awaited
+/// (bounded by `timeout`: `nats`); a duplicate acknowledgement is checked against the message
+/// stored at the sequence it names (`duplicate_unconfirmed` when that is not this body). What
+/// the sink and [`replay`] do for every attempt.
+pub async fn publish_once(
     js: jetstream::Context,
+    stream: jetstream::stream::Stream,
     subject: String,
     body: Bytes,
     id: &str,
     timeout: Duration,
-) -> Result<()> {
+) -> Result<Stored> {
     let publish = jetstream::context::Publish::build()
-        .payload(body)
+        .payload(body.clone())
         .message_id(id);
     tokio::time::timeout(timeout, async {
-        js.send_publish(subject, publish)
+        let ack = js
+            .send_publish(subject.clone(), publish)
             .await
             .map_err(|e| nats_err("publish", e))?
             .await
-            .map_err(|e| nats_err("ack", e))
+            .map_err(|e| nats_err("ack", e))?;
+        if !ack.duplicate {
+            return Ok(Stored::New);
+        }
+        let stored = if ack.sequence == 0 {
+            None
+        } else {
+            stream.get_raw_message(ack.sequence).await.ok()
+        };
+        let stored = stored.as_ref().map(|m| (m.subject.as_str(), &m.payload[..]));
+        if duplicate_confirms(ack.sequence, stored, &subject, &body) {
+            Ok(Stored::Before)
+        } else {
+            Err(LiveError::Sink {
+                code: DUPLICATE_UNCONFIRMED,
+                message: format!(
+                    "acknowledged as a duplicate of sequence {} on {subject}, which does not hold this batch",
+                    ack.sequence
+                ),
+            })
+        }
     })
     .await
-    .map_err(|_| nats_err("ack", "timed out"))??;
-    Ok(())
+    .map_err(|_| nats_err("ack", "timed out"))?
+}
+
+/// The id for the next attempt after `r`: the next generation after an unconfirmed
+/// duplicate, else the same.
+fn next_generation(r: &Result<Stored>, generation: u32) -> u32 {
+    match r {
+        Err(e) if e.code() == DUPLICATE_UNCONFIRMED => generation.saturating_add(1),
+        _ => generation,
+    }
 }
 
 fn backoff(config: &JetStreamConfig, attempts: u32) -> Duration {
@@ -400,22 +480,24 @@ fn backoff(config: &JetStreamConfig, attempts: u32) -> Duration {
         .min(config.backoff_max)
 }
 
-type Flight = BoxFuture<'static, (Pending, Result<()>)>;
+type Flight = BoxFuture<'static, (Pending, Result<Stored>)>;
 type Journaling = BoxFuture<'static, (SinkBatch, String, Bytes, Result<Record>)>;
 
 fn publish_later(
     js: &jetstream::Context,
+    stream: &jetstream::stream::Stream,
     config: &JetStreamConfig,
     p: Pending,
     wait: Duration,
 ) -> Flight {
-    let js = js.clone();
+    let (js, stream) = (js.clone(), stream.clone());
     let timeout = config.ack_timeout;
     Box::pin(async move {
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
-        let r = publish_once(js, p.subject.clone(), p.body.clone(), &p.id, timeout).await;
+        let id = message_id_in(&p.body, p.generation);
+        let r = publish_once(js, stream, p.subject.clone(), p.body.clone(), &id, timeout).await;
         (p, r)
     })
 }
@@ -443,7 +525,7 @@ impl ReceiptSink for JetStreamSink {
                     config.journal_max_bytes,
                 )?)?,
             };
-            let (js, _) = connect(&config).await?;
+            let (js, stream) = connect(&config).await?;
             let stats = ctx.stats.clone();
             let mut journaling: FuturesUnordered<Journaling> = FuturesUnordered::new();
             let mut in_flight: FuturesUnordered<Flight> = FuturesUnordered::new();
@@ -474,24 +556,27 @@ impl ReceiptSink for JetStreamSink {
                     && let Some(front) = parked.front_mut()
                 {
                     front.attempts = front.attempts.saturating_add(1);
-                    let (js, config, journal) = (js.clone(), config.clone(), journal.clone());
+                    let (js, stream, config, journal) =
+                        (js.clone(), stream.clone(), config.clone(), journal.clone());
                     let rec = front.rec.clone();
+                    let mut generation = front.generation;
                     replaying = Some(Box::pin(async move {
                         let body = Bytes::from(journal.read(rec.clone()).await?);
-                        let id = message_id(&body);
                         let mut attempts = 0u32;
                         loop {
                             let r = publish_once(
                                 js.clone(),
+                                stream.clone(),
                                 rec.subject.clone(),
                                 body.clone(),
-                                &id,
+                                &message_id_in(&body, generation),
                                 config.ack_timeout,
                             )
                             .await;
                             if r.is_ok() {
                                 return Ok(());
                             }
+                            generation = next_generation(&r, generation);
                             attempts = attempts.saturating_add(1);
                             tokio::time::sleep(backoff(&config, attempts)).await;
                         }
@@ -514,11 +599,11 @@ impl ReceiptSink for JetStreamSink {
                                 stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
                                 if parked.is_empty() {
                                     in_flight_receipts += receipts(&batch);
-                                    let p = Pending { id: message_id(&body), batch, subject, body, attempts: 0, rec };
-                                    in_flight.push(publish_later(&js, &config, p, Duration::ZERO));
+                                    let p = Pending { generation: 0, batch, subject, body, attempts: 0, rec };
+                                    in_flight.push(publish_later(&js, &stream, &config, p, Duration::ZERO));
                                 } else {
                                     // Keep arrival order behind what waits for the cluster.
-                                    parked.push_back(Parked { batch, rec, attempts: 0 });
+                                    parked.push_back(Parked { batch, rec, attempts: 0, generation: 0 });
                                 }
                             }
                             Err(e) => lost(&batch, &e),
@@ -526,20 +611,21 @@ impl ReceiptSink for JetStreamSink {
                     }
                     Some((mut p, r)) = in_flight.next(), if !in_flight.is_empty() => {
                         match r {
-                            Ok(()) => {
+                            Ok(_) => {
                                 in_flight_receipts -= receipts(&p.batch);
                                 settled(&p.batch, &p.rec);
                             }
                             Err(_) => {
                                 stats.retries.fetch_add(1, Ordering::SeqCst);
                                 p.attempts += 1;
+                                p.generation = next_generation(&r, p.generation);
                                 if p.attempts < config.max_attempts {
                                     let wait = backoff(&config, p.attempts);
-                                    in_flight.push(publish_later(&js, &config, p, wait));
+                                    in_flight.push(publish_later(&js, &stream, &config, p, wait));
                                 } else {
                                     in_flight_receipts -= receipts(&p.batch);
                                     stats.spilled.fetch_add(1, Ordering::SeqCst);
-                                    parked.push_back(Parked { batch: p.batch, rec: p.rec, attempts: p.attempts });
+                                    parked.push_back(Parked { batch: p.batch, rec: p.rec, attempts: p.attempts, generation: p.generation });
                                 }
                             }
                         }
@@ -616,6 +702,10 @@ impl ReceiptSink for JetStreamSink {
 /// Attempts per batch in [`replay`] (a cluster that just restarted elects its leaders first).
 pub const REPLAY_ATTEMPTS: u32 = 15;
 
+/// Read-back rounds in [`replay`]: a batch acknowledged (or found) but not read back from its
+/// subject is published again under the next id generation, at most this many times.
+pub const REPLAY_CONFIRM_ROUNDS: u32 = 3;
+
 /// What [`replay`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReplayReport {
@@ -625,21 +715,87 @@ pub struct ReplayReport {
     pub undelivered: u64,
     /// Of them, published now and acknowledged as new.
     pub published: u64,
-    /// Of them, already stored (found on their subject, or acknowledged as a duplicate):
-    /// marked delivered without storing them again.
+    /// Of them, already stored (found on their subject, or acknowledged as a duplicate whose
+    /// stored message was read back): marked delivered without storing them again.
     pub already_stored: u64,
-    /// Receipts in the batches delivered now (published or found stored).
+    /// Of the published or already stored, not found when their subject was read back after
+    /// the publishes, so published again under the next id generation (counted once, in
+    /// `published` or `already_stored`, by their first outcome).
+    pub republished: u64,
+    /// Receipts in the batches delivered now (read back from their subject).
     pub receipts: u64,
-    /// Batches still undelivered (a publish failed within its attempts).
+    /// Batches still undelivered (a publish failed within its attempts, or a batch was not
+    /// read back after [`REPLAY_CONFIRM_ROUNDS`] rounds).
     pub left: u64,
+}
+
+/// A replayed batch waiting to be read back.
+struct Replayed {
+    rec: Record,
+    body: Bytes,
+    receipts: u64,
+    generation: u32,
+}
+
+/// Publishes `body` on `subject` until an attempt is acknowledged as stored (new, or a
+/// confirmed duplicate), at most `attempts` times with backoff; `None` when none was. Starts
+/// at id `generation` and moves on after an unconfirmed duplicate; returns the generation
+/// that was stored.
+async fn publish_until_stored(
+    js: &jetstream::Context,
+    stream: &jetstream::stream::Stream,
+    config: &JetStreamConfig,
+    subject: &str,
+    body: &Bytes,
+    mut generation: u32,
+    attempts: u32,
+) -> Option<(Stored, u32)> {
+    let mut attempt = 0u32;
+    loop {
+        let r = publish_once(
+            js.clone(),
+            stream.clone(),
+            subject.to_owned(),
+            body.clone(),
+            &message_id_in(body, generation),
+            config.ack_timeout,
+        )
+        .await;
+        match r {
+            Ok(stored) => return Some((stored, generation)),
+            Err(_) if attempt + 1 >= attempts => return None,
+            Err(_) => {
+                attempt += 1;
+                generation = next_generation(&r, generation);
+                tokio::time::sleep(backoff(config, attempt)).await;
+            }
+        }
+    }
+}
+
+/// The content ids of every message stored on `subject`.
+async fn ids_on(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+) -> Result<std::collections::HashSet<String>> {
+    let mut ids = std::collections::HashSet::new();
+    for_each_message(stream, subject, usize::MAX, |_, payload| {
+        ids.insert(message_id(payload));
+        Ok(())
+    })
+    .await?;
+    Ok(ids)
 }
 
 /// Replays a journal into JetStream: every undelivered batch is published on its subject
 /// with its content `Nats-Msg-Id`, unless a message with the same body is already stored on
 /// that subject (checked by reading the subject, so a replay after the duplicate window does
-/// not store a batch twice either), then marked delivered. Each publish is retried up to
-/// [`REPLAY_ATTEMPTS`] times (or `config.max_attempts` if more) with backoff; when one still
-/// fails the replay stops and the rest stays undelivered (`left`).
+/// not store a batch twice either). Each publish is retried up to [`REPLAY_ATTEMPTS`] times
+/// (or `config.max_attempts` if more) with backoff; when one still fails the replay stops and
+/// the rest stays undelivered (`left`). Then every subject published to is read back, and a
+/// batch is marked delivered only when its body is found there; one that is not (a server
+/// that acknowledged what it then did not keep) is published again under the next id
+/// generation, at most [`REPLAY_CONFIRM_ROUNDS`] times.
 pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<ReplayReport> {
     let journal = Journal::open(path, u64::MAX)?;
     let mut report = ReplayReport {
@@ -653,57 +809,36 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
     }
     let writer = JournalWriter::start(journal)?;
     let (js, stream) = connect(config).await?;
+    let attempts = config.max_attempts.max(REPLAY_ATTEMPTS);
     let total = records.len() as u64;
     let mut done = 0u64;
     let mut stored_on: std::collections::HashMap<String, std::collections::HashSet<String>> =
         std::collections::HashMap::new();
+    let mut to_confirm: Vec<Replayed> = Vec::new();
     for rec in records {
         done += 1;
         if !stored_on.contains_key(&rec.subject) {
-            let mut ids = std::collections::HashSet::new();
-            for_each_message(&stream, &rec.subject, usize::MAX, |_, payload| {
-                ids.insert(message_id(payload));
-                Ok(())
-            })
-            .await?;
+            let ids = ids_on(&stream, &rec.subject).await?;
             stored_on.insert(rec.subject.clone(), ids);
         }
         let body = Bytes::from(writer.read(rec.clone()).await?);
         let id = message_id(&body);
-        let n = decode_batch(&body).map(|d| d.receipts.len() as u64)?;
+        let receipts = decode_batch(&body).map(|d| d.receipts.len() as u64)?;
         let seen = stored_on.get_mut(&rec.subject);
+        let mut generation = 0;
         if seen.as_ref().is_some_and(|s| s.contains(&id)) {
             report.already_stored += 1;
         } else {
-            let mut attempt = 0u32;
-            let acked = loop {
-                let publish = jetstream::context::Publish::build()
-                    .payload(body.clone())
-                    .message_id(&id);
-                let r = tokio::time::timeout(config.ack_timeout, async {
-                    js.send_publish(rec.subject.clone(), publish)
-                        .await
-                        .map_err(|e| nats_err("publish", e))?
-                        .await
-                        .map_err(|e| nats_err("ack", e))
-                })
-                .await
-                .map_err(|_| nats_err("ack", "timed out"))
-                .and_then(|r| r);
-                match r {
-                    Ok(ack) => break Some(ack.duplicate),
-                    Err(_) if attempt + 1 >= config.max_attempts.max(REPLAY_ATTEMPTS) => {
-                        break None;
-                    }
-                    Err(_) => {
-                        attempt += 1;
-                        tokio::time::sleep(backoff(config, attempt)).await;
-                    }
+            match publish_until_stored(&js, &stream, config, &rec.subject, &body, 0, attempts).await
+            {
+                Some((Stored::Before, g)) => {
+                    report.already_stored += 1;
+                    generation = g;
                 }
-            };
-            match acked {
-                Some(true) => report.already_stored += 1,
-                Some(false) => report.published += 1,
+                Some((Stored::New, g)) => {
+                    report.published += 1;
+                    generation = g;
+                }
                 None => {
                     // The cluster does not take it: stop here, the rest stays undelivered.
                     report.left = total - done + 1;
@@ -714,8 +849,62 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
                 s.insert(id);
             }
         }
-        report.receipts += n;
-        writer.delivered(rec.offset);
+        to_confirm.push(Replayed {
+            rec,
+            body,
+            receipts,
+            generation,
+        });
+    }
+    // Read back: delivered only what its subject holds.
+    let mut round = 0u32;
+    while !to_confirm.is_empty() {
+        let mut on: std::collections::HashMap<String, std::collections::HashSet<String>> =
+            std::collections::HashMap::new();
+        let mut missing = Vec::new();
+        for r in to_confirm {
+            if !on.contains_key(&r.rec.subject) {
+                let ids = ids_on(&stream, &r.rec.subject).await?;
+                on.insert(r.rec.subject.clone(), ids);
+            }
+            if on
+                .get(&r.rec.subject)
+                .is_some_and(|ids| ids.contains(&message_id(&r.body)))
+            {
+                report.receipts += r.receipts;
+                writer.delivered(r.rec.offset);
+            } else {
+                missing.push(r);
+            }
+        }
+        if missing.is_empty() || round >= REPLAY_CONFIRM_ROUNDS {
+            report.left += missing.len() as u64;
+            break;
+        }
+        round += 1;
+        let mut again = Vec::with_capacity(missing.len());
+        for mut r in missing {
+            report.republished += 1;
+            let next = r.generation.saturating_add(1);
+            match publish_until_stored(
+                &js,
+                &stream,
+                config,
+                &r.rec.subject,
+                &r.body,
+                next,
+                attempts,
+            )
+            .await
+            {
+                Some((_, g)) => {
+                    r.generation = g;
+                    again.push(r);
+                }
+                None => report.left += 1,
+            }
+        }
+        to_confirm = again;
     }
     writer.flush().await?;
     writer.close().await;

@@ -360,6 +360,210 @@ async fn a_publish_repeated_after_a_lost_ack_is_stored_once() {
     assert_eq!(stream.info().await.unwrap().state.messages, 2);
 }
 
+/// Sends `sig` (`STOP`, `CONT`) to node `i`: a stopped node holds its connections but
+/// answers nothing, as a node frozen by its host does.
+fn signal_node(cluster: &Cluster, i: usize, sig: &str) {
+    let pid = cluster.nodes[i].as_ref().unwrap().id();
+    let ok = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+async fn publishes_while_the_followers_are_frozen_never_count_as_stored() {
+    use jouleclaw_live::jetstream::{Stored, message_id_in, publish_once};
+    let mut cluster = Cluster::start();
+    let config = cluster.sink_config("staged");
+    let (js, stream) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
+    let subject = config.subject(STEWARD, "staged");
+    let body =
+        bytes::Bytes::from_static(b"a batch the leader proposes while its followers are frozen");
+    let timeout = Duration::from_secs(1);
+    // The stream's leader, once the stream has one (bounded).
+    let mut leader = None;
+    for _ in 0..100 {
+        let mut s = js.get_stream(&config.stream).await.unwrap();
+        leader = s
+            .info()
+            .await
+            .ok()
+            .and_then(|i| i.cluster.clone())
+            .and_then(|c| c.leader);
+        if leader.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let leader = leader.expect("the stream has a leader");
+    let followers: Vec<usize> = (0..3).filter(|i| format!("n{i}") != leader).collect();
+    for &i in &followers {
+        signal_node(&cluster, i, "STOP");
+    }
+    // The leader stages the id and proposes; nothing commits without a follower.
+    let first = publish_once(
+        js.clone(),
+        stream.clone(),
+        subject.clone(),
+        body.clone(),
+        &message_id_in(&body, 0),
+        timeout,
+    )
+    .await;
+    assert!(first.is_err(), "{first:?}");
+    // The same id again: the leader answers "duplicate" for what it has not stored (the
+    // server may also time out or refuse; it must never count as stored).
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let again = publish_once(
+            js.clone(),
+            stream.clone(),
+            subject.clone(),
+            body.clone(),
+            &message_id_in(&body, 0),
+            timeout,
+        )
+        .await;
+        match again {
+            Ok(s) => panic!("a batch not stored was taken as stored ({s:?})"),
+            Err(e) => seen.push(e.code()),
+        }
+    }
+    for &i in &followers {
+        signal_node(&cluster, i, "CONT");
+    }
+    eprintln!("attempts while the followers were frozen: {seen:?}");
+    // Its neighbour: with the cluster back, the next generation is stored as new, and the
+    // subject holds the body (once or, when the staged proposal also committed, twice with
+    // equal bodies, which readers keep once).
+    let mut stored = None;
+    for generation in 1..=20 {
+        if let Ok(s) = publish_once(
+            js.clone(),
+            stream.clone(),
+            subject.clone(),
+            body.clone(),
+            &message_id_in(&body, generation),
+            Duration::from_secs(2),
+        )
+        .await
+        {
+            stored = Some(s);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(stored, Some(Stored::New));
+    let mut bodies = Vec::new();
+    jouleclaw_live::jetstream::for_each_message(&stream, &subject, 10, |_, b| {
+        bodies.push(b.to_vec());
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert!(
+        !bodies.is_empty() && bodies.iter().all(|b| b[..] == body[..]),
+        "{bodies:?}"
+    );
+    cluster.kill_node(0);
+}
+
+fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
+    SinkBatch {
+        stream_id: stream_id.into(),
+        steward: STEWARD.into(),
+        seq,
+        is_final,
+        receipts: vec![ReceiptItem {
+            window_id: seq,
+            cose_sign1: vec![0xd2, 1, seq as u8],
+            payload: b"{}".to_vec(),
+        }],
+        checkpoint: vec![0xd2, 9],
+        inclusion: vec![(seq, vec![7, 7])],
+        created_ns: 0,
+        status: Arc::new(StreamStatus::default()),
+    }
+}
+
+/// A journal at `path` with two undelivered batches of one call on its subject.
+fn two_batches(path: &Path, config: &JetStreamConfig) {
+    let subject = config.subject(STEWARD, "call.1");
+    let bodies: Vec<Vec<u8>> = (0..2)
+        .map(|i| jouleclaw_live::jetstream::encode_batch(&batch_on("call.1", i, i == 1)).unwrap())
+        .collect();
+    let mut j = Journal::create(path, 1 << 20).unwrap();
+    for b in &bodies {
+        j.append(&[(subject.as_str(), b.as_slice(), 1)])
+            .pop()
+            .unwrap()
+            .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+async fn replay_marks_delivered_only_what_it_reads_back() {
+    let cluster = Cluster::start();
+    // A stream that keeps one message per subject: the second batch's publish is
+    // acknowledged and evicts the first, which was acknowledged too (a server that
+    // acknowledged what it then did not keep).
+    let mut evicting = cluster.sink_config("evicting");
+    evicting.stream = "EVICTING".into();
+    evicting.prefix = "evicting".into();
+    let client = async_nats::ConnectOptions::new()
+        .retry_on_initial_connect()
+        .connect(cluster.url().split(',').next().unwrap())
+        .await
+        .unwrap();
+    let js = async_nats::jetstream::new(client);
+    let mut made = false;
+    for _ in 0..100 {
+        let r = js
+            .create_stream(async_nats::jetstream::stream::Config {
+                name: evicting.stream.clone(),
+                subjects: vec![format!("{}.>", evicting.prefix)],
+                num_replicas: 3,
+                max_messages_per_subject: 1,
+                ..Default::default()
+            })
+            .await;
+        if r.is_ok() {
+            made = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(made, "the evicting stream is created");
+    let path = cluster.dir.path().join("evicting.journal");
+    two_batches(&path, &evicting);
+    let r = replay(&path, &evicting).await.unwrap();
+    eprintln!("evicting: {r:?}");
+    // The first batch was not read back after the second's publish: published again.
+    assert_eq!((r.undelivered, r.published), (2, 2));
+    assert_eq!(r.republished, 1, "{r:?}");
+    assert_eq!(r.left, 0);
+    // Its neighbour: a stream that keeps both; nothing published twice.
+    let mut keeping = cluster.sink_config("keeping");
+    keeping.stream = "KEEPING".into();
+    keeping.prefix = "keeping".into();
+    let path = cluster.dir.path().join("keeping.journal");
+    two_batches(&path, &keeping);
+    let r = replay(&path, &keeping).await.unwrap();
+    assert_eq!(
+        (r.published, r.republished, r.left, r.receipts),
+        (2, 0, 0, 2)
+    );
+    assert_eq!(
+        Journal::open(&path, u64::MAX).unwrap().undelivered_count(),
+        0
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
 async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplete() {

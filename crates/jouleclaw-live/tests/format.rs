@@ -186,3 +186,36 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     let rec = read_stream_dir(&sealed).unwrap();
     assert_eq!(audit_stream(&rec, &other).verified, 0);
 }
+
+#[test]
+fn a_duplicate_ack_counts_only_with_the_body_stored_where_it_points() {
+    use jouleclaw_live::jetstream::duplicate_confirms;
+    let (subject, body) = ("jouleclaw.s.call", &b"batch"[..]);
+    assert!(duplicate_confirms(7, Some((subject, body)), subject, body));
+    // Sequence 0: the id is staged for a proposal, nothing stored.
+    assert!(!duplicate_confirms(0, Some((subject, body)), subject, body));
+    // Nothing at that sequence, another body there, or the body on another subject.
+    assert!(!duplicate_confirms(7, None, subject, body));
+    assert!(!duplicate_confirms(
+        7,
+        Some((subject, b"other")),
+        subject,
+        body
+    ));
+    assert!(!duplicate_confirms(
+        7,
+        Some(("jouleclaw.s.other", body)),
+        subject,
+        body
+    ));
+}
+
+#[test]
+fn message_id_generations_differ_and_generation_zero_is_the_content_id() {
+    use jouleclaw_live::jetstream::{message_id, message_id_in};
+    let body = b"batch";
+    assert_eq!(message_id_in(body, 0), message_id(body));
+    assert_eq!(message_id_in(body, 1), format!("{}.1", message_id(body)));
+    assert_ne!(message_id_in(body, 1), message_id_in(body, 2));
+    assert_ne!(message_id_in(b"other", 1), message_id_in(body, 1));
+}

@@ -64,12 +64,20 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
         r.recovered.torn_bytes
     );
     say!(
-        "replayed    {} undelivered: {} published, {} already stored, {} left; {} receipts delivered",
+        "replayed    {} undelivered: {} published, {} already stored, {} left; {} receipts delivered{}",
         r.undelivered,
         r.published,
         r.already_stored,
         r.left,
-        r.receipts
+        r.receipts,
+        if r.republished > 0 {
+            format!(
+                " ({} not read back after their acknowledgement and published again)",
+                r.republished
+            )
+        } else {
+            String::new()
+        }
     );
     if r.left > 0 {
         return Err(Failure::Refused(format!(
