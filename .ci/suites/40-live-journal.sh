@@ -2,8 +2,8 @@
 # live-journal: `jouleclaw live` into a local 3-node JetStream cluster that goes down before the
 # run ends (the run exits 0 with its batches journaled), a second run refused on the
 # undelivered journal, `jouleclaw journal replay`, `audit --nats` complete with the count live
-# minted; then `kill -9` of a run mid-write, replay, and nothing stored twice. Bounded: every
-# wait has a timeout; about 90 s.
+# minted; then `kill -9` of a run mid-write, replay, and nothing stored twice; then a run that
+# starts with the cluster down. Bounded: every wait has a timeout; about 2 minutes.
 set -euo pipefail
 name=live-journal
 : "${CARGO_TARGET_DIR:?}"
@@ -162,5 +162,22 @@ tail -2 "$work/audit3.out"
 check "the killed streams are reported, unsealed" grep -q "24 streams: 12 complete, 12 incomplete" "$work/audit3.out"
 check "nothing stored twice, nothing else wrong" \
     bash -c "! grep -E '^    ' '$work/audit3.out' | grep -v -E 'unsealed|no_final_seal'"
+# 3. The cluster down when `live` starts: its batches wait in the journal and go to the cluster
+#    once it is up (started 3 s into the run); nothing is journaled at the end.
+stop_cluster
+(sleep 3 && start_cluster >/dev/null) &
+starter=$!
+rc=0
+timeout 120 "$jc" live --streams 3 --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
+    --key "$work/k" --journal "$work/j3" --drain-secs 60 --prefix cold >"$work/live4.out" 2>"$work/live4.err" || rc=$?
+wait "$starter" || true
+cat "$work/live4.out"
+check "live started with the cluster down exits 0" test "$rc" = 0
+check "and its batches reached the cluster once it was up" grep -q "^ended       DURABLE" "$work/live4.out"
+for i in 0 1 2; do
+    rc=0
+    timeout 60 "$jc" audit --pub "$work/k.pub" --nats "$url" --stream "cold-$i" >"$work/audit4.out" 2>&1 || rc=$?
+    check "audit finds cold-$i complete" grep -q "1 streams: 1 complete" "$work/audit4.out"
+done
 echo "$name: $passed passed, $failed failed"
 test "$failed" = 0

@@ -353,6 +353,21 @@ pub async fn connect(
     }
 }
 
+/// Connects as [`connect`] does, again and again (each attempt bounded; a pause of
+/// `backoff_max` between them) until the cluster answers: the sink's link, which a run that
+/// starts with the cluster down waits for with its batches in the journal. Ends when the
+/// sink drops it.
+async fn connect_until_up(
+    config: JetStreamConfig,
+) -> (jetstream::Context, jetstream::stream::Stream) {
+    loop {
+        if let Ok(link) = connect(&config).await {
+            return link;
+        }
+        tokio::time::sleep(config.backoff_max).await;
+    }
+}
+
 /// A batch journaled and on its way to the cluster.
 struct Pending {
     batch: SinkBatch,
@@ -525,7 +540,14 @@ impl ReceiptSink for JetStreamSink {
                     config.journal_max_bytes,
                 )?)?,
             };
-            let (js, stream) = connect(&config).await?;
+            // A bad URL or prefix fails now; a cluster that is down does not: batches wait in
+            // the journal until it is up (or the drain ends the run, JOURNALED).
+            check_prefix(&config.prefix)?;
+            servers(&config.url)?;
+            let mut link: Option<(jetstream::Context, jetstream::stream::Stream)> = None;
+            let mut linking: Option<
+                BoxFuture<'static, (jetstream::Context, jetstream::stream::Stream)>,
+            > = Some(Box::pin(connect_until_up(config.clone())));
             let stats = ctx.stats.clone();
             let mut journaling: FuturesUnordered<Journaling> = FuturesUnordered::new();
             let mut in_flight: FuturesUnordered<Flight> = FuturesUnordered::new();
@@ -553,6 +575,7 @@ impl ReceiptSink for JetStreamSink {
             };
             loop {
                 if replaying.is_none()
+                    && let Some((js, stream)) = link.as_ref()
                     && let Some(front) = parked.front_mut()
                 {
                     front.attempts = front.attempts.saturating_add(1);
@@ -582,7 +605,12 @@ impl ReceiptSink for JetStreamSink {
                         }
                     }));
                 }
-                if !open && journaling.is_empty() && in_flight.is_empty() && replaying.is_none() {
+                if !open
+                    && journaling.is_empty()
+                    && in_flight.is_empty()
+                    && replaying.is_none()
+                    && parked.is_empty()
+                {
                     journal.flush().await?;
                     journal.close().await;
                     return Ok(());
@@ -597,10 +625,10 @@ impl ReceiptSink for JetStreamSink {
                                 stats.journaled.fetch_add(1, Ordering::SeqCst);
                                 stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
                                 stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
-                                if parked.is_empty() {
+                                if let (true, Some((js, stream))) = (parked.is_empty(), link.as_ref()) {
                                     in_flight_receipts += receipts(&batch);
                                     let p = Pending { generation: 0, batch, subject, body, attempts: 0, rec };
-                                    in_flight.push(publish_later(&js, &stream, &config, p, Duration::ZERO));
+                                    in_flight.push(publish_later(js, stream, &config, p, Duration::ZERO));
                                 } else {
                                     // Keep arrival order behind what waits for the cluster.
                                     parked.push_back(Parked { batch, rec, attempts: 0, generation: 0 });
@@ -619,9 +647,9 @@ impl ReceiptSink for JetStreamSink {
                                 stats.retries.fetch_add(1, Ordering::SeqCst);
                                 p.attempts += 1;
                                 p.generation = next_generation(&r, p.generation);
-                                if p.attempts < config.max_attempts {
+                                if let (true, Some((js, stream))) = (p.attempts < config.max_attempts, link.as_ref()) {
                                     let wait = backoff(&config, p.attempts);
-                                    in_flight.push(publish_later(&js, &stream, &config, p, wait));
+                                    in_flight.push(publish_later(js, stream, &config, p, wait));
                                 } else {
                                     in_flight_receipts -= receipts(&p.batch);
                                     stats.spilled.fetch_add(1, Ordering::SeqCst);
@@ -629,6 +657,10 @@ impl ReceiptSink for JetStreamSink {
                                 }
                             }
                         }
+                    }
+                    l = async { match linking.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if linking.is_some() => {
+                        linking = None;
+                        link = Some(l);
                     }
                     r = async { match replaying.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if replaying.is_some() => {
                         replaying = None;
