@@ -83,7 +83,7 @@ jc_close() {
 
 # nats-server on PATH (or /usr/sbin): present, else Debian's package, else built from the Go
 # module proxy into $JC_CACHE/bin (github.com/nats-io/nats-server/v2, pinned).
-JC_NATS_MODULE="github.com/nats-io/nats-server/v2@${JC_NATS_VERSION:-v2.15.3}"
+JC_NATS_MODULE="github.com/nats-io/nats-server/v2@${JC_NATS_VERSION:-v2.15.2}"
 jc_need_nats_server() {
     jc_need_apt nats-server nats-server && return 0
     command -v go >/dev/null || return 1

@@ -7,7 +7,7 @@
 set -euo pipefail
 name=live-journal
 : "${CARGO_TARGET_DIR:?}"
-server=$(command -v nats-server || echo /usr/sbin/nats-server)
+server=${JOULECLAW_NATS_SERVER:-$(command -v nats-server || echo /usr/sbin/nats-server)}
 if [ ! -x "$server" ]; then
     if [ "$(id -u)" = 0 ]; then
         apt-get install -y -qq nats-server >/dev/null 2>&1 || true

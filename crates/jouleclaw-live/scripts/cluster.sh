@@ -2,11 +2,12 @@
 # Starts (or stops) a 3-node NATS JetStream cluster on loopback for `jouleclaw live` and
 # `jouleclaw audit`: client ports BASE, BASE+1, BASE+2; route ports BASE+10..12; file
 # storage under DIR. Usage: cluster.sh start DIR [BASE]   |   cluster.sh stop DIR
+# The server is $JOULECLAW_NATS_SERVER when set, else nats-server on PATH (Debian's).
 set -eu
 cmd=${1:?start or stop}
 dir=${2:?folder}
 base=${3:-4222}
-server=$(command -v nats-server || echo /usr/sbin/nats-server)
+server=${JOULECLAW_NATS_SERVER:-$(command -v nats-server || echo /usr/sbin/nats-server)}
 case "$cmd" in
 start)
     mkdir -p "$dir"

@@ -33,7 +33,12 @@ const WINDOWS: u64 = if FULL { 50 } else { 10 };
 const SMALL_STREAMS: usize = if FULL { 40 } else { 16 };
 const SMALL_WINDOWS: u64 = 20;
 
+/// `JOULECLAW_NATS_SERVER` when set (a nats-server built from the Go module proxy), else
+/// Debian's.
 fn nats_server() -> PathBuf {
+    if let Some(p) = std::env::var_os("JOULECLAW_NATS_SERVER") {
+        return PathBuf::from(p);
+    }
     for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
         if Path::new(p).exists() {
             return PathBuf::from(p);
