@@ -618,42 +618,6 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     let policy = s.policy("policy", 2);
     let all_three = s.policy("policy-3", 3);
 
-    // A registry of another steward key: refused before anything is run, nothing written.
-    let other_key = s.tmp.path("other.key");
-    let o = jouleclaw(&[&"keygen", &"--out", &other_key]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    let other_reg = s.tmp.path("reg-other");
-    let o = jouleclaw(&[
-        &"registry",
-        &"init",
-        &other_reg,
-        &"--origin",
-        &ORIGIN,
-        &"--key",
-        &other_key,
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    let (out, o) = s.run("call-x", Some((&other_reg, &policy)));
-    assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("registry_unusable"), "{}", text(&o));
-    assert!(
-        !out.exists(),
-        "nothing is written when the registry cannot take the call"
-    );
-    assert_eq!(std::fs::read(other_reg.join("leaves.jsonl")).unwrap(), b"");
-    // --registry without --key (the published test key) is a usage error.
-    let o = jouleclaw(&[
-        &"run",
-        &root(TRACE),
-        &"--seal-every",
-        &"5",
-        &"--out",
-        &s.tmp.path("nokey"),
-        &"--registry",
-        &s.reg,
-    ]);
-    assert_eq!(code(&o), 2, "{}", text(&o));
-
     // 1. The run registers its own call: all three witnesses cosign, its proof verifies.
     let (call_a, o) = s.run("call-a", Some((&s.reg, &policy)));
     assert_eq!(code(&o), 0, "{}", text(&o));
@@ -831,16 +795,19 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
 /// A stand-in witness (it says so: it is not a witness, it cannot cosign): a loopback listener
 /// that holds each request it gets until both stand-ins hold one or 4 s passed (under the
 /// client's 5 s per request), then answers 403, which is final, and records how many requests
-/// were held at once. Submitted one after another, they never overlap; submitted at once, they do.
+/// were held at once and how many leaves the registry's file held when the request came.
+/// Submitted one after another, they never overlap; submitted at once, they do.
 struct HoldingStandIn {
     url: String,
-    thread: std::thread::JoinHandle<()>,
+    /// The lines of the registry's `leaves.jsonl` when the request arrived.
+    thread: std::thread::JoinHandle<usize>,
 }
 
 type Held = std::sync::Arc<(std::sync::Mutex<(usize, usize)>, std::sync::Condvar)>;
 
 impl HoldingStandIn {
-    fn start(held: &Held) -> Self {
+    fn start(held: &Held, leaves: &Path) -> Self {
+        let leaves = leaves.to_owned();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -861,6 +828,7 @@ impl HoldingStandIn {
                 .set_read_timeout(Some(Duration::from_secs(5)))
                 .unwrap();
             read_request(&mut stream);
+            let leaves_then = std::fs::read_to_string(&leaves).unwrap().lines().count();
             let (lock, cvar) = &*held;
             let mut g = lock.lock().unwrap();
             g.0 += 1;
@@ -876,13 +844,14 @@ impl HoldingStandIn {
                 b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
             );
             lock.lock().unwrap().0 -= 1;
+            leaves_then
         });
         Self { url, thread }
     }
 }
 
 #[test]
-fn witnesses_are_submitted_to_at_once() {
+fn witnesses_are_submitted_to_at_once_after_the_leaf_is_on_disk() {
     use jouleclaw_stack::jcr1::cose::Signer as _;
     let tmp = TempDir::new("concurrent");
     let key = tmp.path("steward.key");
@@ -906,7 +875,11 @@ fn witnesses_are_submitted_to_at_once() {
         .unwrap()
         .to_owned();
     let held: Held = Default::default();
-    let stand_ins = [HoldingStandIn::start(&held), HoldingStandIn::start(&held)];
+    let leaves = reg.join("leaves.jsonl");
+    let stand_ins = [
+        HoldingStandIn::start(&held, &leaves),
+        HoldingStandIn::start(&held, &leaves),
+    ];
     let mut policy = format!("log {steward_vkey}\n");
     for (i, s) in stand_ins.iter().enumerate() {
         let public = jouleclaw_stack::jcr1::cose::SoftwareSigner::from_seed(&[i as u8 + 1; 32])
@@ -955,7 +928,11 @@ fn witnesses_are_submitted_to_at_once() {
         text(&o)
     );
     for s in stand_ins {
-        s.thread.join().unwrap();
+        assert_eq!(
+            s.thread.join().unwrap(),
+            1,
+            "the call's leaf is on disk before a witness sees the checkpoint covering it"
+        );
     }
     assert_eq!(
         held.0.lock().unwrap().1,
@@ -986,4 +963,122 @@ fn read_request(stream: &mut std::net::TcpStream) {
             }
         }
     }
+}
+
+/// A steward key file and an empty registry for it.
+fn steward_and_registry(tmp: &TempDir, key_name: &str, reg_name: &str) -> (PathBuf, PathBuf) {
+    let key = tmp.path(key_name);
+    let o = jouleclaw(&[&"keygen", &"--out", &key]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let reg = tmp.path(reg_name);
+    let o = jouleclaw(&[
+        &"registry",
+        &"init",
+        &reg,
+        &"--origin",
+        &ORIGIN,
+        &"--key",
+        &key,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    (key, reg)
+}
+
+#[test]
+fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
+    let tmp = TempDir::new("unusable");
+    let (key, reg) = steward_and_registry(&tmp, "steward.key", "reg");
+    let (_, other_reg) = steward_and_registry(&tmp, "other.key", "reg-other");
+    let trace = root(TRACE);
+    let run = |out: &Path, reg: &Path| {
+        jouleclaw(&[
+            &"run",
+            &trace,
+            &"--quiet",
+            &"--seal-every",
+            &"5",
+            &"--key",
+            &key,
+            &"--stream-id",
+            &"call-1",
+            &"--out",
+            &out,
+            &"--registry",
+            &reg,
+        ])
+    };
+    // A registry of another steward key: refused before anything is run, nothing written.
+    let out = tmp.path("run-other");
+    let o = run(&out, &other_reg);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("registry_unusable"), "{}", text(&o));
+    assert!(
+        !out.exists(),
+        "nothing is written when the registry cannot take the call"
+    );
+    assert_eq!(std::fs::read(other_reg.join("leaves.jsonl")).unwrap(), b"");
+    // Its own registry, no witness policy: registered, not witnessed, exit 0.
+    let out = tmp.path("run");
+    let o = run(&out, &reg);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("registered stream call-1 as leaf 0 of 1"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("not witnessed (no policy)"),
+        "{}",
+        text(&o)
+    );
+    assert!(out.join("registry.tlog-proof").is_file());
+    assert_eq!(
+        std::fs::read_to_string(reg.join("leaves.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    // The same directory run again without --registry: the earlier call's proof goes.
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--quiet",
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--stream-id",
+        &"call-1",
+        &"--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(!out.join("registry.tlog-proof").exists());
+    // --registry without --key (the published test key) is a usage error.
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--seal-every",
+        &"5",
+        &"--out",
+        &tmp.path("nokey"),
+        &"--registry",
+        &reg,
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(!tmp.path("nokey").exists());
+    // `registry add` of a directory that is not a sealed run: `run_unreadable`, nothing appended.
+    let empty = tmp.path("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = jouleclaw(&[&"registry", &"add", &reg, &empty, &"--key", &key]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("run_unreadable"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(reg.join("leaves.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
 }

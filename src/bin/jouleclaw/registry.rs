@@ -336,6 +336,9 @@ pub(crate) enum RegisterError {
     /// `registration_refused`: the call cannot be registered (no final seal that verifies under
     /// the steward's key, the registry full). Nothing was appended.
     Refused(String),
+    /// `run_unreadable`: the run directory's `seals.cbor` cannot be opened or read. Nothing was
+    /// appended.
+    RunUnreadable(String),
     /// `registry_write_failed`: writing the leaf, the checkpoint or the call's proof failed. The
     /// registry may hold the leaf; its checkpoint and the proof may be older.
     Write(String),
@@ -350,6 +353,7 @@ impl RegisterError {
         match self {
             Self::Unusable(_) => "registry_unusable",
             Self::Refused(_) => "registration_refused",
+            Self::RunUnreadable(_) => "run_unreadable",
             Self::Write(_) => "registry_write_failed",
             Self::NotWitnessed(_) => "not_witnessed",
         }
@@ -357,7 +361,11 @@ impl RegisterError {
 
     fn message(&self) -> &str {
         match self {
-            Self::Unusable(m) | Self::Refused(m) | Self::Write(m) | Self::NotWitnessed(m) => m,
+            Self::Unusable(m)
+            | Self::Refused(m)
+            | Self::RunUnreadable(m)
+            | Self::Write(m)
+            | Self::NotWitnessed(m) => m,
         }
     }
 
@@ -365,7 +373,7 @@ impl RegisterError {
     pub(crate) fn into_failure(self, context: &str) -> Failure {
         let text = format!("{context}{}: {}", self.code(), self.message());
         match self {
-            Self::Unusable(_) | Self::Write(_) => Failure::Usage(text),
+            Self::Unusable(_) | Self::RunUnreadable(_) | Self::Write(_) => Failure::Usage(text),
             Self::Refused(_) | Self::NotWitnessed(_) => Failure::Refused(text),
         }
     }
@@ -467,7 +475,7 @@ impl Appender {
     /// that was not witnessed by a quorum is `not_witnessed` with everything written.
     pub(crate) fn register_run(&mut self, run: &Path) -> Result<Registration, RegisterError> {
         let seal_cose = final_seal_of(run, &self.signer.verifying_key()).map_err(|f| match f {
-            Failure::Usage(m) => RegisterError::Unusable(m),
+            Failure::Usage(m) => RegisterError::RunUnreadable(m),
             Failure::Refused(m) => RegisterError::Refused(m),
         })?;
         let registration = self.register_seal(seal_cose)?;
