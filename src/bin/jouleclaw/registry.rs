@@ -1,5 +1,13 @@
-//! `registry init|add|verify|audit`: a steward's call registry on disk, its checkpoints
-//! witnessed over C2SP tlog-witness, and one offline proof per call (spec/CALL-REGISTRY.md).
+//! `registry init|add|witness|prove|verify|audit`: a steward's call registry on disk, its
+//! checkpoints witnessed over C2SP tlog-witness, and one offline proof per call
+//! (spec/CALL-REGISTRY.md).
+//!
+//! Every writer of a registry goes through [`Appender`] (`registry add`, `run --registry`, and a
+//! live sink that registers its calls): [`Appender::open`] checks and locks the registry,
+//! [`Appender::register_run`] registers a sealed run directory and writes its proof,
+//! [`Appender::register_seal`] registers a final seal and returns the proof to store. Every
+//! reader that requires a call witnessed goes through [`verify_run`] (`registry verify`,
+//! `receipts verify --witness-policy`, `audit --dir --witness-policy`).
 //!
 //! A registry directory holds `registry.json` (origin and the steward's verifier key),
 //! `leaves.jsonl` (one canonical `registry-leaf/1` per line, append-only), `checkpoint.note`
@@ -424,9 +432,19 @@ pub(crate) struct Registration {
     pub(crate) proof: Vec<u8>,
     /// One line per witness submitted to: `<name>: cosigned` or why not.
     pub(crate) witnesses: Vec<String>,
-    /// Without a policy `None`; else the count of distinct policy witnesses that cosigned, or
-    /// the quorum refusal.
-    pub(crate) quorum: Option<Result<usize, String>>,
+    /// Without a policy `None`; else what the policy's witnesses did.
+    pub(crate) quorum: Option<Quorum>,
+}
+
+/// What a policy's witnesses did with a checkpoint.
+pub(crate) struct Quorum {
+    /// The count of distinct policy witnesses whose valid cosignature the checkpoint carries, or
+    /// why the policy's quorum is not met (`quorum_not_met: ...`).
+    pub(crate) cosigned: Result<usize, String>,
+    /// The policy's witnesses.
+    pub(crate) witnesses: usize,
+    /// The policy's quorum.
+    pub(crate) quorum: usize,
 }
 
 impl Appender {
@@ -497,7 +515,7 @@ impl Appender {
             registration.size,
             proof_path.display()
         );
-        registration.report(self.policy.as_ref())?;
+        registration.report()?;
         Ok(registration)
     }
 
@@ -507,8 +525,8 @@ impl Appender {
     /// checkpoint to the policy's witnesses (concurrently, section 3), writes `checkpoint.note`
     /// with the cosignatures collected and returns the call's proof without writing it
     /// anywhere: the caller stores it beside the call and then calls
-    /// [`Registration::report`]. A JetStream sink, which has no run directory, registers
-    /// through this.
+    /// [`Registration::report`]. This is the entry for a writer that has no run directory to
+    /// put the proof in (a JetStream sink).
     pub(crate) fn register_seal(
         &mut self,
         seal_cose: Vec<u8>,
@@ -593,18 +611,24 @@ impl Appender {
 impl Registration {
     /// Prints one line per witness and the outcome; `not_witnessed` when a policy was given and
     /// its quorum was not met.
-    pub(crate) fn report(&self, policy: Option<&WitnessPolicy>) -> Result<(), RegisterError> {
-        report_witnessing(&self.witnesses, self.quorum.as_ref(), policy)
+    pub(crate) fn report(&self) -> Result<(), RegisterError> {
+        report_witnessing(&self.witnesses, self.quorum.as_ref())
     }
 }
 
-/// The count of distinct policy witnesses whose valid cosignature `note` carries, or why the
-/// quorum is not met.
-fn quorum_of(steward: &NoteKey, p: &WitnessPolicy, note: &[u8]) -> Result<usize, String> {
-    let checked =
-        verify_checkpoint_note(note, steward, &p.witness_keys()).map_err(|e| e.to_string())?;
-    p.check_quorum(checked.cosignatures.iter().map(|c| c.witness.as_str()))
+/// The distinct policy witnesses whose valid cosignature `note` carries, against the quorum.
+fn quorum_of(steward: &NoteKey, p: &WitnessPolicy, note: &[u8]) -> Quorum {
+    let cosigned = verify_checkpoint_note(note, steward, &p.witness_keys())
         .map_err(|e| e.to_string())
+        .and_then(|checked| {
+            p.check_quorum(checked.cosignatures.iter().map(|c| c.witness.as_str()))
+                .map_err(|e| e.to_string())
+        });
+    Quorum {
+        cosigned,
+        witnesses: p.witnesses.len(),
+        quorum: p.quorum,
+    }
 }
 
 fn add(dir: &Path, run: &Path, key: &Path, policy: Option<&Path>) -> CmdResult {
@@ -667,31 +691,29 @@ fn collect(
     (note, outcome)
 }
 
-fn report_witnessing(
-    outcome: &[String],
-    quorum: Option<&Result<usize, String>>,
-    policy: Option<&WitnessPolicy>,
-) -> Result<(), RegisterError> {
+fn report_witnessing(outcome: &[String], quorum: Option<&Quorum>) -> Result<(), RegisterError> {
     for line in outcome {
         say!(
             "  witness {}",
             for_terminal(line, crate::out::stdout_is_terminal())
         );
     }
-    match (policy, quorum) {
-        (Some(p), Some(Ok(n))) => {
-            say!(
-                "witnessed: {n} of {} witnesses cosigned (quorum {})",
-                p.witnesses.len(),
-                p.quorum
-            );
+    match quorum {
+        Some(Quorum {
+            cosigned: Ok(n),
+            witnesses,
+            quorum,
+        }) => {
+            say!("witnessed: {n} of {witnesses} witnesses cosigned (quorum {quorum})");
             Ok(())
         }
-        (_, Some(Err(e))) => Err(RegisterError::NotWitnessed(format!(
+        Some(Quorum {
+            cosigned: Err(e), ..
+        }) => Err(RegisterError::NotWitnessed(format!(
             "{e}; the leaf and the checkpoint are kept: `jouleclaw registry witness` \
              submits the checkpoint again, `jouleclaw registry prove` then refreshes a run's proof"
         ))),
-        _ => {
+        None => {
             say!("not witnessed (no policy)");
             Ok(())
         }
@@ -724,7 +746,7 @@ fn witness(dir: &Path, key: &Path, policy: &Path) -> CmdResult {
     let (note, outcome) = collect(note, &reg.log, current.body.size, Some(&policy));
     write_output(&reg.dir.join(CHECKPOINT_FILE), &note, &[key])?;
     let quorum = quorum_of(&reg.steward, &policy, &note);
-    Ok(report_witnessing(&outcome, Some(&quorum), Some(&policy))?)
+    Ok(report_witnessing(&outcome, Some(&quorum))?)
 }
 
 fn prove(dir: &Path, run: &Path) -> CmdResult {
