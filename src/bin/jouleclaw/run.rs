@@ -243,7 +243,9 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             crate::registry::Appender::open(
                 dir,
                 key,
-                read_secret_key(key)?,
+                // Read again for the registry (the pipeline owns the first copy); its
+                // permissions were checked, and warned about, above.
+                SoftwareSigner::read_key_file(key).map_err(|e| Failure::io(key, e))?,
                 args.registry_policy.as_deref(),
             )
             .map_err(|e| e.into_failure("--registry: "))?,
