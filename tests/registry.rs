@@ -1068,6 +1068,32 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     ]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert!(!tmp.path("nokey").exists());
+    // A directory planted where the proof goes: `run --registry` refuses before writing
+    // anything, `registry add` before appending anything (`registry_write_failed`).
+    std::fs::create_dir(out.join("registry.tlog-proof")).unwrap();
+    let inode = |name: &str| {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(out.join(name)).unwrap().ino()
+    };
+    let before = [inode("summary.json"), inode("receipts.cbor")];
+    let o = run(&out, &reg);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    assert_eq!(
+        [inode("summary.json"), inode("receipts.cbor")],
+        before,
+        "no output was replaced"
+    );
+    let o = jouleclaw(&[&"registry", &"add", &reg, &out, &"--key", &key]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("registry_write_failed"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(reg.join("leaves.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
     // `registry add` of a directory that is not a sealed run: `run_unreadable`, nothing appended.
     let empty = tmp.path("empty");
     std::fs::create_dir(&empty).unwrap();

@@ -496,8 +496,11 @@ impl Appender {
             Failure::Usage(m) => RegisterError::RunUnreadable(m),
             Failure::Refused(m) => RegisterError::Refused(m),
         })?;
-        let registration = self.register_seal(seal_cose)?;
         let proof_path = run.join(PROOF_FILE);
+        // A destination the proof cannot be written to is refused before anything is appended.
+        jouleclaw_stack::store::writer::check_destination(&proof_path, &[&self.key_path])
+            .map_err(|e| RegisterError::Write(format!("{e}; nothing appended")))?;
+        let registration = self.register_seal(seal_cose)?;
         write_output(&proof_path, &registration.proof, &[&self.key_path])
             .map_err(|e| RegisterError::Write(e.to_string()))?;
         let terminal = crate::out::stdout_is_terminal();

@@ -192,6 +192,8 @@ fn check_destinations(out: &LockedDir, inputs: &[&Path]) -> CmdResult {
     for name in COMMIT_ORDER {
         check_destination(&out.path().join(name), inputs)?;
     }
+    // Removed (or, with --registry, written) after the others are renamed into place.
+    check_destination(&out.path().join(crate::registry::PROOF_FILE), inputs)?;
     Ok(())
 }
 
