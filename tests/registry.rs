@@ -511,3 +511,600 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// A steward key, a registry for it and three real witnesses that trust it.
+struct Setup {
+    tmp: TempDir,
+    key: PathBuf,
+    public: PathBuf,
+    reg: PathBuf,
+    steward_vkey: String,
+    witnesses: Vec<Witness>,
+}
+
+impl Setup {
+    fn new(tag: &str) -> Self {
+        let tmp = TempDir::new(tag);
+        let key = tmp.path("steward.key");
+        let public = tmp.path("steward.pub");
+        let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &public]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        let reg = tmp.path("reg");
+        let o = jouleclaw(&[
+            &"registry",
+            &"init",
+            &reg,
+            &"--origin",
+            &ORIGIN,
+            &"--key",
+            &key,
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        let steward_vkey = String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap()
+            .to_owned();
+        let witnesses = (0..3)
+            .map(|i| Witness::start(&tmp.0, i, &steward_vkey))
+            .collect();
+        Self {
+            tmp,
+            key,
+            public,
+            reg,
+            steward_vkey,
+            witnesses,
+        }
+    }
+
+    fn policy(&self, name: &str, quorum: usize) -> PathBuf {
+        let mut p = format!("log {}\n", self.steward_vkey);
+        for w in &self.witnesses {
+            p.push_str(&w.policy_line());
+        }
+        p.push_str(&format!("quorum {quorum}\n"));
+        let path = self.tmp.path(name);
+        std::fs::write(&path, p).unwrap();
+        path
+    }
+
+    /// `run --seal-every 5 --key K --stream-id ID --out calls/ID`, registered in `reg` under
+    /// `policy` when given.
+    fn run(&self, stream_id: &str, registry: Option<(&Path, &Path)>) -> (PathBuf, Output) {
+        let out = self.tmp.path("calls").join(stream_id);
+        let trace = root(TRACE);
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+            &"run",
+            &trace,
+            &"--quiet",
+            &"--seal-every",
+            &"5",
+            &"--key",
+            &self.key,
+            &"--stream-id",
+            &stream_id,
+            &"--out",
+            &out,
+        ];
+        if let Some((reg, policy)) = &registry {
+            args.extend([
+                &"--registry" as &dyn AsRef<std::ffi::OsStr>,
+                reg,
+                &"--registry-policy",
+                policy,
+            ]);
+        }
+        let o = jouleclaw(&args);
+        (out, o)
+    }
+
+    fn audit(&self, policy: Option<&Path>) -> Output {
+        let calls = self.tmp.path("calls");
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"audit", &"--pub", &self.public, &"--dir", &calls];
+        if let Some(p) = &policy {
+            args.extend([&"--witness-policy" as &dyn AsRef<std::ffi::OsStr>, p]);
+        }
+        jouleclaw(&args)
+    }
+}
+
+#[test]
+#[ignore = "needs litewitness, witnessctl and ssh-agent: run by .ci/suites/25-registry.sh"]
+fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
+    let mut s = Setup::new("run");
+    let policy = s.policy("policy", 2);
+    let all_three = s.policy("policy-3", 3);
+
+    // 1. The run registers its own call: all three witnesses cosign, its proof verifies.
+    let (call_a, o) = s.run("call-a", Some((&s.reg, &policy)));
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("registered stream call-a as leaf 0 of 1"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("witnessed: 3 of 3 witnesses cosigned (quorum 2)"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[&"registry", &"verify", &call_a, &"--policy", &all_three]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+
+    // 2. audit --dir --witness-policy accepts the witnessed call ...
+    let o = s.audit(Some(&all_three));
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("1 streams: 1 complete"), "{}", text(&o));
+    // ... and refuses a sealed call that is not registered (without the policy it passes).
+    let (call_b, o) = s.run("call-b", None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = s.audit(None);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = s.audit(Some(&policy));
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("INCOMPLETE  call-b"), "{}", text(&o));
+    assert!(
+        text(&o).contains("not_witnessed") && text(&o).contains("the call is not registered"),
+        "{}",
+        text(&o)
+    );
+    std::fs::remove_dir_all(&call_b).unwrap();
+    // A tampered registry checkpoint in the proof (one byte of its root) is refused by audit
+    // and by receipts verify, the same check.
+    let proof_path = call_a.join("registry.tlog-proof");
+    let good = std::fs::read_to_string(&proof_path).unwrap();
+    let root_line = good
+        .split("\n\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .nth(2)
+        .unwrap()
+        .to_owned();
+    let mut flipped = root_line.clone().into_bytes();
+    flipped[0] = if flipped[0] == b'A' { b'B' } else { b'A' };
+    std::fs::write(
+        &proof_path,
+        good.replace(&root_line, std::str::from_utf8(&flipped).unwrap()),
+    )
+    .unwrap();
+    let o = s.audit(Some(&policy));
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("not_witnessed"), "{}", text(&o));
+    let o = jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--pub",
+        &s.public,
+        &"--witness-policy",
+        &policy,
+        &call_a,
+    ]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    std::fs::write(&proof_path, &good).unwrap();
+    let o = s.audit(Some(&policy));
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // audit --nats carries no registry proofs: the flag is refused there.
+    let o = jouleclaw(&[
+        &"audit",
+        &"--pub",
+        &s.public,
+        &"--nats",
+        &"nats://127.0.0.1:1",
+        &"--witness-policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+
+    // 3. One witness down: the quorum of two holds, the run exits 0.
+    s.witnesses[2].stop();
+    let (call_c, o) = s.run("call-c", Some((&s.reg, &policy)));
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("witnessed: 2 of 3 witnesses cosigned (quorum 2)"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("after 3 attempts"), "{}", text(&o));
+    // Two down, below the quorum: the run directory is written and verifies, the leaf and the
+    // proof are kept, and the run says so with its code and exits 1.
+    s.witnesses[1].stop();
+    let (call_d, o) = s.run("call-d", Some((&s.reg, &policy)));
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("is written and its receipts verify, but the call's registration failed: not_witnessed: quorum_not_met"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        text(&o).matches("after 3 attempts").count(),
+        2,
+        "{}",
+        text(&o)
+    );
+    assert!(call_d.join("summary.json").is_file());
+    assert!(call_d.join("registry.tlog-proof").is_file());
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &s.public, &call_d]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"verify", &call_d, &"--policy", &policy]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    let o = s.audit(Some(&policy));
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("INCOMPLETE  call-d"), "{}", text(&o));
+    assert!(
+        text(&o).contains("3 streams: 2 complete, 1 incomplete"),
+        "{}",
+        text(&o)
+    );
+    // Both back: `registry witness` brings them up, `registry prove` refreshes the proofs.
+    s.witnesses[1].serve();
+    s.witnesses[2].serve();
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &s.reg,
+        &"--key",
+        &s.key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // call-c's proof is of a checkpoint two witnesses cosigned: a policy of three refuses it
+    // until its proof is refreshed too.
+    let o = jouleclaw(&[&"registry", &"prove", &s.reg, &call_d]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = s.audit(Some(&all_three));
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("INCOMPLETE  call-c"), "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"prove", &s.reg, &call_c]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = s.audit(Some(&all_three));
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"audit", &s.reg, &"--policy", &all_three]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("3 calls"), "{}", text(&o));
+
+    // 4. The run's leaves are the ones `registry add` makes of the same run directories.
+    let reg2 = s.tmp.path("reg2");
+    let o = jouleclaw(&[
+        &"registry",
+        &"init",
+        &reg2,
+        &"--origin",
+        &"registry.example/second",
+        &"--key",
+        &s.key,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    for run in [&call_a, &call_c, &call_d] {
+        let copy = s.tmp.path("copy");
+        let _ = std::fs::remove_dir_all(&copy);
+        copy_dir(run, &copy);
+        let o = jouleclaw(&[&"registry", &"add", &reg2, &copy, &"--key", &s.key]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+    }
+    assert_eq!(
+        std::fs::read(s.reg.join("leaves.jsonl")).unwrap(),
+        std::fs::read(reg2.join("leaves.jsonl")).unwrap()
+    );
+}
+
+/// A stand-in witness (it says so: it is not a witness, it cannot cosign): a loopback listener
+/// that holds each request it gets until both stand-ins hold one or 4 s passed (under the
+/// client's 5 s per request), then answers 403, which is final, and records how many requests
+/// were held at once and how many leaves the registry's file held when the request came.
+/// Submitted one after another, they never overlap; submitted at once, they do.
+struct HoldingStandIn {
+    url: String,
+    /// The lines of the registry's `leaves.jsonl` when the request arrived.
+    thread: std::thread::JoinHandle<usize>,
+}
+
+type Held = std::sync::Arc<(std::sync::Mutex<(usize, usize)>, std::sync::Condvar)>;
+
+impl HoldingStandIn {
+    fn start(held: &Held, leaves: &Path) -> Self {
+        let leaves = leaves.to_owned();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let held = held.clone();
+        let thread = std::thread::spawn(move || {
+            let start = Instant::now();
+            let mut stream = loop {
+                match listener.accept() {
+                    Ok((s, _)) => break s,
+                    Err(_) if start.elapsed() < Duration::from_secs(60) => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => panic!("no request within 60 s: {e}"),
+                }
+            };
+            stream.set_nonblocking(false).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            read_request(&mut stream);
+            let leaves_then = std::fs::read_to_string(&leaves).unwrap().lines().count();
+            let (lock, cvar) = &*held;
+            let mut g = lock.lock().unwrap();
+            g.0 += 1;
+            g.1 = g.1.max(g.0);
+            cvar.notify_all();
+            let (mut g, _) = cvar
+                .wait_timeout_while(g, Duration::from_secs(4), |g| g.1 < 2)
+                .unwrap();
+            g.1 = g.1.max(g.0);
+            drop(g);
+            let _ = std::io::Write::write_all(
+                &mut stream,
+                b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+            lock.lock().unwrap().0 -= 1;
+            leaves_then
+        });
+        Self { url, thread }
+    }
+}
+
+#[test]
+fn witnesses_are_submitted_to_at_once_after_the_leaf_is_on_disk() {
+    use jouleclaw_stack::jcr1::cose::Signer as _;
+    let tmp = TempDir::new("concurrent");
+    let key = tmp.path("steward.key");
+    let o = jouleclaw(&[&"keygen", &"--out", &key]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let reg = tmp.path("reg");
+    let o = jouleclaw(&[
+        &"registry",
+        &"init",
+        &reg,
+        &"--origin",
+        &ORIGIN,
+        &"--key",
+        &key,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let steward_vkey = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_owned();
+    let held: Held = Default::default();
+    let leaves = reg.join("leaves.jsonl");
+    let stand_ins = [
+        HoldingStandIn::start(&held, &leaves),
+        HoldingStandIn::start(&held, &leaves),
+    ];
+    let mut policy = format!("log {steward_vkey}\n");
+    for (i, s) in stand_ins.iter().enumerate() {
+        let public = jouleclaw_stack::jcr1::cose::SoftwareSigner::from_seed(&[i as u8 + 1; 32])
+            .verifying_key();
+        let name = format!("witness.example/s{i}");
+        let vkey = jouleclaw_stack::registry::NoteKey::new(
+            &name,
+            jouleclaw_stack::registry::ALG_COSIGNATURE_V1,
+            public.as_bytes(),
+        )
+        .unwrap()
+        .vkey();
+        policy.push_str(&format!("witness {vkey} {}\n", s.url));
+    }
+    policy.push_str("quorum 1\n");
+    let policy_path = tmp.path("policy");
+    std::fs::write(&policy_path, policy).unwrap();
+    let trace = root(TRACE);
+    let out = tmp.path("run");
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--quiet",
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--stream-id",
+        &"call-1",
+        &"--out",
+        &out,
+        &"--registry",
+        &reg,
+        &"--registry-policy",
+        &policy_path,
+    ]);
+    // Neither stand-in cosigns: the call is registered but not witnessed.
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("not_witnessed"), "{}", text(&o));
+    assert_eq!(
+        text(&o)
+            .matches("the witness does not trust the steward's key (HTTP 403)")
+            .count(),
+        2,
+        "{}",
+        text(&o)
+    );
+    for s in stand_ins {
+        assert_eq!(
+            s.thread.join().unwrap(),
+            1,
+            "the call's leaf is on disk before a witness sees the checkpoint covering it"
+        );
+    }
+    assert_eq!(
+        held.0.lock().unwrap().1,
+        2,
+        "both witnesses held a request at the same time"
+    );
+}
+
+/// Reads one HTTP request whole (headers and a Content-Length body), so that closing the
+/// connection after the answer does not reset it.
+fn read_request(stream: &mut std::net::TcpStream) {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = std::io::Read::read(stream, &mut buf).unwrap();
+        if n == 0 {
+            return;
+        }
+        got.extend_from_slice(&buf[..n]);
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if got.len() >= end + 4 + length {
+                return;
+            }
+        }
+    }
+}
+
+/// A steward key file and an empty registry for it.
+fn steward_and_registry(tmp: &TempDir, key_name: &str, reg_name: &str) -> (PathBuf, PathBuf) {
+    let key = tmp.path(key_name);
+    let o = jouleclaw(&[&"keygen", &"--out", &key]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let reg = tmp.path(reg_name);
+    let o = jouleclaw(&[
+        &"registry",
+        &"init",
+        &reg,
+        &"--origin",
+        &ORIGIN,
+        &"--key",
+        &key,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    (key, reg)
+}
+
+#[test]
+fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
+    let tmp = TempDir::new("unusable");
+    let (key, reg) = steward_and_registry(&tmp, "steward.key", "reg");
+    let (_, other_reg) = steward_and_registry(&tmp, "other.key", "reg-other");
+    let trace = root(TRACE);
+    let run = |out: &Path, reg: &Path| {
+        jouleclaw(&[
+            &"run",
+            &trace,
+            &"--quiet",
+            &"--seal-every",
+            &"5",
+            &"--key",
+            &key,
+            &"--stream-id",
+            &"call-1",
+            &"--out",
+            &out,
+            &"--registry",
+            &reg,
+        ])
+    };
+    // A registry of another steward key: refused before anything is run, nothing written.
+    let out = tmp.path("run-other");
+    let o = run(&out, &other_reg);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("registry_unusable"), "{}", text(&o));
+    assert!(
+        !out.exists(),
+        "nothing is written when the registry cannot take the call"
+    );
+    assert_eq!(std::fs::read(other_reg.join("leaves.jsonl")).unwrap(), b"");
+    // Its own registry, no witness policy: registered, not witnessed, exit 0.
+    let out = tmp.path("run");
+    let o = run(&out, &reg);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("registered stream call-1 as leaf 0 of 1"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("not witnessed (no policy)"),
+        "{}",
+        text(&o)
+    );
+    assert!(out.join("registry.tlog-proof").is_file());
+    assert_eq!(
+        std::fs::read_to_string(reg.join("leaves.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    // The same directory run again without --registry: the earlier call's proof goes.
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--quiet",
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--stream-id",
+        &"call-1",
+        &"--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(!out.join("registry.tlog-proof").exists());
+    // --registry without --key (the published test key) is a usage error.
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--seal-every",
+        &"5",
+        &"--out",
+        &tmp.path("nokey"),
+        &"--registry",
+        &reg,
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(!tmp.path("nokey").exists());
+    // A directory planted where the proof goes: `run --registry` refuses before writing
+    // anything, `registry add` before appending anything (`registry_write_failed`).
+    std::fs::create_dir(out.join("registry.tlog-proof")).unwrap();
+    let inode = |name: &str| {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(out.join(name)).unwrap().ino()
+    };
+    let before = [inode("summary.json"), inode("receipts.cbor")];
+    let o = run(&out, &reg);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    assert_eq!(
+        [inode("summary.json"), inode("receipts.cbor")],
+        before,
+        "no output was replaced"
+    );
+    let o = jouleclaw(&[&"registry", &"add", &reg, &out, &"--key", &key]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("registry_write_failed"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(reg.join("leaves.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    // `registry add` of a directory that is not a sealed run: `run_unreadable`, nothing appended.
+    let empty = tmp.path("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = jouleclaw(&[&"registry", &"add", &reg, &empty, &"--key", &key]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("run_unreadable"), "{}", text(&o));
+    assert_eq!(
+        std::fs::read_to_string(reg.join("leaves.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+}

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The call registry against three real witnesses: litewitness and witnessctl (Go module
 # filippo.io/torchwood v0.6.1, from the Go module proxy) with keys in ssh-agent (Debian's
-# openssh-client), started on loopback by tests/registry.rs and stopped by it. About 30 s after
-# the build (the test itself takes a few seconds; each witness request is bounded at 5 s).
+# openssh-client), started on loopback by tests/registry.rs and stopped by it: registry add, run
+# --registry (quorum met, a witness down, below the quorum), audit --dir --witness-policy
+# (cosigned, not registered, tampered checkpoint), forks and re-minted calls. About 30 s after the
+# build (the tests themselves take a few seconds; each witness request is bounded at 5 s). The
+# registry tests that need no witness (concurrent submission against stand-ins, refusals before
+# a run) are not ignored: plain `cargo test` runs them.
 set -euo pipefail
 name=registry
 cache="${JC_CACHE:?JC_CACHE is set by scripts/test-all}/registry"

@@ -39,6 +39,12 @@ pub(crate) struct AuditArgs {
     /// The subject prefix.
     #[arg(long, default_value = "jouleclaw")]
     prefix: String,
+    /// With --dir: also require each stream folder's `registry.tlog-proof` to put the stream's
+    /// final seal in a registry checkpoint cosigned by this policy's quorum
+    /// (spec/CALL-REGISTRY.md section 4); a stream that is not is incomplete (`not_witnessed`).
+    /// The policy's log key must be --pub.
+    #[arg(long, value_name = "FILE", conflicts_with = "nats")]
+    witness_policy: Option<PathBuf>,
 }
 
 fn report(audits: &[StreamAudit]) -> CmdResult {
@@ -90,12 +96,23 @@ fn report(audits: &[StreamAudit]) -> CmdResult {
 pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
     let key = read_public_key(&args.public)?;
     let only = args.stream.as_deref();
+    let policy = args
+        .witness_policy
+        .as_deref()
+        .map(|p| crate::registry::witness_policy_for(&key, p))
+        .transpose()?;
     if let Some(dir) = &args.dir {
         let mut audits = Vec::new();
         for d in stream_dirs(dir).map_err(|e| Failure::io(dir, e))? {
-            let audit = audit_stream_dir(&d, &key).map_err(|e| Failure::io(&d, e))?;
+            let mut audit = audit_stream_dir(&d, &key).map_err(|e| Failure::io(&d, e))?;
             if only.is_some_and(|id| id != audit.stream_id) {
                 continue;
+            }
+            if let Some(policy) = &policy
+                && let Err(Failure::Refused(why) | Failure::Usage(why)) =
+                    crate::registry::verify_run(&d, policy)
+            {
+                audit.problems.push(format!("not_witnessed: {why}"));
             }
             audits.push(audit);
         }

@@ -1,5 +1,13 @@
-//! `registry init|add|verify|audit`: a steward's call registry on disk, its checkpoints
-//! witnessed over C2SP tlog-witness, and one offline proof per call (spec/CALL-REGISTRY.md).
+//! `registry init|add|witness|prove|verify|audit`: a steward's call registry on disk, its
+//! checkpoints witnessed over C2SP tlog-witness, and one offline proof per call
+//! (spec/CALL-REGISTRY.md).
+//!
+//! Every writer of a registry goes through [`Appender`] (`registry add`, `run --registry`, and a
+//! live sink that registers its calls): [`Appender::open`] checks and locks the registry,
+//! [`Appender::register_run`] registers a sealed run directory and writes its proof,
+//! [`Appender::register_seal`] registers a final seal and returns the proof to store. Every
+//! reader that requires a call witnessed goes through [`verify_run`] (`registry verify`,
+//! `receipts verify --witness-policy`, `audit --dir --witness-policy`).
 //!
 //! A registry directory holds `registry.json` (origin and the steward's verifier key),
 //! `leaves.jsonl` (one canonical `registry-leaf/1` per line, append-only), `checkpoint.note`
@@ -15,8 +23,8 @@ use jouleclaw_stack::jcr1::UtcSecond;
 use jouleclaw_stack::jcr1::cose::{PublicKey, SequenceReader, Signer as _};
 use jouleclaw_stack::registry::{
     ALG_ED25519, CallProof, CheckpointBody, DEFAULT_MAX_CALLS, MAX_NOTE_BYTES, MAX_POLICY_BYTES,
-    MAX_PROOF_BYTES, NoteKey, RegistryLeaf, RegistryLog, VerifiedCheckpoint, WitnessPolicy,
-    add_checkpoint_request, conflict_size, merge_cosignatures, verify_call_proof,
+    MAX_PROOF_BYTES, NoteKey, PolicyWitness, RegistryLeaf, RegistryLog, VerifiedCheckpoint,
+    WitnessPolicy, add_checkpoint_request, conflict_size, merge_cosignatures, verify_call_proof,
     verify_checkpoint_note,
 };
 use jouleclaw_stack::seal::verify_checkpoint;
@@ -325,71 +333,317 @@ fn init(dir: &Path, origin: &str, key: &Path) -> CmdResult {
     Ok(())
 }
 
-fn add(dir: &Path, run: &Path, key: &Path, policy: Option<&Path>) -> CmdResult {
-    let signer = read_secret_key(key)?;
-    let policy = policy.map(policy_of).transpose()?;
-    let mut reg = load(dir, true)?;
-    if reg.steward.key() != &signer.verifying_key() {
-        return Err(Failure::Usage(format!(
-            "{}: this registry is signed by another key than {}",
-            dir.display(),
-            key.display()
-        )));
-    }
-    if policy.as_ref().is_some_and(|p| p.log != reg.steward) {
-        return Err(Failure::Usage(
-            "the policy names another steward key or origin".into(),
-        ));
-    }
-    let seal_cose = final_seal_of(run, &signer.verifying_key())?;
-    let seal = verify_checkpoint(&seal_cose, &signer.verifying_key())
-        .map_err(refused)?
-        .seal;
-    let leaf = RegistryLeaf::of_final_seal(&seal).map_err(refused)?;
-    let old_size = match &reg.checkpoint {
-        Some(note) => {
-            verify_checkpoint_note(note, &reg.steward, &[])
-                .map_err(refused)?
-                .body
-                .size
-        }
-        None => 0,
-    };
-    let appended = reg.log.append(&leaf).map_err(refused)?;
-    if !appended.earlier.is_empty() {
-        tell!(
-            "NOTE: stream {} was registered before (leaves {:?}); the registry keeps every registration",
-            for_terminal(&leaf.stream_id, true),
-            appended.earlier
-        );
-    }
-    let note = reg.log.sign_checkpoint(&signer).map_err(refused)?;
-    let (note, outcome) = collect(note, &reg.log, old_size, policy.as_ref());
-    // The leaf first (appended and synced), then the checkpoint that covers it.
-    append_leaf(&reg.dir, &leaf)?;
-    write_output(&reg.dir.join(CHECKPOINT_FILE), &note, &[key])?;
-    let proof = CallProof {
-        seal_cose,
-        index: appended.index,
-        path: reg
-            .log
-            .inclusion_proof(appended.index, reg.log.size())
-            .map_err(refused)?,
-        checkpoint: note.clone(),
-    };
-    write_output(&run.join(PROOF_FILE), &proof.encode(), &[key])?;
-    say!(
-        "registered stream {} as leaf {} of {}; proof {}",
-        for_terminal(&leaf.stream_id, crate::out::stdout_is_terminal()),
-        appended.index,
-        reg.log.size(),
-        run.join(PROOF_FILE).display()
-    );
-    report_witnessing(&reg, &note, &outcome, policy.as_ref())
+/// Why registering a call failed. Each variant has a stable code (spec/CALL-REGISTRY.md,
+/// section 3.1), printed first in its message, and an exit code: 2 for a registry that cannot be
+/// used or written, 1 for a call that cannot be registered or was not witnessed.
+#[derive(Debug)]
+pub(crate) enum RegisterError {
+    /// `registry_unusable`: the registry cannot be opened, read or locked, or it, the key and the
+    /// policy name different stewards. Nothing was appended.
+    Unusable(String),
+    /// `registration_refused`: the call cannot be registered (no final seal that verifies under
+    /// the steward's key, the registry full). Nothing was appended.
+    Refused(String),
+    /// `run_unreadable`: the run directory's `seals.cbor` cannot be opened or read. Nothing was
+    /// appended.
+    RunUnreadable(String),
+    /// `registry_write_failed`: writing the leaf, the checkpoint or the call's proof failed. The
+    /// registry may hold the leaf; its checkpoint and the proof may be older.
+    Write(String),
+    /// `not_witnessed`: the leaf, the checkpoint and the call's proof are written, but fewer
+    /// witnesses than the policy's quorum cosigned.
+    NotWitnessed(String),
 }
 
-/// Submits `note` to every witness of the policy that has a URL and merges the valid
-/// cosignatures; returns the note and one line per witness.
+impl RegisterError {
+    /// The stable code.
+    pub(crate) fn code(&self) -> &'static str {
+        match self {
+            Self::Unusable(_) => "registry_unusable",
+            Self::Refused(_) => "registration_refused",
+            Self::RunUnreadable(_) => "run_unreadable",
+            Self::Write(_) => "registry_write_failed",
+            Self::NotWitnessed(_) => "not_witnessed",
+        }
+    }
+
+    fn message(&self) -> &str {
+        match self {
+            Self::Unusable(m)
+            | Self::Refused(m)
+            | Self::RunUnreadable(m)
+            | Self::Write(m)
+            | Self::NotWitnessed(m) => m,
+        }
+    }
+
+    /// The failure of a command, exit 2 or 1, its message prefixed by `context`.
+    pub(crate) fn into_failure(self, context: &str) -> Failure {
+        let text = format!("{context}{}: {}", self.code(), self.message());
+        match self {
+            Self::Unusable(_) | Self::RunUnreadable(_) | Self::Write(_) => Failure::Usage(text),
+            Self::Refused(_) | Self::NotWitnessed(_) => Failure::Refused(text),
+        }
+    }
+
+    fn unusable(f: Failure) -> Self {
+        match f {
+            Failure::Usage(m) | Failure::Refused(m) => Self::Unusable(m),
+        }
+    }
+
+    fn write(f: Failure) -> Self {
+        match f {
+            Failure::Usage(m) | Failure::Refused(m) => Self::Write(m),
+        }
+    }
+}
+
+impl From<RegisterError> for Failure {
+    fn from(e: RegisterError) -> Self {
+        e.into_failure("")
+    }
+}
+
+/// A registry opened, checked and locked for appending calls: the one implementation behind
+/// `registry add`, `run --registry` and any other writer of a registry (a live sink). The lock is
+/// held until it is dropped, so a run can open it before its first window and register its call
+/// after its last one with no other writer in between.
+pub(crate) struct Appender {
+    reg: Registry,
+    signer: jouleclaw_stack::jcr1::cose::SoftwareSigner,
+    key_path: PathBuf,
+    policy: Option<WitnessPolicy>,
+    /// Set when a write failed: the in-memory log may then be ahead of the files.
+    broken: bool,
+}
+
+/// One registered call: what [`Appender::register_seal`] did.
+pub(crate) struct Registration {
+    /// The call's stream id (untrusted text: escape it to print it).
+    pub(crate) stream_id: String,
+    /// Its leaf index.
+    pub(crate) index: u64,
+    /// The registry's size with it.
+    pub(crate) size: u64,
+    /// Earlier leaves of the same (steward, stream id): a re-registration when not empty.
+    pub(crate) earlier: Vec<u64>,
+    /// The call's `tlog-proof` file (spec/CALL-REGISTRY.md section 4).
+    pub(crate) proof: Vec<u8>,
+    /// One line per witness submitted to: `<name>: cosigned` or why not.
+    pub(crate) witnesses: Vec<String>,
+    /// Without a policy `None`; else what the policy's witnesses did.
+    pub(crate) quorum: Option<Quorum>,
+}
+
+/// What a policy's witnesses did with a checkpoint.
+pub(crate) struct Quorum {
+    /// The count of distinct policy witnesses whose valid cosignature the checkpoint carries, or
+    /// why the policy's quorum is not met (`quorum_not_met: ...`).
+    pub(crate) cosigned: Result<usize, String>,
+    /// The policy's witnesses.
+    pub(crate) witnesses: usize,
+    /// The policy's quorum.
+    pub(crate) quorum: usize,
+}
+
+impl Appender {
+    /// Opens and locks the registry at `dir` for the steward `signer` (read from `key_path`),
+    /// witnessed under `policy` when given: the registry's key, the signer and the policy's
+    /// `log` line must name one steward.
+    pub(crate) fn open(
+        dir: &Path,
+        key_path: &Path,
+        signer: jouleclaw_stack::jcr1::cose::SoftwareSigner,
+        policy: Option<&Path>,
+    ) -> Result<Self, RegisterError> {
+        let policy = policy
+            .map(policy_of)
+            .transpose()
+            .map_err(RegisterError::unusable)?;
+        let reg = load(dir, true).map_err(RegisterError::unusable)?;
+        if reg.steward.key() != &signer.verifying_key() {
+            return Err(RegisterError::Unusable(format!(
+                "{}: this registry is signed by another key than {}",
+                dir.display(),
+                key_path.display()
+            )));
+        }
+        if policy.as_ref().is_some_and(|p| p.log != reg.steward) {
+            return Err(RegisterError::Unusable(
+                "the policy names another steward key or origin".into(),
+            ));
+        }
+        if let Some(note) = &reg.checkpoint {
+            verify_checkpoint_note(note, &reg.steward, &[]).map_err(|e| {
+                RegisterError::Unusable(format!("{}: {e}", dir.join(CHECKPOINT_FILE).display()))
+            })?;
+        }
+        Ok(Self {
+            reg,
+            signer,
+            key_path: key_path.to_owned(),
+            policy,
+            broken: false,
+        })
+    }
+
+    /// Registers the call of the sealed run directory `run` (its last `seals.cbor` checkpoint,
+    /// which must be final) and writes `run/registry.tlog-proof`; prints what it did. A call
+    /// that was not witnessed by a quorum is `not_witnessed` with everything written.
+    pub(crate) fn register_run(&mut self, run: &Path) -> Result<Registration, RegisterError> {
+        let seal_cose = final_seal_of(run, &self.signer.verifying_key()).map_err(|f| match f {
+            Failure::Usage(m) => RegisterError::RunUnreadable(m),
+            Failure::Refused(m) => RegisterError::Refused(m),
+        })?;
+        let proof_path = run.join(PROOF_FILE);
+        // A destination the proof cannot be written to is refused before anything is appended.
+        jouleclaw_stack::store::writer::check_destination(&proof_path, &[&self.key_path])
+            .map_err(|e| RegisterError::Write(format!("{e}; nothing appended")))?;
+        let registration = self.register_seal(seal_cose)?;
+        write_output(&proof_path, &registration.proof, &[&self.key_path])
+            .map_err(|e| RegisterError::Write(e.to_string()))?;
+        let terminal = crate::out::stdout_is_terminal();
+        if !registration.earlier.is_empty() {
+            tell!(
+                "NOTE: stream {} was registered before (leaves {:?}); the registry keeps every registration",
+                for_terminal(&registration.stream_id, true),
+                registration.earlier
+            );
+        }
+        say!(
+            "registered stream {} as leaf {} of {}; proof {}",
+            for_terminal(&registration.stream_id, terminal),
+            registration.index,
+            registration.size,
+            proof_path.display()
+        );
+        registration.report()?;
+        Ok(registration)
+    }
+
+    /// Registers one call by its final seal (the COSE_Sign1 bytes of its last `seals.cbor`
+    /// checkpoint, verified here under the steward's key and required final): appends its leaf
+    /// to `leaves.jsonl` (synced) before any witness sees the new checkpoint, submits the
+    /// checkpoint to the policy's witnesses (concurrently, section 3), writes `checkpoint.note`
+    /// with the cosignatures collected and returns the call's proof without writing it
+    /// anywhere: the caller stores it beside the call and then calls
+    /// [`Registration::report`]. This is the entry for a writer that has no run directory to
+    /// put the proof in (a JetStream sink).
+    pub(crate) fn register_seal(
+        &mut self,
+        seal_cose: Vec<u8>,
+    ) -> Result<Registration, RegisterError> {
+        if self.broken {
+            return Err(RegisterError::Unusable(format!(
+                "{}: an earlier write failed; open the registry again",
+                self.reg.dir.display()
+            )));
+        }
+        let key = self.signer.verifying_key();
+        let seal = verify_checkpoint(&seal_cose, &key)
+            .map_err(|e| RegisterError::Refused(format!("the final seal: {e}")))?
+            .seal;
+        if !seal.is_final {
+            return Err(RegisterError::Refused(
+                "the seal is not final; the call has not ended".into(),
+            ));
+        }
+        let leaf = RegistryLeaf::of_final_seal(&seal)
+            .map_err(|e| RegisterError::Refused(e.to_string()))?;
+        let old_size = match &self.reg.checkpoint {
+            Some(note) => {
+                verify_checkpoint_note(note, &self.reg.steward, &[])
+                    .map_err(|e| RegisterError::Unusable(e.to_string()))?
+                    .body
+                    .size
+            }
+            None => 0,
+        };
+        let appended = self
+            .reg
+            .log
+            .append(&leaf)
+            .map_err(|e| RegisterError::Refused(e.to_string()))?;
+        // From here the in-memory log holds the leaf: a failed write leaves it unusable.
+        self.broken = true;
+        let note = self
+            .reg
+            .log
+            .sign_checkpoint(&self.signer)
+            .map_err(|e| RegisterError::Write(e.to_string()))?;
+        // The leaf is on disk before any witness sees a checkpoint that covers it, so a witness
+        // never holds a checkpoint the registry cannot extend.
+        append_leaf(&self.reg.dir, &leaf).map_err(RegisterError::write)?;
+        let (note, witnesses) = collect(note, &self.reg.log, old_size, self.policy.as_ref());
+        write_output(
+            &self.reg.dir.join(CHECKPOINT_FILE),
+            &note,
+            &[&self.key_path],
+        )
+        .map_err(|e| RegisterError::Write(e.to_string()))?;
+        let path = self
+            .reg
+            .log
+            .inclusion_proof(appended.index, self.reg.log.size())
+            .map_err(|e| RegisterError::Write(e.to_string()))?;
+        let quorum = self
+            .policy
+            .as_ref()
+            .map(|p| quorum_of(&self.reg.steward, p, &note));
+        self.reg.checkpoint = Some(note.clone());
+        self.broken = false;
+        let proof = CallProof {
+            seal_cose,
+            index: appended.index,
+            path,
+            checkpoint: note,
+        };
+        Ok(Registration {
+            stream_id: leaf.stream_id,
+            index: appended.index,
+            size: self.reg.log.size(),
+            earlier: appended.earlier,
+            proof: proof.encode(),
+            witnesses,
+            quorum,
+        })
+    }
+}
+
+impl Registration {
+    /// Prints one line per witness and the outcome; `not_witnessed` when a policy was given and
+    /// its quorum was not met.
+    pub(crate) fn report(&self) -> Result<(), RegisterError> {
+        report_witnessing(&self.witnesses, self.quorum.as_ref())
+    }
+}
+
+/// The distinct policy witnesses whose valid cosignature `note` carries, against the quorum.
+fn quorum_of(steward: &NoteKey, p: &WitnessPolicy, note: &[u8]) -> Quorum {
+    let cosigned = verify_checkpoint_note(note, steward, &p.witness_keys())
+        .map_err(|e| e.to_string())
+        .and_then(|checked| {
+            p.check_quorum(checked.cosignatures.iter().map(|c| c.witness.as_str()))
+                .map_err(|e| e.to_string())
+        });
+    Quorum {
+        cosigned,
+        witnesses: p.witnesses.len(),
+        quorum: p.quorum,
+    }
+}
+
+fn add(dir: &Path, run: &Path, key: &Path, policy: Option<&Path>) -> CmdResult {
+    let signer = read_secret_key(key)?;
+    let mut appender = Appender::open(dir, key, signer, policy)?;
+    appender.register_run(run)?;
+    Ok(())
+}
+
+/// Submits `note` to every witness of the policy that has a URL, all at once (one thread per
+/// witness, each bounded as `submit` is), and merges the valid cosignatures in the policy's
+/// order; returns the note and one line per witness, in the policy's order.
 fn collect(
     mut note: Vec<u8>,
     log: &RegistryLog,
@@ -401,11 +655,34 @@ fn collect(
         return (note, outcome);
     };
     let keys = p.witness_keys();
-    for w in &p.witnesses {
-        let Some(url) = &w.url else { continue };
-        match submit(url, log, old_size, &note)
-            .map(|lines| merge_cosignatures(&note, &lines, &keys))
-        {
+    let sent = &note;
+    let answers: Vec<(&PolicyWitness, Result<Vec<u8>, String>)> = std::thread::scope(|s| {
+        let running: Vec<_> = p
+            .witnesses
+            .iter()
+            .filter_map(|w| w.url.as_deref().map(|url| (w, url)))
+            .map(|(w, url)| {
+                let thread = std::thread::Builder::new()
+                    .name("witness".into())
+                    .spawn_scoped(s, move || submit(url, log, old_size, sent));
+                (w, thread)
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|(w, thread)| {
+                let answer = match thread {
+                    Ok(t) => t
+                        .join()
+                        .unwrap_or_else(|_| Err("the submission failed".into())),
+                    Err(e) => Err(format!("not submitted: no thread ({e})")),
+                };
+                (w, answer)
+            })
+            .collect()
+    });
+    for (w, answer) in answers {
+        match answer.map(|lines| merge_cosignatures(&note, &lines, &keys)) {
             Ok(Ok(merged)) => {
                 note = merged;
                 outcome.push(format!("{}: cosigned", w.key.name()));
@@ -417,36 +694,32 @@ fn collect(
     (note, outcome)
 }
 
-fn report_witnessing(
-    reg: &Registry,
-    note: &[u8],
-    outcome: &[String],
-    policy: Option<&WitnessPolicy>,
-) -> CmdResult {
+fn report_witnessing(outcome: &[String], quorum: Option<&Quorum>) -> Result<(), RegisterError> {
     for line in outcome {
         say!(
             "  witness {}",
             for_terminal(line, crate::out::stdout_is_terminal())
         );
     }
-    let Some(p) = policy else {
-        say!("not witnessed (no --policy)");
-        return Ok(());
-    };
-    let checked = verify_checkpoint_note(note, &reg.steward, &p.witness_keys()).map_err(refused)?;
-    match p.check_quorum(checked.cosignatures.iter().map(|c| c.witness.as_str())) {
-        Ok(n) => {
-            say!(
-                "witnessed: {n} of {} witnesses cosigned (quorum {})",
-                p.witnesses.len(),
-                p.quorum
-            );
+    match quorum {
+        Some(Quorum {
+            cosigned: Ok(n),
+            witnesses,
+            quorum,
+        }) => {
+            say!("witnessed: {n} of {witnesses} witnesses cosigned (quorum {quorum})");
             Ok(())
         }
-        Err(e) => Err(refused(format!(
-            "not witnessed: {e}; the leaf and the checkpoint are kept: `jouleclaw registry witness` \
+        Some(Quorum {
+            cosigned: Err(e), ..
+        }) => Err(RegisterError::NotWitnessed(format!(
+            "{e}; the leaf and the checkpoint are kept: `jouleclaw registry witness` \
              submits the checkpoint again, `jouleclaw registry prove` then refreshes a run's proof"
         ))),
+        None => {
+            say!("not witnessed (no policy)");
+            Ok(())
+        }
     }
 }
 
@@ -475,7 +748,8 @@ fn witness(dir: &Path, key: &Path, policy: &Path) -> CmdResult {
     // it, and the request is made again with a proof from there.
     let (note, outcome) = collect(note, &reg.log, current.body.size, Some(&policy));
     write_output(&reg.dir.join(CHECKPOINT_FILE), &note, &[key])?;
-    report_witnessing(&reg, &note, &outcome, Some(&policy))
+    let quorum = quorum_of(&reg.steward, &policy, &note);
+    Ok(report_witnessing(&outcome, Some(&quorum))?)
 }
 
 fn prove(dir: &Path, run: &Path) -> CmdResult {
@@ -649,13 +923,8 @@ fn verify(run: &Path, policy: &Path) -> CmdResult {
 /// witnessed under the policy, whose steward key must be `--pub`.
 pub(crate) fn verify_witnessed(public: &Path, dir: &Path, policy: Option<&Path>) -> CmdResult {
     let Some(policy) = policy else { return Ok(()) };
-    let policy = policy_of(policy)?;
     let key = crate::keys::read_public_key(public)?;
-    if policy.log.key() != &key {
-        return Err(Failure::Usage(
-            "the witness policy names another steward key than --pub".into(),
-        ));
-    }
+    let policy = witness_policy_for(&key, policy)?;
     let v = verify_run(dir, &policy)?;
     say!(
         "witnessed: leaf {} of registry {} at size {}, cosigned by {} of {} witnesses (quorum {})",
@@ -669,12 +938,38 @@ pub(crate) fn verify_witnessed(public: &Path, dir: &Path, policy: Option<&Path>)
     Ok(())
 }
 
-/// Verifies RUN/registry.tlog-proof under the policy and that its seal is the run's final seal.
+/// The witness policy at `path` for verifying calls signed by `key` (`--pub`): its `log` line
+/// must be that key. `receipts verify --witness-policy` and `audit --witness-policy` read their
+/// policy through this.
+pub(crate) fn witness_policy_for(key: &PublicKey, path: &Path) -> Result<WitnessPolicy, Failure> {
+    let policy = policy_of(path)?;
+    if policy.log.key() != key {
+        return Err(Failure::Usage(format!(
+            "{}: the witness policy names another steward key than --pub",
+            path.display()
+        )));
+    }
+    Ok(policy)
+}
+
+/// Verifies RUN/registry.tlog-proof under the policy and that its seal is the run's final seal:
+/// the one check behind `registry verify`, `receipts verify DIR --witness-policy` and
+/// `audit --dir --witness-policy`. A run without a proof file is refused (exit 1): its call is
+/// not registered.
 pub(crate) fn verify_run(
     run: &Path,
     policy: &WitnessPolicy,
 ) -> Result<jouleclaw_stack::registry::VerifiedCall, Failure> {
     let path = run.join(PROOF_FILE);
+    if matches!(
+        layout::open_input(&path).map_err(|e| Failure::io(&path, e))?,
+        Input::Missing
+    ) {
+        return Err(refused(format!(
+            "{}: no such file: the call is not registered",
+            path.display()
+        )));
+    }
     let proof = CallProof::parse(&read_capped(&path, MAX_PROOF_BYTES)?)
         .map_err(|e| refused(format!("{}: {e}", path.display())))?;
     let verified = verify_call_proof(&proof, policy)

@@ -87,6 +87,18 @@ pub(crate) struct RunArgs {
     /// With --seal-every: which windows also get a COSE_Sign1 of their own in receipts.cbor.
     #[arg(long, value_enum, default_value = "all", requires = "seal_every")]
     window_signatures: WindowSignaturesArg,
+    /// With --seal-every and --key: register the call in this registry (spec/CALL-REGISTRY.md)
+    /// once the run directory is written, as `registry add DIR OUT` does: its final seal
+    /// becomes a leaf, the new checkpoint is witnessed under --registry-policy, and the proof is
+    /// OUT/registry.tlog-proof. The registry is opened and locked before the first window; a
+    /// registration that fails after the run leaves the run directory written and exits
+    /// non-zero with the failure's code.
+    #[arg(long, value_name = "DIR", requires_all = ["seal_every", "key"])]
+    registry: Option<PathBuf>,
+    /// With --registry: the witness policy whose witnesses cosign the registry's new checkpoint
+    /// (without it the checkpoint is not witnessed).
+    #[arg(long, value_name = "FILE", requires = "registry")]
+    registry_policy: Option<PathBuf>,
 }
 
 /// `--window-signatures`.
@@ -180,6 +192,8 @@ fn check_destinations(out: &LockedDir, inputs: &[&Path]) -> CmdResult {
     for name in COMMIT_ORDER {
         check_destination(&out.path().join(name), inputs)?;
     }
+    // Removed (or, with --registry, written) after the others are renamed into place.
+    check_destination(&out.path().join(crate::registry::PROOF_FILE), inputs)?;
     Ok(())
 }
 
@@ -224,6 +238,22 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         None => (SoftwareSigner::rfc8032_test_key(), true),
     };
     let epoch_unix = parse_epoch(&args.epoch)?;
+    // The registry is checked and locked before anything is run or written: a registry that
+    // cannot take this call fails the run with nothing written.
+    let mut registry = match (&args.registry, &args.key) {
+        (Some(dir), Some(key)) => Some(
+            crate::registry::Appender::open(
+                dir,
+                key,
+                // Read again for the registry (the pipeline owns the first copy); its
+                // permissions were checked, and warned about, above.
+                SoftwareSigner::read_key_file(key).map_err(|e| Failure::io(key, e))?,
+                args.registry_policy.as_deref(),
+            )
+            .map_err(|e| e.into_failure("--registry: "))?,
+        ),
+        _ => None,
+    };
     let public = signer.verifying_key();
     let mut stop_latency = crate::stop_latency::RunMeter::new(&signer)?;
     let mut config = PipelineConfig::new(&args.steward, &stream_id)
@@ -546,6 +576,8 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         }
     }
     stop_latency_file.commit()?;
+    // A proof of an earlier run's call in this directory would not be this call's.
+    out.remove(crate::registry::PROOF_FILE)?;
     summary.commit()?;
     say!("{}", crate::stop_latency::describe(&stop_latency_doc));
 
@@ -571,6 +603,17 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     }
     if test_key {
         tell!("WARNING: these receipts are signed with the published RFC 8032 test key.");
+    }
+    if let Some(registry) = registry.as_mut() {
+        // The run directory is whole and its receipts verify whatever happens here; a failed
+        // registration is reported with its code and fails the command.
+        registry.register_run(out.path()).map_err(|e| {
+            e.into_failure(&format!(
+                "the run directory {} is written and its receipts verify, but the call's \
+                 registration failed: ",
+                args.out.display()
+            ))
+        })?;
     }
     Ok(())
 }
