@@ -77,6 +77,12 @@ check "metrics: the open streams" grep -q '^jouleclaw_streams_open 3$' "$work/me
 check "metrics: windows counted" grep -qE '^jouleclaw_windows_total [1-9]' "$work/metrics.txt"
 check "metrics: refusals by code" grep -q 'jouleclaw_ticks_refused_total{code="window_closed"}' "$work/metrics.txt"
 check "metrics: tick-to-yield" grep -q 'jouleclaw_tick_to_yield_seconds{quantile="0.99"}' "$work/metrics.txt"
+windows=$(sed -n 's/^jouleclaw_windows_total \([0-9]*\).*/\1/p' "$work/metrics.txt")
+verdicts=$(awk '/^jouleclaw_window_verdicts_total\{/ { n += $2 } END { print n + 0 }' "$work/metrics.txt")
+findings=$(awk '/^jouleclaw_window_findings_total\{/ { n += $2 } END { print n + 0 }' "$work/metrics.txt")
+check "metrics: verdicts by kind add up to the windows" test -n "$windows" -a "$verdicts" = "$windows" -a "$findings" = "$windows"
+check "metrics: the barge-ins' yield verdicts" grep -qE '^jouleclaw_window_verdicts_total\{verdict="yield"\} [1-9]' "$work/metrics.txt"
+check "metrics: conforming windows counted by finding" grep -qE '^jouleclaw_window_findings_total\{finding="conforming"\} [1-9]' "$work/metrics.txt"
 acks=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_count \([0-9]*\).*/\1/p' "$work/metrics.txt")
 inf=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_bucket{le="+Inf"} \([0-9]*\).*/\1/p' "$work/metrics.txt")
 check "metrics: the sink-ack histogram's +Inf bucket is its count" test -n "$acks" -a "$acks" = "$inf"

@@ -67,6 +67,10 @@ pub struct JetStreamConfig {
     pub read_max_stream_messages: u64,
     /// The reader's bound on one stream's stored bytes (default [`MAX_STREAM_BYTES`]).
     pub read_max_stream_bytes: u64,
+    /// The reader's bound on the bytes of the streams it has begun and not finished during
+    /// its pass over the whole stream (default [`MAX_OPEN_BYTES`]); past it those streams are
+    /// read again subject by subject ([`read_each`]).
+    pub read_max_open_bytes: u64,
 }
 
 impl JetStreamConfig {
@@ -88,6 +92,7 @@ impl JetStreamConfig {
             drain_timeout: Duration::from_secs(120),
             read_max_stream_messages: MAX_STREAM_MESSAGES,
             read_max_stream_bytes: MAX_STREAM_BYTES,
+            read_max_open_bytes: MAX_OPEN_BYTES,
         }
     }
 
@@ -955,7 +960,18 @@ pub async fn for_each_message(
     stream: &jetstream::stream::Stream,
     subject: &str,
     limit: usize,
-    f: impl FnMut(u64, &[u8]) -> Result<()>,
+    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    for_each_stored(stream, subject, limit, |seq, _, body| f(seq, body)).await
+}
+
+/// [`for_each_message`] on `filter` (a subject or a wildcard), `f` given each message's
+/// subject too.
+async fn for_each_stored(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+    limit: usize,
+    f: impl FnMut(u64, &str, &[u8]) -> Result<()>,
 ) -> Result<usize> {
     let mut cur = Cursor {
         subject,
@@ -994,7 +1010,7 @@ struct Cursor<'a, F> {
     f: F,
 }
 
-async fn read_from<F: FnMut(u64, &[u8]) -> Result<()>>(
+async fn read_from<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
     stream: &jetstream::stream::Stream,
     cur: &mut Cursor<'_, F>,
 ) -> core::result::Result<(), (bool, LiveError)> {
@@ -1022,7 +1038,7 @@ async fn read_from<F: FnMut(u64, &[u8]) -> Result<()>>(
     read
 }
 
-async fn read_consumer<F: FnMut(u64, &[u8]) -> Result<()>>(
+async fn read_consumer<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
     consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::OrderedConfig>,
     cur: &mut Cursor<'_, F>,
 ) -> core::result::Result<(), (bool, LiveError)> {
@@ -1050,7 +1066,7 @@ async fn read_consumer<F: FnMut(u64, &[u8]) -> Result<()>>(
             .info()
             .map_err(|e| (progressed, nats_err("message info", e)))?;
         let (seq, pending) = (info.stream_sequence, info.pending);
-        (cur.f)(seq, &msg.payload).map_err(|e| (progressed, e))?;
+        (cur.f)(seq, msg.subject.as_str(), &msg.payload).map_err(|e| (progressed, e))?;
         cur.next_seq = Some(seq + 1);
         cur.n += 1;
         progressed = true;
@@ -1067,6 +1083,9 @@ pub const MAX_STREAM_MESSAGES: u64 = 65_536;
 /// The reader's bound on one stream's stored bytes: past it the stream is reported
 /// `too_large` and what was read of it is dropped.
 pub const MAX_STREAM_BYTES: u64 = 256 << 20;
+/// The reader's bound on the streams begun and not finished in its pass over the whole
+/// stream: see [`JetStreamConfig::read_max_open_bytes`].
+pub const MAX_OPEN_BYTES: u64 = 512 << 20;
 
 /// One stream as read back from JetStream: its subject, its steward (from the subject) and
 /// its records.
@@ -1093,6 +1112,10 @@ pub struct ReadStats {
     pub bytes: u64,
     /// Wall time reading (connecting included).
     pub elapsed: Duration,
+    /// Streams read subject by subject after the pass over the whole stream: begun when
+    /// the open streams passed [`JetStreamConfig::read_max_open_bytes`], or not finished by
+    /// the pass (fewer messages read than listed).
+    pub deferred: u64,
 }
 
 async fn open_stream_for_read(config: &JetStreamConfig) -> Result<jetstream::stream::Stream> {
@@ -1121,17 +1144,213 @@ async fn open_stream_for_read(config: &JetStreamConfig) -> Result<jetstream::str
     }
 }
 
-/// Reads the stored batches back stream by stream: lists the subjects under `PREFIX.>`
-/// (only `PREFIX.*.ID` with `only`: the last token compared with the escaped id), then, per
-/// subject, reads its messages with an ordered consumer, groups them by `seq` and hands the
-/// stream to `f` before reading the next. Memory: the subject list (one name per stream) and
-/// one stream's batches at a time, at most `config.read_max_stream_bytes` (default
-/// [`MAX_STREAM_BYTES`]) and `config.read_max_stream_messages` messages. A subject that is not
-/// `PREFIX.STEWARD.STREAM` with escaped ids, a batch whose `stream_id` or `steward` is not the
-/// subject's, a `seq` stored twice with different bodies and a malformed body are problems of
-/// that stream (`malformed_subject`, `misplaced_batch`, `conflicting_batch`,
-/// `malformed_message`); a `seq` stored twice with equal bodies is kept once. Stewards are
-/// kept apart: two stewards' streams with one id are two streams.
+/// The steward and stream id a subject `PREFIX.STEWARD.STREAM` names, or the stream to report
+/// as `malformed_subject`.
+fn parse_subject(
+    prefix: &str,
+    subject: &str,
+) -> core::result::Result<(String, String), Box<NatsStream>> {
+    let mut out = NatsStream {
+        subject: subject.to_owned(),
+        ..NatsStream::default()
+    };
+    let tokens: Vec<&str> = subject
+        .strip_prefix(&format!("{prefix}."))
+        .map(|rest| rest.split('.').collect())
+        .unwrap_or_default();
+    match tokens.as_slice() {
+        [st, id] => match (unescape_id(st), unescape_id(id)) {
+            (Some(st), Some(id)) => Ok((st, id)),
+            _ => {
+                out.steward = (*st).to_owned();
+                out.records.stream_id = (*id).to_owned();
+                out.records
+                    .read_problems
+                    .push(format!("malformed_subject: {subject:?} does not unescape"));
+                Err(Box::new(out))
+            }
+        },
+        _ => {
+            out.records.stream_id = subject.to_owned();
+            out.records.read_problems.push(format!(
+                "malformed_subject: {subject:?} is not {prefix}.STEWARD.STREAM"
+            ));
+            Err(Box::new(out))
+        }
+    }
+}
+
+/// One stream being read: what its subject names, what the listing counted, what was read.
+struct Reading {
+    subject: String,
+    steward: String,
+    sid: String,
+    listed: u64,
+    read: u64,
+    bytes: u64,
+    too_large: bool,
+    batches: Vec<(u64, DecodedBatch, [u8; 32])>,
+    problems: Vec<String>,
+}
+
+impl Reading {
+    fn new(subject: &str, steward: String, sid: String, listed: u64) -> Self {
+        Self {
+            subject: subject.to_owned(),
+            steward,
+            sid,
+            listed,
+            read: 0,
+            bytes: 0,
+            too_large: false,
+            batches: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Takes one stored message; returns the bytes it added to what is held.
+    fn take(&mut self, seq: u64, payload: &[u8], max_bytes: u64) -> u64 {
+        self.read += 1;
+        if self.too_large {
+            return 0;
+        }
+        self.bytes += payload.len() as u64;
+        if self.bytes > max_bytes {
+            self.too_large = true;
+            self.batches = Vec::new();
+            return 0;
+        }
+        match decode_batch(payload) {
+            Ok(d) if d.stream_id != self.sid || d.steward != self.steward => {
+                self.problems.push(format!(
+                    "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
+                    d.stream_id, d.steward
+                ));
+            }
+            Ok(d) => self
+                .batches
+                .push((d.seq, d, *blake3::hash(payload).as_bytes())),
+            Err(e) => {
+                self.problems
+                    .push(format!("malformed_message: stream sequence {seq}: {e}"));
+            }
+        }
+        payload.len() as u64
+    }
+
+    /// Bytes held (zero once too large).
+    fn held(&self) -> u64 {
+        if self.too_large { 0 } else { self.bytes }
+    }
+
+    /// The stream, its batches ordered by `seq` (equal bodies kept once).
+    fn finish(mut self, max_bytes: u64) -> NatsStream {
+        let mut out = NatsStream {
+            subject: self.subject,
+            steward: self.steward,
+            ..NatsStream::default()
+        };
+        out.records.stream_id = self.sid;
+        if self.too_large {
+            self.problems.push(format!(
+                "too_large: more than the reader's {max_bytes} bytes stored"
+            ));
+        }
+        self.batches.sort_by_key(|(s, ..)| *s);
+        let mut last: Option<(u64, [u8; 32])> = None;
+        for (seq, d, hash) in self.batches {
+            if let Some((ls, lh)) = &last
+                && *ls == seq
+            {
+                if *lh != hash {
+                    self.problems.push(format!(
+                        "conflicting_batch: two different batches with seq {seq}"
+                    ));
+                }
+                continue;
+            }
+            out.records.receipts.extend(d.receipts);
+            out.inclusion.extend(d.inclusion);
+            out.records.seals.push(d.checkpoint);
+            out.records.sealed |= d.is_final;
+            last = Some((seq, hash));
+        }
+        out.records.read_problems = self.problems;
+        out
+    }
+}
+
+/// Reads one subject's stream with its own ordered consumer. An ordered consumer may be
+/// served by a replica still catching up (a node just restarted): a read that returns fewer
+/// messages than the listing counted is repeated (bounded), and named when it stays short.
+async fn read_subject(
+    stream: &jetstream::stream::Stream,
+    config: &JetStreamConfig,
+    first: Reading,
+    stats: &mut ReadStats,
+) -> NatsStream {
+    let (subject, count) = (first.subject.clone(), first.listed);
+    let mut r = first;
+    let mut attempt = 0u32;
+    loop {
+        r = Reading::new(&subject, r.steward, r.sid, count);
+        let read = for_each_message(
+            stream,
+            &subject,
+            usize::try_from(count).unwrap_or(usize::MAX),
+            |seq, payload| {
+                stats.messages += 1;
+                stats.bytes += payload.len() as u64;
+                r.take(seq, payload, config.read_max_stream_bytes);
+                Ok(())
+            },
+        )
+        .await;
+        match read {
+            Ok(n) if n as u64 >= count || r.too_large => break,
+            Ok(n) if attempt + 1 >= READ_ATTEMPTS => {
+                r.problems.push(format!(
+                    "unreadable: {n} of the {count} messages stored on {subject:?} could be read"
+                ));
+                break;
+            }
+            Err(e) if attempt + 1 >= READ_ATTEMPTS => {
+                r.problems.push(format!("unreadable: {e}"));
+                break;
+            }
+            _ => {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(500) * attempt).await;
+            }
+        }
+    }
+    r.finish(config.read_max_stream_bytes)
+}
+
+/// Reads the stored batches back stream by stream: lists the subjects under `PREFIX.>` with
+/// their message counts (only `PREFIX.*.ID` with `only`: the last token compared with the
+/// escaped id), then reads them and hands each stream to `f` as soon as all the messages the
+/// listing counted for it are read, its batches grouped by `seq`.
+///
+/// With `only`, the one subject is read with its own ordered consumer. Without, the reader
+/// makes **one pass over the whole stream** with one ordered consumer (filter `PREFIX.>`),
+/// at the stream's read rate rather than one consumer per call; a stream is finished when
+/// its listed count is read (messages stored after the listing are not audited). Memory: the
+/// subject list (one name and two counters per stream) and the batches of the streams begun
+/// and not finished at one point of the pass: in a store written by `live` the calls that
+/// were open at once. Past `config.read_max_open_bytes` (default [`MAX_OPEN_BYTES`]) every
+/// begun stream is dropped from memory and read again after the pass subject by subject,
+/// one stream at a time, as is every stream the pass did not finish (a replica catching up,
+/// a message gone); [`ReadStats::deferred`] counts them. Per stream: at most
+/// `config.read_max_stream_bytes` (default [`MAX_STREAM_BYTES`]) and
+/// `config.read_max_stream_messages` messages.
+///
+/// A subject that is not `PREFIX.STEWARD.STREAM` with escaped ids, a batch whose
+/// `stream_id` or `steward` is not the subject's, a `seq` stored twice with different bodies
+/// and a malformed body are problems of that stream (`malformed_subject`, `misplaced_batch`,
+/// `conflicting_batch`, `malformed_message`); a `seq` stored twice with equal bodies is kept
+/// once. Stewards are kept apart: two stewards' streams with one id are two streams. Streams
+/// are handed in the order they finish, not sorted.
 pub async fn read_each(
     config: &JetStreamConfig,
     only: Option<&str>,
@@ -1154,138 +1373,81 @@ pub async fn read_each(
         subjects.push((s, n as u64));
     }
     subjects.sort();
+    let listed = subjects.iter().fold(0u64, |n, (_, c)| n.saturating_add(*c));
     let mut stats = ReadStats::default();
+    let mut open: std::collections::HashMap<String, Reading> = std::collections::HashMap::new();
     for (subject, count) in subjects {
-        let mut out = NatsStream {
-            subject: subject.clone(),
-            ..NatsStream::default()
-        };
-        let tokens: Vec<&str> = subject
-            .strip_prefix(&format!("{}.", config.prefix))
-            .map(|rest| rest.split('.').collect())
-            .unwrap_or_default();
-        let (steward, sid) = match tokens.as_slice() {
-            [st, id] => match (unescape_id(st), unescape_id(id)) {
-                (Some(st), Some(id)) => (st, id),
-                _ => {
-                    out.steward = (*st).to_owned();
-                    out.records.stream_id = (*id).to_owned();
-                    out.records
-                        .read_problems
-                        .push(format!("malformed_subject: {subject:?} does not unescape"));
-                    stats.subjects += 1;
-                    f(out);
-                    continue;
-                }
-            },
-            _ => {
-                out.records.stream_id = subject.clone();
-                out.records.read_problems.push(format!(
-                    "malformed_subject: {subject:?} is not {}.STEWARD.STREAM",
-                    config.prefix
-                ));
+        let (steward, sid) = match parse_subject(&config.prefix, &subject) {
+            Ok(names) => names,
+            Err(bad) => {
                 stats.subjects += 1;
-                f(out);
+                f(*bad);
                 continue;
             }
         };
-        out.steward = steward.clone();
-        out.records.stream_id = sid.clone();
-        stats.subjects += 1;
         if count > config.read_max_stream_messages {
+            let mut out = Reading::new(&subject, steward, sid, count).finish(0);
             out.records.read_problems.push(format!(
                 "too_large: {count} messages stored, more than the reader's {}",
                 config.read_max_stream_messages
             ));
+            stats.subjects += 1;
             f(out);
             continue;
         }
-        // An ordered consumer may be served by a replica still catching up (a node just
-        // restarted): a read that returns fewer messages than the stream's leader lists for
-        // the subject is repeated (bounded), and named when it stays short.
-        let mut batches: Vec<(u64, DecodedBatch, [u8; 32])> = Vec::new();
-        let mut problems = Vec::new();
-        let mut too_large;
-        let mut attempt = 0u32;
-        loop {
-            batches.clear();
-            problems.clear();
-            too_large = false;
-            let mut bytes = 0u64;
-            let read = for_each_message(
-                &stream,
-                &subject,
-                usize::try_from(count).unwrap_or(usize::MAX),
-                |seq, payload| {
-                    stats.messages += 1;
-                    stats.bytes += payload.len() as u64;
-                    bytes += payload.len() as u64;
-                    if bytes > config.read_max_stream_bytes {
-                        too_large = true;
-                        batches.clear();
-                        return Ok(());
+        open.insert(subject.clone(), Reading::new(&subject, steward, sid, count));
+    }
+    let mut deferred: Vec<Reading> = Vec::new();
+    if only.is_none() && !open.is_empty() {
+        let mut held = 0u64;
+        // At most the messages listed: a store written while it is read does not keep the
+        // pass going.
+        let limit = usize::try_from(listed).unwrap_or(usize::MAX);
+        let pass = for_each_stored(&stream, &filter, limit, |seq, subject, payload| {
+            stats.messages += 1;
+            stats.bytes += payload.len() as u64;
+            let Some(r) = open.get_mut(subject) else {
+                // Finished, deferred, or stored after the listing.
+                return Ok(());
+            };
+            let before = r.held();
+            r.take(seq, payload, config.read_max_stream_bytes);
+            held = held - before + r.held();
+            if r.read >= r.listed {
+                if let Some(r) = open.remove(subject) {
+                    held -= r.held();
+                    stats.subjects += 1;
+                    f(r.finish(config.read_max_stream_bytes));
+                }
+            } else if held > config.read_max_open_bytes {
+                let begun: Vec<String> = open
+                    .iter()
+                    .filter(|(_, r)| r.read > 0)
+                    .map(|(s, _)| s.clone())
+                    .collect();
+                for s in begun {
+                    if let Some(r) = open.remove(&s) {
+                        deferred.push(r);
                     }
-                    match decode_batch(payload) {
-                        Ok(d) if d.stream_id != sid || d.steward != steward => {
-                            problems.push(format!(
-                                "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
-                                d.stream_id, d.steward
-                            ));
-                        }
-                        Ok(d) => batches.push((d.seq, d, *blake3::hash(payload).as_bytes())),
-                        Err(e) => {
-                            problems.push(format!("malformed_message: stream sequence {seq}: {e}"));
-                        }
-                    }
-                    Ok(())
-                },
-            )
-            .await;
-            match read {
-                Ok(n) if n as u64 >= count || too_large => break,
-                Ok(n) if attempt + 1 >= READ_ATTEMPTS => {
-                    problems.push(format!(
-                        "unreadable: {n} of the {count} messages stored on {subject:?} could be read"
-                    ));
-                    break;
                 }
-                Err(e) if attempt + 1 >= READ_ATTEMPTS => {
-                    problems.push(format!("unreadable: {e}"));
-                    break;
-                }
-                _ => {
-                    attempt += 1;
-                    tokio::time::sleep(Duration::from_millis(500) * attempt).await;
-                }
+                held = 0;
             }
-        }
-        if too_large {
-            batches.clear();
-            problems.push(format!(
-                "too_large: more than the reader's {} bytes stored",
-                config.read_max_stream_bytes
-            ));
-        }
-        batches.sort_by_key(|(s, ..)| *s);
-        let mut last: Option<(u64, [u8; 32])> = None;
-        for (seq, d, hash) in batches {
-            if let Some((ls, lh)) = &last
-                && *ls == seq
-            {
-                if *lh != hash {
-                    problems.push(format!(
-                        "conflicting_batch: two different batches with seq {seq}"
-                    ));
-                }
-                continue;
-            }
-            out.records.receipts.extend(d.receipts);
-            out.inclusion.extend(d.inclusion);
-            out.records.seals.push(d.checkpoint);
-            out.records.sealed |= d.is_final;
-            last = Some((seq, hash));
-        }
-        out.records.read_problems = problems;
+            Ok(())
+        })
+        .await;
+        // A pass cut short leaves its streams to the subject-by-subject reads below, which
+        // retry and name what stays unreadable.
+        drop(pass);
+    }
+    deferred.extend(open.into_values());
+    deferred.sort_by(|a, b| a.subject.cmp(&b.subject));
+    if only.is_none() {
+        stats.deferred = deferred.len() as u64;
+    }
+    for r in deferred {
+        let r = Reading::new(&r.subject, r.steward, r.sid, r.listed);
+        let out = read_subject(&stream, config, r, &mut stats).await;
+        stats.subjects += 1;
         f(out);
     }
     stats.elapsed = started.elapsed();
@@ -1297,5 +1459,6 @@ pub async fn read_each(
 pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<Vec<NatsStream>> {
     let mut out = Vec::new();
     read_each(config, only, |s| out.push(s)).await?;
+    out.sort_by(|a, b| a.subject.cmp(&b.subject));
     Ok(out)
 }

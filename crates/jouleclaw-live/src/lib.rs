@@ -73,5 +73,6 @@ pub use sink::{
     SinkContext, SinkStats, StreamStatus, check_ids, escape_id, unescape_id,
 };
 pub use substrate::{
-    StreamHandle, StreamSummary, Substrate, SubstrateConfig, SubstrateStats, VerdictEvent,
+    FINDING_KINDS, StreamHandle, StreamSummary, Substrate, SubstrateConfig, SubstrateStats,
+    VERDICT_KINDS, VerdictEvent,
 };

@@ -17,7 +17,7 @@ use jouleclaw_pipeline::{
     SigningPolicy, WindowSignatures, duplex_voice_oracle,
 };
 use jouleclaw_seal::SealBatch;
-use jouleclaw_stream::{StreamSpec, Tick};
+use jouleclaw_stream::{StreamSpec, Tick, WindowConservationFinding};
 use jouleclaw_stream_oracle::WindowVerdict;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -159,6 +159,36 @@ pub struct SubstrateStats {
     /// Window closes on the clock deferred because a mint queue was full (the window then
     /// closes at the stream's next tick of a later window or at its close).
     pub closes_deferred: AtomicU64,
+    /// Windows minted, by their composite verdict: [`VERDICT_KINDS`] order.
+    pub verdicts: [AtomicU64; 4],
+    /// Windows minted, by the rolling ledger's conservation finding: [`FINDING_KINDS`]
+    /// order.
+    pub findings: [AtomicU64; 3],
+}
+
+/// The verdict kinds [`SubstrateStats::verdicts`] counts, in order (the receipt's
+/// `verdict.kind` names).
+pub const VERDICT_KINDS: [&str; 4] = ["pass", "need_more", "yield", "fail"];
+
+/// The conservation findings [`SubstrateStats::findings`] counts, in order (the receipt's
+/// `conservation.kind` names).
+pub const FINDING_KINDS: [&str; 3] = ["conforming", "hallucination", "barge_in_ignored"];
+
+/// Where a window's verdict and finding are counted in [`VERDICT_KINDS`] and
+/// [`FINDING_KINDS`].
+fn kinds(judged: &JudgedWindow) -> (usize, usize) {
+    let verdict = match judged.verdict() {
+        WindowVerdict::Pass { .. } => 0,
+        WindowVerdict::NeedMore { .. } => 1,
+        WindowVerdict::Yield { .. } => 2,
+        WindowVerdict::Fail { .. } => 3,
+    };
+    let finding = match judged.conservation() {
+        WindowConservationFinding::Conforming => 0,
+        WindowConservationFinding::Hallucination { .. } => 1,
+        WindowConservationFinding::BargeInIgnored { .. } => 2,
+    };
+    (verdict, finding)
 }
 
 /// What one stream shares between its handle, its closer task and its shards.
@@ -1040,11 +1070,14 @@ impl MintShard {
             return Ok(());
         }
         let fail = |s: &MState, e: LiveError| (s.shared.clone(), e);
+        let (verdict, finding) = kinds(&judged);
         let closed = match s.notary.notarize(judged, self.signer.as_ref()) {
             Ok(c) => c,
             Err(e) => return Err(fail(s, LiveError::Pipeline(e))),
         };
         self.stats.windows.fetch_add(1, Ordering::SeqCst);
+        self.stats.verdicts[verdict].fetch_add(1, Ordering::SeqCst);
+        self.stats.findings[finding].fetch_add(1, Ordering::SeqCst);
         match s.on_closed(closed, &self.steward, self.clock.now_ns()) {
             Ok(Some(batch)) => {
                 let shared = s.shared.clone();

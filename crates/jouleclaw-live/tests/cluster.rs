@@ -271,6 +271,24 @@ async fn many_concurrent_streams_all_complete_in_the_audit() {
     );
     let audits = audit_all(&cluster).await;
     assert_all_complete(&audits, STREAMS, WINDOWS);
+    // The reader's one pass over the whole stream, and its memory bound: with room for one
+    // byte of begun streams every stream of more than one batch is dropped from the pass
+    // and read again subject by subject, with the same result.
+    let config = cluster.sink_config("audit");
+    let mut wide = Vec::new();
+    let ws = read_each(&config, None, |s| wide.push(s)).await.unwrap();
+    assert_eq!((ws.deferred, ws.subjects), (0, STREAMS as u64), "{ws:?}");
+    let mut tight_config = config.clone();
+    tight_config.read_max_open_bytes = 1;
+    let mut tight = Vec::new();
+    let ts = read_each(&tight_config, None, |s| tight.push(s))
+        .await
+        .unwrap();
+    assert!(ts.deferred > 0, "{ts:?}");
+    assert_eq!(ts.subjects, STREAMS as u64);
+    wide.sort_by(|a, b| a.subject.cmp(&b.subject));
+    tight.sort_by(|a, b| a.subject.cmp(&b.subject));
+    assert!(wide == tight, "the bounded read differs");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1108,6 +1126,22 @@ async fn subject_layout_measurement() {
             done += 1;
         }
         let read_s = read_started.elapsed().as_secs_f64();
+        // The audit's reader: one pass over the whole stream (the bodies here are not batches,
+        // so every stream is `malformed_message`: the read is what is measured).
+        let (mut streams, mut msgs) = (0u64, 0u64);
+        let pass = read_each(&config, None, |s| {
+            streams += 1;
+            msgs += s.records.read_problems.len() as u64;
+        })
+        .await
+        .unwrap();
+        println!(
+            "layout {layout}: read_each one pass: {} messages, {streams} streams ({msgs} problems) in {:.1} s ({:.0} msg/s), {} read again one by one",
+            pass.messages,
+            pass.elapsed.as_secs_f64(),
+            pass.messages as f64 / pass.elapsed.as_secs_f64().max(1e-9),
+            pass.deferred
+        );
         let (rss2, _) = cluster_footprint(&cluster);
         println!(
             "layout {layout}: {calls} calls x {size} B; publish {publish_s:.1} s ({:.0} msg/s); nodes RSS {} -> {} -> {} MiB (start, after publish, after read); disk {:.1} -> {:.1} MiB; {} subjects listed in {list_s:.1} s; read {read} messages of {done}/{} subjects in {read_s:.1} s ({:.0} msg/s)",

@@ -139,6 +139,28 @@ pub(crate) fn render(s: &Source) -> String {
             .inc_by(v);
     }
     reg.register("ticks_refused", "Ticks refused, by code", refused);
+    let verdicts = Family::<Labels, Counter>::default();
+    for (kind, v) in jouleclaw_live::VERDICT_KINDS.iter().zip(&st.verdicts) {
+        verdicts
+            .get_or_create(&vec![("verdict".to_owned(), (*kind).to_owned())])
+            .inc_by(r(v));
+    }
+    reg.register(
+        "window_verdicts",
+        "Windows minted, by composite verdict",
+        verdicts,
+    );
+    let findings = Family::<Labels, Counter>::default();
+    for (kind, v) in jouleclaw_live::FINDING_KINDS.iter().zip(&st.findings) {
+        findings
+            .get_or_create(&vec![("finding".to_owned(), (*kind).to_owned())])
+            .inc_by(r(v));
+    }
+    reg.register(
+        "window_findings",
+        "Windows minted, by conservation finding",
+        findings,
+    );
     counter(
         &mut reg,
         "receipts_durable",
