@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
-use jouleclaw_seal::{ReceiptEntry, check_stream, verify_checkpoint};
+use jouleclaw_seal::{ReceiptEntry, SealVerifier, check_stream, verify_checkpoint};
 
 use crate::error::{LiveError, Result};
 use crate::file::{PARTIAL_SUFFIX, RECEIPTS_CBOR, SEALS_CBOR};
@@ -69,8 +69,9 @@ pub fn audit_stream(rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
         }
     }
     let mut checkpoints = Vec::with_capacity(rec.seals.len());
+    let mut seals = SealVerifier::new(*key);
     for (i, bytes) in rec.seals.iter().enumerate() {
-        match verify_checkpoint(bytes, key) {
+        match seals.verify_checkpoint(bytes) {
             Ok(c) => checkpoints.push(c),
             Err(e) => problems.push(format!(
                 "unverifiable_seal: checkpoint {i} does not verify: {e}"
@@ -287,12 +288,15 @@ pub fn check_inclusion(rec: &StreamRecords, inclusion: &[Vec<u8>], key: &PublicK
         ));
     }
     let mut bad = 0usize;
+    // One verifier for the stream: the inclusion receipts of a checkpoint share its
+    // signature, checked once.
+    let mut seals = SealVerifier::new(*key);
     for (i, (receipt, inc)) in rec.receipts.iter().zip(inclusion).enumerate() {
         let Some(payload) = cose_payload(receipt) else {
             continue;
         };
         let hash = *blake3::hash(&payload).as_bytes();
-        let problem = match jouleclaw_seal::verify_inclusion_receipt(inc, &hash, key) {
+        let problem = match seals.verify_inclusion_receipt(inc, &hash) {
             Err(e) => Some(format!(
                 "unverifiable_inclusion: inclusion receipt {i} does not verify: {e}"
             )),

@@ -452,11 +452,17 @@ fn prime_order_point(bytes: &[u8; 32]) -> bool {
 
 /// `verify_strict`, plus a refusal of any `A` or `R` with a torsion component, so that nothing
 /// a strict single verification with a torsion check refuses is ever accepted.
-fn check_signature(key: &VerifyingKey, tbs: &[u8], signature: &[u8]) -> Result<()> {
+/// `key_prime` is `prime_order_point(key)`, computed once per key by [`SealVerifier::new`].
+fn check_signature(
+    key: &VerifyingKey,
+    key_prime: bool,
+    tbs: &[u8],
+    signature: &[u8],
+) -> Result<()> {
     let sig = <[u8; 64]>::try_from(signature).map_err(|_| CoseCode::BadSignature)?;
     let mut r = [0u8; 32];
     r.copy_from_slice(&sig[..32]);
-    if !prime_order_point(key.as_bytes()) || !prime_order_point(&r) {
+    if !key_prime || !prime_order_point(&r) {
         return Err(CoseCode::Torsion.into());
     }
     key.verify_strict(tbs, &Signature::from_bytes(&sig))
@@ -553,21 +559,25 @@ fn checkpoint_inner(v: &mut SealVerifier, cose: &[u8]) -> Result<Checkpoint> {
 /// when full (and verifies again).
 pub const MAX_CACHED_SIGNATURES: usize = 1 << 16;
 
-/// Verifies the checkpoints and inclusion receipts of one key, running the signature checks
-/// (torsion and `verify_strict`) once per distinct `(Sig_structure, signature)`: the
-/// inclusion receipts of one checkpoint share both, so a stream costs one signature check per
-/// checkpoint. Every other check runs for every input. Memory: at most
-/// [`MAX_CACHED_SIGNATURES`] 32-byte digests.
+/// Verifies the checkpoints and inclusion receipts of one key: the key's torsion check runs
+/// once, when the verifier is made, and the signature checks (the torsion check of `R` and
+/// `verify_strict`) once per distinct `(Sig_structure, signature)`: the inclusion receipts of
+/// one checkpoint share both, so a stream costs one signature check per checkpoint. Every
+/// other check runs for every input. A key with a torsion component is refused (`torsion`)
+/// at every signature check, as before. Memory: at most [`MAX_CACHED_SIGNATURES`] 32-byte
+/// digests.
 #[derive(Debug, Clone)]
 pub struct SealVerifier {
     key: VerifyingKey,
+    key_prime: bool,
     verified: std::collections::HashSet<[u8; 32]>,
 }
 
 impl SealVerifier {
-    /// A verifier for `key`.
+    /// A verifier for `key` (its torsion check runs here, once).
     pub fn new(key: VerifyingKey) -> Self {
         Self {
+            key_prime: prime_order_point(key.as_bytes()),
             key,
             verified: std::collections::HashSet::new(),
         }
@@ -595,7 +605,7 @@ impl SealVerifier {
         if signature.len() == 64 && self.verified.contains(&id) {
             return Ok(());
         }
-        check_signature(&self.key, tbs, signature)?;
+        check_signature(&self.key, self.key_prime, tbs, signature)?;
         if self.verified.len() >= MAX_CACHED_SIGNATURES {
             self.verified.clear();
         }

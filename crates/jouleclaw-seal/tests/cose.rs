@@ -309,6 +309,7 @@ fn a_key_with_a_torsion_component_is_refused_where_verify_strict_accepts() {
     };
     let key = s.verifying_key();
     assert!(!key.is_weak());
+    let mut reused = SealVerifier::new(key);
     let mut found = 0;
     for secs in 0..120 {
         if found == 2 {
@@ -321,6 +322,14 @@ fn a_key_with_a_torsion_component_is_refused_where_verify_strict_accepts() {
                 verify_checkpoint(&cp.cose_sign1, &key).unwrap_err().code(),
                 "seal_cose_torsion"
             );
+            // A verifier made once for the key (its torsion check run once) refuses it at
+            // every checkpoint, the second time too.
+            for _ in 0..2 {
+                assert_eq!(
+                    reused.verify_checkpoint(&cp.cose_sign1).unwrap_err().code(),
+                    "seal_cose_torsion"
+                );
+            }
             found += 1;
         } else {
             assert!(verify_checkpoint(&cp.cose_sign1, &key).is_err());
