@@ -74,6 +74,11 @@ pub(crate) struct LiveArgs {
     /// The journal's bound in MiB.
     #[arg(long, default_value_t = 64)]
     journal_mib: u64,
+    /// Worker threads of the load generator's own runtime, apart from the substrate's (its
+    /// sink and closers) and from its shard threads; 0 runs the generator's tasks on the
+    /// substrate's runtime.
+    #[arg(long, default_value_t = 1)]
+    generator_threads: usize,
 }
 
 fn write_pub(path: &std::path::Path, signer: &SoftwareSigner) -> CmdResult {
@@ -158,7 +163,20 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         .enable_all()
         .build()
         .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
-    rt.block_on(run(args, sink, Arc::new(signer), &prefix))
+    // The generator's runtime is dropped here, outside any runtime, after the run.
+    let generator = match args.generator_threads {
+        0 => None,
+        n => Some(
+            jouleclaw_live::tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(n)
+                .thread_name("jc-generator")
+                .enable_all()
+                .build()
+                .map_err(|e| Failure::Usage(format!("generator runtime: {e}")))?,
+        ),
+    };
+    let handle = generator.as_ref().map(|g| g.handle().clone());
+    rt.block_on(run(args, sink, Arc::new(signer), &prefix, handle))
 }
 
 async fn run(
@@ -166,6 +184,7 @@ async fn run(
     sink: Box<dyn ReceiptSink>,
     signer: Arc<SoftwareSigner>,
     prefix: &str,
+    generator: Option<jouleclaw_live::tokio::runtime::Handle>,
 ) -> CmdResult {
     let describe = sink.describe();
     let mut config = SubstrateConfig::new(&args.steward);
@@ -198,17 +217,25 @@ async fn run(
             .map_err(|e| Failure::Usage(e.to_string()))?;
         let ignores = args.ignore_every > 0 && i % args.ignore_every == args.ignore_every - 1;
         let (push, yields) = (push.clone(), yields.clone());
-        tasks.push(jouleclaw_live::tokio::spawn(async move {
+        let call = async move {
             let r = synthetic_call(&h, windows, ignores, &push, &yields).await;
             let closed = h.close().await;
             (r, closed, h.status().clone())
-        }));
+        };
+        tasks.push(match &generator {
+            Some(g) => g.spawn(call),
+            None => jouleclaw_live::tokio::spawn(call),
+        });
     }
     tell!(
-        "live: {} calls of {} s into {describe}, stream ids {prefix}-0..{}",
+        "live: {} calls of {} s into {describe}, stream ids {prefix}-0..{}, the generator {}",
         args.streams,
         args.seconds,
-        args.streams - 1
+        args.streams - 1,
+        match args.generator_threads {
+            0 => "on the substrate's runtime".to_owned(),
+            n => format!("on {n} thread(s) of its own"),
+        }
     );
     let progress = {
         let s = s.clone();
