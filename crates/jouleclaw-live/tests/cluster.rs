@@ -1041,7 +1041,8 @@ fn cluster_footprint(cluster: &Cluster) -> (u64, u64) {
 /// (default 100,000), one final batch of a realistic size each (`JC_LAYOUT_BYTES`, default
 /// 2,600: three receipts, a checkpoint, three inclusion receipts), published at full speed
 /// (256 acks in flight) into a fresh 3-node cluster, once with one subject per call and once
-/// with 64 subjects chosen by a hash of the call id (the id in a header). Prints publish rate,
+/// with 64 subjects chosen by a hash of the call id (the id in a header); `JC_LAYOUT_ONLY`
+/// picks one layout, `JC_LAYOUT_DUPLICATE_SECS` sets the duplicate window. Prints publish rate,
 /// the nodes' memory, disk, and the time to read everything back stream by stream. Bounded:
 /// each read phase stops after 180 s and reports its rate. Run by hand:
 /// `cargo test --release -p jouleclaw-live --test cluster subject_layout -- --ignored --nocapture`.
@@ -1056,9 +1057,19 @@ async fn subject_layout_measurement() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2_600);
+    let only = std::env::var("JC_LAYOUT_ONLY").ok();
+    let duplicate_secs: Option<u64> = std::env::var("JC_LAYOUT_DUPLICATE_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     for layout in ["per-call", "hash-64"] {
+        if only.as_deref().is_some_and(|o| o != layout) {
+            continue;
+        }
         let cluster = Cluster::start();
-        let config = cluster.sink_config("layout");
+        let mut config = cluster.sink_config("layout");
+        if let Some(secs) = duplicate_secs {
+            config.duplicate_window = Duration::from_secs(secs);
+        }
         let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
         let (rss0, disk0) = cluster_footprint(&cluster);
         let started = std::time::Instant::now();
