@@ -157,7 +157,14 @@ impl ExtraKeys {
     }
 
     /// Forgets the keys of the object at `depth` (it closed).
+    #[inline]
     pub(crate) fn pop_depth(&mut self, depth: u32) {
+        if self.keys.last().is_some_and(|k| k.0 == depth) {
+            self.pop_keys(depth);
+        }
+    }
+
+    fn pop_keys(&mut self, depth: u32) {
         while let Some(&(d, s, e)) = self.keys.last()
             && d == depth
         {

@@ -28,6 +28,18 @@ struct State {
     /// (a single member's states are built one after another).
     tail: u32,
     tail_end: u32,
+    /// Every member text of the trie is made of plain string bytes (printable ASCII but `"`
+    /// and backslash): then a walk stops at any other byte by itself.
+    plain: bool,
+}
+
+/// Length of the common prefix of `a` and `b`.
+#[inline]
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
 }
 
 /// Every node's trie, in one arena.
@@ -128,6 +140,10 @@ impl Tries {
         // States are numbered as built (a parent before its children); the arena is bounded
         // by the schema's size (at most 1 MiB of member text), far below u32::MAX.
         let base = self.states.len() as u32;
+        let plain = texts.iter().all(|t| {
+            t.iter()
+                .all(|&c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\')
+        });
         let mut set_of = vec![0u32; b.len()];
         for (k, s) in b.iter().enumerate() {
             if k == 0 {
@@ -161,6 +177,7 @@ impl Tries {
                 set: set_of[k],
                 tail,
                 tail_end,
+                plain,
             });
         }
         base
@@ -192,31 +209,75 @@ impl Tries {
     /// The state after `byte` from `s`, or `None` when no member continues with it.
     #[inline]
     pub(crate) fn next(&self, s: u32, byte: u8) -> Option<u32> {
-        let st = self.states.get(s as usize)?;
+        self.next_from(self.states.get(s as usize)?, byte)
+    }
+
+    #[inline]
+    fn next_from(&self, st: &State, byte: u8) -> Option<u32> {
         let (lo, n) = (st.edge as usize, usize::from(st.edges));
         let bytes = self.edge_bytes.get(lo..lo + n)?;
         let i = bytes.iter().position(|&c| c == byte)?;
         self.edge_to.get(lo + i).copied()
     }
 
-    /// For a state with a single member: the rest of its text (the state after `k` of those
-    /// bytes is `s + k`); `None` for a state with more or fewer members.
+    /// Follows `bytes` from state `s` as far as members continue with them, at most `room`
+    /// bytes, and (when `seen` is given) only while some member with the prefix is not in
+    /// `seen`. Returns how many bytes were followed, the state reached and the work: for each
+    /// byte, the members of the state it left (every member with the prefix is compared
+    /// against it). The state `s` itself must have a member outside `seen`.
     #[inline]
-    pub(crate) fn tail(&self, s: u32) -> Option<&[u8]> {
-        let st = self.states.get(s as usize)?;
-        if st.count != 1 {
-            return None;
+    pub(crate) fn walk(
+        &self,
+        mut s: u32,
+        bytes: &[u8],
+        mut room: usize,
+        seen: Option<&Bits>,
+    ) -> (usize, u32, u64) {
+        let (mut k, mut work) = (0usize, 0u64);
+        while let Some(st) = self.states.get(s as usize) {
+            if st.count == 1 {
+                // One member left: the rest of its text, one unit of work per byte; its
+                // states follow one another, and its set stays the one already checked.
+                let tail = self
+                    .tails
+                    .get(st.tail as usize..st.tail_end as usize)
+                    .unwrap_or_default();
+                let rest = bytes.get(k..).unwrap_or_default();
+                let lim = rest.len().min(tail.len()).min(room);
+                let n = common_prefix(
+                    rest.get(..lim).unwrap_or_default(),
+                    tail.get(..lim).unwrap_or_default(),
+                );
+                // At most the tail's length (a member text of at most 1 MiB).
+                return (k + n, s + n as u32, work + n as u64);
+            }
+            let (Some(&b), true) = (bytes.get(k), room > 0) else {
+                break;
+            };
+            let Some(next) = self.next_from(st, b) else {
+                break;
+            };
+            if let (Some(seen), Some(ns)) = (seen, self.states.get(next as usize))
+                && ns.set != st.set
+                && self
+                    .sets
+                    .get(ns.set as usize)
+                    .is_none_or(|m| (0..4).all(|w| m[w] & !seen[w] == 0))
+            {
+                break;
+            }
+            work += u64::from(st.count);
+            s = next;
+            k += 1;
+            room -= 1;
         }
-        self.tails.get(st.tail as usize..st.tail_end as usize)
+        (k, s, work)
     }
 
-    /// Whether states `a` and `b` stand for the same member set.
+    /// Whether every member text of the trie of state `s` is plain (see [`State::plain`]).
     #[inline]
-    pub(crate) fn same_set(&self, a: u32, b: u32) -> bool {
-        match (self.states.get(a as usize), self.states.get(b as usize)) {
-            (Some(x), Some(y)) => x.set == y.set,
-            _ => false,
-        }
+    pub(crate) fn plain(&self, s: u32) -> bool {
+        self.states.get(s as usize).is_some_and(|st| st.plain)
     }
 
     /// The members with the prefix of state `s` (none for [`NONE`]).
@@ -233,6 +294,19 @@ impl Tries {
 mod tests {
     use super::*;
 
+    #[test]
+    fn common_prefix_is_the_first_difference() {
+        for len in 0..20 {
+            let a: Vec<u8> = (0..len as u8).collect();
+            assert_eq!(common_prefix(&a, &a), len);
+            for at in 0..len {
+                let mut b = a.clone();
+                b[at] ^= 0x80;
+                assert_eq!(common_prefix(&a, &b), at, "{len} {at}");
+            }
+        }
+    }
+
     fn walk(t: &Tries, root: u32, text: &[u8]) -> Option<u32> {
         text.iter().try_fold(root, |s, &b| t.next(s, b))
     }
@@ -244,6 +318,12 @@ mod tests {
         let texts: Vec<&[u8]> = vec![b"city", b"cit", b"country", b"", b"c\xc3\xa9", b"zone"];
         let mut t = Tries::default();
         let root = t.add(texts.clone());
+        assert!(!t.plain(root));
+        let plain = t.add(vec![b"city", b"zone"]);
+        assert!(t.plain(plain) && !t.plain(root));
+        let quote = t.add(vec![b"a\"b"]);
+        let backslash = t.add(vec![b"a\\b"]);
+        assert!(!t.plain(quote) && !t.plain(backslash));
         let mut prefixes: Vec<Vec<u8>> = vec![b"x".to_vec(), b"ci".to_vec(), b"cx".to_vec()];
         for m in &texts {
             for end in 0..=m.len() {
@@ -268,18 +348,20 @@ mod tests {
                     assert_eq!(t.count(s), want.len() as u64, "{p:?}");
                     let exact = texts.iter().position(|m| *m == p.as_slice());
                     assert_eq!(t.exact(s), exact, "{p:?}");
-                    // A single member's state: its tail is the rest of its text, each byte
-                    // of it leads to the next state in order.
-                    if want.len() == 1 {
-                        let rest = &texts[want[0]][p.len()..];
-                        assert_eq!(t.tail(s), Some(rest), "{p:?}");
-                        for (k, &b) in rest.iter().enumerate() {
-                            let at = s + k as u32;
-                            assert_eq!(t.next(at, b), Some(at + 1), "{p:?} +{k}");
-                            assert!(t.same_set(at, at + 1));
+                    // A walk over the rest of any member (and a byte past it) is the walk
+                    // one byte at a time, its work the members of each state left.
+                    for m in &want {
+                        let mut rest = texts[*m][p.len()..].to_vec();
+                        rest.push(b'y');
+                        let (mut at, mut work, mut n) = (s, 0, 0);
+                        while let Some(x) = rest.get(n).and_then(|&b| t.next(at, b)) {
+                            work += t.count(at);
+                            at = x;
+                            n += 1;
                         }
-                    } else {
-                        assert_eq!(t.tail(s), None, "{p:?}");
+                        assert_eq!(t.walk(s, &rest, usize::MAX, None), (n, at, work), "{p:?}");
+                        let short = n.saturating_sub(1);
+                        assert_eq!(t.walk(s, &rest, short, None).0, short, "{p:?}");
                     }
                 }
             }

@@ -128,6 +128,8 @@ enum Ph {
 struct Numb {
     node: NodeId,
     is_int: bool,
+    /// An integer with plain `i64` bounds (no `enum`, no wide bound): `[lo, hi]`.
+    plain: Option<(i64, i64)>,
     phase: Ph,
     neg: bool,
     mag: u64,
@@ -350,13 +352,14 @@ fn int_possible(
 
 /// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
 fn take_declared(f: &mut Frame, i: usize) -> Result<(), Fail> {
-    let b = bit(i);
-    if (0..4).any(|w| f.seen[w] & b[w] != 0) {
+    let Some(word) = f.seen.get_mut(i / 64) else {
+        return Err(ctr(C::Syntax));
+    };
+    let b = 1u64 << (i % 64);
+    if *word & b != 0 {
         return Err(ctr(C::DuplicateProperty));
     }
-    for (s, b) in f.seen.iter_mut().zip(b) {
-        *s |= b;
-    }
+    *word |= b;
     f.count += 1;
     // At most 256 properties.
     f.key = Key::Prop(i as u16);
@@ -480,6 +483,7 @@ impl StructuredValidator {
             n: Numb {
                 node: 0,
                 is_int: false,
+                plain: None,
                 phase: Ph::Sign,
                 neg: false,
                 mag: 0,
@@ -710,18 +714,28 @@ impl StructuredValidator {
                     Ok(1)
                 } else {
                     self.end_number()?;
+                    if is_ws(b) {
+                        return Ok(1);
+                    }
                     self.structural(b).map(|()| 1)
                 }
             }
             Mode::Lit => {
-                if self.lit.get(self.lit_pos) != Some(&b) {
+                // As many of the literal's remaining bytes as the chunk matches, at once.
+                let rest = self.lit.get(self.lit_pos..).unwrap_or_default();
+                let n = chunk[i..]
+                    .iter()
+                    .zip(rest)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(rest.len().min(chunk.len() - i));
+                if n == 0 {
                     return Err(val(C::Syntax));
                 }
-                self.lit_pos += 1;
+                self.lit_pos += n;
                 if self.lit_pos == self.lit.len() {
                     self.complete_value();
                 }
-                Ok(1)
+                Ok(n)
             }
             _ => {
                 if is_ws(b) {
@@ -742,10 +756,8 @@ impl StructuredValidator {
         };
     }
 
+    /// A byte outside strings, numbers and literals that is not whitespace.
     fn structural(&mut self, b: u8) -> Result<(), Fail> {
-        if is_ws(b) {
-            return Ok(());
-        }
         match self.mode {
             Mode::Value(node) => self.value_start(node, b),
             Mode::TagValue => {
@@ -932,10 +944,20 @@ impl StructuredValidator {
                 self.start_string(Target::Value(node), state, constrained);
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
-                let is_int = matches!(g.nodes[node as usize].kind, Kind::Integer { .. });
+                let (is_int, plain) = match &g.nodes[node as usize].kind {
+                    Kind::Integer {
+                        lo,
+                        hi,
+                        allowed: None,
+                        wide: None,
+                    } => (true, Some((*lo, *hi))),
+                    Kind::Integer { .. } => (true, None),
+                    _ => (false, None),
+                };
                 let n = &mut self.n;
                 n.node = node;
                 n.is_int = is_int;
+                n.plain = plain;
                 n.len = 1;
                 n.buf[0] = b;
                 n.neg = b == b'-';
@@ -1191,10 +1213,8 @@ impl StructuredValidator {
             0x00..=0x1f => Err(val(C::ControlCharacter)),
             0x20..=0x7f => {
                 if self.s.target == Target::OpenKey {
-                    // A key that may be another property: the run of plain bytes at once.
-                    let run = plain_run(&chunk[i..]).max(1);
-                    self.open_key_bytes(&chunk[i..i + run]);
-                    return Ok(run);
+                    // A key that may be another property: a run of plain bytes at once.
+                    return Ok(self.open_key_bytes(&chunk[i..]));
                 }
                 if self.s.constrained {
                     let run = self.member_run(&chunk[i..]);
@@ -1250,75 +1270,64 @@ impl StructuredValidator {
     /// (which the caller then feeds alone). Returns how many were taken.
     #[inline]
     fn member_run(&mut self, bytes: &[u8]) -> usize {
-        let g = &*self.g;
         let s = &mut self.s;
-        let (key, value) = match s.target {
-            Target::Key => (true, false),
-            Target::TagValue => (false, false),
-            Target::Value(_) => (false, true),
+        let (seen, room) = match s.target {
+            Target::Key => match self.stack.last() {
+                Some(f) => (Some(&f.seen), usize::MAX),
+                None => return 0,
+            },
+            Target::TagValue => (None, usize::MAX),
+            Target::Value(_) => (None, (s.max - s.chars.min(s.max)) as usize),
             _ => return 0,
         };
-        if s.state == NONE {
-            return 0;
-        }
-        let seen = match (key, self.stack.last()) {
-            (true, Some(f)) => f.seen,
-            (true, None) => return 0,
-            (false, _) => [0; 4],
+        // Plain member texts stop the walk at any byte that is not plain by themselves.
+        let run = if self.g.tries.plain(s.state) {
+            bytes.len()
+        } else {
+            plain_run(bytes)
         };
-        let (mut k, mut work) = (0usize, 0u64);
-        while let Some(&b) = bytes.get(k) {
-            if !PLAIN[usize::from(b)] || value && s.chars >= s.max {
-                break;
-            }
-            if let Some(tail) = g.tries.tail(s.state) {
-                // One member left: the rest of its text, one work unit per byte.
-                let room = if value { s.max - s.chars } else { u32::MAX };
-                let n = bytes[k..]
-                    .iter()
-                    .zip(tail)
-                    .take(room as usize)
-                    .take_while(|&(x, y)| x == y && PLAIN[usize::from(*x)])
-                    .count();
-                if n == 0 {
-                    break;
-                }
-                // `n` is at most the tail's length (a member text of at most 1 MiB).
-                let n32 = n as u32;
-                k += n;
-                work += n as u64;
-                s.state += n32;
-                s.pos += n32;
-                if value {
-                    s.chars += n32;
-                }
-                continue;
-            }
-            let Some(next) = g.tries.next(s.state, b) else {
-                break;
-            };
-            // A key's members, less those present, stay non-empty while the set does not
-            // change (checked when it was entered).
-            if key
-                && !g.tries.same_set(s.state, next)
-                && !bits_any(&and_not(&g.tries.set(next), &seen))
-            {
-                break;
-            }
-            work += g.tries.count(s.state);
-            s.state = next;
-            s.pos += 1;
-            if value {
-                s.chars += 1;
-            }
-            k += 1;
+        let (n, state, work) = self.g.tries.walk(s.state, &bytes[..run], room, seen);
+        s.state = state;
+        // `n` is at most a member text's length (1 MiB).
+        s.pos += n as u32;
+        if let Target::Value(_) = s.target {
+            s.chars += n as u32;
         }
         self.work += work;
-        k
+        n
     }
 
-    /// Plain bytes of a key that may be another property.
-    fn open_key_bytes(&mut self, bytes: &[u8]) {
+    /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
+    /// property; returns how many were taken.
+    fn open_key_bytes(&mut self, rest: &[u8]) -> usize {
+        let g = &*self.g;
+        let s = &mut self.s;
+        if !s.spill && g.tries.plain(s.state) {
+            // Plain declared names: the walk stops at any byte that is not plain by itself.
+            let (n, state, _) = g.tries.walk(s.state, rest, usize::MAX, None);
+            s.state = state;
+            // At most a name's length (1 MiB).
+            s.pos += n as u32;
+            match rest.get(n) {
+                Some(&b) if PLAIN[usize::from(b)] => {}
+                _ => return n,
+            }
+            // A plain byte no declared name continues with: the key is another property.
+            s.spill = true;
+            spill_key(&mut self.extra, g, self.stack.last(), state, s.pos);
+            let more = plain_run(rest.get(n..).unwrap_or_default());
+            self.extra.extend(rest.get(n..n + more).unwrap_or_default());
+            s.pos = s.pos.saturating_add(more as u32);
+            return n + more;
+        }
+        let run = plain_run(rest).max(1);
+        let bytes = rest.get(..run).unwrap_or_default();
+        self.open_key_run(bytes);
+        run
+    }
+
+    /// A run of plain bytes of a key that may be another property.
+    fn open_key_run(&mut self, bytes: &[u8]) {
         let s = &mut self.s;
         let at = s.pos;
         // Below `max_document_bytes`, checked below 2^53; a key longer than u32::MAX bytes
@@ -1329,26 +1338,13 @@ impl StructuredValidator {
             return;
         }
         let g = &*self.g;
-        if let Some(tail) = g.tries.tail(s.state) {
-            // One declared name left: the key follows it as far as the bytes match.
-            let n = bytes.iter().zip(tail).take_while(|(x, y)| x == y).count();
-            if n == bytes.len() {
-                // At most the tail's length (a name of at most 1 MiB).
-                s.state += n as u32;
-                return;
-            }
-        }
-        for (k, &b) in bytes.iter().enumerate() {
-            match g.tries.next(s.state, b) {
-                Some(next) => s.state = next,
-                None => {
-                    s.spill = true;
-                    let len = at.saturating_add(k as u32);
-                    spill_key(&mut self.extra, g, self.stack.last(), s.state, len);
-                    self.extra.extend(bytes.get(k..).unwrap_or_default());
-                    return;
-                }
-            }
+        let (n, state, _) = g.tries.walk(s.state, bytes, usize::MAX, None);
+        s.state = state;
+        if n < bytes.len() {
+            s.spill = true;
+            let len = at.saturating_add(n as u32);
+            spill_key(&mut self.extra, g, self.stack.last(), state, len);
+            self.extra.extend(bytes.get(n..).unwrap_or_default());
         }
     }
 
@@ -1553,6 +1549,17 @@ impl StructuredValidator {
         if n.is_int {
             n.digits += 1;
             n.mag = n.mag.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+            // Below 10^18 digits `mag` is exact: an integer so far in plain bounds is itself a
+            // completion (what `check_int_prefix` finds first, without the grammar).
+            if let Some((lo, hi)) = n.plain
+                && n.digits <= 18
+            {
+                let m = n.mag as i64;
+                let v = if n.neg { -m } else { m };
+                if lo <= v && v <= hi {
+                    return Ok(true);
+                }
+            }
             self.check_int_prefix()?;
         }
         Ok(true)
