@@ -15,9 +15,11 @@
 //! `tests/corpus/tool_models.py`, one run is N passes over the valid compact calls of every
 //! schema of it that compiles (the bench's `peers/*/tools` set), and the routines are `whole`
 //! (`Grammar::validate`), `chunks` (4-16 byte chunks, as the bench), `jsonschema`
-//! (`serde_json::from_slice` + `jsonschema::Validator::is_valid`) and `none`; every routine
-//! compiles both sides first, so the difference to `none` is the routine's alone. It prints the
-//! number of documents and bytes of one pass.
+//! (`serde_json::from_slice` + `jsonschema::Validator::is_valid`), `compile`
+//! (`Grammar::compile_json_schema` of every schema), `compile_jsonschema`
+//! (`jsonschema::validator_for` of every parsed schema) and `none`; every routine compiles both
+//! sides once first, so the difference to `none` is the routine's alone. It prints the number
+//! of schemas, documents and bytes of one pass.
 
 // An example binary is not library code: a fixture that cannot be built is a bug here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -67,10 +69,22 @@ fn tools(routine: &str, n: usize) {
             })
             .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
             .collect();
-        set.push((Arc::new(g), peer, docs));
+        set.push((Arc::new(g), peer, docs, text.to_owned(), schema));
     }
     for _ in 0..n {
-        for (g, peer, docs) in &set {
+        if routine == "compile" {
+            for (_, _, _, text, _) in &set {
+                black_box(Grammar::compile_json_schema(black_box(text.as_bytes())).unwrap());
+            }
+            continue;
+        }
+        if routine == "compile_jsonschema" {
+            for (_, _, _, _, schema) in &set {
+                black_box(jsonschema::validator_for(black_box(schema)).unwrap());
+            }
+            continue;
+        }
+        for (g, peer, docs, _, _) in &set {
             for d in docs {
                 match routine {
                     "whole" => g.validate(black_box(d)).unwrap(),
@@ -84,10 +98,10 @@ fn tools(routine: &str, n: usize) {
             }
         }
     }
-    let docs = set.iter().map(|(_, _, d)| d.len()).sum::<usize>();
+    let docs = set.iter().map(|(_, _, d, _, _)| d.len()).sum::<usize>();
     let bytes = set
         .iter()
-        .flat_map(|(_, _, d)| d)
+        .flat_map(|(_, _, d, _, _)| d)
         .map(Vec::len)
         .sum::<usize>();
     println!("{} schemas, {docs} documents, {bytes} bytes", set.len());

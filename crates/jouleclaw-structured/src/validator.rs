@@ -1217,9 +1217,12 @@ impl StructuredValidator {
                     return Ok(self.open_key_bytes(&chunk[i..]));
                 }
                 if self.s.constrained {
-                    let run = self.member_run(&chunk[i..]);
-                    if run > 0 {
-                        return Ok(run);
+                    // A run pays off from two bytes on; a last byte goes straight to `feed`.
+                    if i + 1 < chunk.len() {
+                        let run = self.member_run(&chunk[i..]);
+                        if run > 0 {
+                            return Ok(run);
+                        }
                     }
                     self.char_start()?;
                     self.feed(b)?;
