@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 /// Frames kept inline before the stack spills to the heap.
-const INLINE: usize = 8;
+const INLINE: usize = 4;
 
 /// Other properties of one object at most compared one by one; past that a hash set finds a
 /// duplicate in constant time.
