@@ -555,6 +555,18 @@ impl StructuredValidator {
             self.work += 1;
             return Ok(());
         }
+        // The same for a token-sized chunk wholly inside such a string: `string_byte` would
+        // count its plain run as characters in one step, as long as the budget (length and
+        // document room) holds it.
+        let n = chunk.len() as u64;
+        if n > 1 && self.plain_budget >= n && plain_run(chunk) == chunk.len() {
+            self.plain_budget -= n;
+            // Below the string's `maxLength` (a u32), by the budget.
+            self.s.chars += n as u32;
+            self.offset += n;
+            self.work += n;
+            return Ok(());
+        }
         self.push_chunk(chunk)
     }
 
@@ -1709,6 +1721,7 @@ impl StructuredValidator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Limits;
     use proptest::prelude::*;
 
     /// The rule `plain_run` replaces: the table, one byte at a time.
@@ -1741,27 +1754,39 @@ mod tests {
         }
     }
 
-    /// The single-byte shortcut in `push` against the machine, byte by byte.
+    /// The shortcuts in `push` (one byte, and a chunk inside a plain string) against the
+    /// machine, in chunks of every size from 1 to 6, at the string and document limits.
     #[test]
-    fn the_single_byte_shortcut_is_the_machine() {
-        let g = Arc::new(
-            Grammar::compile(br#"{"type":"array","items":{"type":"string","maxLength":3}}"#)
-                .expect("compiles"),
-        );
-        for doc in [
-            &br#"["abc","abcd","x\"y"]"#[..],
-            b"[\"\xc3\xa9ab\"]",
-            b"[\"ab\"] x",
+    fn the_string_shortcuts_are_the_machine() {
+        let schema = br#"{"type":"array","items":{"type":"string","maxLength":7}}"#;
+        let limited = Limits {
+            max_document_bytes: 24,
+            ..Limits::DEFAULT
+        };
+        for g in [
+            Grammar::compile(schema).expect("compiles"),
+            Grammar::compile_with_limits(schema, limited).expect("compiles"),
         ] {
-            let mut fast = StructuredValidator::new(Arc::clone(&g));
-            let mut full = StructuredValidator::new(Arc::clone(&g));
-            for c in doc.chunks(1) {
-                assert_eq!(fast.push(c), full.push_chunk(c));
-                assert_eq!(fast.usage(), full.usage());
-                assert_eq!(fast.s.chars, full.s.chars);
+            let g = Arc::new(g);
+            for doc in [
+                &br#"["abc","abcdefgh","x\"y"]"#[..],
+                br#"["abcdefg","abcdef","a"]"#,
+                b"[\"\xc3\xa9abcdef\"]",
+                b"[\"ab\"] x",
+                br#"["abcdefg","abcdefg","abcdefg"]"#,
+            ] {
+                for size in 1..=6 {
+                    let mut fast = StructuredValidator::new(Arc::clone(&g));
+                    let mut full = StructuredValidator::new(Arc::clone(&g));
+                    for c in doc.chunks(size) {
+                        assert_eq!(fast.push(c), full.push_chunk(c), "{size}");
+                        assert_eq!(fast.usage(), full.usage(), "{size}");
+                        assert_eq!(fast.s.chars, full.s.chars, "{size}");
+                    }
+                    assert_eq!(fast.finish(), full.finish());
+                    assert_eq!(fast.status(), full.status());
+                }
             }
-            assert_eq!(fast.finish(), full.finish());
-            assert_eq!(fast.status(), full.status());
         }
     }
 
