@@ -3,13 +3,23 @@
 //!
 //! ```sh
 //! cargo build --release -p jouleclaw-structured --example structured_ir
-//! for r in whole bytewise serde none; do
+//! for r in whole bytewise chunks serde none; do
 //!   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //!     target/release/examples/structured_ir $r say 1000 2>&1 | grep 'refs'
 //! done
 //! ```
 //!
 //! (Ir of a routine - Ir of `none`) / N is the routine's instructions per document.
+//!
+//! With `tools` instead of `say`/`short` and `JOULECLAW_TOOL_CORPUS` naming a corpus written by
+//! `tests/corpus/tool_models.py`, one run is N passes over the valid compact calls of every
+//! schema of it that compiles (the bench's `peers/*/tools` set), and the routines are `whole`
+//! (`Grammar::validate`), `chunks` (4-16 byte chunks, as the bench), `jsonschema`
+//! (`serde_json::from_slice` + `jsonschema::Validator::is_valid`), `compile`
+//! (`Grammar::compile_json_schema` of every schema), `compile_jsonschema`
+//! (`jsonschema::validator_for` of every parsed schema) and `none`; every routine compiles both
+//! sides once first, so the difference to `none` is the routine's alone. It prints the number
+//! of schemas, documents and bytes of one pass.
 
 // An example binary is not library code: a fixture that cannot be built is a bug here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -21,6 +31,82 @@ use jouleclaw_structured::{Grammar, StructuredValidator};
 
 const SCHEMA: &str = include_str!("../schemas/tool-call.schema.json");
 
+/// The bench's chunk sizes (`benches/structured.rs`).
+const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
+
+fn chunked(grammar: &Arc<Grammar>, d: &[u8]) {
+    let mut v = StructuredValidator::new(Arc::clone(grammar));
+    let mut at = 0;
+    let mut k = 0;
+    while at < d.len() {
+        let end = (at + CHUNKS[k % CHUNKS.len()]).min(d.len());
+        v.push(black_box(&d[at..end])).unwrap();
+        at = end;
+        k += 1;
+    }
+    v.finish().unwrap();
+    black_box(v.usage());
+}
+
+fn tools(routine: &str, n: usize) {
+    let path = std::env::var("JOULECLAW_TOOL_CORPUS").expect("JOULECLAW_TOOL_CORPUS");
+    let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut set = Vec::new();
+    for m in corpus["models"].as_array().unwrap() {
+        let text = m["schema_text"].as_str().unwrap();
+        let Ok(g) = Grammar::compile_json_schema(text.as_bytes()) else {
+            continue;
+        };
+        let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+        let peer = jsonschema::validator_for(&schema).unwrap();
+        let docs: Vec<Vec<u8>> = m["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                c["valid"].as_bool() == Some(true)
+                    && !c["name"].as_str().unwrap().ends_with("indented")
+            })
+            .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
+            .collect();
+        set.push((Arc::new(g), peer, docs, text.to_owned(), schema));
+    }
+    for _ in 0..n {
+        if routine == "compile" {
+            for (_, _, _, text, _) in &set {
+                black_box(Grammar::compile_json_schema(black_box(text.as_bytes())).unwrap());
+            }
+            continue;
+        }
+        if routine == "compile_jsonschema" {
+            for (_, _, _, _, schema) in &set {
+                black_box(jsonschema::validator_for(black_box(schema)).unwrap());
+            }
+            continue;
+        }
+        for (g, peer, docs, _, _) in &set {
+            for d in docs {
+                match routine {
+                    "whole" => g.validate(black_box(d)).unwrap(),
+                    "chunks" => chunked(g, d),
+                    "jsonschema" => {
+                        let v: serde_json::Value = serde_json::from_slice(black_box(d)).unwrap();
+                        assert!(peer.is_valid(&v));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    let docs = set.iter().map(|(_, _, d, _, _)| d.len()).sum::<usize>();
+    let bytes = set
+        .iter()
+        .flat_map(|(_, _, d, _, _)| d)
+        .map(Vec::len)
+        .sum::<usize>();
+    println!("{} schemas, {docs} documents, {bytes} bytes", set.len());
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (routine, which, n) = (
@@ -28,6 +114,10 @@ fn main() {
         args[2].as_str(),
         args[3].parse::<usize>().unwrap(),
     );
+    if which == "tools" {
+        tools(routine, n);
+        return;
+    }
     let short =
         br#"{"tool": "get_weather", "args": {"city": "Lisbon", "unit": "celsius", "days": 3}}"#
             .to_vec();
@@ -56,6 +146,7 @@ fn main() {
                 v.finish().unwrap();
                 black_box(v.usage());
             }
+            "chunks" => chunked(&grammar, &doc),
             "serde" => {
                 black_box(serde_json::from_slice::<serde_json::Value>(black_box(&doc)).unwrap());
             }

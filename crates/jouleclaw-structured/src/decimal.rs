@@ -105,8 +105,90 @@ fn cmp_magnitude(a: &Parts<'_>, b: &Parts<'_>) -> Ordering {
     }
 }
 
+/// A token with at most 18 significant digits and a small exponent as `(neg, m, e)`:
+/// value = `m x 10^e` exactly (`m < 10^18`). `None` for anything else.
+fn small(t: &[u8]) -> Option<(bool, u64, i32)> {
+    let (neg, t) = match t.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, t),
+    };
+    let (mut m, mut e, mut sig, mut frac, mut i) = (0u64, 0i32, 0u32, false, 0usize);
+    while let Some(&c) = t.get(i) {
+        match c {
+            b'0'..=b'9' => {
+                if m != 0 || c != b'0' {
+                    sig += 1;
+                    if sig > 18 {
+                        return None;
+                    }
+                }
+                m = m * 10 + u64::from(c - b'0');
+                if frac {
+                    e -= 1;
+                }
+            }
+            b'.' => frac = true,
+            b'e' | b'E' => break,
+            _ => return None,
+        }
+        i += 1;
+    }
+    if let Some(exp) = t.get(i + 1..) {
+        let (eneg, digits) = match exp.split_first() {
+            Some((b'-', r)) => (true, r),
+            Some((b'+', r)) => (false, r),
+            _ => (false, exp),
+        };
+        if digits.is_empty() || digits.len() > 4 {
+            return None;
+        }
+        let mut x = 0i32;
+        for &d in digits {
+            x = x * 10 + i32::from(d.wrapping_sub(b'0'));
+        }
+        e += if eneg { -x } else { x };
+    }
+    Some((neg, m, e))
+}
+
+/// [`cmp`] of two [`small`] tokens, when their exponents are close enough to compare the
+/// significands scaled to a common exponent in `u128` (below 10^38).
+fn cmp_small(a: (bool, u64, i32), b: (bool, u64, i32)) -> Option<Ordering> {
+    let sign = |(neg, m, _): (bool, u64, i32)| {
+        if m == 0 {
+            0
+        } else if neg {
+            -1
+        } else {
+            1
+        }
+    };
+    let (sa, sb) = (sign(a), sign(b));
+    if sa != sb || sa == 0 {
+        return Some(sa.cmp(&sb));
+    }
+    let e = a.2.min(b.2);
+    let (da, db) = (a.2 - e, b.2 - e);
+    if da > 20 || db > 20 {
+        return None;
+    }
+    let ma = u128::from(a.1) * 10u128.pow(da.unsigned_abs());
+    let mb = u128::from(b.1) * 10u128.pow(db.unsigned_abs());
+    Some(if sa > 0 { ma.cmp(&mb) } else { mb.cmp(&ma) })
+}
+
 /// Compares two valid JSON number tokens by value.
 pub(crate) fn cmp(a: &[u8], b: &[u8]) -> Ordering {
+    if let (Some(x), Some(y)) = (small(a), small(b))
+        && let Some(o) = cmp_small(x, y)
+    {
+        return o;
+    }
+    cmp_digits(a, b)
+}
+
+/// [`cmp`] digit by digit, for tokens of any length and exponent.
+fn cmp_digits(a: &[u8], b: &[u8]) -> Ordering {
     let (pa, pb) = (parse(a), parse(b));
     let (za, zb) = (is_zero(&pa), is_zero(&pb));
     let sa = if za {
@@ -137,6 +219,43 @@ pub(crate) fn cmp(a: &[u8], b: &[u8]) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// A JSON number token: sign, integer part, fraction, exponent, of the shapes bounds and
+    /// documents hold (short and long significands, small and large exponents).
+    fn token() -> impl Strategy<Value = String> {
+        (
+            any::<bool>(),
+            prop_oneof![Just("0".to_owned()), "[1-9][0-9]{0,22}"],
+            proptest::option::of("[0-9]{1,22}"),
+            proptest::option::of((prop_oneof![Just(""), Just("+"), Just("-")], 0u32..40)),
+        )
+            .prop_map(|(neg, int, frac, exp)| {
+                let mut t = String::new();
+                if neg {
+                    t.push('-');
+                }
+                t.push_str(&int);
+                if let Some(f) = frac {
+                    t.push('.');
+                    t.push_str(&f);
+                }
+                if let Some((sign, e)) = exp {
+                    t.push_str(&format!("e{sign}{e}"));
+                }
+                t
+            })
+    }
+
+    proptest! {
+        /// The short-token comparison is the digit-by-digit one.
+        #[test]
+        fn the_fast_comparison_is_the_digit_comparison(a in token(), b in token()) {
+            prop_assert_eq!(cmp(a.as_bytes(), b.as_bytes()), cmp_digits(a.as_bytes(), b.as_bytes()));
+            let near = format!("{a}1");
+            prop_assert_eq!(cmp(near.as_bytes(), a.as_bytes()), cmp_digits(near.as_bytes(), a.as_bytes()));
+        }
+    }
 
     #[test]
     fn decimal_comparison_is_exact_where_f64_is_not() {
@@ -157,6 +276,7 @@ mod tests {
             ("12345678901234567890", "12345678901234567891", Less),
         ] {
             assert_eq!(cmp(a.as_bytes(), b.as_bytes()), want, "{a} vs {b}");
+            assert_eq!(cmp_digits(a.as_bytes(), b.as_bytes()), want, "{a} vs {b}");
             assert_eq!(
                 cmp(b.as_bytes(), a.as_bytes()),
                 want.reverse(),

@@ -230,6 +230,8 @@ pub struct Grammar {
     canonical: Vec<u8>,
     digest: blake3::Hash,
     ignored: Vec<IgnoredKeyword>,
+    /// The member-text tries of the nodes (derived; not in the canonical form).
+    pub(crate) tries: crate::trie::Tries,
 }
 
 /// Which reading of the schema [`Grammar::compile_with`] applies.
@@ -900,7 +902,9 @@ impl Grammar {
             }
         };
         let nodes = c.nodes;
+        let tries = crate::trie::Tries::build(&nodes);
         let mut g = Grammar {
+            tries,
             nodes,
             root,
             limits,

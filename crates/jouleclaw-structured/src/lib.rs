@@ -51,10 +51,12 @@
 mod bigint;
 mod decimal;
 mod error;
+mod frames;
 mod grammar;
 mod json;
 mod oracle;
 mod schema2020;
+mod trie;
 mod validator;
 
 pub use error::{Refusal, RefusalClass, RefusalCode, Result, StructuredError};

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use crate::bigint::{self, Big};
 use crate::decimal;
 use crate::error::{Refusal, RefusalCode as C};
+use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
@@ -52,7 +53,7 @@ enum Key {
     Extra(u32),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 struct Frame {
     /// The object, `oneOf` (until its tag selects a branch) or array node.
     node: NodeId,
@@ -91,10 +92,15 @@ struct Str {
     chars: u32,
     /// Decoded UTF-8 bytes so far.
     pos: u32,
-    /// Members whose text still matches the decoded prefix (keys: declared properties,
-    /// ignoring which are present; tag values: branches; value strings: enum members).
-    all: Bits,
+    /// The state of the node's member trie for the decoded prefix (keys: declared
+    /// properties, ignoring which are present; tag values: branches; value strings: enum
+    /// members): the members whose text still matches it.
+    state: u32,
     constrained: bool,
+    /// Object keys that may be other properties: the text so far is kept in the validator's
+    /// extra-key arena (set once it leaves every declared name, or from the start when no
+    /// name is declared); while unset, the text is the trie path to `state`.
+    spill: bool,
     /// The string's `maxLength` (value strings; `u32::MAX` for keys and tags).
     max: u32,
     esc: Esc,
@@ -122,6 +128,8 @@ enum Ph {
 struct Numb {
     node: NodeId,
     is_int: bool,
+    /// An integer with plain `i64` bounds (no `enum`, no wide bound): `[lo, hi]`.
+    plain: Option<(i64, i64)>,
     phase: Ph,
     neg: bool,
     mag: u64,
@@ -205,19 +213,16 @@ pub struct StructuredValidator {
     refusal: Option<Refusal>,
     accepted: bool,
     cancel_reason: Option<String>,
-    stack: Vec<Frame>,
+    stack: Stack<Frame>,
     mode: Mode,
     s: Str,
     n: Numb,
     lit: &'static [u8],
     lit_pos: usize,
-    /// The decoded text of the key being read, kept only in objects that allow other
-    /// properties (bounded by `max_document_bytes`).
-    key_buf: Vec<u8>,
-    /// Other properties of the open objects: (stack depth, key text), innermost last; their
-    /// set finds a duplicate in constant time.
-    extra_keys: Vec<(u32, Box<[u8]>)>,
-    extra_set: std::collections::HashSet<(u32, Box<[u8]>)>,
+    /// Other properties of the open objects (stack depth, key text), innermost last, and the
+    /// decoded text of the key being read in an object that allows them once it matches no
+    /// declared name (bounded by `max_document_bytes`).
+    extra: ExtraKeys,
 }
 
 const PLAIN: [bool; 256] = {
@@ -276,46 +281,8 @@ fn bits_any(b: &Bits) -> bool {
     b.iter().any(|w| *w != 0)
 }
 
-fn bits_iter(b: Bits) -> impl Iterator<Item = usize> {
-    (0..4).flat_map(move |w| {
-        let mut x = b[w];
-        core::iter::from_fn(move || {
-            if x == 0 {
-                return None;
-            }
-            let i = x.trailing_zeros() as usize;
-            x &= x - 1;
-            Some(w * 64 + i)
-        })
-    })
-}
-
 fn and_not(a: &Bits, b: &Bits) -> Bits {
     [a[0] & !b[0], a[1] & !b[1], a[2] & !b[2], a[3] & !b[3]]
-}
-
-/// Keeps the members of `set` whose text has `byte` at `pos`; returns how many members were
-/// compared (the work done).
-#[inline]
-fn filter<'a>(set: &mut Bits, pos: u32, byte: u8, text: impl Fn(usize) -> &'a [u8]) -> u64 {
-    let mut compared = 0;
-    for (w, word) in set.iter_mut().enumerate() {
-        let mut x = *word;
-        while x != 0 {
-            let b = x.trailing_zeros() as usize;
-            x &= x - 1;
-            compared += 1;
-            if text(w * 64 + b).get(pos as usize) != Some(&byte) {
-                *word &= !(1 << b);
-            }
-        }
-    }
-    compared
-}
-
-/// The member of `set` whose text is exactly `len` bytes long.
-fn exact<'a>(set: Bits, len: u32, text: impl Fn(usize) -> &'a [u8]) -> Option<usize> {
-    bits_iter(set).find(|&i| text(i).len() == len as usize)
 }
 
 /// Whether a magnitude with decimal prefix `m` (or exactly 0 when `zero`) can lie in
@@ -385,13 +352,14 @@ fn int_possible(
 
 /// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
 fn take_declared(f: &mut Frame, i: usize) -> Result<(), Fail> {
-    let b = bit(i);
-    if (0..4).any(|w| f.seen[w] & b[w] != 0) {
+    let Some(word) = f.seen.get_mut(i / 64) else {
+        return Err(ctr(C::Syntax));
+    };
+    let b = 1u64 << (i % 64);
+    if *word & b != 0 {
         return Err(ctr(C::DuplicateProperty));
     }
-    for (s, b) in f.seen.iter_mut().zip(b) {
-        *s |= b;
-    }
+    *word |= b;
     f.count += 1;
     // At most 256 properties.
     f.key = Key::Prop(i as u16);
@@ -436,6 +404,42 @@ fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
     bigint::prefix_reaches(digits, &mlo, mhi.as_deref())
 }
 
+/// Whether the integer with sign `neg` and decimal digits `digits` (non-empty, no leading
+/// zero but a lone `0`) lies within the wide bounds `w`.
+fn wide_contains(w: &Wide, neg: bool, digits: &[u8]) -> bool {
+    let neg = neg && digits != b"0";
+    // The order of the integer against bound `b`.
+    let cmp = |b: &Big| match (neg, b.neg) {
+        (false, true) => core::cmp::Ordering::Greater,
+        (true, false) => core::cmp::Ordering::Less,
+        (false, false) => bigint::cmp_mag(digits, &b.mag),
+        (true, true) => bigint::cmp_mag(&b.mag, digits),
+    };
+    w.lo.as_ref().is_none_or(|l| cmp(l).is_ge()) && w.hi.as_ref().is_none_or(|h| cmp(h).is_le())
+}
+
+/// Writes the first `len` bytes of the key being read into `extra` as its pending text: the
+/// key has followed trie `state` of the object in frame `f` so far, so they are the prefix of
+/// any declared name the state stands for.
+fn spill_key(extra: &mut ExtraKeys, g: &Grammar, f: Option<&Frame>, state: u32, len: u32) {
+    if len == 0 {
+        return;
+    }
+    let Some(f) = f else {
+        return;
+    };
+    let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+        return;
+    };
+    let set = g.tries.set(state);
+    let member = (0..4)
+        .find(|&w| set[w] != 0)
+        .map(|w| w * 64 + set[w].trailing_zeros() as usize);
+    if let Some(name) = member.and_then(|m| props.get(m)) {
+        extra.extend(name.name.as_bytes().get(..len as usize).unwrap_or_default());
+    }
+}
+
 const TRUE: &[u8] = b"true";
 const FALSE: &[u8] = b"false";
 const NULL: &[u8] = b"null";
@@ -444,7 +448,6 @@ impl StructuredValidator {
     /// A validator at the start of a document of `grammar`'s type.
     pub fn new(grammar: Arc<Grammar>) -> Self {
         let root = grammar.root;
-        let depth = grammar.limits.max_depth as usize;
         Self {
             plain_budget: 0,
             g: grammar,
@@ -453,14 +456,21 @@ impl StructuredValidator {
             refusal: None,
             accepted: false,
             cancel_reason: None,
-            stack: Vec::with_capacity(depth.min(16)),
+            stack: Stack::new(Frame {
+                node: 0,
+                obj: false,
+                seen: [0; 4],
+                count: 0,
+                key: Key::None,
+            }),
             mode: Mode::Value(root),
             s: Str {
                 target: Target::Key,
                 chars: 0,
                 pos: 0,
-                all: [0; 4],
+                state: NONE,
                 constrained: false,
+                spill: false,
                 max: u32::MAX,
                 esc: Esc::None,
                 hex: 0,
@@ -473,6 +483,7 @@ impl StructuredValidator {
             n: Numb {
                 node: 0,
                 is_int: false,
+                plain: None,
                 phase: Ph::Sign,
                 neg: false,
                 mag: 0,
@@ -482,9 +493,7 @@ impl StructuredValidator {
             },
             lit: b"",
             lit_pos: 0,
-            key_buf: Vec::new(),
-            extra_keys: Vec::new(),
-            extra_set: std::collections::HashSet::new(),
+            extra: ExtraKeys::default(),
         }
     }
 
@@ -546,6 +555,18 @@ impl StructuredValidator {
             self.work += 1;
             return Ok(());
         }
+        // The same for a token-sized chunk wholly inside such a string: `string_byte` would
+        // count its plain run as characters in one step, as long as the budget (length and
+        // document room) holds it.
+        let n = chunk.len() as u64;
+        if n > 1 && self.plain_budget >= n && plain_run(chunk) == chunk.len() {
+            self.plain_budget -= n;
+            // Below the string's `maxLength` (a u32), by the budget.
+            self.s.chars += n as u32;
+            self.offset += n;
+            self.work += n;
+            return Ok(());
+        }
         self.push_chunk(chunk)
     }
 
@@ -565,17 +586,21 @@ impl StructuredValidator {
         let avail = self.g.limits.max_document_bytes.saturating_sub(self.offset);
         let n = usize::try_from(avail).map_or(chunk.len(), |a| a.min(chunk.len()));
         let (body, over) = chunk.split_at(n);
+        // Nothing the machine does reads the offset, so it (and the one work unit per byte)
+        // is added once the chunk, or the refused byte, is reached.
         let mut i = 0;
         while i < body.len() {
             match self.step(body, i) {
-                Ok(used) => {
-                    i += used;
-                    self.offset += used as u64;
-                    self.work += used as u64;
+                Ok(used) => i += used,
+                Err(f) => {
+                    self.offset += i as u64;
+                    self.work += i as u64;
+                    return Err(self.refuse(f));
                 }
-                Err(f) => return Err(self.refuse(f)),
             }
         }
+        self.offset += i as u64;
+        self.work += i as u64;
         if !over.is_empty() {
             return Err(self.refuse(val(C::DocumentTooLarge)));
         }
@@ -659,7 +684,7 @@ impl StructuredValidator {
             Level::Container => self.stack.len().saturating_sub(1),
         };
         let mut p = String::new();
-        for f in &self.stack[..n] {
+        for f in (0..n).filter_map(|i| self.stack.get(i)) {
             let seg: Option<String> = if f.obj {
                 match (&self.g.nodes[f.node as usize].kind, f.key) {
                     (Kind::Object { props, .. }, Key::Prop(i)) => {
@@ -667,9 +692,9 @@ impl StructuredValidator {
                     }
                     (Kind::OneOf { tag, .. }, Key::Tag) => Some(tag.clone()),
                     (_, Key::Extra(i)) => self
-                        .extra_keys
-                        .get(i as usize)
-                        .map(|(_, k)| String::from_utf8_lossy(k).into_owned()),
+                        .extra
+                        .text(i as usize)
+                        .map(|k| String::from_utf8_lossy(k).into_owned()),
                     _ => None,
                 }
             } else {
@@ -701,18 +726,28 @@ impl StructuredValidator {
                     Ok(1)
                 } else {
                     self.end_number()?;
+                    if is_ws(b) {
+                        return Ok(1);
+                    }
                     self.structural(b).map(|()| 1)
                 }
             }
             Mode::Lit => {
-                if self.lit.get(self.lit_pos) != Some(&b) {
+                // As many of the literal's remaining bytes as the chunk matches, at once.
+                let rest = self.lit.get(self.lit_pos..).unwrap_or_default();
+                let n = chunk[i..]
+                    .iter()
+                    .zip(rest)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(rest.len().min(chunk.len() - i));
+                if n == 0 {
                     return Err(val(C::Syntax));
                 }
-                self.lit_pos += 1;
+                self.lit_pos += n;
                 if self.lit_pos == self.lit.len() {
                     self.complete_value();
                 }
-                Ok(1)
+                Ok(n)
             }
             _ => {
                 if is_ws(b) {
@@ -733,19 +768,18 @@ impl StructuredValidator {
         };
     }
 
+    /// A byte outside strings, numbers and literals that is not whitespace.
     fn structural(&mut self, b: u8) -> Result<(), Fail> {
-        if is_ws(b) {
-            return Ok(());
-        }
         match self.mode {
             Mode::Value(node) => self.value_start(node, b),
             Mode::TagValue => {
                 if b == b'"' {
-                    let all = match &self.g.nodes[self.top()?.node as usize].kind {
-                        Kind::OneOf { branches, .. } => crate::grammar::first_n(branches.len()),
-                        _ => return Err(val(C::Syntax)),
-                    };
-                    self.start_string(Target::TagValue, all, true);
+                    let node = self.top()?.node;
+                    if !matches!(&self.g.nodes[node as usize].kind, Kind::OneOf { .. }) {
+                        return Err(val(C::Syntax));
+                    }
+                    let state = self.g.tries.root(node);
+                    self.start_string(Target::TagValue, state, true);
                     Ok(())
                 } else if is_value_start(b) {
                     Err(val(C::WrongType))
@@ -886,7 +920,7 @@ impl StructuredValidator {
                 });
                 self.mode = Mode::ArrFirst;
             }
-            (Kind::Any, b'"') => self.start_string(Target::Value(node), [0; 4], false),
+            (Kind::Any, b'"') => self.start_string(Target::Value(node), NONE, false),
             (Kind::Any, b't' | b'f' | b'n') => {
                 self.lit = match b {
                     b't' => TRUE,
@@ -917,17 +951,25 @@ impl StructuredValidator {
                 self.mode = Mode::ArrFirst;
             }
             (Kind::String { allowed, .. }, b'"') => {
-                let all = allowed
-                    .as_ref()
-                    .map_or([0; 4], |a| crate::grammar::first_n(a.len()));
                 let constrained = allowed.is_some();
-                self.start_string(Target::Value(node), all, constrained);
+                let state = self.g.tries.root(node);
+                self.start_string(Target::Value(node), state, constrained);
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
-                let is_int = matches!(g.nodes[node as usize].kind, Kind::Integer { .. });
+                let (is_int, plain) = match &g.nodes[node as usize].kind {
+                    Kind::Integer {
+                        lo,
+                        hi,
+                        allowed: None,
+                        wide: None,
+                    } => (true, Some((*lo, *hi))),
+                    Kind::Integer { .. } => (true, None),
+                    _ => (false, None),
+                };
                 let n = &mut self.n;
                 n.node = node;
                 n.is_int = is_int;
+                n.plain = plain;
                 n.len = 1;
                 n.buf[0] = b;
                 n.neg = b == b'-';
@@ -961,7 +1003,7 @@ impl StructuredValidator {
         Ok(())
     }
 
-    fn start_string(&mut self, target: Target, all: Bits, constrained: bool) {
+    fn start_string(&mut self, target: Target, state: u32, constrained: bool) {
         let max = match target {
             Target::Value(node) => match &self.g.nodes[node as usize].kind {
                 Kind::String { max, .. } => *max,
@@ -974,7 +1016,8 @@ impl StructuredValidator {
         s.target = target;
         s.chars = 0;
         s.pos = 0;
-        s.all = all;
+        s.state = state;
+        s.spill = state == NONE;
         s.constrained = constrained;
         s.esc = Esc::None;
         s.need = 0;
@@ -986,7 +1029,7 @@ impl StructuredValidator {
         let f = self.top()?;
         match &self.g.nodes[f.node as usize].kind {
             Kind::OneOf { .. } => {
-                self.start_string(Target::TagKey, [0; 4], true);
+                self.start_string(Target::TagKey, NONE, true);
                 Ok(())
             }
             Kind::Object {
@@ -999,20 +1042,21 @@ impl StructuredValidator {
                     return Err(ctr(C::TooManyProperties));
                 }
                 if extra.is_some() {
-                    self.key_buf.clear();
-                    self.start_string(Target::OpenKey, [0; 4], true);
+                    let state = self.g.tries.root(f.node);
+                    self.extra.begin();
+                    self.start_string(Target::OpenKey, state, true);
                     return Ok(());
                 }
                 if !bits_any(&and_not(all, &f.seen)) {
                     return Err(ctr(C::UnknownProperty));
                 }
-                let all = *all;
-                self.start_string(Target::Key, all, true);
+                let state = self.g.tries.root(f.node);
+                self.start_string(Target::Key, state, true);
                 Ok(())
             }
             Kind::Any => {
-                self.key_buf.clear();
-                self.start_string(Target::OpenKey, [0; 4], true);
+                self.extra.begin();
+                self.start_string(Target::OpenKey, NONE, true);
                 Ok(())
             }
             _ => Err(ctr(C::Syntax)),
@@ -1071,14 +1115,7 @@ impl StructuredValidator {
 
     /// Closes the innermost container, forgetting its other properties' keys.
     fn pop_frame(&mut self) {
-        let depth = self.stack.len() as u32;
-        while let Some((d, _)) = self.extra_keys.last()
-            && *d == depth
-        {
-            if let Some(e) = self.extra_keys.pop() {
-                self.extra_set.remove(&e);
-            }
-        }
+        self.extra.pop_depth(self.stack.len() as u32);
         self.stack.pop();
         self.complete_value();
     }
@@ -1188,12 +1225,17 @@ impl StructuredValidator {
             0x00..=0x1f => Err(val(C::ControlCharacter)),
             0x20..=0x7f => {
                 if self.s.target == Target::OpenKey {
-                    // A buffered key: the run of plain bytes at once.
-                    let run = plain_run(&chunk[i..]).max(1);
-                    self.key_buf.extend_from_slice(&chunk[i..i + run]);
-                    return Ok(run);
+                    // A key that may be another property: a run of plain bytes at once.
+                    return Ok(self.open_key_bytes(&chunk[i..]));
                 }
                 if self.s.constrained {
+                    // A run pays off from two bytes on; a last byte goes straight to `feed`.
+                    if i + 1 < chunk.len() {
+                        let run = self.member_run(&chunk[i..]);
+                        if run > 0 {
+                            return Ok(run);
+                        }
+                    }
                     self.char_start()?;
                     self.feed(b)?;
                     return Ok(1);
@@ -1237,6 +1279,90 @@ impl StructuredValidator {
         }
     }
 
+    /// The plain bytes at the start of `bytes` that continue a key of a closed object, a tag
+    /// value or an enum string without refusal, taken at once: exactly what `char_start` and
+    /// `feed` would do one byte at a time, stopping before the first byte they would refuse
+    /// (which the caller then feeds alone). Returns how many were taken.
+    #[inline]
+    fn member_run(&mut self, bytes: &[u8]) -> usize {
+        let s = &mut self.s;
+        let (seen, room) = match s.target {
+            Target::Key => match self.stack.last() {
+                Some(f) => (Some(&f.seen), usize::MAX),
+                None => return 0,
+            },
+            Target::TagValue => (None, usize::MAX),
+            Target::Value(_) => (None, (s.max - s.chars.min(s.max)) as usize),
+            _ => return 0,
+        };
+        // Plain member texts stop the walk at any byte that is not plain by themselves.
+        let run = if self.g.tries.plain(s.state) {
+            bytes.len()
+        } else {
+            plain_run(bytes)
+        };
+        let (n, state, work) = self.g.tries.walk(s.state, &bytes[..run], room, seen);
+        s.state = state;
+        // `n` is at most a member text's length (1 MiB).
+        s.pos += n as u32;
+        if let Target::Value(_) = s.target {
+            s.chars += n as u32;
+        }
+        self.work += work;
+        n
+    }
+
+    /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
+    /// property; returns how many were taken.
+    fn open_key_bytes(&mut self, rest: &[u8]) -> usize {
+        let g = &*self.g;
+        let s = &mut self.s;
+        if !s.spill && g.tries.plain(s.state) {
+            // Plain declared names: the walk stops at any byte that is not plain by itself.
+            let (n, state, _) = g.tries.walk(s.state, rest, usize::MAX, None);
+            s.state = state;
+            // At most a name's length (1 MiB).
+            s.pos += n as u32;
+            match rest.get(n) {
+                Some(&b) if PLAIN[usize::from(b)] => {}
+                _ => return n,
+            }
+            // A plain byte no declared name continues with: the key is another property.
+            s.spill = true;
+            spill_key(&mut self.extra, g, self.stack.last(), state, s.pos);
+            let more = plain_run(rest.get(n..).unwrap_or_default());
+            self.extra.extend(rest.get(n..n + more).unwrap_or_default());
+            s.pos = s.pos.saturating_add(more as u32);
+            return n + more;
+        }
+        let run = plain_run(rest).max(1);
+        let bytes = rest.get(..run).unwrap_or_default();
+        self.open_key_run(bytes);
+        run
+    }
+
+    /// A run of plain bytes of a key that may be another property.
+    fn open_key_run(&mut self, bytes: &[u8]) {
+        let s = &mut self.s;
+        let at = s.pos;
+        // Below `max_document_bytes`, checked below 2^53; a key longer than u32::MAX bytes
+        // leaves every declared name long before (they are at most 1 MiB).
+        s.pos = s.pos.saturating_add(bytes.len() as u32);
+        if s.spill {
+            self.extra.extend(bytes);
+            return;
+        }
+        let g = &*self.g;
+        let (n, state, _) = g.tries.walk(s.state, bytes, usize::MAX, None);
+        s.state = state;
+        if n < bytes.len() {
+            s.spill = true;
+            let len = at.saturating_add(n as u32);
+            spill_key(&mut self.extra, g, self.stack.last(), state, len);
+            self.extra.extend(bytes.get(n..).unwrap_or_default());
+        }
+    }
+
     /// A character starts (a plain byte, a UTF-8 lead byte, or the backslash of an escape).
     fn char_start(&mut self) -> Result<(), Fail> {
         if let Target::Value(_) = self.s.target {
@@ -1262,19 +1388,27 @@ impl StructuredValidator {
                 let Some(f) = self.stack.last() else {
                     return Err(val(C::Syntax));
                 };
-                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                // Every member with the prefix is compared against the byte.
+                self.work += g.tries.count(s.state);
+                let Some(next) = g.tries.next(s.state, byte) else {
+                    return Err(ctr(C::UnknownProperty));
                 };
-                self.work += filter(&mut s.all, pos, byte, |i| props[i].name.as_bytes());
-                if !bits_any(&and_not(&s.all, &f.seen)) {
-                    return Err(ctr(if bits_any(&s.all) {
-                        C::DuplicateProperty
-                    } else {
-                        C::UnknownProperty
-                    }));
+                s.state = next;
+                if !bits_any(&and_not(&g.tries.set(next), &f.seen)) {
+                    return Err(ctr(C::DuplicateProperty));
                 }
             }
-            Target::OpenKey => self.key_buf.push(byte),
+            Target::OpenKey => {
+                if s.spill {
+                    self.extra.push(byte);
+                } else if let Some(next) = g.tries.next(s.state, byte) {
+                    s.state = next;
+                } else {
+                    s.spill = true;
+                    spill_key(&mut self.extra, g, self.stack.last(), s.state, pos);
+                    self.extra.push(byte);
+                }
+            }
             Target::TagKey => {
                 let Some(f) = self.stack.last() else {
                     return Err(val(C::Syntax));
@@ -1288,26 +1422,19 @@ impl StructuredValidator {
                 }
             }
             Target::TagValue => {
-                let Some(f) = self.stack.last() else {
-                    return Err(val(C::Syntax));
-                };
-                let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
-                };
-                self.work += filter(&mut s.all, pos, byte, |i| branches[i].tag_value.as_bytes());
-                if !bits_any(&s.all) {
+                self.work += g.tries.count(s.state);
+                let Some(next) = g.tries.next(s.state, byte) else {
                     return Err(val(C::UnknownTag));
-                }
+                };
+                s.state = next;
             }
-            Target::Value(node) => {
-                if let Kind::String {
-                    allowed: Some(a), ..
-                } = &g.nodes[node as usize].kind
-                {
-                    self.work += filter(&mut s.all, pos, byte, |i| a[i].as_bytes());
-                    if !bits_any(&s.all) {
+            Target::Value(_) => {
+                if s.state != NONE {
+                    self.work += g.tries.count(s.state);
+                    let Some(next) = g.tries.next(s.state, byte) else {
                         return Err(val(C::ValueNotAllowed));
-                    }
+                    };
+                    s.state = next;
                 }
             }
         }
@@ -1317,16 +1444,14 @@ impl StructuredValidator {
     fn end_string(&mut self) -> Result<(), Fail> {
         let g = &*self.g;
         let pos = self.s.pos;
-        let all = self.s.all;
+        // The member whose text is the whole string.
+        let exact = g.tries.exact(self.s.state);
         match self.s.target {
             Target::Key => {
                 let Some(f) = self.stack.last_mut() else {
                     return Err(val(C::Syntax));
                 };
-                let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
-                };
-                match exact(all, pos, |i| props[i].name.as_bytes()) {
+                match exact {
                     Some(i) => {
                         take_declared(f, i)?;
                         self.mode = Mode::Colon;
@@ -1341,24 +1466,28 @@ impl StructuredValidator {
                 };
                 let declared = match &g.nodes[f.node as usize].kind {
                     Kind::Object { props, .. } => {
+                        // Every declared name is compared against the key.
                         self.work += props.len() as u64;
-                        props
-                            .iter()
-                            .position(|p| p.name.as_bytes() == self.key_buf.as_slice())
+                        if self.s.spill {
+                            None
+                        } else {
+                            g.tries.exact(self.s.state)
+                        }
                     }
                     _ => None,
                 };
                 if let Some(i) = declared {
                     take_declared(f, i)?;
                 } else {
-                    let entry: (u32, Box<[u8]>) = (depth, self.key_buf.as_slice().into());
-                    if self.extra_set.contains(&entry) {
-                        return Err(ctr(C::DuplicateProperty));
+                    if !self.s.spill {
+                        spill_key(&mut self.extra, g, Some(f), self.s.state, pos);
                     }
-                    self.extra_set.insert(entry.clone());
-                    self.extra_keys.push(entry);
+                    let Some(i) = self.extra.commit(depth) else {
+                        return Err(ctr(C::DuplicateProperty));
+                    };
                     f.count += 1;
-                    f.key = Key::Extra((self.extra_keys.len() - 1) as u32);
+                    // Index of a key of the document, which is read in memory.
+                    f.key = Key::Extra(i as u32);
                 }
                 self.mode = Mode::Colon;
             }
@@ -1382,7 +1511,7 @@ impl StructuredValidator {
                 let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
                     return Err(val(C::Syntax));
                 };
-                let Some(j) = exact(all, pos, |i| branches[i].tag_value.as_bytes()) else {
+                let Some(j) = exact else {
                     return Err(val(C::UnknownTag));
                 };
                 let br = &branches[j];
@@ -1397,9 +1526,7 @@ impl StructuredValidator {
                     if self.s.chars < *min {
                         return Err(val(C::StringTooShort));
                     }
-                    if let Some(a) = allowed
-                        && exact(all, pos, |i| a[i].as_bytes()).is_none()
-                    {
+                    if allowed.is_some() && exact.is_none() {
                         return Err(val(C::ValueNotAllowed));
                     }
                 }
@@ -1437,6 +1564,17 @@ impl StructuredValidator {
         if n.is_int {
             n.digits += 1;
             n.mag = n.mag.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+            // Below 10^18 digits `mag` is exact: an integer so far in plain bounds is itself a
+            // completion (what `check_int_prefix` finds first, without the grammar).
+            if let Some((lo, hi)) = n.plain
+                && n.digits <= 18
+            {
+                let m = n.mag as i64;
+                let v = if n.neg { -m } else { m };
+                if lo <= v && v <= hi {
+                    return Ok(true);
+                }
+            }
             self.check_int_prefix()?;
         }
         Ok(true)
@@ -1458,6 +1596,10 @@ impl StructuredValidator {
         };
         if let Some(w) = wide {
             let digits = &n.buf[usize::from(n.neg)..n.len];
+            // The integer typed so far is itself a completion: in bounds, it can be one.
+            if !digits.is_empty() && wide_contains(w, n.neg, digits) {
+                return Ok(());
+            }
             return if wide_possible(w, n.neg, digits, n.phase == Ph::Zero) {
                 Ok(())
             } else {
@@ -1469,6 +1611,14 @@ impl StructuredValidator {
                     _ => C::AboveMaximum,
                 }))
             };
+        }
+        if allowed.is_none() && (1..=18).contains(&n.digits) {
+            // Below 10^18: `mag` is exact. In bounds, the integer so far is a completion.
+            let m = n.mag as i64;
+            let v = if n.neg { -m } else { m };
+            if *lo <= v && v <= *hi {
+                return Ok(());
+            }
         }
         if int_possible(
             *lo,
@@ -1571,6 +1721,7 @@ impl StructuredValidator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Limits;
     use proptest::prelude::*;
 
     /// The rule `plain_run` replaces: the table, one byte at a time.
@@ -1603,27 +1754,39 @@ mod tests {
         }
     }
 
-    /// The single-byte shortcut in `push` against the machine, byte by byte.
+    /// The shortcuts in `push` (one byte, and a chunk inside a plain string) against the
+    /// machine, in chunks of every size from 1 to 6, at the string and document limits.
     #[test]
-    fn the_single_byte_shortcut_is_the_machine() {
-        let g = Arc::new(
-            Grammar::compile(br#"{"type":"array","items":{"type":"string","maxLength":3}}"#)
-                .expect("compiles"),
-        );
-        for doc in [
-            &br#"["abc","abcd","x\"y"]"#[..],
-            b"[\"\xc3\xa9ab\"]",
-            b"[\"ab\"] x",
+    fn the_string_shortcuts_are_the_machine() {
+        let schema = br#"{"type":"array","items":{"type":"string","maxLength":7}}"#;
+        let limited = Limits {
+            max_document_bytes: 24,
+            ..Limits::DEFAULT
+        };
+        for g in [
+            Grammar::compile(schema).expect("compiles"),
+            Grammar::compile_with_limits(schema, limited).expect("compiles"),
         ] {
-            let mut fast = StructuredValidator::new(Arc::clone(&g));
-            let mut full = StructuredValidator::new(Arc::clone(&g));
-            for c in doc.chunks(1) {
-                assert_eq!(fast.push(c), full.push_chunk(c));
-                assert_eq!(fast.usage(), full.usage());
-                assert_eq!(fast.s.chars, full.s.chars);
+            let g = Arc::new(g);
+            for doc in [
+                &br#"["abc","abcdefgh","x\"y"]"#[..],
+                br#"["abcdefg","abcdef","a"]"#,
+                b"[\"\xc3\xa9abcdef\"]",
+                b"[\"ab\"] x",
+                br#"["abcdefg","abcdefg","abcdefg"]"#,
+            ] {
+                for size in 1..=6 {
+                    let mut fast = StructuredValidator::new(Arc::clone(&g));
+                    let mut full = StructuredValidator::new(Arc::clone(&g));
+                    for c in doc.chunks(size) {
+                        assert_eq!(fast.push(c), full.push_chunk(c), "{size}");
+                        assert_eq!(fast.usage(), full.usage(), "{size}");
+                        assert_eq!(fast.s.chars, full.s.chars, "{size}");
+                    }
+                    assert_eq!(fast.finish(), full.finish());
+                    assert_eq!(fast.status(), full.status());
+                }
             }
-            assert_eq!(fast.finish(), full.finish());
-            assert_eq!(fast.status(), full.status());
         }
     }
 
