@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use jouleclaw_jcr1::StreamWindowReceipt;
 use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
 use jouleclaw_seal::{ReceiptEntry, SealVerifier, check_stream, verify_checkpoint};
 
@@ -52,17 +53,29 @@ impl StreamAudit {
 /// the receipt profile), every checkpoint with `verify_checkpoint`, then
 /// `jouleclaw_seal::check_stream` over the verified receipts and checkpoints.
 pub fn audit_stream(rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
+    audit_verified(rec, key).0
+}
+
+/// [`audit_stream`], and the receipts that verified with their content hashes, in order.
+fn audit_verified(
+    rec: &StreamRecords,
+    key: &PublicKey,
+) -> (StreamAudit, Vec<(StreamWindowReceipt, [u8; 32])>) {
     let resolver = SingleKey::new(*key);
     let mut problems = rec.read_problems.clone();
     let mut entries = Vec::with_capacity(rec.receipts.len());
+    let mut verified = Vec::with_capacity(rec.receipts.len());
     for (i, bytes) in rec.receipts.iter().enumerate() {
         match cose::verify(bytes, &resolver) {
-            Ok(v) => entries.push(ReceiptEntry {
-                window_id: v.receipt.window_id,
-                content_hash: *v.content_hash.as_bytes(),
-                stream_id: v.receipt.stream_id,
-                steward: v.receipt.steward,
-            }),
+            Ok(v) => {
+                entries.push(ReceiptEntry {
+                    window_id: v.receipt.window_id,
+                    content_hash: *v.content_hash.as_bytes(),
+                    stream_id: v.receipt.stream_id.clone(),
+                    steward: v.receipt.steward.clone(),
+                });
+                verified.push((v.receipt, *v.content_hash.as_bytes()));
+            }
             Err(e) => problems.push(format!(
                 "unverifiable_receipt: receipt {i} does not verify: {e}"
             )),
@@ -93,12 +106,44 @@ pub fn audit_stream(rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
     if !rec.sealed {
         problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
     }
-    StreamAudit {
+    let audit = StreamAudit {
         stream_id: rec.stream_id.clone(),
         receipts: rec.receipts.len(),
         verified: entries.len(),
         checkpoints: rec.seals.len(),
         problems,
+    };
+    (audit, verified)
+}
+
+/// Checks a stream's signed `stop-latency/1` document against its verified receipts (in
+/// window order, with their BLAKE3 content hashes), as `receipts verify DIR` does for
+/// `stop-latency.cbor` (`spec/STOP-LATENCY-V1.md` section 7): the signature under `key`,
+/// the document, and its binding (steward and stream, receipt count, root, every barge-in
+/// window a yield and every yield listed). Without a document, a stream whose receipts record
+/// a barge-in (a `yield`) is `stop_latency_missing`; one without is fine. Each problem is one
+/// `code: sentence` line.
+pub fn check_stop_latency(
+    document: Option<&[u8]>,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    key: &PublicKey,
+) -> Vec<String> {
+    let Some(bytes) = document else {
+        let plain: Vec<StreamWindowReceipt> = receipts.iter().map(|(r, _)| r.clone()).collect();
+        return jouleclaw_stop_latency::missing(&plain)
+            .map(|p| p.to_string())
+            .into_iter()
+            .collect();
+    };
+    match jouleclaw_stop_latency::verify(bytes, key) {
+        Err(e) => vec![format!(
+            "{}: the stop-latency document does not verify: {e}",
+            e.code()
+        )],
+        Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, receipts)
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
     }
 }
 
@@ -252,9 +297,11 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// Verifies one stream read from JetStream: [`audit_stream`]; then that the final seal
 /// names the steward of the subject the stream was stored under (`misplaced_steward`), so that
 /// two stewards' streams with one id stay two streams, each checked against its own seal; then
-/// every inclusion receipt ([`check_inclusion`]).
+/// every inclusion receipt ([`check_inclusion`]); then the final batch's stop-latency
+/// document ([`check_stop_latency`]: verified when present, required when a receipt records a
+/// barge-in).
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
-    let mut audit = audit_stream(&s.records, key);
+    let (mut audit, verified) = audit_verified(&s.records, key);
     if let Some(last) = s.records.seals.last()
         && let Ok(c) = verify_checkpoint(last, key)
         && c.seal.steward != s.steward
@@ -267,6 +314,11 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
     audit
         .problems
         .extend(check_inclusion(&s.records, &s.inclusion, key));
+    audit.problems.extend(check_stop_latency(
+        s.stop_latency.as_deref(),
+        &verified,
+        key,
+    ));
     audit
 }
 

@@ -60,6 +60,9 @@ pub enum LiveError {
     },
     /// The sealer refused (the cause).
     Seal(jouleclaw_seal::SealError),
+    /// The stop-latency meter or the `stop-latency/1` document refused (the cause, with its
+    /// own stable code): a barge-in past the meter's bound is refused before it is judged.
+    StopLatency(jouleclaw_stop_latency::StopLatencyError),
     /// The sink failed (I/O, the cluster, a full journal).
     Sink {
         /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `journal_locked`,
@@ -111,6 +114,7 @@ impl LiveError {
             Self::DuplicateStream { .. } => "duplicate_stream",
             Self::TooManyStreams { .. } => "too_many_streams",
             Self::Seal(_) => "seal_failed",
+            Self::StopLatency(_) => "stop_latency_refused",
             Self::Sink { code, .. } => code,
             Self::IdTooLong { .. } => "id_too_long",
             Self::Config { .. } => "config",
@@ -155,6 +159,7 @@ impl fmt::Display for LiveError {
             }
             Self::TooManyStreams { limit } => write!(f, "at most {limit} streams may be open"),
             Self::Seal(e) => write!(f, "sealing failed ({}): {e}", e.code()),
+            Self::StopLatency(e) => write!(f, "stop latency refused ({}): {e}", e.code()),
             Self::Sink { code, message } => write!(f, "sink failed ({code}): {message}"),
             Self::IdTooLong {
                 what,
@@ -182,6 +187,7 @@ impl std::error::Error for LiveError {
         match self {
             Self::Pipeline(e) => Some(e),
             Self::Seal(e) => Some(e),
+            Self::StopLatency(e) => Some(e),
             _ => None,
         }
     }
@@ -190,6 +196,12 @@ impl std::error::Error for LiveError {
 impl From<PipelineError> for LiveError {
     fn from(e: PipelineError) -> Self {
         Self::Pipeline(e)
+    }
+}
+
+impl From<jouleclaw_stop_latency::StopLatencyError> for LiveError {
+    fn from(e: jouleclaw_stop_latency::StopLatencyError) -> Self {
+        Self::StopLatency(e)
     }
 }
 

@@ -8,10 +8,14 @@
 //! - `receipts.cbor`: the receipts' tagged COSE_Sign1, an RFC 8742 CBOR sequence in window
 //!   order; `receipts.jsonl`: their canonical JSON payloads, one a line, same order;
 //! - `seals.cbor`: the checkpoints' COSE_Sign1 in order; `inclusion.cbor`: one RFC 9942
-//!   inclusion receipt per receipt, same order.
+//!   inclusion receipt per receipt, same order;
+//! - `stop-latency.cbor`: the stream's signed `stop-latency/1` document
+//!   (`spec/STOP-LATENCY-V1.md`), written with the final batch.
 //!
 //! Each checkpoint's bytes are appended to the four files and each file is fsynced before the
-//! checkpoint counts as durable; at the final seal the folder is renamed and `DIR` fsynced.
+//! checkpoint counts as durable. At the final seal `stop-latency.cbor` is written under a new
+//! temporary name (created exclusively), fsynced and renamed into place (the store's writer
+//! protocol), then the folder is renamed and `DIR` fsynced.
 //!
 //! One sink owns `DIR` at a time: [`FileSink::new`] takes an exclusive lock on
 //! `DIR/.jouleclaw-live.lock` (held until the sink is dropped; another sink on the folder is
@@ -36,6 +40,8 @@ pub const RECEIPTS_JSONL: &str = "receipts.jsonl";
 pub const SEALS_CBOR: &str = "seals.cbor";
 /// The inclusion receipts.
 pub const INCLUSION_CBOR: &str = "inclusion.cbor";
+/// The signed stop-latency document (the name `jouleclaw run` and `receipts verify DIR` use).
+pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
 /// The suffix of an open stream's folder.
 pub const PARTIAL_SUFFIX: &str = ".partial";
 
@@ -95,7 +101,31 @@ fn append(path: &Path, first: bool, parts: &mut dyn Iterator<Item = &[u8]>) -> R
         .map_err(|e| LiveError::io(&path.display().to_string(), &e))
 }
 
-/// Appends one batch; renames the folder at the final seal.
+/// Writes `dir/name` with the store's writer protocol: a new temporary file created
+/// exclusively, fsynced, renamed into place, `dir` fsynced; an existing `name` is refused,
+/// never replaced.
+fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let dest = dir.join(name);
+    if std::fs::symlink_metadata(&dest).is_ok() {
+        return Err(LiveError::Sink {
+            code: "stream_exists",
+            message: format!("{} exists: not replaced", dest.display()),
+        });
+    }
+    let store = |e: jouleclaw_store::StoreError| LiveError::Sink {
+        code: "io",
+        message: e.to_string(),
+    };
+    let mut staged = jouleclaw_store::writer::StagedFile::create(dir, name).map_err(store)?;
+    staged.write(bytes).map_err(store)?;
+    staged.commit().map_err(store)?;
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| LiveError::io(&dir.display().to_string(), &e))
+}
+
+/// Appends one batch; writes the stop-latency document and renames the folder at the final
+/// seal.
 pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
     check_ids(&batch.steward, &batch.stream_id)?;
     let id = escape_id(&batch.stream_id);
@@ -146,6 +176,9 @@ pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
         first,
         &mut batch.inclusion.iter().map(|(_, r)| r.as_slice()),
     )?;
+    if let Some(doc) = &batch.stop_latency {
+        write_new(&partial, STOP_LATENCY_CBOR, doc)?;
+    }
     if batch.is_final {
         std::fs::rename(&partial, &done)
             .map_err(|e| LiveError::io(&done.display().to_string(), &e))?;

@@ -109,8 +109,17 @@ impl JetStreamConfig {
 
 /// Encodes a batch as the message body: a CBOR map with text keys `v` (1), `stream_id`,
 /// `steward` (text), `seq` (uint), `final` (bool), `receipts` (array of bstr: COSE_Sign1),
-/// `checkpoint` (bstr: COSE_Sign1), `inclusion` (array of bstr), in that order.
+/// `checkpoint` (bstr: COSE_Sign1), `inclusion` (array of bstr), in that order; a final batch
+/// that carries the stream's signed `stop-latency/1` document adds a ninth key,
+/// `stop_latency` (bstr: COSE_Sign1), last (`spec/LIVE.md` section 6.2). A non-final batch with
+/// a stop-latency document is refused (`malformed`): no decoder would take it.
 pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
+    if batch.stop_latency.is_some() && !batch.is_final {
+        return Err(LiveError::Malformed {
+            place: "batch".into(),
+            message: "a stop-latency document travels only in the final batch".into(),
+        });
+    }
     let bstrs = |it: &mut dyn Iterator<Item = &Vec<u8>>| {
         Value::Array(it.map(|b| Value::Bytes(b.clone())).collect())
     };
@@ -142,6 +151,13 @@ pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
             bstrs(&mut batch.inclusion.iter().map(|(_, r)| r)),
         ),
     ]);
+    let map = match (map, &batch.stop_latency) {
+        (Value::Map(mut entries), Some(doc)) => {
+            entries.push((Value::Text("stop_latency".into()), Value::Bytes(doc.clone())));
+            Value::Map(entries)
+        }
+        (map, _) => map,
+    };
     let mut out = Vec::new();
     ciborium::into_writer(&map, &mut out).map_err(|e| LiveError::Malformed {
         place: "batch".into(),
@@ -167,9 +183,28 @@ pub struct DecodedBatch {
     pub checkpoint: Vec<u8>,
     /// `inclusion`.
     pub inclusion: Vec<Vec<u8>>,
+    /// `stop_latency`, when the (final) batch carries it.
+    pub stop_latency: Option<Vec<u8>>,
 }
 
-/// Decodes a message body written by [`encode_batch`]; refuses anything else.
+/// The keys of a message body, in order; a final batch may add [`STOP_LATENCY_KEY`] last.
+pub const MESSAGE_KEYS: [&str; 8] = [
+    "v",
+    "stream_id",
+    "steward",
+    "seq",
+    "final",
+    "receipts",
+    "checkpoint",
+    "inclusion",
+];
+
+/// The optional ninth key of a final batch: its signed `stop-latency/1` document.
+pub const STOP_LATENCY_KEY: &str = "stop_latency";
+
+/// Decodes a message body written by [`encode_batch`]; refuses anything else: other keys,
+/// another order, a `stop_latency` that is not a byte string or is in a batch that is not
+/// final, another version.
 pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
     let bad = |m: &str| LiveError::Malformed {
         place: "message".into(),
@@ -183,20 +218,11 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
         .iter()
         .map(|(k, _)| k.as_text().unwrap_or(""))
         .collect();
-    if keys
-        != [
-            "v",
-            "stream_id",
-            "steward",
-            "seq",
-            "final",
-            "receipts",
-            "checkpoint",
-            "inclusion",
-        ]
-    {
-        return Err(bad("unexpected keys"));
-    }
+    let with_stop_latency = match keys.split_last() {
+        Some((&STOP_LATENCY_KEY, rest)) if rest == MESSAGE_KEYS => true,
+        _ if keys == MESSAGE_KEYS => false,
+        _ => return Err(bad("unexpected keys")),
+    };
     let int = |v: &Value| -> Result<u64> {
         v.as_integer()
             .and_then(|i| u64::try_from(i).ok())
@@ -221,14 +247,25 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
     if int(&entries[0].1)? != MESSAGE_VERSION {
         return Err(bad("unknown version"));
     }
+    let is_final = entries[4]
+        .1
+        .as_bool()
+        .ok_or_else(|| bad("final not a bool"))?;
+    let stop_latency = match entries.get(8) {
+        Some(_) if !with_stop_latency => return Err(bad("unexpected keys")),
+        Some(_) if !is_final => return Err(bad("stop_latency in a batch that is not final")),
+        Some((_, v)) => Some(
+            v.as_bytes()
+                .cloned()
+                .ok_or_else(|| bad("stop_latency not a byte string"))?,
+        ),
+        None => None,
+    };
     Ok(DecodedBatch {
         stream_id: text(&entries[1].1)?,
         steward: text(&entries[2].1)?,
         seq: int(&entries[3].1)?,
-        is_final: entries[4]
-            .1
-            .as_bool()
-            .ok_or_else(|| bad("final not a bool"))?,
+        is_final,
         receipts: bytes_list(&entries[5].1)?,
         checkpoint: entries[6]
             .1
@@ -236,6 +273,7 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
             .cloned()
             .ok_or_else(|| bad("checkpoint not a byte string"))?,
         inclusion: bytes_list(&entries[7].1)?,
+        stop_latency,
     })
 }
 
@@ -1099,6 +1137,8 @@ pub struct NatsStream {
     pub records: StreamRecords,
     /// The inclusion receipts stored beside the receipts, same order.
     pub inclusion: Vec<Vec<u8>>,
+    /// The signed `stop-latency/1` document of the final batch, if it carries one.
+    pub stop_latency: Option<Vec<u8>>,
 }
 
 /// What reading back cost.
@@ -1273,6 +1313,9 @@ impl Reading {
             out.inclusion.extend(d.inclusion);
             out.records.seals.push(d.checkpoint);
             out.records.sealed |= d.is_final;
+            if d.stop_latency.is_some() {
+                out.stop_latency = d.stop_latency;
+            }
             last = Some((seq, hash));
         }
         out.records.read_problems = self.problems;

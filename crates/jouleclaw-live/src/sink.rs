@@ -23,7 +23,8 @@ pub struct ReceiptItem {
 
 /// What a stream hands to its sink at one checkpoint: the receipts minted since the previous
 /// checkpoint, in window order, the signed checkpoint and the inclusion receipts of those
-/// receipts. One batch is one unit of durability.
+/// receipts; the final batch also carries the stream's signed stop-latency document. One batch
+/// is one unit of durability.
 #[derive(Debug, Clone)]
 pub struct SinkBatch {
     /// The stream.
@@ -40,6 +41,9 @@ pub struct SinkBatch {
     pub checkpoint: Vec<u8>,
     /// `(window_id, RFC 9942 inclusion receipt)` per receipt of this batch.
     pub inclusion: Vec<(u64, Vec<u8>)>,
+    /// The stream's signed `stop-latency/1` document (tagged COSE_Sign1,
+    /// `spec/STOP-LATENCY-V1.md`): in the final batch, `None` in every other one.
+    pub stop_latency: Option<Vec<u8>>,
     /// The stream clock (substrate clock, ns) when the checkpoint was signed.
     pub created_ns: u64,
     /// The stream's status, which the sink updates.

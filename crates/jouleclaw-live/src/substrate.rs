@@ -5,6 +5,12 @@
 //! the early verdict) and one [`Notary`] on its mint shard (mint, sign, seal), both built once
 //! when the stream opens and moved to their shards (they are `Send`). The verdict shard sends
 //! the mint shard one message per closed window, the [`JudgedWindow`], never a tick.
+//!
+//! Beside each stream's notary runs its stop-latency meter (`jouleclaw_stop_latency`), fed the
+//! ticks of each closed window in push order, the ticks the judge accepted and nothing else;
+//! time is the ticks' own `ts_ns`. At close the meter's barge-ins become the stream's signed
+//! `stop-latency/1` document, bound to the final seal's root and size, and travel in the
+//! final batch.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,7 +23,8 @@ use jouleclaw_pipeline::{
     SigningPolicy, WindowSignatures, duplex_voice_oracle,
 };
 use jouleclaw_seal::SealBatch;
-use jouleclaw_stream::{StreamSpec, Tick, WindowConservationFinding};
+use jouleclaw_stop_latency::{MAX_BARGE_INS, StopLatencyDocument, StopLatencyMeter};
+use jouleclaw_stream::{StreamSpec, Tick, TickKind, TickMarker, WindowConservationFinding};
 use jouleclaw_stream_oracle::WindowVerdict;
 use tokio::sync::{Notify, broadcast, mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -314,6 +321,7 @@ impl Substrate {
                 rx,
                 streams: HashMap::new(),
                 steward: config.steward.clone(),
+                spec: spec.clone(),
                 signer: signer.clone(),
                 sink: sink_tx.clone(),
                 clock: clock.clone(),
@@ -726,10 +734,13 @@ async fn closer(shared: Arc<StreamShared>, clock: Arc<dyn Clock>, tx: mpsc::Send
     }
 }
 
-/// A stream on its verdict shard: its one [`Judge`].
+/// A stream on its verdict shard: its one [`Judge`] and the barge-in markers it accepted.
 struct VState {
     shared: Arc<StreamShared>,
     judge: Judge,
+    /// Barge-in markers accepted: the one past [`MAX_BARGE_INS`] is refused before the judge
+    /// sees it, so that the stream's stop-latency meter can measure every one it accepted.
+    barge_ins: usize,
 }
 
 /// Judges ticks (the push path): one [`Judge`] per stream, each closed window handed to the
@@ -756,6 +767,7 @@ impl VerdictShard {
                         VState {
                             shared,
                             judge: *judge,
+                            barge_ins: 0,
                         },
                     );
                 }
@@ -893,6 +905,11 @@ impl VerdictShard {
         if let Err(e) = Self::clock_check(&shared, &tick, now_ns) {
             return self.refuse(&shared, e);
         }
+        let barge_in = matches!(tick.kind, TickKind::Marker(TickMarker::BargeIn));
+        if barge_in && state.barge_ins >= MAX_BARGE_INS {
+            let e = jouleclaw_stop_latency::StopLatencyError::TooManyBargeIns { max: MAX_BARGE_INS };
+            return self.refuse(&shared, LiveError::StopLatency(e));
+        }
         let w = tick.window_id;
         // A tick of a later window closes the open one: it is accepted only with a slot for
         // that window in the mint queue.
@@ -946,6 +963,9 @@ impl VerdictShard {
                 ),
             }
         }
+        if barge_in {
+            state.barge_ins += 1;
+        }
         shared.accepted.fetch_add(1, Ordering::SeqCst);
         self.stats.accepted.fetch_add(1, Ordering::SeqCst);
         let newest = shared.newest.load(Ordering::SeqCst);
@@ -965,11 +985,12 @@ impl VerdictShard {
     }
 }
 
-/// A stream on its mint shard: its one [`Notary`], the receipts since its last checkpoint and
-/// the number of checkpoints handed to the sink.
+/// A stream on its mint shard: its one [`Notary`], its stop-latency meter, the receipts since
+/// its last checkpoint and the number of checkpoints handed to the sink.
 struct MState {
     shared: Arc<StreamShared>,
     notary: Notary,
+    meter: StopLatencyMeter,
     receipts: Vec<ReceiptItem>,
     checkpoints: u64,
 }
@@ -1010,6 +1031,7 @@ impl MState {
             receipts: core::mem::take(&mut self.receipts),
             checkpoint: seal.checkpoint.cose_sign1,
             inclusion: seal.inclusion,
+            stop_latency: None,
             created_ns: now_ns,
             status: self.shared.status.clone(),
         }
@@ -1022,6 +1044,7 @@ struct MintShard {
     rx: mpsc::Receiver<MintCmd>,
     streams: HashMap<u64, MState>,
     steward: String,
+    spec: Arc<StreamSpec>,
     signer: Arc<dyn Signer + Send + Sync>,
     sink: mpsc::Sender<SinkBatch>,
     clock: Arc<dyn Clock>,
@@ -1038,6 +1061,7 @@ impl MintShard {
                         MState {
                             shared,
                             notary: *notary,
+                            meter: StopLatencyMeter::new(),
                             receipts: Vec::new(),
                             checkpoints: 0,
                         },
@@ -1071,6 +1095,20 @@ impl MintShard {
         }
         let fail = |s: &MState, e: LiveError| (s.shared.clone(), e);
         let (verdict, finding) = kinds(&judged);
+        // The meter sees the window's ticks in push order, before the notary takes them.
+        for tick in judged.window().ticks() {
+            let Some(channel) = self.spec.channel(tick.channel_id) else {
+                return Err(fail(
+                    s,
+                    LiveError::Internal {
+                        invariant: "every accepted tick is on a channel of the spec",
+                    },
+                ));
+            };
+            if let Err(e) = s.meter.observe(tick, channel.direction) {
+                return Err(fail(s, LiveError::StopLatency(e)));
+            }
+        }
         let closed = match s.notary.notarize(judged, self.signer.as_ref()) {
             Ok(c) => c,
             Err(e) => return Err(fail(s, LiveError::Pipeline(e))),
@@ -1098,6 +1136,22 @@ impl MintShard {
         }
     }
 
+    /// Ends the stream's meter and signs its `stop-latency/1` document over the receipts the
+    /// final seal covers (its root is the root over the receipts' content hashes, its size
+    /// their count: `spec/STOP-LATENCY-V1.md`).
+    fn stop_latency(&self, s: &mut MState, seal: &SealBatch) -> Result<Vec<u8>> {
+        s.meter.finish();
+        let sealed = &seal.checkpoint.seal;
+        let doc = StopLatencyDocument {
+            steward: sealed.steward.clone(),
+            stream_id: sealed.stream_id.clone(),
+            window_count: sealed.tree_size,
+            receipts_root: sealed.root,
+            barge_ins: s.meter.barge_ins().to_vec(),
+        };
+        Ok(jouleclaw_stop_latency::sign(self.signer.as_ref(), &doc)?.cose_sign1)
+    }
+
     /// Notarizes the stream's last window, signs its final checkpoint and hands it over. A
     /// checkpoint may just have been signed with nothing pending: the final one then carries
     /// no new receipt (the sealer allows it; the seal chain stays one stream).
@@ -1122,7 +1176,15 @@ impl MintShard {
         }
         match s.notary.finish(self.signer.as_ref()) {
             Ok(Some(seal)) => {
-                let batch = s.batch(seal, &self.steward, self.clock.now_ns());
+                let stop_latency = match self.stop_latency(&mut s, &seal) {
+                    Ok(doc) => doc,
+                    Err(e) => {
+                        shared.status.fail(&e.to_string());
+                        return Err(failed(&shared, e.to_string()));
+                    }
+                };
+                let mut batch = s.batch(seal, &self.steward, self.clock.now_ns());
+                batch.stop_latency = Some(stop_latency);
                 self.hand_over(&shared, batch);
             }
             Ok(None) => {}

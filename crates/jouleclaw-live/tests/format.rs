@@ -58,6 +58,7 @@ fn batch(seq: u64, is_final: bool) -> SinkBatch {
         }],
         checkpoint: vec![0xd2, 9],
         inclusion: vec![(3, vec![7, 7])],
+        stop_latency: None,
         created_ns: 0,
         status: Arc::new(StreamStatus::default()),
     }
