@@ -153,7 +153,10 @@ pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
     ]);
     let map = match (map, &batch.stop_latency) {
         (Value::Map(mut entries), Some(doc)) => {
-            entries.push((Value::Text("stop_latency".into()), Value::Bytes(doc.clone())));
+            entries.push((
+                Value::Text("stop_latency".into()),
+                Value::Bytes(doc.clone()),
+            ));
             Value::Map(entries)
         }
         (map, _) => map,

@@ -907,7 +907,8 @@ impl VerdictShard {
         }
         let barge_in = matches!(tick.kind, TickKind::Marker(TickMarker::BargeIn));
         if barge_in && state.barge_ins >= MAX_BARGE_INS {
-            let e = jouleclaw_stop_latency::StopLatencyError::TooManyBargeIns { max: MAX_BARGE_INS };
+            let e =
+                jouleclaw_stop_latency::StopLatencyError::TooManyBargeIns { max: MAX_BARGE_INS };
             return self.refuse(&shared, LiveError::StopLatency(e));
         }
         let w = tick.window_id;

@@ -220,3 +220,67 @@ fn message_id_generations_differ_and_generation_zero_is_the_content_id() {
     assert_ne!(message_id_in(body, 1), message_id_in(body, 2));
     assert_ne!(message_id_in(b"other", 1), message_id_in(body, 1));
 }
+
+fn entries(body: &[u8]) -> Vec<(ciborium::Value, ciborium::Value)> {
+    match ciborium::from_reader(body).unwrap() {
+        ciborium::Value::Map(m) => m,
+        _ => panic!("not a map"),
+    }
+}
+
+fn body_of(m: Vec<(ciborium::Value, ciborium::Value)>) -> Vec<u8> {
+    let mut out = Vec::new();
+    ciborium::into_writer(&ciborium::Value::Map(m), &mut out).unwrap();
+    out
+}
+
+#[test]
+fn a_final_batch_carries_its_stop_latency_document_as_a_ninth_key_last() {
+    use ciborium::Value;
+    let mut b = batch(4, true);
+    b.stop_latency = Some(vec![0xd2, 0x84, 5]);
+    let body = encode_batch(&b).unwrap();
+    let m = entries(&body);
+    assert_eq!(m.len(), 9);
+    assert_eq!(m[8].0, Value::Text("stop_latency".into()));
+    let d = decode_batch(&body).unwrap();
+    assert_eq!(d.stop_latency, Some(vec![0xd2, 0x84, 5]));
+    assert!(d.is_final);
+    // Without one the message is the eight-key map it always was.
+    let plain = encode_batch(&batch(4, true)).unwrap();
+    assert_eq!(entries(&plain).len(), 8);
+    assert_eq!(decode_batch(&plain).unwrap().stop_latency, None);
+    assert_eq!(body_of(m[..8].to_vec()), plain);
+}
+
+#[test]
+fn a_stop_latency_key_out_of_place_is_refused() {
+    use ciborium::Value;
+    // Encoding refuses a document outside the final batch.
+    let mut b = batch(1, false);
+    b.stop_latency = Some(vec![1]);
+    assert_eq!(encode_batch(&b).unwrap_err().code(), "malformed");
+    let mut f = batch(1, true);
+    f.stop_latency = Some(vec![1]);
+    let good = entries(&encode_batch(&f).unwrap());
+    assert!(decode_batch(&body_of(good.clone())).is_ok());
+    // The key in a batch that is not final.
+    let mut m = good.clone();
+    m[4].1 = Value::Bool(false);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // Not a byte string.
+    let mut m = good.clone();
+    m[8].1 = Value::Text("d284".into());
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // Not last.
+    let mut m = good.clone();
+    m.swap(7, 8);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // A tenth key, or another name in its place.
+    let mut m = good.clone();
+    m.push((Value::Text("extra".into()), Value::Bytes(vec![])));
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    let mut m = good;
+    m[8].0 = Value::Text("stop-latency".into());
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+}

@@ -1,0 +1,240 @@
+//! Stop latency in the live runtime: each stream's signed `stop-latency/1` document, measured
+//! from the ticks the judge accepted (tokio's paused clock: the ticks' times are exact), written
+//! by the file sink beside the stream's files, carried by the JetStream final message, and
+//! checked by the auditor (verified when present, required when a receipt records a
+//! barge-in).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::sync::Arc;
+
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt};
+use jouleclaw_live::audit::check_stop_latency;
+use jouleclaw_live::file::STOP_LATENCY_CBOR;
+use jouleclaw_live::jetstream::{decode_batch, encode_batch};
+use jouleclaw_live::synth::{Latency, synthetic_call};
+use jouleclaw_live::*;
+use jouleclaw_stop_latency::EndedBy;
+use jouleclaw_stream::{Tick, TickMarker, duplex};
+
+const STEWARD: &str = "did:example:steward";
+
+fn key() -> jouleclaw_jcr1::cose::PublicKey {
+    SoftwareSigner::rfc8032_test_key().verifying_key()
+}
+
+/// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line.
+fn receipts(dir: &Path) -> Vec<(StreamWindowReceipt, [u8; 32])> {
+    let text = std::fs::read(dir.join(file::RECEIPTS_JSONL)).unwrap();
+    text.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| (decode_receipt(l).unwrap(), *blake3::hash(l).as_bytes()))
+        .collect()
+}
+
+/// Two synthetic calls of 12 windows into a file sink on the paused clock: `call-0` stops at
+/// the barge-in, `call-1` ignores it and sends TTS audio 155 ms after it.
+async fn two_calls(dir: &Path) {
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(dir).unwrap()),
+    )
+    .unwrap();
+    let (push, yields) = (Latency::default(), Latency::default());
+    for (id, ignores) in [("call-0", false), ("call-1", true)] {
+        let h = s.open_stream(id).unwrap();
+        let r = synthetic_call(&h, 12, ignores, &push, &yields)
+            .await
+            .unwrap();
+        assert_eq!((r.refused, r.yields), (0, 1), "{id}");
+        h.close().await.unwrap();
+    }
+    s.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_file_sink_stream_has_its_signed_stop_latency_measured_from_the_ticks() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    for (id, latency_ns, late) in [("call-0", 0, false), ("call-1", 155_000_000, true)] {
+        let dir = t.path().join(id);
+        let bytes = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
+        let doc = jouleclaw_stop_latency::verify(&bytes, &key())
+            .unwrap()
+            .document;
+        assert_eq!(
+            (doc.steward.as_str(), doc.stream_id.as_str()),
+            (STEWARD, id)
+        );
+        assert_eq!(doc.window_count, 12);
+        assert_eq!(doc.barge_ins.len(), 1, "{id}");
+        let b = doc.barge_ins[0];
+        // The barge-in marker at 40 ms into window 5; the next agent turn starts in window 11.
+        assert_eq!((b.window_id, b.barge_in_ts_ns), (5, 1_040_000_000), "{id}");
+        assert_eq!(b.stop_latency_ns(), latency_ns, "{id}");
+        assert_eq!(b.late_audio_bytes > 0, late, "{id}");
+        assert_eq!(b.ended_by, EndedBy::Start, "{id}");
+        assert_eq!(b.end_ts_ns, Some(11 * 200_000_000 + 8_000_000), "{id}");
+        // Bound to the receipts as stored, and nothing else left in the folder.
+        assert_eq!(
+            check_stop_latency(Some(&bytes), &receipts(&dir), &key()),
+            Vec::<String>::new()
+        );
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "inclusion.cbor",
+                "receipts.cbor",
+                "receipts.jsonl",
+                "seals.cbor",
+                "stop-latency.cbor"
+            ]
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stop_latency_document_altered_swapped_or_removed_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let (d0, d1) = (t.path().join("call-0"), t.path().join("call-1"));
+    let (r0, r1) = (receipts(&d0), receipts(&d1));
+    let doc0 = std::fs::read(d0.join(STOP_LATENCY_CBOR)).unwrap();
+    let doc1 = std::fs::read(d1.join(STOP_LATENCY_CBOR)).unwrap();
+    assert!(check_stop_latency(Some(&doc0), &r0, &key()).is_empty());
+    // One byte of the signed payload changed.
+    let mut altered = doc0.clone();
+    let i = altered.len() - 80;
+    altered[i] ^= 1;
+    let p = check_stop_latency(Some(&altered), &r0, &key());
+    assert_eq!(p.len(), 1, "{p:?}");
+    // The other call's document: another stream, another root.
+    let p = check_stop_latency(Some(&doc1), &r0, &key());
+    assert!(p.iter().any(|l| l.starts_with("stream_mismatch")), "{p:?}");
+    assert!(p.iter().any(|l| l.starts_with("root_mismatch")), "{p:?}");
+    // Another key.
+    let other = SoftwareSigner::generate().verifying_key();
+    assert_eq!(check_stop_latency(Some(&doc1), &r1, &other).len(), 1);
+    // Removed, while window 5 records the barge-in.
+    let p = check_stop_latency(None, &r1, &key());
+    assert_eq!(p.len(), 1);
+    assert!(p[0].starts_with("stop_latency_missing"), "{p:?}");
+    // A stream without a barge-in needs none.
+    let quiet: Vec<_> = r1
+        .iter()
+        .filter(|(r, _)| r.window_id < 5)
+        .cloned()
+        .collect();
+    assert!(check_stop_latency(None, &quiet, &key()).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_final_batch_alone_carries_the_document_and_its_message_keeps_it() {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    struct Forward(tokio::sync::mpsc::UnboundedSender<SinkBatch>);
+    impl ReceiptSink for Forward {
+        fn describe(&self) -> String {
+            "forward".into()
+        }
+        fn run(
+            self: Box<Self>,
+            mut batches: tokio::sync::mpsc::Receiver<SinkBatch>,
+            _ctx: SinkContext,
+        ) -> BoxFuture<'static, Result<()>> {
+            Box::pin(async move {
+                while let Some(b) = batches.recv().await {
+                    let _ = self.0.send(b);
+                }
+                Ok(())
+            })
+        }
+    }
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(Forward(tx)),
+    )
+    .unwrap();
+    let h = s.open_stream("call-1").unwrap();
+    let (push, yields) = (Latency::default(), Latency::default());
+    synthetic_call(&h, 12, true, &push, &yields).await.unwrap();
+    h.close().await.unwrap();
+    s.shutdown().await.unwrap();
+    let mut batches = Vec::new();
+    while let Ok(b) = rx.try_recv() {
+        batches.push(b);
+    }
+    assert_eq!(batches.len(), 3);
+    for b in &batches[..2] {
+        assert!(!b.is_final && b.stop_latency.is_none());
+        let d = decode_batch(&encode_batch(b).unwrap()).unwrap();
+        assert_eq!(d.stop_latency, None);
+    }
+    let last = &batches[2];
+    assert!(last.is_final);
+    let doc = last
+        .stop_latency
+        .clone()
+        .expect("the final batch's document");
+    let d = decode_batch(&encode_batch(last).unwrap()).unwrap();
+    assert_eq!(d.stop_latency.as_deref(), Some(doc.as_slice()));
+    let v = jouleclaw_stop_latency::verify(&doc, &key()).unwrap();
+    assert_eq!(v.document.barge_ins[0].stop_latency_ns(), 155_000_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_barge_in_past_the_meters_bound_is_refused_before_it_is_judged() {
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 1_000;
+    c.spec.max_ticks_per_window = 4_000;
+    let t = tempfile::tempdir().unwrap();
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(t.path()).unwrap()),
+    )
+    .unwrap();
+    let h = s.open_stream("call-many").unwrap();
+    let max = jouleclaw_stop_latency::MAX_BARGE_INS as u64;
+    // 4,000 barge-ins a window (the window's tick bound), each window at its start.
+    let barge_in = |i: u64| {
+        let (w, k) = (i / 4_000, i % 4_000);
+        Tick::marker(w, duplex::CONTROL, TickMarker::BargeIn, w * 200_000_000 + k)
+    };
+    for i in 0..max {
+        let start = (i / 4_000) * 200_000_000;
+        if start > h.now_ns() {
+            tokio::time::sleep(std::time::Duration::from_nanos(start - h.now_ns())).await;
+        }
+        let r = h.push(barge_in(i));
+        assert!(r.is_ok(), "barge-in {i}: {r:?}");
+    }
+    let e = h.push(barge_in(max)).unwrap_err();
+    assert_eq!(e.code(), "stop_latency_refused");
+    assert_eq!(h.refused(), 1);
+    // Nothing changed: the stream seals, and its document lists every accepted barge-in.
+    h.close().await.unwrap();
+    s.shutdown().await.unwrap();
+    let dir = t.path().join("call-many");
+    let bytes = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
+    let doc = jouleclaw_stop_latency::verify(&bytes, &key())
+        .unwrap()
+        .document;
+    assert_eq!(doc.barge_ins.len() as u64, max);
+    assert!(check_stop_latency(Some(&bytes), &receipts(&dir), &key()).is_empty());
+}
