@@ -297,9 +297,9 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// Verifies one stream read from JetStream: [`audit_stream`]; then that the final seal
 /// names the steward of the subject the stream was stored under (`misplaced_steward`), so that
 /// two stewards' streams with one id stay two streams, each checked against its own seal; then
-/// every inclusion receipt ([`check_inclusion`]); then the final batch's stop-latency
-/// document ([`check_stop_latency`]: verified when present, required when a receipt records a
-/// barge-in).
+/// every inclusion receipt ([`check_inclusion`]); then, for a stream with a final batch, its
+/// stop-latency document ([`check_stop_latency`]: verified when present, required when a
+/// receipt records a barge-in; a stream without a final batch is `unsealed` already).
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
     let (mut audit, verified) = audit_verified(&s.records, key);
     if let Some(last) = s.records.seals.last()
@@ -314,11 +314,15 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
     audit
         .problems
         .extend(check_inclusion(&s.records, &s.inclusion, key));
-    audit.problems.extend(check_stop_latency(
-        s.stop_latency.as_deref(),
-        &verified,
-        key,
-    ));
+    // The document travels in the final batch: a stream without one is already `unsealed`,
+    // and its missing document says nothing more.
+    if s.records.sealed || s.stop_latency.is_some() {
+        audit.problems.extend(check_stop_latency(
+            s.stop_latency.as_deref(),
+            &verified,
+            key,
+        ));
+    }
     audit
 }
 

@@ -1168,3 +1168,142 @@ async fn subject_layout_measurement() {
         );
     }
 }
+
+/// A sink that hands every batch to the test (to publish them itself, changed).
+struct Collect(tokio::sync::mpsc::UnboundedSender<SinkBatch>);
+
+impl ReceiptSink for Collect {
+    fn describe(&self) -> String {
+        "collect".into()
+    }
+    fn run(
+        self: Box<Self>,
+        mut batches: tokio::sync::mpsc::Receiver<SinkBatch>,
+        _ctx: SinkContext,
+    ) -> BoxFuture<'static, Result<()>> {
+        Box::pin(async move {
+            while let Some(b) = batches.recv().await {
+                let _ = self.0.send(b);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// One synthetic duplex call of 12 windows (a barge-in at window 5; `ignores`: TTS audio sent
+/// 155 ms after it) on `s`.
+async fn synthetic(s: &Substrate, id: &str, ignores: bool) -> jouleclaw_live::synth::CallReport {
+    use jouleclaw_live::synth::{Latency, synthetic_call};
+    let h = s.open_stream(id).unwrap();
+    let (push, yields) = (Latency::default(), Latency::default());
+    let r = synthetic_call(&h, 12, ignores, &push, &yields)
+        .await
+        .unwrap();
+    h.close().await.unwrap();
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it() {
+    let cluster = Cluster::start();
+    let config = cluster.sink_config("main");
+    ready(&config).await;
+    let s = substrate(JetStreamSink::new(config.clone()));
+    let calls: Vec<_> = (0..4)
+        .map(|i| {
+            let s = s.clone();
+            tokio::spawn(async move { synthetic(&s, &format!("sl-{i}"), i % 2 == 1).await })
+        })
+        .collect();
+    let mut yielded = Vec::new();
+    for c in calls {
+        yielded.push(c.await.unwrap().yields);
+    }
+    s.shutdown().await.unwrap();
+    // Two more calls whose batches are published here, the final one changed: its document
+    // left out (as a writer of the eight-key message did), or one byte of it altered.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    let f = Substrate::start(
+        c,
+        Arc::new(TokioClock::system()),
+        signer(),
+        Box::new(Collect(tx)),
+    )
+    .unwrap();
+    let forged_yields = [
+        synthetic(&f, "forged-missing", true).await.yields,
+        synthetic(&f, "forged-altered", true).await.yields,
+    ];
+    f.shutdown().await.unwrap();
+    let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
+    while let Ok(mut b) = rx.try_recv() {
+        if b.is_final {
+            match b.stream_id.as_str() {
+                "forged-missing" => b.stop_latency = None,
+                _ => {
+                    let doc = b.stop_latency.as_mut().unwrap();
+                    let i = doc.len() - 80;
+                    doc[i] ^= 1;
+                }
+            }
+        }
+        let body = jouleclaw_live::jetstream::encode_batch(&b).unwrap();
+        js.publish(config.subject(&b.steward, &b.stream_id), body.into())
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let key = signer().verifying_key();
+    let stored = read_back(&config, None).await.unwrap();
+    assert_eq!(stored.len(), 6);
+    for st in &stored {
+        let id = st.records.stream_id.as_str();
+        let audit = audit_nats_stream(st, &key);
+        let doc = st.stop_latency.as_deref();
+        match id {
+            "forged-missing" => {
+                assert!(doc.is_none());
+                if forged_yields[0] > 0 {
+                    assert!(
+                        audit
+                            .problems
+                            .iter()
+                            .any(|p| p.starts_with("stop_latency_missing")),
+                        "{:?}",
+                        audit.problems
+                    );
+                }
+            }
+            "forged-altered" => {
+                assert!(
+                    audit
+                        .problems
+                        .iter()
+                        .any(|p| p.contains("the stop-latency document does not verify")),
+                    "{:?}",
+                    audit.problems
+                );
+                assert!(forged_yields[1] <= 1);
+            }
+            _ => {
+                assert!(audit.is_complete(), "{id}: {:?}", audit.problems);
+                let i: usize = id.strip_prefix("sl-").unwrap().parse().unwrap();
+                let d = jouleclaw_stop_latency::verify(doc.unwrap(), &key)
+                    .unwrap()
+                    .document;
+                assert_eq!(d.window_count, 12, "{id}");
+                // Real time: a barge-in refused as late on a loaded machine is not measured.
+                assert_eq!(d.barge_ins.len() as u64, yielded[i], "{id}");
+                for b in &d.barge_ins {
+                    assert_eq!(b.window_id, 5, "{id}");
+                    // The polite call ends its turn at the barge-in; the rude one sends audio.
+                    assert_eq!(b.stop_latency_ns() > 0, i % 2 == 1, "{id}");
+                }
+            }
+        }
+    }
+}
