@@ -140,6 +140,10 @@ pub struct StreamSummary {
     pub refused: u64,
     /// Of those, refused because their window was closed.
     pub refused_closed: u64,
+    /// The final checkpoint (tagged COSE_Sign1 `stream-seal/1`, `final: true`) as signed and
+    /// handed to the sink; `None` when the stream never took a tick. Whether the sink made it
+    /// durable is the stream's status ([`StreamStatus::sealed_durable`]).
+    pub final_seal: Option<Vec<u8>>,
 }
 
 /// Substrate-wide counters.
@@ -1175,6 +1179,7 @@ impl MintShard {
         if let Some(reason) = shared.status.failure() {
             return Err(failed(&shared, reason));
         }
+        let mut final_seal = None;
         match s.notary.finish(self.signer.as_ref()) {
             Ok(Some(seal)) => {
                 let stop_latency = match self.stop_latency(&mut s, &seal) {
@@ -1186,6 +1191,7 @@ impl MintShard {
                 };
                 let mut batch = s.batch(seal, &self.steward, self.clock.now_ns());
                 batch.stop_latency = Some(stop_latency);
+                final_seal = Some(batch.checkpoint.clone());
                 self.hand_over(&shared, batch);
             }
             Ok(None) => {}
@@ -1202,6 +1208,7 @@ impl MintShard {
             accepted: shared.accepted.load(Ordering::SeqCst),
             refused: shared.refused.load(Ordering::SeqCst),
             refused_closed: shared.refused_closed.load(Ordering::SeqCst),
+            final_seal,
         })
     }
 }

@@ -1,5 +1,7 @@
 //! `jouleclaw live`: N synthetic duplex calls in real time through the live substrate into a
-//! file folder or a NATS JetStream cluster (spec/LIVE.md).
+//! file folder or a NATS JetStream cluster (spec/LIVE.md); with `--registry DIR`, each call whose
+//! final seal is signed is registered in a call registry (spec/CALL-REGISTRY.md) through the
+//! registry's one appender (`crate::registry::Appender`, the code of `registry add`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -10,7 +12,10 @@ use clap::Args;
 use jouleclaw_jcr1::cose::{self, Signer, SoftwareSigner};
 use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink};
 use jouleclaw_live::synth::{Latency, synthetic_call};
-use jouleclaw_live::{FileSink, ReceiptSink, Substrate, SubstrateConfig, TokioClock};
+use jouleclaw_live::{
+    FileSink, ReceiptSink, StreamStatus, StreamSummary, Substrate, SubstrateConfig, TokioClock,
+    escape_id,
+};
 
 use crate::keys::read_secret_key;
 use crate::out::{say, tell};
@@ -79,6 +84,123 @@ pub(crate) struct LiveArgs {
     /// substrate's runtime.
     #[arg(long, default_value_t = 1)]
     generator_threads: usize,
+    /// Register each call whose final seal is signed in this call registry (made by
+    /// `jouleclaw registry init` with the key given as --key, which this requires). The registry
+    /// is checked and locked before the first call; after the calls each is appended as
+    /// `jouleclaw registry add` appends a run (the same leaf), its checkpoint signed and
+    /// witnessed (--registry-policy), its proof written. File sink: each sealed stream folder
+    /// gets its registry.tlog-proof; NATS sink: see --registry-proofs.
+    #[arg(long, value_name = "DIR")]
+    registry: Option<PathBuf>,
+    /// The witness policy whose witnesses cosign the registry's checkpoints (with --registry;
+    /// without it they are not witnessed).
+    #[arg(long, value_name = "FILE", requires = "registry")]
+    registry_policy: Option<PathBuf>,
+    /// With a NATS sink and --registry (required then): a folder (created if absent) that gets
+    /// one folder per registered call, named by its escaped stream id, holding the call's final
+    /// seal (seals.cbor, the checkpoint the final batch carries) and its registry proof
+    /// (registry.tlog-proof). A call's folder that exists is refused, never reused.
+    #[arg(long, value_name = "DIR", requires = "registry")]
+    registry_proofs: Option<PathBuf>,
+}
+
+/// Where `--registry` registrations go: the registry, opened and locked, and the folders the
+/// proofs go into.
+struct Registration {
+    appender: crate::registry::Appender,
+    registry: PathBuf,
+    target: Target,
+}
+
+/// The file sink's folder (stream folders registered in place), or the NATS sink's
+/// `--registry-proofs` folder.
+enum Target {
+    StreamFolders(PathBuf),
+    ProofFolders(PathBuf),
+}
+
+/// Checks the `--registry` arguments and opens the registry (checked and locked: another
+/// steward's registry, a policy of another steward, a registry in use are refused) before
+/// anything runs.
+fn registration(args: &LiveArgs) -> Result<Option<Registration>, Failure> {
+    let Some(registry) = &args.registry else {
+        return Ok(None);
+    };
+    let Some(key) = &args.key else {
+        return Err(Failure::Usage(
+            "--registry needs --key KEYFILE: the registry's checkpoints and the calls' seals are \
+             signed by one steward key"
+                .into(),
+        ));
+    };
+    let target = match (args.sink.strip_prefix("file:"), &args.registry_proofs) {
+        (Some(dir), None) => Target::StreamFolders(PathBuf::from(dir)),
+        (Some(_), Some(_)) => {
+            return Err(Failure::Usage(
+                "--registry-proofs is for a NATS sink; a file sink's proofs go into its stream \
+                 folders"
+                    .into(),
+            ));
+        }
+        (None, Some(p)) => Target::ProofFolders(p.clone()),
+        (None, None) => {
+            return Err(Failure::Usage(
+                "--registry with a NATS sink needs --registry-proofs DIR (where each call's \
+                 final seal and proof are written)"
+                    .into(),
+            ));
+        }
+    };
+    let appender = crate::registry::Appender::open(
+        registry,
+        key,
+        // A second copy for the registry (the substrate owns the first); its permissions were
+        // checked, and warned about, when the first was read.
+        SoftwareSigner::read_key_file(key).map_err(|e| Failure::io(key, e))?,
+        args.registry_policy.as_deref(),
+    )
+    .map_err(|e| e.into_failure("--registry: "))?;
+    Ok(Some(Registration {
+        appender,
+        registry: registry.clone(),
+        target,
+    }))
+}
+
+/// Registers one call whose final seal is signed: a sealed stream folder of the file sink in
+/// place, or (NATS) a new folder holding the final seal, each as `registry add` registers a
+/// run. Returns `Ok(false)` for a call that is not registered (never sealed, failed, or not
+/// sealed durably in its folder).
+fn register(
+    r: &mut Registration,
+    summary: &StreamSummary,
+    status: &StreamStatus,
+) -> Result<bool, Failure> {
+    let Some(seal) = &summary.final_seal else {
+        return Ok(false);
+    };
+    if status.failure().is_some() {
+        return Ok(false);
+    }
+    let folder = match &r.target {
+        Target::StreamFolders(dir) => {
+            if !status.sealed_durable() {
+                return Ok(false);
+            }
+            dir.join(escape_id(&summary.stream_id))
+        }
+        Target::ProofFolders(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| Failure::io(dir, e))?;
+            let folder = dir.join(escape_id(&summary.stream_id));
+            std::fs::create_dir(&folder).map_err(|e| Failure::io(&folder, e))?;
+            jouleclaw_stack::store::writer::write_output(&folder.join("seals.cbor"), seal, &[])?;
+            folder
+        }
+    };
+    r.appender
+        .register_run(&folder)
+        .map_err(|e| e.into_failure(""))?;
+    Ok(true)
 }
 
 fn write_pub(path: &std::path::Path, signer: &SoftwareSigner) -> CmdResult {
@@ -117,6 +239,10 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
             "--metrics {addr}: only a loopback address (127.0.0.0/8, ::1) is served"
         )));
     }
+    // The key first (with --registry the registry is opened and locked with it before the sink
+    // starts: a registry that cannot take the calls fails the run with nothing written).
+    let key_signer = args.key.as_deref().map(read_secret_key).transpose()?;
+    let mut registration = registration(args)?;
     let sink: Box<dyn ReceiptSink> = if let Some(dir) = args.sink.strip_prefix("file:") {
         Box::new(FileSink::new(dir).map_err(sink_refused)?)
     } else if args.sink.starts_with("nats://") {
@@ -137,8 +263,8 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
             args.sink
         )));
     };
-    let signer = match &args.key {
-        Some(k) => read_secret_key(k)?,
+    let signer = match key_signer {
+        Some(s) => s,
         None => {
             let s = SoftwareSigner::generate();
             let path =
@@ -176,8 +302,42 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         ),
     };
     let handle = generator.as_ref().map(|g| g.handle().clone());
-    rt.block_on(run(args, sink, Arc::new(signer), &prefix, handle))
+    let (summaries, ran) = rt.block_on(run(args, sink, Arc::new(signer), &prefix, handle));
+    let Some(r) = registration.as_mut() else {
+        return ran;
+    };
+    // After the run: every batch the sink took is durable or journaled by now.
+    let (mut registered, mut skipped, mut failed) = (0u64, 0u64, Vec::new());
+    for (summary, status) in &summaries {
+        match register(r, summary, status) {
+            Ok(true) => registered += 1,
+            Ok(false) => skipped += 1,
+            Err(Failure::Refused(e) | Failure::Usage(e)) => {
+                failed.push(format!("{}: {e}", summary.stream_id));
+            }
+        }
+    }
+    say!(
+        "registry    {registered} calls registered in {}, {skipped} not (no final seal, failed or not sealed durably), {} failed",
+        r.registry.display(),
+        failed.len()
+    );
+    for f in failed.iter().take(10) {
+        tell!("  registry failed: {}", crate::out::untrusted(f));
+    }
+    ran?;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Refused(format!(
+            "{} calls not registered",
+            failed.len()
+        )))
+    }
 }
+
+/// The calls' summaries (those that closed) with their status, and the run's outcome.
+type Calls = Vec<(StreamSummary, Arc<StreamStatus>)>;
 
 async fn run(
     args: &LiveArgs,
@@ -185,6 +345,19 @@ async fn run(
     signer: Arc<SoftwareSigner>,
     prefix: &str,
     generator: Option<jouleclaw_live::tokio::runtime::Handle>,
+) -> (Calls, CmdResult) {
+    let mut calls = Vec::new();
+    let ran = run_calls(args, sink, signer, prefix, generator, &mut calls).await;
+    (calls, ran)
+}
+
+async fn run_calls(
+    args: &LiveArgs,
+    sink: Box<dyn ReceiptSink>,
+    signer: Arc<SoftwareSigner>,
+    prefix: &str,
+    generator: Option<jouleclaw_live::tokio::runtime::Handle>,
+    calls: &mut Calls,
 ) -> CmdResult {
     let describe = sink.describe();
     let mut config = SubstrateConfig::new(&args.steward);
@@ -269,8 +442,9 @@ async fn run(
                 if let Err(e) = r {
                     failed.push(e.to_string());
                 }
-                if let Err(e) = closed {
-                    failed.push(e.to_string());
+                match closed {
+                    Ok(summary) => calls.push((summary, status.clone())),
+                    Err(e) => failed.push(e.to_string()),
                 }
                 statuses.push(status);
             }
