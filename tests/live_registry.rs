@@ -1,0 +1,276 @@
+//! `jouleclaw live --registry DIR`: each call whose final seal is signed is registered, with the
+//! leaf `jouleclaw registry add` makes of it; the arguments are checked before anything runs.
+//! The JetStream variant needs nats-server and is `#[ignore]`d (run by
+//! `.ci/suites/14-live-cluster.sh`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let p = std::env::temp_dir().join(format!(
+            "jouleclaw-live-registry-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Self(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A steward key and two empty registries signed by it.
+fn setup(t: &TempDir) -> (PathBuf, PathBuf, PathBuf) {
+    let key = t.path("steward.key");
+    let o = jouleclaw(&[
+        &"keygen",
+        &"--out",
+        &key,
+        &"--pub-out",
+        &t.path("steward.pub"),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let (reg, reg2) = (t.path("reg"), t.path("reg2"));
+    for r in [&reg, &reg2] {
+        let o = jouleclaw(&[
+            &"registry",
+            &"init",
+            r,
+            &"--origin",
+            &"example.com/live",
+            &"--key",
+            &key,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    (key, reg, reg2)
+}
+
+fn leaves(reg: &Path) -> Vec<String> {
+    std::fs::read_to_string(reg.join("leaves.jsonl"))
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Each folder registered again by `registry add` into `reg2`: the same leaves, in order.
+fn assert_same_leaves_as_registry_add(key: &Path, reg: &Path, reg2: &Path, folders: &[PathBuf]) {
+    for f in folders {
+        // A copy without the proof `live` wrote (`registry add` writes its own).
+        let copy = reg2.with_extension(f.file_name().unwrap().to_str().unwrap());
+        std::fs::create_dir_all(&copy).unwrap();
+        std::fs::copy(f.join("seals.cbor"), copy.join("seals.cbor")).unwrap();
+        let o = jouleclaw(&[&"registry", &"add", &reg2, &copy, &"--key", &key]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    let got = leaves(reg);
+    assert_eq!(got.len(), folders.len());
+    assert_eq!(got, leaves(reg2));
+}
+
+#[test]
+fn live_registers_each_sealed_file_sink_call_with_the_leaf_registry_add_makes() {
+    let t = TempDir::new("file");
+    let (key, reg, reg2) = setup(&t);
+    let out = t.path("out");
+    let o = jouleclaw(&[
+        &"live",
+        &"--streams",
+        &"3",
+        &"--seconds",
+        &"2",
+        &"--prefix",
+        &"call",
+        &"--key",
+        &key,
+        &"--sink",
+        &format!("file:{}", out.display()),
+        &"--registry",
+        &reg,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("registry    3 calls registered"),
+        "{}",
+        text(&o)
+    );
+    let folders: Vec<PathBuf> = (0..3).map(|i| out.join(format!("call-{i}"))).collect();
+    for f in &folders {
+        assert!(f.join("registry.tlog-proof").is_file(), "{}", f.display());
+        // The folder still verifies as a stream directory.
+        let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &t.path("steward.pub"), f]);
+        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    }
+    assert!(leaves(&reg)[1].contains("\"stream_id\":\"call-1\""));
+    assert_same_leaves_as_registry_add(&key, &reg, &reg2, &folders);
+}
+
+#[test]
+fn live_registry_arguments_are_checked_before_anything_runs() {
+    let t = TempDir::new("args");
+    let (key, reg, _) = setup(&t);
+    let out = t.path("out");
+    let sink = format!("file:{}", out.display());
+    let refused = |args: &[&dyn AsRef<std::ffi::OsStr>], why: &str| {
+        let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"live", &"--streams", &"1", &"--seconds", &"1"];
+        all.extend_from_slice(args);
+        let o = jouleclaw(&all);
+        assert_eq!(o.status.code(), Some(2), "{why}: {}", text(&o));
+        assert!(text(&o).contains(why), "{why}: {}", text(&o));
+        assert!(!out.exists(), "{why}: the sink folder was made");
+    };
+    refused(&[&"--sink", &sink, &"--registry", &reg], "needs --key");
+    refused(
+        &[
+            &"--sink",
+            &sink,
+            &"--key",
+            &key,
+            &"--registry",
+            &t.path("none"),
+        ],
+        "registry_unusable",
+    );
+    // Another steward's registry: refused before the calls, nothing run, nothing appended.
+    let other = t.path("other.key");
+    assert_eq!(
+        jouleclaw(&[&"keygen", &"--out", &other]).status.code(),
+        Some(0)
+    );
+    refused(
+        &[&"--sink", &sink, &"--key", &other, &"--registry", &reg],
+        "signed by another key",
+    );
+    refused(
+        &[
+            &"--sink",
+            &sink,
+            &"--key",
+            &key,
+            &"--registry",
+            &reg,
+            &"--registry-proofs",
+            &t.path("p"),
+        ],
+        "is for a NATS sink",
+    );
+    refused(
+        &[
+            &"--sink",
+            &"nats://127.0.0.1:1",
+            &"--journal",
+            &t.path("j"),
+            &"--key",
+            &key,
+            &"--registry",
+            &reg,
+        ],
+        "needs --registry-proofs",
+    );
+    assert!(leaves(&reg).is_empty());
+}
+
+fn nats_server() -> PathBuf {
+    for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
+        if Path::new(p).exists() {
+            return PathBuf::from(p);
+        }
+    }
+    PathBuf::from("nats-server")
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+fn live_registers_each_jetstream_call_from_its_final_batchs_seal() {
+    let t = TempDir::new("nats");
+    let (key, reg, reg2) = setup(&t);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let _server = Server(
+        Command::new(nats_server())
+            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .arg(t.path("js"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server"),
+    );
+    let url = format!("nats://127.0.0.1:{port}");
+    let proofs = t.path("proofs");
+    let public = t.path("steward.pub");
+    let o = jouleclaw(&[
+        &"live",
+        &"--streams",
+        &"3",
+        &"--seconds",
+        &"2",
+        &"--prefix",
+        &"call",
+        &"--key",
+        &key,
+        &"--sink",
+        &url,
+        &"--journal",
+        &t.path("live.journal"),
+        &"--registry",
+        &reg,
+        &"--registry-proofs",
+        &proofs,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("registry    3 calls registered"),
+        "{}",
+        text(&o)
+    );
+    // What the cluster holds is what was registered: the audit finds the three calls
+    // complete, and each stored final seal is the one registered.
+    let o = jouleclaw(&[&"audit", &"--pub", &public, &"--nats", &url, &"--all"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let folders: Vec<PathBuf> = (0..3).map(|i| proofs.join(format!("call-{i}"))).collect();
+    for f in &folders {
+        assert!(f.join("registry.tlog-proof").is_file(), "{}", f.display());
+    }
+    assert_same_leaves_as_registry_add(&key, &reg, &reg2, &folders);
+}
