@@ -178,19 +178,22 @@ fn folder_name(path: &Path) -> Result<(&str, &str, bool)> {
 /// stream at rest (`jouleclaw_store::verify_dir`: bounded, streaming, inputs opened without
 /// following symbolic links), adding what only the live layout knows: a folder still named
 /// `.partial` is `unsealed`, a folder name that is not an escaped stream id is
-/// `malformed_name`, and one that is not the receipts' stream id is `misplaced_stream`. At
-/// most `jouleclaw_store::MAX_NAMED_PROBLEMS` problems are listed, then one `more_problems`
-/// line with the count of the rest.
+/// `malformed_name`, and one that is not the receipts' stream id is `misplaced_stream`; then,
+/// for a sealed folder (or one holding it), `stop-latency.cbor` as `receipts verify DIR` checks
+/// it ([`check_stop_latency`]: opened without following a symbolic link, a regular file only,
+/// bounded). At most `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the directory are
+/// listed, then one `more_problems` line with the count of the rest.
 pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     let (name, token, sealed) = folder_name(path)?;
     let unescaped = unescape_id(token);
     let stream_id = unescaped.clone().unwrap_or_else(|| token.to_owned());
-    let report = jouleclaw_store::verify_dir(path, key, &mut |_, _| {}).map_err(|e| {
-        LiveError::Malformed {
-            place: path.display().to_string(),
-            message: e.to_string(),
-        }
-    })?;
+    let mut decoded: Vec<(u64, StreamWindowReceipt)> = Vec::new();
+    let malformed = |e: jouleclaw_store::StoreError| LiveError::Malformed {
+        place: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let report = jouleclaw_store::verify_dir(path, key, &mut |i, r| decoded.push((i, r.clone())))
+        .map_err(malformed)?;
     let mut problems = Vec::new();
     if unescaped.is_none() {
         problems.push(format!(
@@ -225,12 +228,66 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     } else if !sealed {
         problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
     }
+    // stop-latency.cbor, as `receipts verify DIR` checks it; written with the final batch, so
+    // a folder still `.partial` (named unsealed above) is not asked for it.
+    let doc = read_stop_latency(path).map_err(malformed)?;
+    if sealed || !matches!(doc, StopLatencyFile::Missing) {
+        match doc {
+            StopLatencyFile::Refused(p) => problems.push(p),
+            StopLatencyFile::Missing | StopLatencyFile::Bytes(_) => {
+                let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = decoded
+                    .into_iter()
+                    .filter_map(|(i, r)| {
+                        let rec = report.receipts.get(usize::try_from(i).ok()?)?;
+                        Some((r, rec.content_hash))
+                    })
+                    .collect();
+                let bytes = match &doc {
+                    StopLatencyFile::Bytes(b) => Some(b.as_slice()),
+                    _ => None,
+                };
+                problems.extend(check_stop_latency(bytes, &receipts, key));
+            }
+        }
+    }
     Ok(StreamAudit {
         stream_id,
         receipts: report.receipts.len(),
         verified: report.verified(),
         checkpoints: usize::try_from(report.checkpoints).unwrap_or(usize::MAX),
         problems,
+    })
+}
+
+/// A stream folder's `stop-latency.cbor`, as found.
+enum StopLatencyFile {
+    Missing,
+    Bytes(Vec<u8>),
+    /// Not read: not a regular file, or larger than a signed document may be.
+    Refused(String),
+}
+
+/// Opens `stop-latency.cbor` without following a symbolic link, a regular file only, read up to
+/// `jouleclaw_stop_latency::MAX_SIGNED_BYTES`.
+fn read_stop_latency(dir: &Path) -> jouleclaw_store::Result<StopLatencyFile> {
+    use jouleclaw_store::layout::{Input, open_input, read_bounded};
+    let path = dir.join(crate::file::STOP_LATENCY_CBOR);
+    Ok(match open_input(&path)? {
+        Input::Missing => StopLatencyFile::Missing,
+        Input::NotRegular(kind) => StopLatencyFile::Refused(format!(
+            "not_regular_file: {} is a {kind}, not a regular file; not read",
+            crate::file::STOP_LATENCY_CBOR
+        )),
+        Input::File(f) => {
+            match read_bounded(f, &path, jouleclaw_stop_latency::MAX_SIGNED_BYTES as u64)? {
+                Some(b) => StopLatencyFile::Bytes(b),
+                None => StopLatencyFile::Refused(format!(
+                    "cose_too_large: {} holds more than {} bytes",
+                    crate::file::STOP_LATENCY_CBOR,
+                    jouleclaw_stop_latency::MAX_SIGNED_BYTES
+                )),
+            }
+        }
     })
 }
 

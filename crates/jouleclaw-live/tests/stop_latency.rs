@@ -238,3 +238,58 @@ async fn a_barge_in_past_the_meters_bound_is_refused_before_it_is_judged() {
     assert_eq!(doc.barge_ins.len() as u64, max);
     assert!(check_stop_latency(Some(&bytes), &receipts(&dir), &key()).is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
+    use jouleclaw_live::audit::audit_stream_dir;
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let dir = t.path().join("call-1");
+    let doc = dir.join(STOP_LATENCY_CBOR);
+    let good = std::fs::read(&doc).unwrap();
+    let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().problems;
+    assert_eq!(problems(&dir), Vec::<String>::new());
+    // Altered.
+    let mut altered = good.clone();
+    let i = altered.len() - 80;
+    altered[i] ^= 1;
+    std::fs::write(&doc, &altered).unwrap();
+    let p = problems(&dir);
+    assert!(
+        p.len() == 1 && p[0].contains("the stop-latency document does not verify"),
+        "{p:?}"
+    );
+    // The other call's.
+    std::fs::copy(t.path().join("call-0").join(STOP_LATENCY_CBOR), &doc).unwrap();
+    assert!(
+        problems(&dir)
+            .iter()
+            .any(|p| p.starts_with("stream_mismatch"))
+    );
+    // A symbolic link to the good document: not followed.
+    let elsewhere = t.path().join("elsewhere.cbor");
+    std::fs::write(&elsewhere, &good).unwrap();
+    std::fs::remove_file(&doc).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &doc).unwrap();
+    let p = problems(&dir);
+    assert!(
+        p.len() == 1 && p[0].starts_with("not_regular_file"),
+        "{p:?}"
+    );
+    // Removed: the receipts record a barge-in.
+    std::fs::remove_file(&doc).unwrap();
+    let p = problems(&dir);
+    assert!(
+        p.len() == 1 && p[0].starts_with("stop_latency_missing"),
+        "{p:?}"
+    );
+    // A folder still `.partial` is unsealed, and not asked for the document again.
+    let partial = t.path().join("call-1.partial");
+    std::fs::rename(&dir, &partial).unwrap();
+    let p = problems(&partial);
+    assert!(p.len() == 1 && p[0].starts_with("unsealed"), "{p:?}");
+    // Put back as written: complete again.
+    std::fs::rename(&partial, &dir).unwrap();
+    std::fs::write(&doc, &good).unwrap();
+    assert_eq!(problems(&dir), Vec::<String>::new());
+}
