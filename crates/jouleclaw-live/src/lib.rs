@@ -9,12 +9,13 @@
 //! - [`ReceiptSink`], [`SinkBatch`], [`ReceiptItem`], [`SinkContext`], [`SinkStats`],
 //!   [`StreamStatus`], [`escape_id`], [`unescape_id`], [`check_ids`]: the sink seam;
 //! - [`journal`]: the JetStream sink's write-ahead journal and its replay;
-//! - [`FileSink`] ([`file`](mod@file)): the file sink;
+//! - [`FileSink`] ([`file`](mod@file)): the file sink (with each stream's
+//!   [`file::STOP_LATENCY_CBOR`]);
 //! - [`jetstream`]: [`jetstream::JetStreamSink`], [`jetstream::JetStreamConfig`], the message
 //!   format ([`jetstream::encode_batch`], [`jetstream::decode_batch`]) and
 //!   [`jetstream::read_back`];
 //! - [`audit`]: [`audit::audit_stream`], [`audit::audit_stream_dir`], [`audit::read_stream_dir`],
-//!   [`audit::stream_dirs`],
+//!   [`audit::stream_dirs`], [`audit::check_stop_latency`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
 //! - [`synth`]: synthetic duplex calls and a bounded latency histogram (the load generator);
 //! - [`tokio`]: the runtime crate, re-exported;
