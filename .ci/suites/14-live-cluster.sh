@@ -4,7 +4,7 @@
 # plain `cargo test` (they need nats-server) and run here with --ignored. The kill -9 scenario's
 # child (`live_child_killed_by_the_parent`) is not a test of its own: its parent runs it; the
 # subject-layout measurement (minutes long) is run by hand. Then `jouleclaw live --registry` into
-# a one-node JetStream server (tests/live_registry.rs, debug build).
+# a one-node JetStream server (tests/live_cli.rs, debug build).
 set -euo pipefail
 . scripts/suite-lib.sh
 jc_suite live-cluster
@@ -12,5 +12,5 @@ jc_need_nats_server || jc_not_run "nats-server is missing (no Debian package, no
 jc_check "cluster scenarios (release, --ignored)" \
     cargo test --release -p jouleclaw-live --test cluster -- --ignored --skip live_child_killed_by_the_parent --skip subject_layout_measurement
 jc_check "jouleclaw live --registry into JetStream (--ignored)" \
-    cargo test -p jouleclaw-stack --test live_registry -- --ignored
+    cargo test -p jouleclaw-stack --test live_cli -- --ignored
 jc_close

@@ -8,6 +8,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+use common::Collect;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -1166,27 +1169,6 @@ async fn subject_layout_measurement() {
             subjects.len(),
             read as f64 / read_s,
         );
-    }
-}
-
-/// A sink that hands every batch to the test (to publish them itself, changed).
-struct Collect(tokio::sync::mpsc::UnboundedSender<SinkBatch>);
-
-impl ReceiptSink for Collect {
-    fn describe(&self) -> String {
-        "collect".into()
-    }
-    fn run(
-        self: Box<Self>,
-        mut batches: tokio::sync::mpsc::Receiver<SinkBatch>,
-        _ctx: SinkContext,
-    ) -> BoxFuture<'static, Result<()>> {
-        Box::pin(async move {
-            while let Some(b) = batches.recv().await {
-                let _ = self.0.send(b);
-            }
-            Ok(())
-        })
     }
 }
 

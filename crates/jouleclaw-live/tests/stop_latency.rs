@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+use common::Collect;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -142,31 +145,13 @@ async fn a_stop_latency_document_altered_swapped_or_removed_is_refused() {
 #[tokio::test(start_paused = true)]
 async fn the_final_batch_alone_carries_the_document_and_its_message_keeps_it() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    struct Forward(tokio::sync::mpsc::UnboundedSender<SinkBatch>);
-    impl ReceiptSink for Forward {
-        fn describe(&self) -> String {
-            "forward".into()
-        }
-        fn run(
-            self: Box<Self>,
-            mut batches: tokio::sync::mpsc::Receiver<SinkBatch>,
-            _ctx: SinkContext,
-        ) -> BoxFuture<'static, Result<()>> {
-            Box::pin(async move {
-                while let Some(b) = batches.recv().await {
-                    let _ = self.0.send(b);
-                }
-                Ok(())
-            })
-        }
-    }
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
     let s = Substrate::start(
         c,
         Arc::new(TokioClock::new(1_780_617_600)),
         Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(Forward(tx)),
+        Box::new(Collect(tx)),
     )
     .unwrap();
     let h = s.open_stream("call-1").unwrap();

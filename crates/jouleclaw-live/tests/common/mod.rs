@@ -1,6 +1,10 @@
-//! Helpers shared by the test files.
+//! Helpers shared by the test files (each file uses some of them).
 
+#![allow(dead_code)]
+
+use jouleclaw_live::{BoxFuture, ReceiptSink, Result, SinkBatch, SinkContext};
 use jouleclaw_stream::{Tick, TickKind, duplex};
+use tokio::sync::mpsc;
 
 /// A 320-byte mic tick of window `w` at `ts` ns.
 pub fn mic(w: u64, ts: u64) -> Tick {
@@ -11,4 +15,26 @@ pub fn mic(w: u64, ts: u64) -> Tick {
         bytes::Bytes::from(vec![0u8; 320]),
         ts,
     )
+}
+
+/// A sink that hands every batch to the test as it comes (the seam under test, not a store:
+/// the test looks at the batches, or publishes them itself, changed).
+pub struct Collect(pub mpsc::UnboundedSender<SinkBatch>);
+
+impl ReceiptSink for Collect {
+    fn describe(&self) -> String {
+        "collect".into()
+    }
+    fn run(
+        self: Box<Self>,
+        mut batches: mpsc::Receiver<SinkBatch>,
+        _ctx: SinkContext,
+    ) -> BoxFuture<'static, Result<()>> {
+        Box::pin(async move {
+            while let Some(b) = batches.recv().await {
+                let _ = self.0.send(b);
+            }
+            Ok(())
+        })
+    }
 }

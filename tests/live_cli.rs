@@ -1,7 +1,10 @@
-//! `jouleclaw live --registry DIR`: each call whose final seal is signed is registered, with the
-//! leaf `jouleclaw registry add` makes of it; the arguments are checked before anything runs.
-//! The JetStream variant needs nats-server and is `#[ignore]`d (run by
-//! `.ci/suites/14-live-cluster.sh`).
+//! `jouleclaw live` end to end through the command: every stream folder of the file sink holds
+//! its signed `stop-latency.cbor` and passes `receipts verify DIR` (the document altered, taken
+//! from another call or removed is refused; removed is the folder as `live` wrote it before it
+//! measured stop latency: four files, and a barge-in in the receipts); and `--registry DIR`
+//! registers each call whose final seal is signed with the leaf `jouleclaw registry add` makes
+//! of it, its arguments checked before anything runs. The JetStream registration needs
+//! nats-server and is `#[ignore]`d (run by `.ci/suites/14-live-cluster.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -12,10 +15,8 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!(
-            "jouleclaw-live-registry-{tag}-{}",
-            std::process::id()
-        ));
+        let p =
+            std::env::temp_dir().join(format!("jouleclaw-live-cli-{tag}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
         std::fs::create_dir_all(&p).unwrap();
         Self(p)
@@ -38,12 +39,94 @@ fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
         .unwrap()
 }
 
+/// `jouleclaw live --streams N --seconds S --prefix call ARGS...`.
+fn live(streams: u32, seconds: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    let (n, s) = (streams.to_string(), seconds.to_string());
+    let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+        &"live",
+        &"--streams",
+        &n,
+        &"--seconds",
+        &s,
+        &"--prefix",
+        &"call",
+    ];
+    all.extend_from_slice(args);
+    jouleclaw(&all)
+}
+
 fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     )
+}
+
+fn verify(public: &Path, dir: &Path) -> Output {
+    jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &dir])
+}
+
+/// `receipts verify` of `dir` refuses it (exit 1) and names `why`.
+fn refused_naming(public: &Path, dir: &Path, why: &str) {
+    let o = verify(public, dir);
+    assert_eq!(o.status.code(), Some(1), "{why}: {}", text(&o));
+    assert!(text(&o).contains(why), "{why}: {}", text(&o));
+}
+
+#[test]
+fn live_file_sink_stream_folders_pass_receipts_verify_with_their_stop_latency() {
+    let t = TempDir::new("stop-latency");
+    let out = t.path("live");
+    // Four calls of 3 s (15 windows): each barges in at window 5; calls 1 and 3 keep talking.
+    let sink = format!("file:{}", out.display());
+    let o = live(4, 3, &[&"--ignore-every", &"2", &"--sink", &sink]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let public = out.join("signer.pub");
+    let mut with_barge_in = Vec::new();
+    for i in 0..4 {
+        let dir = out.join(format!("call-{i}"));
+        assert!(dir.join("stop-latency.cbor").is_file(), "call-{i}");
+        let o = verify(&public, &dir);
+        assert_eq!(o.status.code(), Some(0), "call-{i}: {}", text(&o));
+        assert!(
+            text(&o).contains("stop-latency.cbor: verified and bound to the receipts"),
+            "call-{i}: {}",
+            text(&o)
+        );
+        if text(&o).contains("stop latency over 1 barge-ins") {
+            with_barge_in.push(dir);
+        }
+    }
+    // Real time: a barge-in refused as late on a loaded machine leaves its call without one;
+    // the calls that took theirs are the ones the refusals below are about.
+    assert!(!with_barge_in.is_empty(), "no call recorded its barge-in");
+    let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &out]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+
+    let dir = &with_barge_in[0];
+    let doc = dir.join("stop-latency.cbor");
+    let good = std::fs::read(&doc).unwrap();
+    // One byte of the signed payload changed.
+    let mut altered = good.clone();
+    let i = altered.len() - 80;
+    altered[i] ^= 1;
+    std::fs::write(&doc, &altered).unwrap();
+    refused_naming(&public, dir, "stop-latency.cbor: cose_bad_signature");
+    // Another call's document.
+    let other = if dir.ends_with("call-0") {
+        "call-1"
+    } else {
+        "call-0"
+    };
+    std::fs::copy(out.join(other).join("stop-latency.cbor"), &doc).unwrap();
+    refused_naming(&public, dir, "stream_mismatch");
+    // Removed: the receipts record a barge-in.
+    std::fs::remove_file(&doc).unwrap();
+    refused_naming(&public, dir, "stop_latency_missing");
+    // Put back as written: accepted again.
+    std::fs::write(&doc, &good).unwrap();
+    assert_eq!(verify(&public, dir).status.code(), Some(0));
 }
 
 /// A steward key and two empty registries signed by it.
@@ -101,21 +184,12 @@ fn live_registers_each_sealed_file_sink_call_with_the_leaf_registry_add_makes() 
     let t = TempDir::new("file");
     let (key, reg, reg2) = setup(&t);
     let out = t.path("out");
-    let o = jouleclaw(&[
-        &"live",
-        &"--streams",
-        &"3",
-        &"--seconds",
-        &"2",
-        &"--prefix",
-        &"call",
-        &"--key",
-        &key,
-        &"--sink",
-        &format!("file:{}", out.display()),
-        &"--registry",
-        &reg,
-    ]);
+    let sink = format!("file:{}", out.display());
+    let o = live(
+        3,
+        2,
+        &[&"--key", &key, &"--sink", &sink, &"--registry", &reg],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         text(&o).contains("registry    3 calls registered"),
@@ -140,10 +214,7 @@ fn live_registry_arguments_are_checked_before_anything_runs() {
     let out = t.path("out");
     let sink = format!("file:{}", out.display());
     let refused = |args: &[&dyn AsRef<std::ffi::OsStr>], why: &str| {
-        let mut all: Vec<&dyn AsRef<std::ffi::OsStr>> =
-            vec![&"live", &"--streams", &"1", &"--seconds", &"1"];
-        all.extend_from_slice(args);
-        let o = jouleclaw(&all);
+        let o = live(1, 1, args);
         assert_eq!(o.status.code(), Some(2), "{why}: {}", text(&o));
         assert!(text(&o).contains(why), "{why}: {}", text(&o));
         assert!(!out.exists(), "{why}: the sink folder was made");
@@ -239,25 +310,23 @@ fn live_registers_each_jetstream_call_from_its_final_batchs_seal() {
     let url = format!("nats://127.0.0.1:{port}");
     let proofs = t.path("proofs");
     let public = t.path("steward.pub");
-    let o = jouleclaw(&[
-        &"live",
-        &"--streams",
-        &"3",
-        &"--seconds",
-        &"2",
-        &"--prefix",
-        &"call",
-        &"--key",
-        &key,
-        &"--sink",
-        &url,
-        &"--journal",
-        &t.path("live.journal"),
-        &"--registry",
-        &reg,
-        &"--registry-proofs",
-        &proofs,
-    ]);
+    let journal = t.path("live.journal");
+    let o = live(
+        3,
+        2,
+        &[
+            &"--key",
+            &key,
+            &"--sink",
+            &url,
+            &"--journal",
+            &journal,
+            &"--registry",
+            &reg,
+            &"--registry-proofs",
+            &proofs,
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
     assert!(
         text(&o).contains("registry    3 calls registered"),
