@@ -511,6 +511,7 @@ fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
         }],
         checkpoint: vec![0xd2, 9],
         inclusion: vec![(seq, vec![7, 7])],
+        stop_latency: None,
         created_ns: 0,
         status: Arc::new(StreamStatus::default()),
     }
