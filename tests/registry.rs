@@ -1108,3 +1108,65 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
         1
     );
 }
+
+#[test]
+#[ignore = "needs litewitness, witnessctl and ssh-agent: run by .ci/suites/25-registry.sh"]
+fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
+    let s = Setup::new("live");
+    let policy = s.policy("policy", 2);
+    let out = s.tmp.path("live-out");
+    let o = jouleclaw(&[
+        &"live",
+        &"--streams",
+        &"2",
+        &"--seconds",
+        &"2",
+        &"--prefix",
+        &"call",
+        &"--key",
+        &s.key,
+        &"--sink",
+        &format!("file:{}", out.display()),
+        &"--registry",
+        &s.reg,
+        &"--registry-policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(
+        text(&o)
+            .matches("witnessed: 3 of 3 witnesses cosigned (quorum 2)")
+            .count(),
+        2,
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("registry    2 calls registered"),
+        "{}",
+        text(&o)
+    );
+    // Each stream folder's proof verifies offline, and the folder audit with the policy accepts
+    // both calls (their stop-latency documents included).
+    for i in 0..2 {
+        let o = jouleclaw(&[
+            &"registry",
+            &"verify",
+            &out.join(format!("call-{i}")),
+            &"--policy",
+            &policy,
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+    }
+    let o = jouleclaw(&[
+        &"audit",
+        &"--pub",
+        &s.public,
+        &"--dir",
+        &out,
+        &"--witness-policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+}
