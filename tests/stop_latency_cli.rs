@@ -178,3 +178,30 @@ fn a_receipt_removed_under_the_document_is_noticed() {
     assert!(text(&v).contains("window_count_mismatch"), "{}", text(&v));
     assert!(text(&v).contains("root_mismatch"), "{}", text(&v));
 }
+
+#[test]
+fn a_planted_link_or_fifo_at_the_document_is_refused_unread() {
+    let t = TempDir::new("planted");
+    let dir = t.0.join("run");
+    run(&dir, &["--seal-every", "4"]);
+    let doc = dir.join("stop-latency.cbor");
+    let real = t.0.join("real-document.cbor");
+    std::fs::rename(&doc, &real).unwrap();
+    // A link to the genuine document: refused although its bytes would verify.
+    std::os::unix::fs::symlink(&real, &doc).unwrap();
+    let v = verify(&dir);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("not_regular_file"), "{}", text(&v));
+    // A FIFO: refused at once, never blocked on.
+    std::fs::remove_file(&doc).unwrap();
+    let made = Command::new("mkfifo").arg(&doc).status().unwrap();
+    assert!(made.success());
+    let v = verify(&dir);
+    assert_eq!(v.status.code(), Some(1), "{}", text(&v));
+    assert!(text(&v).contains("not_regular_file"), "{}", text(&v));
+    // Its neighbour: the genuine document put back is accepted.
+    std::fs::remove_file(&doc).unwrap();
+    std::fs::rename(&real, &doc).unwrap();
+    let v = verify(&dir);
+    assert!(v.status.success(), "{}", text(&v));
+}

@@ -11,6 +11,7 @@ use std::path::Path;
 use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
+use jouleclaw_stack::store::layout::{Input, open_input};
 use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
 use jouleclaw_stop_latency::{
@@ -138,13 +139,24 @@ pub(crate) struct Evidence {
 /// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
 /// the receipts check names it) with each line's content hash; a missing file holds none (the
 /// stream verifier names it).
+/// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link
+/// followed, no FIFO blocked on, regular files only): `Ok(None)` when it is missing,
+/// `Err(what it is)` when it is not a regular file.
+fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
+    Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
+        Input::File(f) => Ok(Some(f)),
+        Input::Missing => Ok(None),
+        Input::NotRegular(what) => Err(what),
+    })
+}
+
 fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
     let path = dir.join("receipts.jsonl");
-    let file = match std::fs::File::open(&path) {
-        Ok(f) => f,
-        // The stream verifier names the missing file; here it holds no receipt.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Failure::io(&path, e)),
+    let file = match open_in(&path)? {
+        Ok(Some(f)) => f,
+        // The stream verifier names a missing file or one that is not a regular file (it
+        // is not read); here it holds no receipt.
+        Ok(None) | Err(_) => return Ok(Vec::new()),
     };
     let mut reader = BufReader::new(file);
     let max = Limits::RECEIPT.max_document_bytes as u64;
@@ -175,8 +187,9 @@ fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure>
 }
 
 fn summary_lists_it(dir: &Path) -> bool {
-    std::fs::File::open(dir.join("summary.json"))
+    open_in(&dir.join("summary.json"))
         .ok()
+        .and_then(|f| f.ok().flatten())
         .and_then(|f| {
             let mut text = String::new();
             f.take(1 << 20).read_to_string(&mut text).ok()?;
@@ -193,15 +206,21 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
     let receipts = receipts(dir)?;
     let path = dir.join(FILE);
     let mut ev = Evidence::default();
-    let bytes = match std::fs::File::open(&path) {
-        Ok(f) => {
+    let bytes = match open_in(&path)? {
+        Ok(Some(f)) => {
             let mut b = Vec::new();
             f.take(MAX_SIGNED_BYTES as u64 + 1)
                 .read_to_end(&mut b)
                 .map_err(|e| Failure::io(&path, e))?;
             b
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(what) => {
+            ev.problems.push(format!(
+                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
+            ));
+            return Ok(ev);
+        }
+        Ok(None) => {
             let plain: Vec<StreamWindowReceipt> = receipts.into_iter().map(|(r, _)| r).collect();
             if let Some(p) = sl::missing(&plain) {
                 ev.problems.push(format!("{FILE}: {p}"));
@@ -212,7 +231,6 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
             }
             return Ok(ev);
         }
-        Err(e) => return Err(Failure::io(&path, e)),
     };
     match sl::verify(&bytes, key) {
         Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
