@@ -632,9 +632,36 @@ async fn a_full_journal_fails_the_stream_loudly_and_the_audit_names_it_incomplet
     assert!(incomplete > 0, "the audit found every stream complete");
 }
 
+/// The whole cluster down: every node sent SIGTERM at once, then waited for (bounded: 10 s,
+/// then SIGKILL). Not SIGKILL of all three at once: nats-server acknowledges a publish once a
+/// quorum stored it, but a node writes its store out after the acknowledgement, so killing
+/// every replica in the same instant can lose a batch already acknowledged (seen here on
+/// 2.9.10: a batch acknowledged just before all three were killed was not in the stream
+/// after the restart). That is a simultaneous crash of every replica, outside what the
+/// journal (which marks a batch delivered on its acknowledgement) can repair; one node
+/// killed is `a_node_killed_mid_run_and_restarted_loses_nothing`.
 fn stop_all(cluster: &mut Cluster) {
+    for node in cluster.nodes.iter().flatten() {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(node.id().to_string())
+            .status();
+    }
     for i in 0..3 {
-        cluster.kill_node(i);
+        if let Some(mut c) = cluster.nodes[i].take() {
+            let mut exited = false;
+            for _ in 0..100 {
+                if c.try_wait().unwrap().is_some() {
+                    exited = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !exited {
+                c.kill().unwrap();
+                c.wait().unwrap();
+            }
+        }
     }
 }
 
