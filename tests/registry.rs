@@ -1017,6 +1017,29 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
         "nothing is written when the registry cannot take the call"
     );
     assert_eq!(std::fs::read(other_reg.join("leaves.jsonl")).unwrap(), b"");
+    // A FIFO or a symbolic link planted at the registry's lock: refused, never blocked on or
+    // followed, nothing written.
+    let lock = reg.join(".lock");
+    let _ = std::fs::remove_file(&lock);
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&lock)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = tmp.path("run-fifo");
+    let o = run(&out, &reg);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("not a regular file"), "{}", text(&o));
+    assert!(!out.exists());
+    std::fs::remove_file(&lock).unwrap();
+    let victim = tmp.path("victim");
+    std::os::unix::fs::symlink(&victim, &lock).unwrap();
+    let o = run(&out, &reg);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(!victim.exists(), "the link was not followed");
+    std::fs::remove_file(&lock).unwrap();
     // Its own registry, no witness policy: registered, not witnessed, exit 0.
     let out = tmp.path("run");
     let o = run(&out, &reg);

@@ -131,6 +131,11 @@ check "and leaves the journal as it was" test "$(sha256sum "$work/j1")" = "$sum"
 rc=0
 timeout 60 "$jc" live --streams 1 --seconds 1 --sink "$url" --key "$work/k" >/dev/null 2>&1 || rc=$?
 check "a NATS run without --journal is a usage error" test "$rc" = 2
+rc=0
+timeout 60 "$jc" live --streams 1 --seconds 5 --sink "nats://127.0.0.1:notaport" --journal "$work/jbad" \
+    --pub-out "$work/bad.pub" >/dev/null 2>&1 || rc=$?
+check "a bad NATS URL is a usage error before anything runs or is written" \
+    test "$rc" = 2 -a ! -e "$work/jbad" -a ! -e "$work/bad.pub"
 start_cluster
 rc=0
 timeout 180 "$jc" journal replay "$work/j1" --sink "$url" --replicas 3 >"$work/replay1.out" 2>&1 || rc=$?

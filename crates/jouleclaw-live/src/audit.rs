@@ -101,7 +101,7 @@ fn audit_verified(
     }
     let report = check_stream(&entries, &checkpoints);
     for p in &report.problems {
-        problems.push(format!("{}: {p}", p.code()));
+        problems.push(p.to_string());
     }
     if !rec.sealed {
         problems.push("unsealed: the storage does not mark the stream sealed".to_owned());

@@ -67,7 +67,8 @@ pub enum LiveError {
     Sink {
         /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `journal_locked`,
         /// `journal_undelivered`, `drain_timeout`, `sink_busy`, `stream_exists`,
-        /// `sink_closed`, `duplicate_unconfirmed` (one publish attempt; retried).
+        /// `sink_closed`, `duplicate_unconfirmed` (one publish attempt; retried),
+        /// `stream_mismatch` (an existing stream that would not keep the batches).
         code: &'static str,
         /// What happened.
         message: String,

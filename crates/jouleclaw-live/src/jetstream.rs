@@ -71,6 +71,10 @@ pub struct JetStreamConfig {
     /// its pass over the whole stream (default [`MAX_OPEN_BYTES`]); past it those streams are
     /// read again subject by subject ([`read_each`]).
     pub read_max_open_bytes: u64,
+    /// Accept an existing stream that may delete messages on its own (`max_age`, a message,
+    /// byte or per-subject limit, work-queue or interest retention); default false: such a
+    /// stream is refused (`stream_mismatch`, [`check_stream_config`]).
+    pub allow_retention: bool,
 }
 
 impl JetStreamConfig {
@@ -93,6 +97,7 @@ impl JetStreamConfig {
             read_max_stream_messages: MAX_STREAM_MESSAGES,
             read_max_stream_bytes: MAX_STREAM_BYTES,
             read_max_open_bytes: MAX_OPEN_BYTES,
+            allow_retention: false,
         }
     }
 
@@ -306,6 +311,7 @@ impl JetStreamSink {
     /// corrupt (`journal_corrupt`) before anything runs.
     pub fn open(config: JetStreamConfig) -> Result<Self> {
         check_prefix(&config.prefix)?;
+        servers(&config.url)?;
         let journal = JournalWriter::start(Journal::create(
             &config.journal_path,
             config.journal_max_bytes,
@@ -362,7 +368,70 @@ pub fn check_prefix(prefix: &str) -> Result<()> {
     }
 }
 
-/// Connects and makes sure the stream exists (bounded retries: [`CONNECT_ATTEMPTS`]).
+/// Refuses (`stream_mismatch`) a JetStream stream found under the configured name that does
+/// not keep what the sink writes as the sink would have made it: file storage, at least the
+/// replicas asked for, this prefix's subjects, limits retention; and, unless
+/// `config.allow_retention`, nothing that deletes messages on its own (`max_age`, a message,
+/// byte or per-subject limit). A batch acknowledged by a stream that then drops it would be
+/// counted durable and be gone before any audit.
+pub fn check_stream_config(
+    found: &jetstream::stream::Config,
+    config: &JetStreamConfig,
+) -> Result<()> {
+    use jetstream::stream::RetentionPolicy;
+    let mut wrong = Vec::new();
+    if found.storage != StorageType::File {
+        wrong.push("memory storage".to_owned());
+    }
+    if found.num_replicas < config.replicas {
+        wrong.push(format!(
+            "{} replicas, {} asked for",
+            found.num_replicas, config.replicas
+        ));
+    }
+    if !found
+        .subjects
+        .iter()
+        .any(|s| *s == format!("{}.>", config.prefix))
+    {
+        wrong.push(format!(
+            "subjects {:?}, not {}.>",
+            found.subjects, config.prefix
+        ));
+    }
+    if found.retention != RetentionPolicy::Limits {
+        wrong.push(format!("{:?} retention", found.retention));
+    }
+    if !config.allow_retention {
+        if !found.max_age.is_zero() {
+            wrong.push(format!("max_age {:?}", found.max_age));
+        }
+        for (what, v) in [
+            ("max_msgs", found.max_messages),
+            ("max_bytes", found.max_bytes),
+            ("max_msgs_per_subject", found.max_messages_per_subject),
+        ] {
+            if v > 0 {
+                wrong.push(format!("{what} {v}"));
+            }
+        }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(LiveError::Sink {
+            code: "stream_mismatch",
+            message: format!(
+                "the existing JetStream stream {:?} would not keep the batches as asked: {}",
+                config.stream,
+                wrong.join(", ")
+            ),
+        })
+    }
+}
+
+/// Connects and makes sure the stream exists (bounded retries: [`CONNECT_ATTEMPTS`]); a
+/// stream found that does not match the configuration is refused ([`check_stream_config`]).
 pub async fn connect(
     config: &JetStreamConfig,
 ) -> Result<(jetstream::Context, jetstream::stream::Stream)> {
@@ -389,7 +458,10 @@ pub async fn connect(
             })
             .await;
         match created {
-            Ok(stream) => return Ok((js, stream)),
+            Ok(stream) => {
+                check_stream_config(&stream.cached_info().config, config)?;
+                return Ok((js, stream));
+            }
             Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(nats_err("stream", e)),
             Err(_) => {
                 attempt += 1;
@@ -402,13 +474,16 @@ pub async fn connect(
 /// Connects as [`connect`] does, again and again (each attempt bounded; a pause of
 /// `backoff_max` between them) until the cluster answers: the sink's link, which a run that
 /// starts with the cluster down waits for with its batches in the journal. Ends when the
-/// sink drops it.
+/// sink drops it. A stream that answers and does not match the configuration
+/// (`stream_mismatch`) ends it with that error: the sink fails, its batches stay journaled.
 async fn connect_until_up(
     config: JetStreamConfig,
-) -> (jetstream::Context, jetstream::stream::Stream) {
+) -> Result<(jetstream::Context, jetstream::stream::Stream)> {
     loop {
-        if let Ok(link) = connect(&config).await {
-            return link;
+        match connect(&config).await {
+            Ok(link) => return Ok(link),
+            Err(e) if e.code() == "stream_mismatch" => return Err(e),
+            Err(_) => {}
         }
         tokio::time::sleep(config.backoff_max).await;
     }
@@ -592,7 +667,7 @@ impl ReceiptSink for JetStreamSink {
             servers(&config.url)?;
             let mut link: Option<(jetstream::Context, jetstream::stream::Stream)> = None;
             let mut linking: Option<
-                BoxFuture<'static, (jetstream::Context, jetstream::stream::Stream)>,
+                BoxFuture<'static, Result<(jetstream::Context, jetstream::stream::Stream)>>,
             > = Some(Box::pin(connect_until_up(config.clone())));
             let stats = ctx.stats.clone();
             let mut journaling: FuturesUnordered<Journaling> = FuturesUnordered::new();
@@ -706,7 +781,7 @@ impl ReceiptSink for JetStreamSink {
                     }
                     l = async { match linking.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if linking.is_some() => {
                         linking = None;
-                        link = Some(l);
+                        link = Some(l?);
                     }
                     r = async { match replaying.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if replaying.is_some() => {
                         replaying = None;
@@ -885,8 +960,10 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
     if records.is_empty() {
         return Ok(report);
     }
-    let writer = JournalWriter::start(journal)?;
+    // Connected (and the stream checked) before the writer thread takes the journal: a
+    // refusal leaves it as it was, unlocked when this returns.
     let (js, stream) = connect(config).await?;
+    let writer = JournalWriter::start(journal)?;
     let attempts = config.max_attempts.max(REPLAY_ATTEMPTS);
     let total = records.len() as u64;
     let mut done = 0u64;
@@ -1051,20 +1128,32 @@ struct Cursor<'a, F> {
     f: F,
 }
 
+/// Messages one pull asks for, and its byte bound: what the reader's client holds in flight
+/// at most, whatever the size of the stored messages.
+pub const PULL_MESSAGES: usize = 500;
+/// See [`PULL_MESSAGES`].
+pub const PULL_BYTES: usize = 4 << 20;
+
 async fn read_from<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
     stream: &jetstream::stream::Stream,
     cur: &mut Cursor<'_, F>,
 ) -> core::result::Result<(), (bool, LiveError)> {
-    use jetstream::consumer::{DeliverPolicy, pull::OrderedConfig};
+    use jetstream::consumer::{AckPolicy, DeliverPolicy, pull};
     let deliver_policy = match cur.next_seq {
         Some(start_sequence) => DeliverPolicy::ByStartSequence { start_sequence },
         None => DeliverPolicy::All,
     };
+    // An ephemeral pull consumer, nothing acknowledged, in memory, one replica: what an
+    // ordered consumer is, with the pull's size bounded (an ordered consumer's is not).
     let consumer = tokio::time::timeout(
         READ_TIMEOUT,
-        stream.create_consumer(OrderedConfig {
+        stream.create_consumer(pull::Config {
             filter_subject: cur.subject.to_owned(),
             deliver_policy,
+            ack_policy: AckPolicy::None,
+            memory_storage: true,
+            num_replicas: 1,
+            inactive_threshold: Duration::from_secs(60),
             ..Default::default()
         }),
     )
@@ -1080,7 +1169,7 @@ async fn read_from<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
 }
 
 async fn read_consumer<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
-    consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::OrderedConfig>,
+    consumer: jetstream::consumer::Consumer<jetstream::consumer::pull::Config>,
     cur: &mut Cursor<'_, F>,
 ) -> core::result::Result<(), (bool, LiveError)> {
     let subject = cur.subject;
@@ -1088,6 +1177,11 @@ async fn read_consumer<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
         return Ok(());
     }
     let mut messages = consumer
+        .stream()
+        .max_messages_per_batch(PULL_MESSAGES)
+        .max_bytes_per_batch(PULL_BYTES)
+        .expires(Duration::from_secs(10))
+        .heartbeat(Duration::from_secs(5))
         .messages()
         .await
         .map_err(|e| (false, nats_err("consumer", e)))?;
@@ -1107,6 +1201,10 @@ async fn read_consumer<F: FnMut(u64, &str, &[u8]) -> Result<()>>(
             .info()
             .map_err(|e| (progressed, nats_err("message info", e)))?;
         let (seq, pending) = (info.stream_sequence, info.pending);
+        if cur.next_seq.is_some_and(|next| seq < next) {
+            // Delivered again (a pull retried): already taken.
+            continue;
+        }
         (cur.f)(seq, msg.subject.as_str(), &msg.payload).map_err(|e| (progressed, e))?;
         cur.next_seq = Some(seq + 1);
         cur.n += 1;
@@ -1174,18 +1272,31 @@ async fn open_stream_for_read(config: &JetStreamConfig) -> Result<jetstream::str
     .map_err(|_| nats_err("connect", "no server answered within 30 s"))?
     .map_err(|e| nats_err("connect", e))?;
     let js = jetstream::new(client);
-    let mut attempt = 0u32;
-    loop {
-        match js.get_stream(&config.stream).await {
-            Ok(s) => return Ok(s),
-            Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(nats_err("stream", e)),
-            Err(_) => {
-                attempt += 1;
-                tokio::time::sleep(backoff(config, attempt)).await;
+    // Bounded in time as a whole (each request waits out its own timeout).
+    tokio::time::timeout(READ_OPEN_TIMEOUT, async {
+        let mut attempt = 0u32;
+        loop {
+            match js.get_stream(&config.stream).await {
+                Ok(s) => return Ok(s),
+                Err(e) if attempt >= CONNECT_ATTEMPTS => return Err(nats_err("stream", e)),
+                Err(_) => {
+                    attempt += 1;
+                    tokio::time::sleep(backoff(config, attempt)).await;
+                }
             }
         }
-    }
+    })
+    .await
+    .map_err(|_| {
+        nats_err(
+            "stream",
+            format!("the stream did not answer within {READ_OPEN_TIMEOUT:?}"),
+        )
+    })?
 }
+
+/// How long the reader waits in all for a server and the stream before it gives up.
+pub const READ_OPEN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The steward and stream id a subject `PREFIX.STEWARD.STREAM` names, or the stream to report
 /// as `malformed_subject`.
@@ -1473,7 +1584,9 @@ pub async fn read_each(
                     .collect();
                 for s in begun {
                     if let Some(r) = open.remove(&s) {
-                        deferred.push(r);
+                        // Only the names and the listed count are kept: the batches read so
+                        // far are dropped (the stream is read again on its own).
+                        deferred.push(Reading::new(&r.subject, r.steward, r.sid, r.listed));
                     }
                 }
                 held = 0;

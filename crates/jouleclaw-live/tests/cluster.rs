@@ -568,6 +568,15 @@ async fn replay_marks_delivered_only_what_it_reads_back() {
     assert!(made, "the evicting stream is created");
     let path = cluster.dir.path().join("evicting.journal");
     two_batches(&path, &evicting);
+    // Such a stream is refused unless its retention is accepted, and the journal is left
+    // undelivered.
+    let e = replay(&path, &evicting).await.unwrap_err();
+    assert_eq!(e.code(), "stream_mismatch", "{e}");
+    assert_eq!(
+        Journal::open(&path, u64::MAX).unwrap().undelivered_count(),
+        2
+    );
+    evicting.allow_retention = true;
     let r = replay(&path, &evicting).await.unwrap();
     eprintln!("evicting: {r:?}");
     // The first batch was not read back after the second's publish: published again.

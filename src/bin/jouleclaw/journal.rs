@@ -32,6 +32,10 @@ pub(crate) struct ReplayArgs {
     /// JetStream replicas if the stream has to be created.
     #[arg(long, default_value_t = 1)]
     replicas: usize,
+    /// Accept an existing JetStream stream with retention (`max_age`, message or byte
+    /// limits) that deletes messages on its own; refused otherwise (`stream_mismatch`).
+    #[arg(long)]
+    allow_retention: bool,
 }
 
 /// Runs `jouleclaw journal ...`.
@@ -46,6 +50,7 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
     let mut config = JetStreamConfig::new(&args.sink, &args.file);
     config.stream = args.js_stream.clone();
     config.replicas = args.replicas;
+    config.allow_retention = args.allow_retention;
     let rt = jouleclaw_live::tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -53,7 +58,9 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
     let r = rt
         .block_on(replay(&args.file, &config))
         .map_err(|e| match e.code() {
-            "journal_corrupt" | "journal_locked" => Failure::Refused(e.to_string()),
+            "journal_corrupt" | "journal_locked" | "stream_mismatch" => {
+                Failure::Refused(e.to_string())
+            }
             _ => Failure::Usage(e.to_string()),
         })?;
     say!(

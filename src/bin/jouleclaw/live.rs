@@ -84,6 +84,10 @@ pub(crate) struct LiveArgs {
     /// substrate's runtime.
     #[arg(long, default_value_t = 1)]
     generator_threads: usize,
+    /// Accept an existing JetStream stream with retention (`max_age`, message or byte
+    /// limits) that deletes messages on its own; refused otherwise (`stream_mismatch`).
+    #[arg(long)]
+    allow_retention: bool,
     /// Register each call whose final seal is signed in this call registry (made by
     /// `jouleclaw registry init` with the key given as --key, which this requires). The registry
     /// is checked and locked before the first call; after the calls each is appended as
@@ -256,6 +260,7 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         c.replicas = args.replicas;
         c.journal_max_bytes = args.journal_mib << 20;
         c.drain_timeout = Duration::from_secs(args.drain_secs);
+        c.allow_retention = args.allow_retention;
         Box::new(JetStreamSink::open(c).map_err(sink_refused)?)
     } else {
         return Err(Failure::Usage(format!(

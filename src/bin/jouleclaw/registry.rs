@@ -208,13 +208,32 @@ struct Registry {
 }
 
 fn lock(dir: &Path) -> Result<File, Failure> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let path = dir.join(".lock");
+    // Not through a planted symbolic link, not blocked on a planted FIFO: a regular file only.
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(&path)
-        .map_err(|e| Failure::io(&path, e))?;
+        .map_err(|e| match std::fs::symlink_metadata(&path) {
+            Ok(m) if !m.file_type().is_file() => {
+                Failure::Usage(format!("{}: not a regular file; refused", path.display()))
+            }
+            _ => Failure::io(&path, e),
+        })?;
+    let regular = file
+        .metadata()
+        .map_err(|e| Failure::io(&path, e))?
+        .file_type()
+        .is_file();
+    if !regular {
+        return Err(Failure::Usage(format!(
+            "{}: not a regular file; refused",
+            path.display()
+        )));
+    }
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(_) => Err(Failure::Usage(format!(
