@@ -972,13 +972,28 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
     let mut to_confirm: Vec<Replayed> = Vec::new();
     for rec in records {
         done += 1;
+        let body = Bytes::from(writer.read(rec.clone()).await?);
+        let id = message_id(&body);
+        let decoded = decode_batch(&body)?;
+        let receipts = decoded.receipts.len() as u64;
+        // The journal's checksum is no authentication: a record is published only on the
+        // subject its own batch names under this configuration.
+        let expected = config.subject(&decoded.steward, &decoded.stream_id);
+        if rec.subject != expected {
+            writer.close().await;
+            return Err(LiveError::Sink {
+                code: "journal_corrupt",
+                message: format!(
+                    "the record at offset {} is journaled for subject {}, but its batch belongs on {expected:?}; nothing more replayed",
+                    rec.offset,
+                    jouleclaw_store::escape_untrusted(&rec.subject)
+                ),
+            });
+        }
         if !stored_on.contains_key(&rec.subject) {
             let ids = ids_on(&stream, &rec.subject).await?;
             stored_on.insert(rec.subject.clone(), ids);
         }
-        let body = Bytes::from(writer.read(rec.clone()).await?);
-        let id = message_id(&body);
-        let receipts = decode_batch(&body).map(|d| d.receipts.len() as u64)?;
         let seen = stored_on.get_mut(&rec.subject);
         let mut generation = 0;
         if seen.as_ref().is_some_and(|s| s.contains(&id)) {

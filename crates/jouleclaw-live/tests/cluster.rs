@@ -598,6 +598,32 @@ async fn replay_marks_delivered_only_what_it_reads_back() {
         Journal::open(&path, u64::MAX).unwrap().undelivered_count(),
         0
     );
+    // A record journaled for a subject its batch does not name (the journal's checksum is no
+    // authentication): refused, nothing published there.
+    let path = cluster.dir.path().join("misplaced.journal");
+    let body = jouleclaw_live::jetstream::encode_batch(&batch_on("call.2", 0, true)).unwrap();
+    let wrong = keeping.subject(STEWARD, "someone-else");
+    Journal::create(&path, 1 << 20)
+        .unwrap()
+        .append(&[(wrong.as_str(), body.as_slice(), 1)])
+        .pop()
+        .unwrap()
+        .unwrap();
+    let e = replay(&path, &keeping).await.unwrap_err();
+    assert_eq!(e.code(), "journal_corrupt", "{e}");
+    assert_eq!(
+        Journal::open(&path, u64::MAX).unwrap().undelivered_count(),
+        1
+    );
+    let stream = js.get_stream(&keeping.stream).await.unwrap();
+    let mut on_wrong = 0;
+    jouleclaw_live::jetstream::for_each_message(&stream, &wrong, 10, |_, _| {
+        on_wrong += 1;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(on_wrong, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
