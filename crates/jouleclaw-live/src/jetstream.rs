@@ -347,6 +347,10 @@ pub const CONNECT_ATTEMPTS: u32 = 30;
 /// Attempts per stored message before reading back fails.
 pub const READ_ATTEMPTS: u32 = 5;
 
+/// Consumers made in a row for one read without a message read before it fails (backing
+/// off 0.5 s more each time, at most 2 s: about 15 s in all).
+pub const CONSUMER_ATTEMPTS: u32 = 10;
+
 /// Refuses (`config`) a subject prefix longer than [`MAX_PREFIX_BYTES`](crate::MAX_PREFIX_BYTES)
 /// or one that is not dot-separated non-empty tokens of ASCII letters, digits, `-` and `_`.
 pub fn check_prefix(prefix: &str) -> Result<()> {
@@ -703,27 +707,24 @@ impl ReceiptSink for JetStreamSink {
                     let (js, stream, config, journal) =
                         (js.clone(), stream.clone(), config.clone(), journal.clone());
                     let rec = front.rec.clone();
-                    let mut generation = front.generation;
+                    let generation = front.generation;
                     replaying = Some(Box::pin(async move {
                         let body = Bytes::from(journal.read(rec.clone()).await?);
-                        let mut attempts = 0u32;
-                        loop {
-                            let r = publish_once(
-                                js.clone(),
-                                stream.clone(),
-                                rec.subject.clone(),
-                                body.clone(),
-                                &message_id_in(&body, generation),
-                                config.ack_timeout,
-                            )
-                            .await;
-                            if r.is_ok() {
-                                return Ok(());
-                            }
-                            generation = next_generation(&r, generation);
-                            attempts = attempts.saturating_add(1);
-                            tokio::time::sleep(backoff(&config, attempts)).await;
-                        }
+                        // Until it is stored: the drain's deadline ends the wait.
+                        publish_until_stored(
+                            &js,
+                            &stream,
+                            &config,
+                            &rec.subject,
+                            &body,
+                            generation,
+                            u32::MAX,
+                        )
+                        .await
+                        .map(|_| ())
+                        .ok_or(LiveError::Internal {
+                            invariant: "a publish without an attempt bound ends only when stored",
+                        })
                     }));
                 }
                 if !open
@@ -1088,7 +1089,7 @@ pub const READ_TIMEOUT: Duration = Duration::from_secs(20);
 /// (batches of 500 messages; nothing is acknowledged or kept by the server), calling `f` with
 /// the stream sequence and the body. Stops after `limit` messages (the caller's bound). A
 /// consumer that cannot be created or stops answering (a cluster electing a leader) is
-/// created again from the next sequence, at most [`READ_ATTEMPTS`] times in a row.
+/// created again from the next sequence, at most [`CONSUMER_ATTEMPTS`] times in a row.
 pub async fn for_each_message(
     stream: &jetstream::stream::Stream,
     subject: &str,
@@ -1122,10 +1123,13 @@ async fn for_each_stored(
                     failures = 0;
                 }
                 failures += 1;
-                if failures >= READ_ATTEMPTS {
+                if failures >= CONSUMER_ATTEMPTS {
                     return Err(e);
                 }
-                tokio::time::sleep(Duration::from_millis(200) * failures).await;
+                // A cluster that just restarted answers `503 JetStream system temporarily
+                // unavailable` for some seconds: back off up to 2 s, about 15 s in all.
+                let wait = (Duration::from_millis(500) * failures).min(Duration::from_secs(2));
+                tokio::time::sleep(wait).await;
             }
         }
         if cur.n >= cur.limit {
@@ -1610,8 +1614,8 @@ pub async fn read_each(
         })
         .await;
         // A pass cut short leaves its streams to the subject-by-subject reads below, which
-        // retry and name what stays unreadable.
-        drop(pass);
+        // retry and name what stays unreadable: its error is not the read's.
+        let _ = pass;
     }
     deferred.extend(open.into_values());
     deferred.sort_by(|a, b| a.subject.cmp(&b.subject));
