@@ -10,7 +10,11 @@
 #      plus, when npm is there, 9 Zod 4 models (`z.toJSONSchema()`, zod from npm, pinned,
 #      installed under "$JC_CACHE/structured-npm"; without npm the suite says so and goes on);
 #   2. the ignored test tests/tool_corpus.rs checks the grammar on that corpus, byte by byte;
-#   3. conformance/verifiers/python/check_structured.py checks both structured-output vector
+#   3. the Berkeley Function Calling Leaderboard's function schemas (PyPI bfcl-eval, pinned by
+#      version and SHA-256, downloaded without its dependencies), put in OpenAI's form by BFCL's
+#      own converter with their ground-truth calls (tests/corpus/bfcl_corpus.py): at least 95 %
+#      must compile as written and every call agree with jsonschema (tests/tool_corpus.rs);
+#   4. conformance/verifiers/python/check_structured.py checks both structured-output vector
 #      files with jsonschema.
 # Closing line: `structured: N passed, N failed`. Exit 3 with `NOT RUN: structured: ...` when a
 # prerequisite cannot be provisioned. Bounded: every step runs under `timeout` (about 1 minute
@@ -41,6 +45,9 @@ if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$reqs" ]; then
     timeout 900 "$venv/bin/pip" install -q $reqs || not_run "pip install $reqs failed"
     echo "$reqs" >"$venv/.jc-reqs"
 fi
+
+BFCL_VERSION=2026.3.23
+BFCL_SHA256=3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a
 
 passed=0
 failed=0
@@ -88,9 +95,32 @@ if [ -f "$corpus" ]; then
     [ ${#zod_args[@]} -gt 0 ] && zod_env=(JOULECLAW_TOOL_CORPUS_ZOD=1)
     step "tool corpus: grammar vs jsonschema, byte by byte" \
         env JOULECLAW_TOOL_CORPUS="$corpus" "${zod_env[@]}" timeout 900 cargo test -q -p jouleclaw-structured \
-        --test tool_corpus -- --ignored --nocapture
+        --test tool_corpus -- --ignored --nocapture the_generated_tool_corpus
 else
     echo "FAIL: tool corpus: no corpus to check"
+    failed=$((failed + 1))
+fi
+# Third-party function schemas: BFCL's, from the PyPI package bfcl-eval (the wheel is only
+# downloaded and read as a zip file: its dependencies, torch among them, are not installed).
+bfcl_whl="$JC_CACHE/structured/bfcl_eval-$BFCL_VERSION-py3-none-any.whl"
+if ! echo "$BFCL_SHA256  $bfcl_whl" | sha256sum -c --status 2>/dev/null; then
+    rm -f "$bfcl_whl"
+    timeout 300 "$venv/bin/pip" download -q --no-deps --only-binary=:all: -d "$JC_CACHE/structured" \
+        "bfcl-eval==$BFCL_VERSION" || true
+fi
+bfcl="$JC_CACHE/structured/bfcl-corpus.json"
+rm -f "$bfcl"
+if echo "$BFCL_SHA256  $bfcl_whl" | sha256sum -c --status 2>/dev/null; then
+    step "BFCL corpus generated (bfcl-eval $BFCL_VERSION, its convert_to_tool)" \
+        timeout 300 "$venv/bin/python" \
+        crates/jouleclaw-structured/tests/corpus/bfcl_corpus.py "$bfcl_whl" "$bfcl"
+    if [ -f "$bfcl" ]; then
+        step "BFCL corpus: at least 95 % compile as written, every call agrees with jsonschema" \
+            env JOULECLAW_BFCL_CORPUS="$bfcl" timeout 900 cargo test -q -p jouleclaw-structured \
+            --test tool_corpus -- --ignored --nocapture third_party
+    fi
+else
+    echo "FAIL: pip download bfcl-eval==$BFCL_VERSION (sha256 $BFCL_SHA256)"
     failed=$((failed + 1))
 fi
 step "structured-output vectors vs jsonschema (check_structured.py)" \

@@ -435,6 +435,14 @@ impl Compiler {
                 continue;
             }
             if !types.iter().any(|t| keywords_of(t).contains(&k)) {
+                // It constrains only values of types the schema already refuses: JSON Schema
+                // ignores it, and so does `UnknownKeywords::Ignore` (listed). Refused by
+                // default: it is most often misplaced (`maxItems` on an array's `items`), a
+                // constraint the author meant and no validator applies.
+                if self.unknown == UnknownKeywords::Ignore {
+                    self.note(at, k, false);
+                    continue;
+                }
                 return Err(E::UnsupportedKeyword {
                     keyword: k.to_owned(),
                     at: at.to_owned(),
@@ -587,6 +595,28 @@ impl Compiler {
                         name: name.clone(),
                         node,
                     });
+                }
+                // An open object's `required` may name a property it does not declare: JSON
+                // Schema then requires that member, with any value the other members may take,
+                // which is a declared property of the other members' schema. (A closed object
+                // naming one can hold no document: refused by `required_bits`.)
+                if let (Some(other), Some(Json::Arr(names))) = (extra, get("required")) {
+                    for n in names {
+                        if let Json::Str(n) = n
+                            && !props.iter().any(|p| p.name == *n)
+                        {
+                            props.push(crate::grammar::Prop {
+                                name: n.clone(),
+                                node: other,
+                            });
+                        }
+                    }
+                    if props.len() > MAX_MEMBERS {
+                        return Err(E::SchemaOverLimit {
+                            limit: "max_members",
+                            at: ptr_push(at, "required"),
+                        });
+                    }
                 }
                 let required = crate::grammar::required_bits(get("required"), &props, at)?;
                 let max_properties = get("maxProperties")

@@ -77,6 +77,63 @@ fn additional_properties_as_a_schema_checks_every_other_value() {
 }
 
 #[test]
+fn an_open_object_may_require_a_property_it_does_not_declare() {
+    // JSON Schema: the member must be there, with any value the other members may take.
+    let g = js(r#"{"type":"object","required":["adults","kids"]}"#);
+    accepted(&g, r#"{"kids":[],"adults":{"n":2},"pets":1}"#);
+    refused(&g, r#"{"adults":2}"#, "missing_property", 11, "");
+    // With a schema for other members, the required one takes that schema.
+    let typed = js(
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"required":["a","b"],"additionalProperties":{"type":"integer"}}"#,
+    );
+    accepted(&typed, r#"{"b":7,"a":"x"}"#);
+    refused(&typed, r#"{"a":"x","b":"7"}"#, "wrong_type", 13, "/b");
+    refused(&typed, r#"{"a":"x"}"#, "missing_property", 8, "");
+    // A closed object naming an undeclared property could hold no document: refused.
+    assert_eq!(
+        js_err(r#"{"type":"object","required":["a"],"additionalProperties":false}"#),
+        ("schema_invalid_keyword".into(), Some("required".into()))
+    );
+    // Named twice is still refused.
+    assert_eq!(
+        js_err(r#"{"type":"object","required":["a","a"]}"#),
+        ("schema_invalid_keyword".into(), Some("required".into()))
+    );
+}
+
+#[test]
+fn a_keyword_of_another_type_is_refused_by_default_and_ignored_on_request() {
+    // `maxItems` on an array's integer items (a schema of BFCL's): the author meant the array.
+    let s = br#"{"type":"array","items":{"type":"integer","maxItems":2}}"#;
+    let e = Grammar::compile_json_schema(s).unwrap_err();
+    assert_eq!(
+        (e.code(), e.keyword()),
+        ("schema_unsupported_keyword", Some("maxItems"))
+    );
+    let ignore = CompileOptions {
+        unknown_keywords: UnknownKeywords::Ignore,
+        ..CompileOptions::JSON_SCHEMA
+    };
+    let g = Arc::new(Grammar::compile_with(s, &ignore).unwrap());
+    assert_eq!(
+        g.ignored_keywords(),
+        [IgnoredKeyword {
+            at: "/items".into(),
+            keyword: "maxItems".into(),
+            annotation: false
+        }]
+    );
+    // JSON Schema's meaning: it constrains nothing (three items pass), the type still does.
+    accepted(&g, "[1,2,3]");
+    refused(&g, r#"[1,"2"]"#, "wrong_type", 3, "/1");
+    // A keyword of one of the listed types is enforced, not ignored.
+    let listed =
+        Grammar::compile_with(br#"{"type":["integer","array"],"maxItems":1}"#, &ignore).unwrap();
+    assert!(listed.ignored_keywords().is_empty());
+    refused(&Arc::new(listed), "[1,2]", "too_many_items", 2, "");
+}
+
+#[test]
 fn free_form_values_are_bounded_by_the_depth_limit() {
     let l = Limits {
         max_depth: 3,

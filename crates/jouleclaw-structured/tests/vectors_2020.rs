@@ -40,6 +40,11 @@ const PETS: &str = r#"{"type":"object","required":["pet"],"properties":{"pet":{"
  {"type":"object","required":["kind"],"properties":{"kind":{"const":"dog"}}}]},
  "extra":{"additionalProperties":{"type":"string"},"type":"object"}}}"#;
 
+/// An open object requiring members it does not declare (a BFCL schema's shape).
+const HOUSEHOLD: &str = r#"{"type":"object","required":["city","population"],
+ "properties":{"city":{"type":"string"},
+  "population":{"type":"object","required":["adults","children"]}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -50,6 +55,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("tree", TREE, shallow),
         ("bounds", BOUNDS, Limits::DEFAULT),
         ("pets", PETS, Limits::DEFAULT),
+        ("household", HOUSEHOLD, Limits::DEFAULT),
     ]
 }
 
@@ -287,6 +293,27 @@ fn corpus() -> Vec<(
             "wrong_type",
             "/extra/a",
         ),
+        (
+            "household",
+            "required members not declared, any values",
+            r#"{"city":"Oslo","population":{"children":[],"adults":2,"pets":1}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "household",
+            "an undeclared required member missing",
+            r#"{"city":"Oslo","population":{"adults":2}}"#,
+            "missing_property",
+            "/population",
+        ),
+        (
+            "household",
+            "a declared required member missing",
+            r#"{"population":{"adults":2,"children":0}}"#,
+            "missing_property",
+            "",
+        ),
     ]
 }
 
@@ -322,6 +349,24 @@ fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static
             r#"{"$ref":"https://example.com/s.json"}"#,
             "schema_invalid_keyword",
             "$ref",
+        ),
+        (
+            "a keyword of another type (unknown keywords refused)",
+            r#"{"type":"array","items":{"type":"integer","maxItems":100}}"#,
+            "schema_unsupported_keyword",
+            "maxItems",
+        ),
+        (
+            "a closed object requiring an undeclared member",
+            r#"{"type":"object","required":["a"],"additionalProperties":false}"#,
+            "schema_invalid_keyword",
+            "required",
+        ),
+        (
+            "enum members not of the type",
+            r#"{"type":"boolean","enum":["True","False"]}"#,
+            "schema_invalid_keyword",
+            "enum",
         ),
     ]
 }
