@@ -62,8 +62,8 @@ mod validator;
 pub use error::{Refusal, RefusalClass, RefusalCode, Result, StructuredError};
 pub use grammar::{
     CompileOptions, GRAMMAR_FORMAT, Grammar, IgnoredKeyword, Limits, MAX_MEMBERS,
-    MAX_NUMBER_CHARS_CEILING, MAX_SAFE_INTEGER, MAX_SCHEMA_BYTES, PROJECTION_NODES, Profile,
-    SCHEMA_DIALECT, UnknownKeywords,
+    MAX_NUMBER_CHARS_CEILING, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER, MAX_SCHEMA_BYTES,
+    PROJECTION_NODES, Profile, SCHEMA_DIALECT, UnknownKeywords,
 };
 pub use oracle::StructuredOutputOracle;
 pub use validator::{ExpectedNext, Status, StructuredValidator, Usage};

@@ -4,8 +4,9 @@
 use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
-    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_SAFE_INTEGER, NONE, Node, NodeId,
-    SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid, number_text, ptr_push,
+    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
+    NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid,
+    number_text, ptr_push,
 };
 use crate::json::{Json, Num};
 
@@ -878,7 +879,43 @@ impl Compiler {
                 }
             }
         }
+        self.no_nested_parallel()?;
         Ok(resolved[root as usize])
+    }
+
+    /// A value read side by side holds no other such value (at any depth, through references
+    /// and recursion): the branches' machines are then plain ones, and the work and memory of
+    /// one value are bounded by [`MAX_PARALLEL_BRANCHES`] machines, not a power of it.
+    fn no_nested_parallel(&self) -> Result<()> {
+        for (p, at) in &self.parallel_at {
+            let Kind::Parallel { branches } = &self.nodes[*p as usize].kind else {
+                continue;
+            };
+            let mut seen = vec![false; self.nodes.len()];
+            let mut todo: Vec<NodeId> = branches.clone();
+            while let Some(id) = todo.pop() {
+                let Some(slot) = seen.get_mut(id as usize) else {
+                    continue;
+                };
+                if std::mem::replace(slot, true) {
+                    continue;
+                }
+                match &self.nodes[id as usize].kind {
+                    Kind::Parallel { .. } => return Err(E::AmbiguousUnion { at: at.clone() }),
+                    Kind::Object { props, extra, .. } => {
+                        todo.extend(props.iter().map(|p| p.node).chain(*extra));
+                    }
+                    Kind::OneOf { branches, .. } => todo.extend(branches.iter().map(|b| b.node)),
+                    Kind::Array { items, .. } => todo.push(*items),
+                    Kind::Union { branches, by, .. } => {
+                        todo.extend(branches.iter().chain(by.iter()).filter(|&&b| b != NONE));
+                    }
+                    Kind::Ref(t) => todo.push(*t),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The leaf branches of a union, flattened through nested unions.
@@ -935,12 +972,28 @@ impl Compiler {
                     let all_objects = many
                         .iter()
                         .all(|&b| matches!(self.nodes[b as usize].kind, Kind::Object { .. }));
-                    if c == 0 && all_objects {
+                    let tagged = if c == 0 && all_objects {
+                        self.find_tag(many)
+                    } else {
+                        None
+                    };
+                    if let Some((tag, branches)) = tagged {
                         // Objects: a tagged union (distinct consts, so anyOf = oneOf here).
-                        let Some((tag, branches)) = self.find_tag(many) else {
-                            return Err(E::AmbiguousUnion { at });
-                        };
                         self.push_node(Kind::OneOf { tag, branches }, None, None)
+                    } else if c <= 1 && !one_of {
+                        // Objects without a common tag, or arrays: read side by side.
+                        if many.len() > MAX_PARALLEL_BRANCHES {
+                            return Err(E::AmbiguousUnion { at });
+                        }
+                        let p = self.push_node(
+                            Kind::Parallel {
+                                branches: many.to_vec(),
+                            },
+                            None,
+                            None,
+                        );
+                        self.parallel_at.push((p, at.clone()));
+                        p
                     } else if c == 3 && !one_of {
                         // integer | number: the unconstrained number holds them all.
                         match many.iter().find(|&&b| {

@@ -40,6 +40,8 @@ enum Mode {
     Str,
     Num,
     Lit,
+    /// A value of a [`Kind::Parallel`] node, read by its branches' machines side by side.
+    Fork,
     Done,
 }
 
@@ -223,6 +225,24 @@ pub struct StructuredValidator {
     /// decoded text of the key being read in an object that allows them once it matches no
     /// declared name (bounded by `max_document_bytes`).
     extra: ExtraKeys,
+    /// The branches' machines of the value being read side by side ([`Mode::Fork`]), in
+    /// declaration order; a branch that refused is dropped. Empty otherwise (never nested).
+    forks: Vec<StructuredValidator>,
+    /// The refusal of the branch that lived longest, once every branch has refused: reported
+    /// at its byte, with its path below the value's.
+    fork_fail: Option<Box<Refusal>>,
+    /// Containers open around this machine's root (a branch's machine: the value's depth).
+    depth_base: usize,
+}
+
+/// How far a branch's machine got through the bytes it was given.
+enum Run {
+    /// It took them all; the value is still open.
+    More,
+    /// The value closed at this many bytes.
+    Done(usize),
+    /// It refused the byte at this index.
+    Refused(usize),
 }
 
 const PLAIN: [bool; 256] = {
@@ -494,6 +514,95 @@ impl StructuredValidator {
             lit: b"",
             lit_pos: 0,
             extra: ExtraKeys::default(),
+            forks: Vec::new(),
+            fork_fail: None,
+            depth_base: 0,
+        }
+    }
+
+    /// A branch's machine for a value of `node` opening under `depth_base` containers.
+    fn branch(grammar: &Arc<Grammar>, node: NodeId, depth_base: usize) -> Self {
+        let mut v = Self::new(Arc::clone(grammar));
+        v.mode = Mode::Value(node);
+        v.depth_base = depth_base;
+        v
+    }
+
+    /// Steps through `chunk` until the value closes, a byte is refused, or the chunk ends.
+    fn run_branch(&mut self, chunk: &[u8]) -> Run {
+        let mut i = 0;
+        let mut out = Run::More;
+        while i < chunk.len() {
+            match self.step(chunk, i) {
+                Ok(used) => {
+                    i += used;
+                    if self.mode == Mode::Done {
+                        out = Run::Done(i);
+                        break;
+                    }
+                }
+                Err(f) => {
+                    self.offset += i as u64;
+                    self.work += i as u64;
+                    self.refuse(f);
+                    return Run::Refused(i);
+                }
+            }
+        }
+        self.offset += i as u64;
+        self.work += i as u64;
+        out
+    }
+
+    /// The bytes from `chunk[i]` through the live branches of the value read side by side.
+    fn fork_step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+        if self.forks.is_empty() {
+            // Every branch refused at this byte (found on the step before).
+            let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
+            return Err(val(code));
+        }
+        let rest = &chunk[i..];
+        let (mut live, mut done, mut last) = (false, None, None::<usize>);
+        let mut work = 0;
+        for f in &mut self.forks {
+            let before = f.work;
+            match f.run_branch(rest) {
+                Run::More => live = true,
+                Run::Done(k) => {
+                    live = true;
+                    done = Some(k);
+                }
+                Run::Refused(j) => {
+                    if last.is_none_or(|l| j > l) {
+                        last = Some(j);
+                        self.fork_fail = f.refusal.clone().map(Box::new);
+                    }
+                }
+            }
+            work += f.work - before;
+        }
+        self.work += work;
+        if live {
+            self.fork_fail = None;
+            self.forks.retain(|f| f.refusal.is_none());
+            // The branches read the same bytes: every live one closes the value at one byte.
+            return Ok(match done {
+                Some(k) => {
+                    self.forks.clear();
+                    self.complete_value();
+                    k
+                }
+                None => rest.len(),
+            });
+        }
+        self.forks.clear();
+        match last {
+            // Consume up to the byte the last branch refused; the next step refuses it.
+            Some(j) if j > 0 => Ok(j),
+            _ => {
+                let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
+                Err(val(code))
+            }
         }
     }
 
@@ -640,6 +749,15 @@ impl StructuredValidator {
             Mode::Value(_) if self.stack.is_empty() => {
                 return Err(self.refuse(val(C::EmptyDocument)));
             }
+            Mode::Fork => {
+                // Truncated inside the value: where the first live branch stands.
+                self.fork_fail = self
+                    .forks
+                    .first()
+                    .and_then(|f| f.clone().finish().err())
+                    .map(Box::new);
+                return Err(self.refuse(val(C::Truncated)));
+            }
             _ => return Err(self.refuse(val(C::Truncated))),
         }
         self.accepted = true;
@@ -669,10 +787,15 @@ impl StructuredValidator {
 
     fn refuse(&mut self, (code, level): Fail) -> Refusal {
         self.plain_budget = 0;
+        let mut path = self.path(level);
+        if let Some(f) = self.fork_fail.take() {
+            path.push_str(&f.path);
+        }
+        self.forks.clear();
         let r = Refusal {
             code,
             offset: self.offset,
-            path: self.path(level),
+            path,
         };
         self.refusal = Some(r.clone());
         r
@@ -721,6 +844,7 @@ impl StructuredValidator {
         let b = chunk[i];
         match self.mode {
             Mode::Str => self.string_byte(chunk, i),
+            Mode::Fork => self.fork_step(chunk, i),
             Mode::Num => {
                 if self.number_byte(b)? {
                     Ok(1)
@@ -861,7 +985,7 @@ impl StructuredValidator {
                 self.value_start(items, b)
             }
             Mode::Done => Err(val(C::TrailingBytes)),
-            Mode::Str | Mode::Num | Mode::Lit => Err(val(C::Syntax)),
+            Mode::Str | Mode::Num | Mode::Lit | Mode::Fork => Err(val(C::Syntax)),
         }
     }
 
@@ -872,13 +996,20 @@ impl StructuredValidator {
     fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Fail> {
         let g = &self.g;
         if matches!(b, b'{' | b'[')
-            && self.stack.len() >= g.limits.max_depth as usize
+            && self.stack.len() + self.depth_base >= g.limits.max_depth as usize
             && matches!(
                 (&g.nodes[node as usize].kind, b),
                 (
-                    Kind::Object { .. } | Kind::OneOf { .. } | Kind::Any | Kind::Union { .. },
+                    Kind::Object { .. }
+                        | Kind::OneOf { .. }
+                        | Kind::Any
+                        | Kind::Union { .. }
+                        | Kind::Parallel { .. },
                     b'{'
-                ) | (Kind::Array { .. } | Kind::Any | Kind::Union { .. }, b'[')
+                ) | (
+                    Kind::Array { .. } | Kind::Any | Kind::Union { .. } | Kind::Parallel { .. },
+                    b'['
+                )
             )
         {
             return Err(val(C::TooDeep));
@@ -899,6 +1030,30 @@ impl StructuredValidator {
                     return Err(val(C::WrongType));
                 }
                 return self.value_start(next, b);
+            }
+            (Kind::Parallel { branches }, _) => {
+                let depth = self.stack.len() + self.depth_base;
+                let mut forks: Vec<StructuredValidator> = branches
+                    .iter()
+                    .map(|&n| Self::branch(&self.g, n, depth))
+                    .collect();
+                // Each branch reads the value's first byte; its work is added to this machine's
+                // (which counts the byte once itself).
+                let mut fail = None;
+                for f in &mut forks {
+                    if let Run::Refused(_) = f.run_branch(&[b]) {
+                        fail = fail.or_else(|| f.refusal.clone());
+                    }
+                    self.work += f.work;
+                }
+                forks.retain(|f| f.refusal.is_none());
+                if forks.is_empty() {
+                    let code = fail.as_ref().map_or(C::WrongType, |r| r.code);
+                    self.fork_fail = fail.map(Box::new);
+                    return Err(val(code));
+                }
+                self.forks = forks;
+                self.mode = Mode::Fork;
             }
             (Kind::Any, b'{') => {
                 self.stack.push(Frame {

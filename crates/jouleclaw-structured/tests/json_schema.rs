@@ -316,7 +316,7 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
     // Two branches one first byte cannot tell apart are refused at compile time.
     for s in [
         r#"{"anyOf":[{"type":"string"},{"type":"string","maxLength":2}]}"#,
-        r#"{"anyOf":[{"type":"object"},{"type":"object","properties":{"a":{}}}]}"#,
+        r#"{"oneOf":[{"type":"object"},{"type":"object","properties":{"a":{}}}]}"#,
         r#"{"oneOf":[{"type":"integer"},{"type":"number"}]}"#,
     ] {
         assert_eq!(
@@ -325,6 +325,153 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
             "{s}"
         );
     }
+}
+
+/// Pydantic's `Union[Cat, Dog]` without a discriminator: two closed object models.
+const CAT_OR_DOG: &str = r#"{"type":"object","required":["pet"],"properties":{"pet":{"anyOf":[
+    {"type":"object","additionalProperties":false,"required":["name","lives"],
+     "properties":{"name":{"type":"string"},"lives":{"type":"integer","maximum":9}}},
+    {"type":"object","additionalProperties":false,"required":["name","breed"],
+     "properties":{"name":{"type":"string"},"breed":{"type":"string"}}}]}}}"#;
+
+#[test]
+fn untagged_object_unions_are_read_side_by_side() {
+    let g = js(CAT_OR_DOG);
+    accepted(&g, r#"{"pet":{"name":"Tom","lives":9}}"#);
+    accepted(&g, r#"{"pet":{"breed":"pug","name":"Rex"}}"#);
+    // The cat lives longest (the dog refuses the key `lives` at its `l`): the cat's refusal,
+    // at its byte, with its path below the union's.
+    refused(
+        &g,
+        r#"{"pet":{"name":"Tom","lives":"9"}}"#,
+        "wrong_type",
+        29,
+        "/pet/lives",
+    );
+    refused(
+        &g,
+        r#"{"pet":{"name":"Tom","lives":10}}"#,
+        "above_maximum",
+        30,
+        "/pet/lives",
+    );
+    // Both refuse at one byte (the `}` that misses lives and breed): the first declared names it.
+    refused(
+        &g,
+        r#"{"pet":{"name":"Tom"}}"#,
+        "missing_property",
+        20,
+        "/pet",
+    );
+    // Two branches refusing one byte with different codes: the first declared names it.
+    let tie = js(
+        r#"{"anyOf":[{"type":"object","properties":{"n":{"type":"string","maxLength":1}}},
+        {"type":"object","properties":{"n":{"enum":["ab"]}}}]}"#,
+    );
+    refused(&tie, r#"{"n":"ac"}"#, "string_too_long", 7, "/n");
+    let tie = js(
+        r#"{"anyOf":[{"type":"object","properties":{"n":{"enum":["ab"]}}},
+        {"type":"object","properties":{"n":{"type":"string","maxLength":1}}}]}"#,
+    );
+    refused(&tie, r#"{"n":"ac"}"#, "value_not_allowed", 7, "/n");
+    // A key neither declares: refused at its close (it is a prefix of `name`).
+    refused(&g, r#"{"pet":{"nam":1}}"#, "unknown_property", 12, "/pet");
+    refused(&g, r#"{"pet":[]}"#, "wrong_type", 7, "/pet");
+    // Truncated inside the value.
+    let mut v = StructuredValidator::new(Arc::clone(&g));
+    v.push(br#"{"pet":{"name":"Tom""#).unwrap();
+    assert_eq!(v.finish().unwrap_err().code.as_str(), "truncated");
+    // What may come next is what either branch takes.
+    let mut v = StructuredValidator::new(Arc::clone(&g));
+    v.push(br#"{"pet":{"name":"Tom",""#).unwrap();
+    let next = v.expected_next();
+    assert!(next.allows(b'l') && next.allows(b'b') && !next.allows(b'z'));
+    // Work does not depend on the chunking, and counts every branch's machine.
+    let doc = br#"{"pet":{"name":"Tom","lives":9}}"#;
+    let work = |size: usize| {
+        let mut v = StructuredValidator::new(Arc::clone(&g));
+        doc.chunks(size).for_each(|c| v.push(c).unwrap());
+        v.finish().unwrap();
+        v.usage().work
+    };
+    assert_eq!(work(1), work(doc.len()));
+    assert_eq!(work(5), work(doc.len()));
+    let single = js(
+        r#"{"type":"object","required":["pet"],"properties":{"pet":{"type":"object","additionalProperties":false,"required":["name","lives"],
+     "properties":{"name":{"type":"string"},"lives":{"type":"integer","maximum":9}}}}}"#,
+    );
+    let mut v = StructuredValidator::new(single);
+    v.push(doc).unwrap();
+    assert!(work(doc.len()) > v.usage().work);
+}
+
+#[test]
+fn arrays_of_several_element_schemas_are_read_side_by_side() {
+    let g = js(
+        r#"{"anyOf":[{"type":"array","items":{"type":"integer"}},{"type":"array","items":{"type":"string"},"maxItems":2}]}"#,
+    );
+    accepted(&g, "[1,2,3]");
+    accepted(&g, r#"["a","b"]"#);
+    accepted(&g, "[]");
+    // The integers' branch lives longer (the strings' refuses `1` at once).
+    refused(&g, r#"[1,"a"]"#, "wrong_type", 3, "/1");
+    refused(&g, r#"["a","b","c"]"#, "too_many_items", 8, "");
+    refused(&g, "{}", "wrong_type", 0, "");
+}
+
+#[test]
+fn side_by_side_values_are_bounded() {
+    // A branch's containers count from the union's depth (max_depth 3: the root, `p`, `a`).
+    let limits = Limits {
+        max_depth: 3,
+        ..Limits::DEFAULT
+    };
+    let opts = CompileOptions {
+        limits,
+        ..CompileOptions::JSON_SCHEMA
+    };
+    let g = Arc::new(
+        Grammar::compile_with(
+            br#"{"type":"object","properties":{"p":{"anyOf":[
+            {"type":"object","properties":{"a":{}},"additionalProperties":false},
+            {"type":"object","properties":{"b":{"type":"integer"}},"additionalProperties":false}]}}}"#,
+            &opts,
+        )
+        .unwrap(),
+    );
+    accepted(&g, r#"{"p":{"a":{"x":1}}}"#);
+    refused(&g, r#"{"p":{"a":{"x":{}}}}"#, "too_deep", 15, "/p/a/x");
+    // No value read side by side holds another (here through a property), nor through
+    // recursion; at most MAX_PARALLEL_BRANCHES branches; oneOf without a tag stays refused.
+    let pair = r#"[{"type":"object","properties":{"x":{"type":"null"}}},{"type":"object","properties":{"y":{"type":"null"}}}]"#;
+    let nested = format!(
+        r#"{{"anyOf":[{{"type":"object","properties":{{"q":{{"anyOf":{pair}}}}}}},{{"type":"object","properties":{{"r":{{"type":"null"}}}}}}]}}"#
+    );
+    assert_eq!(
+        js_err(&nested),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+    let recursive = r##"{"$defs":{"T":{"anyOf":[{"type":"object","properties":{"k":{"$ref":"#/$defs/T"}}},{"type":"object","properties":{"v":{"type":"null"}}}]}},"$ref":"#/$defs/T"}"##;
+    assert_eq!(
+        js_err(recursive),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+    let branches = |n: usize| {
+        let b: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"type":"object","properties":{{"p{i}":{{"type":"null"}}}}}}"#))
+            .collect();
+        format!(r#"{{"anyOf":[{}]}}"#, b.join(","))
+    };
+    assert!(Grammar::compile_json_schema(branches(MAX_PARALLEL_BRANCHES).as_bytes()).is_ok());
+    assert_eq!(
+        js_err(&branches(MAX_PARALLEL_BRANCHES + 1)),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+    let one_of = format!(r#"{{"oneOf":{pair}}}"#);
+    assert_eq!(
+        js_err(&one_of),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
 }
 
 #[test]

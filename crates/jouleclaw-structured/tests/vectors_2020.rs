@@ -45,6 +45,17 @@ const HOUSEHOLD: &str = r#"{"type":"object","required":["city","population"],
  "properties":{"city":{"type":"string"},
   "population":{"type":"object","required":["adults","children"]}}}"#;
 
+/// Untagged unions read side by side (Pydantic's `Union[Card, Bank]`; two array schemas).
+const PAYMENT: &str = r#"{"type":"object","required":["amount","method"],
+ "properties":{"amount":{"type":"integer","exclusiveMinimum":0},
+  "method":{"anyOf":[
+   {"type":"object","required":["card_number","expiry"],
+    "properties":{"card_number":{"type":"string","maxLength":19},"expiry":{"type":"string"}}},
+   {"type":"object","required":["iban"],
+    "properties":{"iban":{"type":"string","maxLength":34},"holder":{"anyOf":[{"type":"string"},{"type":"null"}]}}}]},
+  "tags":{"anyOf":[{"type":"array","items":{"type":"integer"}},
+   {"type":"array","items":{"type":"string"},"maxItems":2}]}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -56,6 +67,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("bounds", BOUNDS, Limits::DEFAULT),
         ("pets", PETS, Limits::DEFAULT),
         ("household", HOUSEHOLD, Limits::DEFAULT),
+        ("payment", PAYMENT, Limits::DEFAULT),
     ]
 }
 
@@ -313,6 +325,62 @@ fn corpus() -> Vec<(
             r#"{"population":{"adults":2,"children":0}}"#,
             "missing_property",
             "",
+        ),
+        (
+            "payment",
+            "a card",
+            r#"{"amount":12,"method":{"card_number":"4111111111111111","expiry":"12/29"}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "payment",
+            "a bank account, tags of strings",
+            r#"{"amount":3,"method":{"holder":null,"iban":"PT50"},"tags":["a","b"]}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "payment",
+            "a member only the open bank branch takes",
+            r#"{"amount":1,"method":{"iban":"PT50","card_number":5}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "payment",
+            "both branches miss members at one byte",
+            r#"{"amount":1,"method":{"expiry":"12/29"}}"#,
+            "missing_property",
+            "/method",
+        ),
+        (
+            "payment",
+            "the card branch refuses first, the bank branch at the close",
+            r#"{"amount":1,"method":{"card_number":"4111","expiry":7}}"#,
+            "missing_property",
+            "/method",
+        ),
+        (
+            "payment",
+            "a repeated key in a branch",
+            r#"{"amount":1,"method":{"iban":"x","iban":"y"}}"#,
+            "duplicate_property",
+            "/method",
+        ),
+        (
+            "payment",
+            "tags of both kinds",
+            r#"{"amount":1,"method":{"iban":"x"},"tags":[1,"a"]}"#,
+            "wrong_type",
+            "/tags/1",
+        ),
+        (
+            "payment",
+            "three string tags",
+            r#"{"amount":1,"method":{"iban":"x"},"tags":["a","b","c"]}"#,
+            "too_many_items",
+            "/tags",
         ),
     ]
 }
