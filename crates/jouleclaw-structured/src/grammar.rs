@@ -180,6 +180,8 @@ pub(crate) enum Kind {
         min: u32,
         max: u32,
         allowed: Option<Vec<String>>,
+        /// `pattern` (JSON Schema profile only).
+        pattern: Option<Box<crate::pattern::Pattern>>,
     },
     Integer {
         lo: i64,
@@ -256,9 +258,10 @@ pub enum Profile {
     Subset,
     /// JSON Schema 2020-12 meanings for what tool-schema generators write: absent
     /// `additionalProperties` allows other properties, annotations are ignored (and
-    /// reported), `anyOf`/`oneOf`/type lists decided at a value's first byte, untyped
-    /// `const`/`enum`, local `$ref`/`$defs` (recursion bounded by `max_depth`), exact
-    /// bounds of any size, `minItems`/`minProperties`/`exclusiveMinimum`/`exclusiveMaximum`.
+    /// reported), `anyOf`/`oneOf`/type lists decided at a value's first byte or read side by
+    /// side, untyped `const`/`enum`, local `$ref`/`$defs` (recursion bounded by `max_depth`),
+    /// exact bounds of any size, `minItems`/`minProperties`/`exclusiveMinimum`/
+    /// `exclusiveMaximum`, `pattern` (ECMA-262's regular part, as a deterministic automaton).
     JsonSchema,
 }
 
@@ -661,7 +664,12 @@ impl Compiler {
                         })
                         .collect()
                 });
-                Kind::String { min, max, allowed }
+                Kind::String {
+                    min,
+                    max,
+                    allowed,
+                    pattern: None,
+                }
             }
             "integer" => {
                 let lo = get("minimum")
@@ -1141,7 +1149,12 @@ impl Grammar {
                     m.push(("minItems".into(), CVal::Int(i64::from(*min_items))));
                 }
             }
-            Kind::String { min, max, allowed } => {
+            Kind::String {
+                min,
+                max,
+                allowed,
+                pattern,
+            } => {
                 m.push(ty("string"));
                 m.push(("maxLength".into(), CVal::Int(i64::from(*max))));
                 if *min > 0 {
@@ -1149,6 +1162,9 @@ impl Grammar {
                 }
                 if let Some(a) = allowed {
                     values(&mut m, a.iter().map(|s| CVal::Str(s.clone())).collect());
+                }
+                if let Some(p) = pattern {
+                    m.push(("pattern".into(), CVal::Str(p.source.clone())));
                 }
             }
             Kind::Integer {

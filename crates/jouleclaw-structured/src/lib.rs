@@ -55,6 +55,7 @@ mod frames;
 mod grammar;
 mod json;
 mod oracle;
+mod pattern;
 mod schema2020;
 mod trie;
 mod validator;
@@ -66,4 +67,5 @@ pub use grammar::{
     PROJECTION_NODES, Profile, SCHEMA_DIALECT, UnknownKeywords,
 };
 pub use oracle::StructuredOutputOracle;
+pub use pattern::{MAX_PATTERN_AUTOMATON_BYTES, MAX_PATTERN_CHARS};
 pub use validator::{ExpectedNext, Status, StructuredValidator, Usage};

@@ -9,6 +9,7 @@ use crate::grammar::{
     number_text, ptr_push,
 };
 use crate::json::{Json, Num};
+use crate::pattern::PatternError;
 
 /// Annotations: read, not enforced, left out of the projection and the digest, and listed in
 /// [`crate::Grammar::ignored_keywords`]. `format` is the 2020-12 format-annotation vocabulary;
@@ -47,6 +48,7 @@ const SUPPORTED: &[&str] = &[
     "minProperties",
     "minimum",
     "oneOf",
+    "pattern",
     "properties",
     "required",
     "type",
@@ -74,7 +76,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "minContains",
     "multipleOf",
     "not",
-    "pattern",
     "patternProperties",
     "prefixItems",
     "propertyNames",
@@ -111,7 +112,7 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "minProperties",
         ],
         "array" => &["items", "maxItems", "minItems"],
-        "string" => &["minLength", "maxLength"],
+        "string" => &["minLength", "maxLength", "pattern"],
         "integer" | "number" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
         _ => &[],
     }
@@ -678,7 +679,28 @@ impl Compiler {
                         })
                         .collect()
                 });
-                Kind::String { min, max, allowed }
+                let pattern = match get("pattern") {
+                    None => None,
+                    Some(Json::Str(p)) => Some(Box::new(
+                        crate::pattern::Pattern::compile(p).map_err(|e| match e {
+                            PatternError::Unsupported(reason) => E::UnsupportedPattern {
+                                at: at.to_owned(),
+                                reason,
+                            },
+                            PatternError::TooLarge => E::SchemaOverLimit {
+                                limit: "max_pattern_bytes",
+                                at: ptr_push(at, "pattern"),
+                            },
+                        })?,
+                    )),
+                    Some(_) => return Err(invalid("pattern", at, "must be a string")),
+                };
+                Kind::String {
+                    min,
+                    max,
+                    allowed,
+                    pattern,
+                }
             }
             "integer" => self.integer_2020(s, at, values)?,
             "number" => {

@@ -7,6 +7,8 @@ use crate::decimal;
 use crate::error::{Refusal, RefusalCode as C};
 use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
+use crate::pattern::{Pattern, Step};
+use regex_automata::util::primitives::StateID;
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,6 +107,9 @@ struct Str {
     spill: bool,
     /// The string's `maxLength` (value strings; `u32::MAX` for keys and tags).
     max: u32,
+    /// The state of the string's `pattern` automaton while no match is found yet (value
+    /// strings with a `pattern`); `None` without a pattern or once it matched.
+    pat: Option<StateID>,
     esc: Esc,
     hex: u32,
     hexn: u8,
@@ -492,6 +497,7 @@ impl StructuredValidator {
                 constrained: false,
                 spill: false,
                 max: u32::MAX,
+                pat: None,
                 esc: Esc::None,
                 hex: 0,
                 hexn: 0,
@@ -1105,10 +1111,22 @@ impl StructuredValidator {
                 });
                 self.mode = Mode::ArrFirst;
             }
-            (Kind::String { allowed, .. }, b'"') => {
-                let constrained = allowed.is_some();
+            (
+                Kind::String {
+                    allowed, pattern, ..
+                },
+                b'"',
+            ) => {
+                let constrained = allowed.is_some() || pattern.is_some();
+                let pat = match pattern.as_deref().map(Pattern::start) {
+                    None | Some(Step::Matched) => None,
+                    Some(Step::Open(id)) => Some(id),
+                    // No string matches: refused at its opening quote.
+                    Some(Step::Dead) => return Err(val(C::PatternMismatch)),
+                };
                 let state = self.g.tries.root(node);
                 self.start_string(Target::Value(node), state, constrained);
+                self.s.pat = pat;
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
                 let (is_int, plain) = match &g.nodes[node as usize].kind {
@@ -1174,6 +1192,7 @@ impl StructuredValidator {
         s.state = state;
         s.spill = state == NONE;
         s.constrained = constrained;
+        s.pat = None;
         s.esc = Esc::None;
         s.need = 0;
         s.hexn = 0;
@@ -1386,7 +1405,13 @@ impl StructuredValidator {
                 if self.s.constrained {
                     // A run pays off from two bytes on; a last byte goes straight to `feed`.
                     if i + 1 < chunk.len() {
-                        let run = self.member_run(&chunk[i..]);
+                        let run = match (self.s.target, self.s.state == NONE, self.s.pat) {
+                            // A `pattern` and no enum: its automaton over the run.
+                            (Target::Value(node), true, _) => self.pattern_run(node, &chunk[i..]),
+                            // An enum and a `pattern` still open: byte by byte.
+                            (Target::Value(_), false, Some(_)) => 0,
+                            _ => self.member_run(&chunk[i..]),
+                        };
                         if run > 0 {
                             return Ok(run);
                         }
@@ -1464,6 +1489,48 @@ impl StructuredValidator {
             s.chars += n as u32;
         }
         self.work += work;
+        n
+    }
+
+    /// The plain bytes at the start of `bytes` of a value string with a `pattern` and no enum
+    /// that neither pass its `maxLength` nor make its pattern impossible, taken at once:
+    /// exactly what `char_start` and `feed` would do one byte at a time, stopping before the
+    /// first byte they would refuse (which the caller then feeds alone).
+    #[inline]
+    fn pattern_run(&mut self, node: NodeId, bytes: &[u8]) -> usize {
+        let s = &mut self.s;
+        let room = (s.max - s.chars.min(s.max)) as usize;
+        let run = plain_run(bytes).min(room);
+        let mut n = run;
+        if let (
+            Some(mut id),
+            Kind::String {
+                pattern: Some(p), ..
+            },
+        ) = (s.pat, &self.g.nodes[node as usize].kind)
+        {
+            n = 0;
+            let mut open = true;
+            while n < run {
+                match p.next(id, bytes[n]) {
+                    Step::Open(next) => {
+                        id = next;
+                        n += 1;
+                    }
+                    // Matched: the rest of the string cannot undo it.
+                    Step::Matched => {
+                        open = false;
+                        n = run;
+                    }
+                    // Left for `feed` to refuse.
+                    Step::Dead => break,
+                }
+            }
+            s.pat = open.then_some(id);
+        }
+        // `n` is at most the string's `maxLength` room (a u32).
+        s.chars += n as u32;
+        s.pos += n as u32;
         n
     }
 
@@ -1583,13 +1650,26 @@ impl StructuredValidator {
                 };
                 s.state = next;
             }
-            Target::Value(_) => {
+            Target::Value(node) => {
                 if s.state != NONE {
                     self.work += g.tries.count(s.state);
                     let Some(next) = g.tries.next(s.state, byte) else {
                         return Err(val(C::ValueNotAllowed));
                     };
                     s.state = next;
+                }
+                if let (
+                    Some(id),
+                    Kind::String {
+                        pattern: Some(p), ..
+                    },
+                ) = (s.pat, &g.nodes[node as usize].kind)
+                {
+                    s.pat = match p.next(id, byte) {
+                        Step::Open(next) => Some(next),
+                        Step::Matched => None,
+                        Step::Dead => return Err(val(C::PatternMismatch)),
+                    };
                 }
             }
         }
@@ -1677,12 +1757,23 @@ impl StructuredValidator {
                 self.complete_value();
             }
             Target::Value(node) => {
-                if let Kind::String { min, allowed, .. } = &g.nodes[node as usize].kind {
+                if let Kind::String {
+                    min,
+                    allowed,
+                    pattern,
+                    ..
+                } = &g.nodes[node as usize].kind
+                {
                     if self.s.chars < *min {
                         return Err(val(C::StringTooShort));
                     }
                     if allowed.is_some() && exact.is_none() {
                         return Err(val(C::ValueNotAllowed));
+                    }
+                    if let (Some(p), Some(id)) = (pattern, self.s.pat)
+                        && !p.ends_matched(id)
+                    {
+                        return Err(val(C::PatternMismatch));
                     }
                 }
                 self.complete_value();

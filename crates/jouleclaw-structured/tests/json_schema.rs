@@ -235,7 +235,7 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
         },
     ] {
         for (schema, kw) in [
-            (r#"{"type":"string","pattern":"^a"}"#, "pattern"),
+            (r#"{"type":"string","pattern":"^(?=a)"}"#, "pattern"),
             (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
@@ -472,6 +472,85 @@ fn side_by_side_values_are_bounded() {
         js_err(&one_of),
         ("schema_ambiguous_union".into(), Some("anyOf".into()))
     );
+}
+
+#[test]
+fn patterns_are_matched_as_the_bytes_arrive() {
+    // Anchored: refused at the first byte no continuation can match.
+    let g = js(r#"{"type":"string","pattern":"^[A-Z]{3}-\\d{2}$"}"#);
+    accepted(&g, r#""ABC-12""#);
+    refused(&g, r#""ABc-12""#, "pattern_mismatch", 3, "");
+    refused(&g, r#""ABC-123""#, "pattern_mismatch", 7, "");
+    // Ends without a match: refused at the closing quote.
+    refused(&g, r#""ABC-1""#, "pattern_mismatch", 6, "");
+    // Escapes are matched decoded: \u0041 is A.
+    accepted(&g, r#""\u0041BC-12""#);
+    refused(&g, r#""\u0061BC-12""#, "pattern_mismatch", 6, "");
+    // Unanchored, as JSON Schema reads `pattern`: a match anywhere; nothing refused early.
+    let any = js(r#"{"type":"string","pattern":"[0-9]+","maxLength":8}"#);
+    accepted(&any, r#""ab7cd""#);
+    refused(&any, r#""abcd""#, "pattern_mismatch", 5, "");
+    refused(&any, r#""1234567890""#, "string_too_long", 9, "");
+    // ECMA-262 meanings: `.` is not a line terminator, \d is ASCII; a non-ASCII character is
+    // one character.
+    let dot = js(r#"{"type":"string","pattern":"^.$"}"#);
+    accepted(&dot, r#""é""#);
+    refused(&dot, r#""\r""#, "pattern_mismatch", 2, "");
+    refused(
+        &js(r#"{"type":"string","pattern":"^\\d$"}"#),
+        r#""٣""#,
+        "pattern_mismatch",
+        1,
+        "",
+    );
+    // A pattern no string matches refuses at the opening quote; inside an object, with the
+    // member's path; beside an enum, both hold.
+    refused(
+        &js(r#"{"type":"string","pattern":"a^"}"#),
+        r#""a""#,
+        "pattern_mismatch",
+        0,
+        "",
+    );
+    let o = js(
+        r#"{"type":"object","properties":{"id":{"type":"string","pattern":"^u-"},"k":{"enum":["ab","ac"],"type":"string","pattern":"b"}}}"#,
+    );
+    refused(&o, r#"{"id":"v-1"}"#, "pattern_mismatch", 7, "/id");
+    accepted(&o, r#"{"id":"u-1","k":"ab"}"#);
+    refused(&o, r#"{"k":"ac"}"#, "pattern_mismatch", 8, "/k");
+    // The projection states the pattern as written, and compiles back to the same grammar.
+    let p = String::from_utf8(g.projection().to_vec()).unwrap();
+    assert!(p.contains(r#""pattern":"^[A-Z]{3}-\\d{2}$""#), "{p}");
+    assert_eq!(
+        Grammar::compile_json_schema(g.projection())
+            .unwrap()
+            .digest(),
+        g.digest()
+    );
+    // The subset still refuses it; forms read otherwise by ECMA-262 are refused, named.
+    let e = Grammar::compile(br#"{"type":"string","pattern":"a"}"#).unwrap_err();
+    assert_eq!(e.code(), "schema_unsupported_keyword");
+    for p in [r"^(?=a)", r"(?i)a", r"\\bx", r"\\p{L}", r"(a)\\1"] {
+        let s = format!(r#"{{"type":"string","pattern":"{p}"}}"#);
+        assert_eq!(
+            js_err(&s),
+            ("schema_unsupported_keyword".into(), Some("pattern".into())),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        js_err(r#"{"type":"string","pattern":5}"#).0,
+        "schema_invalid_keyword"
+    );
+    assert_eq!(
+        js_err(r#"{"type":"integer","pattern":"a"}"#).0,
+        "schema_unsupported_keyword"
+    );
+    let huge = format!(
+        r#"{{"type":"string","pattern":"^(a|b)*a{}$"}}"#,
+        "(a|b)".repeat(24)
+    );
+    assert_eq!(js_err(&huge).0, "schema_over_limit");
 }
 
 #[test]

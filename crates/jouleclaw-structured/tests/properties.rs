@@ -246,3 +246,50 @@ fn side_by_side_cases_are_not_vacuous() {
         .count();
     assert!(run > 300, "{run}");
 }
+
+/// `pattern` against the `regex` crate's `is_match` on the decoded string (the patterns avoid
+/// the classes whose ECMA-262 meaning the profile rewrites), with random JSON escapes, in every
+/// chunking (where each refusal falls is pinned by the unit tests of `json_schema.rs`).
+fn pattern_case(seed: u64) {
+    const PATTERNS: &[&str] = &[
+        "^[a-c]{2,4}$",
+        "ab|ba",
+        "^(x|yz)*$",
+        "c[^d]d",
+        "^[^a]+b$",
+        "é{2}",
+    ];
+    const CHARS: &[char] = &['a', 'b', 'c', 'd', 'x', 'y', 'z', 'é', '\n'];
+    let mut r = Rng(seed | 1);
+    let pat = *r.pick(PATTERNS);
+    let schema = format!(
+        r#"{{"type":"string","pattern":{}}}"#,
+        serde_json::json!(pat)
+    );
+    let g = Arc::new(Grammar::compile_json_schema(schema.as_bytes()).unwrap());
+    let text: String = (0..r.below(7)).map(|_| *r.pick(CHARS)).collect();
+    let mut doc = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '\n' => doc.push_str("\\n"),
+            c if r.below(3) == 0 => doc.push_str(&format!("\\u{:04x}", c as u32)),
+            c => doc.push(c),
+        }
+    }
+    doc.push('"');
+    let want = regex::Regex::new(pat).unwrap().is_match(&text);
+    let got = outcome(&g, doc.as_bytes());
+    assert_eq!(got.is_ok(), want, "{pat} {doc}: {got:?}");
+    if let Err(e) = got {
+        assert_eq!(e.code.as_str(), "pattern_mismatch", "{pat} {doc}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn patterns_agree_with_the_regex_crate_in_every_chunking(seed in any::<u64>()) {
+        pattern_case(seed);
+    }
+}

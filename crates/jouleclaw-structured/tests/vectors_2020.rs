@@ -56,6 +56,11 @@ const PAYMENT: &str = r#"{"type":"object","required":["amount","method"],
   "tags":{"anyOf":[{"type":"array","items":{"type":"integer"}},
    {"type":"array","items":{"type":"string"},"maxItems":2}]}}}"#;
 
+/// `pattern`: ECMA-262's regular part, matched as the decoded bytes arrive.
+const CODES: &str = r#"{"type":"object","required":["sku"],
+ "properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-\\d{4}$"},
+  "note":{"type":"string","pattern":"ok","maxLength":10}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -68,6 +73,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("pets", PETS, Limits::DEFAULT),
         ("household", HOUSEHOLD, Limits::DEFAULT),
         ("payment", PAYMENT, Limits::DEFAULT),
+        ("codes", CODES, Limits::DEFAULT),
     ]
 }
 
@@ -382,6 +388,48 @@ fn corpus() -> Vec<(
             "too_many_items",
             "/tags",
         ),
+        (
+            "codes",
+            "a code, a note matching anywhere",
+            r#"{"sku":"ABC-1234","note":"it is ok."}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "codes",
+            "an escaped code",
+            r#"{"sku":"\u0041BC-1234"}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "codes",
+            "a lower-case letter",
+            r#"{"sku":"ABc-1234"}"#,
+            "pattern_mismatch",
+            "/sku",
+        ),
+        (
+            "codes",
+            "a digit too many",
+            r#"{"sku":"ABC-12345"}"#,
+            "pattern_mismatch",
+            "/sku",
+        ),
+        (
+            "codes",
+            "a code ending early",
+            r#"{"sku":"ABC-123"}"#,
+            "pattern_mismatch",
+            "/sku",
+        ),
+        (
+            "codes",
+            "a note without a match",
+            r#"{"sku":"ABC-1234","note":"fine"}"#,
+            "pattern_mismatch",
+            "/note",
+        ),
     ]
 }
 
@@ -390,7 +438,7 @@ fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static
     vec![
         (
             "pattern",
-            r#"{"type":"string","pattern":"^[a-z]+$"}"#,
+            r#"{"type":"string","pattern":"^(?!x)[a-z]+$"}"#,
             "schema_unsupported_keyword",
             "pattern",
         ),

@@ -532,6 +532,10 @@ def mutations(schema, value, closed_root: bool):
             # Objects read side by side (or a tagged union): `{}` misses every branch's
             # required members; all refuse at its `}`.
             out.append((f"{name}: an empty object", substitute(value, path, "{}"), at + 1, ptr(path)))
+        if len(bs) == 1 and bs[0].get("type") == "string" and "pattern" in bs[0]:
+            # Where a pattern makes a string impossible depends on the expression: only the
+            # outcome is compared (jsonschema's).
+            out.append((f"{name}: not matching its pattern", substitute(value, path, '"~"'), None, None))
         if len(bs) == 1:
             b = bs[0]
             if b.get("type") == "string" and "enum" in b or "const" in b and isinstance(b.get("const"), str):
