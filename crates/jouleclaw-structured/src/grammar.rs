@@ -404,6 +404,8 @@ pub(crate) struct Compiler {
     pub(crate) union_at: std::collections::HashMap<NodeId, String>,
     /// The side-by-side nodes made while deciding unions, with their union's pointer.
     pub(crate) parallel_at: Vec<(NodeId, String)>,
+    /// The unions that stand beside `"type": "object"` (each branch must be an object).
+    pub(crate) object_unions: std::collections::HashSet<NodeId>,
 }
 
 pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
@@ -909,6 +911,7 @@ impl Grammar {
             any: None,
             union_at: std::collections::HashMap::new(),
             parallel_at: Vec::new(),
+            object_unions: std::collections::HashSet::new(),
         };
         let root = match options.profile {
             Profile::Subset => c.compile(&json, "", 0, true)?,

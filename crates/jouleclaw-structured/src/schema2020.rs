@@ -336,6 +336,9 @@ impl Compiler {
                 description,
             );
             self.union_at.insert(id, at.to_owned());
+            if get("type").is_some() {
+                self.object_unions.insert(id);
+            }
             return Ok(id);
         }
 
@@ -945,6 +948,21 @@ impl Compiler {
         );
         let mut leaves = Vec::new();
         self.leaves(u, &mut Vec::new(), &mut leaves)?;
+        // `"type": "object"` beside the union applies too: a branch of another type (or a
+        // free-form one) would take values JSON Schema refuses, so it is refused here.
+        if self.object_unions.contains(&u)
+            && leaves.iter().any(|&b| {
+                !matches!(
+                    self.nodes[b as usize].kind,
+                    Kind::Object { .. } | Kind::OneOf { .. }
+                )
+            })
+        {
+            return Err(E::UnsupportedKeyword {
+                keyword: "type".into(),
+                at,
+            });
+        }
         let mut classes: [Vec<NodeId>; 6] = Default::default();
         for &b in &leaves {
             let c = match &self.nodes[b as usize].kind {

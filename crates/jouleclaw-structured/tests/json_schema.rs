@@ -327,6 +327,37 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
     }
 }
 
+/// `"type": "object"` beside a union holds in JSON Schema too (both apply): a union whose
+/// branches are all objects keeps it, one with a branch of another type (or a free-form
+/// branch, which takes non-objects) is refused rather than read without it.
+#[test]
+fn type_object_beside_a_union_admits_only_object_branches() {
+    let g = js(r#"{"type":"object","anyOf":[
+        {"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},
+        {"type":"object","properties":{"b":{"type":"null"}},"required":["b"]}]}"#);
+    accepted(&g, r#"{"a":1}"#);
+    accepted(&g, r#"{"b":null}"#);
+    refused(&g, "[]", "wrong_type", 0, "");
+    let t = js(r##"{"type":"object","oneOf":[
+        {"type":"object","properties":{"k":{"const":"x"}},"required":["k"]},
+        {"$ref":"#/$defs/Y"}],"$defs":{"Y":{"type":"object","properties":{"k":{"const":"y"}},"required":["k"]}}}"##);
+    accepted(&t, r#"{"k":"y"}"#);
+    for s in [
+        r#"{"type":"object","anyOf":[{"type":"string"}]}"#,
+        r#"{"type":"object","anyOf":[{"type":"object"},{"type":"null"}]}"#,
+        r#"{"type":"object","oneOf":[{"type":"string"},{"type":"integer"}]}"#,
+        r#"{"type":"object","anyOf":[{"type":"array"},{"type":"array","items":{"type":"integer"}}]}"#,
+        r#"{"type":"object","anyOf":[{},{"type":"object","properties":{"a":{}}}]}"#,
+        r##"{"type":"object","anyOf":[{"$ref":"#/$defs/S"},{"type":"object"}],"$defs":{"S":{"type":["object","string"]}}}"##,
+    ] {
+        assert_eq!(
+            js_err(s),
+            ("schema_unsupported_keyword".into(), Some("type".into())),
+            "{s}"
+        );
+    }
+}
+
 /// Pydantic's `Union[Cat, Dog]` without a discriminator: two closed object models.
 const CAT_OR_DOG: &str = r#"{"type":"object","required":["pet"],"properties":{"pet":{"anyOf":[
     {"type":"object","additionalProperties":false,"required":["name","lives"],
