@@ -70,6 +70,26 @@ func soResolve(root map[string]any, s map[string]any) map[string]any {
 	return s
 }
 
+// soLeaves returns the branches of a union flattened through nested unions (an anyOf/oneOf
+// branch, also behind a $ref), resolved, as the compiler reads them: anyOf [anyOf [A, B], C] is
+// A, B and C.
+func soLeaves(root map[string]any, branches []any, depth int) []any {
+	var out []any
+	for _, b := range branches {
+		bo := soResolve(root, soObj(b))
+		inner, ok := bo["anyOf"].([]any)
+		if !ok {
+			inner, ok = bo["oneOf"].([]any)
+		}
+		if ok && depth < 64 {
+			out = append(out, soLeaves(root, inner, depth+1)...)
+		} else {
+			out = append(out, bo)
+		}
+	}
+	return out
+}
+
 // soType is a parsed value's JSON type (integers are numbers: the first-byte rule).
 func soType(v any) string {
 	switch v.(type) {
@@ -399,10 +419,8 @@ func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 	}
 	schema = soResolve(root, schema)
 	if branches, ok := schema["anyOf"].([]any); ok {
-		resolved := make([]any, len(branches))
-		for i, b := range branches {
-			resolved[i] = soResolve(root, soObj(b))
-		}
+		branches = soLeaves(root, branches, 0)
+		resolved := branches
 		// Read side by side: valid when one branch takes it, the validator's rules and these.
 		if both := soSideBySide(resolved, inst); both != nil {
 			for _, b := range both {

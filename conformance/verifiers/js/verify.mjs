@@ -1417,6 +1417,16 @@ function soResolve(root, s) {
   return x;
 }
 
+/** The branches of a union flattened through nested unions (an anyOf/oneOf branch, also behind
+ * a $ref), as the compiler reads them: anyOf [anyOf [A, B], C] is A, B and C. */
+function soLeaves(root, branches, depth = 0) {
+  return branches.flatMap((b) => {
+    const x = soResolve(root, b);
+    const inner = x !== null && typeof x === 'object' ? x.anyOf ?? x.oneOf : undefined;
+    return Array.isArray(inner) && depth < 64 ? soLeaves(root, inner, depth + 1) : [x];
+  });
+}
+
 /** The JSON type of a parsed value (integers are numbers: the first-byte rule). */
 function soType(v) {
   if (isSoNum(v)) return 'number';
@@ -1476,7 +1486,7 @@ function soExtra(schemaIn, inst, root = schemaIn) {
   const schema = soResolve(root, schemaIn);
   if (schema === null || typeof schema !== 'object') return false;
   if (Array.isArray(schema.anyOf)) {
-    const bs = schema.anyOf.map((b) => soResolve(root, b));
+    const bs = soLeaves(root, schema.anyOf);
     // Read side by side: valid when one branch takes it, Ajv's rules and these.
     const both = soSideBySide(bs, inst);
     if (both) return !both.some((b) => !soExtra(b, inst, root) && soBranchValid(root, b, inst));

@@ -148,6 +148,20 @@ def resolve(root, schema):
     return schema
 
 
+def leaves(root, branches, depth=0):
+    """The branches of a union flattened through nested unions (an `anyOf`/`oneOf` branch, also
+    behind a `$ref`), as the compiler reads them: `anyOf: [anyOf: [A, B], C]` is A, B and C."""
+    out = []
+    for b in branches:
+        b = resolve(root, b)
+        inner = b.get("anyOf", b.get("oneOf")) if isinstance(b, dict) else None
+        if isinstance(inner, list) and depth < 64:
+            out += leaves(root, inner, depth + 1)
+        else:
+            out.append(b)
+    return out
+
+
 def json_type(inst) -> str:
     if isinstance(inst, bool):
         return "boolean"
@@ -207,7 +221,8 @@ def extra_errors(schema, inst, path, out: set, root=None) -> None:
     if not isinstance(schema, dict):
         return
     if "anyOf" in schema:
-        both = side_by_side(root, schema["anyOf"], inst)
+        bs = leaves(root, schema["anyOf"])
+        both = side_by_side(root, bs, inst)
         if both is not None:
             # Read side by side: valid when one branch takes it, jsonschema's rules and these.
             found = set()
@@ -220,12 +235,12 @@ def extra_errors(schema, inst, path, out: set, root=None) -> None:
             out.add(pointer(path))
             out |= found
             return
-        objects = [resolve(root, b) for b in schema["anyOf"] if resolve(root, b).get("type") == "object"]
+        objects = [b for b in bs if b.get("type") == "object"]
         if isinstance(inst, Obj) and len(objects) > 1:
             # Several object branches: a tagged union, as oneOf.
             extra_errors({"oneOf": objects}, inst, path, out, root)
             return
-        b = branch_for(root, schema["anyOf"], inst)
+        b = branch_for(root, bs, inst)
         if b is not None:
             extra_errors(b, inst, path, out, root)
         return
@@ -263,8 +278,16 @@ def schema_errors(validator, schema, value) -> set:
                 # to refuse).
                 out.add(pointer(e.absolute_path))
                 inst, branches = e.instance, [resolve(schema, b) for b in e.validator_value]
-                if side_by_side(schema, branches, inst) is not None:
-                    collect(list(e.context))
+                if side_by_side(schema, leaves(schema, branches), inst) is not None:
+                    # Unions nested in this one (at the same value) are its branches too.
+                    def side(errors, at=list(e.absolute_path)):
+                        for c in errors:
+                            if c.validator in ("anyOf", "oneOf") and list(c.absolute_path) == at:
+                                side(list(c.context))
+                            else:
+                                collect([c])
+
+                    side(list(e.context))
                     continue
                 objects = [b for b in branches if b.get("type") == "object"]
                 if isinstance(inst, dict) and len(objects) > 1 and inst:

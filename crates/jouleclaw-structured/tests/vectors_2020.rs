@@ -56,6 +56,13 @@ const PAYMENT: &str = r#"{"type":"object","required":["amount","method"],
   "tags":{"anyOf":[{"type":"array","items":{"type":"integer"}},
    {"type":"array","items":{"type":"string"},"maxItems":2}]}}}"#;
 
+/// A union nested in a union is one union of their branches: a tagged pair beside an untagged
+/// model is read side by side, three branches, none with its tag first.
+const NESTED: &str = r#"{"type":"object","required":["v"],"properties":{"v":{"anyOf":[
+ {"anyOf":[{"type":"object","required":["kind"],"properties":{"kind":{"const":"a"},"x":{"type":"integer"}}},
+  {"type":"object","required":["kind"],"properties":{"kind":{"const":"b"}}}]},
+ {"type":"object","required":["y"],"properties":{"y":{"type":"integer","maximum":3}}}]}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -68,6 +75,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("pets", PETS, Limits::DEFAULT),
         ("household", HOUSEHOLD, Limits::DEFAULT),
         ("payment", PAYMENT, Limits::DEFAULT),
+        ("nested union", NESTED, Limits::DEFAULT),
     ]
 }
 
@@ -382,6 +390,27 @@ fn corpus() -> Vec<(
             "too_many_items",
             "/tags",
         ),
+        (
+            "nested union",
+            "a tagged branch with its tag after another member",
+            r#"{"v":{"x":1,"kind":"a"}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "nested union",
+            "the untagged branch refuses last",
+            r#"{"v":{"kind":"a","x":"s"}}"#,
+            "missing_property",
+            "/v",
+        ),
+        (
+            "nested union",
+            "the three branches refuse one byte",
+            r#"{"v":{"y":5}}"#,
+            "missing_property",
+            "/v",
+        ),
     ]
 }
 
@@ -435,6 +464,12 @@ fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static
             r#"{"type":"boolean","enum":["True","False"]}"#,
             "schema_invalid_keyword",
             "enum",
+        ),
+        (
+            "type object beside a union of another type",
+            r#"{"type":"object","anyOf":[{"type":"string"}]}"#,
+            "schema_unsupported_keyword",
+            "type",
         ),
     ]
 }
