@@ -575,6 +575,8 @@ CASES = {
     "structured-2020-mixed-array-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("tags of both kinds"), STRUCTURED_OUTCOME),
     # A union nested in a union is one union: its tagged pair is read beside the untagged branch.
     "structured-2020-nested-union-tag-after-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a tagged branch with its tag after another member"), STRUCTURED_OUTCOME),
+    # Of two candidate tags the smaller by code point is the tag (not by UTF-16 code unit).
+    "structured-2020-astral-tag-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("the tag smaller by code point first"), STRUCTURED_OUTCOME),
     # structured-output vectors are optional for `check` (an absent file is a skip line), so the
     # structured checker is not required to fail when every file is gone.
     "registry-cosignature-byte": (REGISTRY, registry_cosignature_byte),

@@ -1395,7 +1395,8 @@ function decimalCmp(a, b) {
 /** The oneOf tag: the first property, by code point, of the first branch that every branch
  * requires with a distinct string const (or one-member enum). */
 function soTagOf(branches) {
-  const names = Object.keys(branches[0]?.properties ?? {}).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  // By code point (UTF-8 byte order, as the compiler sorts), not by UTF-16 code unit.
+  const names = Object.keys(branches[0]?.properties ?? {}).sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
   for (const name of names) {
     const seen = new Set();
     const ok = branches.every((b) => {

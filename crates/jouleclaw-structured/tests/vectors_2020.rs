@@ -63,6 +63,12 @@ const NESTED: &str = r#"{"type":"object","required":["v"],"properties":{"v":{"an
   {"type":"object","required":["kind"],"properties":{"kind":{"const":"b"}}}]},
  {"type":"object","required":["y"],"properties":{"y":{"type":"integer","maximum":3}}}]}}}"#;
 
+/// Two candidate tags: the smaller name by code point (U+FF21 before U+1F600, whose UTF-16
+/// code units sort first) is the tag.
+const ASTRAL_TAG: &str = r#"{"anyOf":[
+ {"type":"object","required":["\uff21","\ud83d\ude00"],"properties":{"\uff21":{"const":"a"},"\ud83d\ude00":{"const":"x"}}},
+ {"type":"object","required":["\uff21","\ud83d\ude00"],"properties":{"\uff21":{"const":"b"},"\ud83d\ude00":{"const":"y"}}}]}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -76,6 +82,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("household", HOUSEHOLD, Limits::DEFAULT),
         ("payment", PAYMENT, Limits::DEFAULT),
         ("nested union", NESTED, Limits::DEFAULT),
+        ("astral tag", ASTRAL_TAG, Limits::DEFAULT),
     ]
 }
 
@@ -410,6 +417,20 @@ fn corpus() -> Vec<(
             r#"{"v":{"y":5}}"#,
             "missing_property",
             "/v",
+        ),
+        (
+            "astral tag",
+            "the tag smaller by code point first",
+            "{\"\u{ff21}\":\"a\",\"\u{1f600}\":\"x\"}",
+            "accepted",
+            "",
+        ),
+        (
+            "astral tag",
+            "the other candidate first",
+            "{\"\u{1f600}\":\"x\",\"\u{ff21}\":\"a\"}",
+            "tag_not_first",
+            "",
         ),
     ]
 }
