@@ -289,18 +289,18 @@ def schema_errors(validator, schema, value) -> set:
 
                     side(list(e.context))
                     continue
-                objects = [b for b in branches if b.get("type") == "object"]
+                # The leaves of nested unions, each with the index of the branch holding it
+                # (the context's errors name that branch; a nested union's error recurses).
+                flat = [(i, x) for i, b in enumerate(branches) for x in leaves(schema, [b])]
+                objects = [(i, b) for i, b in flat if b.get("type") == "object"]
                 if isinstance(inst, dict) and len(objects) > 1 and inst:
-                    tag = tag_of(objects)
-                    chosen = [
-                        i for i, b in enumerate(branches)
-                        if b.get("type") == "object" and b["properties"][tag].get("const") == inst.get(tag)
-                    ]
+                    tag = tag_of([b for _, b in objects])
+                    chosen = [i for i, b in objects if b["properties"][tag].get("const") == inst.get(tag)]
                     if not chosen:
                         out.add(pointer(list(e.absolute_path) + [tag]))
                 else:
-                    b = branch_for(schema, branches, inst)
-                    chosen = [branches.index(b)] if b is not None else []
+                    b = branch_for(schema, [x for _, x in flat], inst)
+                    chosen = [i for i, x in flat if x is b][:1] if b is not None else []
                 collect([c for c in e.context if chosen and c.relative_schema_path[0] == chosen[0]])
                 continue
             if e.validator != "oneOf":

@@ -69,6 +69,13 @@ const ASTRAL_TAG: &str = r#"{"anyOf":[
  {"type":"object","required":["\uff21","\ud83d\ude00"],"properties":{"\uff21":{"const":"a"},"\ud83d\ude00":{"const":"x"}}},
  {"type":"object","required":["\uff21","\ud83d\ude00"],"properties":{"\uff21":{"const":"b"},"\ud83d\ude00":{"const":"y"}}}]}"#;
 
+/// A tagged pair behind a reference beside a third tagged model: one tagged union of three.
+const NESTED_TAGGED: &str = r##"{"$defs":{"AB":{"anyOf":[
+  {"type":"object","required":["k"],"properties":{"k":{"const":"a"},"x":{"type":"integer"}}},
+  {"type":"object","required":["k"],"properties":{"k":{"const":"b"}}}]}},
+ "anyOf":[{"$ref":"#/$defs/AB"},
+  {"type":"object","required":["k"],"properties":{"k":{"const":"c"},"y":{"type":"integer","maximum":3}}}]}"##;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -83,6 +90,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("payment", PAYMENT, Limits::DEFAULT),
         ("nested union", NESTED, Limits::DEFAULT),
         ("astral tag", ASTRAL_TAG, Limits::DEFAULT),
+        ("nested tagged union", NESTED_TAGGED, Limits::DEFAULT),
     ]
 }
 
@@ -431,6 +439,20 @@ fn corpus() -> Vec<(
             "{\"\u{1f600}\":\"x\",\"\u{ff21}\":\"a\"}",
             "tag_not_first",
             "",
+        ),
+        (
+            "nested tagged union",
+            "the outer branch's tag selects it",
+            r#"{"k":"c","y":5}"#,
+            "above_maximum",
+            "/y",
+        ),
+        (
+            "nested tagged union",
+            "a nested branch's tag selects it",
+            r#"{"k":"a","x":"s"}"#,
+            "wrong_type",
+            "/x",
         ),
     ]
 }
