@@ -5,8 +5,8 @@ use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
     Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
-    NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid,
-    number_text, ptr_push,
+    MAX_SCHEMA_NESTING, NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n,
+    invalid, number_text, ptr_push,
 };
 use crate::json::{Json, Num};
 
@@ -182,8 +182,29 @@ impl Compiler {
         });
     }
 
-    /// Compiles one schema object (or boolean schema) of the 2020-12 profile.
+    /// Compiles one schema object (or boolean schema) of the 2020-12 profile, at most
+    /// [`MAX_SCHEMA_NESTING`] inside one another (through references).
     pub(crate) fn compile_2020(
+        &mut self,
+        root: &Json,
+        s: &Json,
+        at: &str,
+        depth: u32,
+        is_root: bool,
+    ) -> Result<NodeId> {
+        if self.nesting >= MAX_SCHEMA_NESTING {
+            return Err(E::SchemaOverLimit {
+                limit: "max_schema_nesting",
+                at: at.to_owned(),
+            });
+        }
+        self.nesting += 1;
+        let r = self.schema_2020(root, s, at, depth, is_root);
+        self.nesting -= 1;
+        r
+    }
+
+    fn schema_2020(
         &mut self,
         root: &Json,
         s: &Json,
@@ -925,6 +946,12 @@ impl Compiler {
     fn leaves(&self, u: NodeId, seen: &mut Vec<NodeId>, out: &mut Vec<NodeId>) -> Result<()> {
         if seen.contains(&u) {
             return Err(invalid("anyOf", "", "a union that contains itself"));
+        }
+        if seen.len() >= MAX_SCHEMA_NESTING {
+            return Err(E::SchemaOverLimit {
+                limit: "max_schema_nesting",
+                at: String::new(),
+            });
         }
         seen.push(u);
         if let Kind::Union { branches, .. } = &self.nodes[u as usize].kind {
