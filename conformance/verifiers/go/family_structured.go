@@ -90,6 +90,15 @@ func soLeaves(root map[string]any, branches []any, depth int) []any {
 	return out
 }
 
+// soFree reports whether a projection schema is free-form ({} or true, annotations aside): any
+// value. A boolean true reaches here as a nil map.
+func soFree(s map[string]any) bool {
+	_, t := s["type"]
+	_, a := s["anyOf"]
+	_, o := s["oneOf"]
+	return !t && !a && !o
+}
+
 // soType is a parsed value's JSON type (integers are numbers: the first-byte rule).
 func soType(v any) string {
 	switch v.(type) {
@@ -418,8 +427,18 @@ func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 		return true, nil
 	}
 	schema = soResolve(root, schema)
+	// Any value, but no key repeats at any depth inside it.
+	if soFree(schema) {
+		return soHasDup(inst), nil
+	}
 	if branches, ok := schema["anyOf"].([]any); ok {
 		branches = soLeaves(root, branches, 0)
+		// A free-form branch makes the union free-form.
+		for _, b := range branches {
+			if soFree(soObj(b)) {
+				return soHasDup(inst), nil
+			}
+		}
 		resolved := branches
 		// Read side by side: valid when one branch takes it, the validator's rules and these.
 		if both := soSideBySide(resolved, inst); both != nil {
@@ -499,12 +518,11 @@ func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 			for i, k := range o.keys {
 				ps, ok := props[k].(map[string]any)
 				if !ok {
-					ps = soObj(schema["additionalProperties"]) // other properties (nil: none or any)
+					// Other properties (nil: any, free-form; or none, which the validator refuses).
+					ps = soObj(schema["additionalProperties"])
 				}
-				if ps != nil {
-					if bad, err := soExtraIn(root, ps, o.vals[i]); bad || err != nil {
-						return bad, err
-					}
+				if bad, err := soExtraIn(root, ps, o.vals[i]); bad || err != nil {
+					return bad, err
 				}
 			}
 		}

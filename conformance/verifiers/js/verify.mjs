@@ -1428,6 +1428,11 @@ function soLeaves(root, branches, depth = 0) {
   });
 }
 
+/** A projection's free-form schema ({} or true, annotations aside): any value. */
+function soFree(b) {
+  return b === true || (b !== null && typeof b === 'object' && b.type === undefined && !Array.isArray(b.anyOf) && !Array.isArray(b.oneOf));
+}
+
 /** The JSON type of a parsed value (integers are numbers: the first-byte rule). */
 function soType(v) {
   if (isSoNum(v)) return 'number';
@@ -1485,9 +1490,13 @@ function soBranchValid(root, branch, inst) {
 function soExtra(schemaIn, inst, root = schemaIn) {
   if (isSoObj(inst) && inst.dup) return true;
   const schema = soResolve(root, schemaIn);
+  // Any value, but no key repeats at any depth inside it.
+  if (soFree(schema)) return (isSoObj(inst) ? inst.vals : Array.isArray(inst) ? inst : []).some((x) => soExtra({}, x, root));
   if (schema === null || typeof schema !== 'object') return false;
   if (Array.isArray(schema.anyOf)) {
     const bs = soLeaves(root, schema.anyOf);
+    // A free-form branch makes the union free-form.
+    if (bs.some(soFree)) return soExtra({}, inst, root);
     // Read side by side: valid when one branch takes it, Ajv's rules and these.
     const both = soSideBySide(bs, inst);
     if (both) return !both.some((b) => !soExtra(b, inst, root) && soBranchValid(root, b, inst));

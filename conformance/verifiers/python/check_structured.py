@@ -162,6 +162,11 @@ def leaves(root, branches, depth=0):
     return out
 
 
+def free_form(b) -> bool:
+    """A projection's free-form schema (`{}` or `true`, annotations aside): any value."""
+    return b is True or (isinstance(b, dict) and not any(k in b for k in ("type", "anyOf", "oneOf")))
+
+
 def json_type(inst) -> str:
     if isinstance(inst, bool):
         return "boolean"
@@ -218,10 +223,19 @@ def extra_errors(schema, inst, path, out: set, root=None) -> None:
     schema = resolve(root, schema)
     if isinstance(inst, Obj) and inst.dup:
         out.add(pointer(path))
+    if free_form(schema):
+        # Any value, but no key repeats at any depth inside it.
+        for k, v in inst.pairs if isinstance(inst, Obj) else enumerate(inst) if isinstance(inst, list) else ():
+            extra_errors({}, v, path + [k], out, root)
+        return
     if not isinstance(schema, dict):
         return
     if "anyOf" in schema:
         bs = leaves(root, schema["anyOf"])
+        if any(free_form(b) for b in bs):
+            # A free-form branch makes the union free-form.
+            extra_errors({}, inst, path, out, root)
+            return
         both = side_by_side(root, bs, inst)
         if both is not None:
             # Read side by side: valid when one branch takes it, jsonschema's rules and these.

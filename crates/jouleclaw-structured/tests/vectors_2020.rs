@@ -76,6 +76,14 @@ const NESTED_TAGGED: &str = r##"{"$defs":{"AB":{"anyOf":[
  "anyOf":[{"$ref":"#/$defs/AB"},
   {"type":"object","required":["k"],"properties":{"k":{"const":"c"},"y":{"type":"integer","maximum":3}}}]}"##;
 
+/// Free-form values: a union with a free-form branch is free-form (beside two closed object
+/// models or two array schemas), and a repeated key is refused at any depth inside one.
+const FREE_FORM: &str = r#"{"type":"object","properties":{
+ "v":{"anyOf":[{},
+  {"type":"object","required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false},
+  {"type":"object","required":["b"],"properties":{"b":{"type":"integer"}},"additionalProperties":false}]},
+ "w":{"anyOf":[true,{"type":"array","items":{"type":"integer"}},{"type":"array","items":{"type":"string"}}]}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -91,6 +99,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("nested union", NESTED, Limits::DEFAULT),
         ("astral tag", ASTRAL_TAG, Limits::DEFAULT),
         ("nested tagged union", NESTED_TAGGED, Limits::DEFAULT),
+        ("free form", FREE_FORM, Limits::DEFAULT),
     ]
 }
 
@@ -453,6 +462,34 @@ fn corpus() -> Vec<(
             r#"{"k":"a","x":"s"}"#,
             "wrong_type",
             "/x",
+        ),
+        (
+            "free form",
+            "an object neither model takes, in a free-form union",
+            r#"{"v":{"c":1}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "free form",
+            "an array neither array schema takes, in a free-form union",
+            r#"{"w":[1,"a"]}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "free form",
+            "a repeated key two levels inside another property",
+            r#"{"u":{"z":{"k":1,"k":2}}}"#,
+            "duplicate_property",
+            "/u/z",
+        ),
+        (
+            "free form",
+            "a repeated key in an array of a free-form union",
+            r#"{"w":[{"k":1,"k":2}]}"#,
+            "duplicate_property",
+            "/w/0",
         ),
     ]
 }
