@@ -576,6 +576,13 @@ CASES = {
     # pattern: every verifier matches it with its own engine.
     "structured-2020-pattern-mismatch-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("a lower-case letter"), STRUCTURED_OUTCOME),
     "structured-2020-pattern-anywhere-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a code, a note matching anywhere"), STRUCTURED_OUTCOME),
+    # A union nested in a union is one union: its tagged pair is read beside the untagged branch.
+    "structured-2020-nested-union-tag-after-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a tagged branch with its tag after another member"), STRUCTURED_OUTCOME),
+    # Of two candidate tags the smaller by code point is the tag (not by UTF-16 code unit).
+    "structured-2020-astral-tag-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("the tag smaller by code point first"), STRUCTURED_OUTCOME),
+    # A repeated key deep inside a free-form value; a free-form branch makes a union free-form.
+    "structured-2020-deep-repeated-key-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("a repeated key two levels inside another property"), STRUCTURED_OUTCOME),
+    "structured-2020-free-form-union-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("an object neither model takes, in a free-form union"), STRUCTURED_OUTCOME),
     # structured-output vectors are optional for `check` (an absent file is a skip line), so the
     # structured checker is not required to fail when every file is gone.
     "registry-cosignature-byte": (REGISTRY, registry_cosignature_byte),

@@ -70,6 +70,35 @@ func soResolve(root map[string]any, s map[string]any) map[string]any {
 	return s
 }
 
+// soLeaves returns the branches of a union flattened through nested unions (an anyOf/oneOf
+// branch, also behind a $ref), resolved, as the compiler reads them: anyOf [anyOf [A, B], C] is
+// A, B and C.
+func soLeaves(root map[string]any, branches []any, depth int) []any {
+	var out []any
+	for _, b := range branches {
+		bo := soResolve(root, soObj(b))
+		inner, ok := bo["anyOf"].([]any)
+		if !ok {
+			inner, ok = bo["oneOf"].([]any)
+		}
+		if ok && depth < 64 {
+			out = append(out, soLeaves(root, inner, depth+1)...)
+		} else {
+			out = append(out, bo)
+		}
+	}
+	return out
+}
+
+// soFree reports whether a projection schema is free-form ({} or true, annotations aside): any
+// value. A boolean true reaches here as a nil map.
+func soFree(s map[string]any) bool {
+	_, t := s["type"]
+	_, a := s["anyOf"]
+	_, o := s["oneOf"]
+	return !t && !a && !o
+}
+
 // soType is a parsed value's JSON type (integers are numbers: the first-byte rule).
 func soType(v any) string {
 	switch v.(type) {
@@ -398,11 +427,19 @@ func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 		return true, nil
 	}
 	schema = soResolve(root, schema)
+	// Any value, but no key repeats at any depth inside it.
+	if soFree(schema) {
+		return soHasDup(inst), nil
+	}
 	if branches, ok := schema["anyOf"].([]any); ok {
-		resolved := make([]any, len(branches))
-		for i, b := range branches {
-			resolved[i] = soResolve(root, soObj(b))
+		branches = soLeaves(root, branches, 0)
+		// A free-form branch makes the union free-form.
+		for _, b := range branches {
+			if soFree(soObj(b)) {
+				return soHasDup(inst), nil
+			}
 		}
+		resolved := branches
 		// Read side by side: valid when one branch takes it, the validator's rules and these.
 		if both := soSideBySide(resolved, inst); both != nil {
 			for _, b := range both {
@@ -481,12 +518,11 @@ func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 			for i, k := range o.keys {
 				ps, ok := props[k].(map[string]any)
 				if !ok {
-					ps = soObj(schema["additionalProperties"]) // other properties (nil: none or any)
+					// Other properties (nil: any, free-form; or none, which the validator refuses).
+					ps = soObj(schema["additionalProperties"])
 				}
-				if ps != nil {
-					if bad, err := soExtraIn(root, ps, o.vals[i]); bad || err != nil {
-						return bad, err
-					}
+				if bad, err := soExtraIn(root, ps, o.vals[i]); bad || err != nil {
+					return bad, err
 				}
 			}
 		}

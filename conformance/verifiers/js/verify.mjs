@@ -1395,7 +1395,8 @@ function decimalCmp(a, b) {
 /** The oneOf tag: the first property, by code point, of the first branch that every branch
  * requires with a distinct string const (or one-member enum). */
 function soTagOf(branches) {
-  const names = Object.keys(branches[0]?.properties ?? {}).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+  // By code point (UTF-8 byte order, as the compiler sorts), not by UTF-16 code unit.
+  const names = Object.keys(branches[0]?.properties ?? {}).sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
   for (const name of names) {
     const seen = new Set();
     const ok = branches.every((b) => {
@@ -1415,6 +1416,21 @@ function soResolve(root, s) {
   let x = s;
   while (x !== null && typeof x === 'object' && typeof x.$ref === 'string') x = root.$defs?.[x.$ref.split('/').pop()];
   return x;
+}
+
+/** The branches of a union flattened through nested unions (an anyOf/oneOf branch, also behind
+ * a $ref), as the compiler reads them: anyOf [anyOf [A, B], C] is A, B and C. */
+function soLeaves(root, branches, depth = 0) {
+  return branches.flatMap((b) => {
+    const x = soResolve(root, b);
+    const inner = x !== null && typeof x === 'object' ? x.anyOf ?? x.oneOf : undefined;
+    return Array.isArray(inner) && depth < 64 ? soLeaves(root, inner, depth + 1) : [x];
+  });
+}
+
+/** A projection's free-form schema ({} or true, annotations aside): any value. */
+function soFree(b) {
+  return b === true || (b !== null && typeof b === 'object' && b.type === undefined && !Array.isArray(b.anyOf) && !Array.isArray(b.oneOf));
 }
 
 /** The JSON type of a parsed value (integers are numbers: the first-byte rule). */
@@ -1474,9 +1490,13 @@ function soBranchValid(root, branch, inst) {
 function soExtra(schemaIn, inst, root = schemaIn) {
   if (isSoObj(inst) && inst.dup) return true;
   const schema = soResolve(root, schemaIn);
+  // Any value, but no key repeats at any depth inside it.
+  if (soFree(schema)) return (isSoObj(inst) ? inst.vals : Array.isArray(inst) ? inst : []).some((x) => soExtra({}, x, root));
   if (schema === null || typeof schema !== 'object') return false;
   if (Array.isArray(schema.anyOf)) {
-    const bs = schema.anyOf.map((b) => soResolve(root, b));
+    const bs = soLeaves(root, schema.anyOf);
+    // A free-form branch makes the union free-form.
+    if (bs.some(soFree)) return soExtra({}, inst, root);
     // Read side by side: valid when one branch takes it, Ajv's rules and these.
     const both = soSideBySide(bs, inst);
     if (both) return !both.some((b) => !soExtra(b, inst, root) && soBranchValid(root, b, inst));

@@ -148,6 +148,25 @@ def resolve(root, schema):
     return schema
 
 
+def leaves(root, branches, depth=0):
+    """The branches of a union flattened through nested unions (an `anyOf`/`oneOf` branch, also
+    behind a `$ref`), as the compiler reads them: `anyOf: [anyOf: [A, B], C]` is A, B and C."""
+    out = []
+    for b in branches:
+        b = resolve(root, b)
+        inner = b.get("anyOf", b.get("oneOf")) if isinstance(b, dict) else None
+        if isinstance(inner, list) and depth < 64:
+            out += leaves(root, inner, depth + 1)
+        else:
+            out.append(b)
+    return out
+
+
+def free_form(b) -> bool:
+    """A projection's free-form schema (`{}` or `true`, annotations aside): any value."""
+    return b is True or (isinstance(b, dict) and not any(k in b for k in ("type", "anyOf", "oneOf")))
+
+
 def json_type(inst) -> str:
     if isinstance(inst, bool):
         return "boolean"
@@ -204,10 +223,20 @@ def extra_errors(schema, inst, path, out: set, root=None) -> None:
     schema = resolve(root, schema)
     if isinstance(inst, Obj) and inst.dup:
         out.add(pointer(path))
+    if free_form(schema):
+        # Any value, but no key repeats at any depth inside it.
+        for k, v in inst.pairs if isinstance(inst, Obj) else enumerate(inst) if isinstance(inst, list) else ():
+            extra_errors({}, v, path + [k], out, root)
+        return
     if not isinstance(schema, dict):
         return
     if "anyOf" in schema:
-        both = side_by_side(root, schema["anyOf"], inst)
+        bs = leaves(root, schema["anyOf"])
+        if any(free_form(b) for b in bs):
+            # A free-form branch makes the union free-form.
+            extra_errors({}, inst, path, out, root)
+            return
+        both = side_by_side(root, bs, inst)
         if both is not None:
             # Read side by side: valid when one branch takes it, jsonschema's rules and these.
             found = set()
@@ -220,12 +249,12 @@ def extra_errors(schema, inst, path, out: set, root=None) -> None:
             out.add(pointer(path))
             out |= found
             return
-        objects = [resolve(root, b) for b in schema["anyOf"] if resolve(root, b).get("type") == "object"]
+        objects = [b for b in bs if b.get("type") == "object"]
         if isinstance(inst, Obj) and len(objects) > 1:
             # Several object branches: a tagged union, as oneOf.
             extra_errors({"oneOf": objects}, inst, path, out, root)
             return
-        b = branch_for(root, schema["anyOf"], inst)
+        b = branch_for(root, bs, inst)
         if b is not None:
             extra_errors(b, inst, path, out, root)
         return
@@ -263,21 +292,29 @@ def schema_errors(validator, schema, value) -> set:
                 # to refuse).
                 out.add(pointer(e.absolute_path))
                 inst, branches = e.instance, [resolve(schema, b) for b in e.validator_value]
-                if side_by_side(schema, branches, inst) is not None:
-                    collect(list(e.context))
+                if side_by_side(schema, leaves(schema, branches), inst) is not None:
+                    # Unions nested in this one (at the same value) are its branches too.
+                    def side(errors, at=list(e.absolute_path)):
+                        for c in errors:
+                            if c.validator in ("anyOf", "oneOf") and list(c.absolute_path) == at:
+                                side(list(c.context))
+                            else:
+                                collect([c])
+
+                    side(list(e.context))
                     continue
-                objects = [b for b in branches if b.get("type") == "object"]
+                # The leaves of nested unions, each with the index of the branch holding it
+                # (the context's errors name that branch; a nested union's error recurses).
+                flat = [(i, x) for i, b in enumerate(branches) for x in leaves(schema, [b])]
+                objects = [(i, b) for i, b in flat if b.get("type") == "object"]
                 if isinstance(inst, dict) and len(objects) > 1 and inst:
-                    tag = tag_of(objects)
-                    chosen = [
-                        i for i, b in enumerate(branches)
-                        if b.get("type") == "object" and b["properties"][tag].get("const") == inst.get(tag)
-                    ]
+                    tag = tag_of([b for _, b in objects])
+                    chosen = [i for i, b in objects if b["properties"][tag].get("const") == inst.get(tag)]
                     if not chosen:
                         out.add(pointer(list(e.absolute_path) + [tag]))
                 else:
-                    b = branch_for(schema, branches, inst)
-                    chosen = [branches.index(b)] if b is not None else []
+                    b = branch_for(schema, [x for _, x in flat], inst)
+                    chosen = [i for i, x in flat if x is b][:1] if b is not None else []
                 collect([c for c in e.context if chosen and c.relative_schema_path[0] == chosen[0]])
                 continue
             if e.validator != "oneOf":

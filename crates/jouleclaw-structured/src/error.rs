@@ -231,7 +231,8 @@ pub enum StructuredError {
     },
     /// The schema exceeds a compile-time limit.
     SchemaOverLimit {
-        /// The limit's name (`max_depth`, `max_schema_bytes`, `max_members`).
+        /// The limit's name (`max_depth`, `max_schema_bytes`, `max_members`,
+        /// `max_projection_nodes`, `max_schema_nesting`).
         limit: &'static str,
         /// The JSON Pointer where it was exceeded.
         at: String,

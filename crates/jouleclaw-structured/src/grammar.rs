@@ -24,6 +24,12 @@ pub const MAX_MEMBERS: usize = 256;
 /// while such a value is open, so this bounds its memory and work.
 pub const MAX_PARALLEL_BRANCHES: usize = 8;
 
+/// Most schema objects nested in one another while a schema compiles, counted through
+/// references (a schema text nests at most 128 levels of JSON, a chain of references does not),
+/// and the deepest nesting of unions and of the projection: beyond it `schema_over_limit`
+/// (`max_schema_nesting`), before any recursion could exhaust the stack.
+pub(crate) const MAX_SCHEMA_NESTING: usize = 128;
+
 /// Most schema objects one projection writes (a schema that reuses one definition in many
 /// places is written out at each place; this bounds that growth).
 pub const PROJECTION_NODES: u32 = 1 << 16;
@@ -407,6 +413,10 @@ pub(crate) struct Compiler {
     pub(crate) union_at: std::collections::HashMap<NodeId, String>,
     /// The side-by-side nodes made while deciding unions, with their union's pointer.
     pub(crate) parallel_at: Vec<(NodeId, String)>,
+    /// The unions that stand beside `"type": "object"` (each branch must be an object).
+    pub(crate) object_unions: std::collections::HashSet<NodeId>,
+    /// Schema objects being compiled, one inside another (through references).
+    pub(crate) nesting: usize,
 }
 
 pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
@@ -917,6 +927,8 @@ impl Grammar {
             any: None,
             union_at: std::collections::HashMap::new(),
             parallel_at: Vec::new(),
+            object_unions: std::collections::HashSet::new(),
+            nesting: 0,
         };
         let root = match options.profile {
             Profile::Subset => c.compile(&json, "", 0, true)?,
@@ -982,10 +994,13 @@ impl Grammar {
     fn project_root(&self) -> Result<CVal> {
         let heads = self.cycle_heads();
         let mut budget = PROJECTION_NODES;
-        let mut root = self.project(self.root, &heads, true, &mut budget)?;
+        let mut root = self.project(self.root, &heads, true, &mut budget, 0)?;
         let mut defs = Vec::new();
         for (i, &h) in heads.iter().enumerate() {
-            defs.push((format!("r{i}"), self.project(h, &heads, true, &mut budget)?));
+            defs.push((
+                format!("r{i}"),
+                self.project(h, &heads, true, &mut budget, 0)?,
+            ));
         }
         if let CVal::Obj(m) = &mut root {
             if !defs.is_empty() {
@@ -1043,7 +1058,14 @@ impl Grammar {
         heads: &[NodeId],
         inline: bool,
         budget: &mut u32,
+        depth: usize,
     ) -> Result<CVal> {
+        if depth >= MAX_SCHEMA_NESTING {
+            return Err(E::SchemaOverLimit {
+                limit: "max_schema_nesting",
+                at: String::new(),
+            });
+        }
         if !inline && let Some(i) = heads.iter().position(|&h| h == id) {
             return Ok(CVal::Obj(vec![(
                 "$ref".into(),
@@ -1055,7 +1077,7 @@ impl Grammar {
             at: String::new(),
         })?;
         let node = &self.nodes[id as usize];
-        let mut sub = |n: NodeId| self.project(n, heads, false, budget);
+        let mut sub = |n: NodeId| self.project(n, heads, false, budget, depth + 1);
         let mut m: Vec<(String, CVal)> = Vec::new();
         let ty = |t: &str| ("type".to_owned(), CVal::Str(t.to_owned()));
         let values = |m: &mut Vec<(String, CVal)>, vs: Vec<CVal>| {

@@ -57,8 +57,10 @@ pub(crate) enum Step {
 }
 
 impl Pattern {
-    /// Compiles `source` (ECMA-262 syntax, as JSON Schema has it).
-    pub(crate) fn compile(source: &str) -> Result<Pattern, PatternError> {
+    /// Compiles `source` (ECMA-262 syntax, as JSON Schema has it). Boxed, and never inlined:
+    /// the automaton is large, and the schema compiler that calls this recurses.
+    #[inline(never)]
+    pub(crate) fn compile(source: &str) -> Result<Box<Pattern>, PatternError> {
         if source.chars().count() > MAX_PATTERN_CHARS {
             return Err(PatternError::TooLarge);
         }
@@ -117,11 +119,11 @@ impl Pattern {
         let start = dfa
             .start_state_forward(&Input::new(&[][..]).anchored(Anchored::No))
             .map_err(|_| PatternError::Unsupported("a pattern this profile cannot start"))?;
-        Ok(Pattern {
+        Ok(Box::new(Pattern {
             source: source.to_owned(),
             dfa,
             start,
-        })
+        }))
     }
 
     /// The step before a string's first byte.

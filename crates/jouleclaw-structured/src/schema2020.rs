@@ -5,8 +5,8 @@ use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
     Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
-    NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid,
-    number_text, ptr_push,
+    MAX_SCHEMA_NESTING, NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n,
+    invalid, number_text, ptr_push,
 };
 use crate::json::{Json, Num};
 use crate::pattern::PatternError;
@@ -183,8 +183,29 @@ impl Compiler {
         });
     }
 
-    /// Compiles one schema object (or boolean schema) of the 2020-12 profile.
+    /// Compiles one schema object (or boolean schema) of the 2020-12 profile, at most
+    /// [`MAX_SCHEMA_NESTING`] inside one another (through references).
     pub(crate) fn compile_2020(
+        &mut self,
+        root: &Json,
+        s: &Json,
+        at: &str,
+        depth: u32,
+        is_root: bool,
+    ) -> Result<NodeId> {
+        if self.nesting >= MAX_SCHEMA_NESTING {
+            return Err(E::SchemaOverLimit {
+                limit: "max_schema_nesting",
+                at: at.to_owned(),
+            });
+        }
+        self.nesting += 1;
+        let r = self.schema_2020(root, s, at, depth, is_root);
+        self.nesting -= 1;
+        r
+    }
+
+    fn schema_2020(
         &mut self,
         root: &Json,
         s: &Json,
@@ -337,6 +358,9 @@ impl Compiler {
                 description,
             );
             self.union_at.insert(id, at.to_owned());
+            if get("type").is_some() {
+                self.object_unions.insert(id);
+            }
             return Ok(id);
         }
 
@@ -681,8 +705,8 @@ impl Compiler {
                 });
                 let pattern = match get("pattern") {
                     None => None,
-                    Some(Json::Str(p)) => Some(Box::new(
-                        crate::pattern::Pattern::compile(p).map_err(|e| match e {
+                    Some(Json::Str(p)) => {
+                        Some(crate::pattern::Pattern::compile(p).map_err(|e| match e {
                             PatternError::Unsupported(reason) => E::UnsupportedPattern {
                                 at: at.to_owned(),
                                 reason,
@@ -691,8 +715,8 @@ impl Compiler {
                                 limit: "max_pattern_bytes",
                                 at: ptr_push(at, "pattern"),
                             },
-                        })?,
-                    )),
+                        })?)
+                    }
                     Some(_) => return Err(invalid("pattern", at, "must be a string")),
                 };
                 Kind::String {
@@ -945,6 +969,12 @@ impl Compiler {
         if seen.contains(&u) {
             return Err(invalid("anyOf", "", "a union that contains itself"));
         }
+        if seen.len() >= MAX_SCHEMA_NESTING {
+            return Err(E::SchemaOverLimit {
+                limit: "max_schema_nesting",
+                at: String::new(),
+            });
+        }
         seen.push(u);
         if let Kind::Union { branches, .. } = &self.nodes[u as usize].kind {
             for &b in branches {
@@ -967,6 +997,21 @@ impl Compiler {
         );
         let mut leaves = Vec::new();
         self.leaves(u, &mut Vec::new(), &mut leaves)?;
+        // `"type": "object"` beside the union applies too: a branch of another type (or a
+        // free-form one) would take values JSON Schema refuses, so it is refused here.
+        if self.object_unions.contains(&u)
+            && leaves.iter().any(|&b| {
+                !matches!(
+                    self.nodes[b as usize].kind,
+                    Kind::Object { .. } | Kind::OneOf { .. }
+                )
+            })
+        {
+            return Err(E::UnsupportedKeyword {
+                keyword: "type".into(),
+                at,
+            });
+        }
         let mut classes: [Vec<NodeId>; 6] = Default::default();
         for &b in &leaves {
             let c = match &self.nodes[b as usize].kind {

@@ -327,6 +327,37 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
     }
 }
 
+/// `"type": "object"` beside a union holds in JSON Schema too (both apply): a union whose
+/// branches are all objects keeps it, one with a branch of another type (or a free-form
+/// branch, which takes non-objects) is refused rather than read without it.
+#[test]
+fn type_object_beside_a_union_admits_only_object_branches() {
+    let g = js(r#"{"type":"object","anyOf":[
+        {"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},
+        {"type":"object","properties":{"b":{"type":"null"}},"required":["b"]}]}"#);
+    accepted(&g, r#"{"a":1}"#);
+    accepted(&g, r#"{"b":null}"#);
+    refused(&g, "[]", "wrong_type", 0, "");
+    let t = js(r##"{"type":"object","oneOf":[
+        {"type":"object","properties":{"k":{"const":"x"}},"required":["k"]},
+        {"$ref":"#/$defs/Y"}],"$defs":{"Y":{"type":"object","properties":{"k":{"const":"y"}},"required":["k"]}}}"##);
+    accepted(&t, r#"{"k":"y"}"#);
+    for s in [
+        r#"{"type":"object","anyOf":[{"type":"string"}]}"#,
+        r#"{"type":"object","anyOf":[{"type":"object"},{"type":"null"}]}"#,
+        r#"{"type":"object","oneOf":[{"type":"string"},{"type":"integer"}]}"#,
+        r#"{"type":"object","anyOf":[{"type":"array"},{"type":"array","items":{"type":"integer"}}]}"#,
+        r#"{"type":"object","anyOf":[{},{"type":"object","properties":{"a":{}}}]}"#,
+        r##"{"type":"object","anyOf":[{"$ref":"#/$defs/S"},{"type":"object"}],"$defs":{"S":{"type":["object","string"]}}}"##,
+    ] {
+        assert_eq!(
+            js_err(s),
+            ("schema_unsupported_keyword".into(), Some("type".into())),
+            "{s}"
+        );
+    }
+}
+
 /// Pydantic's `Union[Cat, Dog]` without a discriminator: two closed object models.
 const CAT_OR_DOG: &str = r#"{"type":"object","required":["pet"],"properties":{"pet":{"anyOf":[
     {"type":"object","additionalProperties":false,"required":["name","lives"],
@@ -472,6 +503,99 @@ fn side_by_side_values_are_bounded() {
         js_err(&one_of),
         ("schema_ambiguous_union".into(), Some("anyOf".into()))
     );
+}
+
+/// `count` definitions `{prefix}0..`, each a union of a reference to the next (the last one to
+/// `last`) and `null`.
+fn chain(prefix: &str, count: usize, last: &str) -> Vec<String> {
+    (0..count)
+        .map(|i| {
+            let next = if i + 1 == count {
+                last.to_owned()
+            } else {
+                format!("#/$defs/{prefix}{}", i + 1)
+            };
+            format!(r#""{prefix}{i}":{{"anyOf":[{{"$ref":"{next}"}},{{"type":"null"}}]}}"#)
+        })
+        .collect()
+}
+
+/// A schema nests at most 128 levels of JSON, but a chain of references nests without that
+/// bound: compiling it, flattening its unions and writing its projection are bounded
+/// (`schema_over_limit`), never a stack overflow.
+#[test]
+fn chains_of_references_are_bounded() {
+    let over = |s: &str| {
+        let e = Grammar::compile_json_schema(s.as_bytes()).unwrap_err();
+        assert_eq!(e.code(), "schema_over_limit", "{e}");
+    };
+    // One chain of 1,000 definitions (68 KB), through unions and through properties.
+    let mut defs = chain("U", 1000, "#/$defs/S");
+    defs.push(r#""S":{"type":"string"}"#.into());
+    over(&format!(
+        r##"{{"$defs":{{{}}},"$ref":"#/$defs/U0"}}"##,
+        defs.join(",")
+    ));
+    let props: Vec<String> = (0..1000)
+        .map(|i| {
+            format!(
+                r##""P{i}":{{"type":"object","properties":{{"n":{{"$ref":"#/$defs/P{}"}}}}}}"##,
+                i + 1
+            )
+        })
+        .chain([r#""P1000":{"type":"null"}"#.to_owned()])
+        .collect();
+    over(&format!(
+        r##"{{"$defs":{{{}}},"$ref":"#/$defs/P0"}}"##,
+        props.join(",")
+    ));
+    // Layers of 40 that each end in the layer compiled before: each compiles within the bound,
+    // but the unions nest 40 x 40 deep.
+    let mut defs = vec![r#""L0_0":{"type":"string"}"#.to_owned()];
+    let mut members = Vec::new();
+    for k in 1..40 {
+        defs.extend(chain(
+            &format!("L{k}_"),
+            40,
+            &format!("#/$defs/L{}_0", k - 1),
+        ));
+        members.push(format!(r##""m{k}":{{"$ref":"#/$defs/L{k}_0"}}"##));
+    }
+    over(&format!(
+        r#"{{"type":"object","properties":{{{}}},"$defs":{{{}}}}}"#,
+        members.join(","),
+        defs.join(",")
+    ));
+    // The same layers through properties (no union): the projection's nesting is bounded.
+    let mut defs = vec![r#""Q0_0":{"type":"string"}"#.to_owned()];
+    let mut members = Vec::new();
+    for k in 1..40 {
+        for i in 0..40 {
+            let next = if i == 39 {
+                format!("#/$defs/Q{}_0", k - 1)
+            } else {
+                format!("#/$defs/Q{k}_{}", i + 1)
+            };
+            defs.push(format!(
+                r#""Q{k}_{i}":{{"type":"object","properties":{{"n":{{"$ref":"{next}"}}}}}}"#
+            ));
+        }
+        members.push(format!(r##""m{k}":{{"$ref":"#/$defs/Q{k}_0"}}"##));
+    }
+    over(&format!(
+        r#"{{"type":"object","properties":{{{}}},"$defs":{{{}}}}}"#,
+        members.join(","),
+        defs.join(",")
+    ));
+    // The accepted neighbour: a chain of 30.
+    let mut defs = chain("U", 30, "#/$defs/S");
+    defs.push(r#""S":{"type":"string"}"#.into());
+    let g = js(&format!(
+        r##"{{"$defs":{{{}}},"$ref":"#/$defs/U0"}}"##,
+        defs.join(",")
+    ));
+    accepted(&g, r#""x""#);
+    accepted(&g, "null");
 }
 
 #[test]

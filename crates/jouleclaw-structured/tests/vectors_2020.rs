@@ -61,6 +61,34 @@ const CODES: &str = r#"{"type":"object","required":["sku"],
  "properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-\\d{4}$"},
   "note":{"type":"string","pattern":"ok","maxLength":10}}}"#;
 
+/// A union nested in a union is one union of their branches: a tagged pair beside an untagged
+/// model is read side by side, three branches, none with its tag first.
+const NESTED: &str = r#"{"type":"object","required":["v"],"properties":{"v":{"anyOf":[
+ {"anyOf":[{"type":"object","required":["kind"],"properties":{"kind":{"const":"a"},"x":{"type":"integer"}}},
+  {"type":"object","required":["kind"],"properties":{"kind":{"const":"b"}}}]},
+ {"type":"object","required":["y"],"properties":{"y":{"type":"integer","maximum":3}}}]}}}"#;
+
+/// Two candidate tags: the smaller name by code point (U+FF21 before U+1F600, whose UTF-16
+/// code units sort first) is the tag.
+const ASTRAL_TAG: &str = r#"{"anyOf":[
+ {"type":"object","required":["\uff21","\ud83d\ude00"],"properties":{"\uff21":{"const":"a"},"\ud83d\ude00":{"const":"x"}}},
+ {"type":"object","required":["\uff21","\ud83d\ude00"],"properties":{"\uff21":{"const":"b"},"\ud83d\ude00":{"const":"y"}}}]}"#;
+
+/// A tagged pair behind a reference beside a third tagged model: one tagged union of three.
+const NESTED_TAGGED: &str = r##"{"$defs":{"AB":{"anyOf":[
+  {"type":"object","required":["k"],"properties":{"k":{"const":"a"},"x":{"type":"integer"}}},
+  {"type":"object","required":["k"],"properties":{"k":{"const":"b"}}}]}},
+ "anyOf":[{"$ref":"#/$defs/AB"},
+  {"type":"object","required":["k"],"properties":{"k":{"const":"c"},"y":{"type":"integer","maximum":3}}}]}"##;
+
+/// Free-form values: a union with a free-form branch is free-form (beside two closed object
+/// models or two array schemas), and a repeated key is refused at any depth inside one.
+const FREE_FORM: &str = r#"{"type":"object","properties":{
+ "v":{"anyOf":[{},
+  {"type":"object","required":["a"],"properties":{"a":{"type":"integer"}},"additionalProperties":false},
+  {"type":"object","required":["b"],"properties":{"b":{"type":"integer"}},"additionalProperties":false}]},
+ "w":{"anyOf":[true,{"type":"array","items":{"type":"integer"}},{"type":"array","items":{"type":"string"}}]}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -74,6 +102,10 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("household", HOUSEHOLD, Limits::DEFAULT),
         ("payment", PAYMENT, Limits::DEFAULT),
         ("codes", CODES, Limits::DEFAULT),
+        ("nested union", NESTED, Limits::DEFAULT),
+        ("astral tag", ASTRAL_TAG, Limits::DEFAULT),
+        ("nested tagged union", NESTED_TAGGED, Limits::DEFAULT),
+        ("free form", FREE_FORM, Limits::DEFAULT),
     ]
 }
 
@@ -430,6 +462,83 @@ fn corpus() -> Vec<(
             "pattern_mismatch",
             "/note",
         ),
+        (
+            "nested union",
+            "a tagged branch with its tag after another member",
+            r#"{"v":{"x":1,"kind":"a"}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "nested union",
+            "the untagged branch refuses last",
+            r#"{"v":{"kind":"a","x":"s"}}"#,
+            "missing_property",
+            "/v",
+        ),
+        (
+            "nested union",
+            "the three branches refuse one byte",
+            r#"{"v":{"y":5}}"#,
+            "missing_property",
+            "/v",
+        ),
+        (
+            "astral tag",
+            "the tag smaller by code point first",
+            "{\"\u{ff21}\":\"a\",\"\u{1f600}\":\"x\"}",
+            "accepted",
+            "",
+        ),
+        (
+            "astral tag",
+            "the other candidate first",
+            "{\"\u{1f600}\":\"x\",\"\u{ff21}\":\"a\"}",
+            "tag_not_first",
+            "",
+        ),
+        (
+            "nested tagged union",
+            "the outer branch's tag selects it",
+            r#"{"k":"c","y":5}"#,
+            "above_maximum",
+            "/y",
+        ),
+        (
+            "nested tagged union",
+            "a nested branch's tag selects it",
+            r#"{"k":"a","x":"s"}"#,
+            "wrong_type",
+            "/x",
+        ),
+        (
+            "free form",
+            "an object neither model takes, in a free-form union",
+            r#"{"v":{"c":1}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "free form",
+            "an array neither array schema takes, in a free-form union",
+            r#"{"w":[1,"a"]}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "free form",
+            "a repeated key two levels inside another property",
+            r#"{"u":{"z":{"k":1,"k":2}}}"#,
+            "duplicate_property",
+            "/u/z",
+        ),
+        (
+            "free form",
+            "a repeated key in an array of a free-form union",
+            r#"{"w":[{"k":1,"k":2}]}"#,
+            "duplicate_property",
+            "/w/0",
+        ),
     ]
 }
 
@@ -483,6 +592,12 @@ fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static
             r#"{"type":"boolean","enum":["True","False"]}"#,
             "schema_invalid_keyword",
             "enum",
+        ),
+        (
+            "type object beside a union of another type",
+            r#"{"type":"object","anyOf":[{"type":"string"}]}"#,
+            "schema_unsupported_keyword",
+            "type",
         ),
     ]
 }
