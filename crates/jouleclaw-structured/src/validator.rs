@@ -103,6 +103,8 @@ struct Str {
     spill: bool,
     /// The string's `maxLength` (value strings; `u32::MAX` for keys and tags).
     max: u32,
+    /// The string's `minLength` (value strings of a string node; 0 otherwise).
+    min: u32,
     esc: Esc,
     hex: u32,
     hexn: u8,
@@ -472,6 +474,7 @@ impl StructuredValidator {
                 constrained: false,
                 spill: false,
                 max: u32::MAX,
+                min: 0,
                 esc: Esc::None,
                 hex: 0,
                 hexn: 0,
@@ -1004,15 +1007,16 @@ impl StructuredValidator {
     }
 
     fn start_string(&mut self, target: Target, state: u32, constrained: bool) {
-        let max = match target {
+        let (min, max) = match target {
             Target::Value(node) => match &self.g.nodes[node as usize].kind {
-                Kind::String { max, .. } => *max,
-                _ => u32::MAX,
+                Kind::String { min, max, .. } => (*min, *max),
+                _ => (0, u32::MAX),
             },
-            _ => u32::MAX,
+            _ => (0, u32::MAX),
         };
         let s = &mut self.s;
         s.max = max;
+        s.min = min;
         s.target = target;
         s.chars = 0;
         s.pos = 0;
@@ -1226,14 +1230,15 @@ impl StructuredValidator {
             0x20..=0x7f => {
                 if self.s.target == Target::OpenKey {
                     // A key that may be another property: a run of plain bytes at once.
-                    return Ok(self.open_key_bytes(&chunk[i..]));
+                    let run = self.open_key_bytes(&chunk[i..]);
+                    return Ok(run + self.key_end(chunk, i + run));
                 }
                 if self.s.constrained {
                     // A run pays off from two bytes on; a last byte goes straight to `feed`.
                     if i + 1 < chunk.len() {
                         let run = self.member_run(&chunk[i..]);
                         if run > 0 {
-                            return Ok(run);
+                            return Ok(run + self.key_end(chunk, i + run));
                         }
                     }
                     self.char_start()?;
@@ -1256,6 +1261,13 @@ impl StructuredValidator {
                     return Ok(room);
                 }
                 self.s.chars += run as u32;
+                // The closing quote right after the run ends the string in the same step when
+                // `end_string` cannot refuse it (an unconstrained value string is refused at its
+                // end only below its `minLength`); otherwise the next step reads the quote.
+                if chunk.get(i + run) == Some(&b'"') && self.s.chars >= self.s.min {
+                    self.complete_value();
+                    return Ok(run + 1);
+                }
                 Ok(run)
             }
             _ => {
@@ -1310,6 +1322,50 @@ impl StructuredValidator {
         }
         self.work += work;
         n
+    }
+
+    /// After a plain run of a key ending before `chunk[at]`: when that byte is the closing
+    /// quote and the key is a declared property the object does not have yet, ends the key
+    /// as `end_string` would (it cannot refuse it), and when the colon follows, reads it as
+    /// `structural` would. Returns the bytes taken (0, 1 or 2); 0 leaves every case that
+    /// could refuse, and every other key, to the steps that follow.
+    #[inline]
+    fn key_end(&mut self, chunk: &[u8], at: usize) -> usize {
+        if chunk.get(at) != Some(&b'"') {
+            return 0;
+        }
+        let open = match self.s.target {
+            Target::Key => false,
+            Target::OpenKey if !self.s.spill => true,
+            _ => return 0,
+        };
+        let g = &*self.g;
+        let Some(j) = g.tries.exact(self.s.state) else {
+            return 0;
+        };
+        let Some(f) = self.stack.last_mut() else {
+            return 0;
+        };
+        let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+            return 0;
+        };
+        if take_declared(f, j).is_err() {
+            return 0;
+        }
+        if open {
+            // Every declared name is compared against the key (as `end_string` counts).
+            self.work += props.len() as u64;
+        }
+        match (chunk.get(at + 1), props.get(j)) {
+            (Some(b':'), Some(p)) => {
+                self.mode = Mode::Value(p.node);
+                2
+            }
+            _ => {
+                self.mode = Mode::Colon;
+                1
+            }
+        }
     }
 
     /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
