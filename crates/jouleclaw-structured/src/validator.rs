@@ -353,6 +353,7 @@ fn int_possible(
 }
 
 /// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
+#[inline(always)]
 fn take_declared(f: &mut Frame, i: usize) -> Result<(), Fail> {
     let Some(word) = f.seen.get_mut(i / 64) else {
         return Err(ctr(C::Syntax));
@@ -953,10 +954,10 @@ impl StructuredValidator {
                 });
                 self.mode = Mode::ArrFirst;
             }
-            (Kind::String { allowed, .. }, b'"') => {
-                let constrained = allowed.is_some();
+            (Kind::String { min, max, allowed }, b'"') => {
+                let (min, max, constrained) = (*min, *max, allowed.is_some());
                 let state = self.g.tries.root(node);
-                self.start_string(Target::Value(node), state, constrained);
+                self.begin_string(Target::Value(node), state, constrained, (min, max));
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
                 let (is_int, plain) = match &g.nodes[node as usize].kind {
@@ -1007,13 +1008,25 @@ impl StructuredValidator {
     }
 
     fn start_string(&mut self, target: Target, state: u32, constrained: bool) {
-        let (min, max) = match target {
+        let bounds = match target {
             Target::Value(node) => match &self.g.nodes[node as usize].kind {
                 Kind::String { min, max, .. } => (*min, *max),
                 _ => (0, u32::MAX),
             },
             _ => (0, u32::MAX),
         };
+        self.begin_string(target, state, constrained, bounds);
+    }
+
+    /// [`Self::start_string`] with the string's `(minLength, maxLength)` already looked up.
+    #[inline]
+    fn begin_string(
+        &mut self,
+        target: Target,
+        state: u32,
+        constrained: bool,
+        (min, max): (u32, u32),
+    ) {
         let s = &mut self.s;
         s.max = max;
         s.min = min;
@@ -1358,7 +1371,18 @@ impl StructuredValidator {
         }
         match (chunk.get(at + 1), props.get(j)) {
             (Some(b':'), Some(p)) => {
-                self.mode = Mode::Value(p.node);
+                let node = p.node;
+                // A string value's opening quote right after the colon starts it, as
+                // `value_start` would (it cannot refuse a string node's quote).
+                if chunk.get(at + 2) == Some(&b'"')
+                    && let Kind::String { min, max, allowed } = &g.nodes[node as usize].kind
+                {
+                    let (min, max, constrained) = (*min, *max, allowed.is_some());
+                    let state = g.tries.root(node);
+                    self.begin_string(Target::Value(node), state, constrained, (min, max));
+                    return 3;
+                }
+                self.mode = Mode::Value(node);
                 2
             }
             _ => {
