@@ -1279,7 +1279,7 @@ impl StructuredValidator {
                 // end only below its `minLength`); otherwise the next step reads the quote.
                 if chunk.get(i + run) == Some(&b'"') && self.s.chars >= self.s.min {
                     self.complete_value();
-                    return Ok(run + 1);
+                    return Ok(run + 1 + self.after_value(chunk, i + run + 1));
                 }
                 Ok(run)
             }
@@ -1337,11 +1337,13 @@ impl StructuredValidator {
         n
     }
 
-    /// After a plain run of a key ending before `chunk[at]`: when that byte is the closing
-    /// quote and the key is a declared property the object does not have yet, ends the key
-    /// as `end_string` would (it cannot refuse it), and when the colon follows, reads it as
-    /// `structural` would. Returns the bytes taken (0, 1 or 2); 0 leaves every case that
-    /// could refuse, and every other key, to the steps that follow.
+    /// After a plain run of a key or an enum string ending before `chunk[at]`: when that byte
+    /// is the closing quote and the key is a declared property the object does not have yet,
+    /// ends the key as `end_string` would (it cannot refuse it), and when the colon follows,
+    /// reads it as `structural` would (and a string value's opening quote after it); when the
+    /// enum string is a member at least `minLength` long, ends it and reads what
+    /// [`Self::after_value`] reads. Returns the bytes taken; 0 leaves every case that could
+    /// refuse, and every other string, to the steps that follow.
     #[inline]
     fn key_end(&mut self, chunk: &[u8], at: usize) -> usize {
         if chunk.get(at) != Some(&b'"') {
@@ -1350,6 +1352,13 @@ impl StructuredValidator {
         let open = match self.s.target {
             Target::Key => false,
             Target::OpenKey if !self.s.spill => true,
+            Target::Value(_) => {
+                if self.g.tries.exact(self.s.state).is_some() && self.s.chars >= self.s.min {
+                    self.complete_value();
+                    return 1 + self.after_value(chunk, at + 1);
+                }
+                return 0;
+            }
             _ => return 0,
         };
         let g = &*self.g;
@@ -1389,6 +1398,32 @@ impl StructuredValidator {
                 self.mode = Mode::Colon;
                 1
             }
+        }
+    }
+
+    /// After a value of an object completed before `chunk[at]`: a comma there (and the next
+    /// key's opening quote after it) or the object's closing brace, read in the same step as
+    /// `structural` would when it accepts them. Each of `comma_object`, `start_key` and
+    /// `close_object` leaves the validator as it was when it refuses, so a refused byte is
+    /// left to the next step, which refuses it at its own offset. Returns the bytes taken.
+    #[inline]
+    fn after_value(&mut self, chunk: &[u8], at: usize) -> usize {
+        if self.mode != Mode::After || !self.stack.last().is_some_and(|f| f.obj) {
+            return 0;
+        }
+        match chunk.get(at) {
+            Some(b',') => {
+                if self.comma_object().is_err() {
+                    return 0;
+                }
+                if chunk.get(at + 1) == Some(&b'"') && self.start_key().is_ok() {
+                    2
+                } else {
+                    1
+                }
+            }
+            Some(b'}') => usize::from(self.close_object().is_ok()),
+            _ => 0,
         }
     }
 
@@ -1866,6 +1901,70 @@ mod tests {
                     assert_eq!(fast.finish(), full.finish());
                     assert_eq!(fast.status(), full.status());
                 }
+            }
+        }
+    }
+
+    /// A step that reads past a string's run (its closing quote, a declared key's colon and
+    /// a string value's quote, an enum member's end, the comma and next key's quote or the
+    /// closing brace after a value) does what the steps one byte at a time do, and leaves
+    /// each byte that one of them refuses to be refused at its own offset: a repeated key
+    /// at its closing quote, a string below its `minLength` or an enum string that is no
+    /// member at their closing quotes, a comma past `maxProperties` or with every declared
+    /// property present, a closing brace with one missing.
+    #[test]
+    fn the_bytes_a_step_reads_past_a_run_are_the_machine() {
+        let closed = br#"{"type":"object","additionalProperties":false,"maxProperties":3,
+            "required":["ab","u"],"properties":{"a":{"type":"string"},"ab":{"type":"string",
+            "minLength":2},"u":{"enum":["cm","in"]},"n":{"type":"integer"}}}"#;
+        let open = br#"{"type":"object","required":["city"],"properties":{"city":{"type":
+            "string","minLength":2},"unit":{"enum":["c","f"]}}}"#;
+        let docs: [(&[u8], &[&[u8]]); 2] = [
+            (
+                closed,
+                &[
+                    br#"{"ab":"xy","u":"cm","a":"z"}"#,
+                    br#"{"ab":"xy","ab":"z"}"#,
+                    br#"{"a":"q","a":"q"}"#,
+                    br#"{"ab":"x","u":"cm"}"#,
+                    br#"{"u":"c","ab":"xy"}"#,
+                    br#"{"u":"cmx","ab":"xy"}"#,
+                    br#"{"ab":"xy","u":"cm","a":"z","n":1}"#,
+                    br#"{"ab":"xy","u":"cm","a":"z",}"#,
+                    br#"{"ab":"xy","a":"z"}"#,
+                    br#"{"ab":"xy","u":"cm"}x"#,
+                ],
+            ),
+            (
+                open,
+                &[
+                    br#"{"city":"Lisbon","unit":"c","x":1}"#,
+                    br#"{"city":"Lisbon","city":"Porto"}"#,
+                    br#"{"city":"L"}"#,
+                    br#"{"unit":"k","city":"Lisbon"}"#,
+                    br#"{"unit":"c"}"#,
+                    br#"{"cit":"Lisbon"}"#,
+                ],
+            ),
+        ];
+        for (schema, docs) in docs {
+            let g = Arc::new(Grammar::compile_json_schema(schema).expect("compiles"));
+            for doc in docs {
+                let mut whole = StructuredValidator::new(Arc::clone(&g));
+                let pushed = whole.push(doc);
+                let mut bytewise = StructuredValidator::new(Arc::clone(&g));
+                let mut first = Ok(());
+                for b in doc.chunks(1) {
+                    if let Err(e) = bytewise.push(b)
+                        && first.is_ok()
+                    {
+                        first = Err(e);
+                    }
+                }
+                let name = String::from_utf8_lossy(doc);
+                assert_eq!(pushed, first, "{name}");
+                assert_eq!(whole.usage(), bytewise.usage(), "{name}");
+                assert_eq!(whole.finish(), bytewise.finish(), "{name}");
             }
         }
     }
