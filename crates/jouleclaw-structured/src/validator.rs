@@ -985,7 +985,16 @@ impl StructuredValidator {
                     _ => Ph::Int,
                 };
                 self.mode = Mode::Num;
-                self.check_int_prefix()?;
+                // What `check_int_prefix` finds first: nothing to check but for an integer, and
+                // a first digit within plain bounds is itself a completion.
+                let settled = !is_int
+                    || plain.is_some_and(|(lo, hi)| {
+                        let v = i64::from(b.wrapping_sub(b'0'));
+                        b != b'-' && lo <= v && v <= hi
+                    });
+                if !settled {
+                    self.check_int_prefix()?;
+                }
             }
             (Kind::Boolean { allowed }, b't' | b'f') => {
                 let v = b == b't';
