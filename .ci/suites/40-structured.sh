@@ -4,7 +4,7 @@
 # Provisions (idempotently) a venv at "$JC_CACHE/structured-venv" with Pydantic v2, OpenAI's
 # Python SDK (its strict function-calling schema), jsonschema and blake3, all pinned. Then:
 #   1. crates/jouleclaw-structured/tests/corpus/tool_models.py writes the tool-call corpus
-#      (33 Pydantic tool models, their `model_json_schema()` and OpenAI strict schemas, valid
+#      (34 Pydantic tool models, their `model_json_schema()` and OpenAI strict schemas, valid
 #      calls from `model_dump_json()`, mutated calls with their first impossible byte, and
 #      jsonschema's outcome for each);
 #      plus, when npm is there, 9 Zod 4 models (`z.toJSONSchema()`, zod from npm, pinned,

@@ -401,7 +401,7 @@ def structured_path(d: Path) -> None:
 
 def structured_2020_relabel(name: str):
     """A JSON Schema profile case (by name) with its outcome flipped: each exercises a rule of
-    the profile (depth, wide or fine bounds, other properties)."""
+    the profile (depth, wide or fine bounds, other properties, unions read side by side)."""
     def tamper(d: Path) -> None:
         def fn(doc):
             c = _first(doc["cases"], lambda c: c["name"] == name)
@@ -568,6 +568,14 @@ CASES = {
     "structured-2020-wide-bound-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("big above"), STRUCTURED_OUTCOME),
     "structured-2020-fine-bound-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("fine 0.1 (binary64 would round the bound to it)"), STRUCTURED_OUTCOME),
     "structured-2020-other-property-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a dog with an other property"), STRUCTURED_OUTCOME),
+    # Unions read side by side: one branch accepting is enough; every branch refusing refuses.
+    "structured-2020-one-branch-takes-it-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a member only the open bank branch takes"), STRUCTURED_OUTCOME),
+    "structured-2020-every-branch-refuses-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("the card branch refuses first, the bank branch at the close"), STRUCTURED_OUTCOME),
+    "structured-2020-repeated-key-in-a-branch-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("a repeated key in a branch"), STRUCTURED_OUTCOME),
+    "structured-2020-mixed-array-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("tags of both kinds"), STRUCTURED_OUTCOME),
+    # pattern: every verifier matches it with its own engine.
+    "structured-2020-pattern-mismatch-labelled-accepted": (STRUCTURED_2020, structured_2020_relabel("a lower-case letter"), STRUCTURED_OUTCOME),
+    "structured-2020-pattern-anywhere-labelled-refused": (STRUCTURED_2020, structured_2020_relabel("a code, a note matching anywhere"), STRUCTURED_OUTCOME),
     # structured-output vectors are optional for `check` (an absent file is a skip line), so the
     # structured checker is not required to fail when every file is gone.
     "registry-cosignature-byte": (REGISTRY, registry_cosignature_byte),

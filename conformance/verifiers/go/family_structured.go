@@ -331,6 +331,59 @@ func soHasDup(v any) bool {
 	return false
 }
 
+// soSideBySide returns the branches of an anyOf a value is read by side by side: several of its
+// JSON type that are not a tagged union (objects without a common tag, arrays); nil otherwise.
+func soSideBySide(branches []any, inst any) []any {
+	var same []any
+	allObjects := true
+	for _, b := range branches {
+		bo := soObj(b)
+		t, has := bo["type"].(string)
+		if !has && bo["oneOf"] != nil {
+			t, has = "object", true
+		}
+		if t == "integer" {
+			t = "number"
+		}
+		if has && t == soType(inst) {
+			same = append(same, bo)
+			allObjects = allObjects && bo["type"] == "object"
+		}
+	}
+	if len(same) < 2 {
+		return nil
+	}
+	if soType(inst) == "object" && allObjects {
+		if _, err := soTagOf(same); err == nil {
+			return nil
+		}
+	}
+	return same
+}
+
+// soBranchValid reports whether the JSON Schema validator accepts inst for one branch, under
+// the projection's definitions.
+func soBranchValid(root, branch map[string]any, inst any) (bool, error) {
+	s := make(map[string]any, len(branch)+1)
+	for k, v := range branch {
+		s[k] = v
+	}
+	if d, ok := root["$defs"]; ok {
+		s["$defs"] = d
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	const url = "urn:jouleclaw:structured:branch"
+	if err := c.AddResource(url, s); err != nil {
+		return false, err
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return false, err
+	}
+	return sch.Validate(soPlain(inst)) == nil, nil
+}
+
 // soExtra reports whether a rule JSON Schema does not check fails: a repeated key, a oneOf
 // object whose first member is not the tag, an integer written with a fraction or exponent.
 func soExtra(schema map[string]any, inst any) (bool, error) {
@@ -338,13 +391,39 @@ func soExtra(schema map[string]any, inst any) (bool, error) {
 }
 
 // soExtraIn is soExtra under the projection root (for $ref). A JSON Schema profile anyOf
-// follows the branch the value's JSON type selects; several object branches are a tagged union.
+// follows the branch the value's JSON type selects; several object branches are a tagged union
+// or, without a common tag (and several arrays), read side by side.
 func soExtraIn(root, schema map[string]any, inst any) (bool, error) {
 	if o, ok := inst.(*oobj); ok && o.dup {
 		return true, nil
 	}
 	schema = soResolve(root, schema)
 	if branches, ok := schema["anyOf"].([]any); ok {
+		resolved := make([]any, len(branches))
+		for i, b := range branches {
+			resolved[i] = soResolve(root, soObj(b))
+		}
+		// Read side by side: valid when one branch takes it, the validator's rules and these.
+		if both := soSideBySide(resolved, inst); both != nil {
+			for _, b := range both {
+				bo := soObj(b)
+				bad, err := soExtraIn(root, bo, inst)
+				if err != nil {
+					return false, err
+				}
+				if bad {
+					continue
+				}
+				valid, err := soBranchValid(root, bo, inst)
+				if err != nil {
+					return false, err
+				}
+				if valid {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
 		var objs []any
 		for _, b := range branches {
 			if bo := soResolve(root, soObj(b)); bo["type"] == "object" {

@@ -1425,17 +1425,61 @@ function soType(v) {
   return v === null ? 'null' : typeof v;
 }
 
+/** The kind of value a projection branch takes (integers are numbers; oneOf is an object). */
+function soKind(b) {
+  const t = b.type ?? (b.oneOf ? 'object' : undefined);
+  return t === 'integer' ? 'number' : t;
+}
+
+/** The branches of an anyOf a value is read by side by side: several of its JSON type that are
+ * not a tagged union (objects without a common tag, arrays); null otherwise. */
+function soSideBySide(bs, inst) {
+  const same = bs.filter((b) => soKind(b) === soType(inst));
+  if (same.length < 2) return null;
+  if (soType(inst) === 'object' && same.every((b) => b.type === 'object')) {
+    try {
+      soTagOf(same);
+      return null;
+    } catch (e) {
+      if (!(e instanceof Refusal)) throw e;
+    }
+  }
+  return same;
+}
+
+/** The projection as Ajv gets it: exclusive bounds are left to soExtra's exact comparison (as
+ * doubles, a value just above a bound can round onto it, which Ajv would refuse). */
+function soForAjv(schema) {
+  return JSON.parse(JSON.stringify(schema, (k, v) => (k === 'exclusiveMinimum' || k === 'exclusiveMaximum' ? undefined : v)));
+}
+
+const soBranchAjv = new Ajv2020({ strict: false });
+const soBranchValidators = new WeakMap();
+
+/** Does Ajv accept `inst` for one branch, under the projection's definitions? */
+function soBranchValid(root, branch, inst) {
+  let validate = soBranchValidators.get(branch);
+  if (!validate) {
+    validate = soBranchAjv.compile(soForAjv(root.$defs ? { ...branch, $defs: root.$defs } : branch));
+    soBranchValidators.set(branch, validate);
+  }
+  return validate(soPlain(inst));
+}
+
 /** True when a rule JSON Schema does not check fails: a repeated key, a oneOf object whose first
  * member is not the tag, an integer written with a fraction or exponent, a number outside its
  * bounds by exact decimal comparison (Ajv compares doubles). Unions of the JSON Schema profile
  * (anyOf) follow the branch the value's JSON type selects; several object branches are a tagged
- * union, as oneOf. */
+ * union, as oneOf, or, without a common tag (and several arrays), read side by side. */
 function soExtra(schemaIn, inst, root = schemaIn) {
   if (isSoObj(inst) && inst.dup) return true;
   const schema = soResolve(root, schemaIn);
   if (schema === null || typeof schema !== 'object') return false;
   if (Array.isArray(schema.anyOf)) {
     const bs = schema.anyOf.map((b) => soResolve(root, b));
+    // Read side by side: valid when one branch takes it, Ajv's rules and these.
+    const both = soSideBySide(bs, inst);
+    if (both) return !both.some((b) => !soExtra(b, inst, root) && soBranchValid(root, b, inst));
     const objs = bs.filter((b) => b.type === 'object');
     if (isSoObj(inst) && objs.length > 1) return soExtra({ oneOf: objs }, inst, root);
     const b = bs.find((x) => {
@@ -1533,10 +1577,7 @@ function checkStructuredOne(path, name) {
       const ajv = new Ajv2020({ strict: false });
       let validate;
       try {
-        // Exclusive bounds are left to soExtra's exact comparison: as doubles, a value just
-        // above a bound can round onto it, which Ajv would refuse.
-        const forAjv = JSON.parse(JSON.stringify(form.schema, (k, v) => (k === 'exclusiveMinimum' || k === 'exclusiveMaximum' ? undefined : v)));
-        validate = ajv.compile(forAjv);
+        validate = ajv.compile(soForAjv(form.schema));
       } catch (e) {
         throw new Refusal('mismatch', `projection is not a 2020-12 schema: ${e.message}`);
       }

@@ -11,7 +11,9 @@ rules JSON Schema cannot state, which the spec lists and this script implements 
 * the document limits (`max_document_bytes`, `max_number_chars`) and I-JSON (RFC 7493): strict
   UTF-8, no NaN/Infinity, no lone surrogate escapes, no duplicate keys;
 * `integer` means an integer token (no fraction or exponent), numbers are exact decimals;
-* the tag of a `oneOf` is the object's first member.
+* the tag of a `oneOf` is the object's first member;
+* an `anyOf` with several branches of the value's JSON type that are not a tagged union is
+  read side by side: the value is valid when one branch accepts it.
 
 Agreement (spec, "Conformance"): a document Python accepts must be accepted by the vector; a
 document that is JSON but invalid must be refused with class `schema` and a path among the
@@ -169,6 +171,33 @@ def branch_for(root, branches, inst):
     return None
 
 
+def side_by_side(root, branches, inst):
+    """The branches of an `anyOf` a value is read by side by side: several of its JSON type
+    that are not a tagged union (objects without a common tag, arrays). None otherwise."""
+    def kind(b):
+        t = b.get("type", "object" if "oneOf" in b else None)
+        return "number" if t == "integer" else t
+
+    same = [b for b in (resolve(root, x) for x in branches) if kind(b) == json_type(inst)]
+    if len(same) < 2:
+        return None
+    if json_type(inst) == "object" and all(b.get("type") == "object" for b in same):
+        try:
+            tag_of(same)
+            return None
+        except ValueError:
+            pass
+    return same
+
+
+def branch_valid(root, branch, inst) -> bool:
+    """Does jsonschema accept `inst` for one branch (under the projection's definitions)?"""
+    schema = dict(branch)
+    if "$defs" in root:
+        schema["$defs"] = root["$defs"]
+    return StrictValidator(schema).is_valid(inst)
+
+
 def extra_errors(schema, inst, path, out: set, root=None) -> None:
     """Paths of the rules jsonschema does not check: duplicate keys and the tag-first rule."""
     root = schema if root is None else root
@@ -178,6 +207,19 @@ def extra_errors(schema, inst, path, out: set, root=None) -> None:
     if not isinstance(schema, dict):
         return
     if "anyOf" in schema:
+        both = side_by_side(root, schema["anyOf"], inst)
+        if both is not None:
+            # Read side by side: valid when one branch takes it, jsonschema's rules and these.
+            found = set()
+            for b in both:
+                mine = set()
+                extra_errors(b, inst, path, mine, root)
+                if not mine and branch_valid(root, b, inst):
+                    return
+                found |= mine
+            out.add(pointer(path))
+            out |= found
+            return
         objects = [resolve(root, b) for b in schema["anyOf"] if resolve(root, b).get("type") == "object"]
         if isinstance(inst, Obj) and len(objects) > 1:
             # Several object branches: a tagged union, as oneOf.
@@ -216,9 +258,14 @@ def schema_errors(validator, schema, value) -> set:
     def collect(errors):
         for e in errors:
             if e.validator == "anyOf":
-                # The branch the value's first byte selects (a tagged union for objects).
+                # The branch the value's first byte selects (a tagged union for objects), or,
+                # read side by side, every branch of its type (the refusal names the last one
+                # to refuse).
                 out.add(pointer(e.absolute_path))
                 inst, branches = e.instance, [resolve(schema, b) for b in e.validator_value]
+                if side_by_side(schema, branches, inst) is not None:
+                    collect(list(e.context))
+                    continue
                 objects = [b for b in branches if b.get("type") == "object"]
                 if isinstance(inst, dict) and len(objects) > 1 and inst:
                     tag = tag_of(objects)

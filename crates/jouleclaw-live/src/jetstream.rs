@@ -1266,8 +1266,14 @@ pub struct NatsStream {
 pub struct ReadStats {
     /// Subjects (streams) read.
     pub subjects: u64,
-    /// Messages read.
+    /// Messages read, each time it was read: a message read again (see
+    /// [`ReadStats::reread`]) counts again.
     pub messages: u64,
+    /// Of [`ReadStats::messages`], reads of a message read before: a stream's messages read
+    /// in the pass over the whole stream and again after it (a deferred or unfinished stream),
+    /// and a subject's read repeated because it came back short. `messages - reread` is the
+    /// number of distinct messages read.
+    pub reread: u64,
     /// Their bytes.
     pub bytes: u64,
     /// Wall time reading (connecting included).
@@ -1459,23 +1465,34 @@ impl Reading {
 /// Reads one subject's stream with its own ordered consumer. An ordered consumer may be
 /// served by a replica still catching up (a node just restarted): a read that returns fewer
 /// messages than the listing counted is repeated (bounded), and named when it stays short.
+///
+/// `first_read`: how many of the subject's messages were read before (by the pass over the
+/// whole stream): reading them again counts in [`ReadStats::reread`].
 async fn read_subject(
     stream: &jetstream::stream::Stream,
     config: &JetStreamConfig,
     first: Reading,
+    first_read: u64,
     stats: &mut ReadStats,
 ) -> NatsStream {
     let (subject, count) = (first.subject.clone(), first.listed);
     let mut r = first;
     let mut attempt = 0u32;
+    // Messages of this subject read before this attempt (by the pass, or a short attempt).
+    let mut before = first_read;
     loop {
         r = Reading::new(&subject, r.steward, r.sid, count);
+        let mut this = 0u64;
         let read = for_each_message(
             stream,
             &subject,
             usize::try_from(count).unwrap_or(usize::MAX),
             |seq, payload| {
                 stats.messages += 1;
+                this += 1;
+                if this <= before {
+                    stats.reread += 1;
+                }
                 stats.bytes += payload.len() as u64;
                 r.take(seq, payload, config.read_max_stream_bytes);
                 Ok(())
@@ -1496,6 +1513,7 @@ async fn read_subject(
             }
             _ => {
                 attempt += 1;
+                before = before.max(this);
                 tokio::time::sleep(Duration::from_millis(500) * attempt).await;
             }
         }
@@ -1574,6 +1592,8 @@ pub async fn read_each(
         open.insert(subject.clone(), Reading::new(&subject, steward, sid, count));
     }
     let mut deferred: Vec<Reading> = Vec::new();
+    // Messages the pass read of each stream it dropped (they are read again after it).
+    let mut dropped: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     if only.is_none() && !open.is_empty() {
         let mut held = 0u64;
         // At most the messages listed: a store written while it is read does not keep the
@@ -1584,6 +1604,9 @@ pub async fn read_each(
             stats.bytes += payload.len() as u64;
             let Some(r) = open.get_mut(subject) else {
                 // Finished, deferred, or stored after the listing.
+                if let Some(n) = dropped.get_mut(subject) {
+                    *n += 1;
+                }
                 return Ok(());
             };
             let before = r.held();
@@ -1605,6 +1628,7 @@ pub async fn read_each(
                     if let Some(r) = open.remove(&s) {
                         // Only the names and the listed count are kept: the batches read so
                         // far are dropped (the stream is read again on its own).
+                        dropped.insert(s, r.read);
                         deferred.push(Reading::new(&r.subject, r.steward, r.sid, r.listed));
                     }
                 }
@@ -1617,14 +1641,19 @@ pub async fn read_each(
         // retry and name what stays unreadable: its error is not the read's.
         let _ = pass;
     }
+    for r in open.values() {
+        // Unfinished by the pass: what it read of them is read again.
+        dropped.insert(r.subject.clone(), r.read);
+    }
     deferred.extend(open.into_values());
     deferred.sort_by(|a, b| a.subject.cmp(&b.subject));
     if only.is_none() {
         stats.deferred = deferred.len() as u64;
     }
     for r in deferred {
+        let first_read = dropped.get(&r.subject).copied().unwrap_or(0);
         let r = Reading::new(&r.subject, r.steward, r.sid, r.listed);
-        let out = read_subject(&stream, config, r, &mut stats).await;
+        let out = read_subject(&stream, config, r, first_read, &mut stats).await;
         stats.subjects += 1;
         f(out);
     }

@@ -85,6 +85,9 @@ codes! {
     StringTooShort => "string_too_short", Schema,
     /// A string longer than its `maxLength` (characters, as JSON Schema counts them).
     StringTooLong => "string_too_long", Schema,
+    /// A string no continuation of which can match its `pattern` (at the byte that makes it
+    /// impossible), or that ends without a match (at its closing quote).
+    PatternMismatch => "pattern_mismatch", Schema,
     /// A number below its `minimum`.
     BelowMinimum => "below_minimum", Schema,
     /// A number above its `maximum`.
@@ -200,6 +203,15 @@ pub enum StructuredError {
         /// The JSON Pointer of the union.
         at: String,
     },
+    /// A `pattern` this profile does not read: a form of ECMA-262 it cannot compile to a
+    /// deterministic automaton with the same meaning (look-around, back-references, flags,
+    /// `\p`, word boundaries, ...). Code `schema_unsupported_keyword`, keyword `pattern`.
+    UnsupportedPattern {
+        /// The JSON Pointer of the schema object that holds it.
+        at: String,
+        /// What is not read.
+        reason: &'static str,
+    },
     /// A supported keyword with a value the subset does not accept.
     InvalidKeyword {
         /// The keyword.
@@ -239,7 +251,9 @@ impl StructuredError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::SchemaNotJson { .. } => "schema_not_json",
-            Self::UnsupportedKeyword { .. } => "schema_unsupported_keyword",
+            Self::UnsupportedKeyword { .. } | Self::UnsupportedPattern { .. } => {
+                "schema_unsupported_keyword"
+            }
             Self::InvalidKeyword { .. } => "schema_invalid_keyword",
             Self::UnknownKeyword { .. } => "schema_unknown_keyword",
             Self::AmbiguousUnion { .. } => "schema_ambiguous_union",
@@ -258,6 +272,7 @@ impl StructuredError {
             | Self::UnknownKeyword { keyword, .. } => Some(keyword),
             Self::MissingKeyword { keyword, .. } => Some(keyword),
             Self::AmbiguousUnion { .. } => Some("anyOf"),
+            Self::UnsupportedPattern { .. } => Some("pattern"),
             _ => None,
         }
     }
@@ -284,6 +299,10 @@ impl fmt::Display for StructuredError {
                 at,
                 reason,
             } => write!(f, "schema keyword \"{keyword}\" at \"{at}\": {reason}"),
+            Self::UnsupportedPattern { at, reason } => write!(
+                f,
+                "schema keyword \"pattern\" at \"{at}\" is not read: {reason}"
+            ),
             Self::MissingKeyword { keyword, at } => {
                 write!(
                     f,

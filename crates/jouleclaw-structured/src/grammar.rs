@@ -19,6 +19,11 @@ pub const GRAMMAR_FORMAT: &str = "jouleclaw-structured/1";
 /// per key or per enum value.
 pub const MAX_MEMBERS: usize = 256;
 
+/// Most branches of one first-byte class an `anyOf` of the JSON Schema profile may read side by
+/// side (objects without a common tag, arrays): the validator keeps one machine per branch
+/// while such a value is open, so this bounds its memory and work.
+pub const MAX_PARALLEL_BRANCHES: usize = 8;
+
 /// Most schema objects one projection writes (a schema that reuses one definition in many
 /// places is written out at each place; this bounds that growth).
 pub const PROJECTION_NODES: u32 = 1 << 16;
@@ -175,6 +180,8 @@ pub(crate) enum Kind {
         min: u32,
         max: u32,
         allowed: Option<Vec<String>>,
+        /// `pattern` (JSON Schema profile only).
+        pattern: Option<Box<crate::pattern::Pattern>>,
     },
     Integer {
         lo: i64,
@@ -204,6 +211,14 @@ pub(crate) enum Kind {
         /// The branch per first-byte class (object, array, string, number, boolean, null), or
         /// [`NONE`]. Filled when the grammar is finished.
         by: [NodeId; 6],
+    },
+    /// Several branches of one first-byte class (objects without a common tag, arrays) of an
+    /// `anyOf`, read side by side: the value is valid when one branch accepts it, refused at the
+    /// byte where the last live branch refuses. Made by the JSON Schema profile when a union is
+    /// decided (it is the union's first-byte slot, never a declared schema); its branches hold
+    /// no other such node (checked at compile time), so at most one set runs at a time.
+    Parallel {
+        branches: Vec<NodeId>,
     },
     /// A `$ref` while compiling; resolved away before the grammar is used.
     Ref(NodeId),
@@ -243,9 +258,10 @@ pub enum Profile {
     Subset,
     /// JSON Schema 2020-12 meanings for what tool-schema generators write: absent
     /// `additionalProperties` allows other properties, annotations are ignored (and
-    /// reported), `anyOf`/`oneOf`/type lists decided at a value's first byte, untyped
-    /// `const`/`enum`, local `$ref`/`$defs` (recursion bounded by `max_depth`), exact
-    /// bounds of any size, `minItems`/`minProperties`/`exclusiveMinimum`/`exclusiveMaximum`.
+    /// reported), `anyOf`/`oneOf`/type lists decided at a value's first byte or read side by
+    /// side, untyped `const`/`enum`, local `$ref`/`$defs` (recursion bounded by `max_depth`),
+    /// exact bounds of any size, `minItems`/`minProperties`/`exclusiveMinimum`/
+    /// `exclusiveMaximum`, `pattern` (ECMA-262's regular part, as a deterministic automaton).
     JsonSchema,
 }
 
@@ -389,6 +405,8 @@ pub(crate) struct Compiler {
     pub(crate) refs: std::collections::HashMap<String, NodeId>,
     pub(crate) any: Option<NodeId>,
     pub(crate) union_at: std::collections::HashMap<NodeId, String>,
+    /// The side-by-side nodes made while deciding unions, with their union's pointer.
+    pub(crate) parallel_at: Vec<(NodeId, String)>,
 }
 
 pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
@@ -646,7 +664,12 @@ impl Compiler {
                         })
                         .collect()
                 });
-                Kind::String { min, max, allowed }
+                Kind::String {
+                    min,
+                    max,
+                    allowed,
+                    pattern: None,
+                }
             }
             "integer" => {
                 let lo = get("minimum")
@@ -893,6 +916,7 @@ impl Grammar {
             refs: std::collections::HashMap::new(),
             any: None,
             union_at: std::collections::HashMap::new(),
+            parallel_at: Vec::new(),
         };
         let root = match options.profile {
             Profile::Subset => c.compile(&json, "", 0, true)?,
@@ -979,7 +1003,7 @@ impl Grammar {
             }
             Kind::OneOf { branches, .. } => branches.iter().map(|b| b.node).collect(),
             Kind::Array { items, .. } => vec![*items],
-            Kind::Union { branches, .. } => branches.clone(),
+            Kind::Union { branches, .. } | Kind::Parallel { branches } => branches.clone(),
             Kind::Ref(t) => vec![*t],
             _ => Vec::new(),
         }
@@ -1106,6 +1130,13 @@ impl Grammar {
                 let k = if *one_of { "oneOf" } else { "anyOf" };
                 m.push((k.into(), CVal::Arr(bs)));
             }
+            Kind::Parallel { branches } => {
+                let mut bs = Vec::with_capacity(branches.len());
+                for b in branches {
+                    bs.push(sub(*b)?);
+                }
+                m.push(("anyOf".into(), CVal::Arr(bs)));
+            }
             Kind::Array {
                 items,
                 max_items,
@@ -1118,7 +1149,12 @@ impl Grammar {
                     m.push(("minItems".into(), CVal::Int(i64::from(*min_items))));
                 }
             }
-            Kind::String { min, max, allowed } => {
+            Kind::String {
+                min,
+                max,
+                allowed,
+                pattern,
+            } => {
                 m.push(ty("string"));
                 m.push(("maxLength".into(), CVal::Int(i64::from(*max))));
                 if *min > 0 {
@@ -1126,6 +1162,9 @@ impl Grammar {
                 }
                 if let Some(a) = allowed {
                     values(&mut m, a.iter().map(|s| CVal::Str(s.clone())).collect());
+                }
+                if let Some(p) = pattern {
+                    m.push(("pattern".into(), CVal::Str(p.source.clone())));
                 }
             }
             Kind::Integer {

@@ -55,6 +55,7 @@ mod frames;
 mod grammar;
 mod json;
 mod oracle;
+mod pattern;
 mod schema2020;
 mod trie;
 mod validator;
@@ -62,8 +63,9 @@ mod validator;
 pub use error::{Refusal, RefusalClass, RefusalCode, Result, StructuredError};
 pub use grammar::{
     CompileOptions, GRAMMAR_FORMAT, Grammar, IgnoredKeyword, Limits, MAX_MEMBERS,
-    MAX_NUMBER_CHARS_CEILING, MAX_SAFE_INTEGER, MAX_SCHEMA_BYTES, PROJECTION_NODES, Profile,
-    SCHEMA_DIALECT, UnknownKeywords,
+    MAX_NUMBER_CHARS_CEILING, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER, MAX_SCHEMA_BYTES,
+    PROJECTION_NODES, Profile, SCHEMA_DIALECT, UnknownKeywords,
 };
 pub use oracle::StructuredOutputOracle;
+pub use pattern::{MAX_PATTERN_AUTOMATON_BYTES, MAX_PATTERN_CHARS};
 pub use validator::{ExpectedNext, Status, StructuredValidator, Usage};

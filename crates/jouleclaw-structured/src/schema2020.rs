@@ -4,10 +4,12 @@
 use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
-    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_SAFE_INTEGER, NONE, Node, NodeId,
-    SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid, number_text, ptr_push,
+    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
+    NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n, invalid,
+    number_text, ptr_push,
 };
 use crate::json::{Json, Num};
+use crate::pattern::PatternError;
 
 /// Annotations: read, not enforced, left out of the projection and the digest, and listed in
 /// [`crate::Grammar::ignored_keywords`]. `format` is the 2020-12 format-annotation vocabulary;
@@ -46,6 +48,7 @@ const SUPPORTED: &[&str] = &[
     "minProperties",
     "minimum",
     "oneOf",
+    "pattern",
     "properties",
     "required",
     "type",
@@ -73,7 +76,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "minContains",
     "multipleOf",
     "not",
-    "pattern",
     "patternProperties",
     "prefixItems",
     "propertyNames",
@@ -110,7 +112,7 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "minProperties",
         ],
         "array" => &["items", "maxItems", "minItems"],
-        "string" => &["minLength", "maxLength"],
+        "string" => &["minLength", "maxLength", "pattern"],
         "integer" | "number" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
         _ => &[],
     }
@@ -677,7 +679,28 @@ impl Compiler {
                         })
                         .collect()
                 });
-                Kind::String { min, max, allowed }
+                let pattern = match get("pattern") {
+                    None => None,
+                    Some(Json::Str(p)) => Some(Box::new(
+                        crate::pattern::Pattern::compile(p).map_err(|e| match e {
+                            PatternError::Unsupported(reason) => E::UnsupportedPattern {
+                                at: at.to_owned(),
+                                reason,
+                            },
+                            PatternError::TooLarge => E::SchemaOverLimit {
+                                limit: "max_pattern_bytes",
+                                at: ptr_push(at, "pattern"),
+                            },
+                        })?,
+                    )),
+                    Some(_) => return Err(invalid("pattern", at, "must be a string")),
+                };
+                Kind::String {
+                    min,
+                    max,
+                    allowed,
+                    pattern,
+                }
             }
             "integer" => self.integer_2020(s, at, values)?,
             "number" => {
@@ -878,7 +901,43 @@ impl Compiler {
                 }
             }
         }
+        self.no_nested_parallel()?;
         Ok(resolved[root as usize])
+    }
+
+    /// A value read side by side holds no other such value (at any depth, through references
+    /// and recursion): the branches' machines are then plain ones, and the work and memory of
+    /// one value are bounded by [`MAX_PARALLEL_BRANCHES`] machines, not a power of it.
+    fn no_nested_parallel(&self) -> Result<()> {
+        for (p, at) in &self.parallel_at {
+            let Kind::Parallel { branches } = &self.nodes[*p as usize].kind else {
+                continue;
+            };
+            let mut seen = vec![false; self.nodes.len()];
+            let mut todo: Vec<NodeId> = branches.clone();
+            while let Some(id) = todo.pop() {
+                let Some(slot) = seen.get_mut(id as usize) else {
+                    continue;
+                };
+                if std::mem::replace(slot, true) {
+                    continue;
+                }
+                match &self.nodes[id as usize].kind {
+                    Kind::Parallel { .. } => return Err(E::AmbiguousUnion { at: at.clone() }),
+                    Kind::Object { props, extra, .. } => {
+                        todo.extend(props.iter().map(|p| p.node).chain(*extra));
+                    }
+                    Kind::OneOf { branches, .. } => todo.extend(branches.iter().map(|b| b.node)),
+                    Kind::Array { items, .. } => todo.push(*items),
+                    Kind::Union { branches, by, .. } => {
+                        todo.extend(branches.iter().chain(by.iter()).filter(|&&b| b != NONE));
+                    }
+                    Kind::Ref(t) => todo.push(*t),
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The leaf branches of a union, flattened through nested unions.
@@ -935,12 +994,28 @@ impl Compiler {
                     let all_objects = many
                         .iter()
                         .all(|&b| matches!(self.nodes[b as usize].kind, Kind::Object { .. }));
-                    if c == 0 && all_objects {
+                    let tagged = if c == 0 && all_objects {
+                        self.find_tag(many)
+                    } else {
+                        None
+                    };
+                    if let Some((tag, branches)) = tagged {
                         // Objects: a tagged union (distinct consts, so anyOf = oneOf here).
-                        let Some((tag, branches)) = self.find_tag(many) else {
-                            return Err(E::AmbiguousUnion { at });
-                        };
                         self.push_node(Kind::OneOf { tag, branches }, None, None)
+                    } else if c <= 1 && !one_of {
+                        // Objects without a common tag, or arrays: read side by side.
+                        if many.len() > MAX_PARALLEL_BRANCHES {
+                            return Err(E::AmbiguousUnion { at });
+                        }
+                        let p = self.push_node(
+                            Kind::Parallel {
+                                branches: many.to_vec(),
+                            },
+                            None,
+                            None,
+                        );
+                        self.parallel_at.push((p, at.clone()));
+                        p
                     } else if c == 3 && !one_of {
                         // integer | number: the unconstrained number holds them all.
                         match many.iter().find(|&&b| {

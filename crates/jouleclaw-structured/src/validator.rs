@@ -7,6 +7,8 @@ use crate::decimal;
 use crate::error::{Refusal, RefusalCode as C};
 use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
+use crate::pattern::{Pattern, Step};
+use regex_automata::util::primitives::StateID;
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ enum Mode {
     Str,
     Num,
     Lit,
+    /// A value of a [`Kind::Parallel`] node, read by its branches' machines side by side.
+    Fork,
     Done,
 }
 
@@ -105,6 +109,9 @@ struct Str {
     max: u32,
     /// The string's `minLength` (value strings of a string node; 0 otherwise).
     min: u32,
+    /// The state of the string's `pattern` automaton while no match is found yet (value
+    /// strings with a `pattern`); `None` without a pattern or once it matched.
+    pat: Option<StateID>,
     esc: Esc,
     hex: u32,
     hexn: u8,
@@ -225,6 +232,24 @@ pub struct StructuredValidator {
     /// decoded text of the key being read in an object that allows them once it matches no
     /// declared name (bounded by `max_document_bytes`).
     extra: ExtraKeys,
+    /// The branches' machines of the value being read side by side ([`Mode::Fork`]), in
+    /// declaration order; a branch that refused is dropped. Empty otherwise (never nested).
+    forks: Vec<StructuredValidator>,
+    /// The refusal of the branch that lived longest, once every branch has refused: reported
+    /// at its byte, with its path below the value's.
+    fork_fail: Option<Box<Refusal>>,
+    /// Containers open around this machine's root (a branch's machine: the value's depth).
+    depth_base: usize,
+}
+
+/// How far a branch's machine got through the bytes it was given.
+enum Run {
+    /// It took them all; the value is still open.
+    More,
+    /// The value closed at this many bytes.
+    Done(usize),
+    /// It refused the byte at this index.
+    Refused(usize),
 }
 
 const PLAIN: [bool; 256] = {
@@ -476,6 +501,7 @@ impl StructuredValidator {
                 spill: false,
                 max: u32::MAX,
                 min: 0,
+                pat: None,
                 esc: Esc::None,
                 hex: 0,
                 hexn: 0,
@@ -498,6 +524,95 @@ impl StructuredValidator {
             lit: b"",
             lit_pos: 0,
             extra: ExtraKeys::default(),
+            forks: Vec::new(),
+            fork_fail: None,
+            depth_base: 0,
+        }
+    }
+
+    /// A branch's machine for a value of `node` opening under `depth_base` containers.
+    fn branch(grammar: &Arc<Grammar>, node: NodeId, depth_base: usize) -> Self {
+        let mut v = Self::new(Arc::clone(grammar));
+        v.mode = Mode::Value(node);
+        v.depth_base = depth_base;
+        v
+    }
+
+    /// Steps through `chunk` until the value closes, a byte is refused, or the chunk ends.
+    fn run_branch(&mut self, chunk: &[u8]) -> Run {
+        let mut i = 0;
+        let mut out = Run::More;
+        while i < chunk.len() {
+            match self.step(chunk, i) {
+                Ok(used) => {
+                    i += used;
+                    if self.mode == Mode::Done {
+                        out = Run::Done(i);
+                        break;
+                    }
+                }
+                Err(f) => {
+                    self.offset += i as u64;
+                    self.work += i as u64;
+                    self.refuse(f);
+                    return Run::Refused(i);
+                }
+            }
+        }
+        self.offset += i as u64;
+        self.work += i as u64;
+        out
+    }
+
+    /// The bytes from `chunk[i]` through the live branches of the value read side by side.
+    fn fork_step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+        if self.forks.is_empty() {
+            // Every branch refused at this byte (found on the step before).
+            let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
+            return Err(val(code));
+        }
+        let rest = &chunk[i..];
+        let (mut live, mut done, mut last) = (false, None, None::<usize>);
+        let mut work = 0;
+        for f in &mut self.forks {
+            let before = f.work;
+            match f.run_branch(rest) {
+                Run::More => live = true,
+                Run::Done(k) => {
+                    live = true;
+                    done = Some(k);
+                }
+                Run::Refused(j) => {
+                    if last.is_none_or(|l| j > l) {
+                        last = Some(j);
+                        self.fork_fail = f.refusal.clone().map(Box::new);
+                    }
+                }
+            }
+            work += f.work - before;
+        }
+        self.work += work;
+        if live {
+            self.fork_fail = None;
+            self.forks.retain(|f| f.refusal.is_none());
+            // The branches read the same bytes: every live one closes the value at one byte.
+            return Ok(match done {
+                Some(k) => {
+                    self.forks.clear();
+                    self.complete_value();
+                    k
+                }
+                None => rest.len(),
+            });
+        }
+        self.forks.clear();
+        match last {
+            // Consume up to the byte the last branch refused; the next step refuses it.
+            Some(j) if j > 0 => Ok(j),
+            _ => {
+                let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
+                Err(val(code))
+            }
         }
     }
 
@@ -644,6 +759,15 @@ impl StructuredValidator {
             Mode::Value(_) if self.stack.is_empty() => {
                 return Err(self.refuse(val(C::EmptyDocument)));
             }
+            Mode::Fork => {
+                // Truncated inside the value: where the first live branch stands.
+                self.fork_fail = self
+                    .forks
+                    .first()
+                    .and_then(|f| f.clone().finish().err())
+                    .map(Box::new);
+                return Err(self.refuse(val(C::Truncated)));
+            }
             _ => return Err(self.refuse(val(C::Truncated))),
         }
         self.accepted = true;
@@ -673,10 +797,15 @@ impl StructuredValidator {
 
     fn refuse(&mut self, (code, level): Fail) -> Refusal {
         self.plain_budget = 0;
+        let mut path = self.path(level);
+        if let Some(f) = self.fork_fail.take() {
+            path.push_str(&f.path);
+        }
+        self.forks.clear();
         let r = Refusal {
             code,
             offset: self.offset,
-            path: self.path(level),
+            path,
         };
         self.refusal = Some(r.clone());
         r
@@ -725,6 +854,7 @@ impl StructuredValidator {
         let b = chunk[i];
         match self.mode {
             Mode::Str => self.string_byte(chunk, i),
+            Mode::Fork => self.fork_step(chunk, i),
             Mode::Num => {
                 if self.number_byte(b)? {
                     Ok(1)
@@ -865,7 +995,7 @@ impl StructuredValidator {
                 self.value_start(items, b)
             }
             Mode::Done => Err(val(C::TrailingBytes)),
-            Mode::Str | Mode::Num | Mode::Lit => Err(val(C::Syntax)),
+            Mode::Str | Mode::Num | Mode::Lit | Mode::Fork => Err(val(C::Syntax)),
         }
     }
 
@@ -876,13 +1006,20 @@ impl StructuredValidator {
     fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Fail> {
         let g = &self.g;
         if matches!(b, b'{' | b'[')
-            && self.stack.len() >= g.limits.max_depth as usize
+            && self.stack.len() + self.depth_base >= g.limits.max_depth as usize
             && matches!(
                 (&g.nodes[node as usize].kind, b),
                 (
-                    Kind::Object { .. } | Kind::OneOf { .. } | Kind::Any | Kind::Union { .. },
+                    Kind::Object { .. }
+                        | Kind::OneOf { .. }
+                        | Kind::Any
+                        | Kind::Union { .. }
+                        | Kind::Parallel { .. },
                     b'{'
-                ) | (Kind::Array { .. } | Kind::Any | Kind::Union { .. }, b'[')
+                ) | (
+                    Kind::Array { .. } | Kind::Any | Kind::Union { .. } | Kind::Parallel { .. },
+                    b'['
+                )
             )
         {
             return Err(val(C::TooDeep));
@@ -903,6 +1040,30 @@ impl StructuredValidator {
                     return Err(val(C::WrongType));
                 }
                 return self.value_start(next, b);
+            }
+            (Kind::Parallel { branches }, _) => {
+                let depth = self.stack.len() + self.depth_base;
+                let mut forks: Vec<StructuredValidator> = branches
+                    .iter()
+                    .map(|&n| Self::branch(&self.g, n, depth))
+                    .collect();
+                // Each branch reads the value's first byte; its work is added to this machine's
+                // (which counts the byte once itself).
+                let mut fail = None;
+                for f in &mut forks {
+                    if let Run::Refused(_) = f.run_branch(&[b]) {
+                        fail = fail.or_else(|| f.refusal.clone());
+                    }
+                    self.work += f.work;
+                }
+                forks.retain(|f| f.refusal.is_none());
+                if forks.is_empty() {
+                    let code = fail.as_ref().map_or(C::WrongType, |r| r.code);
+                    self.fork_fail = fail.map(Box::new);
+                    return Err(val(code));
+                }
+                self.forks = forks;
+                self.mode = Mode::Fork;
             }
             (Kind::Any, b'{') => {
                 self.stack.push(Frame {
@@ -954,10 +1115,26 @@ impl StructuredValidator {
                 });
                 self.mode = Mode::ArrFirst;
             }
-            (Kind::String { min, max, allowed }, b'"') => {
-                let (min, max, constrained) = (*min, *max, allowed.is_some());
+            (
+                Kind::String {
+                    min,
+                    max,
+                    allowed,
+                    pattern,
+                },
+                b'"',
+            ) => {
+                let (min, max) = (*min, *max);
+                let constrained = allowed.is_some() || pattern.is_some();
+                let pat = match pattern.as_deref().map(Pattern::start) {
+                    None | Some(Step::Matched) => None,
+                    Some(Step::Open(id)) => Some(id),
+                    // No string matches: refused at its opening quote.
+                    Some(Step::Dead) => return Err(val(C::PatternMismatch)),
+                };
                 let state = self.g.tries.root(node);
                 self.begin_string(Target::Value(node), state, constrained, (min, max));
+                self.s.pat = pat;
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
                 let (is_int, plain) = match &g.nodes[node as usize].kind {
@@ -1045,6 +1222,7 @@ impl StructuredValidator {
         s.state = state;
         s.spill = state == NONE;
         s.constrained = constrained;
+        s.pat = None;
         s.esc = Esc::None;
         s.need = 0;
         s.hexn = 0;
@@ -1258,7 +1436,13 @@ impl StructuredValidator {
                 if self.s.constrained {
                     // A run pays off from two bytes on; a last byte goes straight to `feed`.
                     if i + 1 < chunk.len() {
-                        let run = self.member_run(&chunk[i..]);
+                        let run = match (self.s.target, self.s.state == NONE, self.s.pat) {
+                            // A `pattern` and no enum: its automaton over the run.
+                            (Target::Value(node), true, _) => self.pattern_run(node, &chunk[i..]),
+                            // An enum and a `pattern` still open: byte by byte.
+                            (Target::Value(_), false, Some(_)) => 0,
+                            _ => self.member_run(&chunk[i..]),
+                        };
                         if run > 0 {
                             return Ok(run + self.key_end(chunk, i + run));
                         }
@@ -1362,7 +1546,12 @@ impl StructuredValidator {
             Target::Key => false,
             Target::OpenKey if !self.s.spill => true,
             Target::Value(_) => {
-                if self.g.tries.exact(self.s.state).is_some() && self.s.chars >= self.s.min {
+                // No pattern left to match: `end_string` refuses only below `minLength` or
+                // for no member.
+                if self.s.pat.is_none()
+                    && self.g.tries.exact(self.s.state).is_some()
+                    && self.s.chars >= self.s.min
+                {
                     self.complete_value();
                     return 1 + self.after_value(chunk, at + 1);
                 }
@@ -1391,9 +1580,15 @@ impl StructuredValidator {
             (Some(b':'), Some(p)) => {
                 let node = p.node;
                 // A string value's opening quote right after the colon starts it, as
-                // `value_start` would (it cannot refuse a string node's quote).
+                // `value_start` would (it cannot refuse the quote of a string node without a
+                // `pattern`).
                 if chunk.get(at + 2) == Some(&b'"')
-                    && let Kind::String { min, max, allowed } = &g.nodes[node as usize].kind
+                    && let Kind::String {
+                        min,
+                        max,
+                        allowed,
+                        pattern: None,
+                    } = &g.nodes[node as usize].kind
                 {
                     let (min, max, constrained) = (*min, *max, allowed.is_some());
                     let state = g.tries.root(node);
@@ -1434,6 +1629,48 @@ impl StructuredValidator {
             Some(b'}') => usize::from(self.close_object().is_ok()),
             _ => 0,
         }
+    }
+
+    /// The plain bytes at the start of `bytes` of a value string with a `pattern` and no enum
+    /// that neither pass its `maxLength` nor make its pattern impossible, taken at once:
+    /// exactly what `char_start` and `feed` would do one byte at a time, stopping before the
+    /// first byte they would refuse (which the caller then feeds alone).
+    #[inline]
+    fn pattern_run(&mut self, node: NodeId, bytes: &[u8]) -> usize {
+        let s = &mut self.s;
+        let room = (s.max - s.chars.min(s.max)) as usize;
+        let run = plain_run(bytes).min(room);
+        let mut n = run;
+        if let (
+            Some(mut id),
+            Kind::String {
+                pattern: Some(p), ..
+            },
+        ) = (s.pat, &self.g.nodes[node as usize].kind)
+        {
+            n = 0;
+            let mut open = true;
+            while n < run {
+                match p.next(id, bytes[n]) {
+                    Step::Open(next) => {
+                        id = next;
+                        n += 1;
+                    }
+                    // Matched: the rest of the string cannot undo it.
+                    Step::Matched => {
+                        open = false;
+                        n = run;
+                    }
+                    // Left for `feed` to refuse.
+                    Step::Dead => break,
+                }
+            }
+            s.pat = open.then_some(id);
+        }
+        // `n` is at most the string's `maxLength` room (a u32).
+        s.chars += n as u32;
+        s.pos += n as u32;
+        n
     }
 
     /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
@@ -1552,13 +1789,26 @@ impl StructuredValidator {
                 };
                 s.state = next;
             }
-            Target::Value(_) => {
+            Target::Value(node) => {
                 if s.state != NONE {
                     self.work += g.tries.count(s.state);
                     let Some(next) = g.tries.next(s.state, byte) else {
                         return Err(val(C::ValueNotAllowed));
                     };
                     s.state = next;
+                }
+                if let (
+                    Some(id),
+                    Kind::String {
+                        pattern: Some(p), ..
+                    },
+                ) = (s.pat, &g.nodes[node as usize].kind)
+                {
+                    s.pat = match p.next(id, byte) {
+                        Step::Open(next) => Some(next),
+                        Step::Matched => None,
+                        Step::Dead => return Err(val(C::PatternMismatch)),
+                    };
                 }
             }
         }
@@ -1646,12 +1896,23 @@ impl StructuredValidator {
                 self.complete_value();
             }
             Target::Value(node) => {
-                if let Kind::String { min, allowed, .. } = &g.nodes[node as usize].kind {
+                if let Kind::String {
+                    min,
+                    allowed,
+                    pattern,
+                    ..
+                } = &g.nodes[node as usize].kind
+                {
                     if self.s.chars < *min {
                         return Err(val(C::StringTooShort));
                     }
                     if allowed.is_some() && exact.is_none() {
                         return Err(val(C::ValueNotAllowed));
+                    }
+                    if let (Some(p), Some(id)) = (pattern, self.s.pat)
+                        && !p.ends_matched(id)
+                    {
+                        return Err(val(C::PatternMismatch));
                     }
                 }
                 self.complete_value();

@@ -235,7 +235,7 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
         },
     ] {
         for (schema, kw) in [
-            (r#"{"type":"string","pattern":"^a"}"#, "pattern"),
+            (r#"{"type":"string","pattern":"^(?=a)"}"#, "pattern"),
             (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
@@ -316,7 +316,7 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
     // Two branches one first byte cannot tell apart are refused at compile time.
     for s in [
         r#"{"anyOf":[{"type":"string"},{"type":"string","maxLength":2}]}"#,
-        r#"{"anyOf":[{"type":"object"},{"type":"object","properties":{"a":{}}}]}"#,
+        r#"{"oneOf":[{"type":"object"},{"type":"object","properties":{"a":{}}}]}"#,
         r#"{"oneOf":[{"type":"integer"},{"type":"number"}]}"#,
     ] {
         assert_eq!(
@@ -325,6 +325,232 @@ fn unions_are_decided_by_the_first_byte_of_the_value() {
             "{s}"
         );
     }
+}
+
+/// Pydantic's `Union[Cat, Dog]` without a discriminator: two closed object models.
+const CAT_OR_DOG: &str = r#"{"type":"object","required":["pet"],"properties":{"pet":{"anyOf":[
+    {"type":"object","additionalProperties":false,"required":["name","lives"],
+     "properties":{"name":{"type":"string"},"lives":{"type":"integer","maximum":9}}},
+    {"type":"object","additionalProperties":false,"required":["name","breed"],
+     "properties":{"name":{"type":"string"},"breed":{"type":"string"}}}]}}}"#;
+
+#[test]
+fn untagged_object_unions_are_read_side_by_side() {
+    let g = js(CAT_OR_DOG);
+    accepted(&g, r#"{"pet":{"name":"Tom","lives":9}}"#);
+    accepted(&g, r#"{"pet":{"breed":"pug","name":"Rex"}}"#);
+    // The cat lives longest (the dog refuses the key `lives` at its `l`): the cat's refusal,
+    // at its byte, with its path below the union's.
+    refused(
+        &g,
+        r#"{"pet":{"name":"Tom","lives":"9"}}"#,
+        "wrong_type",
+        29,
+        "/pet/lives",
+    );
+    refused(
+        &g,
+        r#"{"pet":{"name":"Tom","lives":10}}"#,
+        "above_maximum",
+        30,
+        "/pet/lives",
+    );
+    // Both refuse at one byte (the `}` that misses lives and breed): the first declared names it.
+    refused(
+        &g,
+        r#"{"pet":{"name":"Tom"}}"#,
+        "missing_property",
+        20,
+        "/pet",
+    );
+    // Two branches refusing one byte with different codes: the first declared names it.
+    let tie = js(
+        r#"{"anyOf":[{"type":"object","properties":{"n":{"type":"string","maxLength":1}}},
+        {"type":"object","properties":{"n":{"enum":["ab"]}}}]}"#,
+    );
+    refused(&tie, r#"{"n":"ac"}"#, "string_too_long", 7, "/n");
+    let tie = js(
+        r#"{"anyOf":[{"type":"object","properties":{"n":{"enum":["ab"]}}},
+        {"type":"object","properties":{"n":{"type":"string","maxLength":1}}}]}"#,
+    );
+    refused(&tie, r#"{"n":"ac"}"#, "value_not_allowed", 7, "/n");
+    // A key neither declares: refused at its close (it is a prefix of `name`).
+    refused(&g, r#"{"pet":{"nam":1}}"#, "unknown_property", 12, "/pet");
+    refused(&g, r#"{"pet":[]}"#, "wrong_type", 7, "/pet");
+    // Truncated inside the value.
+    let mut v = StructuredValidator::new(Arc::clone(&g));
+    v.push(br#"{"pet":{"name":"Tom""#).unwrap();
+    assert_eq!(v.finish().unwrap_err().code.as_str(), "truncated");
+    // What may come next is what either branch takes.
+    let mut v = StructuredValidator::new(Arc::clone(&g));
+    v.push(br#"{"pet":{"name":"Tom",""#).unwrap();
+    let next = v.expected_next();
+    assert!(next.allows(b'l') && next.allows(b'b') && !next.allows(b'z'));
+    // Work does not depend on the chunking, and counts every branch's machine.
+    let doc = br#"{"pet":{"name":"Tom","lives":9}}"#;
+    let work = |size: usize| {
+        let mut v = StructuredValidator::new(Arc::clone(&g));
+        doc.chunks(size).for_each(|c| v.push(c).unwrap());
+        v.finish().unwrap();
+        v.usage().work
+    };
+    assert_eq!(work(1), work(doc.len()));
+    assert_eq!(work(5), work(doc.len()));
+    let single = js(
+        r#"{"type":"object","required":["pet"],"properties":{"pet":{"type":"object","additionalProperties":false,"required":["name","lives"],
+     "properties":{"name":{"type":"string"},"lives":{"type":"integer","maximum":9}}}}}"#,
+    );
+    let mut v = StructuredValidator::new(single);
+    v.push(doc).unwrap();
+    assert!(work(doc.len()) > v.usage().work);
+}
+
+#[test]
+fn arrays_of_several_element_schemas_are_read_side_by_side() {
+    let g = js(
+        r#"{"anyOf":[{"type":"array","items":{"type":"integer"}},{"type":"array","items":{"type":"string"},"maxItems":2}]}"#,
+    );
+    accepted(&g, "[1,2,3]");
+    accepted(&g, r#"["a","b"]"#);
+    accepted(&g, "[]");
+    // The integers' branch lives longer (the strings' refuses `1` at once).
+    refused(&g, r#"[1,"a"]"#, "wrong_type", 3, "/1");
+    refused(&g, r#"["a","b","c"]"#, "too_many_items", 8, "");
+    refused(&g, "{}", "wrong_type", 0, "");
+}
+
+#[test]
+fn side_by_side_values_are_bounded() {
+    // A branch's containers count from the union's depth (max_depth 3: the root, `p`, `a`).
+    let limits = Limits {
+        max_depth: 3,
+        ..Limits::DEFAULT
+    };
+    let opts = CompileOptions {
+        limits,
+        ..CompileOptions::JSON_SCHEMA
+    };
+    let g = Arc::new(
+        Grammar::compile_with(
+            br#"{"type":"object","properties":{"p":{"anyOf":[
+            {"type":"object","properties":{"a":{}},"additionalProperties":false},
+            {"type":"object","properties":{"b":{"type":"integer"}},"additionalProperties":false}]}}}"#,
+            &opts,
+        )
+        .unwrap(),
+    );
+    accepted(&g, r#"{"p":{"a":{"x":1}}}"#);
+    refused(&g, r#"{"p":{"a":{"x":{}}}}"#, "too_deep", 15, "/p/a/x");
+    // No value read side by side holds another (here through a property), nor through
+    // recursion; at most MAX_PARALLEL_BRANCHES branches; oneOf without a tag stays refused.
+    let pair = r#"[{"type":"object","properties":{"x":{"type":"null"}}},{"type":"object","properties":{"y":{"type":"null"}}}]"#;
+    let nested = format!(
+        r#"{{"anyOf":[{{"type":"object","properties":{{"q":{{"anyOf":{pair}}}}}}},{{"type":"object","properties":{{"r":{{"type":"null"}}}}}}]}}"#
+    );
+    assert_eq!(
+        js_err(&nested),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+    let recursive = r##"{"$defs":{"T":{"anyOf":[{"type":"object","properties":{"k":{"$ref":"#/$defs/T"}}},{"type":"object","properties":{"v":{"type":"null"}}}]}},"$ref":"#/$defs/T"}"##;
+    assert_eq!(
+        js_err(recursive),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+    let branches = |n: usize| {
+        let b: Vec<String> = (0..n)
+            .map(|i| format!(r#"{{"type":"object","properties":{{"p{i}":{{"type":"null"}}}}}}"#))
+            .collect();
+        format!(r#"{{"anyOf":[{}]}}"#, b.join(","))
+    };
+    assert!(Grammar::compile_json_schema(branches(MAX_PARALLEL_BRANCHES).as_bytes()).is_ok());
+    assert_eq!(
+        js_err(&branches(MAX_PARALLEL_BRANCHES + 1)),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+    let one_of = format!(r#"{{"oneOf":{pair}}}"#);
+    assert_eq!(
+        js_err(&one_of),
+        ("schema_ambiguous_union".into(), Some("anyOf".into()))
+    );
+}
+
+#[test]
+fn patterns_are_matched_as_the_bytes_arrive() {
+    // Anchored: refused at the first byte no continuation can match.
+    let g = js(r#"{"type":"string","pattern":"^[A-Z]{3}-\\d{2}$"}"#);
+    accepted(&g, r#""ABC-12""#);
+    refused(&g, r#""ABc-12""#, "pattern_mismatch", 3, "");
+    refused(&g, r#""ABC-123""#, "pattern_mismatch", 7, "");
+    // Ends without a match: refused at the closing quote.
+    refused(&g, r#""ABC-1""#, "pattern_mismatch", 6, "");
+    // Escapes are matched decoded: \u0041 is A.
+    accepted(&g, r#""\u0041BC-12""#);
+    refused(&g, r#""\u0061BC-12""#, "pattern_mismatch", 6, "");
+    // Unanchored, as JSON Schema reads `pattern`: a match anywhere; nothing refused early.
+    let any = js(r#"{"type":"string","pattern":"[0-9]+","maxLength":8}"#);
+    accepted(&any, r#""ab7cd""#);
+    refused(&any, r#""abcd""#, "pattern_mismatch", 5, "");
+    refused(&any, r#""1234567890""#, "string_too_long", 9, "");
+    // ECMA-262 meanings: `.` is not a line terminator, \d is ASCII; a non-ASCII character is
+    // one character.
+    let dot = js(r#"{"type":"string","pattern":"^.$"}"#);
+    accepted(&dot, r#""é""#);
+    refused(&dot, r#""\r""#, "pattern_mismatch", 2, "");
+    refused(
+        &js(r#"{"type":"string","pattern":"^\\d$"}"#),
+        r#""٣""#,
+        "pattern_mismatch",
+        1,
+        "",
+    );
+    // A pattern no string matches refuses at the opening quote; inside an object, with the
+    // member's path; beside an enum, both hold.
+    refused(
+        &js(r#"{"type":"string","pattern":"a^"}"#),
+        r#""a""#,
+        "pattern_mismatch",
+        0,
+        "",
+    );
+    let o = js(
+        r#"{"type":"object","properties":{"id":{"type":"string","pattern":"^u-"},"k":{"enum":["ab","ac"],"type":"string","pattern":"b"}}}"#,
+    );
+    refused(&o, r#"{"id":"v-1"}"#, "pattern_mismatch", 7, "/id");
+    accepted(&o, r#"{"id":"u-1","k":"ab"}"#);
+    refused(&o, r#"{"k":"ac"}"#, "pattern_mismatch", 8, "/k");
+    // The projection states the pattern as written, and compiles back to the same grammar.
+    let p = String::from_utf8(g.projection().to_vec()).unwrap();
+    assert!(p.contains(r#""pattern":"^[A-Z]{3}-\\d{2}$""#), "{p}");
+    assert_eq!(
+        Grammar::compile_json_schema(g.projection())
+            .unwrap()
+            .digest(),
+        g.digest()
+    );
+    // The subset still refuses it; forms read otherwise by ECMA-262 are refused, named.
+    let e = Grammar::compile(br#"{"type":"string","pattern":"a"}"#).unwrap_err();
+    assert_eq!(e.code(), "schema_unsupported_keyword");
+    for p in [r"^(?=a)", r"(?i)a", r"\\bx", r"\\p{L}", r"(a)\\1"] {
+        let s = format!(r#"{{"type":"string","pattern":"{p}"}}"#);
+        assert_eq!(
+            js_err(&s),
+            ("schema_unsupported_keyword".into(), Some("pattern".into())),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        js_err(r#"{"type":"string","pattern":5}"#).0,
+        "schema_invalid_keyword"
+    );
+    assert_eq!(
+        js_err(r#"{"type":"integer","pattern":"a"}"#).0,
+        "schema_unsupported_keyword"
+    );
+    let huge = format!(
+        r#"{{"type":"string","pattern":"^(a|b)*a{}$"}}"#,
+        "(a|b)".repeat(24)
+    );
+    assert_eq!(js_err(&huge).0, "schema_over_limit");
 }
 
 #[test]

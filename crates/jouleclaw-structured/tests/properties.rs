@@ -12,7 +12,7 @@ use common::*;
 use jouleclaw_structured::*;
 use proptest::prelude::*;
 
-use common::random::{MUTANTS, Rng, gen_doc, schema};
+use common::random::{MUTANTS, Rng, gen_doc, object_schema, schema};
 
 fn case(seed: u64, mutate: Option<(u64, u8)>) {
     let mut r = Rng(seed | 1);
@@ -167,5 +167,129 @@ proptest! {
             }
             Err(e) => prop_assert!(e.code().starts_with("schema_"), "{}", e.code()),
         }
+    }
+}
+
+/// Two random object schemas tagged by a shared required string constant would be a tagged
+/// union (its own rule), not read side by side.
+fn could_be_tagged(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    let consts = |s: &serde_json::Value| -> Vec<String> {
+        let req = s["required"].as_array().cloned().unwrap_or_default();
+        s["properties"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter(|(k, v)| {
+                        req.iter().any(|r| r == *k)
+                            && (v.get("const").is_some() || v.get("enum").is_some())
+                    })
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let ca = consts(a);
+    consts(b).iter().any(|k| ca.contains(k))
+}
+
+/// `anyOf` of two untagged object schemas against each schema alone: accepted exactly when one
+/// of them accepts, and refused at the later of their two refusals, with that one's code and
+/// path (the first schema's on a tie), in every chunking.
+fn side_by_side_case(seed: u64, mutate: Option<(u64, u8)>) -> Option<()> {
+    let mut r = Rng(seed | 1);
+    let (a, b) = (object_schema(&mut r, 1), object_schema(&mut r, 1));
+    if could_be_tagged(&a, &b) {
+        return None;
+    }
+    let union = serde_json::json!({"anyOf": [a, b]}).to_string();
+    let u = Arc::new(
+        Grammar::compile_json_schema(union.as_bytes()).unwrap_or_else(|e| panic!("{union}: {e}")),
+    );
+    let (ga, gb) = (
+        Arc::new(Grammar::compile_json_schema(a.to_string().as_bytes()).unwrap()),
+        Arc::new(Grammar::compile_json_schema(b.to_string().as_bytes()).unwrap()),
+    );
+    let mut doc = String::new();
+    let from = if r.coin() { &a } else { &b };
+    gen_doc(&mut r, from, &mut doc)?;
+    let mut bytes = doc.into_bytes();
+    if let Some((at, m)) = mutate {
+        let i = (at % bytes.len() as u64) as usize;
+        bytes[i] = MUTANTS[m as usize % MUTANTS.len()];
+    }
+    let got = outcome(&u, &bytes);
+    let want = match (ga.validate(&bytes), gb.validate(&bytes)) {
+        (Ok(()), _) | (_, Ok(())) => Ok(()),
+        (Err(x), Err(y)) => Err(if y.offset > x.offset { y } else { x }),
+    };
+    assert_eq!(got, want, "{union}\n{:?}", String::from_utf8_lossy(&bytes));
+    Some(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn untagged_object_unions_decide_as_their_branches_do(
+        seed in any::<u64>(), at in any::<u64>(), m in any::<u8>(), mutate in any::<bool>(),
+    ) {
+        side_by_side_case(seed, mutate.then_some((at, m)));
+    }
+}
+
+#[test]
+fn side_by_side_cases_are_not_vacuous() {
+    let run = (0..400u64)
+        .filter(|&s| {
+            side_by_side_case(s.wrapping_mul(0x9e37_79b9_7f4a_7c15), Some((s, 3))).is_some()
+        })
+        .count();
+    assert!(run > 300, "{run}");
+}
+
+/// `pattern` against the `regex` crate's `is_match` on the decoded string (the patterns avoid
+/// the classes whose ECMA-262 meaning the profile rewrites), with random JSON escapes, in every
+/// chunking (where each refusal falls is pinned by the unit tests of `json_schema.rs`).
+fn pattern_case(seed: u64) {
+    const PATTERNS: &[&str] = &[
+        "^[a-c]{2,4}$",
+        "ab|ba",
+        "^(x|yz)*$",
+        "c[^d]d",
+        "^[^a]+b$",
+        "é{2}",
+    ];
+    const CHARS: &[char] = &['a', 'b', 'c', 'd', 'x', 'y', 'z', 'é', '\n'];
+    let mut r = Rng(seed | 1);
+    let pat = *r.pick(PATTERNS);
+    let schema = format!(
+        r#"{{"type":"string","pattern":{}}}"#,
+        serde_json::json!(pat)
+    );
+    let g = Arc::new(Grammar::compile_json_schema(schema.as_bytes()).unwrap());
+    let text: String = (0..r.below(7)).map(|_| *r.pick(CHARS)).collect();
+    let mut doc = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '\n' => doc.push_str("\\n"),
+            c if r.below(3) == 0 => doc.push_str(&format!("\\u{:04x}", c as u32)),
+            c => doc.push(c),
+        }
+    }
+    doc.push('"');
+    let want = regex::Regex::new(pat).unwrap().is_match(&text);
+    let got = outcome(&g, doc.as_bytes());
+    assert_eq!(got.is_ok(), want, "{pat} {doc}: {got:?}");
+    if let Err(e) = got {
+        assert_eq!(e.code.as_str(), "pattern_mismatch", "{pat} {doc}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    #[test]
+    fn patterns_agree_with_the_regex_crate_in_every_chunking(seed in any::<u64>()) {
+        pattern_case(seed);
     }
 }

@@ -45,6 +45,22 @@ const HOUSEHOLD: &str = r#"{"type":"object","required":["city","population"],
  "properties":{"city":{"type":"string"},
   "population":{"type":"object","required":["adults","children"]}}}"#;
 
+/// Untagged unions read side by side (Pydantic's `Union[Card, Bank]`; two array schemas).
+const PAYMENT: &str = r#"{"type":"object","required":["amount","method"],
+ "properties":{"amount":{"type":"integer","exclusiveMinimum":0},
+  "method":{"anyOf":[
+   {"type":"object","required":["card_number","expiry"],
+    "properties":{"card_number":{"type":"string","maxLength":19},"expiry":{"type":"string"}}},
+   {"type":"object","required":["iban"],
+    "properties":{"iban":{"type":"string","maxLength":34},"holder":{"anyOf":[{"type":"string"},{"type":"null"}]}}}]},
+  "tags":{"anyOf":[{"type":"array","items":{"type":"integer"}},
+   {"type":"array","items":{"type":"string"},"maxItems":2}]}}}"#;
+
+/// `pattern`: ECMA-262's regular part, matched as the decoded bytes arrive.
+const CODES: &str = r#"{"type":"object","required":["sku"],
+ "properties":{"sku":{"type":"string","pattern":"^[A-Z]{3}-\\d{4}$"},
+  "note":{"type":"string","pattern":"ok","maxLength":10}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -56,6 +72,8 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("bounds", BOUNDS, Limits::DEFAULT),
         ("pets", PETS, Limits::DEFAULT),
         ("household", HOUSEHOLD, Limits::DEFAULT),
+        ("payment", PAYMENT, Limits::DEFAULT),
+        ("codes", CODES, Limits::DEFAULT),
     ]
 }
 
@@ -314,6 +332,104 @@ fn corpus() -> Vec<(
             "missing_property",
             "",
         ),
+        (
+            "payment",
+            "a card",
+            r#"{"amount":12,"method":{"card_number":"4111111111111111","expiry":"12/29"}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "payment",
+            "a bank account, tags of strings",
+            r#"{"amount":3,"method":{"holder":null,"iban":"PT50"},"tags":["a","b"]}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "payment",
+            "a member only the open bank branch takes",
+            r#"{"amount":1,"method":{"iban":"PT50","card_number":5}}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "payment",
+            "both branches miss members at one byte",
+            r#"{"amount":1,"method":{"expiry":"12/29"}}"#,
+            "missing_property",
+            "/method",
+        ),
+        (
+            "payment",
+            "the card branch refuses first, the bank branch at the close",
+            r#"{"amount":1,"method":{"card_number":"4111","expiry":7}}"#,
+            "missing_property",
+            "/method",
+        ),
+        (
+            "payment",
+            "a repeated key in a branch",
+            r#"{"amount":1,"method":{"iban":"x","iban":"y"}}"#,
+            "duplicate_property",
+            "/method",
+        ),
+        (
+            "payment",
+            "tags of both kinds",
+            r#"{"amount":1,"method":{"iban":"x"},"tags":[1,"a"]}"#,
+            "wrong_type",
+            "/tags/1",
+        ),
+        (
+            "payment",
+            "three string tags",
+            r#"{"amount":1,"method":{"iban":"x"},"tags":["a","b","c"]}"#,
+            "too_many_items",
+            "/tags",
+        ),
+        (
+            "codes",
+            "a code, a note matching anywhere",
+            r#"{"sku":"ABC-1234","note":"it is ok."}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "codes",
+            "an escaped code",
+            r#"{"sku":"\u0041BC-1234"}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "codes",
+            "a lower-case letter",
+            r#"{"sku":"ABc-1234"}"#,
+            "pattern_mismatch",
+            "/sku",
+        ),
+        (
+            "codes",
+            "a digit too many",
+            r#"{"sku":"ABC-12345"}"#,
+            "pattern_mismatch",
+            "/sku",
+        ),
+        (
+            "codes",
+            "a code ending early",
+            r#"{"sku":"ABC-123"}"#,
+            "pattern_mismatch",
+            "/sku",
+        ),
+        (
+            "codes",
+            "a note without a match",
+            r#"{"sku":"ABC-1234","note":"fine"}"#,
+            "pattern_mismatch",
+            "/note",
+        ),
     ]
 }
 
@@ -322,7 +438,7 @@ fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static
     vec![
         (
             "pattern",
-            r#"{"type":"string","pattern":"^[a-z]+$"}"#,
+            r#"{"type":"string","pattern":"^(?!x)[a-z]+$"}"#,
             "schema_unsupported_keyword",
             "pattern",
         ),

@@ -177,8 +177,9 @@ fn audit_nats(
         .map_err(|e| Failure::Usage(format!("{url}: {e}")))?;
     let secs = stats.elapsed.as_secs_f64().max(1e-9);
     say!(
-        "read        {} messages ({} bytes) of {} subjects in {:.2} s: {:.0} messages/s, {:.1} MB/s",
+        "read        {} messages ({} read again; {} bytes) of {} subjects in {:.2} s: {:.0} messages/s, {:.1} MB/s",
         stats.messages,
+        stats.reread,
         stats.bytes,
         stats.subjects,
         secs,

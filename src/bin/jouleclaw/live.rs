@@ -381,7 +381,7 @@ async fn run_calls(
             push: push.clone(),
             yields: yields.clone(),
         });
-        let bound = crate::metrics::serve(addr, source)
+        let bound = crate::metrics::serve(addr, move || crate::metrics::render(&source))
             .await
             .map_err(|e| Failure::Usage(format!("--metrics: {e}")))?;
         tell!("metrics: http://{bound}/metrics");

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -231,9 +232,21 @@ pub(crate) fn render(s: &Source) -> String {
     out
 }
 
-/// Serves `render(source)` at `GET /metrics` on `addr`, which must be a loopback address;
-/// returns the bound address (port 0 picks one). Runs until the runtime stops.
-pub(crate) async fn serve(addr: SocketAddr, source: Arc<Source>) -> std::io::Result<SocketAddr> {
+/// Connections served at once; one more is closed as soon as it is accepted (a scraper retries).
+pub(crate) const MAX_CONNECTIONS: usize = 8;
+
+/// How long a connection may take to send a request's headers, and to last in all.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Serves `page()` at `GET /metrics` on `addr`, which must be a loopback address; returns the
+/// bound address (port 0 picks one). Runs until the runtime stops. At most
+/// [`MAX_CONNECTIONS`] connections at once, each bounded in time: a client holding
+/// connections open cannot grow the server's memory or starve the scrape.
+pub(crate) async fn serve(
+    addr: SocketAddr,
+    page: impl Fn() -> String + Send + Sync + 'static,
+) -> std::io::Result<SocketAddr> {
     if !addr.ip().is_loopback() {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -242,13 +255,20 @@ pub(crate) async fn serve(addr: SocketAddr, source: Arc<Source>) -> std::io::Res
     }
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
+    let page = Arc::new(page);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     jouleclaw_live::tokio::spawn(async move {
         while let Ok((conn, _)) = listener.accept().await {
-            let source = source.clone();
+            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
+                // Over the bound: closed unanswered.
+                drop(conn);
+                continue;
+            };
+            let page = Arc::clone(&page);
             jouleclaw_live::tokio::spawn(async move {
                 let service =
                     hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                        let source = source.clone();
+                        let page = Arc::clone(&page);
                         async move {
                             if req.method() == hyper::Method::GET && req.uri().path() == "/metrics"
                             {
@@ -257,7 +277,7 @@ pub(crate) async fn serve(addr: SocketAddr, source: Arc<Source>) -> std::io::Res
                                         "content-type",
                                         "text/plain; version=0.0.4; charset=utf-8",
                                     )
-                                    .body(Full::new(Bytes::from(render(&source))))
+                                    .body(Full::new(Bytes::from(page())))
                             } else {
                                 Response::builder()
                                     .status(StatusCode::NOT_FOUND)
@@ -265,11 +285,64 @@ pub(crate) async fn serve(addr: SocketAddr, source: Arc<Source>) -> std::io::Res
                             }
                         }
                     });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(conn), service)
-                    .await;
+                let served = hyper::server::conn::http1::Builder::new()
+                    .timer(hyper_util::rt::TokioTimer::new())
+                    .header_read_timeout(HEADER_TIMEOUT)
+                    .serve_connection(hyper_util::rt::TokioIo::new(conn), service);
+                let _ = tokio::time::timeout(CONNECTION_TIMEOUT, served).await;
+                drop(slot);
             });
         }
     });
     Ok(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    async fn get(addr: SocketAddr) -> std::io::Result<String> {
+        let mut c = TcpStream::connect(addr).await?;
+        c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await?;
+        let mut out = String::new();
+        c.read_to_string(&mut out).await?;
+        Ok(out)
+    }
+
+    #[tokio::test]
+    async fn connections_past_the_bound_are_closed_and_served_again_once_one_ends() {
+        let addr = serve("127.0.0.1:0".parse().unwrap(), || "up 1\n".to_owned())
+            .await
+            .unwrap();
+        assert!(get(addr).await.unwrap().ends_with("up 1\n"));
+        let mut idle = Vec::new();
+        for _ in 0..MAX_CONNECTIONS {
+            idle.push(TcpStream::connect(addr).await.unwrap());
+        }
+        // The bound is reached: the next connection is closed without an answer. (The
+        // connections are accepted in order, so the idle ones hold every slot.)
+        assert_eq!(get(addr).await.unwrap_or_default(), "");
+        drop(idle);
+        // Once the idle connections are closed their slots come back (bounded wait).
+        let mut served = false;
+        for _ in 0..200 {
+            if get(addr).await.unwrap_or_default().ends_with("up 1\n") {
+                served = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(served, "no slot came back");
+    }
+
+    #[tokio::test]
+    async fn only_loopback_is_served() {
+        let e = serve("0.0.0.0:0".parse().unwrap(), String::new)
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    }
 }

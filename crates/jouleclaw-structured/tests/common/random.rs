@@ -85,7 +85,7 @@ fn scalar_schema(r: &mut Rng) -> Value {
     }
 }
 
-fn object_schema(r: &mut Rng, depth: u32) -> Value {
+pub fn object_schema(r: &mut Rng, depth: u32) -> Value {
     let n = r.below(4) as usize;
     let mut props = serde_json::Map::new();
     while props.len() < n {

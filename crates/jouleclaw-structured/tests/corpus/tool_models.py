@@ -145,6 +145,22 @@ class AdoptPet(BaseModel):
     owner: str
 
 
+class CardPayment(BaseModel):
+    card_number: str = Field(max_length=19)
+    expiry: str
+
+
+class BankPayment(BaseModel):
+    iban: str = Field(max_length=34)
+    holder: Optional[str] = None
+
+
+class Pay(BaseModel):
+    """`Union[A, B]` without a discriminator: an untagged anyOf of two object models."""
+    amount: int = Field(gt=0)
+    method: Union[CardPayment, BankPayment]
+
+
 class SetThermostat(BaseModel):
     target: float = Field(ge=5, le=35, description="Degrees")
     mode: Literal["heat", "cool", "auto", "off"] = "auto"
@@ -304,6 +320,8 @@ MODELS: list[tuple[type[BaseModel], list[dict]]] = [
     (CreateOrder, [{"customer_id": 7, "items": [{"sku": "A1", "quantity": 2, "unit_price": 9.99}, {"sku": "B2", "quantity": 1, "unit_price": 0}]}]),
     (MakeOutline, [{"title": "Plan", "root": {"label": "a", "children": [{"label": "b", "children": [{"label": "c"}]}]}}]),
     (AdoptPet, [{"pet": {"kind": "cat", "lives": 7}, "owner": "Rui"}, {"pet": {"kind": "dog"}, "owner": "Eva"}]),
+    (Pay, [{"amount": 12, "method": {"card_number": "4111111111111111", "expiry": "12/29"}},
+           {"amount": 3, "method": {"iban": "PT50000201231234567890154", "holder": "Ana"}}]),
     (SetThermostat, [{"target": 21.5, "mode": "heat", "hold_minutes": 60}]),
     (PlayMusic, [{"query": "fado", "volume": 30, "device": "kitchen"}]),
     (Translate, [{"text": "bom dia", "source": "pt", "target": "en"}]),
@@ -510,6 +528,14 @@ def mutations(schema, value, closed_root: bool):
             if not any(json_type_ok(b, cls) for b in bs):
                 out.append((f"{name}: {raw} of another type", substitute(value, path, raw), at, ptr(path)))
                 break
+        if len(bs) > 1 and all(b.get("type") == "object" and b.get("required") for b in bs):
+            # Objects read side by side (or a tagged union): `{}` misses every branch's
+            # required members; all refuse at its `}`.
+            out.append((f"{name}: an empty object", substitute(value, path, "{}"), at + 1, ptr(path)))
+        if len(bs) == 1 and bs[0].get("type") == "string" and "pattern" in bs[0]:
+            # Where a pattern makes a string impossible depends on the expression: only the
+            # outcome is compared (jsonschema's).
+            out.append((f"{name}: not matching its pattern", substitute(value, path, '"~"'), None, None))
         if len(bs) == 1:
             b = bs[0]
             if b.get("type") == "string" and "enum" in b or "const" in b and isinstance(b.get("const"), str):
