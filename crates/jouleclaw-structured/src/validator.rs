@@ -1546,8 +1546,8 @@ impl StructuredValidator {
             Target::Key => false,
             Target::OpenKey if !self.s.spill => true,
             Target::Value(_) => {
-                // No pattern left to match: `end_string` refuses only below `minLength` or
-                // for no member.
+                // No pattern left to match (`member_run` runs only then; checked again here):
+                // `end_string` refuses only below `minLength` or for no member.
                 if self.s.pat.is_none()
                     && self.g.tries.exact(self.s.state).is_some()
                     && self.s.chars >= self.s.min
@@ -2181,7 +2181,8 @@ mod tests {
     /// each byte that one of them refuses to be refused at its own offset: a repeated key
     /// at its closing quote, a string below its `minLength` or an enum string that is no
     /// member at their closing quotes, a comma past `maxProperties` or with every declared
-    /// property present, a closing brace with one missing.
+    /// property present, a closing brace with one missing; an enum member that its `pattern`
+    /// refuses at the closing quote, a string its `pattern` refuses at its first byte.
     #[test]
     fn the_bytes_a_step_reads_past_a_run_are_the_machine() {
         let closed = br#"{"type":"object","additionalProperties":false,"maxProperties":3,
@@ -2189,7 +2190,10 @@ mod tests {
             "minLength":2},"u":{"enum":["cm","in"]},"n":{"type":"integer"}}}"#;
         let open = br#"{"type":"object","required":["city"],"properties":{"city":{"type":
             "string","minLength":2},"unit":{"enum":["c","f"]}}}"#;
-        let docs: [(&[u8], &[&[u8]]); 2] = [
+        let pattern = br#"{"type":"object","properties":{"e":{"type":"string","enum":["ab","abc"],
+            "pattern":"c$"},
+            "p":{"type":"string","pattern":"^a"},"q":{"type":"string","pattern":"^$"}}}"#;
+        let docs: [(&[u8], &[&[u8]]); 3] = [
             (
                 closed,
                 &[
@@ -2214,6 +2218,15 @@ mod tests {
                     br#"{"unit":"k","city":"Lisbon"}"#,
                     br#"{"unit":"c"}"#,
                     br#"{"cit":"Lisbon"}"#,
+                ],
+            ),
+            (
+                pattern,
+                &[
+                    br#"{"e":"abc","p":"ax","q":""}"#,
+                    br#"{"e":"ab"}"#,
+                    br#"{"p":"b"}"#,
+                    br#"{"q":"x"}"#,
                 ],
             ),
         ];
