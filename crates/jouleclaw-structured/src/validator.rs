@@ -849,7 +849,9 @@ impl StructuredValidator {
 
     /// Processes the byte at `chunk[i]` (inside a string, the run of plain bytes it starts).
     /// Returns how many bytes were consumed.
-    #[inline]
+    // Inlined into both of its loops (`push_chunk` and a branch's `run_branch`): as a call it
+    // cost 6 % more instructions per tool call.
+    #[inline(always)]
     fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
         let b = chunk[i];
         match self.mode {
