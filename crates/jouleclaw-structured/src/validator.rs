@@ -1326,7 +1326,7 @@ impl StructuredValidator {
         self.complete_value();
     }
 
-    #[inline]
+    #[inline(always)]
     fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
         let b = chunk[i];
         if self.s.need > 0 {
@@ -1924,7 +1924,7 @@ impl StructuredValidator {
     }
 
     /// `Ok(true)`: the byte continues the number; `Ok(false)`: it ends it (not consumed).
-    #[inline]
+    #[inline(always)]
     fn number_byte(&mut self, b: u8) -> Result<bool, Fail> {
         let n = &mut self.n;
         let next = match (n.phase, b) {
