@@ -9,7 +9,7 @@ if ! command -v cargo-fuzz >/dev/null; then
     CARGO_INSTALL_ROOT="$JC_CACHE" timeout 1200 cargo install -q cargo-fuzz --version 0.13.2 --locked \
         || jc_not_run "cannot install cargo-fuzz 0.13.2 from crates.io"
 fi
-for target in parse_trace_line verify_sequence decode_receipt verify_cose; do
+for target in parse_trace_line verify_sequence decode_receipt verify_cose structured_validate; do
     corpus="$JC_CACHE/fuzz-corpus/$target"
     mkdir -p "$corpus"
     seeds="fuzz/corpus/$target"
