@@ -24,9 +24,12 @@
 //! - `compile/structured/<set>` (`Grammar::compile_json_schema`) and `compile/jsonschema/<set>`
 //!   (`jsonschema::validator_for`), per schema.
 //!
-//! Sets: `tool_call` (the tool-call schema and its two documents) and, when
+//! Sets: `tool_call` (the tool-call schema and its two documents); when
 //! `JOULECLAW_TOOL_CORPUS` names a corpus written by `tests/corpus/tool_models.py`, `tools`: every
-//! schema of it that compiles, with its valid compact calls (Pydantic's `model_dump_json()`).
+//! schema of it that compiles, with its valid compact calls (Pydantic's `model_dump_json()`);
+//! when `JOULECLAW_BFCL_CORPUS` names the corpus `tests/corpus/bfcl_corpus.py` writes, `bfcl`:
+//! the same of the Berkeley Function Calling Leaderboard's function schemas and their compact
+//! ground-truth calls. Sets with many schemas take 10 samples a function.
 
 // A bench binary is not library code: a fixture that cannot be built is a bug in the bench.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -100,30 +103,41 @@ fn peer_sets() -> Vec<(&'static str, Vec<Item>)> {
             documents().into_iter().map(|(_, d)| d).collect(),
         )],
     )];
-    if let Ok(path) = std::env::var("JOULECLAW_TOOL_CORPUS") {
-        let corpus: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        let mut tools = Vec::new();
-        for m in corpus["models"].as_array().unwrap() {
-            let text = m["schema_text"].as_str().unwrap().to_owned();
-            if Grammar::compile_json_schema(text.as_bytes()).is_err() {
-                continue;
-            }
-            let docs: Vec<Vec<u8>> = m["cases"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|c| {
-                    c["valid"].as_bool() == Some(true)
-                        && !c["name"].as_str().unwrap().ends_with("indented")
-                })
-                .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
-                .collect();
-            tools.push((text, docs));
+    for (set, var) in [
+        ("tools", "JOULECLAW_TOOL_CORPUS"),
+        ("bfcl", "JOULECLAW_BFCL_CORPUS"),
+    ] {
+        if let Ok(path) = std::env::var(var) {
+            sets.push((set, corpus_set(&path)));
         }
-        sets.push(("tools", tools));
     }
     sets
+}
+
+/// Every schema of the corpus at `path` (the format of `tests/corpus/tool_models.py` and
+/// `tests/corpus/bfcl_corpus.py`) that `Grammar::compile_json_schema` compiles, with its valid
+/// compact calls (a schema without any still counts for compile).
+fn corpus_set(path: &str) -> Vec<Item> {
+    let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let mut items = Vec::new();
+    for m in corpus["models"].as_array().unwrap() {
+        let text = m["schema_text"].as_str().unwrap().to_owned();
+        if Grammar::compile_json_schema(text.as_bytes()).is_err() {
+            continue;
+        }
+        let docs: Vec<Vec<u8>> = m["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                c["valid"].as_bool() == Some(true)
+                    && !c["name"].as_str().unwrap().ends_with("indented")
+            })
+            .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
+            .collect();
+        items.push((text, docs));
+    }
+    items
 }
 
 const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
@@ -170,6 +184,7 @@ fn peers(c: &mut Criterion) {
     let mut g = c.benchmark_group("peers");
     for (set, items) in peer_sets() {
         slowest_byte(set, &items);
+        g.sample_size(100);
         let compiled: Vec<Compiled<'_>> = items
             .iter()
             .map(|(text, docs)| {
@@ -245,6 +260,10 @@ fn peers(c: &mut Criterion) {
             })
         });
         g.throughput(Throughput::Elements(items.len() as u64));
+        // Compiling thousands of schemas takes tens of milliseconds an iteration.
+        if items.len() > 1000 {
+            g.sample_size(10);
+        }
         g.bench_function(format!("compile/structured/{set}"), |b| {
             b.iter(|| {
                 for (text, _) in &items {

@@ -19,7 +19,9 @@
 //! (`Grammar::compile_json_schema` of every schema), `compile_jsonschema`
 //! (`jsonschema::validator_for` of every parsed schema) and `none`; every routine compiles both
 //! sides once first, so the difference to `none` is the routine's alone. It prints the number
-//! of schemas, documents and bytes of one pass.
+//! of schemas, documents and bytes of one pass. `bfcl` is the same over the corpus
+//! `JOULECLAW_BFCL_CORPUS` names (written by `tests/corpus/bfcl_corpus.py`: the bench's
+//! `peers/*/bfcl` set).
 
 // An example binary is not library code: a fixture that cannot be built is a bug here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -48,8 +50,8 @@ fn chunked(grammar: &Arc<Grammar>, d: &[u8]) {
     black_box(v.usage());
 }
 
-fn tools(routine: &str, n: usize) {
-    let path = std::env::var("JOULECLAW_TOOL_CORPUS").expect("JOULECLAW_TOOL_CORPUS");
+fn tools(routine: &str, var: &str, n: usize) {
+    let path = std::env::var(var).expect(var);
     let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let mut set = Vec::new();
     for m in corpus["models"].as_array().unwrap() {
@@ -115,7 +117,11 @@ fn main() {
         args[3].parse::<usize>().unwrap(),
     );
     if which == "tools" {
-        tools(routine, n);
+        tools(routine, "JOULECLAW_TOOL_CORPUS", n);
+        return;
+    }
+    if which == "bfcl" {
+        tools(routine, "JOULECLAW_BFCL_CORPUS", n);
         return;
     }
     let short =

@@ -51,7 +51,11 @@ impl<T: Copy> Stack<T> {
 
     #[inline]
     pub(crate) fn last(&self) -> Option<&T> {
-        self.get(self.len.wrapping_sub(1))
+        if self.len <= INLINE {
+            self.low.get(self.len.wrapping_sub(1))
+        } else {
+            self.high.last()
+        }
     }
 
     #[inline]

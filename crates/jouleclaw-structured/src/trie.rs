@@ -242,12 +242,9 @@ impl Tries {
                     .tails
                     .get(st.tail as usize..st.tail_end as usize)
                     .unwrap_or_default();
-                let rest = bytes.get(k..).unwrap_or_default();
-                let lim = rest.len().min(tail.len()).min(room);
-                let n = common_prefix(
-                    rest.get(..lim).unwrap_or_default(),
-                    tail.get(..lim).unwrap_or_default(),
-                );
+                // The common prefix of the two cut to `room` is the common prefix, at most
+                // `room`.
+                let n = common_prefix(bytes.get(k..).unwrap_or_default(), tail).min(room);
                 // At most the tail's length (a member text of at most 1 MiB).
                 return (k + n, s + n as u32, work + n as u64);
             }
