@@ -933,32 +933,58 @@ impl Compiler {
     /// and recursion): the branches' machines are then plain ones, and the work and memory of
     /// one value are bounded by [`MAX_PARALLEL_BRANCHES`] machines, not a power of it.
     fn no_nested_parallel(&self) -> Result<()> {
-        for (p, at) in &self.parallel_at {
-            let Kind::Parallel { branches } = &self.nodes[*p as usize].kind else {
+        if self.parallel_at.is_empty() {
+            return Ok(());
+        }
+        // The nodes from which a side-by-side node is reachable: one walk back from all of
+        // them over the reversed edges (linear in the grammar, however many there are).
+        let n = self.nodes.len();
+        let mut parents: Vec<Vec<NodeId>> = vec![Vec::new(); n];
+        for (id, node) in self.nodes.iter().enumerate() {
+            let mut edge = |c: NodeId| {
+                if let Some(p) = parents.get_mut(c as usize) {
+                    // Bounded by the schema size (1 MiB), far below u32::MAX.
+                    p.push(id as NodeId);
+                }
+            };
+            match &node.kind {
+                Kind::Object { props, extra, .. } => {
+                    props
+                        .iter()
+                        .map(|p| p.node)
+                        .chain(*extra)
+                        .for_each(&mut edge);
+                }
+                Kind::OneOf { branches, .. } => branches.iter().for_each(|b| edge(b.node)),
+                Kind::Array { items, .. } => edge(*items),
+                Kind::Union { branches, by, .. } => {
+                    branches.iter().chain(by.iter()).for_each(|&b| edge(b));
+                }
+                Kind::Parallel { branches } => branches.iter().for_each(|&b| edge(b)),
+                Kind::Ref(t) => edge(*t),
+                _ => {}
+            }
+        }
+        let mut reaches = vec![false; n];
+        let mut todo: Vec<NodeId> = self.parallel_at.iter().map(|(p, _)| *p).collect();
+        while let Some(id) = todo.pop() {
+            let Some(slot) = reaches.get_mut(id as usize) else {
                 continue;
             };
-            let mut seen = vec![false; self.nodes.len()];
-            let mut todo: Vec<NodeId> = branches.clone();
-            while let Some(id) = todo.pop() {
-                let Some(slot) = seen.get_mut(id as usize) else {
-                    continue;
-                };
-                if std::mem::replace(slot, true) {
-                    continue;
-                }
-                match &self.nodes[id as usize].kind {
-                    Kind::Parallel { .. } => return Err(E::AmbiguousUnion { at: at.clone() }),
-                    Kind::Object { props, extra, .. } => {
-                        todo.extend(props.iter().map(|p| p.node).chain(*extra));
-                    }
-                    Kind::OneOf { branches, .. } => todo.extend(branches.iter().map(|b| b.node)),
-                    Kind::Array { items, .. } => todo.push(*items),
-                    Kind::Union { branches, by, .. } => {
-                        todo.extend(branches.iter().chain(by.iter()).filter(|&&b| b != NONE));
-                    }
-                    Kind::Ref(t) => todo.push(*t),
-                    _ => {}
-                }
+            if std::mem::replace(slot, true) {
+                continue;
+            }
+            if let Some(ps) = parents.get(id as usize) {
+                todo.extend(ps.iter().copied());
+            }
+        }
+        for (p, at) in &self.parallel_at {
+            if let Kind::Parallel { branches } = &self.nodes[*p as usize].kind
+                && branches
+                    .iter()
+                    .any(|&b| reaches.get(b as usize).copied().unwrap_or(false))
+            {
+                return Err(E::AmbiguousUnion { at: at.clone() });
             }
         }
         Ok(())

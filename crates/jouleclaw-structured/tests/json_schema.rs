@@ -482,6 +482,12 @@ fn side_by_side_values_are_bounded() {
         js_err(&nested),
         ("schema_ambiguous_union".into(), Some("anyOf".into()))
     );
+    // Side by side beside each other (two properties, one shared definition) is not nested.
+    let siblings = format!(
+        r##"{{"$defs":{{"P":{{"anyOf":{pair}}}}},"type":"object","properties":{{"a":{{"$ref":"#/$defs/P"}},"b":{{"$ref":"#/$defs/P"}},"c":{{"anyOf":{pair}}}}}}}"##
+    );
+    let g = js(&siblings);
+    accepted(&g, r#"{"a":{"x":null},"b":{"y":null},"c":{"x":null}}"#);
     let recursive = r##"{"$defs":{"T":{"anyOf":[{"type":"object","properties":{"k":{"$ref":"#/$defs/T"}}},{"type":"object","properties":{"v":{"type":"null"}}}]}},"$ref":"#/$defs/T"}"##;
     assert_eq!(
         js_err(recursive),
