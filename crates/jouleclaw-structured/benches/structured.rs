@@ -40,6 +40,10 @@ use std::sync::Arc;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use jouleclaw_structured::{Grammar, StructuredValidator};
 
+mod common;
+
+use common::{Item, corpus_set, push_chunked};
+
 const SCHEMA: &str = include_str!("../schemas/tool-call.schema.json");
 
 fn documents() -> Vec<(&'static str, Vec<u8>)> {
@@ -88,9 +92,6 @@ fn oracle(c: &mut Criterion) {
     g.finish();
 }
 
-/// A schema's text and its valid documents.
-type Item = (String, Vec<Vec<u8>>);
-
 /// A compiled schema on both sides, with its documents.
 type Compiled<'a> = (Arc<Grammar>, jsonschema::Validator, &'a Vec<Vec<u8>>);
 
@@ -113,34 +114,6 @@ fn peer_sets() -> Vec<(&'static str, Vec<Item>)> {
     }
     sets
 }
-
-/// Every schema of the corpus at `path` (the format of `tests/corpus/tool_models.py` and
-/// `tests/corpus/bfcl_corpus.py`) that `Grammar::compile_json_schema` compiles, with its valid
-/// compact calls (a schema without any still counts for compile).
-fn corpus_set(path: &str) -> Vec<Item> {
-    let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let mut items = Vec::new();
-    for m in corpus["models"].as_array().unwrap() {
-        let text = m["schema_text"].as_str().unwrap().to_owned();
-        if Grammar::compile_json_schema(text.as_bytes()).is_err() {
-            continue;
-        }
-        let docs: Vec<Vec<u8>> = m["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| {
-                c["valid"].as_bool() == Some(true)
-                    && !c["name"].as_str().unwrap().ends_with("indented")
-            })
-            .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
-            .collect();
-        items.push((text, docs));
-    }
-    items
-}
-
-const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
 
 /// The slowest single byte: for every byte of every document, the validator at that byte's
 /// prefix is cloned 64 times and the byte pushed into each clone; the fastest of those pushes is
@@ -208,17 +181,7 @@ fn peers(c: &mut Criterion) {
             b.iter(|| {
                 for (grammar, _, docs) in &compiled {
                     for d in docs.iter() {
-                        let mut v = StructuredValidator::new(Arc::clone(grammar));
-                        let mut at = 0;
-                        let mut k = 0;
-                        while at < d.len() {
-                            let end = (at + CHUNKS[k % CHUNKS.len()]).min(d.len());
-                            v.push(black_box(&d[at..end])).unwrap();
-                            at = end;
-                            k += 1;
-                        }
-                        v.finish().unwrap();
-                        black_box(v.usage());
+                        push_chunked(grammar, d);
                     }
                 }
             })

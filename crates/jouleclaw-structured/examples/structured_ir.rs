@@ -33,45 +33,19 @@ use jouleclaw_structured::{Grammar, StructuredValidator};
 
 const SCHEMA: &str = include_str!("../schemas/tool-call.schema.json");
 
-/// The bench's chunk sizes (`benches/structured.rs`).
-const CHUNKS: [usize; 8] = [4, 7, 11, 16, 5, 13, 8, 9];
+#[path = "../benches/common/mod.rs"]
+mod common;
 
-fn chunked(grammar: &Arc<Grammar>, d: &[u8]) {
-    let mut v = StructuredValidator::new(Arc::clone(grammar));
-    let mut at = 0;
-    let mut k = 0;
-    while at < d.len() {
-        let end = (at + CHUNKS[k % CHUNKS.len()]).min(d.len());
-        v.push(black_box(&d[at..end])).unwrap();
-        at = end;
-        k += 1;
-    }
-    v.finish().unwrap();
-    black_box(v.usage());
-}
+use common::{corpus_set, push_chunked as chunked};
 
 fn tools(routine: &str, var: &str, n: usize) {
     let path = std::env::var(var).expect(var);
-    let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
     let mut set = Vec::new();
-    for m in corpus["models"].as_array().unwrap() {
-        let text = m["schema_text"].as_str().unwrap();
-        let Ok(g) = Grammar::compile_json_schema(text.as_bytes()) else {
-            continue;
-        };
-        let schema: serde_json::Value = serde_json::from_str(text).unwrap();
+    for (text, docs) in corpus_set(&path) {
+        let g = Grammar::compile_json_schema(text.as_bytes()).unwrap();
+        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
         let peer = jsonschema::validator_for(&schema).unwrap();
-        let docs: Vec<Vec<u8>> = m["cases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| {
-                c["valid"].as_bool() == Some(true)
-                    && !c["name"].as_str().unwrap().ends_with("indented")
-            })
-            .map(|c| c["doc"].as_str().unwrap().as_bytes().to_vec())
-            .collect();
-        set.push((Arc::new(g), peer, docs, text.to_owned(), schema));
+        set.push((Arc::new(g), peer, docs, text, schema));
     }
     for _ in 0..n {
         if routine == "compile" {

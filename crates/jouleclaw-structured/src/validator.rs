@@ -594,16 +594,14 @@ impl StructuredValidator {
         self.work += work;
         if live {
             self.fork_fail = None;
-            self.forks.retain(|f| f.refusal.is_none());
             // The branches read the same bytes: every live one closes the value at one byte.
-            return Ok(match done {
-                Some(k) => {
-                    self.forks.clear();
-                    self.complete_value();
-                    k
-                }
-                None => rest.len(),
-            });
+            if let Some(k) = done {
+                self.forks.clear();
+                self.complete_value();
+                return Ok(k);
+            }
+            self.forks.retain(|f| f.refusal.is_none());
+            return Ok(rest.len());
         }
         self.forks.clear();
         match last {
