@@ -136,7 +136,9 @@ impl Journal {
                 Ok(j)
             }
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let old = Self::open(path, max_bytes)?;
+                // Read, not repaired: a refused run leaves the journal byte for byte as it was
+                // (a torn tail is cut by the replay that opens it).
+                let old = Self::read(path, max_bytes, false)?;
                 if !old.undelivered.is_empty() {
                     return Err(LiveError::Sink {
                         code: "journal_undelivered",
@@ -190,9 +192,15 @@ impl Journal {
         Ok(())
     }
 
-    /// Opens an existing journal (for replay, or before a new run): locks it, reads every
-    /// record, cuts a torn tail off, refuses corruption without changing the file.
+    /// Opens an existing journal (for replay): locks it, reads every record, cuts a torn tail
+    /// off, refuses corruption without changing the file.
     pub fn open(path: &Path, max_bytes: u64) -> Result<Self> {
+        Self::read(path, max_bytes, true)
+    }
+
+    /// [`Journal::open`]; with `repair` false nothing is written (no header into an empty file,
+    /// no torn tail cut): for a check that may refuse.
+    fn read(path: &Path, max_bytes: u64, repair: bool) -> Result<Self> {
         let meta = std::fs::symlink_metadata(path).map_err(|e| io(path, &e))?;
         if !meta.file_type().is_file() {
             return Err(LiveError::Config {
@@ -210,7 +218,9 @@ impl Journal {
             // Created by a process that died before its header was on disk: nothing was ever
             // journaled in it.
             let mut j = Self::fresh(path, file, max_bytes);
-            j.write_header()?;
+            if repair {
+                j.write_header()?;
+            }
             return Ok(j);
         }
         let mut header = [0u8; 20];
@@ -290,7 +300,9 @@ impl Journal {
             delivered,
             torn_bytes: torn_at.map_or(0, |t| len - t),
         };
-        if let Some(t) = torn_at {
+        if let Some(t) = torn_at
+            && repair
+        {
             j.file.set_len(t).map_err(|e| io(path, &e))?;
             j.file.sync_all().map_err(|e| io(path, &e))?;
         }

@@ -139,6 +139,14 @@ fn a_new_run_refuses_an_undelivered_journal_and_never_empties_it() {
     assert_eq!(e.code(), "journal_undelivered", "{e}");
     assert!(e.to_string().contains("journal replay"), "{e}");
     assert_eq!(std::fs::read(&path).unwrap(), before);
+    // With a torn tail (a run killed mid-write) the refusal changes nothing either: the tail
+    // is cut by the replay, not by the refused run.
+    let mut torn = before.clone();
+    torn.extend_from_slice(&[0, 0, 0, 40, 1, 0, 13, b'j', b'o']);
+    std::fs::write(&path, &torn).unwrap();
+    let e = Journal::create(&path, 1 << 20).unwrap_err();
+    assert_eq!(e.code(), "journal_undelivered", "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), torn);
     // Its neighbour: once every batch is delivered, a new run starts from an empty journal.
     Journal::open(&path, 1 << 20)
         .unwrap()
