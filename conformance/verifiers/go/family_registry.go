@@ -144,6 +144,11 @@ func parseRegistryPolicy(text string) (*registryPolicy, error) {
 	if p.log == nil || !haveQuorum || p.quorum < 1 || p.quorum > len(p.witnesses) {
 		return nil, refuse("policy_malformed", "a log line and a quorum between 1 and the witnesses are required")
 	}
+	for _, w := range p.witnesses {
+		if bytes.Equal(w.key, p.logKey) {
+			return nil, refuse("policy_malformed", "witness %s has the log's key", w.name)
+		}
+	}
 	return p, nil
 }
 

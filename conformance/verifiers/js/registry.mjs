@@ -57,6 +57,7 @@ export function checkRegistryFile(path, name, ctx) {
       }
     });
     if (!log || quorum === null || quorum < 1 || quorum > witnesses.length) throw refuse('policy_malformed', 'log and quorum');
+    if (witnesses.some((w) => hex(w.key) === hex(log.key))) throw refuse('policy_malformed', "a witness key is the log's key");
     return { log, witnesses, quorum };
   };
   const parseBody = (text) => {

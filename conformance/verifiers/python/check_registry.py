@@ -90,6 +90,8 @@ def parse_policy(text: str) -> dict:
             raise Refused("policy_malformed", f"line {n}: {e}") from None
     if log is None or quorum is None or not 1 <= quorum <= len(witnesses):
         raise Refused("policy_malformed", "a log line and a quorum between 1 and the witnesses")
+    if any(w[2] == log[2] for w in witnesses):
+        raise Refused("policy_malformed", "a witness key is the log's key")
     return {"log": log, "witnesses": witnesses, "quorum": quorum}
 
 

@@ -11,10 +11,15 @@
 //!
 //! Exactly one `log` line (a type 0x01 verifier key whose name is the registry's origin), one
 //! to 64 `witness` lines (type 0x04 verifier keys with distinct names and keys), and exactly one
-//! `quorum` line with `1 <= k <= witnesses`.
+//! `quorum` line with `1 <= k <= witnesses`. No witness's Ed25519 key may be the log's key
+//! (whatever the names): the steward cannot cosign its own checkpoints.
 
 use crate::error::{RegistryError, Result};
 use crate::note::{ALG_COSIGNATURE_V1, ALG_ED25519, NoteKey};
+
+/// The refusal of a witness whose Ed25519 key is the log's: the steward would cosign its own
+/// checkpoints, and one key would count as a log signature and a witness.
+const LOG_KEY_AS_WITNESS: &str = "a witness key is the log's key";
 
 /// The most witnesses a policy may name.
 pub const MAX_POLICY_WITNESSES: usize = 64;
@@ -65,6 +70,9 @@ impl WitnessPolicy {
                     if key.alg() != ALG_ED25519 {
                         return Err(bad("the log key is not of type 0x01 (Ed25519)"));
                     }
+                    if witnesses.iter().any(|w| w.key.key() == key.key()) {
+                        return Err(bad(LOG_KEY_AS_WITNESS));
+                    }
                     if log.replace(key).is_some() {
                         return Err(bad("a second log line"));
                     }
@@ -80,6 +88,9 @@ impl WitnessPolicy {
                         .any(|w| w.key.name() == key.name() || w.key.key() == key.key())
                     {
                         return Err(bad("two witnesses share a name or a key"));
+                    }
+                    if log.as_ref().is_some_and(|l: &NoteKey| l.key() == key.key()) {
+                        return Err(bad(LOG_KEY_AS_WITNESS));
                     }
                     if witnesses.len() == MAX_POLICY_WITNESSES {
                         return Err(bad("more than 64 witnesses"));

@@ -361,6 +361,41 @@ fn policies_parse_and_refuse() {
     }
 }
 
+/// A witness whose Ed25519 key is the steward's is refused, whichever line comes first and
+/// whatever its name: the steward would count as one of its own witnesses.
+#[test]
+fn a_witness_with_the_log_key_is_refused() {
+    let own = NoteKey::new(
+        "witness.example/own",
+        ALG_COSIGNATURE_V1,
+        steward().verifying_key().as_bytes(),
+    )
+    .unwrap();
+    let witnesses = format!(
+        "witness {}\nwitness {}\n",
+        witness_key(0).vkey(),
+        own.vkey()
+    );
+    let log_first = format!("log {}\n{witnesses}quorum 1\n", steward_key().vkey());
+    let log_last = format!("{witnesses}log {}\nquorum 1\n", steward_key().vkey());
+    for (text, line) in [(log_first, 3), (log_last, 3)] {
+        let err = WitnessPolicy::parse(&text).unwrap_err();
+        assert_eq!(err.code(), "policy_malformed");
+        assert_eq!(
+            err.to_string(),
+            format!("policy_malformed: line {line}: a witness key is the log's key")
+        );
+    }
+    // The accepted neighbour: the same policy with the witness under another key.
+    let other = format!(
+        "log {}\nwitness {}\nwitness {}\nquorum 1\n",
+        steward_key().vkey(),
+        witness_key(0).vkey(),
+        witness_key(1).vkey()
+    );
+    assert_eq!(WitnessPolicy::parse(&other).unwrap().witnesses.len(), 2);
+}
+
 fn registry_with_calls(calls: &[(&str, u8)]) -> (RegistryLog, Vec<Vec<u8>>) {
     let mut log = RegistryLog::new(ORIGIN, 64).unwrap();
     let mut seals = Vec::new();
