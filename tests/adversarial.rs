@@ -5,6 +5,8 @@
 //! stops by itself.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -15,38 +17,7 @@ use jouleclaw_stack::seal::{
     DEFAULT_MAX_LEAVES, ReceiptEntry, StreamSealer, check_stream, verify_checkpoint,
 };
 use jouleclaw_stack::structured::Grammar;
-
-/// A scratch directory removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p = std::env::temp_dir().join(format!(
-            "jouleclaw-adversarial-{tag}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .output()
-        .unwrap()
-}
+use support::{TempDir, jouleclaw};
 
 fn trace(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

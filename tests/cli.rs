@@ -3,66 +3,19 @@
 //! error), and its output compared with the library's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use jouleclaw_stack::jcr1::cose::{self, RFC8032_TEST1_SEED, Signer, SoftwareSigner};
 use jouleclaw_stack::jcr1::decode_receipt;
+use support::{TempDir, code, jouleclaw, root};
 
 const GOLDEN_JSONL: &str = "examples/golden/wave47_streaming_pipeline.receipts.jsonl";
 const GOLDEN_COSE: &str = "examples/golden/wave47_streaming_pipeline.cose.hex";
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 const DEMO_EPOCH: &str = "2026-06-05T00:00:00Z";
-
-fn root(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-/// A fresh, unique temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "jouleclaw-cli-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-        let p = self.path(name);
-        std::fs::write(&p, bytes).unwrap();
-        p
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .output()
-        .unwrap()
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap()
-}
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()

@@ -8,36 +8,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let p =
-            std::env::temp_dir().join(format!("jouleclaw-live-cli-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Self(p)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .output()
-        .unwrap()
-}
+use std::process::Output;
+use support::{NatsServer, TempDir, jouleclaw, text};
 
 /// `jouleclaw live --streams N --seconds S --prefix call ARGS...`.
 fn live(streams: u32, seconds: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
@@ -53,14 +28,6 @@ fn live(streams: u32, seconds: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Out
     ];
     all.extend_from_slice(args);
     jouleclaw(&all)
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 fn verify(public: &Path, dir: &Path) -> Output {
@@ -270,48 +237,13 @@ fn live_registry_arguments_are_checked_before_anything_runs() {
     assert!(leaves(&reg).is_empty());
 }
 
-/// `JOULECLAW_NATS_SERVER` when set (as the cluster tests take it), else Debian's.
-fn nats_server() -> PathBuf {
-    if let Some(p) = std::env::var_os("JOULECLAW_NATS_SERVER") {
-        return PathBuf::from(p);
-    }
-    for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
-        }
-    }
-    PathBuf::from("nats-server")
-}
-
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 #[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
 fn live_registers_each_jetstream_call_from_its_final_batchs_seal() {
     let t = TempDir::new("nats");
     let (key, reg, reg2) = setup(&t);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let _server = Server(
-        Command::new(nats_server())
-            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-            .arg(t.path("js"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server"),
-    );
-    let url = format!("nats://127.0.0.1:{port}");
+    let server = NatsServer::start(&t.path("js"));
+    let url = server.url.clone();
     let proofs = t.path("proofs");
     let public = t.path("steward.pub");
     let journal = t.path("live.journal");

@@ -8,16 +8,15 @@
 //! witness request is bounded (5 s, 3 attempts); the whole test stops within about a minute.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+use support::{NatsServer, TempDir, code, free_port, jouleclaw, root, text};
 
 const ORIGIN: &str = "registry.example/steward";
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
-
-fn root(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
 
 /// A tool from PATH, or from the Go bin folder (`$GOBIN`, `$HOME/go/bin`).
 fn tool(name: &str) -> PathBuf {
@@ -33,55 +32,6 @@ fn tool(name: &str) -> PathBuf {
     dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file()).unwrap_or_else(|| {
         panic!("NOT RUN: {name} is not installed (run .ci/suites/25-registry.sh, which installs it)")
     })
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("jouleclaw-registry-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn code(o: &Output) -> i32 {
-    o.status.code().unwrap_or(-1)
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// One litewitness with its own ssh-agent, database and key.
@@ -687,7 +637,8 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     std::fs::write(&proof_path, &good).unwrap();
     let o = s.audit(Some(&policy));
     assert_eq!(code(&o), 0, "{}", text(&o));
-    // audit --nats carries no registry proofs: the flag is refused there.
+    // The cluster holds no registry proofs: audit --nats with a policy needs the folder of
+    // them, a usage error before any connection (see audit_nats_requires_each_stored_call_witnessed).
     let o = jouleclaw(&[
         &"audit",
         &"--pub",
@@ -698,6 +649,7 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
         &policy,
     ]);
     assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("needs --registry-proofs"), "{}", text(&o));
 
     // 3. One witness down: the quorum of two holds, the run exits 0.
     s.witnesses[2].stop();
@@ -1192,4 +1144,102 @@ fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+}
+
+/// `live` into JetStream registers each call (its proof in `--registry-proofs`), and `audit
+/// --nats --witness-policy --registry-proofs` requires every stream the cluster holds to be
+/// registered with the final seal the cluster holds, cosigned by the policy's quorum.
+#[test]
+#[ignore = "needs litewitness, witnessctl, ssh-agent and nats-server: run by .ci/suites/25-registry.sh"]
+fn audit_nats_requires_each_stored_call_witnessed() {
+    let s = Setup::new("nats");
+    let policy = s.policy("policy", 2);
+    let server = NatsServer::start(&s.tmp.path("js"));
+    let url = server.url.clone();
+    let proofs = s.tmp.path("proofs");
+    let o = jouleclaw(&[
+        &"live",
+        &"--streams",
+        &"2",
+        &"--seconds",
+        &"2",
+        &"--prefix",
+        &"call",
+        &"--key",
+        &s.key,
+        &"--sink",
+        &url,
+        &"--journal",
+        &s.tmp.path("live.journal"),
+        &"--registry",
+        &s.reg,
+        &"--registry-policy",
+        &policy,
+        &"--registry-proofs",
+        &proofs,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("registry    2 calls registered"),
+        "{}",
+        text(&o)
+    );
+    let audit = |extra: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"audit", &"--pub", &s.public, &"--nats", &url, &"--all"];
+        args.extend_from_slice(extra);
+        jouleclaw(&args)
+    };
+    let witnessed = [
+        &"--witness-policy" as &dyn AsRef<std::ffi::OsStr>,
+        &policy,
+        &"--registry-proofs",
+        &proofs,
+    ];
+    let o = audit(&witnessed);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+    // The policy without the proofs' folder is a usage error, and the folder without a policy.
+    let o = audit(&[&"--witness-policy", &policy]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(text(&o).contains("--registry-proofs"), "{}", text(&o));
+    let o = audit(&[&"--registry-proofs", &proofs]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+
+    // call-1's folder (proof and seal copy) put in call-0's place: that folder is consistent
+    // in itself, but it registers another seal than the cluster holds for call-0.
+    let (f0, f1) = (proofs.join("call-0"), proofs.join("call-1"));
+    let saved = s.tmp.path("call-0.saved");
+    std::fs::rename(&f0, &saved).unwrap();
+    copy_dir(&f1, &f0);
+    let o = jouleclaw(&[&"registry", &"verify", &f0, &"--policy", &policy]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = audit(&witnessed);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("INCOMPLETE  call-0"), "{}", text(&o));
+    assert!(
+        text(&o).contains("not_witnessed")
+            && text(&o).contains("another final seal than the one the cluster holds"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("complete    call-1"), "{}", text(&o));
+    std::fs::remove_dir_all(&f0).unwrap();
+    std::fs::rename(&saved, &f0).unwrap();
+    // A call without a proof is not registered; without the policy the cluster alone passes.
+    std::fs::remove_file(f1.join("registry.tlog-proof")).unwrap();
+    let o = audit(&witnessed);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("INCOMPLETE  call-1") && text(&o).contains("the call is not registered"),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains("1 complete, 1 incomplete"),
+        "{}",
+        text(&o)
+    );
+    let o = audit(&[]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
 }

@@ -3,7 +3,9 @@
 # filippo.io/torchwood v0.6.1, from the Go module proxy) with keys in ssh-agent (Debian's
 # openssh-client), started on loopback by tests/registry.rs and stopped by it: registry add, run
 # --registry (quorum met, a witness down, below the quorum), audit --dir --witness-policy
-# (cosigned, not registered, tampered checkpoint), forks and re-minted calls. About 30 s after the
+# (cosigned, not registered, tampered checkpoint), `live` into a JetStream server with audit --nats
+# --witness-policy --registry-proofs (a swapped proof folder, a missing proof), forks and
+# re-minted calls. About 30 s after the
 # build (the tests themselves take a few seconds; each witness request is bounded at 5 s). The
 # registry tests that need no witness (concurrent submission against stand-ins, refusals before
 # a run) are not ignored: plain `cargo test` runs them.
@@ -19,6 +21,19 @@ if ! command -v ssh-agent >/dev/null || ! command -v ssh-keygen >/dev/null; then
         exit 3
     fi
 fi
+# audit --nats --witness-policy reads calls back from a JetStream server (Debian's nats-server).
+server=${JOULECLAW_NATS_SERVER:-$(command -v nats-server || echo /usr/sbin/nats-server)}
+if [ ! -x "$server" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && apt-get install -y -qq nats-server >/dev/null 2>&1 || true
+    fi
+    server=$(command -v nats-server || echo /usr/sbin/nats-server)
+    if [ ! -x "$server" ]; then
+        echo "NOT RUN: $name: nats-server is not installed and cannot be provisioned"
+        exit 3
+    fi
+fi
+export JOULECLAW_NATS_SERVER="$server"
 if ! command -v go >/dev/null; then
     echo "NOT RUN: $name: no Go toolchain to install litewitness with"
     exit 3

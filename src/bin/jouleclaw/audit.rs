@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use jouleclaw_live::audit::{StreamAudit, audit_nats_stream, audit_stream_dir, stream_dirs};
+use jouleclaw_live::escape_id;
 use jouleclaw_live::jetstream::{JetStreamConfig, read_each};
 
 use crate::keys::read_public_key;
@@ -39,12 +40,17 @@ pub(crate) struct AuditArgs {
     /// The subject prefix.
     #[arg(long, default_value = "jouleclaw")]
     prefix: String,
-    /// With --dir: also require each stream folder's `registry.tlog-proof` to put the stream's
-    /// final seal in a registry checkpoint cosigned by this policy's quorum
-    /// (spec/CALL-REGISTRY.md section 4); a stream that is not is incomplete (`not_witnessed`).
-    /// The policy's log key must be --pub.
-    #[arg(long, value_name = "FILE", conflicts_with = "nats")]
+    /// Also require each stream's final seal to be in a registry checkpoint cosigned by this
+    /// policy's quorum (spec/CALL-REGISTRY.md section 4); a stream that is not is incomplete
+    /// (`not_witnessed`). With --dir the proof is each stream folder's `registry.tlog-proof`;
+    /// with --nats it is in --registry-proofs. The policy's log key must be --pub.
+    #[arg(long, value_name = "FILE")]
     witness_policy: Option<PathBuf>,
+    /// With --nats and --witness-policy: the folder `live --registry-proofs DIR` wrote, one
+    /// folder per call holding its `registry.tlog-proof`; the proof must register the final seal
+    /// the cluster holds.
+    #[arg(long, value_name = "DIR", requires_all = ["nats", "witness_policy"])]
+    registry_proofs: Option<PathBuf>,
 }
 
 fn report(audits: &[StreamAudit]) -> CmdResult {
@@ -121,7 +127,18 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
     let Some(url) = &args.nats else {
         return Err(Failure::Usage("give --dir or --nats".into()));
     };
-    audit_nats(args, url, only, &key)
+    let witnessed = match (policy, &args.registry_proofs) {
+        (Some(policy), Some(dir)) => Some((policy, dir.as_path())),
+        (Some(_), None) => {
+            return Err(Failure::Usage(
+                "--witness-policy with --nats needs --registry-proofs DIR: the cluster holds no \
+                 registry proofs (live --registry-proofs DIR writes them)"
+                    .into(),
+            ));
+        }
+        (None, _) => None,
+    };
+    audit_nats(args, url, only, &key, witnessed)
 }
 
 /// `audit --nats`: stream by stream (one stream's batches in memory at a time, spec/LIVE.md
@@ -131,6 +148,7 @@ fn audit_nats(
     url: &str,
     only: Option<&str>,
     key: &jouleclaw_jcr1::cose::PublicKey,
+    witnessed: Option<(jouleclaw_stack::registry::WitnessPolicy, &std::path::Path)>,
 ) -> CmdResult {
     let mut config = JetStreamConfig::new(url, std::env::temp_dir().join("jouleclaw-audit.unused"));
     config.stream = args.js_stream.clone();
@@ -142,7 +160,17 @@ fn audit_nats(
     let (mut total, mut bad, mut receipts) = (0usize, 0usize, 0usize);
     let stats = rt
         .block_on(read_each(&config, only, |s| {
-            let a = audit_nats_stream(&s, key);
+            let mut a = audit_nats_stream(&s, key);
+            if let Some((policy, dir)) = &witnessed
+                && let Err(Failure::Refused(why) | Failure::Usage(why)) =
+                    crate::registry::verify_stored_call(
+                        &dir.join(escape_id(&a.stream_id)),
+                        s.records.seals.last().map(Vec::as_slice),
+                        policy,
+                    )
+            {
+                a.problems.push(format!("not_witnessed: {why}"));
+            }
             total += 1;
             receipts += a.verified;
             if a.is_complete() {

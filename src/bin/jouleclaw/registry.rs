@@ -7,7 +7,8 @@
 //! [`Appender::register_run`] registers a sealed run directory and writes its proof,
 //! [`Appender::register_seal`] registers a final seal and returns the proof to store. Every
 //! reader that requires a call witnessed goes through [`verify_run`] (`registry verify`,
-//! `receipts verify --witness-policy`, `audit --dir --witness-policy`).
+//! `receipts verify --witness-policy`, `audit --dir --witness-policy`) or, for a call the
+//! cluster holds, [`verify_stored_call`] (`audit --nats --witness-policy`).
 //!
 //! A registry directory holds `registry.json` (origin and the steward's verifier key),
 //! `leaves.jsonl` (one canonical `registry-leaf/1` per line, append-only), `checkpoint.note`
@@ -979,6 +980,46 @@ pub(crate) fn verify_run(
     run: &Path,
     policy: &WitnessPolicy,
 ) -> Result<jouleclaw_stack::registry::VerifiedCall, Failure> {
+    let (proof, verified) = verified_proof(run, policy)?;
+    let key = PublicKey::from_bytes(policy.log.key().as_bytes())
+        .map_err(|_| refused("the policy's log key does not decode"))?;
+    let run_seal = final_seal_of(run, &key)?;
+    if run_seal != proof.seal_cose {
+        return Err(refused(format!(
+            "{}: the proof registers another final seal than {}",
+            run.join(PROOF_FILE).display(),
+            run.join(SEALS_FILE).display()
+        )));
+    }
+    Ok(verified)
+}
+
+/// `audit --nats --witness-policy P --registry-proofs DIR`: the proof `live --registry-proofs
+/// DIR` wrote for a JetStream call (`DIR/<escaped stream id>/registry.tlog-proof`) verifies
+/// under the policy and registers `stored_seal`, the final seal the cluster holds for the
+/// stream (not the copy in the proof's folder).
+pub(crate) fn verify_stored_call(
+    folder: &Path,
+    stored_seal: Option<&[u8]>,
+    policy: &WitnessPolicy,
+) -> Result<jouleclaw_stack::registry::VerifiedCall, Failure> {
+    let (proof, verified) = verified_proof(folder, policy)?;
+    match stored_seal {
+        Some(seal) if seal == proof.seal_cose.as_slice() => Ok(verified),
+        Some(_) => Err(refused(format!(
+            "{}: the proof registers another final seal than the one the cluster holds",
+            folder.join(PROOF_FILE).display()
+        ))),
+        None => Err(refused("the cluster holds no seal for the stream")),
+    }
+}
+
+/// Reads `DIR/registry.tlog-proof` (a missing file: the call is not registered) and verifies it
+/// under the policy.
+fn verified_proof(
+    run: &Path,
+    policy: &WitnessPolicy,
+) -> Result<(CallProof, jouleclaw_stack::registry::VerifiedCall), Failure> {
     let path = run.join(PROOF_FILE);
     if matches!(
         layout::open_input(&path).map_err(|e| Failure::io(&path, e))?,
@@ -993,17 +1034,7 @@ pub(crate) fn verify_run(
         .map_err(|e| refused(format!("{}: {e}", path.display())))?;
     let verified = verify_call_proof(&proof, policy)
         .map_err(|e| refused(format!("{}: {e}", path.display())))?;
-    let key = PublicKey::from_bytes(policy.log.key().as_bytes())
-        .map_err(|_| refused("the policy's log key does not decode"))?;
-    let run_seal = final_seal_of(run, &key)?;
-    if run_seal != proof.seal_cose {
-        return Err(refused(format!(
-            "{}: the proof registers another final seal than {}",
-            path.display(),
-            run.join(SEALS_FILE).display()
-        )));
-    }
-    Ok(verified)
+    Ok((proof, verified))
 }
 
 fn utc(t: u64) -> String {
