@@ -550,6 +550,30 @@ impl Setup {
         (out, o)
     }
 
+    /// `live --streams 2 --seconds 2 --prefix call --key K --sink SINK --registry REG
+    /// --registry-policy POLICY EXTRA...`: calls `call-0` and `call-1`, each registered.
+    fn live(&self, policy: &Path, sink: &str, extra: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+            &"live",
+            &"--streams",
+            &"2",
+            &"--seconds",
+            &"2",
+            &"--prefix",
+            &"call",
+            &"--key",
+            &self.key,
+            &"--sink",
+            &sink,
+            &"--registry",
+            &self.reg,
+            &"--registry-policy",
+            &policy,
+        ];
+        args.extend_from_slice(extra);
+        jouleclaw(&args)
+    }
+
     fn audit(&self, policy: Option<&Path>) -> Output {
         let calls = self.tmp.path("calls");
         let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
@@ -1090,23 +1114,7 @@ fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
     let s = Setup::new("live");
     let policy = s.policy("policy", 2);
     let out = s.tmp.path("live-out");
-    let o = jouleclaw(&[
-        &"live",
-        &"--streams",
-        &"2",
-        &"--seconds",
-        &"2",
-        &"--prefix",
-        &"call",
-        &"--key",
-        &s.key,
-        &"--sink",
-        &format!("file:{}", out.display()),
-        &"--registry",
-        &s.reg,
-        &"--registry-policy",
-        &policy,
-    ]);
+    let o = s.live(&policy, &format!("file:{}", out.display()), &[]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(
         text(&o)
@@ -1157,27 +1165,12 @@ fn audit_nats_requires_each_stored_call_witnessed() {
     let server = NatsServer::start(&s.tmp.path("js"));
     let url = server.url.clone();
     let proofs = s.tmp.path("proofs");
-    let o = jouleclaw(&[
-        &"live",
-        &"--streams",
-        &"2",
-        &"--seconds",
-        &"2",
-        &"--prefix",
-        &"call",
-        &"--key",
-        &s.key,
-        &"--sink",
-        &url,
-        &"--journal",
-        &s.tmp.path("live.journal"),
-        &"--registry",
-        &s.reg,
-        &"--registry-policy",
+    let journal = s.tmp.path("live.journal");
+    let o = s.live(
         &policy,
-        &"--registry-proofs",
-        &proofs,
-    ]);
+        &url,
+        &[&"--journal", &journal, &"--registry-proofs", &proofs],
+    );
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert!(
         text(&o).contains("registry    2 calls registered"),

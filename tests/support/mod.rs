@@ -7,6 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+#[path = "../../crates/jouleclaw-live/tests/common/nats_server.rs"]
+mod nats_server;
+#[allow(unused_imports)] // the test files that start no server
+pub use nats_server::nats_server;
+
 /// A folder under the system's temporary folder, named by the test file's tag, the process and
 /// a counter (tests of one binary run in parallel), removed when dropped.
 pub struct TempDir(pub PathBuf);
@@ -79,19 +84,6 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// `JOULECLAW_NATS_SERVER` when set (as the cluster tests take it), else Debian's.
-pub fn nats_server() -> PathBuf {
-    if let Some(p) = std::env::var_os("JOULECLAW_NATS_SERVER") {
-        return PathBuf::from(p);
-    }
-    for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
-        }
-    }
-    PathBuf::from("nats-server")
 }
 
 /// One `nats-server -js` on a free loopback port, its store in `store`; killed when dropped.

@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::Collect;
+use common::{Collect, nats_server};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -35,20 +35,6 @@ const WINDOWS: u64 = if FULL { 50 } else { 10 };
 /// few seconds in the middle.
 const SMALL_STREAMS: usize = if FULL { 40 } else { 16 };
 const SMALL_WINDOWS: u64 = 20;
-
-/// `JOULECLAW_NATS_SERVER` when set (a nats-server built from the Go module proxy), else
-/// Debian's.
-fn nats_server() -> PathBuf {
-    if let Some(p) = std::env::var_os("JOULECLAW_NATS_SERVER") {
-        return PathBuf::from(p);
-    }
-    for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
-        }
-    }
-    PathBuf::from("nats-server")
-}
 
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

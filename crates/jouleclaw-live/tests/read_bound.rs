@@ -6,7 +6,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::nats_server;
+
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -34,18 +36,6 @@ fn rss_kb() -> u64 {
 /// Resets `VmHWM` to the current resident set (Linux: `5` into `/proc/self/clear_refs`).
 fn reset_peak() {
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
-}
-
-fn nats_server() -> PathBuf {
-    if let Some(p) = std::env::var_os("JOULECLAW_NATS_SERVER") {
-        return PathBuf::from(p);
-    }
-    for p in ["/usr/sbin/nats-server", "/usr/bin/nats-server"] {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
-        }
-    }
-    PathBuf::from("nats-server")
 }
 
 struct Server(Child, tempfile::TempDir, u16);

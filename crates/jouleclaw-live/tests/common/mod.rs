@@ -6,6 +6,10 @@ use jouleclaw_live::{BoxFuture, ReceiptSink, Result, SinkBatch, SinkContext};
 use jouleclaw_stream::{Tick, TickKind, duplex};
 use tokio::sync::mpsc;
 
+mod nats_server;
+#[allow(unused_imports)] // the test files that start no server
+pub use nats_server::nats_server;
+
 /// A 320-byte mic tick of window `w` at `ts` ns.
 pub fn mic(w: u64, ts: u64) -> Tick {
     Tick::new(
