@@ -550,9 +550,15 @@ impl Setup {
         (out, o)
     }
 
-    /// `live --streams 2 --seconds 2 --prefix call --key K --sink SINK --registry REG
-    /// --registry-policy POLICY EXTRA...`: calls `call-0` and `call-1`, each registered.
-    fn live(&self, policy: &Path, sink: &str, extra: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
+    /// `live --streams 2 --seconds 2 --prefix call --key K --sink SINK [--registry REG
+    /// --registry-policy POLICY] EXTRA...`: calls `call-0` and `call-1`, each registered when a
+    /// policy is given.
+    fn live(
+        &self,
+        policy: Option<&Path>,
+        sink: &str,
+        extra: &[&dyn AsRef<std::ffi::OsStr>],
+    ) -> Output {
         let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
             &"live",
             &"--streams",
@@ -565,11 +571,15 @@ impl Setup {
             &self.key,
             &"--sink",
             &sink,
-            &"--registry",
-            &self.reg,
-            &"--registry-policy",
-            &policy,
         ];
+        if let Some(policy) = &policy {
+            args.extend([
+                &"--registry" as &dyn AsRef<std::ffi::OsStr>,
+                &self.reg,
+                &"--registry-policy",
+                policy,
+            ]);
+        }
         args.extend_from_slice(extra);
         jouleclaw(&args)
     }
@@ -1114,7 +1124,7 @@ fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
     let s = Setup::new("live");
     let policy = s.policy("policy", 2);
     let out = s.tmp.path("live-out");
-    let o = s.live(&policy, &format!("file:{}", out.display()), &[]);
+    let o = s.live(Some(&policy), &format!("file:{}", out.display()), &[]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(
         text(&o)
@@ -1154,20 +1164,26 @@ fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
     assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
 }
 
+/// Three witnesses, a quorum-2 policy, a JetStream server, and the proofs' folder and the
+/// journal a `live` into it takes.
+fn nats_setup(tag: &str) -> (Setup, PathBuf, NatsServer, PathBuf, PathBuf) {
+    let s = Setup::new(tag);
+    let policy = s.policy("policy", 2);
+    let server = NatsServer::start(&s.tmp.path("js"));
+    let (proofs, journal) = (s.tmp.path("proofs"), s.tmp.path("live.journal"));
+    (s, policy, server, proofs, journal)
+}
+
 /// `live` into JetStream registers each call (its proof in `--registry-proofs`), and `audit
 /// --nats --witness-policy --registry-proofs` requires every stream the cluster holds to be
 /// registered with the final seal the cluster holds, cosigned by the policy's quorum.
 #[test]
 #[ignore = "needs litewitness, witnessctl, ssh-agent and nats-server: run by .ci/suites/25-registry.sh"]
 fn audit_nats_requires_each_stored_call_witnessed() {
-    let s = Setup::new("nats");
-    let policy = s.policy("policy", 2);
-    let server = NatsServer::start(&s.tmp.path("js"));
+    let (s, policy, server, proofs, journal) = nats_setup("nats");
     let url = server.url.clone();
-    let proofs = s.tmp.path("proofs");
-    let journal = s.tmp.path("live.journal");
     let o = s.live(
-        &policy,
+        Some(&policy),
         &url,
         &[&"--journal", &journal, &"--registry-proofs", &proofs],
     );
@@ -1235,4 +1251,105 @@ fn audit_nats_requires_each_stored_call_witnessed() {
     );
     let o = audit(&[]);
     assert_eq!(code(&o), 0, "{}", text(&o));
+}
+
+/// Calls the cluster holds but no one registered (a `live` run without `--registry`, as after a
+/// `journal replay` or a run stopped before it registered) are registered from the cluster by
+/// `registry add-stored`, each once: a second run adds nothing, a lost proof is written again
+/// from the checkpoint without a second leaf, and a folder holding another seal is refused.
+#[test]
+#[ignore = "needs litewitness, witnessctl, ssh-agent and nats-server: run by .ci/suites/25-registry.sh"]
+fn stored_calls_are_registered_from_the_cluster_once() {
+    let (s, policy, server, proofs, journal) = nats_setup("stored");
+    let url = server.url.clone();
+    let o = s.live(None, &url, &[&"--journal", &journal]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // `registry add-stored`: its exit code and a part of what it prints; the registry holds
+    // the two calls' leaves after every run, never a third.
+    let added = |want: i32, says: &str| {
+        let o = jouleclaw(&[
+            &"registry",
+            &"add-stored",
+            &s.reg,
+            &"--nats",
+            &url,
+            &"--key",
+            &s.key,
+            &"--policy",
+            &policy,
+            &"--proofs",
+            &proofs,
+        ]);
+        assert_eq!(code(&o), want, "{}", text(&o));
+        assert!(text(&o).contains(says), "{}", text(&o));
+        let leaves = std::fs::read_to_string(s.reg.join("leaves.jsonl")).unwrap();
+        assert_eq!(leaves.lines().count(), 2, "{}", text(&o));
+        text(&o)
+    };
+    let audit = || {
+        jouleclaw(&[
+            &"audit",
+            &"--pub",
+            &s.public,
+            &"--nats",
+            &url,
+            &"--witness-policy",
+            &policy,
+            &"--registry-proofs",
+            &proofs,
+        ])
+    };
+    // Nothing registered yet: the audit with the policy refuses both calls.
+    let o = audit();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("0 complete, 2 incomplete"),
+        "{}",
+        text(&o)
+    );
+
+    let out = added(0, "registry    2 calls registered, 0 proofs written");
+    assert!(
+        out.contains("before, 0 had a proof, 0 incomplete, 0 failed"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("witnessed: 3 of 3 witnesses cosigned (quorum 2)")
+            .count(),
+        2,
+        "{out}"
+    );
+    let o = audit();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+
+    // Again: both have their proof, nothing is appended.
+    added(
+        0,
+        "0 calls registered, 0 proofs written for calls registered before, 2 had a proof",
+    );
+
+    // A proof lost after its leaf was appended: written from the latest checkpoint, no second
+    // leaf, and the audit is complete again.
+    std::fs::remove_file(proofs.join("call-0/registry.tlog-proof")).unwrap();
+    added(
+        0,
+        "0 calls registered, 1 proofs written for calls registered before, 1 had a proof",
+    );
+    let o = audit();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+
+    // A folder without a proof that holds another call's seal is refused and left as it is.
+    std::fs::remove_file(proofs.join("call-1/registry.tlog-proof")).unwrap();
+    let other = std::fs::read(proofs.join("call-0/seals.cbor")).unwrap();
+    std::fs::write(proofs.join("call-1/seals.cbor"), &other).unwrap();
+    added(
+        1,
+        "another final seal than the cluster holds; left as it is",
+    );
+    assert_eq!(
+        std::fs::read(proofs.join("call-1/seals.cbor")).unwrap(),
+        other
+    );
+    assert!(!proofs.join("call-1/registry.tlog-proof").exists());
 }

@@ -4,8 +4,9 @@
 # openssh-client), started on loopback by tests/registry.rs and stopped by it: registry add, run
 # --registry (quorum met, a witness down, below the quorum), audit --dir --witness-policy
 # (cosigned, not registered, tampered checkpoint), `live` into a JetStream server with audit --nats
-# --witness-policy --registry-proofs (a swapped proof folder, a missing proof), forks and
-# re-minted calls. About 30 s after the
+# --witness-policy --registry-proofs (a swapped proof folder, a missing proof), `registry
+# add-stored` of calls stored unregistered (each once; a lost proof; a folder of another seal),
+# forks and re-minted calls. About 30 s after the
 # build (the tests themselves take a few seconds; each witness request is bounded at 5 s). The
 # registry tests that need no witness (concurrent submission against stand-ins, refusals before
 # a run) are not ignored: plain `cargo test` runs them.

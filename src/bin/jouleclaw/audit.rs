@@ -141,6 +141,15 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
     audit_nats(args, url, only, &key, witnessed)
 }
 
+/// The configuration a reader of the cluster (`audit --nats`, `registry add-stored`) takes:
+/// the URL, the JetStream stream's name and the subject prefix (it writes no journal).
+pub(crate) fn reader_config(url: &str, js_stream: &str, prefix: &str) -> JetStreamConfig {
+    let mut config = JetStreamConfig::new(url, std::env::temp_dir().join("jouleclaw-audit.unused"));
+    config.stream = js_stream.to_owned();
+    config.prefix = prefix.to_owned();
+    config
+}
+
 /// `audit --nats`: stream by stream (one stream's batches in memory at a time, spec/LIVE.md
 /// section 7), each line printed as its stream is checked, stewards kept apart.
 fn audit_nats(
@@ -150,9 +159,7 @@ fn audit_nats(
     key: &jouleclaw_jcr1::cose::PublicKey,
     witnessed: Option<(jouleclaw_stack::registry::WitnessPolicy, &std::path::Path)>,
 ) -> CmdResult {
-    let mut config = JetStreamConfig::new(url, std::env::temp_dir().join("jouleclaw-audit.unused"));
-    config.stream = args.js_stream.clone();
-    config.prefix = args.prefix.clone();
+    let config = reader_config(url, &args.js_stream, &args.prefix);
     let rt = jouleclaw_live::tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -83,6 +83,37 @@ pub(crate) enum RegistryCmd {
         #[arg(long)]
         policy: Option<PathBuf>,
     },
+    /// Register the sealed calls a JetStream cluster holds that PROOFS has no proof for (after
+    /// `journal replay`, or a `live` stopped before it registered): each as `live --registry
+    /// REG --registry-proofs PROOFS` registers it, into PROOFS/<escaped stream id>/. A call
+    /// whose leaf the registry already holds gets its proof from the latest checkpoint, not a
+    /// second leaf. Streams signed by another key are left alone.
+    AddStored {
+        /// The registry directory.
+        dir: PathBuf,
+        /// A NATS server (`nats://HOST:PORT`, several separated by commas).
+        #[arg(long, value_name = "URL")]
+        nats: String,
+        /// The steward's secret key file.
+        #[arg(long)]
+        key: PathBuf,
+        /// A witness policy (spec/CALL-REGISTRY.md); without it the checkpoints are not
+        /// witnessed.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The proofs' folder (as `live --registry-proofs`).
+        #[arg(long, value_name = "DIR")]
+        proofs: PathBuf,
+        /// Only this stream id.
+        #[arg(long = "stream", value_name = "ID")]
+        stream: Option<String>,
+        /// The JetStream stream's name.
+        #[arg(long = "js-stream", default_value = "JOULECLAW")]
+        js_stream: String,
+        /// The subject prefix.
+        #[arg(long, default_value = "jouleclaw")]
+        prefix: String,
+    },
     /// Verify RUN/registry.tlog-proof offline: the run's final seal is in a registry checkpoint
     /// signed by the policy's steward and cosigned by a quorum of its witnesses.
     Verify {
@@ -139,6 +170,23 @@ pub(crate) fn registry(cmd: &RegistryCmd) -> CmdResult {
         RegistryCmd::Audit { dir, policy, seen } => audit(dir, policy, seen),
         RegistryCmd::Witness { dir, key, policy } => witness(dir, key, policy),
         RegistryCmd::Prove { dir, run } => prove(dir, run),
+        RegistryCmd::AddStored {
+            dir,
+            nats,
+            key,
+            policy,
+            proofs,
+            stream,
+            js_stream,
+            prefix,
+        } => add_stored(
+            dir,
+            key,
+            policy.as_deref(),
+            proofs,
+            &crate::audit::reader_config(nats, js_stream, prefix),
+            stream.as_deref(),
+        ),
     }
 }
 
@@ -774,10 +822,27 @@ fn witness(dir: &Path, key: &Path, policy: &Path) -> CmdResult {
 
 fn prove(dir: &Path, run: &Path) -> CmdResult {
     let reg = load(dir, false)?;
-    let note = reg
-        .checkpoint
-        .clone()
-        .ok_or_else(|| refused(format!("{}: no checkpoint yet", dir.display())))?;
+    if reg.checkpoint.is_none() {
+        return Err(refused(format!("{}: no checkpoint yet", dir.display())));
+    }
+    let (proof, size) = proof_in(&reg, run)?
+        .ok_or_else(|| refused("this run's final seal is not in the registry's checkpoint"))?;
+    write_output(&run.join(PROOF_FILE), &proof.encode(), &[])?;
+    say!(
+        "wrote {} (leaf {} of {size})",
+        run.join(PROOF_FILE).display(),
+        proof.index
+    );
+    Ok(())
+}
+
+/// The proof of RUN's call (its last `seals.cbor` checkpoint) from the registry's latest
+/// checkpoint, and that checkpoint's size; `None` when the checkpoint does not hold the call's
+/// leaf (or there is no checkpoint yet).
+fn proof_in(reg: &Registry, run: &Path) -> Result<Option<(CallProof, u64)>, Failure> {
+    let Some(note) = reg.checkpoint.clone() else {
+        return Ok(None);
+    };
     let body = verify_checkpoint_note(&note, &reg.steward, &[])
         .map_err(refused)?
         .body;
@@ -786,27 +851,169 @@ fn prove(dir: &Path, run: &Path) -> CmdResult {
     let seal_cose = final_seal_of(run, &key)?;
     let seal = verify_checkpoint(&seal_cose, &key).map_err(refused)?.seal;
     let leaf = RegistryLeaf::of_final_seal(&seal).map_err(refused)?;
-    let index = reg
+    let Some(index) = reg
         .log
         .indices_of(&leaf.steward, &leaf.stream_id)
         .iter()
         .copied()
         .filter(|&i| i < body.size)
         .find(|&i| reg.log.holds_at(i, &leaf).unwrap_or(false))
-        .ok_or_else(|| refused("this run's final seal is not in the registry's checkpoint"))?;
+    else {
+        return Ok(None);
+    };
     let proof = CallProof {
         seal_cose,
         index,
         path: reg.log.inclusion_proof(index, body.size).map_err(refused)?,
         checkpoint: note,
     };
-    write_output(&run.join(PROOF_FILE), &proof.encode(), &[])?;
+    Ok(Some((proof, body.size)))
+}
+
+/// The most calls one `registry add-stored` collects to register (each held as its final
+/// seal, about half a KiB, until the cluster has been read); the rest wait for the next run.
+const MAX_STORED_REGISTRATIONS: usize = 10_000;
+
+/// `registry add-stored`: reads the cluster stream by stream (as `audit --nats`), keeps the
+/// final seal of each complete call of this steward whose folder in `proofs` has no proof, then
+/// registers them one by one.
+fn add_stored(
+    dir: &Path,
+    key: &Path,
+    policy: Option<&Path>,
+    proofs: &Path,
+    config: &jouleclaw_live::jetstream::JetStreamConfig,
+    only: Option<&str>,
+) -> CmdResult {
+    let signer = read_secret_key(key)?;
+    let public = signer.verifying_key();
+    let mut appender = Appender::open(dir, key, signer, policy)?;
+    let rt = jouleclaw_live::tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
+    let terminal = crate::out::stdout_is_terminal();
+    let (mut todo, mut had_proof, mut others, mut incomplete, mut left) =
+        (Vec::new(), 0usize, 0usize, 0usize, 0usize);
+    rt.block_on(jouleclaw_live::jetstream::read_each(config, only, |s| {
+        let ours = s
+            .records
+            .seals
+            .last()
+            .is_some_and(|seal| verify_checkpoint(seal, &public).is_ok());
+        if !ours {
+            others += 1;
+            return;
+        }
+        let folder = proofs.join(jouleclaw_live::escape_id(&s.records.stream_id));
+        if std::fs::symlink_metadata(folder.join(PROOF_FILE)).is_ok() {
+            had_proof += 1;
+            return;
+        }
+        let audit = jouleclaw_live::audit::audit_nats_stream(&s, &public);
+        if !audit.is_complete() {
+            incomplete += 1;
+            say!(
+                "not registered: stream {} is not complete ({})",
+                for_terminal(&audit.stream_id, terminal),
+                for_terminal(audit.problems.first().map_or("", String::as_str), terminal)
+            );
+            return;
+        }
+        match s.records.seals.last() {
+            Some(seal) if todo.len() < MAX_STORED_REGISTRATIONS => {
+                todo.push((folder, seal.clone()));
+            }
+            _ => left += 1,
+        }
+    }))
+    .map_err(|e| Failure::Usage(format!("{}: {e}", config.url)))?;
+    let (mut registered, mut proved, mut failed) = (0usize, 0usize, 0usize);
+    for (folder, seal) in todo {
+        match stored_call_folder(proofs, &folder, &seal, &public) {
+            Ok(()) => {}
+            Err(f) => {
+                failed += 1;
+                let (Failure::Refused(m) | Failure::Usage(m)) = f;
+                say!("not registered: {m}");
+                continue;
+            }
+        }
+        match proof_in(&appender.reg, &folder) {
+            Ok(Some((proof, size))) => {
+                write_output(
+                    &folder.join(PROOF_FILE),
+                    &proof.encode(),
+                    &[&appender.key_path],
+                )?;
+                proved += 1;
+                say!(
+                    "already registered as leaf {} of {size}: wrote {}",
+                    proof.index,
+                    folder.join(PROOF_FILE).display()
+                );
+            }
+            Ok(None) => match appender.register_run(&folder) {
+                Ok(_) => registered += 1,
+                Err(e) => {
+                    failed += 1;
+                    let (Failure::Refused(m) | Failure::Usage(m)) = e.into_failure("");
+                    say!("not registered: {m}");
+                }
+            },
+            Err(Failure::Refused(m) | Failure::Usage(m)) => {
+                failed += 1;
+                say!("not registered: {m}");
+            }
+        }
+    }
     say!(
-        "wrote {} (leaf {index} of {})",
-        run.join(PROOF_FILE).display(),
-        body.size
+        "registry    {registered} calls registered, {proved} proofs written for calls registered before, \
+         {had_proof} had a proof, {incomplete} incomplete, {failed} failed, {others} of other keys"
     );
+    if left > 0 {
+        say!(
+            "{left} more calls to register than one run takes ({MAX_STORED_REGISTRATIONS}): run the command again"
+        );
+    }
+    if failed + incomplete + left > 0 {
+        return Err(Failure::Refused(format!(
+            "{} calls not registered",
+            failed + incomplete + left
+        )));
+    }
     Ok(())
+}
+
+/// PROOFS/<id> holding the stored final seal as its `seals.cbor`: made when missing; a folder
+/// already there (a registration that stopped before its proof) must hold that seal.
+/// A folder that is not a directory (a planted symbolic link among them) is refused unread.
+fn stored_call_folder(proofs: &Path, folder: &Path, seal: &[u8], key: &PublicKey) -> CmdResult {
+    std::fs::create_dir_all(proofs).map_err(|e| Failure::io(proofs, e))?;
+    match std::fs::create_dir(folder) {
+        Ok(()) => Ok(write_output(&folder.join(SEALS_FILE), seal, &[])?),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let is_dir = std::fs::symlink_metadata(folder)
+                .map_err(|e| Failure::io(folder, e))?
+                .file_type()
+                .is_dir();
+            if !is_dir {
+                return Err(refused(format!(
+                    "{}: not a directory; refused unread",
+                    folder.display()
+                )));
+            }
+            if final_seal_of(folder, key)? == seal {
+                Ok(())
+            } else {
+                Err(refused(format!(
+                    "{}: another final seal than the cluster holds; left as it is",
+                    folder.join(SEALS_FILE).display()
+                )))
+            }
+        }
+        Err(e) => Err(Failure::io(folder, e)),
+    }
 }
 
 fn append_leaf(dir: &Path, leaf: &RegistryLeaf) -> CmdResult {
