@@ -12,52 +12,18 @@
 //! instructions by 200. `every`: one signature per window; `sealed`: a checkpoint every 25
 //! windows and no per-window signature; `floor`: BLAKE3 of the same payloads, one tick at a time.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
-use bytes::Bytes;
+use common::ticks;
 use jouleclaw_stack::jcr1::Estimator;
 use jouleclaw_stack::jcr1::cose::SoftwareSigner;
 use jouleclaw_stack::pipeline::{Pipeline, PipelineConfig, SigningPolicy, duplex_voice_oracle};
-use jouleclaw_stack::stream::{StreamSpec, Tick, TickKind, duplex};
+use jouleclaw_stack::stream::{StreamSpec, Tick};
 
-const MS: u64 = 1_000_000;
 const WINDOWS: u64 = 200;
-
-fn ticks(w: u64) -> Vec<Tick> {
-    let mic = Bytes::from(vec![0x11u8; duplex::MIC_BYTES_PER_WINDOW / 10]);
-    let tts = Bytes::from(vec![0x22u8; duplex::TTS_BYTES_PER_WINDOW / 10]);
-    let t0 = w * 200 * MS;
-    let mut out = Vec::with_capacity(22);
-    for k in 0..10 {
-        let t = t0 + k * 20 * MS;
-        out.push(Tick::new(w, duplex::MIC, TickKind::Audio, mic.clone(), t));
-        out.push(Tick::new(
-            w,
-            duplex::TTS,
-            TickKind::Audio,
-            tts.clone(),
-            t + MS,
-        ));
-        if k == 4 {
-            out.push(Tick::new(
-                w,
-                duplex::ASR,
-                TickKind::Text,
-                Bytes::from_static(b"what is the weather like in Lisbon tomorrow"),
-                t + 2 * MS,
-            ));
-            out.push(Tick::new(
-                w,
-                duplex::LLM,
-                TickKind::Text,
-                Bytes::from_static(b"Tomorrow in Lisbon: sunny, 21 degrees."),
-                t + 3 * MS,
-            ));
-        }
-    }
-    out
-}
 
 #[inline(never)]
 fn measured(p: &mut Option<Pipeline>, windows: &[Vec<Tick>]) {

@@ -32,10 +32,12 @@
 
 #![allow(clippy::expect_used, clippy::large_enum_variant)]
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
-use bytes::Bytes;
+use common::ticks;
 use jouleclaw_stack::jcr1::Estimator;
 use jouleclaw_stack::jcr1::cose::{PublicKey, Signer, SoftwareSigner};
 use jouleclaw_stack::pipeline::{
@@ -43,50 +45,14 @@ use jouleclaw_stack::pipeline::{
     WindowSignatures, duplex_voice_oracle,
 };
 use jouleclaw_stack::seal::StreamSealer;
-use jouleclaw_stack::stream::{StreamSpec, Tick, TickKind, duplex};
+use jouleclaw_stack::stream::{StreamSpec, Tick};
 
-const MS: u64 = 1_000_000;
 const WARM: u64 = 25;
 const WINDOWS: u64 = 200;
 const CHECKPOINT_EVERY: u64 = 25;
 const STEWARD: &str = "did:keri:EJ9testStewardAID000000000000000";
 const STREAM: &str = "stream-bench";
 const USAGE: &str = "usage: mint_shard_ir mint-two-pipelines|verdict-two-pipelines|mint-notary|verdict-judge|pipeline-push";
-
-fn ticks(w: u64) -> Vec<Tick> {
-    let mic = Bytes::from(vec![0x11u8; duplex::MIC_BYTES_PER_WINDOW / 10]);
-    let tts = Bytes::from(vec![0x22u8; duplex::TTS_BYTES_PER_WINDOW / 10]);
-    let t0 = w * 200 * MS;
-    let mut out = Vec::with_capacity(22);
-    for k in 0..10 {
-        let t = t0 + k * 20 * MS;
-        out.push(Tick::new(w, duplex::MIC, TickKind::Audio, mic.clone(), t));
-        out.push(Tick::new(
-            w,
-            duplex::TTS,
-            TickKind::Audio,
-            tts.clone(),
-            t + MS,
-        ));
-        if k == 4 {
-            out.push(Tick::new(
-                w,
-                duplex::ASR,
-                TickKind::Text,
-                Bytes::from_static(b"what is the weather like in Lisbon tomorrow"),
-                t + 2 * MS,
-            ));
-            out.push(Tick::new(
-                w,
-                duplex::LLM,
-                TickKind::Text,
-                Bytes::from_static(b"Tomorrow in Lisbon: sunny, 21 degrees."),
-                t + 3 * MS,
-            ));
-        }
-    }
-    out
-}
 
 /// The zero signer the verdict shard's pipeline used.
 struct ZeroSigner(PublicKey);
