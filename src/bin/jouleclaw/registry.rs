@@ -935,7 +935,7 @@ fn add_stored(
             Err(f) => {
                 failed += 1;
                 let (Failure::Refused(m) | Failure::Usage(m)) = f;
-                say!("not registered: {m}");
+                say!("not registered: {}", for_terminal(&m, terminal));
                 continue;
             }
         }
@@ -958,12 +958,12 @@ fn add_stored(
                 Err(e) => {
                     failed += 1;
                     let (Failure::Refused(m) | Failure::Usage(m)) = e.into_failure("");
-                    say!("not registered: {m}");
+                    say!("not registered: {}", for_terminal(&m, terminal));
                 }
             },
             Err(Failure::Refused(m) | Failure::Usage(m)) => {
                 failed += 1;
-                say!("not registered: {m}");
+                say!("not registered: {}", for_terminal(&m, terminal));
             }
         }
     }
