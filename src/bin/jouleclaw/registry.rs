@@ -85,7 +85,7 @@ pub(crate) enum RegistryCmd {
     },
     /// Register the sealed calls a JetStream cluster holds that PROOFS has no proof for (after
     /// `journal replay`, or a `live` stopped before it registered): each as `live --registry
-    /// REG --registry-proofs PROOFS` registers it, into PROOFS/<escaped stream id>/. A call
+    /// REG --registry-proofs PROOFS` registers it, into `PROOFS/<escaped stream id>/`. A call
     /// whose leaf the registry already holds gets its proof from the latest checkpoint, not a
     /// second leaf. Streams signed by another key are left alone.
     AddStored {
@@ -985,7 +985,7 @@ fn add_stored(
     Ok(())
 }
 
-/// PROOFS/<id> holding the stored final seal as its `seals.cbor`: made when missing; a folder
+/// `PROOFS/<id>` holding the stored final seal as its `seals.cbor`: made when missing; a folder
 /// already there (a registration that stopped before its proof) must hold that seal.
 /// A folder that is not a directory (a planted symbolic link among them) is refused unread.
 fn stored_call_folder(proofs: &Path, folder: &Path, seal: &[u8], key: &PublicKey) -> CmdResult {
