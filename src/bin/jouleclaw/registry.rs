@@ -90,6 +90,7 @@ pub(crate) enum RegistryCmd {
     /// second leaf. Streams signed by another key are left alone.
     AddStored {
         /// The registry directory.
+        #[arg(value_name = "REG")]
         dir: PathBuf,
         /// A NATS server (`nats://HOST:PORT`, several separated by commas).
         #[arg(long, value_name = "URL")]
