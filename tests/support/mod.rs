@@ -3,14 +3,14 @@
 //! takes it with `mod support;`; each uses a part of it.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 #[path = "../../crates/jouleclaw-live/tests/common/nats_server.rs"]
 mod nats_server;
 #[allow(unused_imports)] // the test files that start no server
-pub use nats_server::nats_server;
+pub use nats_server::{NatsServer, free_port, nats_server};
 
 /// A folder under the system's temporary folder, named by the test file's tag, the process and
 /// a counter (tests of one binary run in parallel), removed when dropped.
@@ -75,45 +75,4 @@ pub fn text(o: &Output) -> String {
 /// The exit code (-1 when a signal ended the process).
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
-}
-
-/// A loopback port nothing listens on at the time of the call.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One `nats-server -js` on a free loopback port, its store in `store`; killed when dropped.
-pub struct NatsServer {
-    child: Child,
-    /// `nats://127.0.0.1:PORT`.
-    pub url: String,
-}
-
-impl NatsServer {
-    /// Starts the server (clients retry their first connection until it listens).
-    pub fn start(store: &Path) -> Self {
-        let port = free_port();
-        let child = Command::new(nats_server())
-            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
-            .arg(store)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nats-server");
-        Self {
-            child,
-            url: format!("nats://127.0.0.1:{port}"),
-        }
-    }
-}
-
-impl Drop for NatsServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

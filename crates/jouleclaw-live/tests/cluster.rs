@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::{Collect, nats_server};
+use common::{Collect, free_port, nats_server};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -35,14 +35,6 @@ const WINDOWS: u64 = if FULL { 50 } else { 10 };
 /// few seconds in the middle.
 const SMALL_STREAMS: usize = if FULL { 40 } else { 16 };
 const SMALL_WINDOWS: u64 = 20;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// Three nats-server processes; killed on drop.
 struct Cluster {

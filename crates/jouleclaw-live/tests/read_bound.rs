@@ -7,9 +7,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::nats_server;
+use common::NatsServer;
 
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use jouleclaw_live::jetstream::{JetStreamConfig, read_each};
@@ -36,32 +35,6 @@ fn rss_kb() -> u64 {
 /// Resets `VmHWM` to the current resident set (Linux: `5` into `/proc/self/clear_refs`).
 fn reset_peak() {
     std::fs::write("/proc/self/clear_refs", "5").unwrap();
-}
-
-struct Server(Child, tempfile::TempDir, u16);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start() -> Server {
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(nats_server())
-        .args(["-js", "-a", "127.0.0.1", "-p", &port.to_string(), "-sd"])
-        .arg(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    Server(child, dir, port)
 }
 
 /// A message body `read_each` decodes and keeps: stream `s{i}` of steward `st`, batch `seq`,
@@ -96,8 +69,9 @@ fn batch(i: usize, seq: u8, size: usize) -> Vec<u8> {
 async fn deferred_streams_are_dropped_from_memory() {
     const STREAMS: usize = 1000;
     const BODY: usize = 50_000;
-    let server = start();
-    let url = format!("nats://127.0.0.1:{}", server.2);
+    let store = tempfile::tempdir().unwrap();
+    let server = NatsServer::start(store.path());
+    let url = server.url.clone();
     let client = loop {
         match async_nats::connect(&url).await {
             Ok(c) => break c,
@@ -122,7 +96,7 @@ async fn deferred_streams_are_dropped_from_memory() {
                 .unwrap();
         }
     }
-    let mut config = JetStreamConfig::new(&url, server.1.path().join("unused"));
+    let mut config = JetStreamConfig::new(&url, store.path().join("unused"));
     config.read_max_open_bytes = 1 << 20;
     let before = rss_kb();
     reset_peak();

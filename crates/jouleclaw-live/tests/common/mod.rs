@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 
 mod nats_server;
 #[allow(unused_imports)] // the test files that start no server
-pub use nats_server::nats_server;
+pub use nats_server::{NatsServer, free_port, nats_server};
 
 /// A 320-byte mic tick of window `w` at `ts` ns.
 pub fn mic(w: u64, ts: u64) -> Tick {

@@ -1,7 +1,8 @@
-//! Which `nats-server` the tests start: one definition for the live crate's tests and the
-//! `jouleclaw` command's (`tests/support`).
+//! Starting `nats-server` in tests: one definition for the live crate's tests and the
+//! `jouleclaw` command's (`tests/support`). Each test file uses a part of it.
 
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// `JOULECLAW_NATS_SERVER` when set (suite 41 points it at a newer server), else Debian's.
 pub fn nats_server() -> PathBuf {
@@ -14,4 +15,45 @@ pub fn nats_server() -> PathBuf {
         }
     }
     PathBuf::from("nats-server")
+}
+
+/// A loopback port nothing listens on at the time of the call.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One `nats-server -js` on a free loopback port, its store in `store`; killed when dropped.
+pub struct NatsServer {
+    child: Child,
+    /// `nats://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl NatsServer {
+    /// Starts the server (clients retry their first connection until it listens).
+    pub fn start(store: &Path) -> Self {
+        let port = free_port();
+        let child = Command::new(nats_server())
+            .args(["-a", "127.0.0.1", "-p", &port.to_string(), "-js", "-sd"])
+            .arg(store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server");
+        Self {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
