@@ -868,6 +868,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
 async fn a_batch_stored_under_another_steward_is_named() {
     let cluster = Cluster::start();
     let config = cluster.sink_config("forge");

@@ -4,7 +4,7 @@ use core::fmt;
 
 use jouleclaw_jcr1::RefusalCode;
 
-/// Why the strict `stream-seal/1` decoder refused a byte string.
+/// Why the strict `stream-seal/1` / `stream-seal/2` decoder refused a byte string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SealCode {
@@ -12,7 +12,7 @@ pub enum SealCode {
     /// `unknown_field`, `missing_field`, `wrong_type`, `null`, `negative_unsigned`,
     /// `empty_string`, `bad_closed_at`, ...), with jcr1's stable code.
     Json(RefusalCode),
-    /// `schema` is not `"stream-seal/1"`.
+    /// `schema` is neither `"stream-seal/1"` nor `"stream-seal/2"`.
     WrongSchema,
     /// `root` is not 64 lowercase hex digits.
     BadRoot,
@@ -22,6 +22,16 @@ pub enum SealCode {
     WindowRangeReversed,
     /// `last_window_id - first_window_id + 1 != tree_size + empty_windows_skipped`.
     WindowCountMismatch,
+    /// `stream-seal/2`: a key of `documents` is not a document kind (`name/version`: lowercase
+    /// ASCII letters, digits and `-`, a `/`, a version without a leading zero; at most 64 bytes).
+    BadDocumentKind,
+    /// `stream-seal/2`: a digest in `documents` is not 64 lowercase hex digits.
+    BadDocumentDigest,
+    /// `stream-seal/2`: more than [`crate::seal::MAX_SEALED_DOCUMENTS`] documents.
+    TooManyDocuments,
+    /// `stream-seal/2` on a seal whose `final` is `false`: only the final seal commits to the
+    /// call's documents.
+    DocumentsNotFinal,
 }
 
 impl SealCode {
@@ -34,6 +44,10 @@ impl SealCode {
             Self::TreeSizeZero => "seal_tree_size_zero",
             Self::WindowRangeReversed => "seal_window_range_reversed",
             Self::WindowCountMismatch => "seal_window_count_mismatch",
+            Self::BadDocumentKind => "seal_bad_document_kind",
+            Self::BadDocumentDigest => "seal_bad_document_digest",
+            Self::TooManyDocuments => "seal_too_many_documents",
+            Self::DocumentsNotFinal => "seal_documents_not_final",
         }
     }
 }

@@ -75,5 +75,8 @@ pub use merkle::{
     DEFAULT_MAX_LEAVES, Frontier, Hash, MerkleLog, leaf_hash, root_from_consistency,
     root_from_inclusion, verify_consistency, verify_inclusion,
 };
-pub use seal::{SealDecoder, StreamSeal, decode_seal};
+pub use seal::{
+    MAX_SEALED_DOCUMENTS, SCHEMA_ID_V2, SealDecoder, SealedDocuments, StreamSeal, decode_seal,
+    document_digest, is_document_kind,
+};
 pub use sealer::{SealBatch, StreamSealer};

@@ -1,6 +1,9 @@
-//! The `stream-seal/1` checkpoint document: canonical JSON (JCR-1), one schema object, a strict
+//! The `stream-seal/1` checkpoint document and its `stream-seal/2` form (a final seal that also
+//! commits to the call's signed documents): canonical JSON (JCR-1), one schema object, a strict
 //! decoder with stable refusal codes that decides the same whether bytes arrive whole or in
 //! pieces, and the JSON Schema generated from the same object.
+
+use std::collections::BTreeMap;
 
 use jouleclaw_jcr1::{
     Limits, Refusal, RefusalCode, UtcSecond, decode_canonical_value, encode_value,
@@ -10,8 +13,47 @@ use serde_json::{Map, Value, json};
 use crate::error::{Result, SealCode, SealError, SealRefusal};
 use crate::merkle::Hash;
 
-/// The schema id, the value of `schema`.
+/// The schema id, the value of `schema`, of a seal without `documents`.
 pub const SCHEMA_ID: &str = "stream-seal/1";
+
+/// The schema id of a final seal that commits to the call's documents (`documents`).
+pub const SCHEMA_ID_V2: &str = "stream-seal/2";
+
+/// The most documents a `stream-seal/2` seal commits to.
+pub const MAX_SEALED_DOCUMENTS: usize = 16;
+
+/// The longest document kind, in bytes.
+pub const MAX_DOCUMENT_KIND_BYTES: usize = 64;
+
+/// What a final `stream-seal/2` seal commits to beside the receipts: each signed document of the
+/// call by its kind (`"stop-latency/1"`), with the SHA-256 of its COSE_Sign1 bytes as stored.
+/// Keys are in byte order, which for the allowed kinds (ASCII) is the canonical order.
+pub type SealedDocuments = BTreeMap<String, [u8; 32]>;
+
+/// The digest a `stream-seal/2` seal commits to for one document: SHA-256 of its COSE_Sign1
+/// bytes exactly as stored (the whole file), so any change to the document, its signature or
+/// its envelope changes the digest.
+pub fn document_digest(cose_sign1: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(cose_sign1).into()
+}
+
+/// Whether `kind` is a document kind: `name/version`, the name of lowercase ASCII letters,
+/// digits and `-` starting with a letter, the version a decimal number without a leading zero,
+/// at most [`MAX_DOCUMENT_KIND_BYTES`] bytes.
+pub fn is_document_kind(kind: &str) -> bool {
+    let Some((name, version)) = kind.split_once('/') else {
+        return false;
+    };
+    kind.len() <= MAX_DOCUMENT_KIND_BYTES
+        && name.as_bytes().first().is_some_and(u8::is_ascii_lowercase)
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && !version.is_empty()
+        && !version.starts_with('0')
+        && version.bytes().all(|c| c.is_ascii_digit())
+}
 
 /// The media type of a seal document (`spec/STREAM-SEAL.md`).
 pub const MEDIA_TYPE: &str = "application/vnd.jouleclaw.stream-seal+json";
@@ -128,6 +170,9 @@ pub struct StreamSeal {
     pub closed_at: UtcSecond,
     /// Whether the stream ended with this seal.
     pub is_final: bool,
+    /// `None`: a `stream-seal/1` document. `Some`: a `stream-seal/2` document (final seals only)
+    /// that commits to these documents of the call (possibly none: the call has no document).
+    pub documents: Option<SealedDocuments>,
 }
 
 impl StreamSeal {
@@ -169,7 +214,18 @@ impl StreamSeal {
                 "last - first + 1 != tree_size + empty_windows_skipped",
             ));
         }
-        let v = json!({
+        if let Some(docs) = &self.documents {
+            if !self.is_final {
+                return Err(bad("documents", "only a final seal commits to documents"));
+            }
+            if docs.len() > MAX_SEALED_DOCUMENTS {
+                return Err(bad("documents", "more than 16 documents"));
+            }
+            if !docs.keys().all(|k| is_document_kind(k)) {
+                return Err(bad("documents", "a key is not a document kind"));
+            }
+        }
+        let mut v = json!({
             "closed_at": self.closed_at.to_string(),
             "empty_windows_skipped": self.empty_windows_skipped,
             "final": self.is_final,
@@ -181,6 +237,14 @@ impl StreamSeal {
             "stream_id": self.stream_id,
             "tree_size": self.tree_size,
         });
+        if let (Some(docs), Value::Object(m)) = (&self.documents, &mut v) {
+            let docs: Map<String, Value> = docs
+                .iter()
+                .map(|(k, d)| (k.clone(), Value::String(hex::encode(d))))
+                .collect();
+            m.insert("documents".into(), Value::Object(docs));
+            m.insert("schema".into(), Value::String(SCHEMA_ID_V2.into()));
+        }
         let out = encode_value(&v).map_err(|_| bad("seal", "not encodable as JCR-1"))?;
         if out.len() > SEAL_LIMITS.max_document_bytes {
             return Err(bad("seal", "longer than 16,384 bytes"));
@@ -275,14 +339,23 @@ fn check_schema(v: &Value, end: u64) -> Result<StreamSeal, SealRefusal> {
             RefusalCode::WrongType
         }));
     };
+    // `stream-seal/2` adds one field, `documents`; any other `schema` value is read as
+    // `stream-seal/1` (and refused as such, in field order, if it is not that either).
+    let v2 = m.get("schema").and_then(Value::as_str) == Some(SCHEMA_ID_V2);
+    let is_field = |k: &str| {
+        SEAL_FIELDS.binary_search_by(|d| d.name.cmp(k)).is_ok() || (v2 && k == "documents")
+    };
     // 1. Every key is a seal field.
-    for k in m.keys() {
-        if SEAL_FIELDS.binary_search_by(|d| d.name.cmp(k)).is_err() {
-            return Err(json(RefusalCode::UnknownField));
-        }
+    if m.keys().any(|k| !is_field(k)) {
+        return Err(json(RefusalCode::UnknownField));
     }
     // 2. Each field in canonical order: present, type, value.
+    let mut documents = None;
     for d in SEAL_FIELDS {
+        if v2 && d.name > "documents" && documents.is_none() {
+            let x = m.get("documents").ok_or(json(RefusalCode::MissingField))?;
+            documents = Some(check_documents(x).map_err(refuse)?);
+        }
         let x = m.get(d.name).ok_or(json(RefusalCode::MissingField))?;
         check_field(d, x).map_err(refuse)?;
     }
@@ -306,6 +379,7 @@ fn check_schema(v: &Value, end: u64) -> Result<StreamSeal, SealRefusal> {
         empty_windows_skipped: uint("empty_windows_skipped"),
         closed_at,
         is_final: m.get("final").and_then(Value::as_bool).unwrap_or_default(),
+        documents,
     };
     // 3. Cross-field rules.
     if seal.tree_size == 0 {
@@ -317,7 +391,41 @@ fn check_schema(v: &Value, end: u64) -> Result<StreamSeal, SealRefusal> {
     if !window_count_holds(&seal) {
         return Err(refuse(SealCode::WindowCountMismatch));
     }
+    if seal.documents.is_some() && !seal.is_final {
+        return Err(refuse(SealCode::DocumentsNotFinal));
+    }
     Ok(seal)
+}
+
+/// `documents` of a `stream-seal/2` seal: an object of at most 16 members, each a document
+/// kind mapped to 64 lowercase hex digits (checked member by member, in canonical order).
+fn check_documents(x: &Value) -> Result<SealedDocuments, SealCode> {
+    let json = SealCode::Json;
+    let m = match x {
+        Value::Null => return Err(json(RefusalCode::Null)),
+        Value::Object(m) => m,
+        _ => return Err(json(RefusalCode::WrongType)),
+    };
+    if m.len() > MAX_SEALED_DOCUMENTS {
+        return Err(SealCode::TooManyDocuments);
+    }
+    let mut out = SealedDocuments::new();
+    for (k, d) in m {
+        if !is_document_kind(k) {
+            return Err(SealCode::BadDocumentKind);
+        }
+        let d = match d {
+            Value::Null => return Err(json(RefusalCode::Null)),
+            Value::String(d) => d,
+            _ => return Err(json(RefusalCode::WrongType)),
+        };
+        let mut digest = [0u8; 32];
+        if !is_hex64(d) || hex::decode_to_slice(d, &mut digest).is_err() {
+            return Err(SealCode::BadDocumentDigest);
+        }
+        out.insert(k.clone(), digest);
+    }
+    Ok(out)
 }
 
 fn check_field(d: &FieldDef, x: &Value) -> Result<(), SealCode> {
@@ -328,7 +436,7 @@ fn check_field(d: &FieldDef, x: &Value) -> Result<(), SealCode> {
     match d.ty {
         FieldType::Schema => match x.as_str() {
             None => Err(json(RefusalCode::WrongType)),
-            Some(s) if s == SCHEMA_ID => Ok(()),
+            Some(s) if s == SCHEMA_ID || s == SCHEMA_ID_V2 => Ok(()),
             Some(_) => Err(SealCode::WrongSchema),
         },
         FieldType::NonEmptyText => match x.as_str() {
@@ -398,6 +506,45 @@ pub fn json_schema() -> Value {
         "required": SEAL_FIELDS.iter().map(|d| d.name).collect::<Vec<_>>(),
         "properties": props,
     })
+}
+
+/// The JSON Schema (draft 2020-12) of a `stream-seal/2` document: [`json_schema`] with `schema`
+/// `"stream-seal/2"`, `final` `true` and the required `documents` object. Beyond what
+/// [`json_schema`] cannot express, it cannot express the 64-byte bound of a kind.
+pub fn json_schema_v2() -> Value {
+    let mut v = json_schema();
+    if let Value::Object(o) = &mut v {
+        o.insert(
+            "$id".into(),
+            Value::String("urn:jouleclaw:schema:stream-seal/2".into()),
+        );
+        o.insert(
+            "title".into(),
+            Value::String("jouleclaw stream-seal/2 final checkpoint".into()),
+        );
+        if let Some(Value::Array(req)) = o.get_mut("required") {
+            req.push(Value::String("documents".into()));
+            req.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+        }
+        if let Some(Value::Object(props)) = o.get_mut("properties") {
+            props.insert("schema".into(), json!({ "const": SCHEMA_ID_V2 }));
+            props.insert(
+                "final".into(),
+                json!({ "const": true, "description": "stream-seal/2 is only the final seal" }),
+            );
+            props.insert(
+                "documents".into(),
+                json!({
+                    "type": "object",
+                    "description": "each signed document of the call by kind (name/version), with the SHA-256 of its COSE_Sign1 bytes as stored, lowercase hex",
+                    "maxProperties": MAX_SEALED_DOCUMENTS,
+                    "propertyNames": { "pattern": "^[a-z][a-z0-9-]*/[1-9][0-9]*$" },
+                    "additionalProperties": { "type": "string", "pattern": "^[0-9a-f]{64}$" },
+                }),
+            );
+        }
+    }
+    v
 }
 
 #[cfg(test)]

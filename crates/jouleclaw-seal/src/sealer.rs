@@ -6,7 +6,7 @@ use jouleclaw_jcr1::cose::Signer;
 use crate::cose::{ConsistencyProof, SignedCheckpoint, sign_checkpoint};
 use crate::error::{Result, SealError};
 use crate::merkle::{Hash, MerkleLog};
-use crate::seal::StreamSeal;
+use crate::seal::{SealedDocuments, StreamSeal};
 
 /// What one checkpoint yields: the signed checkpoint (for `seals.cbor`) and one inclusion
 /// receipt per window appended since the previous checkpoint, in leaf order (for
@@ -93,6 +93,27 @@ impl StreamSealer {
     /// of the ones appended since the previous checkpoint. `is_final` closes the stream.
     /// Needs at least one receipt.
     pub fn checkpoint(&mut self, signer: &dyn Signer, is_final: bool) -> Result<SealBatch> {
+        self.checkpoint_with(signer, is_final, None)
+    }
+
+    /// Signs the final checkpoint as a `stream-seal/2` seal that also commits to `documents`:
+    /// each signed document of the call by kind, with the SHA-256 of its COSE_Sign1 bytes
+    /// ([`crate::seal::document_digest`]). Closes the stream. An empty map states that the call
+    /// has no document.
+    pub fn finish_with_documents(
+        &mut self,
+        signer: &dyn Signer,
+        documents: SealedDocuments,
+    ) -> Result<SealBatch> {
+        self.checkpoint_with(signer, true, Some(documents))
+    }
+
+    fn checkpoint_with(
+        &mut self,
+        signer: &dyn Signer,
+        is_final: bool,
+        documents: Option<SealedDocuments>,
+    ) -> Result<SealBatch> {
         if self.finished {
             return Err(SealError::Finished);
         }
@@ -118,6 +139,7 @@ impl StreamSealer {
             empty_windows_skipped: (last - first + 1) - n,
             closed_at,
             is_final,
+            documents,
         };
         let first_leaf = self.previous.map_or(0, |(p, _)| p);
         let consistency = match self.previous {

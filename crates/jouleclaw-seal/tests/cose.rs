@@ -282,6 +282,7 @@ fn seal_at(secs: i64) -> StreamSeal {
         empty_windows_skipped: 0,
         closed_at: at(secs),
         is_final: true,
+        documents: None,
     }
 }
 

@@ -17,6 +17,7 @@ fn seal() -> StreamSeal {
         empty_windows_skipped: 1,
         closed_at: UtcSecond::parse("2026-06-05T00:00:01Z").unwrap(),
         is_final: false,
+        documents: None,
     }
 }
 
@@ -160,6 +161,7 @@ proptest! {
             empty_windows_skipped: empty,
             closed_at: UtcSecond::from_unix(secs).unwrap(),
             is_final,
+            documents: None,
         };
         let bytes = s.encode().unwrap();
         prop_assert_eq!(decode_seal(&bytes).unwrap(), s);

@@ -473,10 +473,13 @@ fn build_vectors() -> Value {
         "trailing newline",
         [good.clone(), b"\n".to_vec()].concat(),
     ));
+    // stream-seal/2 exists since final seals commit to the call's documents: a stream-seal/1
+    // body under its id lacks `documents` (this case said `seal_wrong_schema` before that).
     push(seal_case(
-        "schema stream-seal/2",
+        "schema stream-seal/2 without documents",
         rep("stream-seal/1", "stream-seal/2"),
     ));
+
     push(seal_case("root in uppercase hex", {
         let r = hex::encode(batches[0].checkpoint.seal.root);
         rep(&r, &r.to_uppercase())

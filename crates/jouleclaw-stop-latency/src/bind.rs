@@ -3,6 +3,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use jouleclaw_jcr1::StreamWindowReceipt;
+use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
 
 use crate::document::{StopLatencyDocument, receipts_root};
@@ -15,6 +16,8 @@ pub const BINDING_CODES: &[&str] = &[
     "barge_in_window_missing",
     "barge_in_not_yielded",
     "yield_unlisted",
+    "finding_unlisted",
+    "finding_contradicted",
     "stop_latency_missing",
 ];
 
@@ -33,26 +36,36 @@ impl core::fmt::Display for BindingProblem {
     }
 }
 
-/// `true` when the receipts need a stop-latency document: one of them records a barge-in
-/// (a `yield` verdict). Without the document such a stream is refused
-/// (`stop_latency_missing`).
+/// How a receipt records a barge-in, if it does: a `yield` verdict, or a `barge_in_ignored`
+/// finding (whatever the verdict: a `fail` outranks the `yield` of the same window).
+fn records_barge_in(r: &StreamWindowReceipt) -> Option<&'static str> {
+    if matches!(r.verdict, WindowVerdict::Yield { .. }) {
+        Some("a barge-in (yield)")
+    } else if matches!(
+        r.conservation,
+        WindowConservationFinding::BargeInIgnored { .. }
+    ) {
+        Some("an ignored barge-in (barge_in_ignored)")
+    } else {
+        None
+    }
+}
+
+/// `true` when the receipts need a stop-latency document: one of them records a barge-in,
+/// whatever its verdict (a `yield` verdict or a `barge_in_ignored` finding). Without the
+/// document such a stream is refused (`stop_latency_missing`).
 pub fn required(receipts: &[StreamWindowReceipt]) -> bool {
-    receipts
-        .iter()
-        .any(|r| matches!(r.verdict, WindowVerdict::Yield { .. }))
+    receipts.iter().any(|r| records_barge_in(r).is_some())
 }
 
 /// The problem of a stream whose receipts record a barge-in and which has no document.
 pub fn missing(receipts: &[StreamWindowReceipt]) -> Option<BindingProblem> {
-    let w = receipts.iter().find_map(|r| match r.verdict {
-        WindowVerdict::Yield { .. } => Some(r.window_id),
-        _ => None,
-    })?;
+    let (w, what) = receipts
+        .iter()
+        .find_map(|r| records_barge_in(r).map(|what| (r.window_id, what)))?;
     Some(BindingProblem {
         code: "stop_latency_missing",
-        detail: format!(
-            "window {w} records a barge-in (yield) and there is no stop-latency document"
-        ),
+        detail: format!("window {w} records {what} and there is no stop-latency document"),
     })
 }
 
@@ -131,6 +144,50 @@ pub fn check_receipts(
                 format!(
                     "window {} records a barge-in (yield) the document does not list",
                     r.window_id
+                ),
+            );
+        }
+    }
+    // What the signed receipts state about late outbound after a barge-in must be in the
+    // document: the barge-in itself (same time), still measured at that outbound's time, with
+    // late audio at or after it.
+    for (r, _) in receipts {
+        let WindowConservationFinding::BargeInIgnored {
+            barge_in_ts_ns,
+            outbound_ts_ns,
+        } = r.conservation
+        else {
+            continue;
+        };
+        let Some(b) = doc
+            .barge_ins
+            .iter()
+            .find(|b| b.barge_in_ts_ns == barge_in_ts_ns)
+        else {
+            p(
+                "finding_unlisted",
+                format!(
+                    "receipt {} records barge_in_ignored for a barge-in at {barge_in_ts_ns} ns the document does not list",
+                    r.window_id
+                ),
+            );
+            continue;
+        };
+        let open_then = b.end_ts_ns.is_none_or(|end| end >= outbound_ts_ns);
+        let late_then =
+            b.late_audio_bytes > 0 && b.last_audio_ts_ns.is_some_and(|t| t >= outbound_ts_ns);
+        if b.window_id > r.window_id || !open_then || !late_then {
+            p(
+                "finding_contradicted",
+                format!(
+                    "receipt {} records outbound at {outbound_ts_ns} ns past the deadline of the barge-in at {barge_in_ts_ns} ns; the document lists that barge-in in window {} with last audio {} and {} late audio bytes, ended {}",
+                    r.window_id,
+                    b.window_id,
+                    b.last_audio_ts_ns
+                        .map_or("none".to_owned(), |t| format!("at {t} ns")),
+                    b.late_audio_bytes,
+                    b.end_ts_ns
+                        .map_or("at the stream's end".to_owned(), |t| format!("at {t} ns")),
                 ),
             );
         }

@@ -419,6 +419,31 @@ fn build() -> String {
         receipts.clone(),
         "stream_mismatch",
     );
+    // Values the signed receipts contradict (the rude call: a receipt records barge_in_ignored
+    // with both times).
+    let rude = &all[1].run;
+    let rude_receipts = receipts_json(rude);
+    let mut inside = rude.doc.clone();
+    let b0 = &mut inside.barge_ins[0];
+    let t_in = b0.barge_in_ts_ns + 100 * MS;
+    b0.last_audio_ts_ns = Some(t_in);
+    b0.late_audio_bytes = 0;
+    t(
+        "re-signed with the late barge-in's last audio moved inside the deadline",
+        resign(&inside),
+        rude_receipts.clone(),
+        "finding_contradicted",
+    );
+    let mut shifted = rude.doc.clone();
+    let b0 = &mut shifted.barge_ins[0];
+    b0.barge_in_ts_ns += 300 * MS;
+    b0.late_audio_bytes = 0;
+    t(
+        "re-signed with the late barge-in moved 300 ms later (onto its last audio)",
+        resign(&shifted),
+        rude_receipts.clone(),
+        "finding_unlisted",
+    );
 
     let tampered: Vec<Value> = tampered
         .into_iter()
