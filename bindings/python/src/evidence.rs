@@ -118,6 +118,26 @@ impl StopLatencyDocument {
         self.doc.barge_ins.iter().map(StopLatency::from).collect()
     }
 
+    /// Its schema id: `"stop-latency/1"`, or `"stop-latency/2"` when it states its vantage.
+    #[getter]
+    fn schema(&self) -> &'static str {
+        self.doc.schema_id()
+    }
+
+    /// What an audio tick's time marks (`"sent"` or `"played"`), `None` for `stop-latency/1`
+    /// (whose times are as sent, the buffer after that unstated).
+    #[getter]
+    fn vantage(&self) -> Option<&'static str> {
+        self.doc.vantage.map(|v| v.point.as_str())
+    }
+
+    /// The buffered audio after the vantage point the stop latency does not include, in
+    /// nanoseconds, when stated; `None` when unknown or for `stop-latency/1`.
+    #[getter]
+    fn excluded_buffer_ns(&self) -> Option<u64> {
+        self.doc.vantage.and_then(|v| v.excluded_buffer_ns)
+    }
+
     /// The number of window receipts it is bound to.
     #[getter]
     fn window_count(&self) -> u64 {
@@ -354,6 +374,8 @@ pub(crate) struct State {
     pub(crate) doc_signer: SoftwareSigner,
     pub(crate) out_dir: Option<PathBuf>,
     pub(crate) summary_base: serde_json::Value,
+    /// Stated in the document (`stop-latency/2`) when given.
+    pub(crate) vantage: Option<jouleclaw_stop_latency::Vantage>,
 }
 
 /// A failure of `finish` beyond the pipeline's own.
@@ -437,17 +459,18 @@ impl State {
             return Err(FinishError::StopLatency(e));
         }
         let config = self.pipeline.config();
-        let doc = RsDocument::new(
+        let mut doc = RsDocument::new(
             &config.steward,
             &config.stream_id,
             self.meter.barge_ins(),
             &self.hashes,
         )
         .map_err(FinishError::StopLatency)?;
+        doc.vantage = self.vantage;
         let signed = jouleclaw_stop_latency::sign(&self.doc_signer, &doc)
             .map_err(FinishError::StopLatency)?;
         let documents = [(
-            jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
+            doc.schema_id().to_owned(),
             jouleclaw_seal::document_digest(&signed.cose_sign1),
         )]
         .into_iter()

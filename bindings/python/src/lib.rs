@@ -876,8 +876,12 @@ impl Pipeline {
     /// `"non_pass"`, `"none"`) says which windows are also signed on their own. With `out_dir`,
     /// `finish()` writes a run directory the `jouleclaw` command verifies; a directory that
     /// already holds a run's files is refused (`run_exists`), here and again at `finish()`.
+    /// `vantage` (`"sent"` or `"played"`) states what an audio tick's time marks, and
+    /// `excluded_buffer_ns` the audio buffered after that point that the stop latency does not
+    /// include, when known: with `vantage` the signed document is `stop-latency/2`
+    /// (`spec/STOP-LATENCY-V1.md` section 10), without it `stop-latency/1`.
     #[new]
-    #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0, seal_every=None, window_signatures="all", out_dir=None))]
+    #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0, seal_every=None, window_signatures="all", out_dir=None, vantage=None, excluded_buffer_ns=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -889,7 +893,39 @@ impl Pipeline {
         seal_every: Option<u64>,
         window_signatures: &str,
         out_dir: Option<std::path::PathBuf>,
+        vantage: Option<&str>,
+        excluded_buffer_ns: Option<u64>,
     ) -> PyResult<Self> {
+        let vantage = match (vantage, excluded_buffer_ns) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(refusal::<ConfigError>(
+                    py,
+                    "bad_vantage",
+                    "excluded_buffer_ns needs vantage (\"sent\" or \"played\")".to_owned(),
+                ));
+            }
+            (Some(v), excluded_buffer_ns) => {
+                let Some(point) = jouleclaw_stop_latency::VantagePoint::parse(v) else {
+                    return Err(refusal::<ConfigError>(
+                        py,
+                        "bad_vantage",
+                        format!("vantage {v:?} is not \"sent\" or \"played\""),
+                    ));
+                };
+                if excluded_buffer_ns.is_some_and(|n| n > jouleclaw_seal::seal::MAX_UINT) {
+                    return Err(refusal::<ConfigError>(
+                        py,
+                        "bad_vantage",
+                        "excluded_buffer_ns is above 2^53-1".to_owned(),
+                    ));
+                }
+                Some(jouleclaw_stop_latency::Vantage {
+                    point,
+                    excluded_buffer_ns,
+                })
+            }
+        };
         if jouleclaw_jcr1::UtcSecond::from_unix(epoch_unix).is_none() {
             return Err(refusal::<ConfigError>(
                 py,
@@ -951,6 +987,7 @@ impl Pipeline {
             doc_signer,
             out_dir,
             summary_base,
+            vantage,
         };
         Ok(Self {
             inner: Mutex::new(state),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
 
 import pytest
 
-from conftest import cli_verify, python_verifier
+from conftest import cli_verify, jouleclaw_cli, python_verifier
+import scripted_call
 from scripted_call import (
     BARGE_IN_MS,
     MS,
@@ -284,3 +286,54 @@ def test_only_the_observed_destination_is_the_bots_voice():
     assert music.audio_stats.sent_bytes == 960 and music.ticks[3] == 1
     # The other destination's chunk is neither voice nor counted as sent by this observer.
     assert default.ignored.get("TTSAudioRawFrame") == 1
+
+
+def leaky_bot(second_start_ms: int):
+    """The user cuts in at 0.84 s and keeps talking until 1.25 s; the transport raises a new
+    ``BotStartedSpeakingFrame`` at `second_start_ms` and then sends 300 ms more of the cancelled
+    reply (the Pipecat pattern a cascade produces when the provider keeps streaming it)."""
+    steps = [
+        *scripted_call.question(),
+        *scripted_call.answer_until_barge_in(BARGE_IN_MS),
+        (BARGE_IN_MS + 20, "out", scripted_call.bot_stopped()),
+        (second_start_ms, "out", scripted_call.bot_started()),
+        (1000, "user", scripted_call.mic()),
+        (BARGE_IN_MS + 300, "out", scripted_call.tts_audio(1_200)),
+        (1220, "stt", scripted_call.heard("no, stop")),
+        (1250, "user", scripted_call.user_stops()),
+        (1300, "out", scripted_call.tts_audio(1_200)),
+    ]
+    return sorted(steps, key=lambda s: s[0])
+
+
+def test_a_bot_start_during_the_users_turn_does_not_end_the_stop_latency(tmp_path):
+    # The transport says the bot started again 40 ms after the barge-in, while the user still
+    # speaks: that is not the bot's next turn. The audio 300 ms after the barge-in counts
+    # (late), the measurement ends at the user's end of turn (1.25 s), and the early start is
+    # recorded. Before, that start ended the measurement at once: stop latency 0 ms, nothing
+    # late, although the listener heard the reply 300 ms after cutting in.
+    observer = observe(leaky_bot(second_start_ms=BARGE_IN_MS + 40), tmp_path / "run", seal_every=2)
+    assert observer.turns_during_user_turn == [(BARGE_IN_MS + 40) * MS]
+    [b] = observer.stop_latencies()
+    assert b.barge_in_ts_ns == BARGE_IN_MS * MS
+    assert b.last_audio_ts_ns == (BARGE_IN_MS + 300) * MS
+    assert b.stop_latency_ns == 300 * MS and b.late_audio_bytes == 1_200
+    assert (b.ended_by, b.end_ts_ns) == ("start", 1250 * MS)
+    assert any(w.finding.kind == "barge_in_ignored" for w in observer.receipts)
+    o = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", "signer.pub", "."],
+        cwd=tmp_path / "run", capture_output=True, text=True, timeout=60,
+    )
+    assert o.returncode == 0, o.stderr
+    assert "documents sealed by the final seal (stream-seal/2): stop-latency/1" in o.stdout
+
+
+def test_a_bot_start_after_the_users_turn_ends_the_stop_latency():
+    # The neighbour: the bot starts again only after the user's end of turn: its next turn,
+    # which ends the measurement there; nothing is recorded as a turn during the user's turn.
+    steps = [s for s in leaky_bot(second_start_ms=1260) if s[0] != BARGE_IN_MS + 300]
+    observer = observe(steps)
+    assert observer.turns_during_user_turn == []
+    [b] = observer.stop_latencies()
+    assert b.last_audio_ts_ns is None and b.stop_latency_ns == 0
+    assert (b.ended_by, b.end_ts_ns) == ("start", 1260 * MS)

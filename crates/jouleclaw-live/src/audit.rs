@@ -410,14 +410,18 @@ pub fn check_sealed_documents(
         return Vec::new();
     };
     let mut problems = Vec::new();
+    let kinds = [
+        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA,
+        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA_V2,
+    ];
     for kind in docs.keys() {
-        if kind != jouleclaw_stop_latency::STOP_LATENCY_SCHEMA {
+        if !kinds.contains(&kind.as_str()) {
             problems.push(format!(
                 "document_kind_unknown: the final seal commits to a {kind:?} document, a kind this verifier cannot check"
             ));
         }
     }
-    let listed = docs.get(jouleclaw_stop_latency::STOP_LATENCY_SCHEMA);
+    let listed = kinds.iter().find_map(|k| docs.get(*k));
     match (listed, stop_latency) {
         (None, None) => {}
         (Some(_), None) => problems.push(

@@ -1152,6 +1152,7 @@ impl MintShard {
             window_count,
             receipts_root: root,
             barge_ins: s.meter.barge_ins().to_vec(),
+            vantage: None,
         };
         Ok(jouleclaw_stop_latency::sign(self.signer.as_ref(), &doc)?.cose_sign1)
     }

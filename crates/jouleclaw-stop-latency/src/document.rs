@@ -1,4 +1,5 @@
-//! `stop-latency/1`: the wire form, in JCR-1 canonical JSON.
+//! `stop-latency/1` and `stop-latency/2` (the same, stating where its times were taken): the
+//! wire form, in JCR-1 canonical JSON.
 
 use jouleclaw_jcr1::{Limits, decode_canonical_value, encode_value};
 use jouleclaw_seal::Frontier;
@@ -7,8 +8,50 @@ use serde_json::{Map, Value};
 use crate::error::{Result, StopLatencyError};
 use crate::meter::{BargeIn, DEADLINE_NS, EndedBy, MAX_BARGE_INS};
 
-/// The schema id, the value of `jc_stop_latency`.
+/// The schema id, the value of `jc_stop_latency`, of a document without a vantage point.
 pub const STOP_LATENCY_SCHEMA: &str = "stop-latency/1";
+
+/// The schema id of a document that states its vantage point (`vantage`).
+pub const STOP_LATENCY_SCHEMA_V2: &str = "stop-latency/2";
+
+/// Where the audio times of a `stop-latency/2` document were taken, and what plays after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Vantage {
+    /// What an audio tick's `ts_ns` marks.
+    pub point: VantagePoint,
+    /// The audio buffered after that point which the stop latency does **not** include (a
+    /// device buffer, a far end's jitter buffer, an output queue), in nanoseconds, when the
+    /// caller knows it; `None`: not known. The listener may hear up to this much more.
+    pub excluded_buffer_ns: Option<u64>,
+}
+
+/// What an audio tick's time marks (`vantage.point`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VantagePoint {
+    /// `"sent"`: when the transport's write of the chunk returned.
+    Sent,
+    /// `"played"`: when the sink reported the chunk played.
+    Played,
+}
+
+impl VantagePoint {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Sent => "sent",
+            Self::Played => "played",
+        }
+    }
+
+    /// The point of a wire name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "sent" => Some(Self::Sent),
+            "played" => Some(Self::Played),
+            _ => None,
+        }
+    }
+}
 
 /// The longest `steward` or `stream_id`, in bytes: 4,096, as in a window receipt.
 pub const MAX_NAME_BYTES: usize = 4_096;
@@ -40,6 +83,7 @@ pub const STOP_LATENCY_SCHEMA_CODES: &[&str] = &[
     "latency_mismatch",
     "late_mismatch",
     "out_of_order",
+    "bad_vantage",
 ];
 
 /// One stream's stop latencies, bound to its window receipts.
@@ -56,6 +100,9 @@ pub struct StopLatencyDocument {
     pub receipts_root: [u8; 32],
     /// Every barge-in, in push order; each ended (`Start` or `StreamEnd`).
     pub barge_ins: Vec<BargeIn>,
+    /// `None`: a `stop-latency/1` document (its times are "as sent", the buffer after that
+    /// unstated). `Some`: a `stop-latency/2` document that states them.
+    pub vantage: Option<Vantage>,
 }
 
 /// The RFC 9162 root over `content_hashes` in order (`SHA-256()` for none).
@@ -92,10 +139,21 @@ impl StopLatencyDocument {
             window_count: content_hashes.len() as u64,
             receipts_root: receipts_root(content_hashes)?,
             barge_ins: barge_ins.to_vec(),
+            vantage: None,
         };
         // Refuse now what would not encode.
         doc.encode()?;
         Ok(doc)
+    }
+
+    /// Its schema id, which is also its kind in a `stream-seal/2` final seal's `documents`:
+    /// `"stop-latency/1"`, or `"stop-latency/2"` when it states its vantage point.
+    pub fn schema_id(&self) -> &'static str {
+        if self.vantage.is_some() {
+            STOP_LATENCY_SCHEMA_V2
+        } else {
+            STOP_LATENCY_SCHEMA
+        }
     }
 
     /// The CWT `sub` of its signature: `<stream_id>:stop-latency`.
@@ -140,7 +198,18 @@ impl StopLatencyDocument {
         let mut root = Map::new();
         root.insert("barge_ins".into(), Value::Array(list));
         root.insert("deadline_ns".into(), uint(DEADLINE_NS));
-        root.insert("jc_stop_latency".into(), STOP_LATENCY_SCHEMA.into());
+        match &self.vantage {
+            None => {
+                root.insert("jc_stop_latency".into(), STOP_LATENCY_SCHEMA.into());
+            }
+            Some(v) => {
+                root.insert("jc_stop_latency".into(), STOP_LATENCY_SCHEMA_V2.into());
+                let mut m = Map::new();
+                m.insert("excluded_buffer_ns".into(), opt(v.excluded_buffer_ns));
+                m.insert("point".into(), v.point.as_str().into());
+                root.insert("vantage".into(), Value::Object(m));
+            }
+        }
         root.insert(
             "receipts_root".into(),
             hex::encode(self.receipts_root).into(),
@@ -247,6 +316,19 @@ const TOP_FIELDS: &[&str] = &[
     "window_count",
 ];
 
+const TOP_FIELDS_V2: &[&str] = &[
+    "barge_ins",
+    "deadline_ns",
+    "jc_stop_latency",
+    "receipts_root",
+    "steward",
+    "stream_id",
+    "vantage",
+    "window_count",
+];
+
+const VANTAGE_FIELDS: &[&str] = &["excluded_buffer_ns", "point"];
+
 const BARGE_IN_FIELDS: &[&str] = &[
     "audio_bytes",
     "barge_in_ts_ns",
@@ -265,8 +347,15 @@ fn is_lower_hex_32(s: &str) -> bool {
 /// The schema rules of `spec/STOP-LATENCY-V1.md` section 4, in order.
 fn schema(v: &Value) -> core::result::Result<StopLatencyDocument, Code> {
     let root = object(v)?;
-    fields(root, TOP_FIELDS)?;
-    if string(&root["jc_stop_latency"])? != STOP_LATENCY_SCHEMA {
+    // stop-latency/2 adds one field, `vantage`; the schema id selects the field set.
+    let v2 = root.get("jc_stop_latency").and_then(Value::as_str) == Some(STOP_LATENCY_SCHEMA_V2);
+    if v2 {
+        fields(root, TOP_FIELDS_V2)?;
+    } else {
+        fields(root, TOP_FIELDS)?;
+    }
+    let id = string(&root["jc_stop_latency"])?;
+    if id != STOP_LATENCY_SCHEMA && id != STOP_LATENCY_SCHEMA_V2 {
         return Err("wrong_schema");
     }
     let steward = string(&root["steward"])?;
@@ -288,6 +377,11 @@ fn schema(v: &Value) -> core::result::Result<StopLatencyDocument, Code> {
     if deadline_ns != DEADLINE_NS {
         return Err("wrong_deadline");
     }
+    let vantage = if v2 {
+        Some(vantage(&root["vantage"])?)
+    } else {
+        None
+    };
     let mut barge_ins = Vec::with_capacity(list.len());
     for item in list {
         barge_ins.push(barge_in(item)?);
@@ -304,6 +398,21 @@ fn schema(v: &Value) -> core::result::Result<StopLatencyDocument, Code> {
         window_count,
         receipts_root,
         barge_ins,
+        vantage,
+    })
+}
+
+/// `vantage` of a `stop-latency/2` document: exactly `excluded_buffer_ns` (an integer or
+/// `null`) and `point` (`"sent"` or `"played"`).
+fn vantage(v: &Value) -> core::result::Result<Vantage, Code> {
+    let m = object(v)?;
+    fields(m, VANTAGE_FIELDS)?;
+    let excluded_buffer_ns = unsigned_or_null(&m["excluded_buffer_ns"])?;
+    let point = string(&m["point"])?;
+    let point = VantagePoint::parse(point).ok_or("bad_vantage")?;
+    Ok(Vantage {
+        point,
+        excluded_buffer_ns,
     })
 }
 

@@ -145,3 +145,117 @@ mod mutations {
         }
     }
 }
+
+#[test]
+fn a_stated_vantage_is_stop_latency_2_and_signs_and_decodes_to_itself() {
+    let r = run(rude());
+    let mut doc = r.doc.clone();
+    doc.vantage = Some(Vantage {
+        point: VantagePoint::Sent,
+        excluded_buffer_ns: Some(200 * MS),
+    });
+    assert_eq!(doc.schema_id(), "stop-latency/2");
+    let bytes = doc.encode().unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains(r#""jc_stop_latency":"stop-latency/2","receipts_root""#));
+    assert!(text.contains(r#""vantage":{"excluded_buffer_ns":200000000,"point":"sent"}"#));
+    assert_eq!(StopLatencyDocument::decode(&bytes).unwrap(), doc);
+    let signed = sign(&SoftwareSigner::rfc8032_test_key(), &doc).unwrap();
+    assert_eq!(verify(&signed.cose_sign1, &key()).unwrap().document, doc);
+    // The values bind to the receipts as a stop-latency/1 document's do.
+    assert!(check_receipts(&doc, &r.receipts).is_empty());
+    // Unknown buffer: null; played: accepted.
+    doc.vantage = Some(Vantage {
+        point: VantagePoint::Played,
+        excluded_buffer_ns: None,
+    });
+    let bytes = doc.encode().unwrap();
+    assert!(
+        String::from_utf8(bytes.clone())
+            .unwrap()
+            .contains(r#""vantage":{"excluded_buffer_ns":null,"point":"played"}"#)
+    );
+    assert_eq!(StopLatencyDocument::decode(&bytes).unwrap(), doc);
+    // Without a vantage the same document is stop-latency/1, byte for byte as before.
+    assert_eq!(r.doc.schema_id(), "stop-latency/1");
+    assert_eq!(r.doc.encode().unwrap(), r.signed.payload);
+}
+
+#[test]
+fn the_vantage_rules_refuse_each_fault_and_its_neighbour_passes() {
+    let r = run(polite());
+    let mut doc = r.doc.clone();
+    doc.vantage = Some(Vantage {
+        point: VantagePoint::Sent,
+        excluded_buffer_ns: Some(0),
+    });
+    let good = String::from_utf8(doc.encode().unwrap()).unwrap();
+    assert!(StopLatencyDocument::decode(good.as_bytes()).is_ok());
+    let refused = |from: &str, to: &str| {
+        assert!(good.contains(from), "{from}");
+        StopLatencyDocument::decode(good.replacen(from, to, 1).as_bytes())
+            .unwrap_err()
+            .code
+    };
+    assert_eq!(
+        refused(r#""point":"sent""#, r#""point":"heard""#),
+        "bad_vantage"
+    );
+    assert_eq!(refused(r#""point":"sent""#, r#""point":1"#), "wrong_type");
+    assert_eq!(
+        refused(r#""excluded_buffer_ns":0"#, r#""excluded_buffer_ns":-1"#),
+        "negative_unsigned"
+    );
+    assert_eq!(
+        refused(r#""excluded_buffer_ns":0"#, r#""excluded_buffer_ns":true"#),
+        "wrong_type"
+    );
+    assert_eq!(refused(r#""excluded_buffer_ns":0,"#, ""), "missing_field");
+    assert_eq!(
+        refused(r#""point":"sent""#, r#""point":"sent","x":1"#),
+        "unknown_field"
+    );
+    assert_eq!(
+        refused(
+            r#""vantage":{"excluded_buffer_ns":0,"point":"sent"}"#,
+            r#""vantage":null"#
+        ),
+        "null"
+    );
+    // stop-latency/2 without its vantage; stop-latency/1 with one.
+    let v1 = String::from_utf8(r.doc.encode().unwrap()).unwrap();
+    let without = v1.replacen("stop-latency/1", "stop-latency/2", 1);
+    assert_eq!(
+        StopLatencyDocument::decode(without.as_bytes())
+            .unwrap_err()
+            .code,
+        "missing_field"
+    );
+    let with = good.replacen("stop-latency/2", "stop-latency/1", 1);
+    assert_eq!(
+        StopLatencyDocument::decode(with.as_bytes())
+            .unwrap_err()
+            .code,
+        "unknown_field"
+    );
+    // Any other id reads the stop-latency/1 field set: a vantage is then unknown, and
+    // without one the id itself is refused.
+    assert_eq!(
+        StopLatencyDocument::decode(
+            good.replacen("stop-latency/2", "stop-latency/3", 1)
+                .as_bytes()
+        )
+        .unwrap_err()
+        .code,
+        "unknown_field"
+    );
+    assert_eq!(
+        StopLatencyDocument::decode(
+            v1.replacen("stop-latency/1", "stop-latency/3", 1)
+                .as_bytes()
+        )
+        .unwrap_err()
+        .code,
+        "wrong_schema"
+    );
+}

@@ -105,6 +105,18 @@ fn scenarios() -> Vec<Scenario> {
                 &[1000 * MS, 2000 * MS],
             )),
         },
+        Scenario {
+            description: "stop-latency/2: the rude call stating its vantage (times as sent) and the 200 ms device buffer after it that the stop latency does not include",
+            run: {
+                let mut r = run(rude());
+                r.doc.vantage = Some(Vantage {
+                    point: VantagePoint::Sent,
+                    excluded_buffer_ns: Some(200 * MS),
+                });
+                r.signed = sign(&SoftwareSigner::rfc8032_test_key(), &r.doc).unwrap();
+                r
+            },
+        },
     ]
 }
 
@@ -140,9 +152,12 @@ fn build() -> String {
     let edits: Vec<(&str, &str, Value, Edit)> = vec![
         (
             "wrong_schema",
-            "jc_stop_latency is stop-latency/2",
+            // stop-latency/2 exists since documents state their vantage: a stop-latency/1
+            // body under that id is missing_field (appended below); this case, which said
+            // stop-latency/2 before, names an id that does not exist.
+            "jc_stop_latency is stop-latency/3",
             base.clone(),
-            |v| v["jc_stop_latency"] = "stop-latency/2".into(),
+            |v| v["jc_stop_latency"] = "stop-latency/3".into(),
         ),
         (
             "unknown_field",
@@ -288,6 +303,61 @@ fn build() -> String {
     let unsorted =
         text(&canonical).replacen("{\"barge_ins\"", "{\"window_count\":1,\"barge_ins\"", 1);
     negative.push(json!({"description": "a duplicate, unsorted key", "input_hex": hex(unsorted.as_bytes()), "expect": "unsorted_keys"}));
+    // stop-latency/2 (section 10): the vantage object.
+    let with_vantage = |id: &str, vantage: Value| {
+        let mut v = base.clone();
+        v["jc_stop_latency"] = id.into();
+        v["vantage"] = vantage;
+        encode_value(&v).unwrap()
+    };
+    for (description, bytes, code) in [
+        (
+            "stop-latency/2 without vantage",
+            {
+                let mut v = base.clone();
+                v["jc_stop_latency"] = "stop-latency/2".into();
+                encode_value(&v).unwrap()
+            },
+            "missing_field",
+        ),
+        (
+            "stop-latency/1 with a vantage",
+            with_vantage(
+                "stop-latency/1",
+                json!({"excluded_buffer_ns": null, "point": "sent"}),
+            ),
+            "unknown_field",
+        ),
+        (
+            "vantage point heard",
+            with_vantage(
+                "stop-latency/2",
+                json!({"excluded_buffer_ns": null, "point": "heard"}),
+            ),
+            "bad_vantage",
+        ),
+        (
+            "vantage without excluded_buffer_ns",
+            with_vantage("stop-latency/2", json!({"point": "sent"})),
+            "missing_field",
+        ),
+        (
+            "excluded_buffer_ns negative",
+            with_vantage(
+                "stop-latency/2",
+                json!({"excluded_buffer_ns": -1, "point": "sent"}),
+            ),
+            "negative_unsigned",
+        ),
+        (
+            "vantage a string",
+            with_vantage("stop-latency/2", json!("sent")),
+            "wrong_type",
+        ),
+    ] {
+        negative
+            .push(json!({"description": description, "input_hex": hex(&bytes), "expect": code}));
+    }
     for (i, n) in negative.iter_mut().enumerate() {
         let bytes = unhex(n["input_hex"].as_str().unwrap());
         let r = StopLatencyDocument::decode(&bytes).unwrap_err();
@@ -543,11 +613,37 @@ fn json_schema() -> Value {
     })
 }
 
+/// The JSON Schema of stop-latency/2: stop-latency/1's with its id and the `vantage` object.
+fn json_schema_v2() -> Value {
+    let mut s = json_schema();
+    s["$id"] = "urn:jouleclaw:schema:stop-latency/2".into();
+    s["title"] = "stop-latency/2".into();
+    s["properties"]["jc_stop_latency"] = json!({"const": STOP_LATENCY_SCHEMA_V2});
+    s["properties"]["vantage"] = json!({
+        "type": "object",
+        "additionalProperties": false,
+        "required": ["excluded_buffer_ns", "point"],
+        "properties": {
+            "excluded_buffer_ns": {"type": ["integer", "null"], "minimum": 0, "maximum": 9_007_199_254_740_991u64},
+            "point": {"enum": ["sent", "played"]},
+        }
+    });
+    let req = s["required"].as_array_mut().unwrap();
+    req.push("vantage".into());
+    req.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+    s
+}
+
 #[test]
 fn the_schema_file_is_what_the_generator_builds() {
-    let mut built = serde_json::to_string_pretty(&json_schema()).unwrap();
-    built.push('\n');
-    check_generated(SCHEMA_FILE, &built);
+    for (file, schema) in [
+        (SCHEMA_FILE, json_schema()),
+        ("stop-latency-2.schema.json", json_schema_v2()),
+    ] {
+        let mut built = serde_json::to_string_pretty(&schema).unwrap();
+        built.push('\n');
+        check_generated(file, &built);
+    }
 }
 
 /// Writes `built` to `conformance/{file}` when regenerating; otherwise requires the checked-in

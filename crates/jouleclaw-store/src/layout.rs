@@ -28,9 +28,11 @@ pub const SIGNER_PUB: &str = "signer.pub";
 /// when a receipt records a barge-in.
 pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
 
-/// Every signed document kind a call can have beside its receipts, with its file: what a
-/// `stream-seal/2` final seal commits to (`spec/STREAM-SEAL.md` section 3.2).
-pub const DOCUMENT_FILES: &[(&str, &str)] = &[("stop-latency/1", STOP_LATENCY_CBOR)];
+/// Every signed document a call can have beside its receipts: its file and the kinds (schema
+/// ids) it may hold; what a `stream-seal/2` final seal commits to (`spec/STREAM-SEAL.md`
+/// section 3.2).
+pub const DOCUMENT_FILES: &[(&str, &[&str])] =
+    &[(STOP_LATENCY_CBOR, &["stop-latency/1", "stop-latency/2"])];
 
 /// The largest signed document read to hash it against a seal: 16 MiB (a `stop-latency/1`
 /// document is at most 8 MiB and 16 KiB).

@@ -493,7 +493,10 @@ fn check_sealed_documents(
     docs: &SealedDocuments,
 ) -> Result<()> {
     for kind in docs.keys() {
-        if !DOCUMENT_FILES.iter().any(|(k, _)| k == kind) {
+        if !DOCUMENT_FILES
+            .iter()
+            .any(|(_, kinds)| kinds.contains(&kind.as_str()))
+        {
             report.problem(
                 "document_kind_unknown",
                 SEALS_CBOR,
@@ -506,9 +509,11 @@ fn check_sealed_documents(
             );
         }
     }
-    for &(kind, file) in DOCUMENT_FILES {
+    for &(file, kinds) in DOCUMENT_FILES {
         let path = dir.join(file);
-        let listed = docs.get(kind);
+        let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
+        let kind = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
+        let listed = listed.map(|(_, d)| d);
         let bytes = match layout::open_input(&path)? {
             Input::Missing => None,
             Input::NotRegular(what) => {

@@ -456,12 +456,9 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     }
     let (mut stop_latency_file, stop_latency_hash, stop_latency_doc, stop_latency_digest) =
         stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
-    let documents = [(
-        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
-        stop_latency_digest,
-    )]
-    .into_iter()
-    .collect();
+    let documents = [(stop_latency_doc.schema_id().to_owned(), stop_latency_digest)]
+        .into_iter()
+        .collect();
     let finished = pipeline
         .finish_with_documents(documents)
         .map_err(|e| at_line(trace, line_no, &e))?;

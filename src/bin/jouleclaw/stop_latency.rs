@@ -104,16 +104,29 @@ pub(crate) fn describe(doc: &StopLatencyDocument) -> String {
         .iter()
         .filter(|b| !b.within_deadline())
         .count();
-    match doc.summary() {
-        None => "stop latency: no barge-in".to_owned(),
-        Some((p50, p95, max)) => format!(
-            "stop latency over {} barge-ins: p50 {}, p95 {}, max {}; {late} past the {} ms deadline",
-            doc.barge_ins.len(),
-            ms(p50),
-            ms(p95),
-            ms(max),
-            sl::DEADLINE_NS / 1_000_000
+    let vantage = match &doc.vantage {
+        None => String::new(),
+        Some(v) => format!(
+            " (times as {}; {})",
+            v.point.as_str(),
+            match v.excluded_buffer_ns {
+                Some(n) => format!("{} buffered after that not included", ms(n)),
+                None => "the buffer after that unknown".to_owned(),
+            }
         ),
+    };
+    match doc.summary() {
+        None => format!("stop latency: no barge-in{vantage}"),
+        Some((p50, p95, max)) => {
+            format!(
+                "stop latency over {} barge-ins: p50 {}, p95 {}, max {}; {late} past the {} ms deadline",
+                doc.barge_ins.len(),
+                ms(p50),
+                ms(p95),
+                ms(max),
+                sl::DEADLINE_NS / 1_000_000
+            ) + &vantage
+        }
     }
 }
 

@@ -34,7 +34,12 @@ not speaking                                      response once the bot went qui
                                                   speaks the frame is ignored)
 ``TTSAudioRawFrame``/``SpeechOutputAudioRawFrame``  ``tts`` (3) audio, the PCM bytes as sent
 (a ``BaseOutputTransport``, downstream)           (the transport's output sample rate)
-``BotStartedSpeakingFrame`` (the transport)       ``start`` marker on ``tts`` (3)
+``BotStartedSpeakingFrame`` (the transport)       ``start`` marker on ``tts`` (3); after a
+                                                  barge-in while the user still speaks (no
+                                                  ``UserStoppedSpeakingFrame`` yet): a
+                                                  ``{"custom": "turn_during_user_turn"}``
+                                                  marker instead, and the ``start`` follows
+                                                  the ``end_of_turn`` when the user stops
 ``BotStoppedSpeakingFrame`` (the transport)       ``end`` marker on ``tts`` (3)
 ``UserStartedSpeakingFrame`` while the bot        ``barge_in`` marker on ``control`` (0)
 speaks, or ``InterruptionFrame`` while the        (one per bot turn: the second of the pair
@@ -61,6 +66,26 @@ size, all at the frame's time. A function call's result is the substrate that ba
 bot says next: without it the ledger counts the bot's answer against the user's input alone.
 Only the transport's default destination (``transport_destination`` ``None``) is observed
 unless ``destination`` names another.
+
+What a TTS tick's time means, per Pipecat 1.14 output transport (the ``vantage`` the document
+can state, and the buffer after it that no stamp here sees):
+
+* **Local audio** (``LocalAudioOutputTransport``, PyAudio): the write blocks until the device
+  took the chunk, so the stamp is the end of the chunk's hand-over to the sound card
+  (``"sent"``); the device buffer (PortAudio's output latency, often 10-200 ms) still plays
+  after it: give it as ``excluded_buffer_ns`` when known.
+* **WebSocket** (``WebsocketServerTransport``, ``FastAPIWebsocketTransport``): the write hands
+  the serialized chunk to the socket; the transport paces writes to real time, so the stamp
+  falls about one chunk (``audio_out_10ms_chunks`` x 10 ms, 40 ms by default) after the bytes
+  left. Whatever the far end buffers before playing is not seen: unknown unless the client
+  says.
+* **WebRTC** (``SmallWebRTCTransport``, Daily): the write hands the frame to the outgoing
+  track; the network and the far end's jitter buffer (tens of ms, adaptive) follow, not seen.
+
+A transport or a test sink that reports playout can give ``clock`` the played time and
+``vantage="played"``; the tick clock must still never go backwards across channels (a
+played time that lags the mic is refused as ``tick_ts_decreasing``), so such a clock must
+report played times no earlier than the last tick it stamped.
 
 Time: every tick is stamped with ``clock(data)`` in stream nanoseconds. The default is
 ``data.timestamp``, the pipeline clock (nanoseconds since the pipeline task started, read when
@@ -218,6 +243,14 @@ class ReceiptObserver(BaseObserver):
             ``on_receipt`` see every one).
         destination: The output transport destination whose audio is the bot's voice
             (default ``None``: the transport's default destination).
+        vantage: What the TTS audio ticks' times mark, stated in the signed document
+            (``stop-latency/2``): ``"sent"`` (the default clock: just after the output
+            transport's write of the chunk returned) or ``"played"`` (a ``clock`` that gives
+            the sink's playout time). ``None`` (default): a ``stop-latency/1`` document, which
+            states neither.
+        excluded_buffer_ns: With ``vantage``: the audio the transport keeps buffered after
+            that point, which the stop latency does not include, when known (see the module
+            docs per transport); ``None``: not known.
     """
 
     def __init__(
@@ -236,6 +269,8 @@ class ReceiptObserver(BaseObserver):
         destination: Optional[str] = None,
         seal_every: Optional[int] = None,
         window_signatures: str = "all",
+        vantage: Optional[str] = None,
+        excluded_buffer_ns: Optional[int] = None,
         **kwargs,
     ):
         # Every push, not only the first: the end of the call is the EndFrame's push by the
@@ -257,6 +292,8 @@ class ReceiptObserver(BaseObserver):
             seal_every=seal_every,
             window_signatures=window_signatures,
             out_dir=None if out_dir is None else str(out_dir),
+            vantage=vantage,
+            excluded_buffer_ns=excluded_buffer_ns,
         )
         self._spec = self._pipeline.spec
         self._max_chunk = self._spec.max_chunk_bytes
@@ -266,7 +303,13 @@ class ReceiptObserver(BaseObserver):
         self._destination = destination
         self._bot_speaking = False
         self._barged_in = False
+        self._user_speaking = False
+        self._deferred_start: Optional[int] = None
         self._finished = False
+        #: Times (stream ns) the bot started speaking again after a barge-in while the user's
+        #: turn was still open: not taken as the bot's next turn (see ``_map``), each recorded
+        #: as a ``{"custom": "turn_during_user_turn"}`` marker on ``tts``.
+        self.turns_during_user_turn: list[int] = []
         #: Frames taken (first pushes, upstream broadcast copies left out).
         self.frames_seen = 0
         #: The latest ``keep_receipts`` receipts, in window order.
@@ -372,24 +415,51 @@ class ReceiptObserver(BaseObserver):
             await self._push(ts, LLM, "text", frame, payload=frame.text.encode("utf-8"))
         elif isinstance(frame, LLMFullResponseStartFrame) and not self._bot_speaking:
             # The ledger takes an outbound start as the answer to a pending barge-in: a new
-            # response counts as one only once the transport says the bot has stopped.
-            await self._push(ts, LLM, "marker", frame, marker="start")
+            # response counts as one only once the transport says the bot has stopped, and
+            # only once the user's turn has ended (before that it is the cascade answering a
+            # turn still being spoken, not the bot's next turn).
+            if self._barge_in_open():
+                self._count(self.ignored, "LLMFullResponseStartFrame during the user's turn")
+            else:
+                await self._push(ts, LLM, "marker", frame, marker="start")
         elif isinstance(frame, OutputAudioRawFrame):
             await self._map_output_audio(frame, ts, sent)
         elif isinstance(frame, BotStartedSpeakingFrame) and sent:
-            self._bot_speaking, self._barged_in = True, False
-            await self._push(ts, TTS, "marker", frame, marker="start")
+            if self._barge_in_open():
+                # The transport says the bot speaks again while the user who cut in is still
+                # talking: the cancelled reply still draining, or a reply over the user. Not
+                # the next turn: the barge-in stays pending, so the audio keeps counting
+                # against it; recorded, and the turn starts when the user's turn ends.
+                self._bot_speaking = True
+                self._deferred_start = ts
+                self.turns_during_user_turn.append(ts)
+                await self._push(
+                    ts, TTS, "marker", frame, marker={"custom": "turn_during_user_turn"}
+                )
+            else:
+                self._bot_speaking, self._barged_in = True, False
+                await self._push(ts, TTS, "marker", frame, marker="start")
         elif isinstance(frame, BotStoppedSpeakingFrame) and sent:
             self._bot_speaking = False
             await self._push(ts, TTS, "marker", frame, marker="end")
         elif isinstance(frame, (UserStartedSpeakingFrame, InterruptionFrame)):
+            if isinstance(frame, UserStartedSpeakingFrame):
+                self._user_speaking = True
             if self._bot_speaking and not self._barged_in:
                 self._barged_in = True
                 await self._push(ts, CONTROL, "marker", frame, marker="barge_in")
             else:
                 self._count(self.ignored, type(frame).__name__)
         elif isinstance(frame, UserStoppedSpeakingFrame):
+            self._user_speaking = False
             await self._push(ts, CONTROL, "marker", frame, marker="end_of_turn")
+            if self._deferred_start is not None:
+                # The bot started speaking during the user's turn and still speaks: its next
+                # turn begins now that the user's turn has ended.
+                self._deferred_start = None
+                if self._bot_speaking:
+                    self._barged_in = False
+                    await self._push(ts, TTS, "marker", frame, marker="start")
         elif isinstance(frame, FunctionCallResultFrame):
             result = frame.result
             if not isinstance(result, str):
@@ -400,6 +470,10 @@ class ReceiptObserver(BaseObserver):
             # boundaries), TTSTextFrame (the words being spoken, not new LLM output), the bot
             # speaking frames of another destination, ...
             self._count(self.ignored, type(frame).__name__)
+
+    def _barge_in_open(self) -> bool:
+        """A barge-in is pending and the user's turn has not ended."""
+        return self._barged_in and self._user_speaking
 
     async def _map_output_audio(self, frame: OutputAudioRawFrame, ts: int, sent: bool):
         n, ns = len(frame.audio), _audio_ns(frame)
@@ -460,7 +534,7 @@ class ReceiptObserver(BaseObserver):
                 await self._emit(closed)
 
     async def _push(self, ts: int, channel: int, kind: str, frame: Optional[Frame], *,
-                    payload: Optional[bytes] = None, marker: Optional[str] = None):
+                    payload: Optional[bytes] = None, marker: Optional[Union[str, dict]] = None):
         chunks = [payload] if payload is None or len(payload) <= self._max_chunk else [
             payload[i : i + self._max_chunk] for i in range(0, len(payload), self._max_chunk)
         ]
