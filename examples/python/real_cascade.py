@@ -26,6 +26,9 @@ with ``jouleclaw.pipecat.ReceiptObserver`` attached. Scenarios (``--scenario``):
 
     polite   the user cuts in mid-sentence; Pipecat interrupts the bot
     rude     the same call with interruptions off (enable_interruptions=False)
+    leaky    polite, but the TTS provider keeps streaming 300 ms of the cancelled reply after
+             the interruption (the transport speaks again while the user still talks)
+    buffered rude, behind a 200 ms device buffer after the transport's write
     ahead    no barge-in; the TTS generates each sentence at once
     ahead-rude  the TTS streams at 10x real time; the user cuts in; interruptions off
     words    three questions; the transcripts and their word error rate
@@ -65,6 +68,7 @@ from loguru import logger
 from pipecat.audio.vad.silero import SileroVADAnalyzer
 from pipecat.audio.vad.vad_analyzer import VADParams
 from pipecat.frames.frames import (
+    InterruptionFrame,
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
     EndFrame,
@@ -365,7 +369,7 @@ class EspeakTTSService(TTSService):
     def can_generate_metrics(self) -> bool:
         return True
 
-    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+    async def _synthesize(self, text: str) -> bytes:
         exe = shutil.which("espeak-ng")
         proc = await asyncio.create_subprocess_exec(
             exe, "--stdout", "-v", "en-us", "-s", "170", text,
@@ -378,6 +382,10 @@ class EspeakTTSService(TTSService):
         if rate != self.sample_rate:
             samples = np.frombuffer(pcm, dtype=np.int16)
             pcm = soxr.resample(samples, rate, self.sample_rate).astype(np.int16).tobytes()
+        return pcm
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+        pcm = await self._synthesize(text)
         if self._chunk_ms is None:
             yield TTSAudioRawFrame(pcm, self.sample_rate, 1, context_id=context_id)
             return
@@ -386,6 +394,38 @@ class EspeakTTSService(TTSService):
             yield TTSAudioRawFrame(pcm[i : i + step], self.sample_rate, 1, context_id=context_id)
             if self._speedup:
                 await asyncio.sleep(self._chunk_ms / 1000 / self._speedup)
+
+
+class LeakyEspeakTTS(EspeakTTSService):
+    """A provider that keeps streaming the cancelled reply: the reply is streamed in 40 ms
+    chunks at real-time pace, and on an interruption the next `leak_ms` of it are still
+    pushed downstream (what a TTS websocket that ignores the cancel does). Pipecat's output
+    transport has drained its queue by then, so it starts speaking again, with a
+    ``BotStartedSpeakingFrame``, while the user who cut in is still talking."""
+
+    def __init__(self, *, leak_ms: int, **kwargs):
+        super().__init__(chunk_ms=40, speedup=1, **kwargs)
+        self._leak_ms = leak_ms
+        self._rest = b""
+        self.leaked_bytes = 0
+
+    async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
+        pcm = await self._synthesize(text)
+        step = self.sample_rate * 2 * 40 // 1000
+        for i in range(0, len(pcm), step):
+            self._rest = pcm[i + step :]
+            yield TTSAudioRawFrame(pcm[i : i + step], self.sample_rate, 1, context_id=context_id)
+            await asyncio.sleep(0.04)
+        self._rest = b""
+
+    async def process_frame(self, frame: Frame, direction: FrameDirection):
+        await super().process_frame(frame, direction)
+        if isinstance(frame, InterruptionFrame) and self._rest:
+            leak, self._rest = self._rest[: self.sample_rate * 2 * self._leak_ms // 1000], b""
+            step = self.sample_rate * 2 * 40 // 1000
+            for i in range(0, len(leak), step):
+                await self.push_frame(TTSAudioRawFrame(leak[i : i + step], self.sample_rate, 1))
+            self.leaked_bytes += len(leak)
 
 
 # ----------------------------------------------------------------------------------------
@@ -397,9 +437,15 @@ class PacedSink(BaseOutputTransport):
     """A thin BaseOutputTransport: each written chunk is consumed at real-time pace (the
     write returns when the chunk has played, as a sound card's blocking write or a paced
     websocket does). Everything else (resampling, chunking, queueing, interruption draining,
-    the bot speaking frames, pushing each written chunk downstream) is Pipecat's."""
+    the bot speaking frames, pushing each written chunk downstream) is Pipecat's.
 
-    def __init__(self, **kwargs):
+    It records what it played, on the pipeline clock: ``played`` holds each chunk's playout
+    (start, end) in nanoseconds, the truth a listener at the sink hears. With
+    ``device_buffer_ms`` B the write returns B ms before the chunk has finished playing (a
+    device that takes B ms of audio ahead), so audio keeps playing up to B ms after the
+    transport's last write returned."""
+
+    def __init__(self, *, device_buffer_ms: int = 0, **kwargs):
         super().__init__(
             TransportParams(
                 audio_out_enabled=True,
@@ -409,8 +455,11 @@ class PacedSink(BaseOutputTransport):
             **kwargs,
         )
         self._free_at = 0.0
+        self._buffer_s = device_buffer_ms / 1000
+        self.device_buffer_ns = device_buffer_ms * MS
         self.bytes_written = 0
         self.chunks_written = 0
+        self.played: list[tuple[int, int]] = []
 
     async def start(self, frame: StartFrame):
         await super().start(frame)
@@ -419,11 +468,22 @@ class PacedSink(BaseOutputTransport):
     async def write_audio_frame(self, frame: OutputAudioRawFrame) -> bool:
         duration = len(frame.audio) / (frame.sample_rate * frame.num_channels * 2)
         now = time.monotonic()
-        self._free_at = max(self._free_at, now) + duration
-        await asyncio.sleep(self._free_at - now)
+        clock_now = self.get_clock().get_time()
+        starts = max(self._free_at, now)
+        self._free_at = starts + duration
+        self.played.append(
+            (clock_now + int((starts - now) * NS), clock_now + int((self._free_at - now) * NS))
+        )
+        await asyncio.sleep(max(0.0, self._free_at - self._buffer_s - now))
         self.bytes_written += len(frame.audio)
         self.chunks_written += 1
         return True
+
+    def heard_after(self, t_ns: int, until_ns: Optional[int] = None) -> Optional[int]:
+        """The end of the last audio played after `t_ns` (chunks whose playout ends after it,
+        and, with `until_ns`, that started playing before it), on the pipeline clock."""
+        ends = [e for b, e in self.played if e > t_ns and (until_ns is None or b < until_ns)]
+        return max(ends) if ends else None
 
 
 # ----------------------------------------------------------------------------------------
@@ -498,6 +558,10 @@ class Scenario:
     chunk_ms: Optional[int] = None
     speedup: float = 0
     time_limit_s: float = 60
+    # The provider keeps streaming this much of the cancelled reply after an interruption.
+    leak_ms: Optional[int] = None
+    # The sink's device buffer: audio plays this long after the transport's write returned.
+    device_buffer_ms: int = 0
 
 
 def scenario(name: str, *, interruptions: int = 20) -> Scenario:
@@ -515,6 +579,24 @@ def scenario(name: str, *, interruptions: int = 20) -> Scenario:
             [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=1.5)],
             [short, Reply("Okay.")],
             interruptions=False,
+        )
+    if name == "leaky":
+        # Polite, but the provider keeps streaming 300 ms of the cancelled reply after the
+        # interruption: the transport starts speaking again while the user still talks.
+        return Scenario(
+            name,
+            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=2.0)],
+            [weather, Reply("Okay.")],
+            leak_ms=300,
+        )
+    if name == "buffered":
+        # Rude, behind a 200 ms device buffer: the listener hears 200 ms more than was sent.
+        return Scenario(
+            name,
+            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=1.5)],
+            [short, Reply("Okay.")],
+            interruptions=False,
+            device_buffer_ms=200,
         )
     if name == "ahead":
         return Scenario(
@@ -582,6 +664,10 @@ async def run_call(
 ) -> CallResult:
     """Runs the scenario's call through the real cascade; returns what was observed."""
     yields = []
+    # The signed document states where its times were taken (stop-latency/2): as sent by
+    # the transport, with the sink's device buffer after that not included.
+    observer_kwargs.setdefault("vantage", "sent")
+    observer_kwargs.setdefault("excluded_buffer_ns", sc.device_buffer_ms * MS)
     observer = build_observer(
         out_dir, observer_cls, on_yield=yields.append, **observer_kwargs
     )
@@ -599,8 +685,11 @@ async def run_call(
         )
     )
     llm = ScriptedLLM(sc.replies, name="scripted-llm")
-    tts = EspeakTTSService(chunk_ms=sc.chunk_ms, speedup=sc.speedup)
-    sink = PacedSink(name="paced-sink")
+    if sc.leak_ms is not None:
+        tts = LeakyEspeakTTS(leak_ms=sc.leak_ms)
+    else:
+        tts = EspeakTTSService(chunk_ms=sc.chunk_ms, speedup=sc.speedup)
+    sink = PacedSink(name="paced-sink", device_buffer_ms=sc.device_buffer_ms)
     vad = VADProcessor(vad_analyzer=SileroVADAnalyzer(params=VADParams(stop_secs=0.2)))
     pipeline = Pipeline([mic, vad, stt, turns, llm, tts, sink])
     worker = PipelineWorker(

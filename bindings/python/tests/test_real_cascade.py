@@ -117,6 +117,54 @@ def rude(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def leaky(tmp_path_factory):
+    return call("leaky", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def buffered(tmp_path_factory):
+    return call("buffered", tmp_path_factory)
+
+
+def played_truth_ns(result: rc.CallResult, barge) -> int:
+    """What the listener at the sink heard: from the barge-in to the end of the last audio
+    of that turn played after it (chunks that started playing before the bot's next turn)."""
+    end = result.sink.heard_after(barge.barge_in_ts_ns, barge.end_ts_ns)
+    return 0 if end is None else end - barge.barge_in_ts_ns
+
+
+@pytest.mark.parametrize("name", ["polite", "rude", "leaky", "buffered"])
+def test_the_signed_stop_latency_is_what_the_sink_played(name, request, verify_outputs):
+    # The sink logs when it played every chunk. The signed stop latency, plus the buffer the
+    # document states it excludes, is within 20 ms of what was played after each barge-in.
+    result = request.getfixturevalue(name)
+    verify_run(result, verify_outputs)
+    doc = result.observer.stop_latency
+    assert (doc.schema, doc.vantage) == ("stop-latency/2", "sent")
+    assert doc.excluded_buffer_ns == result.sink.device_buffer_ns
+    barges = result.observer.stop_latencies()
+    assert barges
+    for b in barges:
+        truth = played_truth_ns(result, b)
+        signed = b.stop_latency_ns + (doc.excluded_buffer_ns if b.last_audio_ts_ns else 0)
+        print(f"{name}: barge-in at {b.barge_in_ts_ns / rc.NS:.3f} s: signed "
+              f"{b.stop_latency_ns / rc.MS:.1f} ms (+{doc.excluded_buffer_ns / rc.MS:.0f} ms "
+              f"excluded), played {truth / rc.MS:.1f} ms")
+        assert abs(signed - truth) <= 20 * rc.MS, (signed, truth)
+
+
+def test_leaky_the_cancelled_reply_after_the_barge_in_is_late_and_counted(leaky):
+    # The provider streamed 300 ms of the cancelled reply after the interruption; the
+    # transport started speaking again while the user still talked. That start is recorded,
+    # not taken as the bot's next turn, and the audio after it counts against the barge-in.
+    assert leaky.scenario.leak_ms == 300
+    [barge] = [b for b in leaky.observer.stop_latencies() if b.late_audio_bytes > 0]
+    assert leaky.observer.turns_during_user_turn
+    assert barge.stop_latency_ns > 200 * rc.MS
+    assert "barge_in_ignored" in findings(leaky).values()
+
+
+@pytest.fixture(scope="module")
 def ahead(tmp_path_factory):
     return call("ahead", tmp_path_factory)
 
