@@ -248,7 +248,8 @@ impl CheckpointBody {
 pub struct Cosignature {
     /// The witness's key name.
     pub witness: String,
-    /// The cosignature's timestamp (POSIX seconds).
+    /// The cosignature's timestamp (POSIX seconds): of a witness with several valid lines, the
+    /// earliest.
     pub timestamp: u64,
 }
 
@@ -257,7 +258,8 @@ pub struct Cosignature {
 pub struct VerifiedCheckpoint {
     /// The body.
     pub body: CheckpointBody,
-    /// Valid cosignatures from the witnesses asked for, one per witness.
+    /// Valid cosignatures from the witnesses asked for, one per witness, in the order of their
+    /// first lines in the note.
     pub cosignatures: Vec<Cosignature>,
     /// The note's exact bytes.
     pub note: Vec<u8>,
