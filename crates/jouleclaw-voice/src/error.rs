@@ -232,7 +232,7 @@ impl VoiceError {
     }
 }
 
-/// The message shown for an error: [`RawMessage`] with every control character (the line end,
+/// The message shown for an error: its text with every control character (the line end,
 /// ANSI escape sequences) and Unicode bidirectional formatting character written as
 /// `\u{XXXX}` (`jouleclaw_store::escape_untrusted`, the one sanitizer of untrusted text). A
 /// transcription server chooses the text of its `error` event, its HTTP error body and parts of
