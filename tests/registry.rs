@@ -1743,3 +1743,41 @@ fn a_relabelled_remint_and_unwitnessed_leaves_fail_the_audit() {
         text(&o)
     );
 }
+
+/// `audit --dir` over a folder whose name is not UTF-8 beside a sealed call: the folder is one
+/// INCOMPLETE stream with a malformed name (exit 1), the call beside it is audited complete;
+/// one such name used to stop the whole audit with exit 2 and nothing audited.
+#[test]
+fn audit_dir_reports_a_folder_name_that_is_not_utf8_and_audits_the_rest() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = TempDir::new("non-utf8");
+    let key = tmp.path("steward.key");
+    let public = tmp.path("steward.pub");
+    let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &public]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let calls = tmp.path("calls");
+    std::fs::create_dir(&calls).unwrap();
+    let o = jouleclaw(&[
+        &"run",
+        &root(TRACE),
+        &"--quiet",
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--stream-id",
+        &"call-1",
+        &"--out",
+        &calls.join("call-1"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let audit = || jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &calls]);
+    // Accepted neighbour: the sealed call alone is complete.
+    let o = audit();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    std::fs::create_dir(calls.join(std::ffi::OsStr::from_bytes(b"call-\xff"))).unwrap();
+    let o = audit();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("malformed_name"), "{}", text(&o));
+    assert!(text(&o).contains("2 streams: 1 complete"), "{}", text(&o));
+}
