@@ -1503,9 +1503,9 @@ fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time()
     let (key, reg) = steward_and_registry(&tmp, "steward.key", "reg");
     let steward_vkey = steward_vkey_of(&reg);
     let stand_ins = [
-        CosigningStandIn::start(0, 100, 0, 8),
-        CosigningStandIn::start(1, 1, 1_790_000_100, 8),
-        CosigningStandIn::start(2, 1, 1_790_000_200, 8),
+        CosigningStandIn::start(0, 100, 0, 12),
+        CosigningStandIn::start(1, 1, 1_790_000_100, 12),
+        CosigningStandIn::start(2, 1, 1_790_000_200, 12),
     ];
     let policy_with = |name: &str, quorum: usize| {
         let mut p = format!("log {steward_vkey}\n");
@@ -1620,6 +1620,38 @@ fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time()
         text(&o)
     );
     assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
+    assert_eq!(signature_lines(&note), 4);
+    let o = add(&run);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // The same past 64 KiB (600 lines): read, refused, repaired.
+    let mut flooded = std::fs::read(&note).unwrap();
+    let plain = flooded.clone();
+    for k in 0..600 {
+        flooded.extend(
+            jouleclaw_stack::registry::cosignature_line(&plain, &stranger_key, &stranger, k)
+                .unwrap(),
+        );
+    }
+    assert!(flooded.len() > 64 * 1024);
+    std::fs::write(&note, &flooded).unwrap();
+    let run = sealed_run(&tmp, &key, "run-blocked-2", "call-10", &trace);
+    let o = add(&run);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("the note is above 64 KiB"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(signature_lines(&note), 4);
     let o = add(&run);
     assert_eq!(code(&o), 0, "{}", text(&o));

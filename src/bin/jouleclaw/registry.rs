@@ -45,6 +45,10 @@ const CHECKPOINT_FILE: &str = "checkpoint.note";
 const SEALS_FILE: &str = "seals.cbor";
 /// The longest leaf line read (two 4,096-byte strings, escaped, plus the fixed fields).
 const MAX_LEAF_LINE_BYTES: usize = 2 * 6 * 4_096 + 512;
+/// The longest `checkpoint.note` read: 64 KiB for the note and one 64 KiB answer for each of
+/// up to 64 witnesses, what merging every line of every answer could once make. A note above
+/// 64 KiB does not verify; reading it lets `registry witness` sign the leaves' checkpoint again.
+const MAX_STORED_NOTE_BYTES: usize = 65 * MAX_NOTE_BYTES;
 /// The most seal checkpoints read from a run's `seals.cbor`.
 const MAX_SEALS: usize = 1 << 20;
 /// Each `add-checkpoint` request: the whole request, response included, within this time.
@@ -344,7 +348,9 @@ fn load(dir: &Path, locked: bool) -> Result<Registry, Failure> {
     let checkpoint_path = dir.join(CHECKPOINT_FILE);
     let checkpoint = match std::fs::symlink_metadata(&checkpoint_path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        _ => Some(read_capped(&checkpoint_path, MAX_NOTE_BYTES)?),
+        // Read past the 64 KiB a note may have (verification refuses it above that), so that a
+        // note a flooding witness's answers once grew can be replaced by `registry witness`.
+        _ => Some(read_capped(&checkpoint_path, MAX_STORED_NOTE_BYTES)?),
     };
     Ok(Registry {
         dir: dir.to_owned(),
