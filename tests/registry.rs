@@ -433,7 +433,11 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
     assert!(text(&o).contains("was registered before"), "{}", text(&o));
     let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("stream call-1 of"), "{}", text(&o));
+    assert!(
+        text(&o).contains("stream call-1 is registered"),
+        "{}",
+        text(&o)
+    );
     assert!(
         text(&o).contains("registered 2 times (leaves [0, 3])"),
         "{}",
@@ -450,6 +454,45 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
     let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &policy]);
     assert_eq!(code(&o), 1, "{}", text(&o));
     assert!(text(&o).contains("another final seal"), "{}", text(&o));
+
+    // 5. A checkpoint lost after the witnesses cosigned it (a registration stopped before it
+    // replaced checkpoint.note): the leaf is in no checkpoint the registry holds, and the audit
+    // says so; `registry witness` signs the leaves' checkpoint again, each witness (which holds
+    // it) answers 409 with its size, is asked again from there and cosigns it.
+    let older = std::fs::read(reg.join("checkpoint.note")).unwrap();
+    let run5 = sealed_run(&tmp, &key, "run5", "call-5", &trace);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &reg,
+        &run5,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    std::fs::write(reg.join("checkpoint.note"), &older).unwrap();
+    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("1 leaves after the checkpoint's size 4 are in no checkpoint"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
+    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert!(!text(&o).contains("in no checkpoint"), "{}", text(&o));
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -880,7 +923,7 @@ fn witnesses_are_submitted_to_at_once_after_the_leaf_is_on_disk() {
         .vkey();
         policy.push_str(&format!("witness {vkey} {}\n", s.url));
     }
-    policy.push_str("quorum 1\n");
+    policy.push_str("quorum 2\n");
     let policy_path = tmp.path("policy");
     std::fs::write(&policy_path, policy).unwrap();
     let trace = root(TRACE);
@@ -1352,4 +1395,421 @@ fn stored_calls_are_registered_from_the_cluster_once() {
         other
     );
     assert!(!proofs.join("call-1/registry.tlog-proof").exists());
+}
+
+/// A stand-in witness (litewitness, the real one, cannot be made to misbehave on purpose): it
+/// answers each `add-checkpoint` with 200 and `lines` valid cosignature/v1 lines of its own key
+/// over the checkpoint it was sent, at `timestamp`, `timestamp + 1`, ... (one line is what an
+/// honest witness sends; a hundred is a flood). It serves at most `max` requests.
+struct CosigningStandIn {
+    url: String,
+    vkey: String,
+}
+
+impl CosigningStandIn {
+    fn start(i: u8, lines: u64, timestamp: u64, max: usize) -> Self {
+        use jouleclaw_stack::registry::{ALG_COSIGNATURE_V1, NoteKey, cosignature_line};
+        use std::io::Write as _;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let signer = jouleclaw_stack::jcr1::cose::SoftwareSigner::from_seed(&[i + 1; 32]);
+        let key = NoteKey::new(
+            &format!("witness.example/c{i}"),
+            ALG_COSIGNATURE_V1,
+            jouleclaw_stack::jcr1::cose::Signer::verifying_key(&signer).as_bytes(),
+        )
+        .unwrap();
+        let vkey = key.vkey();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(max) {
+                let Ok(mut stream) = stream else { continue };
+                let body = read_body(&mut stream);
+                // `old N`, the proof lines, an empty line, then the note.
+                let start = body.windows(2).position(|w| w == b"\n\n").unwrap() + 2;
+                let mut answer = Vec::new();
+                for k in 0..lines {
+                    answer.extend(
+                        cosignature_line(&body[start..], &key, &signer, timestamp + k).unwrap(),
+                    );
+                }
+                let head = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    answer.len()
+                );
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(&answer);
+            }
+        });
+        Self { url, vkey }
+    }
+
+    fn policy_line(&self) -> String {
+        format!("witness {} {}\n", self.vkey, self.url)
+    }
+}
+
+/// Reads one HTTP request and returns its body (Content-Length).
+fn read_body(stream: &mut std::net::TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = std::io::Read::read(stream, &mut buf).unwrap();
+        got.extend_from_slice(&buf[..n]);
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if got.len() >= end + 4 + length || n == 0 {
+                return got[end + 4..].to_vec();
+            }
+        }
+        if n == 0 {
+            return Vec::new();
+        }
+    }
+}
+
+fn steward_vkey_of(reg: &Path) -> String {
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(reg.join("registry.json")).unwrap()).unwrap();
+    config["log_vkey"].as_str().unwrap().to_owned()
+}
+
+fn signature_lines(note_path: &Path) -> usize {
+    std::fs::read_to_string(note_path)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with('\u{2014}'))
+        .count()
+}
+
+fn utc(t: i64) -> String {
+    jouleclaw_stack::jcr1::UtcSecond::from_unix(t)
+        .unwrap()
+        .to_string()
+}
+
+/// A witness below the quorum floods its answer with a hundred valid lines of its own key, all
+/// backdated to 1970, and is listed first. The registry keeps one line per witness (the note
+/// stays within its 64 lines), the honest witnesses' lines count, later registrations and
+/// `registry witness` work, and the time the call existed by is the quorum's, not the
+/// flooder's 1970. A policy whose quorum is not over half its witnesses is refused.
+#[test]
+fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time() {
+    let tmp = TempDir::new("flood");
+    let (key, reg) = steward_and_registry(&tmp, "steward.key", "reg");
+    let steward_vkey = steward_vkey_of(&reg);
+    let stand_ins = [
+        CosigningStandIn::start(0, 100, 0, 12),
+        CosigningStandIn::start(1, 1, 1_790_000_100, 12),
+        CosigningStandIn::start(2, 1, 1_790_000_200, 12),
+    ];
+    let policy_with = |name: &str, quorum: usize| {
+        let mut p = format!("log {steward_vkey}\n");
+        for s in &stand_ins {
+            p.push_str(&s.policy_line());
+        }
+        p.push_str(&format!("quorum {quorum}\n"));
+        tmp.write(name, p)
+    };
+    let policy = policy_with("policy", 2);
+    let trace = root(TRACE);
+    let note = reg.join("checkpoint.note");
+    for (i, call) in ["call-1", "call-2"].iter().enumerate() {
+        let run = sealed_run(&tmp, &key, &format!("run{i}"), call, &trace);
+        let o = jouleclaw(&[
+            &"registry",
+            &"add",
+            &reg,
+            &run,
+            &"--key",
+            &key,
+            &"--policy",
+            &policy,
+        ]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(
+            text(&o).contains("witnessed: 3 of 3 witnesses cosigned (quorum 2)"),
+            "{}",
+            text(&o)
+        );
+        assert_eq!(
+            signature_lines(&note),
+            4,
+            "the steward's and one per witness"
+        );
+        let o = jouleclaw(&[&"registry", &"verify", &run, &"--policy", &policy]);
+        assert_eq!(code(&o), 0, "{}", text(&o));
+        assert!(
+            text(&o).contains(&format!("existed by {}", utc(1_790_000_100))),
+            "{}",
+            text(&o)
+        );
+        assert!(!text(&o).contains("existed by 1970"), "{}", text(&o));
+    }
+    // Submitting the checkpoint again: every witness answers again; nothing is added.
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(signature_lines(&note), 4);
+    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // A note pushed past 64 signature lines (as merging every line of a flood once did; here 61
+    // valid lines of a key outside the policy) makes the registry unusable for `registry add`,
+    // and `registry witness` repairs it: it signs the leaves' checkpoint again and collects one
+    // line per witness.
+    let stranger = jouleclaw_stack::jcr1::cose::SoftwareSigner::from_seed(&[99; 32]);
+    let stranger_key = jouleclaw_stack::registry::NoteKey::new(
+        "stranger.example/x",
+        jouleclaw_stack::registry::ALG_COSIGNATURE_V1,
+        jouleclaw_stack::jcr1::cose::Signer::verifying_key(&stranger).as_bytes(),
+    )
+    .unwrap();
+    let mut flooded = std::fs::read(&note).unwrap();
+    let plain = flooded.clone();
+    for k in 0..61 {
+        flooded.extend(
+            jouleclaw_stack::registry::cosignature_line(&plain, &stranger_key, &stranger, k)
+                .unwrap(),
+        );
+    }
+    std::fs::write(&note, &flooded).unwrap();
+    let run = sealed_run(&tmp, &key, "run-blocked", "call-9", &trace);
+    let add = |run: &Path| {
+        jouleclaw(&[
+            &"registry",
+            &"add",
+            &reg,
+            &run,
+            &"--key",
+            &key,
+            &"--policy",
+            &policy,
+        ])
+    };
+    let o = add(&run);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("registry_unusable") && text(&o).contains("more than 64 signature lines"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("signing the leaves' checkpoint again"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
+    assert_eq!(signature_lines(&note), 4);
+    let o = add(&run);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // The same past 64 KiB (600 lines): read, refused, repaired.
+    let mut flooded = std::fs::read(&note).unwrap();
+    let plain = flooded.clone();
+    for k in 0..600 {
+        flooded.extend(
+            jouleclaw_stack::registry::cosignature_line(&plain, &stranger_key, &stranger, k)
+                .unwrap(),
+        );
+    }
+    assert!(flooded.len() > 64 * 1024);
+    std::fs::write(&note, &flooded).unwrap();
+    let run = sealed_run(&tmp, &key, "run-blocked-2", "call-10", &trace);
+    let o = add(&run);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("the note is above 64 KiB"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_eq!(signature_lines(&note), 4);
+    let o = add(&run);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // A quorum of one of three (half or fewer: two forks can each reach one) is refused.
+    let minority = policy_with("policy-1", 1);
+    let run = sealed_run(&tmp, &key, "run-minority", "call-3", &trace);
+    let o = jouleclaw(&[
+        &"registry",
+        &"add",
+        &reg,
+        &run,
+        &"--key",
+        &key,
+        &"--policy",
+        &minority,
+    ]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert!(
+        text(&o).contains("the quorum is more than half the witnesses"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// A call re-minted under another `steward` label with the same key is listed by `registry
+/// audit` as registered twice; leaves after the cosigned checkpoint (a registration stopped
+/// before its checkpoint was written) make the audit fail until `registry witness` signs and
+/// submits a checkpoint that covers them.
+#[test]
+fn a_relabelled_remint_and_unwitnessed_leaves_fail_the_audit() {
+    let tmp = TempDir::new("relabel");
+    let (key, reg) = steward_and_registry(&tmp, "steward.key", "reg");
+    let steward_vkey = steward_vkey_of(&reg);
+    let stand_ins = [
+        CosigningStandIn::start(0, 1, 1_790_000_000, 8),
+        CosigningStandIn::start(1, 1, 1_790_000_001, 8),
+        CosigningStandIn::start(2, 1, 1_790_000_002, 8),
+    ];
+    let mut p = format!("log {steward_vkey}\n");
+    for s in &stand_ins {
+        p.push_str(&s.policy_line());
+    }
+    p.push_str("quorum 2\n");
+    let policy = tmp.write("policy", p);
+    let trace = root(TRACE);
+    let add = |run: &Path| {
+        jouleclaw(&[
+            &"registry",
+            &"add",
+            &reg,
+            &run,
+            &"--key",
+            &key,
+            &"--policy",
+            &policy,
+        ])
+    };
+    let audit = || jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    let run1 = sealed_run(&tmp, &key, "run1", "call-1", &trace);
+    assert_eq!(code(&add(&run1)), 0);
+    let o = audit();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // Leaves after the cosigned checkpoint: call-2 registered, then its checkpoint lost.
+    let cosigned_at_1 = std::fs::read(reg.join("checkpoint.note")).unwrap();
+    let run2 = sealed_run(&tmp, &key, "run2", "call-2", &trace);
+    assert_eq!(code(&add(&run2)), 0);
+    std::fs::write(reg.join("checkpoint.note"), &cosigned_at_1).unwrap();
+    let o = audit();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("1 leaves after the checkpoint's size 1 are in no checkpoint"),
+        "{}",
+        text(&o)
+    );
+    let o = jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("the checkpoint of size 1 is older than the 2 leaves"),
+        "{}",
+        text(&o)
+    );
+    let o = audit();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    // call-1 sealed again under another label by the same key, and registered again.
+    let out = tmp.path("run1-relabelled");
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--steward",
+        &"did:example:another-label",
+        &"--stream-id",
+        &"call-1",
+        &"--out",
+        &out,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let o = add(&out);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(
+        text(&o).contains("was registered before (leaves [0])"),
+        "{}",
+        text(&o)
+    );
+    let o = audit();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(
+        text(&o).contains("stream call-1 is registered 2 times (leaves [0, 2])"),
+        "{}",
+        text(&o)
+    );
+}
+
+/// `audit --dir` over a folder whose name is not UTF-8 beside a sealed call: the folder is one
+/// INCOMPLETE stream with a malformed name (exit 1), the call beside it is audited complete;
+/// one such name used to stop the whole audit with exit 2 and nothing audited.
+#[test]
+fn audit_dir_reports_a_folder_name_that_is_not_utf8_and_audits_the_rest() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = TempDir::new("non-utf8");
+    let key = tmp.path("steward.key");
+    let public = tmp.path("steward.pub");
+    let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &public]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let calls = tmp.path("calls");
+    std::fs::create_dir(&calls).unwrap();
+    let o = jouleclaw(&[
+        &"run",
+        &root(TRACE),
+        &"--quiet",
+        &"--seal-every",
+        &"5",
+        &"--key",
+        &key,
+        &"--stream-id",
+        &"call-1",
+        &"--out",
+        &calls.join("call-1"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let audit = || jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &calls]);
+    // Accepted neighbour: the sealed call alone is complete.
+    let o = audit();
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    std::fs::create_dir(calls.join(std::ffi::OsStr::from_bytes(b"call-\xff"))).unwrap();
+    let o = audit();
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("malformed_name"), "{}", text(&o));
+    assert!(text(&o).contains("2 streams: 1 complete"), "{}", text(&o));
 }

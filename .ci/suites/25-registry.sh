@@ -6,10 +6,13 @@
 # (cosigned, not registered, tampered checkpoint), `live` into a JetStream server with audit --nats
 # --witness-policy --registry-proofs (a swapped proof folder, a missing proof), `registry
 # add-stored` of calls stored unregistered (each once; a lost proof; a folder of another seal),
-# forks and re-minted calls. About 30 s after the
+# forks and re-minted calls, and a checkpoint lost after the witnesses cosigned it (`registry
+# witness` brings it back: 409 at the new size, asked again). About 30 s after the
 # build (the tests themselves take a few seconds; each witness request is bounded at 5 s). The
-# registry tests that need no witness (concurrent submission against stand-ins, refusals before
-# a run) are not ignored: plain `cargo test` runs them.
+# registry tests that need no witness (concurrent submission against stand-ins, a stand-in
+# witness that floods its answer with 100 valid lines backdated to 1970, a re-mint under another
+# steward label, leaves beyond the checkpoint, refusals before a run) are not ignored: plain
+# `cargo test` runs them.
 set -euo pipefail
 name=registry
 cache="${JC_CACHE:?JC_CACHE is set by scripts/test-all}/registry"

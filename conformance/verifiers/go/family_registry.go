@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,7 +73,7 @@ func parseCosigVkey(vkey string) (*cosigVerifier, error) {
 		return nil, refuse("policy_malformed", "malformed witness key %q", vkey)
 	}
 	hash, err := strconv.ParseUint(parts[1], 16, 32)
-	raw, err2 := base64.StdEncoding.DecodeString(parts[2])
+	raw, err2 := strictB64.DecodeString(parts[2])
 	if err != nil || err2 != nil || len(raw) != 33 || raw[0] != 0x04 {
 		return nil, refuse("policy_malformed", "witness key %q is not a cosignature/v1 key", vkey)
 	}
@@ -89,12 +90,24 @@ func vkeyKey(vkey string) []byte {
 	if len(parts) != 3 {
 		return nil
 	}
-	raw, err := base64.StdEncoding.DecodeString(parts[2])
+	raw, err := strictB64.DecodeString(parts[2])
 	if err != nil || len(raw) < 1 {
 		return nil
 	}
 	return raw[1:]
 }
+
+// strictB64 is standard base64 with padding that refuses non-zero unused bits: the one
+// encoding of its bytes (spec/CALL-REGISTRY.md section 2.1). base64.StdEncoding alone, and so
+// x/mod's note and tlog parsers, accept them.
+var strictB64 = base64.StdEncoding.Strict()
+
+// maxNoteSignatures and maxPolicyWitnesses are the spec's bounds (section 2.1 and 5); x/mod's
+// note.Open allows 100 signature lines.
+const (
+	maxNoteSignatures  = 64
+	maxPolicyWitnesses = 63
+)
 
 type registryPolicy struct {
 	log       note.Verifier
@@ -115,6 +128,9 @@ func parseRegistryPolicy(text string) (*registryPolicy, error) {
 			if p.log != nil {
 				return nil, bad("a second log line")
 			}
+			if vkeyKey(f[1]) == nil {
+				return nil, bad("malformed log key")
+			}
 			v, err := note.NewVerifier(f[1])
 			if err != nil {
 				return nil, bad("malformed log key: " + err.Error())
@@ -130,6 +146,9 @@ func parseRegistryPolicy(text string) (*registryPolicy, error) {
 					return nil, bad("two witnesses share a name or a key")
 				}
 			}
+			if len(p.witnesses) == maxPolicyWitnesses {
+				return nil, bad("more than 63 witnesses")
+			}
 			p.witnesses = append(p.witnesses, w)
 		case f[0] == "quorum" && len(f) == 2:
 			q, err := strconv.Atoi(f[1])
@@ -144,6 +163,9 @@ func parseRegistryPolicy(text string) (*registryPolicy, error) {
 	if p.log == nil || !haveQuorum || p.quorum < 1 || p.quorum > len(p.witnesses) {
 		return nil, refuse("policy_malformed", "a log line and a quorum between 1 and the witnesses are required")
 	}
+	if p.quorum*2 <= len(p.witnesses) {
+		return nil, refuse("policy_malformed", "the quorum %d is not more than half of %d witnesses", p.quorum, len(p.witnesses))
+	}
 	for _, w := range p.witnesses {
 		if bytes.Equal(w.key, p.logKey) {
 			return nil, refuse("policy_malformed", "witness %s has the log's key", w.name)
@@ -157,9 +179,60 @@ type openedCheckpoint struct {
 	cosigners map[string]int64
 }
 
+// signatureLines checks a note's signature block as the spec bounds it, before x/mod reads it:
+// at most 64 lines, each `— name base64` in strict base64, and every line of a trusted key
+// verifies, each one (x/mod's note.Open skips a second line of a key it has seen). It returns
+// each policy witness's earliest cosignature time.
+func signatureLines(text []byte, p *registryPolicy) (map[string]int64, error) {
+	cut := bytes.LastIndex(text, []byte("\n\n"))
+	if cut < 0 || !bytes.HasSuffix(text, []byte("\n")) {
+		return nil, refuse("note_malformed", "framing")
+	}
+	body, block := text[:cut+1], strings.TrimSuffix(string(text[cut+2:]), "\n")
+	lines := strings.Split(block, "\n")
+	if len(lines) > maxNoteSignatures {
+		return nil, refuse("note_malformed", "%d signature lines, more than %d", len(lines), maxNoteSignatures)
+	}
+	times := map[string]int64{}
+	for _, line := range lines {
+		rest, ok := strings.CutPrefix(line, "\u2014 ")
+		name, b64, ok2 := strings.Cut(rest, " ")
+		if !ok || !ok2 {
+			return nil, refuse("note_malformed", "signature line %q", line)
+		}
+		raw, err := strictB64.DecodeString(b64)
+		if err != nil || len(raw) < 5 {
+			return nil, refuse("note_malformed", "signature line of %s: not strict base64", name)
+		}
+		hash, sig := binary.BigEndian.Uint32(raw), raw[4:]
+		if name == p.log.Name() && hash == p.log.KeyHash() {
+			if !p.log.Verify(body, sig) {
+				return nil, refuse("signature_invalid", "a line of the steward does not verify")
+			}
+			continue
+		}
+		for _, w := range p.witnesses {
+			if name == w.name && hash == w.hash {
+				if !w.Verify(body, sig) {
+					return nil, refuse("signature_invalid", "a line of witness %s does not verify", name)
+				}
+				t := int64(binary.BigEndian.Uint64(sig))
+				if old, seen := times[name]; !seen || t < old {
+					times[name] = t
+				}
+			}
+		}
+	}
+	return times, nil
+}
+
 // openCheckpoint verifies a checkpoint note with x/mod's note.Open: the steward's signature must
-// verify, as must every line of a policy witness.
+// verify, as must every line of a policy witness (signatureLines checks each one first).
 func openCheckpoint(text []byte, p *registryPolicy) (*openedCheckpoint, error) {
+	times, err := signatureLines(text, p)
+	if err != nil {
+		return nil, err
+	}
 	vs := []note.Verifier{p.log}
 	for _, w := range p.witnesses {
 		vs = append(vs, w)
@@ -189,9 +262,11 @@ func openCheckpoint(text []byte, p *registryPolicy) (*openedCheckpoint, error) {
 		if err != nil {
 			return nil, refuse("signature_invalid", "%v", err)
 		}
-		if _, seen := out.cosigners[s.Name]; !seen {
-			out.cosigners[s.Name] = t
+		// A witness counts once, at the earliest of its lines (all verified by signatureLines).
+		if t > times[s.Name] {
+			t = times[s.Name]
 		}
+		out.cosigners[s.Name] = t
 	}
 	if !stewardSigned {
 		return nil, refuse("steward_signature_missing", "no steward signature")
@@ -256,7 +331,7 @@ func parseCallProof(text string) (*callProof, error) {
 	if len(lines) < 3 || lines[0] != "c2sp.org/tlog-proof@v1" || !strings.HasPrefix(lines[1], "extra ") || !strings.HasPrefix(lines[2], "index ") {
 		return nil, refuse("proof_malformed", "header, extra and index lines")
 	}
-	seal, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(lines[1], "extra "))
+	seal, err := strictB64.DecodeString(strings.TrimPrefix(lines[1], "extra "))
 	if err != nil {
 		return nil, refuse("proof_malformed", "extra: %v", err)
 	}
@@ -267,10 +342,12 @@ func parseCallProof(text string) (*callProof, error) {
 	}
 	p := &callProof{seal: seal, index: index, note: []byte(noteText)}
 	for _, l := range lines[3:] {
-		h, err := tlog.ParseHash(l)
-		if err != nil {
+		raw, err := strictB64.DecodeString(l)
+		if err != nil || len(raw) != tlog.HashSize {
 			return nil, refuse("proof_malformed", "proof hash %q", l)
 		}
+		var h tlog.Hash
+		copy(h[:], raw)
 		p.path = append(p.path, h)
 	}
 	return p, nil
@@ -316,6 +393,22 @@ func verifyCallProof(text, policyText string) (string, *openedCheckpoint, *Seal,
 	return "valid", opened, cp.seal, nil
 }
 
+// quorumTime is when the policy's quorum had cosigned: the quorum-th earliest of the policy
+// witnesses' cosignature times (spec/CALL-REGISTRY.md section 6, Time).
+func quorumTime(opened *openedCheckpoint, pol *registryPolicy) int64 {
+	var times []int64
+	for _, w := range pol.witnesses {
+		if t, ok := opened.cosigners[w.name]; ok {
+			times = append(times, t)
+		}
+	}
+	slices.Sort(times)
+	if len(times) < pol.quorum {
+		return -1
+	}
+	return times[pol.quorum-1]
+}
+
 func refusalCodeOf(err error) string {
 	if r, ok := err.(*Refusal); ok {
 		return r.Class
@@ -343,7 +436,8 @@ func checkRegistryFile(rep *Report, _ string, path string) {
 			StreamID      string `json:"stream_id"`
 			Index         int64
 			Cosigners     []string
-			Earliest      int64 `json:"earliest_cosignature"`
+			Earliest      int64  `json:"earliest_cosignature"`
+			QuorumTime    *int64 `json:"quorum_time"`
 		} `json:"valid_proofs"`
 		Negative []struct {
 			What, Proof, Policy, Expect string
@@ -418,7 +512,14 @@ func checkRegistryFile(rep *Report, _ string, path string) {
 			for _, t := range opened.cosigners {
 				earliest = min(earliest, t)
 			}
-			return "", expectEqual("earliest cosignature", earliest, v.Earliest)
+			if err := expectEqual("earliest cosignature", earliest, v.Earliest); err != nil || v.QuorumTime == nil {
+				return "", err
+			}
+			pol, err := parseRegistryPolicy(v.Policy)
+			if err != nil {
+				return "", err
+			}
+			return "", expectEqual("quorum time", quorumTime(opened, pol), *v.QuorumTime)
 		})
 	}
 	for i, n := range doc.Negative {

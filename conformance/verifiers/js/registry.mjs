@@ -13,6 +13,8 @@ const B64 = (s) => {
   return b;
 };
 const hex = (b) => Buffer.from(b).toString('hex');
+const MAX_NOTE_SIGNATURES = 64;
+const MAX_WITNESSES = 63;
 const utf8 = new TextEncoder();
 
 export function checkRegistryFile(path, name, ctx) {
@@ -46,6 +48,7 @@ export function checkRegistryFile(path, name, ctx) {
         if (!f.length || f[0].startsWith('#')) return;
         if (f[0] === 'log' && f.length === 2 && !log) log = parseVkey(f[1], 0x01);
         else if (f[0] === 'witness' && (f.length === 2 || f.length === 3)) {
+          if (witnesses.length === MAX_WITNESSES) throw bad(`more than ${MAX_WITNESSES} witnesses`);
           const w = parseVkey(f[1], 0x04);
           if (witnesses.some((o) => o.name === w.name || hex(o.key) === hex(w.key))) throw bad('repeated witness');
           if (f.length === 3 && !/^https?:\/\//.test(f[2])) throw bad('URL');
@@ -57,6 +60,8 @@ export function checkRegistryFile(path, name, ctx) {
       }
     });
     if (!log || quorum === null || quorum < 1 || quorum > witnesses.length) throw refuse('policy_malformed', 'log and quorum');
+    // More than half: any two quorums share a witness (else two forks can each reach one).
+    if (quorum * 2 <= witnesses.length) throw refuse('policy_malformed', 'the quorum is more than half the witnesses');
     if (witnesses.some((w) => hex(w.key) === hex(log.key))) throw refuse('policy_malformed', "a witness key is the log's key");
     return { log, witnesses, quorum };
   };
@@ -86,10 +91,17 @@ export function checkRegistryFile(path, name, ctx) {
     const textBytes = utf8.encode(text);
     let stewardOk = false;
     const cosigners = new Map();
-    for (const line of note.slice(end + 2, -1).split('\n')) {
+    const sigLines = note.slice(end + 2, -1).split('\n');
+    if (sigLines.length > MAX_NOTE_SIGNATURES) throw refuse('note_malformed', `more than ${MAX_NOTE_SIGNATURES} signature lines`);
+    for (const line of sigLines) {
       if (!line.startsWith('\u2014 ')) throw refuse('note_malformed', 'signature line');
       const [n, b64] = line.slice(2).split(' ');
-      const raw = B64(b64);
+      let raw;
+      try {
+        raw = B64(b64);
+      } catch (e) {
+        throw refuse('note_malformed', e.message);
+      }
       const id = ((raw[0] << 24) >>> 0) + (raw[1] << 16) + (raw[2] << 8) + raw[3];
       const sig = raw.subarray(4);
       if (n === log.name && id === log.id) {
@@ -103,7 +115,8 @@ export function checkRegistryFile(path, name, ctx) {
       const t = Buffer.from(sig.subarray(0, 8)).readBigUInt64BE();
       const msg = new Uint8Array([...utf8.encode(`cosignature/v1\ntime ${t}\n`), ...textBytes]);
       if (t > 2n ** 63n - 1n || !strictOk(sig.subarray(8), msg, w.key)) throw refuse('signature_invalid', n);
-      if (!cosigners.has(n)) cosigners.set(n, t);
+      // Every line of a trusted witness verified; it counts once, at its earliest time.
+      if (!cosigners.has(n) || t < cosigners.get(n)) cosigners.set(n, t);
     }
     if (!stewardOk) throw refuse('steward_signature_missing');
     return { ...body, cosigners };
@@ -151,7 +164,10 @@ export function checkRegistryFile(path, name, ctx) {
     } catch {
       throw refuse('inclusion_invalid');
     }
-    return { seal, cp, index: p.index };
+    // When the quorum had cosigned: the quorum-th earliest of the policy witnesses' times.
+    const times = pol.witnesses.filter((w) => cp.cosigners.has(w.name)).map((w) => cp.cosigners.get(w.name));
+    times.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return { seal, cp, index: p.index, quorumTime: times[pol.quorum - 1] };
   };
   const outcome = (fn) => {
     try {
@@ -186,6 +202,7 @@ export function checkRegistryFile(path, name, ctx) {
     equal('index', got.index, BigInt(p.index));
     equal('cosigners', [...got.cp.cosigners.keys()].sort().join(','), [...p.cosigners].sort().join(','));
     equal('earliest', [...got.cp.cosigners.values()].reduce((a, b) => (a < b ? a : b)), BigInt(p.earliest_cosignature));
+    if (p.quorum_time !== undefined) equal('quorum time', got.quorumTime, BigInt(p.quorum_time));
   }));
   doc.negative_proofs.forEach((n, i) => check(`${name} negative proof ${i}: ${n.what.slice(0, 48)}`, () => {
     const got = outcome(() => verifyProof(n.proof, n.policy));

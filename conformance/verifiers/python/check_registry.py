@@ -36,6 +36,8 @@ import verify as v
 
 FILE = "call-registry-vectors.json"
 MAX_NOTE = 64 * 1024
+MAX_NOTE_SIGNATURES = 64
+MAX_WITNESSES = 63
 MAX_PROOF = 256 * 1024
 
 
@@ -43,6 +45,18 @@ class Refused(Exception):
     def __init__(self, code: str, detail: str = ""):
         super().__init__(f"{code}: {detail}" if detail else code)
         self.code = code
+
+
+def b64(text: str, code: str) -> bytes:
+    """Standard base64 with padding and zero unused bits: the one encoding of its bytes
+    (b64decode alone accepts non-zero unused bits)."""
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        raise Refused(code, "not standard base64") from None
+    if base64.b64encode(raw).decode() != text:
+        raise Refused(code, "not the one base64 encoding of its bytes")
+    return raw
 
 
 def key_id(name: str, alg: int, key: bytes) -> int:
@@ -57,8 +71,8 @@ def parse_vkey(vkey: str, alg: int) -> tuple[str, int, bytes]:
     parts = vkey.split("+", 2)
     if len(parts) != 3 or len(parts[1]) != 8:
         raise Refused("verifier_key_invalid", vkey)
-    name, hash16, b64 = parts
-    raw = base64.b64decode(b64, validate=True)
+    name, hash16, b64text = parts
+    raw = b64(b64text, "verifier_key_invalid")
     if not valid_name(name) or len(raw) != 33 or raw[0] != alg:
         raise Refused("verifier_key_invalid", vkey)
     if key_id(name, alg, raw[1:]) != int(hash16, 16):
@@ -76,6 +90,8 @@ def parse_policy(text: str) -> dict:
             if f[0] == "log" and len(f) == 2 and log is None:
                 log = parse_vkey(f[1], 0x01)
             elif f[0] == "witness" and len(f) in (2, 3):
+                if len(witnesses) == MAX_WITNESSES:
+                    raise Refused("policy_malformed", f"line {n}: more than {MAX_WITNESSES} witnesses")
                 w = parse_vkey(f[1], 0x04)
                 if any(o[0] == w[0] or o[2] == w[2] for o in witnesses):
                     raise Refused("policy_malformed", f"line {n}: repeated witness")
@@ -90,6 +106,8 @@ def parse_policy(text: str) -> dict:
             raise Refused("policy_malformed", f"line {n}: {e}") from None
     if log is None or quorum is None or not 1 <= quorum <= len(witnesses):
         raise Refused("policy_malformed", "a log line and a quorum between 1 and the witnesses")
+    if quorum * 2 <= len(witnesses):
+        raise Refused("policy_malformed", "the quorum is more than half the witnesses")
     if any(w[2] == log[2] for w in witnesses):
         raise Refused("policy_malformed", "a witness key is the log's key")
     return {"log": log, "witnesses": witnesses, "quorum": quorum}
@@ -102,21 +120,23 @@ def parse_body(text: bytes) -> tuple[str, int, bytes]:
     origin, size, root = lines[:3]
     if not valid_name(origin) or not size.isdigit() or (size != "0" and size.startswith("0")):
         raise Refused("checkpoint_malformed", "origin or size")
-    raw = base64.b64decode(root, validate=True)
-    if len(raw) != 32 or base64.b64encode(raw).decode() != root:
+    raw = b64(root, "checkpoint_malformed")
+    if len(raw) != 32:
         raise Refused("checkpoint_malformed", "root")
     return origin, int(size), raw
 
 
 def open_note(note: bytes, log: tuple, witnesses: list) -> dict:
-    """Verifies the steward's signature and every line of a known witness; returns the body and
-    {witness name: timestamp}."""
+    """Verifies the steward's signature and every line of a known witness (each one, a second
+    line of a witness too); returns the body and {witness name: its earliest timestamp}."""
     if len(note) > MAX_NOTE:
         raise Refused("note_malformed", "size")
     text_end = note.rfind(b"\n\n")
     if text_end < 0 or not note.endswith(b"\n"):
         raise Refused("note_malformed", "framing")
     text, sig_block = note[: text_end + 1], note[text_end + 2 :]
+    if sig_block.count(b"\n") > MAX_NOTE_SIGNATURES:
+        raise Refused("note_malformed", f"more than {MAX_NOTE_SIGNATURES} signature lines")
     body = parse_body(text)
     if body[0] != log[0]:
         raise Refused("origin_mismatch", body[0])
@@ -124,8 +144,8 @@ def open_note(note: bytes, log: tuple, witnesses: list) -> dict:
     for line in sig_block.decode("utf-8").split("\n")[:-1]:
         if not line.startswith("\u2014 "):
             raise Refused("note_malformed", "signature line")
-        name, b64 = line[2:].split(" ", 1)
-        raw = base64.b64decode(b64, validate=True)
+        name, sig64 = line[2:].split(" ", 1)
+        raw = b64(sig64, "note_malformed")
         kid, sig = struct.unpack(">I", raw[:4])[0], raw[4:]
         if (name, kid) == (log[0], log[1]):
             try:
@@ -146,7 +166,7 @@ def open_note(note: bytes, log: tuple, witnesses: list) -> dict:
                     v.ed25519_verify_strict(sig[8:], msg, wkey)
                 except v.Refusal:
                     raise Refused("signature_invalid", name) from None
-                cosigners.setdefault(name, t)
+                cosigners[name] = min(t, cosigners.get(name, t))
     if not steward_ok:
         raise Refused("steward_signature_missing")
     return {"origin": body[0], "size": body[1], "root": body[2], "cosigners": cosigners}
@@ -177,10 +197,10 @@ def parse_proof(text: str) -> dict:
     idx = lines[2][6:]
     if not idx.isdigit() or (idx != "0" and idx.startswith("0")):
         raise Refused("proof_malformed", "index")
-    path = [base64.b64decode(h, validate=True) for h in lines[3:]]
+    path = [b64(h, "proof_malformed") for h in lines[3:]]
     if any(len(h) != 32 for h in path) or len(path) > 63:
         raise Refused("proof_malformed", "hashes")
-    return {"seal": base64.b64decode(lines[1][6:], validate=True), "index": int(idx), "path": path,
+    return {"seal": b64(lines[1][6:], "proof_malformed"), "index": int(idx), "path": path,
             "note": note.encode()}
 
 
@@ -200,7 +220,9 @@ def verify_proof(text: str, policy_text: str) -> dict:
         v.verify_inclusion(p["index"], cp["size"], v.leaf_hash(entry), p["path"], cp["root"])
     except v.Refusal:
         raise Refused("inclusion_invalid") from None
-    return {"seal": seal, "checkpoint": cp, "index": p["index"]}
+    # When the quorum had cosigned: the quorum-th earliest of the policy witnesses' times.
+    times = sorted(cp["cosigners"][w[0]] for w in pol["witnesses"] if w[0] in cp["cosigners"])
+    return {"seal": seal, "checkpoint": cp, "index": p["index"], "quorum_time": times[pol["quorum"] - 1]}
 
 
 def outcome(fn) -> str:
@@ -243,6 +265,8 @@ def run(directory: Path, rep) -> None:
             check_equal("index", got["index"], p["index"])
             check_equal("cosigners", sorted(got["checkpoint"]["cosigners"]), sorted(p["cosigners"]))
             check_equal("earliest", min(got["checkpoint"]["cosigners"].values()), p["earliest_cosignature"])
+            if "quorum_time" in p:
+                check_equal("quorum time", got["quorum_time"], p["quorum_time"])
         rep.check(f"valid proof {i}", one)
     for i, n in enumerate(doc["negative_proofs"]):
         def one(n=n):

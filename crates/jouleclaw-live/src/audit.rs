@@ -159,18 +159,25 @@ fn split(bytes: &[u8], what: &str, problems: &mut Vec<String>) -> Vec<Vec<u8>> {
     }
 }
 
-/// A stream folder's name, its escaped id and whether it is sealed (not `.partial`).
-fn folder_name(path: &Path) -> Result<(&str, &str, bool)> {
+/// A stream folder's name, its escaped id and whether it is sealed (not `.partial`). A name
+/// that is not UTF-8 is read with U+FFFD for its invalid bytes: no escaped stream id holds
+/// that character, so the folder is audited and reported `malformed_name`, and one such folder
+/// does not stop the audit of the others.
+fn folder_name(path: &Path) -> Result<(String, String, bool)> {
     let name = path
         .file_name()
-        .and_then(|n| n.to_str())
         .ok_or_else(|| LiveError::Malformed {
             place: path.display().to_string(),
             message: "not a stream folder name".to_owned(),
-        })?;
+        })?
+        .to_string_lossy()
+        .into_owned();
     Ok(match name.strip_suffix(PARTIAL_SUFFIX) {
-        Some(t) => (name, t, false),
-        None => (name, name, true),
+        Some(t) => {
+            let token = t.to_owned();
+            (name, token, false)
+        }
+        None => (name.clone(), name, true),
     })
 }
 
@@ -185,8 +192,8 @@ fn folder_name(path: &Path) -> Result<(&str, &str, bool)> {
 /// listed, then one `more_problems` line with the count of the rest.
 pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     let (name, token, sealed) = folder_name(path)?;
-    let unescaped = unescape_id(token);
-    let stream_id = unescaped.clone().unwrap_or_else(|| token.to_owned());
+    let unescaped = unescape_id(&token);
+    let stream_id = unescaped.clone().unwrap_or_else(|| token.clone());
     let mut decoded: Vec<(u64, StreamWindowReceipt)> = Vec::new();
     let malformed = |e: jouleclaw_store::StoreError| LiveError::Malformed {
         place: path.display().to_string(),
@@ -198,7 +205,7 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     if unescaped.is_none() {
         problems.push(format!(
             "malformed_name: \"{}\" is not an escaped stream id",
-            jouleclaw_store::escape_untrusted(name)
+            jouleclaw_store::escape_untrusted(&name)
         ));
     }
     for p in &report.problems {
@@ -298,11 +305,11 @@ fn read_stop_latency(dir: &Path) -> jouleclaw_store::Result<StopLatencyFile> {
 pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
     let (name, token, sealed) = folder_name(path)?;
     let mut rec = StreamRecords {
-        stream_id: unescape_id(token).unwrap_or_else(|| token.to_owned()),
+        stream_id: unescape_id(&token).unwrap_or_else(|| token.clone()),
         sealed,
         ..StreamRecords::default()
     };
-    if unescape_id(token).is_none() {
+    if unescape_id(&token).is_none() {
         rec.read_problems.push(format!(
             "malformed_name: {name:?} is not an escaped stream id"
         ));
@@ -506,5 +513,55 @@ fn cose_payload(bytes: &[u8]) -> Option<Vec<u8>> {
     match parts.get(2)? {
         ciborium::Value::Bytes(p) => Some(p.clone()),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::ffi::OsStrExt as _;
+
+    fn key() -> PublicKey {
+        use jouleclaw_jcr1::cose::Signer as _;
+        jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key().verifying_key()
+    }
+
+    /// One folder whose name is not UTF-8 is a stream folder with a malformed name, audited and
+    /// reported, not an error that stops the audit of every other folder.
+    #[test]
+    fn a_folder_name_that_is_not_utf8_is_a_malformed_name_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let bad = dir
+            .path()
+            .join(std::ffi::OsStr::from_bytes(b"call-\xff\xfe"));
+        let good = dir.path().join("call-1");
+        std::fs::create_dir(&bad).unwrap();
+        std::fs::create_dir(&good).unwrap();
+        let found = stream_dirs(dir.path()).unwrap();
+        assert_eq!(found.len(), 2);
+        let audit = audit_stream_dir(&bad, &key()).unwrap();
+        assert_eq!(audit.stream_id, "call-\u{FFFD}\u{FFFD}");
+        assert!(
+            audit
+                .problems
+                .iter()
+                .any(|p| p.starts_with("malformed_name:")),
+            "{:?}",
+            audit.problems
+        );
+        assert!(!audit.is_complete());
+        assert!(read_stream_dir(&bad).unwrap().read_problems[0].starts_with("malformed_name:"));
+        // Accepted neighbour: a UTF-8 escaped id is no malformed name (its files are missing).
+        let audit = audit_stream_dir(&good, &key()).unwrap();
+        assert_eq!(audit.stream_id, "call-1");
+        assert!(
+            !audit
+                .problems
+                .iter()
+                .any(|p| p.starts_with("malformed_name:")),
+            "{:?}",
+            audit.problems
+        );
     }
 }

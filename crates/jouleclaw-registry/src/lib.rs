@@ -11,7 +11,7 @@
 //! - [`RegistryLeaf`]: the leaf bytes of one call;
 //! - [`RegistryLog`], [`Appended`]: the log, its checkpoints and proofs;
 //! - [`NoteKey`], [`CheckpointBody`], [`sign_checkpoint_note`], [`verify_checkpoint_note`],
-//!   [`merge_cosignatures`], [`VerifiedCheckpoint`], [`Cosignature`]: notes and cosignatures;
+//!   [`merge_cosignatures`], [`cosignature_line`], [`VerifiedCheckpoint`], [`Cosignature`]: notes and cosignatures;
 //! - [`WitnessPolicy`], [`PolicyWitness`]: policies;
 //! - [`CallProof`], [`verify_call_proof`], [`VerifiedCall`], [`check_no_fork`]: proofs;
 //! - [`RegistryError`] and its stable codes.
@@ -54,8 +54,8 @@ pub use log::{Appended, DEFAULT_MAX_CALLS, RegistryLog};
 pub use note::{
     ALG_COSIGNATURE_V1, ALG_ED25519, CheckpointBody, Cosignature, MAX_NOTE_BYTES,
     MAX_NOTE_SIGNATURES, NoteKey, VerifiedCheckpoint, add_checkpoint_request, check_name,
-    conflict_size, cosignature_message, key_id, merge_cosignatures, sign_checkpoint_note,
-    verify_checkpoint_note,
+    conflict_size, cosignature_line, cosignature_message, key_id, merge_cosignatures,
+    sign_checkpoint_note, verify_checkpoint_note,
 };
 pub use policy::{MAX_POLICY_BYTES, MAX_POLICY_WITNESSES, PolicyWitness, WitnessPolicy};
 pub use proof::{

@@ -19,27 +19,29 @@ pub const DEFAULT_MAX_CALLS: u64 = 1 << 20;
 pub struct Appended {
     /// The new leaf's index.
     pub index: u64,
-    /// Earlier leaves of the same stream id (a re-registered call): an auditor sees them all.
+    /// Earlier leaves of the same stream id, whatever their `steward` label (a re-registered
+    /// call): an auditor sees them all.
     pub earlier: Vec<u64>,
 }
 
 /// A steward's registry log. Pure: the caller stores the leaves and the checkpoints.
+///
+/// A registry is one signing key's: every leaf is the final seal of a call signed by the
+/// registry's key (the one its checkpoints are signed with; the CLI verifies each seal under it
+/// before appending). Calls are therefore told apart by stream id alone, which is grouping by
+/// (signing key, stream id). The seal's `steward` field is a label the key's holder writes:
+/// a call re-minted under another label is the same call registered twice.
 #[derive(Debug, Clone)]
 pub struct RegistryLog {
     origin: String,
     log: MerkleLog,
     by_stream: HashMap<[u8; 32], Vec<u64>>,
-    reregistered: BTreeMap<(String, String), Vec<u64>>,
+    reregistered: BTreeMap<String, Vec<u64>>,
 }
 
-/// The index key of a stream: BLAKE3 over both names, each length-prefixed.
-fn stream_key(steward: &str, stream_id: &str) -> [u8; 32] {
-    let mut h = blake3::Hasher::new();
-    for s in [steward, stream_id] {
-        h.update(&(s.len() as u64).to_be_bytes());
-        h.update(s.as_bytes());
-    }
-    *h.finalize().as_bytes()
+/// The index key of a stream: BLAKE3 of its id.
+fn stream_key(stream_id: &str) -> [u8; 32] {
+    *blake3::hash(stream_id.as_bytes()).as_bytes()
 }
 
 impl RegistryLog {
@@ -75,21 +77,21 @@ impl RegistryLog {
             })?;
         let slot = self
             .by_stream
-            .entry(stream_key(&leaf.steward, &leaf.stream_id))
+            .entry(stream_key(&leaf.stream_id))
             .or_default();
         let earlier = slot.clone();
         slot.push(index);
         if !earlier.is_empty() {
             self.reregistered
-                .insert((leaf.steward.clone(), leaf.stream_id.clone()), slot.clone());
+                .insert(leaf.stream_id.clone(), slot.clone());
         }
         Ok(Appended { index, earlier })
     }
 
-    /// Every leaf index registered for a stream of a steward.
-    pub fn indices_of(&self, steward: &str, stream_id: &str) -> &[u64] {
+    /// Every leaf index registered for a stream id, whatever the leaves' `steward` labels.
+    pub fn indices_of(&self, stream_id: &str) -> &[u64] {
         self.by_stream
-            .get(&stream_key(steward, stream_id))
+            .get(&stream_key(stream_id))
             .map(Vec::as_slice)
             .unwrap_or(&[])
     }
@@ -99,11 +101,12 @@ impl RegistryLog {
         Ok(self.log.leaf(index) == Some(jouleclaw_seal::leaf_hash(&leaf.entry()?)))
     }
 
-    /// Streams registered more than once, with their leaf indices, sorted.
-    pub fn reregistered(&self) -> Vec<(String, String, Vec<u64>)> {
+    /// Stream ids registered more than once (under one label or several), with their leaf
+    /// indices, sorted by stream id.
+    pub fn reregistered(&self) -> Vec<(String, Vec<u64>)> {
         self.reregistered
             .iter()
-            .map(|((s, id), v)| (s.clone(), id.clone(), v.clone()))
+            .map(|(id, v)| (id.clone(), v.clone()))
             .collect()
     }
 

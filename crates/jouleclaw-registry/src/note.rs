@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use curve25519_dalek::edwards::CompressedEdwardsY;
 use ed25519_dalek::{Signature, VerifyingKey};
 use jouleclaw_jcr1::cose::Signer as CoseSigner;
-use signed_note::{Note, VerificationError, Verifier, Verifiers};
+use signed_note::{Note, Verifier};
 
 use crate::error::{RegistryError, Result};
 
@@ -183,21 +183,6 @@ impl Verifier for NoteKey {
     }
 }
 
-struct KeySet<'a>(&'a [&'a NoteKey]);
-
-impl Verifiers for KeySet<'_> {
-    fn verifier(&self, name: &str, id: u32) -> Result<&dyn Verifier, VerificationError> {
-        self.0
-            .iter()
-            .find(|k| k.name == name && k.id == id)
-            .map(|k| *k as &dyn Verifier)
-            .ok_or_else(|| VerificationError::UnknownKey {
-                name: name.to_owned(),
-                id,
-            })
-    }
-}
-
 /// A checkpoint body: origin, tree size and root hash, with no extension lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointBody {
@@ -263,7 +248,8 @@ impl CheckpointBody {
 pub struct Cosignature {
     /// The witness's key name.
     pub witness: String,
-    /// The cosignature's timestamp (POSIX seconds).
+    /// The cosignature's timestamp (POSIX seconds): of a witness with several valid lines, the
+    /// earliest.
     pub timestamp: u64,
 }
 
@@ -272,7 +258,8 @@ pub struct Cosignature {
 pub struct VerifiedCheckpoint {
     /// The body.
     pub body: CheckpointBody,
-    /// Valid cosignatures from the witnesses asked for, one per witness.
+    /// Valid cosignatures from the witnesses asked for, one per witness, in the order of their
+    /// first lines in the note.
     pub cosignatures: Vec<Cosignature>,
     /// The note's exact bytes.
     pub note: Vec<u8>,
@@ -300,67 +287,87 @@ pub fn sign_checkpoint_note(body: &CheckpointBody, signer: &dyn CoseSigner) -> R
     Ok(out)
 }
 
-fn parse_note(note: &[u8]) -> Result<Note> {
+/// A note's framing (the `signed_note` crate's) and its signature lines, every one of them in
+/// order (the crate's own verification skips a second line of a key it has seen; this one
+/// does not). Bounds: 64 KiB and 64 signature lines, counted as lines of the signature block
+/// (an em dash in the body is not a signature line).
+fn parse_note(note: &[u8]) -> Result<(Note, Vec<signed_note::Signature>)> {
+    let bad = |reason| RegistryError::NoteMalformed { reason };
     if note.len() > MAX_NOTE_BYTES {
-        return Err(RegistryError::NoteMalformed {
-            reason: "the note is above 64 KiB",
-        });
+        return Err(bad("the note is above 64 KiB"));
     }
-    let sig_lines = note.windows(3).filter(|w| *w == "—".as_bytes()).count();
-    if sig_lines > MAX_NOTE_SIGNATURES {
-        return Err(RegistryError::NoteMalformed {
-            reason: "more than 64 signature lines",
-        });
+    let cut = note
+        .windows(2)
+        .rposition(|w| w == b"\n\n")
+        .ok_or(bad("not a C2SP signed note"))?;
+    let block = note[cut + 2..]
+        .strip_suffix(b"\n")
+        .ok_or(bad("not a C2SP signed note"))?;
+    if block.split(|&b| b == b'\n').count() > MAX_NOTE_SIGNATURES {
+        return Err(bad("more than 64 signature lines"));
     }
-    Note::from_bytes(note).map_err(|_| RegistryError::NoteMalformed {
-        reason: "not a C2SP signed note",
-    })
+    let parsed = Note::from_bytes(note).map_err(|_| bad("not a C2SP signed note"))?;
+    let lines = block
+        .split(|&b| b == b'\n')
+        .map(signed_note::Signature::from_bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| bad("not a C2SP signed note"))?;
+    Ok((parsed, lines))
 }
 
 /// Verifies a checkpoint note: the body is of this profile and for `steward`'s origin, the
-/// steward's signature verifies, and every signature line of a key in `witnesses` verifies
-/// (lines of other keys are ignored, as the spec says). Returns the valid cosignatures.
+/// steward's signature verifies, and every signature line of a key in `witnesses` verifies,
+/// each one (a second line of a trusted key that does not verify is refused, not skipped);
+/// lines of other keys are ignored, as the spec says. Returns the valid cosignatures, one per
+/// witness, at the earliest time among its valid lines.
 pub fn verify_checkpoint_note(
     note: &[u8],
     steward: &NoteKey,
     witnesses: &[NoteKey],
 ) -> Result<VerifiedCheckpoint> {
-    let parsed = parse_note(note)?;
+    let (parsed, lines) = parse_note(note)?;
     let body = CheckpointBody::parse(parsed.text())?;
     if body.origin != steward.name {
         return Err(RegistryError::OriginMismatch);
     }
-    let mut keys: Vec<&NoteKey> = vec![steward];
-    keys.extend(witnesses.iter().filter(|w| w.alg == ALG_COSIGNATURE_V1));
-    let (verified, _unknown) = parsed.verify(&KeySet(&keys)).map_err(|e| match e {
-        signed_note::NoteError::InvalidSignature { name, .. } => {
-            RegistryError::SignatureInvalid { name }
-        }
-        signed_note::NoteError::UnverifiedNote => RegistryError::StewardSignatureMissing,
-        _ => RegistryError::NoteMalformed {
-            reason: "ambiguous or mismatched keys",
-        },
-    })?;
-    if !verified
+    let witnesses: Vec<&NoteKey> = witnesses
         .iter()
-        .any(|s| s.name() == steward.name && s.id() == steward.id)
-    {
-        return Err(RegistryError::StewardSignatureMissing);
-    }
+        .filter(|w| w.alg == ALG_COSIGNATURE_V1)
+        .collect();
+    let mut steward_signed = false;
     let mut cosignatures: Vec<Cosignature> = Vec::new();
-    for s in verified
-        .iter()
-        .filter(|s| !(s.name() == steward.name && s.id() == steward.id))
-    {
-        let Some(stamp) = s.signature().first_chunk::<8>() else {
+    for line in &lines {
+        let is = |k: &NoteKey| k.name == line.name() && k.id == line.id();
+        let key = if is(steward) {
+            steward
+        } else if let Some(w) = witnesses.iter().find(|w| is(w)) {
+            w
+        } else {
             continue;
         };
-        if cosignatures.iter().all(|c| c.witness != s.name()) {
-            cosignatures.push(Cosignature {
-                witness: s.name().to_owned(),
-                timestamp: u64::from_be_bytes(*stamp),
+        if !key.verify(parsed.text(), line.signature()) {
+            return Err(RegistryError::SignatureInvalid {
+                name: line.name().to_owned(),
             });
         }
+        if key.alg == ALG_ED25519 {
+            steward_signed = true;
+            continue;
+        }
+        let Some(stamp) = line.signature().first_chunk::<8>() else {
+            continue;
+        };
+        let timestamp = u64::from_be_bytes(*stamp);
+        match cosignatures.iter_mut().find(|c| c.witness == key.name) {
+            Some(c) => c.timestamp = c.timestamp.min(timestamp),
+            None => cosignatures.push(Cosignature {
+                witness: key.name.clone(),
+                timestamp,
+            }),
+        }
+    }
+    if !steward_signed {
+        return Err(RegistryError::StewardSignatureMissing);
     }
     Ok(VerifiedCheckpoint {
         body,
@@ -369,11 +376,16 @@ pub fn verify_checkpoint_note(
     })
 }
 
-/// Adds the signature lines of a witness's `add-checkpoint` response to a note, keeping only
-/// lines that verify under one of `witnesses` (a line from an unknown key is dropped, as the
-/// protocol says; one that claims a known key and does not verify is refused).
+/// Adds a witness's `add-checkpoint` answer to a note: of the lines of a key in `witnesses`
+/// (the witness that answered), each must verify (one that does not refuses the answer), and
+/// the first is kept unless the note already holds a line of that key; lines of other keys are
+/// dropped, as the protocol says. So a note holds at most one line per witness, and an answer
+/// adds at most one line per key given however many it sends: a witness that answers with a
+/// hundred valid lines cannot push the note past its bounds or the other witnesses' lines out.
+/// The merged note is checked against the bounds (64 KiB, 64 signature lines); an answer that
+/// would take it past them is refused and the note is left as it was.
 pub fn merge_cosignatures(note: &[u8], response: &[u8], witnesses: &[NoteKey]) -> Result<Vec<u8>> {
-    let parsed = parse_note(note)?;
+    let (parsed, existing) = parse_note(note)?;
     let text = parsed.text().to_vec();
     if response.len() > MAX_NOTE_BYTES {
         return Err(RegistryError::NoteMalformed {
@@ -383,6 +395,10 @@ pub fn merge_cosignatures(note: &[u8], response: &[u8], witnesses: &[NoteKey]) -
     let response = std::str::from_utf8(response).map_err(|_| RegistryError::NoteMalformed {
         reason: "the response is not UTF-8",
     })?;
+    let mut holds: Vec<(String, u32)> = existing
+        .iter()
+        .map(|s| (s.name().to_owned(), s.id()))
+        .collect();
     let mut out = note.to_vec();
     for line in response.split_inclusive('\n') {
         let Some(bare) = line.strip_suffix('\n') else {
@@ -397,7 +413,7 @@ pub fn merge_cosignatures(note: &[u8], response: &[u8], witnesses: &[NoteKey]) -
         })?;
         let Some(key) = witnesses
             .iter()
-            .find(|k| k.name == sig.name() && k.id == sig.id())
+            .find(|k| k.alg == ALG_COSIGNATURE_V1 && k.name == sig.name() && k.id == sig.id())
         else {
             continue;
         };
@@ -406,12 +422,49 @@ pub fn merge_cosignatures(note: &[u8], response: &[u8], witnesses: &[NoteKey]) -
                 name: sig.name().to_owned(),
             });
         }
-        let encoded = sig.to_bytes();
-        if !out.windows(encoded.len()).any(|w| w == encoded.as_slice()) {
-            out.extend_from_slice(&encoded);
+        if holds.iter().any(|(n, id)| *n == key.name && *id == key.id) {
+            continue;
         }
+        holds.push((key.name.clone(), key.id));
+        out.extend_from_slice(&sig.to_bytes());
     }
+    parse_note(&out)?;
     Ok(out)
+}
+
+/// A witness's cosignature/v1 line (C2SP tlog-cosignature) over a checkpoint note's body at
+/// `timestamp`, signed by `signer` under `key` (a type 0x04 key of the signer's public key):
+/// what a witness answers `add-checkpoint` with. For stand-ins of a witness in tests.
+pub fn cosignature_line(
+    note: &[u8],
+    key: &NoteKey,
+    signer: &dyn CoseSigner,
+    timestamp: u64,
+) -> Result<Vec<u8>> {
+    if key.alg != ALG_COSIGNATURE_V1 || key.key != signer.verifying_key() {
+        return Err(RegistryError::VerifierKeyInvalid {
+            reason: "the key is not the signer's cosignature/v1 key",
+        });
+    }
+    if timestamp > i64::MAX as u64 {
+        return Err(RegistryError::NoteMalformed {
+            reason: "a cosignature time is at most 2^63-1",
+        });
+    }
+    let (parsed, _) = parse_note(note)?;
+    let sig = signer
+        .sign(&cosignature_message(timestamp, parsed.text()))
+        .map_err(|e| RegistryError::Signer {
+            reason: e.to_string(),
+        })?;
+    let mut raw = timestamp.to_be_bytes().to_vec();
+    raw.extend_from_slice(&sig);
+    let line = signed_note::Signature::new(key.name.clone(), key.id, raw).map_err(|_| {
+        RegistryError::InvalidName {
+            reason: "the witness name is not a valid key name",
+        }
+    })?;
+    Ok(line.to_bytes())
 }
 
 /// The body of a C2SP tlog-witness `add-checkpoint` request: `old N`, the consistency proof

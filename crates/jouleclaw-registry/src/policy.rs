@@ -10,9 +10,14 @@
 //! ```
 //!
 //! Exactly one `log` line (a type 0x01 verifier key whose name is the registry's origin), one
-//! to 64 `witness` lines (type 0x04 verifier keys with distinct names and keys), and exactly one
-//! `quorum` line with `1 <= k <= witnesses`. No witness's Ed25519 key may be the log's key
-//! (whatever the names): the steward cannot cosign its own checkpoints.
+//! to 63 `witness` lines (type 0x04 verifier keys with distinct names and keys: with the
+//! steward's own line, a note that carries every witness's cosignature stays within the 64
+//! signature lines a note may have), and exactly one `quorum` line with
+//! `witnesses / 2 < k <= witnesses`: any two quorums then share a witness, so two forks can
+//! each reach a quorum only if a witness of the policy cosigned both (a quorum of half the
+//! witnesses or fewer lets two disjoint sets of honest witnesses cosign two forks). No
+//! witness's Ed25519 key may be the log's key (whatever the names): the steward cannot cosign
+//! its own checkpoints.
 
 use crate::error::{RegistryError, Result};
 use crate::note::{ALG_COSIGNATURE_V1, ALG_ED25519, NoteKey};
@@ -21,8 +26,9 @@ use crate::note::{ALG_COSIGNATURE_V1, ALG_ED25519, NoteKey};
 /// checkpoints, and one key would count as a log signature and a witness.
 const LOG_KEY_AS_WITNESS: &str = "a witness key is the log's key";
 
-/// The most witnesses a policy may name.
-pub const MAX_POLICY_WITNESSES: usize = 64;
+/// The most witnesses a policy may name: a note with the steward's line and one line per
+/// witness holds at most [`MAX_NOTE_SIGNATURES`](crate::MAX_NOTE_SIGNATURES) lines.
+pub const MAX_POLICY_WITNESSES: usize = 63;
 /// The longest policy file read, in bytes.
 pub const MAX_POLICY_BYTES: usize = 64 * 1024;
 
@@ -93,7 +99,7 @@ impl WitnessPolicy {
                         return Err(bad(LOG_KEY_AS_WITNESS));
                     }
                     if witnesses.len() == MAX_POLICY_WITNESSES {
-                        return Err(bad("more than 64 witnesses"));
+                        return Err(bad("more than 63 witnesses"));
                     }
                     let url = match rest.first() {
                         Some(u) if u.starts_with("http://") || u.starts_with("https://") => {
@@ -120,6 +126,11 @@ impl WitnessPolicy {
         let quorum = quorum.ok_or(end("no quorum line"))?;
         if quorum == 0 || quorum > witnesses.len() {
             return Err(end("the quorum is between 1 and the number of witnesses"));
+        }
+        if quorum * 2 <= witnesses.len() {
+            return Err(end(
+                "the quorum is more than half the witnesses (else two forks can each reach one)",
+            ));
         }
         Ok(Self {
             log,
@@ -148,5 +159,25 @@ impl WitnessPolicy {
             });
         }
         Ok(seen.len())
+    }
+
+    /// When the quorum had cosigned: the `quorum`-th earliest of the policy witnesses'
+    /// cosignature times (one per witness), `None` below the quorum. The call existed by then
+    /// unless `quorum` witnesses lied about their clocks; one witness, inside the quorum or out
+    /// of it, cannot move it earlier.
+    pub fn quorum_time(&self, cosignatures: &[crate::Cosignature]) -> Option<u64> {
+        let mut times: Vec<u64> = Vec::new();
+        for w in &self.witnesses {
+            if let Some(t) = cosignatures
+                .iter()
+                .filter(|c| c.witness == w.key.name())
+                .map(|c| c.timestamp)
+                .min()
+            {
+                times.push(t);
+            }
+        }
+        times.sort_unstable();
+        times.get(self.quorum.checked_sub(1)?).copied()
     }
 }

@@ -119,11 +119,22 @@ pub struct VerifiedCall {
     pub index: u64,
     /// The cosigned registry checkpoint.
     pub checkpoint: VerifiedCheckpoint,
+    /// When the policy's quorum had cosigned ([`WitnessPolicy::quorum_time`]).
+    witnessed_by: Option<u64>,
 }
 
 impl VerifiedCall {
-    /// The earliest cosignature time of the quorum: the call's final seal existed before it.
+    /// When the policy's quorum had cosigned: the `quorum`-th earliest of the witnesses'
+    /// cosignature times ([`WitnessPolicy::quorum_time`]). The call's final seal existed by
+    /// then; a witness outside the quorum (or one inside it) that backdates its cosignature
+    /// does not move it.
     pub fn witnessed_by(&self) -> Option<u64> {
+        self.witnessed_by
+    }
+
+    /// The earliest cosignature time of any policy witness: what one witness says, not a
+    /// bound the quorum stands behind.
+    pub fn earliest_cosignature(&self) -> Option<u64> {
         self.checkpoint
             .cosignatures
             .iter()
@@ -164,6 +175,7 @@ pub fn verify_call_proof(proof: &CallProof, policy: &WitnessPolicy) -> Result<Ve
         seal,
         leaf,
         index: proof.index,
+        witnessed_by: policy.quorum_time(&checkpoint.cosignatures),
         checkpoint,
     })
 }

@@ -281,9 +281,11 @@ fn cosignatures_verify_and_count_toward_the_quorum() {
             .unwrap_err(),
         RegistryError::QuorumNotMet { have: 2, need: 3 }
     );
-    // The same witness twice counts once.
+    // A witness that answers again (a later submission of the same checkpoint) adds no line:
+    // the note keeps its first cosignature.
     let twice =
         merge_cosignatures(&cosigned, &cosign(1, &note, 1_790_000_002), &witnesses).unwrap();
+    assert_eq!(twice, cosigned);
     let v2 = verify_checkpoint_note(&twice, &steward_key(), &witnesses).unwrap();
     assert_eq!(
         strict
@@ -334,6 +336,7 @@ fn policies_parse_and_refuse() {
     assert_eq!(p.witnesses[1].url.as_deref(), Some("http://127.0.0.1:7381"));
     let cases = [
         (policy_text(0), "quorum"),
+        (policy_text(1), "quorum of half or fewer"),
         (policy_text(4), "quorum"),
         (policy_text(2).replace("log ", "# "), "no log"),
         (
@@ -388,7 +391,7 @@ fn a_witness_with_the_log_key_is_refused() {
     }
     // The accepted neighbour: the same policy with the witness under another key.
     let other = format!(
-        "log {}\nwitness {}\nwitness {}\nquorum 1\n",
+        "log {}\nwitness {}\nwitness {}\nquorum 2\n",
         steward_key().vkey(),
         witness_key(0).vkey(),
         witness_key(1).vkey()
@@ -437,10 +440,12 @@ fn a_call_proof_round_trips_and_verifies_offline() {
     assert_eq!(parsed, proof);
     let policy = WitnessPolicy::parse(&policy_text(2)).unwrap();
     let v = verify_call_proof(&parsed, &policy).unwrap();
+    // Cosigned by w0 at ..000 and w2 at ..002, quorum 2: the quorum had cosigned at ..002.
     assert_eq!(
         (v.seal.stream_id.as_str(), v.index, v.witnessed_by()),
-        ("call-2", 1, Some(1_790_000_000))
+        ("call-2", 1, Some(1_790_000_002))
     );
+    assert_eq!(v.earliest_cosignature(), Some(1_790_000_000));
 }
 
 #[test]
@@ -515,11 +520,8 @@ fn a_reminted_call_shows_both_leaves() {
             earlier: vec![0]
         }
     );
-    assert_eq!(log.indices_of("did:example:steward", "call-1"), &[0, 2]);
-    assert_eq!(
-        log.reregistered(),
-        vec![("did:example:steward".into(), "call-1".into(), vec![0, 2])]
-    );
+    assert_eq!(log.indices_of("call-1"), &[0, 2]);
+    assert_eq!(log.reregistered(), vec![("call-1".into(), vec![0, 2])]);
     let (fresh, _) = registry_with_calls(&[("call-1", 5), ("call-2", 2)]);
     assert!(fresh.reregistered().is_empty());
 }
@@ -552,4 +554,318 @@ fn consistency_proofs_from_zero_are_empty() {
     let (log, _) = registry_with_calls(&[("call-1", 3), ("call-2", 2), ("call-3", 2)]);
     assert!(log.consistency_proof(0, 3).unwrap().is_empty());
     assert!(!log.consistency_proof(1, 3).unwrap().is_empty());
+}
+
+/// `final_seal` under another `steward` label, signed by the same key.
+fn final_seal_labelled(label: &str, stream_id: &str, windows: u8) -> Vec<u8> {
+    let at = UtcSecond::parse("2026-06-05T00:00:00Z").unwrap();
+    let mut sealer = StreamSealer::new(stream_id, label, 1 << 10);
+    for w in 0..windows {
+        sealer
+            .append(u64::from(w), blake3::hash(&[w]).as_bytes(), at)
+            .unwrap();
+    }
+    sealer
+        .checkpoint(&steward(), true)
+        .unwrap()
+        .checkpoint
+        .cose_sign1
+}
+
+/// The key holder chooses the seal's `steward` label: a call re-minted under another label is
+/// still the same stream of the same key, and is listed as registered twice.
+#[test]
+fn a_call_reminted_under_another_label_is_still_a_reregistration() {
+    let (mut log, _) = registry_with_calls(&[("call-1", 5), ("call-2", 2)]);
+    let again = log
+        .append(&leaf_of(&final_seal_labelled(
+            "did:example:other",
+            "call-1",
+            4,
+        )))
+        .unwrap();
+    assert_eq!(again.earlier, vec![0]);
+    assert_eq!(log.indices_of("call-1"), &[0, 2]);
+    assert_eq!(log.reregistered(), vec![("call-1".into(), vec![0, 2])]);
+    // Accepted neighbour: another stream id under another label is another call.
+    let (mut fresh, _) = registry_with_calls(&[("call-1", 5)]);
+    let other = fresh
+        .append(&leaf_of(&final_seal_labelled(
+            "did:example:other",
+            "call-3",
+            4,
+        )))
+        .unwrap();
+    assert!(other.earlier.is_empty());
+    assert!(fresh.reregistered().is_empty());
+}
+
+/// `n` cosignature lines of witness `i` over `note`, each valid, at times t0, t0 + 1, ...
+fn flood(i: u8, note: &[u8], n: u64, t0: u64) -> Vec<u8> {
+    (0..n).flat_map(|k| cosign(i, note, t0 + k)).collect()
+}
+
+/// A witness below the quorum answers `add-checkpoint` with a hundred valid lines of its own
+/// key (a stand-in for a hostile witness: the real one sends one line). The note keeps one line
+/// of it, stays within its bounds, and the honest witnesses' lines merged after it count.
+#[test]
+fn a_witness_that_floods_its_answer_adds_one_line() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let witnesses: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let answer = flood(0, &note, 100, 1_790_000_000);
+    let merged = merge_cosignatures(&note, &answer, &witnesses[..1]).unwrap();
+    let lines = |n: &[u8]| {
+        n.split(|&b| b == b'\n')
+            .filter(|l| l.starts_with("—".as_bytes()))
+            .count()
+    };
+    assert_eq!(
+        lines(&merged),
+        2,
+        "the steward's line and one of the witness"
+    );
+    let merged =
+        merge_cosignatures(&merged, &cosign(1, &note, 1_790_000_100), &witnesses[1..2]).unwrap();
+    let merged =
+        merge_cosignatures(&merged, &cosign(2, &note, 1_790_000_200), &witnesses[2..]).unwrap();
+    // The same flood again (a later `registry witness`) adds nothing.
+    let again = merge_cosignatures(&merged, &answer, &witnesses[..1]).unwrap();
+    assert_eq!(again, merged);
+    let v = verify_checkpoint_note(&merged, &steward_key(), &witnesses).unwrap();
+    assert_eq!(v.cosignatures.len(), 3);
+    assert_eq!(v.cosignatures[0].timestamp, 1_790_000_000);
+    let policy = WitnessPolicy::parse(&policy_text(2)).unwrap();
+    assert_eq!(
+        policy
+            .check_quorum(v.cosignatures.iter().map(|c| c.witness.as_str()))
+            .unwrap(),
+        3
+    );
+    // An answer's lines of another policy witness are not the answering witness's: dropped.
+    let relayed = merge_cosignatures(&note, &cosign(1, &note, 5), &witnesses[..1]).unwrap();
+    assert_eq!(relayed, note);
+}
+
+/// Signature lines of keys outside the policy, to fill a note.
+fn stranger_lines(note: &[u8], n: usize) -> Vec<u8> {
+    let mut out = note.to_vec();
+    for k in 0..n {
+        let s = SoftwareSigner::from_seed(&[200; 32]);
+        let name = format!("stranger.example/s{k}");
+        let key = NoteKey::new(&name, ALG_COSIGNATURE_V1, s.verifying_key().as_bytes()).unwrap();
+        let mut raw = key.id().to_be_bytes().to_vec();
+        raw.extend_from_slice(&[7u8; 72]);
+        out.extend_from_slice(format!("— {name} {}\n", B64.encode(raw)).as_bytes());
+    }
+    out
+}
+
+/// At most 64 signature lines, counted in the signature block: 65 are refused, 64 accepted,
+/// and an em dash in the origin is not a signature line.
+#[test]
+fn a_note_has_at_most_64_signature_lines() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let full = stranger_lines(&note, 63);
+    let v = verify_checkpoint_note(&full, &steward_key(), &[]).unwrap();
+    assert!(v.cosignatures.is_empty());
+    let over = stranger_lines(&note, 64);
+    assert_eq!(
+        verify_checkpoint_note(&over, &steward_key(), &[])
+            .unwrap_err()
+            .to_string(),
+        "note_malformed: more than 64 signature lines"
+    );
+    // A witness's answer cannot take a full note past the bound.
+    let witnesses: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    assert_eq!(
+        merge_cosignatures(&full, &cosign(0, &note, 5), &witnesses)
+            .unwrap_err()
+            .code(),
+        "note_malformed"
+    );
+    // The origin's em dashes are text, not signature lines.
+    let dashed = "registry.example/\u{2014}\u{2014}";
+    let key = NoteKey::new(dashed, ALG_ED25519, steward().verifying_key().as_bytes()).unwrap();
+    let mut log = RegistryLog::new(dashed, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = stranger_lines(&log.sign_checkpoint(&steward()).unwrap(), 63);
+    assert!(verify_checkpoint_note(&note, &key, &[]).is_ok());
+}
+
+/// Every line of a trusted key must verify: a second, invalid line of a witness after its
+/// valid one is refused (signed-note implementations skip it). Its accepted neighbour: a second
+/// valid line counts once, at the earlier time.
+#[test]
+fn a_second_invalid_line_of_a_trusted_witness_is_refused() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let witnesses: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let mut valid_twice = note.clone();
+    valid_twice.extend_from_slice(&cosign(0, &note, 1_790_000_009));
+    valid_twice.extend_from_slice(&cosign(0, &note, 1_790_000_001));
+    let v = verify_checkpoint_note(&valid_twice, &steward_key(), &witnesses).unwrap();
+    assert_eq!(
+        v.cosignatures,
+        vec![Cosignature {
+            witness: "witness.example/w0".into(),
+            timestamp: 1_790_000_001
+        }]
+    );
+    let mut second = cosign(0, &note, 1_790_000_001);
+    let text = String::from_utf8(second.clone()).unwrap();
+    let b64 = text.trim_end().rsplit(' ').next().unwrap();
+    let mut raw = B64.decode(b64).unwrap();
+    raw[20] ^= 0x01;
+    second = format!("— witness.example/w0 {}\n", B64.encode(raw)).into_bytes();
+    let mut bad = note.clone();
+    bad.extend_from_slice(&cosign(0, &note, 1_790_000_000));
+    bad.extend_from_slice(&second);
+    assert_eq!(
+        verify_checkpoint_note(&bad, &steward_key(), &witnesses).unwrap_err(),
+        RegistryError::SignatureInvalid {
+            name: "witness.example/w0".into()
+        }
+    );
+    // Not a policy witness: its lines are not checked (the verifier's set of keys is empty).
+    assert!(verify_checkpoint_note(&bad, &steward_key(), &[]).is_ok());
+}
+
+/// Base64 with non-zero trailing bits is not the one encoding of its bytes: refused in
+/// signature lines (C2SP signed-note is strict base64).
+#[test]
+fn base64_with_nonzero_trailing_bits_is_refused() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let witnesses: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let line = cosign(0, &note, 1_790_000_000);
+    let text = String::from_utf8(line.clone()).unwrap();
+    // 76 bytes: the last group is one byte, "xy==", whose second character has 4 unused bits.
+    let pad = text.rfind("==").unwrap();
+    let mut loose = text.clone().into_bytes();
+    let c = loose[pad - 1];
+    loose[pad - 1] = if c == b'A' || c == b'Q' || c == b'g' || c == b'w' {
+        c + 1
+    } else {
+        c - 1
+    };
+    let mut with_loose = note.clone();
+    with_loose.extend_from_slice(&loose);
+    assert_eq!(
+        verify_checkpoint_note(&with_loose, &steward_key(), &witnesses)
+            .unwrap_err()
+            .code(),
+        "note_malformed"
+    );
+    let mut with_strict = note.clone();
+    with_strict.extend_from_slice(&line);
+    assert!(verify_checkpoint_note(&with_strict, &steward_key(), &witnesses).is_ok());
+}
+
+/// One witness outside the quorum that backdates its cosignature (to 1970) does not set the
+/// time the call existed by: the quorum's time does.
+#[test]
+fn the_existed_by_time_is_the_quorums() {
+    let (log, seals) = registry_with_calls(&[("call-1", 3), ("call-2", 5)]);
+    let keys: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let plain = log.sign_checkpoint(&steward()).unwrap();
+    let mut note = merge_cosignatures(&plain, &cosign(0, &plain, 0), &keys).unwrap();
+    note = merge_cosignatures(&note, &cosign(1, &plain, 1_790_000_100), &keys).unwrap();
+    note = merge_cosignatures(&note, &cosign(2, &plain, 1_790_000_200), &keys).unwrap();
+    let proof = CallProof {
+        seal_cose: seals[1].clone(),
+        index: 1,
+        path: log.inclusion_proof(1, 2).unwrap(),
+        checkpoint: note,
+    };
+    let v = verify_call_proof(&proof, &WitnessPolicy::parse(&policy_text(2)).unwrap()).unwrap();
+    assert_eq!(v.earliest_cosignature(), Some(0));
+    assert_eq!(v.witnessed_by(), Some(1_790_000_100));
+    let all = verify_call_proof(&proof, &WitnessPolicy::parse(&policy_text(3)).unwrap()).unwrap();
+    assert_eq!(all.witnessed_by(), Some(1_790_000_200));
+}
+
+fn policy_of_n(n: u8, quorum: usize) -> String {
+    let mut p = format!("log {}\n", steward_key().vkey());
+    for i in 0..n {
+        p.push_str(&format!("witness {}\n", witness_key(i).vkey()));
+    }
+    p.push_str(&format!("quorum {quorum}\n"));
+    p
+}
+
+/// A quorum of half the witnesses or fewer lets two disjoint sets of honest witnesses cosign
+/// two forks (2 of 4 did): refused. Over half: accepted.
+#[test]
+fn a_quorum_must_exceed_half_the_witnesses() {
+    for (n, q) in [(4, 2), (3, 1), (2, 1), (6, 3), (63, 31)] {
+        let err = WitnessPolicy::parse(&policy_of_n(n, q)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "policy_malformed: line 0: the quorum is more than half the witnesses (else two forks can each reach one)",
+            "{q} of {n}"
+        );
+    }
+    for (n, q) in [(4, 3), (3, 2), (2, 2), (1, 1), (63, 32)] {
+        assert_eq!(WitnessPolicy::parse(&policy_of_n(n, q)).unwrap().quorum, q);
+    }
+}
+
+/// At most 63 witnesses: with the steward's line, a note carrying every witness's cosignature
+/// has 64 lines, the bound.
+#[test]
+fn a_policy_names_at_most_63_witnesses() {
+    let err = WitnessPolicy::parse(&policy_of_n(64, 33)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "policy_malformed: line 65: more than 63 witnesses"
+    );
+    let full = WitnessPolicy::parse(&policy_of_n(63, 32)).unwrap();
+    // All 63 cosign: the note holds 64 lines and verifies.
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let plain = log.sign_checkpoint(&steward()).unwrap();
+    let mut note = plain.clone();
+    for i in 0..63 {
+        note = merge_cosignatures(&note, &cosign(i, &plain, 5), &full.witness_keys()).unwrap();
+    }
+    let v = verify_checkpoint_note(&note, &steward_key(), &full.witness_keys()).unwrap();
+    assert_eq!(
+        full.check_quorum(v.cosignatures.iter().map(|c| c.witness.as_str()))
+            .unwrap(),
+        63
+    );
+}
+
+/// `cosignature_line` makes the line a witness answers with: it merges and verifies; under a
+/// key that is not the signer's, or of the steward's type, it is refused.
+#[test]
+fn a_cosignature_line_is_what_a_witness_answers() {
+    let mut log = RegistryLog::new(ORIGIN, 16).unwrap();
+    log.append(&leaf_of(&final_seal("call-1", 2))).unwrap();
+    let note = log.sign_checkpoint(&steward()).unwrap();
+    let (_, signer) = witness(1);
+    let line = cosignature_line(&note, &witness_key(1), &signer, 1_790_000_001).unwrap();
+    assert_eq!(line, cosign(1, &note, 1_790_000_001));
+    let keys: Vec<NoteKey> = (0..3).map(witness_key).collect();
+    let merged = merge_cosignatures(&note, &line, &keys).unwrap();
+    let v = verify_checkpoint_note(&merged, &steward_key(), &keys).unwrap();
+    assert_eq!(v.cosignatures[0].witness, "witness.example/w1");
+    assert_eq!(
+        cosignature_line(&note, &witness_key(0), &signer, 5)
+            .unwrap_err()
+            .code(),
+        "verifier_key_invalid"
+    );
+    assert_eq!(
+        cosignature_line(&note, &witness_key(1), &signer, 1 << 63)
+            .unwrap_err()
+            .code(),
+        "note_malformed"
+    );
 }

@@ -20,6 +20,8 @@ const T0: u64 = 1_780_617_600;
 /// The Ed25519 seed byte of the log key that is not the steward's (a witness's key would be
 /// refused by the policy before the seal is read).
 const OTHER_LOG_SEED: u8 = 100;
+/// The Ed25519 seed byte of the keys outside every policy whose lines fill a note.
+const STRANGER_SEED: u8 = 200;
 
 fn steward() -> SoftwareSigner {
     SoftwareSigner::rfc8032_test_key()
@@ -94,6 +96,77 @@ fn s(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).unwrap()
 }
 
+/// A policy of witnesses 0..n (witness i has the seed of 32 bytes of value i + 1).
+fn policy_n(n: u8, quorum: usize) -> String {
+    let mut p = format!("log {}\n", steward_key().vkey());
+    for i in 0..n {
+        p.push_str(&format!("witness {}\n", witness(i).1.vkey()));
+    }
+    p.push_str(&format!("quorum {quorum}\n"));
+    p
+}
+
+/// The same base64 text with a non-zero unused bit in its last character before the padding:
+/// it decodes (leniently) to the same bytes but is not their one encoding.
+fn loose_base64(b64: &str) -> String {
+    let data = b64.trim_end_matches('=');
+    assert!(
+        data.len() < b64.len(),
+        "{b64} has no padding, so no unused bits"
+    );
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let last = data.as_bytes()[data.len() - 1];
+    let v = alphabet.iter().position(|&c| c == last).unwrap();
+    assert_eq!(v & 1, 0, "{b64}: the last unused bit is already set");
+    format!(
+        "{}{}{}",
+        &data[..data.len() - 1],
+        alphabet[v | 1] as char,
+        &b64[data.len()..]
+    )
+}
+
+/// `text` with the base64 field of the line starting with `prefix` made loose.
+fn loosen_line(text: &str, prefix: &str) -> String {
+    let start = text.find(prefix).unwrap() + prefix.len();
+    let end = start + text[start..].find('\n').unwrap();
+    format!(
+        "{}{}{}",
+        &text[..start],
+        loose_base64(&text[start..end]),
+        &text[end..]
+    )
+}
+
+/// A line of witness 0 whose signature does not verify.
+fn second_bad_line(note: &[u8]) -> String {
+    let line = s(&cosign_line(0, note, T0 + 7));
+    let b64 = line.trim_end().rsplit(' ').next().unwrap();
+    let mut raw = B64.decode(b64).unwrap();
+    raw[20] ^= 0x01;
+    format!("— witness.example/w0 {}\n", B64.encode(raw))
+}
+
+/// `n` signature lines of keys outside every policy, after the note's last line.
+fn stranger_lines(proof: &str, n: usize) -> String {
+    let mut out = proof.to_owned();
+    for k in 0..n {
+        let name = format!("stranger.example/s{k}");
+        let key = NoteKey::new(
+            &name,
+            ALG_COSIGNATURE_V1,
+            SoftwareSigner::from_seed(&[STRANGER_SEED; 32])
+                .verifying_key()
+                .as_bytes(),
+        )
+        .unwrap();
+        let mut raw = key.id().to_be_bytes().to_vec();
+        raw.extend_from_slice(&[7u8; 72]);
+        out.push_str(&format!("— {name} {}\n", B64.encode(raw)));
+    }
+    out
+}
+
 fn build() -> Value {
     let calls = [
         ("call-1", 3u64),
@@ -144,6 +217,27 @@ fn build() -> Value {
             })
         })
         .collect();
+    // Appended (spec section 6, Time): w0 backdates its cosignature to 1970; with a quorum of
+    // two the call existed by the second-earliest time, w1's.
+    let backdated = {
+        let keys: Vec<NoteKey> = (0..3).map(|i| witness(i).1).collect();
+        let mut out = notes[3].clone();
+        for (w, t) in [(0u8, 0u64), (1, T0 + 1), (2, T0 + 2)] {
+            out = merge_cosignatures(&out, &cosign_line(w, &notes[3], t), &keys).unwrap();
+        }
+        out
+    };
+    let mut valid = valid;
+    valid.push(json!({
+        "proof": s(&proof(2, &backdated).encode()),
+        "policy": policy(2),
+        "stream_id": calls[2].0,
+        "index": 2,
+        "tree_size": 4,
+        "cosigners": ["witness.example/w0", "witness.example/w1", "witness.example/w2"],
+        "earliest_cosignature": 0,
+        "quorum_time": T0 + 1,
+    }));
     let good = s(&proof(1, &size4).encode());
     let only_w1 = s(&proof(1, &cosigned(&notes[3], &[1])).encode());
     let other_seal = s(&CallProof {
@@ -179,7 +273,25 @@ fn build() -> Value {
         json!({"what": "the index with a leading zero", "proof": good.replacen("index 1\n", "index 01\n", 1), "policy": policy(2), "expect": "proof_malformed"}),
         json!({"what": "no extra line (the seal is required)", "proof": good.replacen(&good[good.find("extra ").unwrap()..good.find("index ").unwrap()], "", 1), "policy": policy(2), "expect": "proof_malformed"}),
         json!({"what": "a policy whose log key is another key under the origin", "proof": good, "policy": policy(2).replacen(&steward_key().vkey(), &NoteKey::new(ORIGIN, ALG_ED25519, SoftwareSigner::from_seed(&[OTHER_LOG_SEED; 32]).verifying_key().as_bytes()).unwrap().vkey(), 1), "expect": "seal_invalid"}),
+        // Appended (spec sections 2.1 and 5): a quorum that does not exceed half the witnesses,
+        // a second invalid line of a trusted witness, the 64-line bound, strict base64.
+        json!({"what": "a quorum of one of three witnesses (half or fewer does not exclude forks)", "proof": only_w1, "policy": policy(1), "expect": "policy_malformed"}),
+        json!({"what": "a second, invalid line of a cosigning witness after its valid one", "proof": format!("{good}{}", second_bad_line(&notes[3])), "policy": policy(2), "expect": "signature_invalid"}),
+        json!({"what": "65 signature lines (61 of keys outside the policy)", "proof": stranger_lines(&good, 61), "policy": policy(2), "expect": "note_malformed"}),
+        json!({"what": "64 signature lines (60 of keys outside the policy): accepted neighbour", "proof": stranger_lines(&good, 60), "policy": policy(2), "expect": "valid"}),
+        json!({"what": "non-zero unused bits in a cosignature line's base64", "proof": loosen_line(&good, "— witness.example/w1 "), "policy": policy(2), "expect": "note_malformed"}),
+        json!({"what": "non-zero unused bits in the steward's signature line's base64", "proof": loosen_line(&good, "— registry.example/steward "), "policy": policy(2), "expect": "note_malformed"}),
+        json!({"what": "non-zero unused bits in an inclusion-proof hash's base64", "proof": loosen_line(&good, "index 1\n"), "policy": policy(2), "expect": "proof_malformed"}),
     ];
+    let mut negative = negative;
+    if good[good.find("extra ").unwrap()..]
+        .split('\n')
+        .next()
+        .unwrap()
+        .ends_with('=')
+    {
+        negative.push(json!({"what": "non-zero unused bits in the extra line's base64 (the seal)", "proof": loosen_line(&good, "extra "), "policy": policy(2), "expect": "proof_malformed"}));
+    }
     // Forks: two registries that agree on two calls and then differ.
     let mut fork = RegistryLog::new(ORIGIN, 1 << 10).unwrap();
     for seal in &seals[..2] {
@@ -202,6 +314,12 @@ fn build() -> Value {
         json!({"policy": format!("{}witness {}\n", policy(2), witness(1).1.vkey()), "expect": "policy_malformed"}),
         json!({"policy": policy(2).replacen(&witness(0).1.vkey(), &steward_key().vkey(), 1), "expect": "policy_malformed"}),
         json!({"policy": policy(2).replacen(&witness(0).1.vkey(), &NoteKey::new("witness.example/w0", ALG_COSIGNATURE_V1, steward().verifying_key().as_bytes()).unwrap().vkey(), 1), "expect": "policy_malformed"}),
+        // Appended (spec section 5): the quorum exceeds half the witnesses; at most 63 witnesses.
+        json!({"policy": policy(1), "expect": "policy_malformed"}),
+        json!({"policy": policy_n(4, 2), "expect": "policy_malformed"}),
+        json!({"policy": policy_n(4, 3), "expect": "valid", "quorum": 3, "witnesses": 4}),
+        json!({"policy": policy_n(64, 33), "expect": "policy_malformed"}),
+        json!({"policy": policy_n(63, 32), "expect": "valid", "quorum": 32, "witnesses": 63}),
     ];
     json!({
         "_comment": "Call registry conformance vectors (spec/CALL-REGISTRY.md). Owned by jouleclaw-rs; generated by crates/jouleclaw-registry/tests/vectors.rs (JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-registry --test vectors). The steward signs with the RFC 8032 section 7.1 TEST 1 key under the origin registry.example/steward; witness i (witness.example/wi) has the Ed25519 seed of 32 bytes of value i+1; cosignature times are 1780617600 + i; the other log key of the seal_invalid policy has the seed of 32 bytes of value 100. Seals: call-k's window w has the content hash BLAKE3('jouleclaw registry vector call ' + id + ' window ' + w). expect codes are the Rust implementation's; other verifiers must refuse the same inputs but need not give the same code.",
@@ -257,7 +375,13 @@ fn every_vector_replays_through_the_public_api() {
         .unwrap();
         assert_eq!(call.seal.stream_id, p["stream_id"].as_str().unwrap());
         assert_eq!(call.index, p["index"].as_u64().unwrap());
-        assert_eq!(call.witnessed_by(), p["earliest_cosignature"].as_u64());
+        assert_eq!(
+            call.earliest_cosignature(),
+            p["earliest_cosignature"].as_u64()
+        );
+        if let Some(t) = p.get("quorum_time") {
+            assert_eq!(call.witnessed_by(), t.as_u64());
+        }
     }
     for n in v["negative_proofs"].as_array().unwrap() {
         let got = outcome(n["proof"].as_str().unwrap(), n["policy"].as_str().unwrap());

@@ -232,107 +232,127 @@ impl VoiceError {
     }
 }
 
+/// The message shown for an error: its text with every control character (the line end,
+/// ANSI escape sequences) and Unicode bidirectional formatting character written as
+/// `\u{XXXX}` (`jouleclaw_store::escape_untrusted`, the one sanitizer of untrusted text). A
+/// transcription server chooses the text of its `error` event, its HTTP error body and parts of
+/// what the client reports about its answers: shown as sent, it could clear a terminal or print
+/// lines that look like the program's own. The fields keep the exact text.
 impl fmt::Display for VoiceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::OddPcmLength { len } => {
+        let raw = RawMessage(self).to_string();
+        f.write_str(&jouleclaw_store::escape_untrusted(&raw))
+    }
+}
+
+/// The message of a [`VoiceError`] with the untrusted text in it as received.
+struct RawMessage<'a>(&'a VoiceError);
+
+impl fmt::Display for RawMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            VoiceError::OddPcmLength { len } => {
                 write!(f, "16-bit PCM needs an even byte count, got {len}")
             }
-            Self::InvalidWav { reason } => write!(f, "not a readable WAV file: {reason}"),
-            Self::WavEncode { reason } => write!(f, "WAV encoding failed: {reason}"),
-            Self::TurnTooLong { bytes, max } => write!(
+            VoiceError::InvalidWav { reason } => write!(f, "not a readable WAV file: {reason}"),
+            VoiceError::WavEncode { reason } => write!(f, "WAV encoding failed: {reason}"),
+            VoiceError::TurnTooLong { bytes, max } => write!(
                 f,
                 "turn would hold {bytes} bytes of audio, past its bound of {max}"
             ),
-            Self::TurnAlreadyOpen => f.write_str("start marker while a turn is already open"),
-            Self::NoOpenTurn => f.write_str("end-of-turn marker with no open turn"),
-            Self::AudioOutsideTurn => f.write_str("mic audio outside a turn"),
-            Self::NotAudio { kind } => write!(f, "mic tick of kind {kind}, expected audio"),
-            Self::EmptyTurn => f.write_str("the turn ended with no audio in it"),
-            Self::BoundaryExhausted => {
+            VoiceError::TurnAlreadyOpen => f.write_str("start marker while a turn is already open"),
+            VoiceError::NoOpenTurn => f.write_str("end-of-turn marker with no open turn"),
+            VoiceError::AudioOutsideTurn => f.write_str("mic audio outside a turn"),
+            VoiceError::NotAudio { kind } => write!(f, "mic tick of kind {kind}, expected audio"),
+            VoiceError::EmptyTurn => f.write_str("the turn ended with no audio in it"),
+            VoiceError::BoundaryExhausted => {
                 f.write_str("no multipart boundary candidate is absent from the body")
             }
-            Self::Connect { endpoint, reason } => {
+            VoiceError::Connect { endpoint, reason } => {
                 write!(f, "cannot reach the transcriber at {endpoint}: {reason}")
             }
-            Self::Http { reason } => {
+            VoiceError::Http { reason } => {
                 write!(f, "HTTP exchange with the transcriber failed: {reason}")
             }
-            Self::Timeout { waited } => write!(
+            VoiceError::Timeout { waited } => write!(
                 f,
                 "the transcriber did not answer within {} ms",
                 waited.as_millis()
             ),
-            Self::EngineError { message } => write!(f, "the transcriber reported: {message}"),
-            Self::HttpStatus { status, body } => {
+            VoiceError::EngineError { message } => write!(f, "the transcriber reported: {message}"),
+            VoiceError::HttpStatus { status, body } => {
                 write!(f, "the transcriber answered HTTP {status}: {body}")
             }
-            Self::MalformedResponse { reason } => {
+            VoiceError::MalformedResponse { reason } => {
                 write!(f, "the transcriber's answer is malformed: {reason}")
             }
-            Self::ResponseTooLarge { max } => {
+            VoiceError::ResponseTooLarge { max } => {
                 write!(f, "the transcriber's answer is larger than {max} bytes")
             }
-            Self::Runtime { reason } => write!(f, "cannot run the blocking client: {reason}"),
-            Self::NotInTable => f.write_str("the table transcriber has no row for this audio"),
-            Self::MeterFull { max } => {
+            VoiceError::Runtime { reason } => write!(f, "cannot run the blocking client: {reason}"),
+            VoiceError::NotInTable => {
+                f.write_str("the table transcriber has no row for this audio")
+            }
+            VoiceError::MeterFull { max } => {
                 write!(f, "the level meter measures at most {max} samples")
             }
-            Self::TranscriptTooLong { bytes, max } => write!(
+            VoiceError::TranscriptTooLong { bytes, max } => write!(
                 f,
                 "the transcriber's sentence is {bytes} bytes, past the text bound of {max}"
             ),
-            Self::Unencodable { reason } => write!(f, "no voice-turn/1 encoding: {reason}"),
-            Self::WyomingHeaderTooLong { max } => write!(
+            VoiceError::Unencodable { reason } => write!(f, "no voice-turn/1 encoding: {reason}"),
+            VoiceError::WyomingHeaderTooLong { max } => write!(
                 f,
                 "a Wyoming header line ran past {max} bytes without a newline"
             ),
-            Self::WyomingHeaderInvalid { reason } => {
+            VoiceError::WyomingHeaderInvalid { reason } => {
                 write!(f, "a Wyoming header line is invalid: {reason}")
             }
-            Self::WyomingDataTooLong { declared, max } => write!(
+            VoiceError::WyomingDataTooLong { declared, max } => write!(
                 f,
                 "a Wyoming event declared {declared} bytes of data, past the bound of {max}"
             ),
-            Self::WyomingDataInvalid { reason } => {
+            VoiceError::WyomingDataInvalid { reason } => {
                 write!(f, "a Wyoming event's data is invalid: {reason}")
             }
-            Self::WyomingPayloadTooLong { declared, max } => write!(
+            VoiceError::WyomingPayloadTooLong { declared, max } => write!(
                 f,
                 "a Wyoming event declared a {declared}-byte payload, past the bound of {max}"
             ),
-            Self::WyomingReplyTooLarge { max } => {
+            VoiceError::WyomingReplyTooLarge { max } => {
                 write!(
                     f,
                     "the Wyoming server sent more than {max} bytes in one turn"
                 )
             }
-            Self::WyomingTooManyEvents { max } => write!(
+            VoiceError::WyomingTooManyEvents { max } => write!(
                 f,
                 "the Wyoming server sent more than {max} events without a transcript"
             ),
-            Self::WyomingTruncated { part } => write!(
+            VoiceError::WyomingTruncated { part } => write!(
                 f,
                 "the Wyoming connection closed in the middle of an event's {part}"
             ),
-            Self::WyomingClosed => {
+            VoiceError::WyomingClosed => {
                 f.write_str("the Wyoming connection closed before a transcript arrived")
             }
-            Self::WyomingTranscriptInvalid { reason } => {
+            VoiceError::WyomingTranscriptInvalid { reason } => {
                 write!(f, "the Wyoming transcript is invalid: {reason}")
             }
-            Self::WyomingIo { reason } => write!(f, "the Wyoming connection failed: {reason}"),
-            Self::WyomingConnectTimeout { waited } => write!(
+            VoiceError::WyomingIo { reason } => {
+                write!(f, "the Wyoming connection failed: {reason}")
+            }
+            VoiceError::WyomingConnectTimeout { waited } => write!(
                 f,
                 "connecting to the Wyoming server took longer than {} ms",
                 waited.as_millis()
             ),
-            Self::WyomingIoTimeout { waited } => write!(
+            VoiceError::WyomingIoTimeout { waited } => write!(
                 f,
                 "the Wyoming connection made no progress for {} ms",
                 waited.as_millis()
             ),
-            Self::WyomingAudioUnsupported { reason } => {
+            VoiceError::WyomingAudioUnsupported { reason } => {
                 write!(f, "the audio has no Wyoming form: {reason}")
             }
         }
@@ -343,3 +363,33 @@ impl std::error::Error for VoiceError {}
 
 /// `Result` with [`VoiceError`].
 pub type Result<T, E = VoiceError> = core::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::VoiceError;
+
+    #[test]
+    fn text_from_the_server_is_shown_escaped_and_kept_exact() {
+        let body = "oops\u{1b}]0;owned\u{7}\r\nok: 3 calls registered\u{9b}31m";
+        let e = VoiceError::HttpStatus {
+            status: 500,
+            body: body.into(),
+        };
+        let shown = e.to_string();
+        assert_eq!(
+            shown,
+            "the transcriber answered HTTP 500: oops\\u{001B}]0;owned\\u{0007}\\u{000D}\\u{000A}ok: 3 calls registered\\u{009B}31m"
+        );
+        assert!(!shown.chars().any(char::is_control));
+        // The field keeps what the server sent.
+        assert!(matches!(e, VoiceError::HttpStatus { body: b, .. } if b == body));
+        // Accepted neighbour: plain text (accents, another script) is shown as it is.
+        let plain = VoiceError::EngineError {
+            message: "mod\u{e8}le absent \u{5e9}\u{5dc}\u{5d5}\u{5dd}".into(),
+        };
+        assert_eq!(
+            plain.to_string(),
+            "the transcriber reported: mod\u{e8}le absent \u{5e9}\u{5dc}\u{5d5}\u{5dd}"
+        );
+    }
+}

@@ -487,6 +487,25 @@ mod tests {
                 message: "model not loaded".into()
             }
         );
+        // A hostile server's error text: kept exact in the error, shown escaped (it would
+        // clear the screen and print a line that looks like the program's own).
+        let hostile = "\u{1b}[2J\u{1b}[H\nregistered call-1\u{202E}";
+        let Value::Object(m) = json!({ "text": hostile }) else {
+            unreachable!()
+        };
+        let e = answer_of(&WyomingEvent::new("error", m))
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            e,
+            VoiceError::EngineError {
+                message: hostile.into()
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "the transcriber reported: \\u{001B}[2J\\u{001B}[H\\u{000A}registered call-1\\u{202E}"
+        );
         assert!(answer_of(&WyomingEvent::new("transcript-chunk", Map::new())).is_none());
         assert!(answer_of(&WyomingEvent::new("info", Map::new())).is_none());
     }

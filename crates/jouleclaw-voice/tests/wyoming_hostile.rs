@@ -445,3 +445,37 @@ fn a_connect_that_hangs_fails_at_the_connect_bound() {
     );
     drop(listener);
 }
+
+/// A server's `error` event whose text would clear the screen and print a line of its own:
+/// the turn fails with the server's exact text in the error, and the error's message (what a
+/// terminal, a log or a window's fail reason shows) has it escaped. A plain error text is shown
+/// as it is.
+#[test]
+fn a_hostile_error_text_is_kept_exact_and_shown_escaped() {
+    let hostile = "\u{1b}[2J\u{1b}[H\nregistered call-1 as leaf 0\u{202E}";
+    let (got, _) = turn(Act::Reply(event(
+        "error",
+        serde_json::json!({ "text": hostile }),
+        b"",
+    )));
+    let e = got.unwrap_err();
+    assert_eq!(
+        e,
+        VoiceError::EngineError {
+            message: hostile.into()
+        }
+    );
+    let shown = e.to_string();
+    assert!(!shown.chars().any(char::is_control), "{shown:?}");
+    assert!(!shown.contains('\u{202E}'), "{shown:?}");
+    assert!(shown.contains("\\u{001B}[2J"), "{shown:?}");
+    let (plain, _) = turn(Act::Reply(event(
+        "error",
+        serde_json::json!({ "text": "model not loaded" }),
+        b"",
+    )));
+    assert_eq!(
+        plain.unwrap_err().to_string(),
+        "the transcriber reported: model not loaded"
+    );
+}

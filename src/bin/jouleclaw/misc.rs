@@ -69,8 +69,18 @@ pub(crate) fn transcribe(
         }
     };
     let wav = std::fs::read(file).map_err(|e| Failure::io(file, e))?;
-    let turn = hear_wav_with(transcriber.as_ref(), &wav)
-        .map_err(|e| Failure::Refused(format!("{}: {}: {e}", file.display(), e.code())))?;
+    // The error's text may come from the transcription server: it is printed through the one
+    // sanitizer of untrusted text (a `VoiceError` shows it escaped already; escaping is
+    // idempotent), never as sent.
+    let failed = |e: &jouleclaw_stack::voice::VoiceError| {
+        Failure::Refused(format!(
+            "{}: {}: {}",
+            file.display(),
+            e.code(),
+            crate::out::untrusted(&e.to_string())
+        ))
+    };
+    let turn = hear_wav_with(transcriber.as_ref(), &wav).map_err(|e| failed(&e))?;
     // The measurement, printed under the sentence: it explains a sentence that did not arrive.
     let measurement = match turn.measurement {
         Some(m) => m.to_string(),
@@ -98,11 +108,7 @@ pub(crate) fn transcribe(
         }
         Err(e) => {
             say!("{measurement}");
-            Err(Failure::Refused(format!(
-                "{}: {}: {e}",
-                file.display(),
-                e.code()
-            )))
+            Err(failed(&e))
         }
     }
 }

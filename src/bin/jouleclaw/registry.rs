@@ -45,6 +45,10 @@ const CHECKPOINT_FILE: &str = "checkpoint.note";
 const SEALS_FILE: &str = "seals.cbor";
 /// The longest leaf line read (two 4,096-byte strings, escaped, plus the fixed fields).
 const MAX_LEAF_LINE_BYTES: usize = 2 * 6 * 4_096 + 512;
+/// The longest `checkpoint.note` read: 64 KiB for the note and one 64 KiB answer for each of
+/// up to 64 witnesses, what merging every line of every answer could once make. A note above
+/// 64 KiB does not verify; reading it lets `registry witness` sign the leaves' checkpoint again.
+const MAX_STORED_NOTE_BYTES: usize = 65 * MAX_NOTE_BYTES;
 /// The most seal checkpoints read from a run's `seals.cbor`.
 const MAX_SEALS: usize = 1 << 20;
 /// Each `add-checkpoint` request: the whole request, response included, within this time.
@@ -344,7 +348,9 @@ fn load(dir: &Path, locked: bool) -> Result<Registry, Failure> {
     let checkpoint_path = dir.join(CHECKPOINT_FILE);
     let checkpoint = match std::fs::symlink_metadata(&checkpoint_path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        _ => Some(read_capped(&checkpoint_path, MAX_NOTE_BYTES)?),
+        // Read past the 64 KiB a note may have (verification refuses it above that), so that a
+        // note a flooding witness's answers once grew can be replaced by `registry witness`.
+        _ => Some(read_capped(&checkpoint_path, MAX_STORED_NOTE_BYTES)?),
     };
     Ok(Registry {
         dir: dir.to_owned(),
@@ -545,7 +551,10 @@ impl Appender {
         }
         if let Some(note) = &reg.checkpoint {
             verify_checkpoint_note(note, &reg.steward, &[]).map_err(|e| {
-                RegisterError::Unusable(format!("{}: {e}", dir.join(CHECKPOINT_FILE).display()))
+                RegisterError::Unusable(format!(
+                    "{}: {e} (`jouleclaw registry witness` signs the leaves' checkpoint again)",
+                    dir.join(CHECKPOINT_FILE).display()
+                ))
             })?;
         }
         Ok(Self {
@@ -723,7 +732,6 @@ fn collect(
     let Some(p) = policy else {
         return (note, outcome);
     };
-    let keys = p.witness_keys();
     let sent = &note;
     let answers: Vec<(&PolicyWitness, Result<Vec<u8>, String>)> = std::thread::scope(|s| {
         let running: Vec<_> = p
@@ -750,8 +758,10 @@ fn collect(
             })
             .collect()
     });
+    // Each answer is merged under the key of the witness that gave it: its lines of other keys
+    // are dropped, and at most one line of its own is kept (none when the note holds one).
     for (w, answer) in answers {
-        match answer.map(|lines| merge_cosignatures(&note, &lines, &keys)) {
+        match answer.map(|lines| merge_cosignatures(&note, &lines, std::slice::from_ref(&w.key))) {
             Ok(Ok(merged)) => {
                 note = merged;
                 outcome.push(format!("{}: cosigned", w.key.name()));
@@ -801,22 +811,55 @@ fn witness(dir: &Path, key: &Path, policy: &Path) -> CmdResult {
             "the key or the policy names another steward".into(),
         ));
     }
-    let note = match &reg.checkpoint {
-        Some(n) => n.clone(),
-        None => return Err(refused(format!("{}: no checkpoint yet", dir.display()))),
-    };
-    let current =
-        verify_checkpoint_note(&note, &reg.steward, &policy.witness_keys()).map_err(refused)?;
-    if current.body != reg.log.body() {
+    if reg.log.size() == 0 {
         return Err(refused(format!(
-            "{}: the checkpoint does not match the leaves; audit the registry",
+            "{}: no call registered yet",
             dir.display()
         )));
     }
-    // Sent as `old N` for N = its own size: a witness that holds a smaller size answers 409 with
-    // it, and the request is made again with a proof from there.
-    let (note, outcome) = collect(note, &reg.log, current.body.size, Some(&policy));
-    write_output(&reg.dir.join(CHECKPOINT_FILE), &note, &[key])?;
+    let path = dir.join(CHECKPOINT_FILE);
+    let stored = reg
+        .checkpoint
+        .as_deref()
+        .map(|n| verify_checkpoint_note(n, &reg.steward, &policy.witness_keys()));
+    let fresh = || reg.log.sign_checkpoint(&signer).map_err(refused);
+    // What is submitted, and the size the witnesses are told they hold (`old`; a witness that
+    // holds another size below the new one answers 409 with it and gets a proof from there).
+    let (note, old) = match stored {
+        // The leaves' checkpoint: submitted again with the cosignatures it has.
+        Some(Ok(current)) if current.body == reg.log.body() => (current.note, current.body.size),
+        // An older checkpoint of these leaves (a registration stopped between its leaf and its
+        // checkpoint): one that covers every leaf is signed and submitted.
+        Some(Ok(current)) => {
+            let CheckpointBody { size, root, .. } = current.body;
+            if size > reg.log.size() || reg.log.root_at(size).ok() != Some(root) {
+                return Err(refused(format!(
+                    "{}: the checkpoint does not match the leaves; audit the registry",
+                    dir.display()
+                )));
+            }
+            say!(
+                "the checkpoint of size {size} is older than the {} leaves: signing one that covers them",
+                reg.log.size()
+            );
+            (fresh()?, size)
+        }
+        // A checkpoint that does not verify (one pushed past its bounds by a witness's answer
+        // before each witness was held to one line): the leaves' checkpoint is signed again
+        // (Ed25519 is deterministic: the same steward line) and submitted without its lines.
+        Some(Err(e)) => {
+            say!(
+                "{}: {}: signing the leaves' checkpoint again",
+                path.display(),
+                for_terminal(&e.to_string(), crate::out::stdout_is_terminal())
+            );
+            (fresh()?, reg.log.size())
+        }
+        // Leaves and no checkpoint yet (a first registration stopped before writing it).
+        None => (fresh()?, 0),
+    };
+    let (note, outcome) = collect(note, &reg.log, old, Some(&policy));
+    write_output(&path, &note, &[key])?;
     let quorum = quorum_of(&reg.steward, &policy, &note);
     Ok(report_witnessing(&outcome, Some(&quorum))?)
 }
@@ -854,7 +897,7 @@ fn proof_in(reg: &Registry, run: &Path) -> Result<Option<(CallProof, u64)>, Fail
     let leaf = RegistryLeaf::of_final_seal(&seal).map_err(refused)?;
     let Some(index) = reg
         .log
-        .indices_of(&leaf.steward, &leaf.stream_id)
+        .indices_of(&leaf.stream_id)
         .iter()
         .copied()
         .filter(|&i| i < body.size)
@@ -1093,7 +1136,7 @@ fn submit(url: &str, log: &RegistryLog, old_size: u64, note: &[u8]) -> Result<Ve
         match status {
             200 => return Ok(bytes),
             409 => match conflict_size(&bytes) {
-                Some(s) if s < new_size && s != old && !resized => {
+                Some(s) if s <= new_size && s != old && !resized => {
                     old = s;
                     resized = true;
                     attempt -= 1;
@@ -1106,6 +1149,13 @@ fn submit(url: &str, log: &RegistryLog, old_size: u64, note: &[u8]) -> Result<Ve
                 None => return Err("refused (409) without a size".into()),
             },
             500..=599 => last = format!("HTTP {status}"),
+            // Asked again from the size its 409 named, the new one: the witness holds another
+            // checkpoint of that size (it cosigned a fork), not this one.
+            422 if resized && old == new_size => {
+                return Err(format!(
+                    "refused (409): the witness holds another checkpoint of size {old} than this one"
+                ));
+            }
             _ => {
                 let why = match status {
                     403 => "the witness does not trust the steward's key",
@@ -1140,8 +1190,9 @@ fn verify(run: &Path, policy: &Path) -> CmdResult {
     }
     if let Some(t) = verified.witnessed_by() {
         say!(
-            "the call's final seal existed by {} (its earliest cosignature)",
-            utc(t)
+            "the call's final seal existed by {} (when {} of the policy's witnesses, its quorum, had cosigned)",
+            utc(t),
+            policy.quorum
         );
     }
     Ok(())
@@ -1284,12 +1335,21 @@ fn audit(dir: &Path, policy: &Path, seen: &[PathBuf]) -> CmdResult {
             Err(e) => problems.push(format!("{}: {e}", path.display())),
         }
     }
-    for (steward, stream, leaves) in reg.log.reregistered() {
+    // Grouped by stream id: every leaf is a seal under the registry's one key, and the seal's
+    // `steward` label is the key holder's choice (a re-mint under another label is still one).
+    for (stream, leaves) in reg.log.reregistered() {
         problems.push(format!(
-            "stream {} of {} is registered {} times (leaves {leaves:?}): its history was re-minted",
+            "stream {} is registered {} times (leaves {leaves:?}): its history was re-minted",
             for_terminal(&stream, terminal),
-            for_terminal(&steward, terminal),
             leaves.len()
+        ));
+    }
+    if reg.log.size() > latest.body.size {
+        problems.push(format!(
+            "{} leaves after the checkpoint's size {} are in no checkpoint: not witnessed \
+             (`jouleclaw registry witness` signs and submits one that covers them)",
+            reg.log.size() - latest.body.size,
+            latest.body.size
         ));
     }
     say!(
