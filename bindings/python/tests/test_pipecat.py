@@ -232,11 +232,15 @@ def test_a_new_llm_response_answers_a_barge_in_only_once_the_bot_is_quiet():
 
     from scripted_call import bot_started, bot_stopped, mic, said, tts_audio, user_speaks
 
-    def script(stop_first: bool):
+    from scripted_call import user_stops
+
+    def script(stop_first: bool, user_done: bool = True):
         steps = [(0, "user", mic()), (5, "out", bot_started()), (10, "out", tts_audio()),
                  (20, "user", user_speaks()), (200, "user", mic())]
         if stop_first:
             steps.append((40, "out", bot_stopped()))
+        if user_done:
+            steps.append((250, "user", user_stops()))
         steps += [(300, "llm", LLMFullResponseStartFrame()), (310, "llm", said("okay"))]
         return steps
 
@@ -246,6 +250,12 @@ def test_a_new_llm_response_answers_a_barge_in_only_once_the_bot_is_quiet():
     speaking = observe(script(stop_first=False))
     assert speaking.ticks[4] == 1 and speaking.ignored.get("LLMFullResponseStartFrame") == 1
     assert speaking.receipts[1].finding.kind == "barge_in_ignored"
+    # The bot is quiet but the user who cut in has not ended the turn: a response starting
+    # now answers a turn still being spoken, not the barge-in.
+    still_talking = observe(script(stop_first=True, user_done=False))
+    assert still_talking.ticks[4] == 1
+    assert still_talking.ignored.get("LLMFullResponseStartFrame during the user's turn") == 1
+    assert still_talking.receipts[1].finding.kind == "barge_in_ignored"
 
 
 def test_the_run_directory_holds_the_signed_stop_latency_document(tmp_path):
