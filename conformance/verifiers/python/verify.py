@@ -73,6 +73,8 @@ FILES = {
     "schema": "stream-window-1.schema.json",
     "seal": "stream-seal-vectors.json",
     "seal_schema": "stream-seal-1.schema.json",
+    "seal2": "stream-seal-2-vectors.json",
+    "seal2_schema": "stream-seal-2.schema.json",
     "voice_turn": "voice-turn-vectors.json",
     "registry": "call-registry-vectors.json",
     "stop_latency": "stop-latency-vectors.json",
@@ -502,6 +504,11 @@ def verify_cose_wg(case: dict) -> None:
 # --------------------------------------------------------------------------------------------
 
 SEAL_SCHEMA_ID = "stream-seal/1"
+# stream-seal/2 (section 3.2): a final seal that also commits to the call's signed documents.
+SEAL_SCHEMA_ID_V2 = "stream-seal/2"
+MAX_SEALED_DOCUMENTS = 16
+MAX_DOCUMENT_KIND_BYTES = 64
+DOCUMENT_KIND = re.compile(r"[a-z][a-z0-9-]*/[1-9][0-9]*")
 SEAL_LIMITS = {"document_bytes": 16_384, "depth": 2, "string_bytes": 4_096, "array_len": 64}
 # (name, type) in canonical order; the seal decoder checks them in this order.
 SEAL_FIELDS = (
@@ -514,6 +521,7 @@ SEAL_SCHEMA_CODES = frozenset((
     "wrong_type", "null", "unknown_field", "missing_field", "empty_string", "negative_unsigned",
     "bad_closed_at", "seal_wrong_schema", "seal_bad_root", "seal_tree_size_zero",
     "seal_window_range_reversed", "seal_window_count_mismatch",
+    "seal_bad_document_kind", "seal_bad_document_digest", "seal_too_many_documents", "seal_documents_not_final",
 ))
 VDS_LABEL, VDP_LABEL, SEAL_DOC_LABEL = 395, 396, -65537
 INCLUSION_PROOFS, CONSISTENCY_PROOFS = -1, -2
@@ -665,19 +673,54 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
         raise Refusal("proof_root_mismatch", "the path leads to another second root")
 
 
+def is_document_kind(kind: str) -> bool:
+    """name/version: [a-z][a-z0-9-]* "/" [1-9][0-9]*, at most 64 bytes (section 3.2)."""
+    return len(kind.encode("utf-8")) <= MAX_DOCUMENT_KIND_BYTES and DOCUMENT_KIND.fullmatch(kind) is not None
+
+
+def check_documents(x) -> dict:
+    """`documents` of a stream-seal/2 seal, in the order of section 3.2."""
+    if x is None:
+        raise Refusal("null", "documents is null")
+    if type(x) is not dict:
+        raise Refusal("wrong_type", "documents is not an object")
+    if len(x) > MAX_SEALED_DOCUMENTS:
+        raise Refusal("seal_too_many_documents", f"{len(x)} documents, at most {MAX_SEALED_DOCUMENTS}")
+    for k in sorted(x, key=lambda k: k.encode("utf-16-be")):  # the canonical (JCS) member order
+        d = x[k]
+        if not is_document_kind(k):
+            raise Refusal("seal_bad_document_kind", f"documents key {k!r} is not name/version")
+        if d is None:
+            raise Refusal("null", f"documents[{k!r}] is null")
+        if type(d) is not str:
+            raise Refusal("wrong_type", f"documents[{k!r}] is not a string")
+        if not HEX64.fullmatch(d):
+            raise Refusal("seal_bad_document_digest", f"documents[{k!r}] is not 64 lowercase hex digits")
+    return x
+
+
 def decode_seal(data: bytes) -> dict:
-    """The strict stream-seal/1 decoder: canonical form first (class canonical:<kind>), then the schema."""
+    """The strict stream-seal/1 and stream-seal/2 decoder: canonical form first (class
+    canonical:<kind>), then the schema; `schema` "stream-seal/2" selects the field set with
+    `documents` (section 3.2), any other value is read as stream-seal/1."""
     try:
         v = parse_jcr1(data, SEAL_LIMITS)
     except Refusal as e:
         raise Refusal("canonical:" + e.cls, str(e)) from None
     if type(v) is not dict:
         raise Refusal("null" if v is None else "wrong_type", "the seal is not an object")
-    names = [f for f, _ in SEAL_FIELDS]
+    v2 = v.get("schema") == SEAL_SCHEMA_ID_V2
+    names = [f for f, _ in SEAL_FIELDS] + (["documents"] if v2 else [])
     for k in v:
         if k not in names:
             raise Refusal("unknown_field", f"unknown field {k!r}")
+    docs_checked = not v2
     for name, ty in SEAL_FIELDS:
+        if not docs_checked and name > "documents":
+            if "documents" not in v:
+                raise Refusal("missing_field", "documents missing")
+            check_documents(v["documents"])
+            docs_checked = True
         if name not in v:
             raise Refusal("missing_field", f"{name} missing")
         x = v[name]
@@ -694,7 +737,7 @@ def decode_seal(data: bytes) -> dict:
         else:
             if type(x) is not str:
                 raise Refusal("wrong_type", f"{name} is not a string")
-            if ty == "schema" and x != SEAL_SCHEMA_ID:
+            if ty == "schema" and x not in (SEAL_SCHEMA_ID, SEAL_SCHEMA_ID_V2):
                 raise Refusal("seal_wrong_schema", f"schema {x!r}")
             if ty == "text" and x == "":
                 raise Refusal("empty_string", f"{name} is empty")
@@ -711,6 +754,8 @@ def decode_seal(data: bytes) -> dict:
         raise Refusal("seal_window_range_reversed", "first_window_id > last_window_id")
     if v["last_window_id"] - v["first_window_id"] + 1 != v["tree_size"] + v["empty_windows_skipped"]:
         raise Refusal("seal_window_count_mismatch", "last - first + 1 != tree_size + empty_windows_skipped")
+    if v2 and not v["final"]:
+        raise Refusal("seal_documents_not_final", "stream-seal/2 (documents) on a seal that is not final")
     # Round trip with the JCS library: the accepted value re-encodes to the input bytes.
     if rfc8785.dumps(v) != data:
         raise Refusal("canonical:non_canonical", "the seal does not re-encode to itself")
@@ -1220,6 +1265,66 @@ def check_seal_file(rep: "Report", doc: dict, name: str) -> None:
         rep.check(f"{name} negative #{c.get('n')} {c.get('kind')} {c.get('description', '')[:40]}", one)
 
 
+def document_digest(cose_sign1: bytes) -> str:
+    """What a stream-seal/2 seal commits to for one document: SHA-256 of its bytes as stored."""
+    return hashlib.sha256(cose_sign1).hexdigest()
+
+
+def check_seal2_file(rep: "Report", doc: dict, name: str) -> None:
+    """stream-seal-2-vectors.json (section 3.2): sealed streams whose final seal commits to the
+    call's documents (each digest recomputed from its bytes), and negative seal documents."""
+    try:
+        pub = bytes.fromhex(doc["key"]["public_key_hex"])
+    except (KeyError, TypeError, ValueError) as e:
+        rep.fail(f"{name} key", f"malformed key: {e!r}")
+        return
+
+    def key_check():
+        expect_equal("kid (RFC 9679 thumbprint)", thumbprint(pub).hex(), doc["key"]["kid_hex"])
+        if not doc.get("streams") or not doc.get("negative"):
+            raise Refusal("mismatch", "no streams or no negative vectors")
+    rep.check(f"{name} key", key_check)
+
+    for si, stream in enumerate(doc.get("streams", [])):
+        def one(stream=stream):
+            windows = stream["windows"]
+            for i, w in enumerate(windows):
+                expect_equal(f"windows[{i}].entry_hex", w["entry_hex"], seal_entry(i).hex())
+            leaves = [leaf_hash(bytes.fromhex(w["entry_hex"])) for w in windows]
+            verified, prev = [], None
+            for j, cp in enumerate(stream["checkpoints"]):
+                seal, proof = verify_checkpoint(bytes.fromhex(cp["cose_sign1_hex"]), pub)
+                expect_equal(f"checkpoint {j} seal_json", rfc8785.dumps(seal), cp["seal_json"].encode("utf-8"))
+                expect_equal(f"checkpoint {j} root", seal["root"], mth(leaves[:seal["tree_size"]]).hex())
+                expect_equal(f"checkpoint {j} stream_id", seal["stream_id"], doc["stream_id"])
+                expect_equal(f"checkpoint {j} steward", seal["steward"], doc["steward"])
+                last = j == len(stream["checkpoints"]) - 1
+                expect_equal(f"checkpoint {j} schema", seal["schema"], SEAL_SCHEMA_ID_V2 if last else SEAL_SCHEMA_ID)
+                if prev is not None:
+                    consistency_step(prev, seal, proof)
+                verified.append((seal, proof))
+                prev = seal
+            receipts = [{"window_id": w["window_id"], "content_hash": bytes.fromhex(w["entry_hex"]),
+                         "stream_id": doc["stream_id"], "steward": doc["steward"]} for w in windows]
+            expect_equal("completeness problems", check_stream(receipts, verified), [])
+            fin = verified[-1][0]
+            listed = {}
+            for d in stream["documents"]:
+                digest = document_digest(bytes.fromhex(d["cose_sign1_hex"]))
+                expect_equal(f"digest of {d['kind']} (SHA-256 of its bytes)", digest, d["digest_hex"])
+                listed[d["kind"]] = digest
+            expect_equal("final seal documents", fin["documents"], listed)
+            return f"{len(verified)} checkpoints, final stream-seal/2 with {len(listed)} document digests recomputed"
+        rep.check(f"{name} stream {si} {stream.get('description', '')[:48]}", one)
+
+    for c in doc.get("negative", []):
+        def one(c=c):
+            if c.get("kind") != "seal_json":
+                raise Refusal("mismatch", f"unknown negative kind {c.get('kind')!r}")
+            return expect_refusal(lambda: decode_seal(bytes.fromhex(c["input_hex"])), c["expect"])
+        rep.check(f"{name} negative {c.get('description', '')[:48]}", one)
+
+
 class Report:
     def __init__(self) -> None:
         self.passed = 0
@@ -1440,6 +1545,31 @@ def main(argv: list[str]) -> int:
                     raise Refusal("schema", f"the JSON Schema accepts {bad}")
             return f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size"
         rep.check(FILES["seal_schema"], seal_schema)
+
+    doc2 = load_or_fail(rep, present, "seal2")
+    if doc2 is not None:
+        check_seal2_file(rep, doc2, FILES["seal2"])
+    if "seal2_schema" in present:
+        def seal2_schema():
+            import jsonschema
+            schema = load_json_file(present["seal2_schema"])
+            jsonschema.Draft202012Validator.check_schema(schema)
+            if doc2 is None:
+                return "valid draft 2020-12 schema (no stream-seal/2 vectors to apply it to)"
+            val = jsonschema.Draft202012Validator(schema)
+            finals = [json.loads(s["checkpoints"][-1]["seal_json"]) for s in doc2["streams"]]
+            for s in finals:
+                errs = list(val.iter_errors(s))
+                if errs:
+                    raise Refusal("schema", f"a final stream-seal/2 seal fails the JSON Schema: {errs[0].message}")
+            # Its neighbours: no documents, an uppercase digest, a seal that is not final.
+            bad_digest = {k: v.upper() for k, v in finals[0]["documents"].items()}
+            for bad in ({k: v for k, v in finals[0].items() if k != "documents"},
+                        {**finals[0], "documents": bad_digest}, {**finals[0], "final": False}):
+                if not list(val.iter_errors(bad)):
+                    raise Refusal("schema", f"the JSON Schema accepts {bad}")
+            return f"draft 2020-12; accepts the {len(finals)} final seals, refuses three neighbours"
+        rep.check(FILES["seal2_schema"], seal2_schema)
 
     if "voice_turn" in present:
         # voice-turn/1 (spec/VOICE-TURN-V1.md): the standalone checker's checks, in this report.
