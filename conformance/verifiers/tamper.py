@@ -587,6 +587,27 @@ def stop_latency_tampered_accepted(d: Path) -> None:
     _edit(d, STOP_LATENCY, fn)
 
 
+def stop_latency_finding_tamper_accepted(expect: str, n_doc: int):
+    """A re-signed tamper refused by a finding rule replaced by an untouched document (one whose
+    receipts record barge_in_ignored findings) and its receipts."""
+    def apply(d: Path) -> None:
+        def fn(doc):
+            good = _first(doc["documents"], lambda v: v["n"] == n_doc)
+            c = _first(doc["tampered"], lambda c: c["expect_refusal"] == expect)
+            c["cose_sign1_hex"], c["receipts"] = good["cose_sign1_hex"], good["receipts"]
+        _edit(d, STOP_LATENCY, fn)
+    return apply
+
+
+def stop_latency_finding_codes_swapped(d: Path) -> None:
+    """finding_unlisted and finding_contradicted exchanged: each tamper is refused with the other."""
+    def fn(doc):
+        swap = {"finding_unlisted": "finding_contradicted", "finding_contradicted": "finding_unlisted"}
+        for c in doc["tampered"]:
+            c["expect_refusal"] = swap.get(c["expect_refusal"], c["expect_refusal"])
+    _edit(d, STOP_LATENCY, fn)
+
+
 CASES = {
     "content-hash-hex-digit": (RECEIPTS, content_hash_digit),
     "receipt-field-changed": (RECEIPTS, receipt_field),
@@ -644,6 +665,9 @@ CASES = {
     "stop-latency-negative-accepted": (STOP_LATENCY, stop_latency_negative_accepted),
     "stop-latency-negative-code-changed": (STOP_LATENCY, stop_latency_negative_code),
     "stop-latency-tampered-accepted": (STOP_LATENCY, stop_latency_tampered_accepted),
+    "stop-latency-finding-contradicted-tamper-accepted": (STOP_LATENCY, stop_latency_finding_tamper_accepted("finding_contradicted", 2)),
+    "stop-latency-finding-unlisted-tamper-accepted": (STOP_LATENCY, stop_latency_finding_tamper_accepted("finding_unlisted", 4)),
+    "stop-latency-finding-codes-swapped": (STOP_LATENCY, stop_latency_finding_codes_swapped),
     "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
     "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
     "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),

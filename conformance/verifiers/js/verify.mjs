@@ -1879,8 +1879,33 @@ function slBindingProblems(doc, lines) {
     if (!((v.kind === 'yield' && v.seen_at === w) || v.kind === 'fail')) out.push('barge_in_not_yielded');
   }
   for (const r of receipts) if (r.verdict.kind === 'yield' && !listed.includes(r.window_id)) out.push('yield_unlisted');
+  // Values, not only membership: what a receipt's barge_in_ignored finding states (the barge-in
+  // at B, outbound past its deadline at T) must be what the first listed barge-in at B says.
+  for (const r of receipts) {
+    const c = r.conservation;
+    if (c.kind !== 'barge_in_ignored') continue;
+    const b = doc.barge_ins.find((x) => x.barge_in_ts_ns === c.barge_in_ts_ns);
+    if (!b) { out.push('finding_unlisted'); continue; }
+    const openThen = b.end_ts_ns === null || b.end_ts_ns >= c.outbound_ts_ns;
+    const lateThen = b.late_audio_bytes > 0 && b.last_audio_ts_ns !== null && b.last_audio_ts_ns >= c.outbound_ts_ns;
+    if (b.window_id > r.window_id || !openThen || !lateThen) out.push('finding_contradicted');
+  }
   return out;
 }
+
+/**
+ * Section 7: a stream without a document is refused (stop_latency_missing) when a receipt records
+ * a barge-in: a yield verdict, or a barge_in_ignored finding whatever the verdict.
+ */
+const slRequired = (lines) => lines.map((l) => JSON.parse(l))
+  .some((r) => r.verdict.kind === 'yield' || r.conservation.kind === 'barge_in_ignored');
+
+/** The receipts with every yield verdict turned into a fail (a failure outranks the yield). */
+const slYieldsFailed = (lines) => lines.map((l) => {
+  const r = JSON.parse(l);
+  if (r.verdict.kind === 'yield') r.verdict = { kind: 'fail', chain: ['barge-in-detector'] };
+  return JSON.stringify(r);
+});
 
 function slSummary(doc) {
   const v = doc.barge_ins.map((b) => b.stop_latency_ns).sort((a, b) => a - b);
@@ -1916,6 +1941,12 @@ function checkStopLatencyFile(path, name) {
       expectEqual('verified document', canonicalize(slVerifySigned(signed, pub)), v.canonical);
       expectEqual('receipts_root', d.receipts_root, v.receipts_root);
       expectEqual('binding problems', slBindingProblems(d, v.receipts).join(','), '');
+      // Deleting the document: refused when the call has a barge-in (each vector's document lists
+      // its call's barge-ins), also when the yield verdicts are failures but a receipt records
+      // barge_in_ignored.
+      expectEqual('refused without the document (stop_latency_missing)', slRequired(v.receipts), d.barge_ins.length > 0);
+      const findings = v.receipts.some((l) => JSON.parse(l).conservation.kind === 'barge_in_ignored');
+      expectEqual('refused without the document, yields failed', slRequired(slYieldsFailed(v.receipts)), findings);
       expectEqual('summary', JSON.stringify(slSummary(d)), JSON.stringify(v.summary && { p50_ns: v.summary.p50_ns, p95_ns: v.summary.p95_ns, max_ns: v.summary.max_ns }));
       return `${d.barge_ins.length} barge-ins`;
     });

@@ -8,7 +8,10 @@ Reads CONFORMANCE_DIR/stop-latency-vectors.json and checks, from the spec alone:
                a valid stop-latency/1 value, its protected header, Sig_structure and envelope
                are the bytes section 5 fixes, its Ed25519 signature verifies (strictly), it is
                bound to its receipts (count, RFC 9162 root, every yield listed, every listed
-               window a yield or a failure) and its summary is the nearest-rank p50/p95/max;
+               window a yield or a failure, every barge_in_ignored finding's barge-in listed
+               with late audio at or after its outbound time), deleting it is refused exactly
+               when a receipt records a barge-in (a yield, or a barge_in_ignored finding
+               whatever the verdict), and its summary is the nearest-rank p50/p95/max;
   * negative:  each document is refused; a schema code is the same code;
   * tampered:  each signed document with its receipts is refused.
 When jsonschema is installed and CONFORMANCE_DIR/stop-latency-1.schema.json exists, every document
@@ -307,6 +310,44 @@ def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
     for r in receipts:
         if r["verdict"]["kind"] == "yield" and r["window_id"] not in listed:
             out.append("yield_unlisted")
+    # Values, not only membership: what a receipt's barge_in_ignored finding states (the barge-in
+    # at B, outbound past its deadline at T) must be what the first listed barge-in at B says.
+    for r in receipts:
+        c = r["conservation"]
+        if c["kind"] != "barge_in_ignored":
+            continue
+        t_b, t_out = c["barge_in_ts_ns"], c["outbound_ts_ns"]
+        b = next((b for b in doc["barge_ins"] if b["barge_in_ts_ns"] == t_b), None)
+        if b is None:
+            out.append("finding_unlisted")
+            continue
+        open_then = b["end_ts_ns"] is None or b["end_ts_ns"] >= t_out
+        late_then = b["late_audio_bytes"] > 0 and b["last_audio_ts_ns"] is not None and b["last_audio_ts_ns"] >= t_out
+        if b["window_id"] > r["window_id"] or not open_then or not late_then:
+            out.append("finding_contradicted")
+    return out
+
+
+def records_barge_in(receipt: dict) -> bool:
+    """A receipt records a barge-in: a yield verdict, or a barge_in_ignored finding whatever the
+    verdict (a fail outranks the yield of its window)."""
+    return receipt["verdict"]["kind"] == "yield" or receipt["conservation"]["kind"] == "barge_in_ignored"
+
+
+def required(receipt_lines: list[str]) -> bool:
+    """Section 7: without a document, a stream some receipt of which records a barge-in is refused
+    (stop_latency_missing)."""
+    return any(records_barge_in(json.loads(line)) for line in receipt_lines)
+
+
+def yields_failed(receipt_lines: list[str]) -> list[str]:
+    """The receipts with every yield verdict turned into a fail (a failure outranks the yield)."""
+    out = []
+    for line in receipt_lines:
+        r = json.loads(line)
+        if r["verdict"]["kind"] == "yield":
+            r["verdict"] = {"kind": "fail", "chain": ["barge-in-detector"]}
+        out.append(json.dumps(r, sort_keys=True, separators=(",", ":")))
     return out
 
 
@@ -375,6 +416,12 @@ def run(directory: Path, rep) -> None:
             expect("verified document", verify_signed(signed, public_key), d)
             expect("receipts_root", d["receipts_root"], v["receipts_root"])
             expect("binding problems", binding_problems(d, v["receipts"]), [])
+            # Deleting the document: refused when the call has a barge-in (each vector's document
+            # lists its call's barge-ins), also when the yield verdicts are failures but a receipt
+            # records barge_in_ignored.
+            expect("refused without the document (stop_latency_missing)", required(v["receipts"]), bool(d["barge_ins"]))
+            findings = any(json.loads(line)["conservation"]["kind"] == "barge_in_ignored" for line in v["receipts"])
+            expect("refused without the document, yields failed", required(yields_failed(v["receipts"])), findings)
             expect("summary", summary(d), v["summary"])
         rep.check(f"documents #{v['n']}: {v['description']}", one)
 
