@@ -288,8 +288,15 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
 # ------------------------------------------------------------------------------------------
 
 def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
+    """Section 7's problem codes, in order, for the receipts' canonical lines."""
     receipts = [json.loads(line) for line in receipt_lines]
     hashes = [blake3.blake3(line.encode("utf-8")).digest() for line in receipt_lines]
+    return bind(doc, receipts, hashes)
+
+
+def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
+    """Section 7's problem codes, in order: `receipts` decoded, in window order, with each
+    receipt's BLAKE3 content hash in `hashes`."""
     out = []
     if any(r["steward"] != doc["steward"] or r["stream_id"] != doc["stream_id"] for r in receipts):
         out.append("stream_mismatch")
@@ -337,7 +344,12 @@ def records_barge_in(receipt: dict) -> bool:
 def required(receipt_lines: list[str]) -> bool:
     """Section 7: without a document, a stream some receipt of which records a barge-in is refused
     (stop_latency_missing)."""
-    return any(records_barge_in(json.loads(line)) for line in receipt_lines)
+    return first_barge_in([json.loads(line) for line in receipt_lines]) is not None
+
+
+def first_barge_in(receipts: list[dict]):
+    """The first decoded receipt that records a barge-in, or None."""
+    return next((r for r in receipts if records_barge_in(r)), None)
 
 
 def yields_failed(receipt_lines: list[str]) -> list[str]:
