@@ -31,7 +31,7 @@ import cbor2
 import rfc8785
 
 from check_voice_turn import Refused, Report, _no_constant, _no_float, _pairs, expect
-from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, thumbprint
+from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_supported_dependencies, thaw, thumbprint
 
 FILE = "stop-latency-vectors.json"
 SCHEMA_FILE = "stop-latency-1.schema.json"
@@ -80,6 +80,8 @@ def parse_canonical(data: bytes):
         text = data.decode("utf-8", errors="strict")
     except UnicodeDecodeError:
         raise Refused("invalid_utf8") from None
+    if text.startswith("\ufeff"):
+        raise Refused("bom")
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
     except Refused:
@@ -87,7 +89,11 @@ def parse_canonical(data: bytes):
     except (ValueError, RecursionError) as e:
         raise Refused("syntax", str(e)) from None
     check_limits(value)
-    if rfc8785.dumps(value) != data:
+    try:
+        again = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as e:  # a lone surrogate (\ud800) is no Unicode text
+        raise Refused("invalid_escape", f"cannot canonicalize: {e}") from None
+    if again != data:
         raise Refused("non_canonical", "not the canonical encoding")
     return value
 
@@ -234,7 +240,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if not data or data[0] != 0xD2:
         raise Refused("cose_untagged" if data[:1] == b"\x84" else "cose_wrong_tag" if data and data[0] >> 5 == 6 else "cose_malformed")
     try:
-        item = cbor2.loads(data)
+        item = thaw(cbor2.loads(data))
     except Exception:  # noqa: BLE001 - any decoding failure is malformed
         raise Refused("cose_malformed") from None
     if not isinstance(item, cbor2.CBORTag) or item.tag != 18 or not isinstance(item.value, list) or len(item.value) != 4:
@@ -249,7 +255,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if unprotected:
         raise Refused("cose_unprotected_not_empty")
     try:
-        header = cbor2.loads(protected)
+        header = thaw(cbor2.loads(protected))
     except Exception:  # noqa: BLE001
         raise Refused("cose_malformed") from None
     if not isinstance(header, dict):
@@ -448,6 +454,21 @@ def run(directory: Path, rep) -> None:
             raise AssertionError("accepted a must-refuse document")
         rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
 
+    # Derived from the first document: inputs JCR-1 refuses that Python's json module reads (a
+    # lone surrogate escape, a byte-order mark); JavaScript and Go refuse them too.
+    if doc.get("documents"):
+        first = doc["documents"][0]["canonical"]
+        steward = json.dumps(json.loads(first)["steward"])
+        for what, data in (("a lone surrogate in steward", first.replace(steward, '"\\ud800x"', 1).encode("utf-8")),
+                           ("a byte-order mark", b"\xef\xbb\xbf" + first.encode("utf-8"))):
+            def one(data=data):
+                try:
+                    decode(data)
+                except Refused as r:
+                    return f"refused [{r.code}]"
+                raise AssertionError("accepted a must-refuse document")
+            rep.check(f"negative (derived): {what}", one)
+
     for v in doc.get("tampered", []):
         def one(v=v):
             try:
@@ -462,6 +483,7 @@ def run(directory: Path, rep) -> None:
 
 
 def main(argv: list[str]) -> int:
+    require_supported_dependencies("check_stop_latency.py")
     here = Path(__file__).resolve().parent
     directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
     rep = Report()

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import importlib.metadata
 import io
 import json
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import blake3
@@ -318,6 +320,30 @@ def check_receipt_bytes(data: bytes, schema_validator=None):
 # COSE_Sign1 profile
 # --------------------------------------------------------------------------------------------
 
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+CBOR2_VERSION = _version("cbor2")
+CBOR2_MAJOR = int(CBOR2_VERSION.split(".")[0]) if CBOR2_VERSION[:1].isdigit() else None
+
+
+def thaw(x):
+    """A decoded CBOR item with plain lists and dicts. cbor2 6.x decodes the arrays and maps
+    inside a tag (and inside map keys) as tuples and frozendicts, cbor2 5.x as lists and dicts;
+    every check here is written against lists and dicts."""
+    if isinstance(x, cbor2.CBORTag):
+        return cbor2.CBORTag(x.tag, thaw(x.value))
+    if isinstance(x, (list, tuple)):
+        return [thaw(y) for y in x]
+    if isinstance(x, Mapping):
+        return {k: thaw(y) for k, y in x.items()}
+    return x
+
+
 def cbor_decode_exact(data: bytes):
     fp = io.BytesIO(data)
     try:
@@ -326,7 +352,56 @@ def cbor_decode_exact(data: bytes):
         raise Refusal("cbor", f"malformed CBOR: {e}") from None
     if fp.tell() != len(data):
         raise Refusal("cbor", f"{len(data) - fp.tell()} trailing bytes after the CBOR item")
-    return value
+    return thaw(value)
+
+
+def pycose_sign1(data: bytes) -> Sign1Message:
+    """pycose's Sign1Message of the received bytes. pycose 1.1 decodes with the cbor2 5.x API
+    (it wants the tag's array as a list); under cbor2 6.x the array is handed to pycose's own
+    from_cose_obj as a list, decoded here."""
+    if CBOR2_MAJOR is not None and CBOR2_MAJOR < 6:
+        return Sign1Message.decode(data)
+    item = cbor_decode_exact(data)
+    if not isinstance(item, cbor2.CBORTag) or item.tag != Sign1Message.cbor_tag or type(item.value) is not list:
+        raise TypeError("Bytes cannot be decoded as COSE_Sign1 message")
+    return Sign1Message.from_cose_obj(item.value, True)
+
+
+# A COSE_Sign1 ({1: -8}, payload "jouleclaw verifier dependency probe") signed with the RFC 8032
+# section 7.1 TEST 1 key: verified at start, through every library this verifier uses.
+PROBE_KEY = bytes.fromhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+PROBE_COSE = bytes.fromhex(
+    "d28443a10127a058236a6f756c65636c617720766572696669657220646570656e64656e63792070726f6265"
+    "58409c26aa188d07ee726dd477b7a0e27a6a9694939adf49eb2d54a281c2f087cb82a2a5fc897ae55725b5d4"
+    "d859bbb9d298e7720f50b098a13952a246693ae6e808")
+
+
+def dependencies_unsupported() -> str | None:
+    """None when the installed libraries verify a known-good COSE_Sign1 (cbor2 decoding with
+    the checks here, pycose, cryptography); else why not. A verifier must never report a valid
+    receipt as invalid because of a library it was not written for: it refuses to run instead."""
+    versions = ", ".join(f"{m} {_version(m)}" for m in ("cbor2", "pycose"))
+    try:
+        item = cbor_decode_exact(PROBE_COSE)
+        if not isinstance(item, cbor2.CBORTag) or type(item.value) is not list or type(item.value[1]) is not dict:
+            return f"cbor2 does not decode a COSE_Sign1 as this verifier expects ({versions})"
+        ed25519_verify_strict(item.value[3], sig_structure(item.value[0], item.value[2]), PROBE_KEY)
+        msg = pycose_sign1(PROBE_COSE)
+        msg.key = OKPKey(crv=Ed25519, x=PROBE_KEY)
+        if not msg.verify_signature():
+            return f"pycose does not verify a valid COSE_Sign1 ({versions})"
+    except Exception as e:  # noqa: BLE001 - any failure of a known-good input is the environment's
+        return f"a valid COSE_Sign1 does not verify with the installed libraries ({versions}): {type(e).__name__}: {e}"
+    return None
+
+
+def require_supported_dependencies(prog: str) -> None:
+    """Exit 2 with a clear message when dependencies_unsupported() names a problem."""
+    why = dependencies_unsupported()
+    if why is not None:
+        print(f"{prog}: unsupported dependency: {why}; install the pinned versions "
+              f"(pip install -r {Path(__file__).resolve().parent / 'requirements.txt'})", file=sys.stderr)
+        sys.exit(2)
 
 
 def thumbprint(public_key: bytes) -> bytes:
@@ -422,7 +497,7 @@ def verify_cose(data: bytes, public_key: bytes, schema_validator=None):
     ed25519_verify_strict(sig, sig_structure(prot, payload), public_key)
     # ... and through pycose, on the received bytes.
     try:
-        msg = Sign1Message.decode(data)
+        msg = pycose_sign1(data)
         msg.key = OKPKey(crv=Ed25519, x=public_key)
         ok = msg.verify_signature()
     except Exception as e:
@@ -802,7 +877,7 @@ def seal_strict_signature(sig: bytes, tbs: bytes, public_key: bytes) -> None:
 def seal_pycose_verify(cose: bytes, root: bytes, public_key: bytes) -> None:
     """Independent second check: pycose with the root as the detached payload (RFC 9942)."""
     try:
-        msg = Sign1Message.decode(cose)
+        msg = pycose_sign1(cose)
         msg.key = OKPKey(crv=Ed25519, x=public_key)
         ok = msg.verify_signature(detached_payload=root)
     except Exception as e:
@@ -1407,6 +1482,7 @@ def expect_equal(what: str, got, want) -> None:
 
 
 def main(argv: list[str]) -> int:
+    require_supported_dependencies("verify.py")
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2]
     rep = Report()
     print(f"python verifier: {root}")

@@ -555,6 +555,11 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     d = Path(args[2])
+    why = v.dependencies_unsupported()
+    if why is not None:
+        print(f"verify_stream.py: unsupported dependency: {why}; install the pinned versions "
+              f"(pip install -r {Path(__file__).resolve().parent / 'requirements.txt'})", file=sys.stderr)
+        return 2
     try:
         pub = v.read_public_key_text(Path(args[1]).read_text(encoding="ascii"))
         if not d.is_dir():
