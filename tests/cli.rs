@@ -1573,6 +1573,63 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             ("stop-latency.cbor", stop_latency_minus_5.clone()),
         ],
     );
+    // stream-seal/2: the final seal commits to stop-latency.cbor. The steward (the test key
+    // is public) rewrites the document after sealing: the late barge-in dropped, the other one
+    // moved onto its last audio (stop latency 0).
+    let rewritten_stop_latency = {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let shipped = std::fs::read(sealed.join("stop-latency.cbor")).unwrap();
+        let mut doc = jouleclaw_stop_latency::verify(&shipped, &signer.verifying_key())
+            .unwrap()
+            .document;
+        assert!(doc.barge_ins.iter().any(|b| b.late_audio_bytes > 0));
+        doc.barge_ins.retain(|b| b.late_audio_bytes == 0);
+        for b in &mut doc.barge_ins {
+            if let Some(t) = b.last_audio_ts_ns {
+                b.barge_in_ts_ns = t;
+            }
+        }
+        jouleclaw_stop_latency::sign(&signer, &doc)
+            .unwrap()
+            .cose_sign1
+    };
+    // A run sealed before stream-seal/2: the same receipts re-sealed with a stream-seal/1 final
+    // seal (Ed25519 is deterministic: the first two checkpoints are byte for byte the run's),
+    // and summary.json's hashes of the two seal files updated to match.
+    let (v1_seals, v1_inclusion) = {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let mut sealer = jouleclaw_stack::seal::StreamSealer::new(
+            "stream-demo",
+            "did:keri:EJ9testStewardAID000000000000000",
+            jouleclaw_stack::seal::DEFAULT_MAX_LEAVES,
+        );
+        let (mut seals, mut inclusion) = (Vec::new(), Vec::new());
+        for (i, l) in lines.iter().enumerate() {
+            let l = l.strip_suffix(b"\n").unwrap();
+            let r = decode_receipt(l).unwrap();
+            sealer
+                .append(r.window_id, blake3::hash(l).as_bytes(), r.closed_at)
+                .unwrap();
+            let n = i + 1;
+            if n % 5 == 0 || n == lines.len() {
+                let b = sealer.checkpoint(&signer, n == lines.len()).unwrap();
+                seals.extend_from_slice(&b.checkpoint.cose_sign1);
+                for (_, r) in b.inclusion {
+                    inclusion.extend_from_slice(&r);
+                }
+            }
+        }
+        (seals, inclusion)
+    };
+    let v1_summary = {
+        let h = |b: &[u8]| blake3::hash(b).to_hex().to_string();
+        let text = std::fs::read_to_string(sealed.join("summary.json")).unwrap();
+        let old_seals = h(&std::fs::read(sealed.join("seals.cbor")).unwrap());
+        let old_inclusion = h(&std::fs::read(sealed.join("inclusion.cbor")).unwrap());
+        assert!(text.contains(&old_seals) && text.contains(&old_inclusion));
+        text.replace(&old_seals, &h(&v1_seals))
+            .replace(&old_inclusion, &h(&v1_inclusion))
+    };
     let unsealed = &dirs["unsealed"];
     let ujsonl = std::fs::read(unsealed.join("receipts.jsonl")).unwrap();
     let ulines: Vec<&[u8]> = ujsonl.split_inclusive(|b| *b == b'\n').collect();
@@ -1828,6 +1885,45 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             "the last line of receipts.jsonl lost its newline",
             json!([w("receipts.jsonl", &jsonl[..jsonl.len() - 1])]),
             "failed",
+        ),
+        row(
+            "sealed_stop_latency_deleted",
+            "sealed",
+            "stop-latency.cbor deleted (no key needed): the final seal (stream-seal/2) commits to it",
+            json!([del("stop-latency.cbor")]),
+            "failed",
+        ),
+        row(
+            "nosig_stop_latency_deleted",
+            "sealed_nosig",
+            "stop-latency.cbor deleted from a run without window signatures: the final seal commits to it",
+            json!([del("stop-latency.cbor")]),
+            "failed",
+        ),
+        row(
+            "sealed_stop_latency_flipped",
+            "sealed",
+            "one bit of stop-latency.cbor's signature flipped",
+            json!([{"op": "flip", "file": "stop-latency.cbor", "offset": -1}]),
+            "failed",
+        ),
+        row(
+            "sealed_stop_latency_rewritten_after_sealing",
+            "sealed",
+            "the steward re-signs stop-latency.cbor after sealing: the barge-in 170 ms past the deadline dropped, the other moved onto its last audio (p50 0 ms, 0 past the deadline); the final seal's digest no longer matches, and a receipt's barge_in_ignored contradicts it",
+            json!([w("stop-latency.cbor", &rewritten_stop_latency)]),
+            "failed",
+        ),
+        row(
+            "stream_seal_1_final_intact",
+            "sealed",
+            "a run sealed before stream-seal/2 (its final seal is stream-seal/1): still complete; its stop latency is reported as not sealed",
+            json!([
+                w("seals.cbor", &v1_seals),
+                w("inclusion.cbor", &v1_inclusion),
+                w("summary.json", v1_summary.as_bytes())
+            ]),
+            "complete",
         ),
     ];
     json!({

@@ -426,12 +426,11 @@ impl State {
 
     /// Ends the stream: the last window, the final seal, the signed document, the run files.
     pub(crate) fn finish(&mut self, public: &PublicKey) -> Result<RsFinished, FinishError> {
-        let fin = self.pipeline.finish().map_err(FinishError::Pipeline)?;
-        if let Some(w) = &fin.last {
+        // The last window first: the document binds to every receipt, and the final seal
+        // (stream-seal/2) commits to the document, so it is signed between the two.
+        let last = self.pipeline.end_windows().map_err(FinishError::Pipeline)?;
+        if let Some(w) = &last {
             self.closed(w);
-        }
-        if let (Some(r), Some(b)) = (self.record.as_mut(), &fin.seal) {
-            Self::seal_into(r, b);
         }
         self.meter.finish();
         if let Some(e) = self.meter_error.clone() {
@@ -447,6 +446,20 @@ impl State {
         .map_err(FinishError::StopLatency)?;
         let signed = jouleclaw_stop_latency::sign(&self.doc_signer, &doc)
             .map_err(FinishError::StopLatency)?;
+        let documents = [(
+            jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
+            jouleclaw_seal::document_digest(&signed.cose_sign1),
+        )]
+        .into_iter()
+        .collect();
+        let fin = self
+            .pipeline
+            .finish_with_documents(documents)
+            .map_err(FinishError::Pipeline)?;
+        let last = last.or(fin.last);
+        if let (Some(r), Some(b)) = (self.record.as_mut(), &fin.seal) {
+            Self::seal_into(r, b);
+        }
         if let (Some(dir), Some(r)) = (self.out_dir.clone(), self.record.as_ref()) {
             write_run(
                 &dir,
@@ -459,7 +472,7 @@ impl State {
             .map_err(|(p, e)| FinishError::Io(p, e))?;
         }
         Ok(RsFinished {
-            last: fin.last,
+            last,
             seal: fin.seal,
             signed,
             out_dir: self.out_dir.clone(),

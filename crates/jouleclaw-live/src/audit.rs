@@ -371,6 +371,11 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
     audit
         .problems
         .extend(check_inclusion(&s.records, &s.inclusion, key));
+    audit.problems.extend(check_sealed_documents(
+        &s.records,
+        s.stop_latency.as_deref(),
+        key,
+    ));
     // The document travels in the final batch: a stream without one is already `unsealed`,
     // and its missing document says nothing more.
     if s.records.sealed || s.stop_latency.is_some() {
@@ -381,6 +386,54 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
         ));
     }
     audit
+}
+
+/// A `stream-seal/2` final seal against the document stored with it (`spec/STREAM-SEAL.md`
+/// section 3.2): the stop-latency document the final batch carries must hash to the digest the
+/// final seal commits to (`document_digest_mismatch`), be there when listed
+/// (`document_missing`) and be listed when there (`document_not_sealed`). A final seal under
+/// `stream-seal/1` (a stream stored before that version) commits to nothing: no problem.
+pub fn check_sealed_documents(
+    rec: &StreamRecords,
+    stop_latency: Option<&[u8]>,
+    key: &PublicKey,
+) -> Vec<String> {
+    let Some(c) = rec
+        .seals
+        .last()
+        .and_then(|last| verify_checkpoint(last, key).ok())
+        .filter(|c| c.seal.is_final)
+    else {
+        return Vec::new();
+    };
+    let Some(docs) = &c.seal.documents else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    for kind in docs.keys() {
+        if kind != jouleclaw_stop_latency::STOP_LATENCY_SCHEMA {
+            problems.push(format!(
+                "document_kind_unknown: the final seal commits to a {kind:?} document, a kind this verifier cannot check"
+            ));
+        }
+    }
+    let listed = docs.get(jouleclaw_stop_latency::STOP_LATENCY_SCHEMA);
+    match (listed, stop_latency) {
+        (None, None) => {}
+        (Some(_), None) => problems.push(
+            "document_missing: the final seal commits to a stop-latency/1 document and the stream holds none".to_owned(),
+        ),
+        (None, Some(_)) => problems.push(
+            "document_not_sealed: the stream holds a stop-latency document the final seal (stream-seal/2) does not commit to".to_owned(),
+        ),
+        (Some(d), Some(b)) if jouleclaw_seal::document_digest(b) != *d => problems.push(format!(
+            "document_digest_mismatch: the stop-latency document has SHA-256 {}, the final seal commits to {}",
+            hex::encode(jouleclaw_seal::document_digest(b)),
+            hex::encode(d)
+        )),
+        (Some(_), Some(_)) => {}
+    }
+    problems
 }
 
 /// Problem lines per stream [`check_inclusion`] reports; past it one line counts the rest.

@@ -1144,14 +1144,13 @@ impl MintShard {
     /// Ends the stream's meter and signs its `stop-latency/1` document over the receipts the
     /// final seal covers (its root is the root over the receipts' content hashes, its size
     /// their count: `spec/STOP-LATENCY-V1.md`).
-    fn stop_latency(&self, s: &mut MState, seal: &SealBatch) -> Result<Vec<u8>> {
+    fn stop_latency(&self, s: &mut MState, window_count: u64, root: [u8; 32]) -> Result<Vec<u8>> {
         s.meter.finish();
-        let sealed = &seal.checkpoint.seal;
         let doc = StopLatencyDocument {
-            steward: sealed.steward.clone(),
-            stream_id: sealed.stream_id.clone(),
-            window_count: sealed.tree_size,
-            receipts_root: sealed.root,
+            steward: self.steward.clone(),
+            stream_id: s.shared.stream_id.clone(),
+            window_count,
+            receipts_root: root,
             barge_ins: s.meter.barge_ins().to_vec(),
         };
         Ok(jouleclaw_stop_latency::sign(self.signer.as_ref(), &doc)?.cose_sign1)
@@ -1180,14 +1179,36 @@ impl MintShard {
             return Err(failed(&shared, reason));
         }
         let mut final_seal = None;
-        match s.notary.finish(self.signer.as_ref()) {
+        // The document first, over every receipt; then the final seal (stream-seal/2) that
+        // commits to it.
+        let stop_latency = match s.notary.sealed_so_far() {
+            Some((n, root)) if n > 0 => match self.stop_latency(&mut s, n, root) {
+                Ok(doc) => Some(doc),
+                Err(e) => {
+                    shared.status.fail(&e.to_string());
+                    return Err(failed(&shared, e.to_string()));
+                }
+            },
+            _ => None,
+        };
+        let finished = match &stop_latency {
+            Some(doc) => s.notary.finish_with_documents(
+                self.signer.as_ref(),
+                [(
+                    jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
+                    jouleclaw_seal::document_digest(doc),
+                )]
+                .into_iter()
+                .collect(),
+            ),
+            None => s.notary.finish(self.signer.as_ref()),
+        };
+        match finished {
             Ok(Some(seal)) => {
-                let stop_latency = match self.stop_latency(&mut s, &seal) {
-                    Ok(doc) => doc,
-                    Err(e) => {
-                        shared.status.fail(&e.to_string());
-                        return Err(failed(&shared, e.to_string()));
-                    }
+                let Some(stop_latency) = stop_latency else {
+                    return Err(LiveError::Internal {
+                        invariant: "a sealed stream has a stop-latency document",
+                    });
                 };
                 let mut batch = s.batch(seal, &self.steward, self.clock.now_ns());
                 batch.stop_latency = Some(stop_latency);

@@ -239,9 +239,13 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     let i = altered.len() - 80;
     altered[i] ^= 1;
     std::fs::write(&doc, &altered).unwrap();
+    // Two problems: the final seal (stream-seal/2) commits to the document's digest, and its
+    // signature no longer verifies.
     let p = problems(&dir);
     assert!(
-        p.len() == 1 && p[0].contains("the stop-latency document does not verify"),
+        p.len() == 2
+            && p[0].starts_with("document_digest_mismatch")
+            && p[1].contains("the stop-latency document does not verify"),
         "{p:?}"
     );
     // The other call's.
@@ -258,21 +262,27 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     std::os::unix::fs::symlink(&elsewhere, &doc).unwrap();
     let p = problems(&dir);
     assert!(
-        p.len() == 1 && p[0].starts_with("not_regular_file"),
+        !p.is_empty() && p.iter().all(|p| p.starts_with("not_regular_file")),
         "{p:?}"
     );
-    // Removed: the receipts record a barge-in.
+    // Removed: the final seal commits to it, and the receipts record a barge-in.
     std::fs::remove_file(&doc).unwrap();
     let p = problems(&dir);
     assert!(
-        p.len() == 1 && p[0].starts_with("stop_latency_missing"),
+        p.len() == 2
+            && p[0].starts_with("document_missing")
+            && p[1].starts_with("stop_latency_missing"),
         "{p:?}"
     );
     // A folder still `.partial` is unsealed, and not asked for the document again.
     let partial = t.path().join("call-1.partial");
     std::fs::rename(&dir, &partial).unwrap();
+    // (Its seals.cbor still holds the final seal, which commits to the removed document.)
     let p = problems(&partial);
-    assert!(p.len() == 1 && p[0].starts_with("unsealed"), "{p:?}");
+    assert!(
+        p.len() == 2 && p[0].starts_with("document_missing") && p[1].starts_with("unsealed"),
+        "{p:?}"
+    );
     // Put back as written: complete again.
     std::fs::rename(&partial, &dir).unwrap();
     std::fs::write(&doc, &good).unwrap();

@@ -418,8 +418,21 @@ async fn a_live_stream_mints_the_pipelines_bytes() {
     for tick in demo::ticks() {
         windows.extend(p.push(tick).unwrap().closed);
     }
-    let finished = p.finish().unwrap();
-    windows.extend(finished.last);
+    // The final seal (stream-seal/2) commits to the stop-latency document the live stream
+    // signed over the same receipts.
+    windows.extend(p.end_windows().unwrap());
+    let doc = live.last().unwrap().stop_latency.clone().unwrap();
+    let finished = p
+        .finish_with_documents(
+            [(
+                "stop-latency/1".to_owned(),
+                jouleclaw_seal::document_digest(&doc),
+            )]
+            .into_iter()
+            .collect(),
+        )
+        .unwrap();
+    assert!(finished.last.is_none());
     let mut seals: Vec<_> = windows.iter().filter_map(|w| w.seal.clone()).collect();
     seals.extend(finished.seal);
 

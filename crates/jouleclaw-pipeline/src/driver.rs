@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use jouleclaw_jcr1::cose::{self, SignedReceipt, Signer};
 use jouleclaw_jcr1::{EnergySource, Estimator, StreamWindowReceipt};
-use jouleclaw_seal::SealBatch;
+use jouleclaw_seal::{SealBatch, SealedDocuments};
 use jouleclaw_stream::{
     ChannelDirection, LedgerPolicy, StreamSpec, Tick, WindowConservationFinding,
 };
@@ -404,6 +404,41 @@ impl<E: EnergySource> Pipeline<E> {
             None => None,
         };
         let seal = self.notary.finish(self.signer.as_ref());
+        let seal = self.notarized(seal)?;
+        Ok(Finished { last, seal })
+    }
+
+    /// Ends the stream's windows without sealing it: the oracles learn that the stream ended,
+    /// and the open window, if any, closes judged (as in [`Pipeline::finish`]) and is
+    /// notarized. No tick is taken afterwards; [`Pipeline::finish_with_documents`] then signs
+    /// the final seal. This is the moment to sign the call's documents: every receipt is known.
+    pub fn end_windows(&mut self) -> Result<Option<ClosedWindow>> {
+        self.usable()?;
+        match self.judge.finish()? {
+            Some(judged) => {
+                let closed = self.notary.notarize(judged, self.signer.as_ref());
+                self.notarized(closed).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// [`Pipeline::finish`] whose final checkpoint is a `stream-seal/2` seal that also commits
+    /// to `documents`: each signed document of the call by kind, with the SHA-256 of its
+    /// COSE_Sign1 bytes (`jouleclaw_seal::document_digest`). Documents bind to the receipts, so
+    /// a caller ends the windows first ([`Pipeline::end_windows`]), signs its documents, then
+    /// calls this (its `last` is then `None`). Under [`SigningPolicy::EveryWindow`] there is
+    /// no seal and `documents` is not used.
+    pub fn finish_with_documents(&mut self, documents: SealedDocuments) -> Result<Finished> {
+        self.usable()?;
+        let last = if self.judge.is_finished() {
+            None
+        } else {
+            self.end_windows()?
+        };
+        let seal = self
+            .notary
+            .finish_with_documents(self.signer.as_ref(), documents);
         let seal = self.notarized(seal)?;
         Ok(Finished { last, seal })
     }

@@ -307,6 +307,11 @@ impl Judge {
         Ok(last)
     }
 
+    /// Whether [`Judge::finish`] ended the stream.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
     fn usable(&self) -> Result<()> {
         crate::error::usable(self.poisoned, self.finished)
     }

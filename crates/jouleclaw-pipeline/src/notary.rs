@@ -7,7 +7,7 @@ use jouleclaw_jcr1::cose::{self, Signer};
 use jouleclaw_jcr1::{
     EnergySource, Estimator, Jcr1Error, NoClock, ReceiptMinter, StreamWindowReceipt, UtcSecond,
 };
-use jouleclaw_seal::{SealBatch, StreamSealer};
+use jouleclaw_seal::{SealBatch, SealedDocuments, StreamSealer};
 use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
 
@@ -111,6 +111,13 @@ impl<E: EnergySource> Notary<E> {
         })
     }
 
+    /// Under [`SigningPolicy::Checkpoint`], the receipts sealed so far: their count and the
+    /// RFC 9162 root over their content hashes (what a document bound to the receipts signs,
+    /// and what the final seal will seal). `None` without a sealer.
+    pub fn sealed_so_far(&self) -> Option<(u64, [u8; 32])> {
+        self.sealer.as_ref().map(|s| (s.size(), s.log().root()))
+    }
+
     /// Windows notarized so far.
     pub fn windows(&self) -> u64 {
         self.windows
@@ -141,9 +148,32 @@ impl<E: EnergySource> Notary<E> {
     /// [`SigningPolicy::EveryWindow`], has nothing to seal (`None`). Afterwards every call
     /// returns [`PipelineError::Finished`].
     pub fn finish(&mut self, signer: &dyn Signer) -> Result<Option<SealBatch>> {
+        self.finish_inner(signer, None)
+    }
+
+    /// [`Notary::finish`] whose final checkpoint is a `stream-seal/2` seal committing to
+    /// `documents` (each signed document of the call by kind, with the SHA-256 of its
+    /// COSE_Sign1 bytes: `jouleclaw_seal::document_digest`). Sign the documents first: they bind
+    /// to the receipts, which the last window fixes.
+    pub fn finish_with_documents(
+        &mut self,
+        signer: &dyn Signer,
+        documents: SealedDocuments,
+    ) -> Result<Option<SealBatch>> {
+        self.finish_inner(signer, Some(documents))
+    }
+
+    fn finish_inner(
+        &mut self,
+        signer: &dyn Signer,
+        documents: Option<SealedDocuments>,
+    ) -> Result<Option<SealBatch>> {
         self.usable()?;
         let seal = match self.sealer.as_mut() {
-            Some(sealer) if sealer.size() > 0 => match sealer.checkpoint(signer, true) {
+            Some(sealer) if sealer.size() > 0 => match match documents {
+                Some(d) => sealer.finish_with_documents(signer, d),
+                None => sealer.checkpoint(signer, true),
+            } {
                 Ok(batch) => Some(batch),
                 Err(e) => {
                     self.poisoned = true;

@@ -24,6 +24,18 @@ pub const SUMMARY_JSON: &str = "summary.json";
 /// The signer's public key file. Optional; when present it must be the verifying key.
 pub const SIGNER_PUB: &str = "signer.pub";
 
+/// The call's `stop-latency/1` document (`spec/STOP-LATENCY-V1.md`), a COSE_Sign1. Required
+/// when a receipt records a barge-in.
+pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
+
+/// Every signed document kind a call can have beside its receipts, with its file: what a
+/// `stream-seal/2` final seal commits to (`spec/STREAM-SEAL.md` section 3.2).
+pub const DOCUMENT_FILES: &[(&str, &str)] = &[("stop-latency/1", STOP_LATENCY_CBOR)];
+
+/// The largest signed document read to hash it against a seal: 16 MiB (a `stop-latency/1`
+/// document is at most 8 MiB and 16 KiB).
+pub const MAX_DOCUMENT_BYTES: u64 = 16 << 20;
+
 /// The order a writer renames its files into place: `summary.json` last, so its presence marks
 /// a complete write.
 pub const COMMIT_ORDER: [&str; 6] = [

@@ -12,12 +12,14 @@ use std::path::Path;
 
 use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_receipt};
-use jouleclaw_seal::{DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, check_stream};
+use jouleclaw_seal::{
+    DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, SealedDocuments, check_stream, document_digest,
+};
 
 use crate::error::{Result, StoreError};
 use crate::layout::{
-    self, INCLUSION_CBOR, Input, MAX_SUMMARY_BYTES, RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR,
-    SIGNER_PUB, SUMMARY_JSON,
+    self, DOCUMENT_FILES, INCLUSION_CBOR, Input, MAX_DOCUMENT_BYTES, MAX_SUMMARY_BYTES,
+    RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR, SIGNER_PUB, SUMMARY_JSON,
 };
 use crate::summary::{ConservationCounts, RunSummary, VerdictCounts};
 use crate::text::escape_untrusted;
@@ -241,6 +243,11 @@ pub struct DirReport {
     pub summary: Option<RunSummary>,
     /// BLAKE3 (hex) of each file read whole, by name.
     pub file_hashes: Vec<(&'static str, String)>,
+    /// What the last verified checkpoint, when it is the final seal, commits to beside the
+    /// receipts: `Some` for a `stream-seal/2` final seal (each document's digest was checked
+    /// against its file), `None` without a final seal or with a `stream-seal/1` one (whose
+    /// documents are not sealed).
+    pub sealed_documents: Option<SealedDocuments>,
 }
 
 impl DirReport {
@@ -370,6 +377,7 @@ pub fn verify_dir(
         totals: Totals::default(),
         summary: None,
         file_hashes: Vec::new(),
+        sealed_documents: None,
     };
     let mut entries: Vec<ReceiptEntry> = Vec::new();
     // Which line each entry is.
@@ -426,6 +434,14 @@ pub fn verify_dir(
         }
         report.checkpoints = checkpoints.len() as u64;
         report.final_tree_size = checkpoints.last().map_or(0, |c| c.seal.tree_size);
+        if let Some(docs) = checkpoints
+            .last()
+            .filter(|c| c.seal.is_final)
+            .and_then(|c| c.seal.documents.clone())
+        {
+            check_sealed_documents(&mut report, dir, &docs)?;
+            report.sealed_documents = Some(docs);
+        }
     }
     // A line nothing signed covers.
     let unproven: Vec<(u64, Option<u64>)> = report
@@ -465,6 +481,93 @@ pub fn verify_dir(
         (true, _) => Completeness::Incomplete,
     };
     Ok(report)
+}
+
+/// A `stream-seal/2` final seal against the directory (`spec/STREAM-SEAL.md` section 3.2):
+/// each listed document's file is there and hashes to its digest; a document file there whose
+/// kind the seal does not list, or a listed kind this verifier has no file name for, is a
+/// problem.
+fn check_sealed_documents(
+    report: &mut DirReport,
+    dir: &Path,
+    docs: &SealedDocuments,
+) -> Result<()> {
+    for kind in docs.keys() {
+        if !DOCUMENT_FILES.iter().any(|(k, _)| k == kind) {
+            report.problem(
+                "document_kind_unknown",
+                SEALS_CBOR,
+                None,
+                None,
+                format!(
+                    "the final seal commits to a {} document, a kind this verifier cannot check",
+                    escape_untrusted(kind)
+                ),
+            );
+        }
+    }
+    for &(kind, file) in DOCUMENT_FILES {
+        let path = dir.join(file);
+        let listed = docs.get(kind);
+        let bytes = match layout::open_input(&path)? {
+            Input::Missing => None,
+            Input::NotRegular(what) => {
+                report.problem(
+                    "not_regular_file",
+                    file,
+                    None,
+                    None,
+                    format!("{file} is a {what}, not a regular file"),
+                );
+                continue;
+            }
+            Input::File(f) => match layout::read_bounded(f, &path, MAX_DOCUMENT_BYTES)? {
+                Some(b) => Some(b),
+                None => {
+                    report.problem(
+                        "document_digest_mismatch",
+                        file,
+                        None,
+                        None,
+                        format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
+                    );
+                    continue;
+                }
+            },
+        };
+        match (listed, bytes) {
+            (None, None) => {}
+            (Some(_), None) => report.problem(
+                "document_missing",
+                file,
+                None,
+                None,
+                format!("the final seal commits to a {kind} document and {file} is not there"),
+            ),
+            (None, Some(_)) => report.problem(
+                "document_not_sealed",
+                file,
+                None,
+                None,
+                format!(
+                    "{file} is there and the final seal (stream-seal/2) does not commit to a {kind} document"
+                ),
+            ),
+            (Some(digest), Some(b)) if document_digest(&b) != *digest => report.problem(
+                "document_digest_mismatch",
+                file,
+                None,
+                None,
+                format!(
+                    "{file} has SHA-256 {}, the final seal commits to {}: it changed after sealing",
+                    hex::encode(document_digest(&b)),
+                    hex::encode(digest)
+                ),
+            ),
+            (Some(_), Some(_)) => {}
+        }
+    }
+    Ok(())
 }
 
 fn read_lines(

@@ -437,26 +437,42 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             emit(w, &mut totals, &mut write_seal)?;
         }
     }
-    let finished = pipeline.finish().map_err(|e| at_line(trace, line_no, &e))?;
-    if let Some(w) = &finished.last {
+    // The last window first: the call's documents bind to every receipt, and the final seal
+    // (stream-seal/2) commits to the documents, so they are signed between the two.
+    let last = pipeline
+        .end_windows()
+        .map_err(|e| at_line(trace, line_no, &e))?;
+    if let Some(w) = &last {
         stop_latency.closed(w);
     }
-    if let Some(w) = finished.last {
+    if let Some(w) = last {
         emit(w, &mut totals, &mut write_seal)?;
     }
-    if let Some(batch) = &finished.seal {
-        write_seal(batch)?;
-    }
-    progress.finish_and_clear();
     if totals.windows == 0 {
         return Err(Failure::Refused(format!(
             "{}: trace_empty: the trace holds no ticks",
             trace.display()
         )));
     }
-
-    let (mut stop_latency_file, stop_latency_hash, stop_latency_doc) =
+    let (mut stop_latency_file, stop_latency_hash, stop_latency_doc, stop_latency_digest) =
         stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
+    let documents = [(
+        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
+        stop_latency_digest,
+    )]
+    .into_iter()
+    .collect();
+    let finished = pipeline
+        .finish_with_documents(documents)
+        .map_err(|e| at_line(trace, line_no, &e))?;
+    if let Some(w) = finished.last {
+        // end_windows closed it; nothing can open another before finish.
+        emit(w, &mut totals, &mut write_seal)?;
+    }
+    if let Some(batch) = &finished.seal {
+        write_seal(batch)?;
+    }
+    progress.finish_and_clear();
     pubfile.write(cose::public_key_text(&public).as_bytes())?;
     let jsonl_hash = jsonl.finish()?;
     let cbor_hash = cbor.finish()?;

@@ -81,7 +81,7 @@ impl RunMeter {
         inputs: &[&Path],
         steward: &str,
         stream_id: &str,
-    ) -> Result<(Staged, blake3::Hash, StopLatencyDocument), Failure> {
+    ) -> Result<(Staged, blake3::Hash, StopLatencyDocument, [u8; 32]), Failure> {
         self.meter.finish();
         let fail = |e: sl::StopLatencyError| Failure::Refused(format!("{FILE}: {}: {e}", e.code()));
         let doc =
@@ -92,7 +92,8 @@ impl RunMeter {
         let mut staged = Staged::create(dir, FILE)?;
         staged.write(&signed.cose_sign1)?;
         let hash = staged.finish()?;
-        Ok((staged, hash, doc))
+        let digest = jouleclaw_stack::seal::document_digest(&signed.cose_sign1);
+        Ok((staged, hash, doc, digest))
     }
 }
 

@@ -80,6 +80,9 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
     tell_problems(&report);
     // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
     let stop_latency_problems = crate::stop_latency::verify_dir(&key, dir)?;
+    if let Some(line) = documents_line(&report, dir) {
+        say!("{line}");
+    }
     say!("{}", verdict_line(&report));
     if stop_latency_problems > 0 {
         return Err(Failure::Refused(format!(
@@ -88,4 +91,25 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
         )));
     }
     outcome_result(&report, allow_unsealed)
+}
+
+/// Whether the call's documents are inside its seal: the kinds a `stream-seal/2` final seal
+/// commits to, or, for a run sealed before that version, that its stop latency is not sealed.
+pub(crate) fn documents_line(report: &DirReport, dir: &Path) -> Option<String> {
+    if !report.sealed || report.final_tree_size == 0 {
+        return None;
+    }
+    match &report.sealed_documents {
+        Some(docs) if docs.is_empty() => {
+            Some("documents: the final seal (stream-seal/2) states the call has none".to_owned())
+        }
+        Some(docs) => Some(format!(
+            "documents sealed by the final seal (stream-seal/2): {}",
+            docs.keys().cloned().collect::<Vec<_>>().join(", ")
+        )),
+        None => dir
+            .join(crate::stop_latency::FILE)
+            .exists()
+            .then(|| "stop latency not sealed (stream-seal/1 final seal): a run made before stream-seal/2; its document is checked against the receipts only".to_owned()),
+    }
 }
