@@ -18,10 +18,12 @@ by the section 4 decoder) and bound to the decodable lines of receipts.jsonl (se
 value rules finding_unlisted and finding_contradicted included); without it the stream is refused
 (stop_latency_missing) when a receipt records a barge-in (a yield, or a barge_in_ignored finding
 whatever the verdict) or summary.json lists it. With a stream-seal/2 final seal
-(spec/STREAM-SEAL.md section 3.2) each listed kind's file (stop-latency/1: stop-latency.cbor; any
-other kind name/N: name.cbor) must be there with the listed SHA-256 (document_missing,
-document_digest_mismatch), and stop-latency.cbor there when the seal does not list it is
-document_not_sealed; under a stream-seal/1 final seal it is reported as not sealed.
+(spec/STREAM-SEAL.md section 3.2) each listed kind's file (stop-latency/1: stop-latency.cbor)
+must be there with the listed SHA-256 (document_missing,
+document_digest_mismatch; larger than 16 MiB is a mismatch too), stop-latency.cbor there when the
+seal does not list it is document_not_sealed, and a listed kind without a known file is
+document_kind_unknown (spec/STREAM-AT-REST.md section 5.1 step 8); under a stream-seal/1 final
+seal it is reported as not sealed.
 
 Prints one line per problem (the first 100; the rest are counted) and a summary. Exit status:
 0 when every receipt verifies and the stream is complete; 1 on any problem, and for a stream
@@ -54,6 +56,7 @@ MAX_KEY_FILE_BYTES = 95  # the typed public key line and a newline, plus one
 STOP_LATENCY_CBOR = "stop-latency.cbor"
 # The signed documents a stream directory may hold, by kind (spec/STREAM-SEAL.md section 3.2).
 DOCUMENT_FILES = {"stop-latency/1": STOP_LATENCY_CBOR}
+MAX_DOCUMENT_BYTES = 16 << 20  # read whole to hash it against the seal
 VERDICTS = ("pass", "need_more", "yield", "fail")
 FINDINGS = ("conforming", "hallucination", "barge_in_ignored")
 
@@ -303,24 +306,34 @@ def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
             info["notes"].append(f"{STOP_LATENCY_CBOR}: stop latency not sealed (stream-seal/1 final seal)")
         return
     before = chk.count
-    for kind, digest in docs.items():
-        name = DOCUMENT_FILES.get(kind, kind.split("/", 1)[0] + ".cbor")
+    for kind in docs:
+        if kind not in DOCUMENT_FILES:
+            chk.add("document_kind_unknown", "seals.cbor",
+                    f"the final seal commits to a {kind!r} document, a kind this verifier cannot check")
+    for kind, name in DOCUMENT_FILES.items():
+        listed = docs.get(kind)
         try:
             f = open_input(d / name)
         except NotRegular as e:
-            chk.add("document_missing", name, f"the final seal commits to {kind}; {name} is a {e}, not read")
+            chk.add("not_regular_file", name, f"{name} is a {e}, not a regular file")
             continue
-        if f is None:
-            chk.add("document_missing", name, f"the final seal commits to {kind} and {name} is missing")
-            continue
-        with f:
-            found = v.hashlib.sha256(f.read()).hexdigest()
-        if found != digest:
-            chk.add("document_digest_mismatch", name,
-                    f"the final seal commits to {kind} with SHA-256 {digest}; the file's is {found}")
-    for kind, name in DOCUMENT_FILES.items():
-        if kind not in docs and exists(d / name):
-            chk.add("document_not_sealed", name, f"{name} ({kind}) is there and the final seal does not list it")
+        data = None
+        if f is not None:
+            with f:
+                data = f.read(MAX_DOCUMENT_BYTES + 1)
+            if len(data) > MAX_DOCUMENT_BYTES:
+                chk.add("document_digest_mismatch", name, f"{name} holds more than {MAX_DOCUMENT_BYTES} bytes")
+                continue
+        if listed is not None and data is None:
+            chk.add("document_missing", name, f"the final seal commits to a {kind} document and {name} is not there")
+        elif listed is None and data is not None:
+            chk.add("document_not_sealed", name,
+                    f"{name} is there and the final seal (stream-seal/2) does not commit to a {kind} document")
+        elif listed is not None:
+            found = v.hashlib.sha256(data).hexdigest()
+            if found != listed:
+                chk.add("document_digest_mismatch", name,
+                        f"{name} has SHA-256 {found}, the final seal commits to {listed}: it changed after sealing")
     if chk.count == before and STOP_LATENCY_CBOR in (DOCUMENT_FILES.get(k) for k in docs):
         info["notes"].append(f"{STOP_LATENCY_CBOR}: sealed (stream-seal/2 final seal)")
 
