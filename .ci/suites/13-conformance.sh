@@ -13,4 +13,7 @@ command -v go >/dev/null || jc_apt_install golang-go || jc_not_run "go is missin
 export VERIFIERS_VENV="$JC_CACHE/verifiers-venv"
 jc_check "verifiers/check conformance" conformance/verifiers/check conformance
 jc_check "verifiers/selftest conformance" conformance/verifiers/selftest conformance
+# The Python verifier beside today's cbor2 (6.x): passes every check, or refuses to run (exit 2).
+export VERIFIERS_CURRENT_VENV="$JC_CACHE/verifiers-venv-current-deps"
+jc_check "verifiers/check-current-deps conformance" conformance/verifiers/check-current-deps conformance
 jc_close

@@ -17,6 +17,7 @@ SIGNED = "stream-window-signed-vectors.json"
 SIGNED_EXTRA = "stream-window-signed-negative-extra-vectors.json"
 EDDSA = "cose-wg/eddsa-sig-01.json"
 SEAL = "stream-seal-vectors.json"
+SEAL2 = "stream-seal-2-vectors.json"
 VOICE = "voice-turn-vectors.json"
 REGISTRY = "call-registry-vectors.json"
 STRUCTURED = "structured-output-vectors.json"
@@ -280,6 +281,78 @@ def seal_negative_problem_dropped(d: Path) -> None:
     _seal_edit(d, fn)
 
 
+# stream-seal/2 (spec/STREAM-SEAL.md section 3.2)
+
+def seal2_document_bytes(d: Path) -> None:
+    """One byte of a sealed document changed: its SHA-256 is no longer the listed digest."""
+    def fn(doc):
+        v = doc["streams"][0]["documents"][1]
+        v["cose_sign1_hex"] = flip_hex_byte(v["cose_sign1_hex"], -1)
+    _edit(d, SEAL2, fn)
+
+
+def seal2_document_digest(d: Path) -> None:
+    """The file's digest of a document changed (bytes untouched): the recomputed digest differs."""
+    def fn(doc):
+        v = doc["streams"][0]["documents"][0]
+        v["digest_hex"] = flip_hex_digit(v["digest_hex"], 12)
+    _edit(d, SEAL2, fn)
+
+
+def seal2_document_dropped(d: Path) -> None:
+    """A document the final seal commits to is missing from the stream's documents."""
+    def fn(doc):
+        doc["streams"][0]["documents"].pop()
+    _edit(d, SEAL2, fn)
+
+
+def seal2_document_added(d: Path) -> None:
+    """The sealed call that states it has no document is given one."""
+    def fn(doc):
+        doc["streams"][1]["documents"].append(doc["streams"][0]["documents"][0])
+    _edit(d, SEAL2, fn)
+
+
+def seal2_final_signature(d: Path) -> None:
+    def fn(doc):
+        cp = doc["streams"][0]["checkpoints"][-1]
+        cp["cose_sign1_hex"] = flip_hex_byte(cp["cose_sign1_hex"], -9)  # inside the 64-byte signature
+    _edit(d, SEAL2, fn)
+
+
+def seal2_seal_json_changed(d: Path) -> None:
+    """The file's text of the final seal lists one document fewer than the signed seal."""
+    def fn(doc):
+        cp = doc["streams"][0]["checkpoints"][-1]
+        seal = json.loads(cp["seal_json"])
+        seal["documents"].pop("interaction-metrics/1")
+        cp["seal_json"] = json.dumps(seal, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    _edit(d, SEAL2, fn)
+
+
+def seal2_window_entry(d: Path) -> None:
+    def fn(doc):
+        w = doc["streams"][0]["windows"][3]
+        w["entry_hex"] = flip_hex_digit(w["entry_hex"], 8)
+    _edit(d, SEAL2, fn)
+
+
+def seal2_negative_accepted(expect: str):
+    """A negative seal document replaced by the valid final stream-seal/2 seal."""
+    def apply(d: Path) -> None:
+        def fn(doc):
+            good = doc["streams"][0]["checkpoints"][-1]["seal_json"].encode("utf-8")
+            _first(doc["negative"], lambda c: c["expect"] == expect)["input_hex"] = good.hex()
+        _edit(d, SEAL2, fn)
+    return apply
+
+
+def seal2_negative_code(d: Path) -> None:
+    def fn(doc):
+        _first(doc["negative"], lambda c: c["expect"] == "seal_bad_document_kind")["expect"] = "seal_bad_document_digest"
+    _edit(d, SEAL2, fn)
+
+
 # voice-turn/1 (spec/VOICE-TURN-V1.md)
 
 def _edit(d: Path, name: str, fn) -> None:
@@ -514,6 +587,27 @@ def stop_latency_tampered_accepted(d: Path) -> None:
     _edit(d, STOP_LATENCY, fn)
 
 
+def stop_latency_finding_tamper_accepted(expect: str, n_doc: int):
+    """A re-signed tamper refused by a finding rule replaced by an untouched document (one whose
+    receipts record barge_in_ignored findings) and its receipts."""
+    def apply(d: Path) -> None:
+        def fn(doc):
+            good = _first(doc["documents"], lambda v: v["n"] == n_doc)
+            c = _first(doc["tampered"], lambda c: c["expect_refusal"] == expect)
+            c["cose_sign1_hex"], c["receipts"] = good["cose_sign1_hex"], good["receipts"]
+        _edit(d, STOP_LATENCY, fn)
+    return apply
+
+
+def stop_latency_finding_codes_swapped(d: Path) -> None:
+    """finding_unlisted and finding_contradicted exchanged: each tamper is refused with the other."""
+    def fn(doc):
+        swap = {"finding_unlisted": "finding_contradicted", "finding_contradicted": "finding_unlisted"}
+        for c in doc["tampered"]:
+            c["expect_refusal"] = swap.get(c["expect_refusal"], c["expect_refusal"])
+    _edit(d, STOP_LATENCY, fn)
+
+
 CASES = {
     "content-hash-hex-digit": (RECEIPTS, content_hash_digit),
     "receipt-field-changed": (RECEIPTS, receipt_field),
@@ -542,6 +636,20 @@ CASES = {
     "seal-negative-inclusion-receipt-accepted": (SEAL, seal_negative_receipt_accepted),
     "seal-negative-stream-complete": (SEAL, seal_negative_stream_complete),
     "seal-negative-problem-dropped": (SEAL, seal_negative_problem_dropped),
+    "seal2-document-byte-changed": (SEAL2, seal2_document_bytes),
+    "seal2-document-digest-hex-digit": (SEAL2, seal2_document_digest),
+    "seal2-sealed-document-dropped": (SEAL2, seal2_document_dropped),
+    "seal2-unsealed-document-added": (SEAL2, seal2_document_added),
+    "seal2-final-seal-signature-byte": (SEAL2, seal2_final_signature),
+    "seal2-seal-json-document-dropped": (SEAL2, seal2_seal_json_changed),
+    "seal2-window-entry-hex-digit": (SEAL2, seal2_window_entry),
+    "seal2-negative-not-final-accepted": (SEAL2, seal2_negative_accepted("seal_documents_not_final")),
+    "seal2-negative-too-many-accepted": (SEAL2, seal2_negative_accepted("seal_too_many_documents")),
+    "seal2-negative-bad-kind-accepted": (SEAL2, seal2_negative_accepted("seal_bad_document_kind")),
+    "seal2-negative-bad-digest-accepted": (SEAL2, seal2_negative_accepted("seal_bad_document_digest")),
+    "seal2-negative-missing-documents-accepted": (SEAL2, seal2_negative_accepted("missing_field")),
+    "seal2-negative-documents-in-v1-accepted": (SEAL2, seal2_negative_accepted("unknown_field")),
+    "seal2-negative-code-changed": (SEAL2, seal2_negative_code),
     "voice-level-near-a-rounding-boundary": (VOICE, voice_level_near_boundary),
     "voice-level-sum-squares": (VOICE, voice_level_sum_squares),
     "voice-turn-content-hash-hex-digit": (VOICE, voice_turn_content_hash),
@@ -557,6 +665,9 @@ CASES = {
     "stop-latency-negative-accepted": (STOP_LATENCY, stop_latency_negative_accepted),
     "stop-latency-negative-code-changed": (STOP_LATENCY, stop_latency_negative_code),
     "stop-latency-tampered-accepted": (STOP_LATENCY, stop_latency_tampered_accepted),
+    "stop-latency-finding-contradicted-tamper-accepted": (STOP_LATENCY, stop_latency_finding_tamper_accepted("finding_contradicted", 2)),
+    "stop-latency-finding-unlisted-tamper-accepted": (STOP_LATENCY, stop_latency_finding_tamper_accepted("finding_unlisted", 4)),
+    "stop-latency-finding-codes-swapped": (STOP_LATENCY, stop_latency_finding_codes_swapped),
     "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
     "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
     "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),

@@ -63,7 +63,11 @@ func slString(v any, what string) (string, error) {
 	return s, nil
 }
 
-type slBargeIn struct{ window, ts, latency int64 }
+// slBargeIn is what the binding reads of a barge-in; end and last are nil when null.
+type slBargeIn struct {
+	window, ts, latency, late int64
+	end, last                 *int64
+}
 
 func slCheckBargeIn(v any) (slBargeIn, error) {
 	var out slBargeIn
@@ -124,7 +128,7 @@ func slCheckBargeIn(v any) (slBargeIn, error) {
 	if late > audio || (late > 0) != (latency > slDeadlineNs) {
 		return out, refuse("late_mismatch", "late_audio_bytes")
 	}
-	return slBargeIn{window, t, latency}, nil
+	return slBargeIn{window: window, ts: t, latency: latency, late: late, end: end, last: last}, nil
 }
 
 // slCheckSchema applies spec section 4 in order.
@@ -331,6 +335,52 @@ type slReceipt struct {
 		Kind   string `json:"kind"`
 		SeenAt *int64 `json:"seen_at"`
 	} `json:"verdict"`
+	Conservation struct {
+		Kind         string `json:"kind"`
+		BargeInTsNs  int64  `json:"barge_in_ts_ns"`
+		OutboundTsNs int64  `json:"outbound_ts_ns"`
+	} `json:"conservation"`
+}
+
+// recordsBargeIn says whether a receipt records a barge-in: a yield verdict, or a
+// barge_in_ignored finding whatever the verdict (a fail outranks the yield of its window).
+func (r *slReceipt) recordsBargeIn() bool {
+	return r.Verdict.Kind == "yield" || r.Conservation.Kind == "barge_in_ignored"
+}
+
+// slRequired is section 7's rule for a stream without a document: refused
+// (stop_latency_missing) when any receipt records a barge-in.
+func slRequired(lines []string) (bool, error) {
+	for _, l := range lines {
+		var r slReceipt
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			return false, err
+		}
+		if r.recordsBargeIn() {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// slYieldsFailed returns the receipts with every yield verdict turned into a fail.
+func slYieldsFailed(lines []string) ([]string, error) {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			return nil, err
+		}
+		if v, _ := r["verdict"].(map[string]any); v["kind"] == "yield" {
+			r["verdict"] = map[string]any{"kind": "fail", "chain": []string{"barge-in-detector"}}
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = string(b)
+	}
+	return out, nil
 }
 
 // slBindingProblems is spec section 7, in order.
@@ -384,6 +434,31 @@ func slBindingProblems(doc map[string]any, bs []slBargeIn, lines []string) ([]st
 	for _, r := range receipts {
 		if r.Verdict.Kind == "yield" && !listedSet[r.WindowID] {
 			out = append(out, "yield_unlisted")
+		}
+	}
+	// Values, not only membership: what a receipt's barge_in_ignored finding states (the
+	// barge-in at B, outbound past its deadline at T) must be what the first listed barge-in at
+	// B says.
+	for _, r := range receipts {
+		c := r.Conservation
+		if c.Kind != "barge_in_ignored" {
+			continue
+		}
+		var b *slBargeIn
+		for i := range bs {
+			if bs[i].ts == c.BargeInTsNs {
+				b = &bs[i]
+				break
+			}
+		}
+		if b == nil {
+			out = append(out, "finding_unlisted")
+			continue
+		}
+		openThen := b.end == nil || *b.end >= c.OutboundTsNs
+		lateThen := b.late > 0 && b.last != nil && *b.last >= c.OutboundTsNs
+		if b.window > r.WindowID || !openThen || !lateThen {
+			out = append(out, "finding_contradicted")
 		}
 	}
 	return out, nil
@@ -500,6 +575,34 @@ func checkStopLatencyFile(rep *Report, _ string, path string) {
 			}
 			if len(problems) != 0 {
 				return "", refuse("mismatch", "binding problems %v", problems)
+			}
+			// Deleting the document: refused when the call has a barge-in (each vector's document
+			// lists its call's barge-ins), also when the yield verdicts are failures but a receipt
+			// records barge_in_ignored.
+			req, err := slRequired(v.Receipts)
+			if err != nil {
+				return "", err
+			}
+			if err := expectEqual("refused without the document (stop_latency_missing)", req, len(bs) > 0); err != nil {
+				return "", err
+			}
+			failed, err := slYieldsFailed(v.Receipts)
+			if err != nil {
+				return "", err
+			}
+			findings := false
+			for _, l := range v.Receipts {
+				var r slReceipt
+				if err := json.Unmarshal([]byte(l), &r); err != nil {
+					return "", err
+				}
+				findings = findings || r.Conservation.Kind == "barge_in_ignored"
+			}
+			if req, err = slRequired(failed); err != nil {
+				return "", err
+			}
+			if err := expectEqual("refused without the document, yields failed", req, findings); err != nil {
+				return "", err
 			}
 			var want any
 			if err := json.Unmarshal(v.Summary, &want); err != nil {

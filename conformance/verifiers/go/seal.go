@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"regexp"
 	"sort"
 	"strconv"
 
@@ -21,13 +22,17 @@ import (
 )
 
 const (
-	sealSchemaID     = "stream-seal/1"
-	vdsLabel         = 395
-	vdpLabel         = 396
-	sealDocLabel     = -65537
-	inclusionProofs  = -1
-	consistencyProof = -2
-	maxNamedGaps     = 1024
+	sealSchemaID   = "stream-seal/1"
+	sealSchemaIDV2 = "stream-seal/2"
+	// maxSealedDocuments and maxDocumentKindBytes bound stream-seal/2's documents (section 3.2).
+	maxSealedDocuments   = 16
+	maxDocumentKindBytes = 64
+	vdsLabel             = 395
+	vdpLabel             = 396
+	sealDocLabel         = -65537
+	inclusionProofs      = -1
+	consistencyProof     = -2
+	maxNamedGaps         = 1024
 )
 
 var sealLimits = &Limits{DocumentBytes: 16_384, Depth: 2, StringBytes: 4_096, ArrayLen: 64}
@@ -47,14 +52,77 @@ var sealSchemaCodes = map[string]bool{
 	"wrong_type": true, "null": true, "unknown_field": true, "missing_field": true, "empty_string": true,
 	"negative_unsigned": true, "bad_closed_at": true, "seal_wrong_schema": true, "seal_bad_root": true,
 	"seal_tree_size_zero": true, "seal_window_range_reversed": true, "seal_window_count_mismatch": true,
+	"seal_bad_document_kind": true, "seal_bad_document_digest": true, "seal_too_many_documents": true,
+	"seal_documents_not_final": true,
 }
 
-// Seal is a decoded stream-seal/1 document.
+// documentKind is name/version (section 3.2); the 64-byte bound is checked beside it.
+var documentKind = regexp.MustCompile(`^[a-z][a-z0-9-]*/[1-9][0-9]*$`)
+
+func isDocumentKind(k string) bool {
+	return len(k) <= maxDocumentKindBytes && documentKind.MatchString(k)
+}
+
+// documentDigest is what a stream-seal/2 seal commits to for one document: the SHA-256 of its
+// COSE_Sign1 bytes as stored, lowercase hex.
+func documentDigest(cose []byte) string {
+	h := sha256.Sum256(cose)
+	return hex.EncodeToString(h[:])
+}
+
+// checkDocuments checks `documents` of a stream-seal/2 seal in the order of section 3.2 and
+// returns it as canonical JSON.
+func checkDocuments(x any) (string, error) {
+	if x == nil {
+		return "", refuse("null", "documents is null")
+	}
+	m, ok := x.(map[string]any)
+	if !ok {
+		return "", refuse("wrong_type", "documents is not an object")
+	}
+	if len(m) > maxSealedDocuments {
+		return "", refuse("seal_too_many_documents", "%d documents, at most %d", len(m), maxSealedDocuments)
+	}
+	for _, k := range sortedKeys(m) {
+		if !isDocumentKind(k) {
+			return "", refuse("seal_bad_document_kind", "documents key %q is not name/version", k)
+		}
+		if m[k] == nil {
+			return "", refuse("null", "documents[%q] is null", k)
+		}
+		d, ok := m[k].(string)
+		if !ok {
+			return "", refuse("wrong_type", "documents[%q] is not a string", k)
+		}
+		if !hex64.MatchString(d) {
+			return "", refuse("seal_bad_document_digest", "documents[%q] is not 64 lowercase hex digits", k)
+		}
+	}
+	b, err := json.Marshal(m)
+	return string(b), err
+}
+
+// Seal is a decoded stream-seal/1 or stream-seal/2 document.
 type Seal struct {
 	ClosedAt                                     string
 	Empty, FirstWindowID, LastWindowID, TreeSize uint64
 	Final                                        bool
 	Root, Schema, Steward, StreamID              string
+	// Documents is stream-seal/2's `documents` as canonical JSON (kind -> SHA-256 hex), "" in a
+	// stream-seal/1 seal.
+	Documents string
+}
+
+// documents returns the documents a stream-seal/2 seal commits to (nil for stream-seal/1).
+func (s *Seal) documents() map[string]string {
+	if s.Documents == "" {
+		return nil
+	}
+	out := map[string]string{}
+	if json.Unmarshal([]byte(s.Documents), &out) != nil {
+		return nil
+	}
+	return out
 }
 
 func (s *Seal) subject() string { return s.StreamID + ":seal:" + strconv.FormatUint(s.TreeSize, 10) }
@@ -257,8 +325,10 @@ func verifyConsistency(first, second uint64, firstRoot, secondRoot []byte, path 
 	return nil
 }
 
-// decodeSeal is the strict stream-seal/1 decoder: canonical form first (parseJCR1 compares the
-// input with its RFC 8785 re-encoding by the JCS library), then the schema of section 3.1.
+// decodeSeal is the strict stream-seal/1 and stream-seal/2 decoder: canonical form first
+// (parseJCR1 compares the input with its RFC 8785 re-encoding by the JCS library), then the
+// schema of section 3.1; `schema` "stream-seal/2" selects the field set with `documents`
+// (section 3.2), any other value is read as stream-seal/1.
 func decodeSeal(data []byte) (*Seal, error) {
 	v, err := parseJCR1(data, sealLimits)
 	if err != nil {
@@ -271,7 +341,8 @@ func decodeSeal(data []byte) (*Seal, error) {
 	if !ok {
 		return nil, refuse("wrong_type", "the seal is not an object")
 	}
-	known := map[string]bool{}
+	v2 := m["schema"] == sealSchemaIDV2
+	known := map[string]bool{"documents": v2}
 	for _, f := range sealFields {
 		known[f.name] = true
 	}
@@ -288,7 +359,20 @@ func decodeSeal(data []byte) (*Seal, error) {
 	texts := map[string]*string{
 		"closed_at": &s.ClosedAt, "root": &s.Root, "schema": &s.Schema, "steward": &s.Steward, "stream_id": &s.StreamID,
 	}
+	docsChecked := !v2
 	for _, f := range sealFields {
+		if !docsChecked && f.name > "documents" {
+			x, present := m["documents"]
+			if !present {
+				return nil, refuse("missing_field", "documents missing")
+			}
+			docs, err := checkDocuments(x)
+			if err != nil {
+				return nil, err
+			}
+			s.Documents = docs
+			docsChecked = true
+		}
 		x, present := m[f.name]
 		if !present {
 			return nil, refuse("missing_field", "%s missing", f.name)
@@ -322,7 +406,7 @@ func decodeSeal(data []byte) (*Seal, error) {
 				return nil, refuse("wrong_type", "%s is not a string", f.name)
 			}
 			switch {
-			case f.ty == "schema" && str != sealSchemaID:
+			case f.ty == "schema" && str != sealSchemaID && str != sealSchemaIDV2:
 				return nil, refuse("seal_wrong_schema", "schema %q", str)
 			case f.ty == "text" && str == "":
 				return nil, refuse("empty_string", "%s is empty", f.name)
@@ -343,6 +427,9 @@ func decodeSeal(data []byte) (*Seal, error) {
 	// Every value is at most 2^53-1, so neither side overflows uint64.
 	if s.LastWindowID-s.FirstWindowID+1 != s.TreeSize+s.Empty {
 		return nil, refuse("seal_window_count_mismatch", "last - first + 1 != tree_size + empty_windows_skipped")
+	}
+	if v2 && !s.Final {
+		return nil, refuse("seal_documents_not_final", "stream-seal/2 (documents) on a seal that is not final")
 	}
 	return s, nil
 }

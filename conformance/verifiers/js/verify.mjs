@@ -48,6 +48,7 @@ const FILES = {
   signedExtra: 'stream-window-signed-negative-extra-vectors.json',
   schema: 'stream-window-1.schema.json',
   seal: 'stream-seal-vectors.json',
+  seal2: 'stream-seal-2-vectors.json',
   voiceTurn: 'voice-turn-vectors.json',
   structured: 'structured-output-vectors.json',
   registry: 'call-registry-vectors.json',
@@ -398,6 +399,11 @@ function verifyCoseWg(c) {
 // ---------------------------------------------------------------------------------------------
 
 const SEAL_SCHEMA_ID = 'stream-seal/1';
+// stream-seal/2 (section 3.2): a final seal that also commits to the call's signed documents.
+const SEAL_SCHEMA_ID_V2 = 'stream-seal/2';
+const MAX_SEALED_DOCUMENTS = 16;
+const MAX_DOCUMENT_KIND_BYTES = 64;
+const DOCUMENT_KIND = /^[a-z][a-z0-9-]*\/[1-9][0-9]*$/;
 const SEAL_LIMITS = { documentBytes: 16_384, depth: 2, stringBytes: 4_096, arrayLen: 64 };
 const SEAL_FIELDS = [
   ['closed_at', 'datetime'], ['empty_windows_skipped', 'uint'], ['final', 'bool'],
@@ -408,6 +414,7 @@ const SEAL_SCHEMA_CODES = new Set([
   'wrong_type', 'null', 'unknown_field', 'missing_field', 'empty_string', 'negative_unsigned',
   'bad_closed_at', 'seal_wrong_schema', 'seal_bad_root', 'seal_tree_size_zero',
   'seal_window_range_reversed', 'seal_window_count_mismatch',
+  'seal_bad_document_kind', 'seal_bad_document_digest', 'seal_too_many_documents', 'seal_documents_not_final',
 ]);
 const VDS_LABEL = 395;
 const VDP_LABEL = 396;
@@ -534,7 +541,30 @@ function verifyConsistency(first, second, firstRoot, secondRoot, path) {
   if (!equalBytes(rootFromConsistency(first, second, firstRoot, path), secondRoot)) throw new Refusal('proof_root_mismatch', 'the path leads to another second root');
 }
 
-/** The strict stream-seal/1 decoder: canonical form first (class canonical:<kind>), then the schema. */
+/** name/version: [a-z][a-z0-9-]* "/" [1-9][0-9]*, at most 64 bytes (section 3.2). */
+const isDocumentKind = (k) => utf8.encode(k).length <= MAX_DOCUMENT_KIND_BYTES && DOCUMENT_KIND.test(k);
+
+/** `documents` of a stream-seal/2 seal, in the order of section 3.2 (members in canonical order). */
+function checkDocuments(x) {
+  if (x === null) throw new Refusal('null', 'documents is null');
+  if (!isObject(x)) throw new Refusal('wrong_type', 'documents is not an object');
+  const keys = Object.keys(x);
+  if (keys.length > MAX_SEALED_DOCUMENTS) throw new Refusal('seal_too_many_documents', `${keys.length} documents, at most ${MAX_SEALED_DOCUMENTS}`);
+  // Canonical input: JCS orders members by UTF-16 code units, which is JS string order.
+  for (const k of keys.sort()) {
+    const d = x[k];
+    if (!isDocumentKind(k)) throw new Refusal('seal_bad_document_kind', `documents key ${JSON.stringify(k)} is not name/version`);
+    if (d === null) throw new Refusal('null', `documents[${JSON.stringify(k)}] is null`);
+    if (typeof d !== 'string') throw new Refusal('wrong_type', `documents[${JSON.stringify(k)}] is not a string`);
+    if (!HEX64.test(d)) throw new Refusal('seal_bad_document_digest', `documents[${JSON.stringify(k)}] is not 64 lowercase hex digits`);
+  }
+}
+
+/**
+ * The strict stream-seal/1 and stream-seal/2 decoder: canonical form first (class
+ * canonical:<kind>), then the schema; `schema` "stream-seal/2" selects the field set with
+ * `documents` (section 3.2), any other value is read as stream-seal/1.
+ */
 function decodeSeal(data) {
   let v;
   try {
@@ -544,9 +574,16 @@ function decodeSeal(data) {
     throw e;
   }
   if (!isObject(v)) throw new Refusal(v === null ? 'null' : 'wrong_type', 'the seal is not an object');
-  const names = SEAL_FIELDS.map(([n]) => n);
+  const v2 = v.schema === SEAL_SCHEMA_ID_V2;
+  const names = SEAL_FIELDS.map(([n]) => n).concat(v2 ? ['documents'] : []);
   for (const k of Object.keys(v)) if (!names.includes(k)) throw new Refusal('unknown_field', `unknown field ${JSON.stringify(k)}`);
+  let docsChecked = !v2;
   for (const [name, ty] of SEAL_FIELDS) {
+    if (!docsChecked && name > 'documents') {
+      if (!Object.hasOwn(v, 'documents')) throw new Refusal('missing_field', 'documents missing');
+      checkDocuments(v.documents);
+      docsChecked = true;
+    }
     if (!Object.hasOwn(v, name)) throw new Refusal('missing_field', `${name} missing`);
     const x = v[name];
     if (x === null) throw new Refusal('null', `${name} is null`);
@@ -557,7 +594,7 @@ function decodeSeal(data) {
       if (typeof x !== 'boolean') throw new Refusal('wrong_type', `${name} is not a boolean`);
     } else {
       if (typeof x !== 'string') throw new Refusal('wrong_type', `${name} is not a string`);
-      if (ty === 'schema' && x !== SEAL_SCHEMA_ID) throw new Refusal('seal_wrong_schema', `schema ${JSON.stringify(x)}`);
+      if (ty === 'schema' && x !== SEAL_SCHEMA_ID && x !== SEAL_SCHEMA_ID_V2) throw new Refusal('seal_wrong_schema', `schema ${JSON.stringify(x)}`);
       if (ty === 'text' && x === '') throw new Refusal('empty_string', `${name} is empty`);
       if (ty === 'datetime') {
         try {
@@ -574,6 +611,7 @@ function decodeSeal(data) {
   if (BigInt(v.last_window_id) - BigInt(v.first_window_id) + 1n !== BigInt(v.tree_size) + BigInt(v.empty_windows_skipped)) {
     throw new Refusal('seal_window_count_mismatch', 'last - first + 1 != tree_size + empty_windows_skipped');
   }
+  if (v2 && !v.final) throw new Refusal('seal_documents_not_final', 'stream-seal/2 (documents) on a seal that is not final');
   // Round trip with the JCS library: the accepted value re-encodes to the input bytes.
   if (!equalBytes(utf8.encode(canonicalize(v)), data)) throw new Refusal('canonical:non_canonical', 'the seal does not re-encode to itself');
   return v;
@@ -861,6 +899,65 @@ function sealNegativeKey(c, pub) {
   if (c.public_key_hex !== undefined) return hexToBytes(c.public_key_hex);
   if (c.description === OTHER_KEY_CASE) return ed25519.getPublicKey(new Uint8Array(32).fill(7));
   return pub;
+}
+
+/** What a stream-seal/2 seal commits to for one document: SHA-256 of its bytes as stored. */
+const documentDigest = (cose) => toHex(sha256(cose));
+
+/**
+ * stream-seal-2-vectors.json (section 3.2): sealed streams whose final seal commits to the call's
+ * documents (each digest recomputed from its bytes), and negative seal documents.
+ */
+function checkSeal2File(path, name) {
+  let doc;
+  let pub;
+  check(`${name} key`, () => {
+    doc = loadJsonFile(path);
+    pub = hexToBytes(doc.key.public_key_hex);
+    expectEqual('kid (RFC 9679 thumbprint)', toHex(thumbprint(pub)), doc.key.kid_hex);
+    if (!doc.streams?.length || !doc.negative?.length) throw new Refusal('mismatch', 'no streams or no negative vectors');
+  });
+  if (!doc || !pub) return;
+  doc.streams.forEach((stream, si) => {
+    check(`${name} stream ${si} ${(stream.description ?? '').slice(0, 48)}`, () => {
+      const windows = stream.windows;
+      windows.forEach((w, i) => expectEqual(`windows[${i}].entry_hex`, w.entry_hex, toHex(sealEntry(i))));
+      const leaves = windows.map((w) => leafHash(hexToBytes(w.entry_hex)));
+      const verified = [];
+      let prev = null;
+      stream.checkpoints.forEach((cp, j) => {
+        const { seal, proof } = verifyCheckpoint(hexToBytes(cp.cose_sign1_hex), pub);
+        expectEqual(`checkpoint ${j} seal_json`, canonicalize(seal), cp.seal_json);
+        expectEqual(`checkpoint ${j} root`, seal.root, toHex(mth(leaves.slice(0, seal.tree_size))));
+        expectEqual(`checkpoint ${j} stream_id`, seal.stream_id, doc.stream_id);
+        expectEqual(`checkpoint ${j} steward`, seal.steward, doc.steward);
+        const last = j === stream.checkpoints.length - 1;
+        expectEqual(`checkpoint ${j} schema`, seal.schema, last ? SEAL_SCHEMA_ID_V2 : SEAL_SCHEMA_ID);
+        if (prev) consistencyStep(prev, seal, proof);
+        verified.push({ seal, proof });
+        prev = seal;
+      });
+      const receipts = windows.map((w) => ({
+        window_id: w.window_id, content_hash: hexToBytes(w.entry_hex), stream_id: doc.stream_id, steward: doc.steward,
+      }));
+      expectEqual('completeness problems', sortedJson(checkStream(receipts, verified)), '[]');
+      const fin = verified[verified.length - 1].seal;
+      const listed = {};
+      for (const d of stream.documents) {
+        const digest = documentDigest(hexToBytes(d.cose_sign1_hex));
+        expectEqual(`digest of ${d.kind} (SHA-256 of its bytes)`, digest, d.digest_hex);
+        listed[d.kind] = digest;
+      }
+      expectEqual('final seal documents', sortedJson(fin.documents), sortedJson(listed));
+      return `${verified.length} checkpoints, final stream-seal/2 with ${Object.keys(listed).length} document digests recomputed`;
+    });
+  });
+  for (const c of doc.negative) {
+    check(`${name} negative ${(c.description ?? '').slice(0, 48)}`, () => {
+      if (c.kind !== 'seal_json') throw new Refusal('mismatch', `unknown negative kind ${c.kind}`);
+      return expectRefusal(() => decodeSeal(hexToBytes(c.input_hex)), c.expect);
+    });
+  }
 }
 
 function checkSealFile(path, name) {
@@ -1782,8 +1879,33 @@ function slBindingProblems(doc, lines) {
     if (!((v.kind === 'yield' && v.seen_at === w) || v.kind === 'fail')) out.push('barge_in_not_yielded');
   }
   for (const r of receipts) if (r.verdict.kind === 'yield' && !listed.includes(r.window_id)) out.push('yield_unlisted');
+  // Values, not only membership: what a receipt's barge_in_ignored finding states (the barge-in
+  // at B, outbound past its deadline at T) must be what the first listed barge-in at B says.
+  for (const r of receipts) {
+    const c = r.conservation;
+    if (c.kind !== 'barge_in_ignored') continue;
+    const b = doc.barge_ins.find((x) => x.barge_in_ts_ns === c.barge_in_ts_ns);
+    if (!b) { out.push('finding_unlisted'); continue; }
+    const openThen = b.end_ts_ns === null || b.end_ts_ns >= c.outbound_ts_ns;
+    const lateThen = b.late_audio_bytes > 0 && b.last_audio_ts_ns !== null && b.last_audio_ts_ns >= c.outbound_ts_ns;
+    if (b.window_id > r.window_id || !openThen || !lateThen) out.push('finding_contradicted');
+  }
   return out;
 }
+
+/**
+ * Section 7: a stream without a document is refused (stop_latency_missing) when a receipt records
+ * a barge-in: a yield verdict, or a barge_in_ignored finding whatever the verdict.
+ */
+const slRequired = (lines) => lines.map((l) => JSON.parse(l))
+  .some((r) => r.verdict.kind === 'yield' || r.conservation.kind === 'barge_in_ignored');
+
+/** The receipts with every yield verdict turned into a fail (a failure outranks the yield). */
+const slYieldsFailed = (lines) => lines.map((l) => {
+  const r = JSON.parse(l);
+  if (r.verdict.kind === 'yield') r.verdict = { kind: 'fail', chain: ['barge-in-detector'] };
+  return JSON.stringify(r);
+});
 
 function slSummary(doc) {
   const v = doc.barge_ins.map((b) => b.stop_latency_ns).sort((a, b) => a - b);
@@ -1819,6 +1941,12 @@ function checkStopLatencyFile(path, name) {
       expectEqual('verified document', canonicalize(slVerifySigned(signed, pub)), v.canonical);
       expectEqual('receipts_root', d.receipts_root, v.receipts_root);
       expectEqual('binding problems', slBindingProblems(d, v.receipts).join(','), '');
+      // Deleting the document: refused when the call has a barge-in (each vector's document lists
+      // its call's barge-ins), also when the yield verdicts are failures but a receipt records
+      // barge_in_ignored.
+      expectEqual('refused without the document (stop_latency_missing)', slRequired(v.receipts), d.barge_ins.length > 0);
+      const findings = v.receipts.some((l) => JSON.parse(l).conservation.kind === 'barge_in_ignored');
+      expectEqual('refused without the document, yields failed', slRequired(slYieldsFailed(v.receipts)), findings);
       expectEqual('summary', JSON.stringify(slSummary(d)), JSON.stringify(v.summary && { p50_ns: v.summary.p50_ns, p95_ns: v.summary.p95_ns, max_ns: v.summary.max_ns }));
       return `${d.barge_ins.length} barge-ins`;
     });
@@ -2032,6 +2160,7 @@ function main() {
   }
 
   if (present.seal) checkSealFile(present.seal, FILES.seal);
+  if (present.seal2) checkSeal2File(present.seal2, FILES.seal2);
   if (present.voiceTurn) checkVoiceTurnFile(present.voiceTurn, FILES.voiceTurn);
   if (present.stopLatency) checkStopLatencyFile(present.stopLatency, FILES.stopLatency);
   if (present.structured) checkStructuredFile(present.structured, FILES.structured);

@@ -8,7 +8,10 @@ Reads CONFORMANCE_DIR/stop-latency-vectors.json and checks, from the spec alone:
                a valid stop-latency/1 value, its protected header, Sig_structure and envelope
                are the bytes section 5 fixes, its Ed25519 signature verifies (strictly), it is
                bound to its receipts (count, RFC 9162 root, every yield listed, every listed
-               window a yield or a failure) and its summary is the nearest-rank p50/p95/max;
+               window a yield or a failure, every barge_in_ignored finding's barge-in listed
+               with late audio at or after its outbound time), deleting it is refused exactly
+               when a receipt records a barge-in (a yield, or a barge_in_ignored finding
+               whatever the verdict), and its summary is the nearest-rank p50/p95/max;
   * negative:  each document is refused; a schema code is the same code;
   * tampered:  each signed document with its receipts is refused.
 When jsonschema is installed and CONFORMANCE_DIR/stop-latency-1.schema.json exists, every document
@@ -28,7 +31,7 @@ import cbor2
 import rfc8785
 
 from check_voice_turn import Refused, Report, _no_constant, _no_float, _pairs, expect
-from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, thumbprint
+from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_supported_dependencies, thaw, thumbprint
 
 FILE = "stop-latency-vectors.json"
 SCHEMA_FILE = "stop-latency-1.schema.json"
@@ -77,6 +80,8 @@ def parse_canonical(data: bytes):
         text = data.decode("utf-8", errors="strict")
     except UnicodeDecodeError:
         raise Refused("invalid_utf8") from None
+    if text.startswith("\ufeff"):
+        raise Refused("bom")
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
     except Refused:
@@ -84,7 +89,11 @@ def parse_canonical(data: bytes):
     except (ValueError, RecursionError) as e:
         raise Refused("syntax", str(e)) from None
     check_limits(value)
-    if rfc8785.dumps(value) != data:
+    try:
+        again = rfc8785.dumps(value)
+    except rfc8785.CanonicalizationError as e:  # a lone surrogate (\ud800) is no Unicode text
+        raise Refused("invalid_escape", f"cannot canonicalize: {e}") from None
+    if again != data:
         raise Refused("non_canonical", "not the canonical encoding")
     return value
 
@@ -231,7 +240,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if not data or data[0] != 0xD2:
         raise Refused("cose_untagged" if data[:1] == b"\x84" else "cose_wrong_tag" if data and data[0] >> 5 == 6 else "cose_malformed")
     try:
-        item = cbor2.loads(data)
+        item = thaw(cbor2.loads(data))
     except Exception:  # noqa: BLE001 - any decoding failure is malformed
         raise Refused("cose_malformed") from None
     if not isinstance(item, cbor2.CBORTag) or item.tag != 18 or not isinstance(item.value, list) or len(item.value) != 4:
@@ -246,7 +255,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if unprotected:
         raise Refused("cose_unprotected_not_empty")
     try:
-        header = cbor2.loads(protected)
+        header = thaw(cbor2.loads(protected))
     except Exception:  # noqa: BLE001
         raise Refused("cose_malformed") from None
     if not isinstance(header, dict):
@@ -285,8 +294,15 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
 # ------------------------------------------------------------------------------------------
 
 def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
+    """Section 7's problem codes, in order, for the receipts' canonical lines."""
     receipts = [json.loads(line) for line in receipt_lines]
     hashes = [blake3.blake3(line.encode("utf-8")).digest() for line in receipt_lines]
+    return bind(doc, receipts, hashes)
+
+
+def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
+    """Section 7's problem codes, in order: `receipts` decoded, in window order, with each
+    receipt's BLAKE3 content hash in `hashes`."""
     out = []
     if any(r["steward"] != doc["steward"] or r["stream_id"] != doc["stream_id"] for r in receipts):
         out.append("stream_mismatch")
@@ -307,6 +323,49 @@ def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
     for r in receipts:
         if r["verdict"]["kind"] == "yield" and r["window_id"] not in listed:
             out.append("yield_unlisted")
+    # Values, not only membership: what a receipt's barge_in_ignored finding states (the barge-in
+    # at B, outbound past its deadline at T) must be what the first listed barge-in at B says.
+    for r in receipts:
+        c = r["conservation"]
+        if c["kind"] != "barge_in_ignored":
+            continue
+        t_b, t_out = c["barge_in_ts_ns"], c["outbound_ts_ns"]
+        b = next((b for b in doc["barge_ins"] if b["barge_in_ts_ns"] == t_b), None)
+        if b is None:
+            out.append("finding_unlisted")
+            continue
+        open_then = b["end_ts_ns"] is None or b["end_ts_ns"] >= t_out
+        late_then = b["late_audio_bytes"] > 0 and b["last_audio_ts_ns"] is not None and b["last_audio_ts_ns"] >= t_out
+        if b["window_id"] > r["window_id"] or not open_then or not late_then:
+            out.append("finding_contradicted")
+    return out
+
+
+def records_barge_in(receipt: dict) -> bool:
+    """A receipt records a barge-in: a yield verdict, or a barge_in_ignored finding whatever the
+    verdict (a fail outranks the yield of its window)."""
+    return receipt["verdict"]["kind"] == "yield" or receipt["conservation"]["kind"] == "barge_in_ignored"
+
+
+def required(receipt_lines: list[str]) -> bool:
+    """Section 7: without a document, a stream some receipt of which records a barge-in is refused
+    (stop_latency_missing)."""
+    return first_barge_in([json.loads(line) for line in receipt_lines]) is not None
+
+
+def first_barge_in(receipts: list[dict]):
+    """The first decoded receipt that records a barge-in, or None."""
+    return next((r for r in receipts if records_barge_in(r)), None)
+
+
+def yields_failed(receipt_lines: list[str]) -> list[str]:
+    """The receipts with every yield verdict turned into a fail (a failure outranks the yield)."""
+    out = []
+    for line in receipt_lines:
+        r = json.loads(line)
+        if r["verdict"]["kind"] == "yield":
+            r["verdict"] = {"kind": "fail", "chain": ["barge-in-detector"]}
+        out.append(json.dumps(r, sort_keys=True, separators=(",", ":")))
     return out
 
 
@@ -375,6 +434,12 @@ def run(directory: Path, rep) -> None:
             expect("verified document", verify_signed(signed, public_key), d)
             expect("receipts_root", d["receipts_root"], v["receipts_root"])
             expect("binding problems", binding_problems(d, v["receipts"]), [])
+            # Deleting the document: refused when the call has a barge-in (each vector's document
+            # lists its call's barge-ins), also when the yield verdicts are failures but a receipt
+            # records barge_in_ignored.
+            expect("refused without the document (stop_latency_missing)", required(v["receipts"]), bool(d["barge_ins"]))
+            findings = any(json.loads(line)["conservation"]["kind"] == "barge_in_ignored" for line in v["receipts"])
+            expect("refused without the document, yields failed", required(yields_failed(v["receipts"])), findings)
             expect("summary", summary(d), v["summary"])
         rep.check(f"documents #{v['n']}: {v['description']}", one)
 
@@ -388,6 +453,21 @@ def run(directory: Path, rep) -> None:
                 return
             raise AssertionError("accepted a must-refuse document")
         rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+
+    # Derived from the first document: inputs JCR-1 refuses that Python's json module reads (a
+    # lone surrogate escape, a byte-order mark); JavaScript and Go refuse them too.
+    if doc.get("documents"):
+        first = doc["documents"][0]["canonical"]
+        steward = json.dumps(json.loads(first)["steward"])
+        for what, data in (("a lone surrogate in steward", first.replace(steward, '"\\ud800x"', 1).encode("utf-8")),
+                           ("a byte-order mark", b"\xef\xbb\xbf" + first.encode("utf-8"))):
+            def one(data=data):
+                try:
+                    decode(data)
+                except Refused as r:
+                    return f"refused [{r.code}]"
+                raise AssertionError("accepted a must-refuse document")
+            rep.check(f"negative (derived): {what}", one)
 
     for v in doc.get("tampered", []):
         def one(v=v):
@@ -403,6 +483,7 @@ def run(directory: Path, rep) -> None:
 
 
 def main(argv: list[str]) -> int:
+    require_supported_dependencies("check_stop_latency.py")
     here = Path(__file__).resolve().parent
     directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
     rep = Report()

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import importlib.metadata
 import io
 import json
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import blake3
@@ -73,6 +75,8 @@ FILES = {
     "schema": "stream-window-1.schema.json",
     "seal": "stream-seal-vectors.json",
     "seal_schema": "stream-seal-1.schema.json",
+    "seal2": "stream-seal-2-vectors.json",
+    "seal2_schema": "stream-seal-2.schema.json",
     "voice_turn": "voice-turn-vectors.json",
     "registry": "call-registry-vectors.json",
     "stop_latency": "stop-latency-vectors.json",
@@ -316,6 +320,30 @@ def check_receipt_bytes(data: bytes, schema_validator=None):
 # COSE_Sign1 profile
 # --------------------------------------------------------------------------------------------
 
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "?"
+
+
+CBOR2_VERSION = _version("cbor2")
+CBOR2_MAJOR = int(CBOR2_VERSION.split(".")[0]) if CBOR2_VERSION[:1].isdigit() else None
+
+
+def thaw(x):
+    """A decoded CBOR item with plain lists and dicts. cbor2 6.x decodes the arrays and maps
+    inside a tag (and inside map keys) as tuples and frozendicts, cbor2 5.x as lists and dicts;
+    every check here is written against lists and dicts."""
+    if isinstance(x, cbor2.CBORTag):
+        return cbor2.CBORTag(x.tag, thaw(x.value))
+    if isinstance(x, (list, tuple)):
+        return [thaw(y) for y in x]
+    if isinstance(x, Mapping):
+        return {k: thaw(y) for k, y in x.items()}
+    return x
+
+
 def cbor_decode_exact(data: bytes):
     fp = io.BytesIO(data)
     try:
@@ -324,7 +352,56 @@ def cbor_decode_exact(data: bytes):
         raise Refusal("cbor", f"malformed CBOR: {e}") from None
     if fp.tell() != len(data):
         raise Refusal("cbor", f"{len(data) - fp.tell()} trailing bytes after the CBOR item")
-    return value
+    return thaw(value)
+
+
+def pycose_sign1(data: bytes) -> Sign1Message:
+    """pycose's Sign1Message of the received bytes. pycose 1.1 decodes with the cbor2 5.x API
+    (it wants the tag's array as a list); under cbor2 6.x the array is handed to pycose's own
+    from_cose_obj as a list, decoded here."""
+    if CBOR2_MAJOR is not None and CBOR2_MAJOR < 6:
+        return Sign1Message.decode(data)
+    item = cbor_decode_exact(data)
+    if not isinstance(item, cbor2.CBORTag) or item.tag != Sign1Message.cbor_tag or type(item.value) is not list:
+        raise TypeError("Bytes cannot be decoded as COSE_Sign1 message")
+    return Sign1Message.from_cose_obj(item.value, True)
+
+
+# A COSE_Sign1 ({1: -8}, payload "jouleclaw verifier dependency probe") signed with the RFC 8032
+# section 7.1 TEST 1 key: verified at start, through every library this verifier uses.
+PROBE_KEY = bytes.fromhex("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
+PROBE_COSE = bytes.fromhex(
+    "d28443a10127a058236a6f756c65636c617720766572696669657220646570656e64656e63792070726f6265"
+    "58409c26aa188d07ee726dd477b7a0e27a6a9694939adf49eb2d54a281c2f087cb82a2a5fc897ae55725b5d4"
+    "d859bbb9d298e7720f50b098a13952a246693ae6e808")
+
+
+def dependencies_unsupported() -> str | None:
+    """None when the installed libraries verify a known-good COSE_Sign1 (cbor2 decoding with
+    the checks here, pycose, cryptography); else why not. A verifier must never report a valid
+    receipt as invalid because of a library it was not written for: it refuses to run instead."""
+    versions = ", ".join(f"{m} {_version(m)}" for m in ("cbor2", "pycose"))
+    try:
+        item = cbor_decode_exact(PROBE_COSE)
+        if not isinstance(item, cbor2.CBORTag) or type(item.value) is not list or type(item.value[1]) is not dict:
+            return f"cbor2 does not decode a COSE_Sign1 as this verifier expects ({versions})"
+        ed25519_verify_strict(item.value[3], sig_structure(item.value[0], item.value[2]), PROBE_KEY)
+        msg = pycose_sign1(PROBE_COSE)
+        msg.key = OKPKey(crv=Ed25519, x=PROBE_KEY)
+        if not msg.verify_signature():
+            return f"pycose does not verify a valid COSE_Sign1 ({versions})"
+    except Exception as e:  # noqa: BLE001 - any failure of a known-good input is the environment's
+        return f"a valid COSE_Sign1 does not verify with the installed libraries ({versions}): {type(e).__name__}: {e}"
+    return None
+
+
+def require_supported_dependencies(prog: str) -> None:
+    """Exit 2 with a clear message when dependencies_unsupported() names a problem."""
+    why = dependencies_unsupported()
+    if why is not None:
+        print(f"{prog}: unsupported dependency: {why}; install the pinned versions "
+              f"(pip install -r {Path(__file__).resolve().parent / 'requirements.txt'})", file=sys.stderr)
+        sys.exit(2)
 
 
 def thumbprint(public_key: bytes) -> bytes:
@@ -420,7 +497,7 @@ def verify_cose(data: bytes, public_key: bytes, schema_validator=None):
     ed25519_verify_strict(sig, sig_structure(prot, payload), public_key)
     # ... and through pycose, on the received bytes.
     try:
-        msg = Sign1Message.decode(data)
+        msg = pycose_sign1(data)
         msg.key = OKPKey(crv=Ed25519, x=public_key)
         ok = msg.verify_signature()
     except Exception as e:
@@ -502,6 +579,11 @@ def verify_cose_wg(case: dict) -> None:
 # --------------------------------------------------------------------------------------------
 
 SEAL_SCHEMA_ID = "stream-seal/1"
+# stream-seal/2 (section 3.2): a final seal that also commits to the call's signed documents.
+SEAL_SCHEMA_ID_V2 = "stream-seal/2"
+MAX_SEALED_DOCUMENTS = 16
+MAX_DOCUMENT_KIND_BYTES = 64
+DOCUMENT_KIND = re.compile(r"[a-z][a-z0-9-]*/[1-9][0-9]*")
 SEAL_LIMITS = {"document_bytes": 16_384, "depth": 2, "string_bytes": 4_096, "array_len": 64}
 # (name, type) in canonical order; the seal decoder checks them in this order.
 SEAL_FIELDS = (
@@ -514,6 +596,7 @@ SEAL_SCHEMA_CODES = frozenset((
     "wrong_type", "null", "unknown_field", "missing_field", "empty_string", "negative_unsigned",
     "bad_closed_at", "seal_wrong_schema", "seal_bad_root", "seal_tree_size_zero",
     "seal_window_range_reversed", "seal_window_count_mismatch",
+    "seal_bad_document_kind", "seal_bad_document_digest", "seal_too_many_documents", "seal_documents_not_final",
 ))
 VDS_LABEL, VDP_LABEL, SEAL_DOC_LABEL = 395, 396, -65537
 INCLUSION_PROOFS, CONSISTENCY_PROOFS = -1, -2
@@ -665,19 +748,54 @@ def verify_consistency(first: int, second: int, first_root: bytes, second_root: 
         raise Refusal("proof_root_mismatch", "the path leads to another second root")
 
 
+def is_document_kind(kind: str) -> bool:
+    """name/version: [a-z][a-z0-9-]* "/" [1-9][0-9]*, at most 64 bytes (section 3.2)."""
+    return len(kind.encode("utf-8")) <= MAX_DOCUMENT_KIND_BYTES and DOCUMENT_KIND.fullmatch(kind) is not None
+
+
+def check_documents(x) -> dict:
+    """`documents` of a stream-seal/2 seal, in the order of section 3.2."""
+    if x is None:
+        raise Refusal("null", "documents is null")
+    if type(x) is not dict:
+        raise Refusal("wrong_type", "documents is not an object")
+    if len(x) > MAX_SEALED_DOCUMENTS:
+        raise Refusal("seal_too_many_documents", f"{len(x)} documents, at most {MAX_SEALED_DOCUMENTS}")
+    for k in sorted(x, key=lambda k: k.encode("utf-16-be")):  # the canonical (JCS) member order
+        d = x[k]
+        if not is_document_kind(k):
+            raise Refusal("seal_bad_document_kind", f"documents key {k!r} is not name/version")
+        if d is None:
+            raise Refusal("null", f"documents[{k!r}] is null")
+        if type(d) is not str:
+            raise Refusal("wrong_type", f"documents[{k!r}] is not a string")
+        if not HEX64.fullmatch(d):
+            raise Refusal("seal_bad_document_digest", f"documents[{k!r}] is not 64 lowercase hex digits")
+    return x
+
+
 def decode_seal(data: bytes) -> dict:
-    """The strict stream-seal/1 decoder: canonical form first (class canonical:<kind>), then the schema."""
+    """The strict stream-seal/1 and stream-seal/2 decoder: canonical form first (class
+    canonical:<kind>), then the schema; `schema` "stream-seal/2" selects the field set with
+    `documents` (section 3.2), any other value is read as stream-seal/1."""
     try:
         v = parse_jcr1(data, SEAL_LIMITS)
     except Refusal as e:
         raise Refusal("canonical:" + e.cls, str(e)) from None
     if type(v) is not dict:
         raise Refusal("null" if v is None else "wrong_type", "the seal is not an object")
-    names = [f for f, _ in SEAL_FIELDS]
+    v2 = v.get("schema") == SEAL_SCHEMA_ID_V2
+    names = [f for f, _ in SEAL_FIELDS] + (["documents"] if v2 else [])
     for k in v:
         if k not in names:
             raise Refusal("unknown_field", f"unknown field {k!r}")
+    docs_checked = not v2
     for name, ty in SEAL_FIELDS:
+        if not docs_checked and name > "documents":
+            if "documents" not in v:
+                raise Refusal("missing_field", "documents missing")
+            check_documents(v["documents"])
+            docs_checked = True
         if name not in v:
             raise Refusal("missing_field", f"{name} missing")
         x = v[name]
@@ -694,7 +812,7 @@ def decode_seal(data: bytes) -> dict:
         else:
             if type(x) is not str:
                 raise Refusal("wrong_type", f"{name} is not a string")
-            if ty == "schema" and x != SEAL_SCHEMA_ID:
+            if ty == "schema" and x not in (SEAL_SCHEMA_ID, SEAL_SCHEMA_ID_V2):
                 raise Refusal("seal_wrong_schema", f"schema {x!r}")
             if ty == "text" and x == "":
                 raise Refusal("empty_string", f"{name} is empty")
@@ -711,6 +829,8 @@ def decode_seal(data: bytes) -> dict:
         raise Refusal("seal_window_range_reversed", "first_window_id > last_window_id")
     if v["last_window_id"] - v["first_window_id"] + 1 != v["tree_size"] + v["empty_windows_skipped"]:
         raise Refusal("seal_window_count_mismatch", "last - first + 1 != tree_size + empty_windows_skipped")
+    if v2 and not v["final"]:
+        raise Refusal("seal_documents_not_final", "stream-seal/2 (documents) on a seal that is not final")
     # Round trip with the JCS library: the accepted value re-encodes to the input bytes.
     if rfc8785.dumps(v) != data:
         raise Refusal("canonical:non_canonical", "the seal does not re-encode to itself")
@@ -757,7 +877,7 @@ def seal_strict_signature(sig: bytes, tbs: bytes, public_key: bytes) -> None:
 def seal_pycose_verify(cose: bytes, root: bytes, public_key: bytes) -> None:
     """Independent second check: pycose with the root as the detached payload (RFC 9942)."""
     try:
-        msg = Sign1Message.decode(cose)
+        msg = pycose_sign1(cose)
         msg.key = OKPKey(crv=Ed25519, x=public_key)
         ok = msg.verify_signature(detached_payload=root)
     except Exception as e:
@@ -1220,6 +1340,66 @@ def check_seal_file(rep: "Report", doc: dict, name: str) -> None:
         rep.check(f"{name} negative #{c.get('n')} {c.get('kind')} {c.get('description', '')[:40]}", one)
 
 
+def document_digest(cose_sign1: bytes) -> str:
+    """What a stream-seal/2 seal commits to for one document: SHA-256 of its bytes as stored."""
+    return hashlib.sha256(cose_sign1).hexdigest()
+
+
+def check_seal2_file(rep: "Report", doc: dict, name: str) -> None:
+    """stream-seal-2-vectors.json (section 3.2): sealed streams whose final seal commits to the
+    call's documents (each digest recomputed from its bytes), and negative seal documents."""
+    try:
+        pub = bytes.fromhex(doc["key"]["public_key_hex"])
+    except (KeyError, TypeError, ValueError) as e:
+        rep.fail(f"{name} key", f"malformed key: {e!r}")
+        return
+
+    def key_check():
+        expect_equal("kid (RFC 9679 thumbprint)", thumbprint(pub).hex(), doc["key"]["kid_hex"])
+        if not doc.get("streams") or not doc.get("negative"):
+            raise Refusal("mismatch", "no streams or no negative vectors")
+    rep.check(f"{name} key", key_check)
+
+    for si, stream in enumerate(doc.get("streams", [])):
+        def one(stream=stream):
+            windows = stream["windows"]
+            for i, w in enumerate(windows):
+                expect_equal(f"windows[{i}].entry_hex", w["entry_hex"], seal_entry(i).hex())
+            leaves = [leaf_hash(bytes.fromhex(w["entry_hex"])) for w in windows]
+            verified, prev = [], None
+            for j, cp in enumerate(stream["checkpoints"]):
+                seal, proof = verify_checkpoint(bytes.fromhex(cp["cose_sign1_hex"]), pub)
+                expect_equal(f"checkpoint {j} seal_json", rfc8785.dumps(seal), cp["seal_json"].encode("utf-8"))
+                expect_equal(f"checkpoint {j} root", seal["root"], mth(leaves[:seal["tree_size"]]).hex())
+                expect_equal(f"checkpoint {j} stream_id", seal["stream_id"], doc["stream_id"])
+                expect_equal(f"checkpoint {j} steward", seal["steward"], doc["steward"])
+                last = j == len(stream["checkpoints"]) - 1
+                expect_equal(f"checkpoint {j} schema", seal["schema"], SEAL_SCHEMA_ID_V2 if last else SEAL_SCHEMA_ID)
+                if prev is not None:
+                    consistency_step(prev, seal, proof)
+                verified.append((seal, proof))
+                prev = seal
+            receipts = [{"window_id": w["window_id"], "content_hash": bytes.fromhex(w["entry_hex"]),
+                         "stream_id": doc["stream_id"], "steward": doc["steward"]} for w in windows]
+            expect_equal("completeness problems", check_stream(receipts, verified), [])
+            fin = verified[-1][0]
+            listed = {}
+            for d in stream["documents"]:
+                digest = document_digest(bytes.fromhex(d["cose_sign1_hex"]))
+                expect_equal(f"digest of {d['kind']} (SHA-256 of its bytes)", digest, d["digest_hex"])
+                listed[d["kind"]] = digest
+            expect_equal("final seal documents", fin["documents"], listed)
+            return f"{len(verified)} checkpoints, final stream-seal/2 with {len(listed)} document digests recomputed"
+        rep.check(f"{name} stream {si} {stream.get('description', '')[:48]}", one)
+
+    for c in doc.get("negative", []):
+        def one(c=c):
+            if c.get("kind") != "seal_json":
+                raise Refusal("mismatch", f"unknown negative kind {c.get('kind')!r}")
+            return expect_refusal(lambda: decode_seal(bytes.fromhex(c["input_hex"])), c["expect"])
+        rep.check(f"{name} negative {c.get('description', '')[:48]}", one)
+
+
 class Report:
     def __init__(self) -> None:
         self.passed = 0
@@ -1302,6 +1482,7 @@ def expect_equal(what: str, got, want) -> None:
 
 
 def main(argv: list[str]) -> int:
+    require_supported_dependencies("verify.py")
     root = Path(argv[1]) if len(argv) > 1 else Path(__file__).resolve().parents[2]
     rep = Report()
     print(f"python verifier: {root}")
@@ -1440,6 +1621,31 @@ def main(argv: list[str]) -> int:
                     raise Refusal("schema", f"the JSON Schema accepts {bad}")
             return f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size"
         rep.check(FILES["seal_schema"], seal_schema)
+
+    doc2 = load_or_fail(rep, present, "seal2")
+    if doc2 is not None:
+        check_seal2_file(rep, doc2, FILES["seal2"])
+    if "seal2_schema" in present:
+        def seal2_schema():
+            import jsonschema
+            schema = load_json_file(present["seal2_schema"])
+            jsonschema.Draft202012Validator.check_schema(schema)
+            if doc2 is None:
+                return "valid draft 2020-12 schema (no stream-seal/2 vectors to apply it to)"
+            val = jsonschema.Draft202012Validator(schema)
+            finals = [json.loads(s["checkpoints"][-1]["seal_json"]) for s in doc2["streams"]]
+            for s in finals:
+                errs = list(val.iter_errors(s))
+                if errs:
+                    raise Refusal("schema", f"a final stream-seal/2 seal fails the JSON Schema: {errs[0].message}")
+            # Its neighbours: no documents, an uppercase digest, a seal that is not final.
+            bad_digest = {k: v.upper() for k, v in finals[0]["documents"].items()}
+            for bad in ({k: v for k, v in finals[0].items() if k != "documents"},
+                        {**finals[0], "documents": bad_digest}, {**finals[0], "final": False}):
+                if not list(val.iter_errors(bad)):
+                    raise Refusal("schema", f"the JSON Schema accepts {bad}")
+            return f"draft 2020-12; accepts the {len(finals)} final seals, refuses three neighbours"
+        rep.check(FILES["seal2_schema"], seal2_schema)
 
     if "voice_turn" in present:
         # voice-turn/1 (spec/VOICE-TURN-V1.md): the standalone checker's checks, in this report.

@@ -12,6 +12,19 @@ those two signed files is there, and then both are required. summary.json and si
 optional; when present they must agree with the files and the key. Every input is opened
 without following a symbolic link and refused unless it is a regular file.
 
+stop-latency.cbor (spec/STOP-LATENCY-V1.md) is checked as `jouleclaw receipts verify DIR` checks
+it, with python/check_stop_latency.py's functions: the COSE_Sign1 verified (section 6, the payload
+by the section 4 decoder) and bound to the decodable lines of receipts.jsonl (section 7, the
+value rules finding_unlisted and finding_contradicted included); without it the stream is refused
+(stop_latency_missing) when a receipt records a barge-in (a yield, or a barge_in_ignored finding
+whatever the verdict) or summary.json lists it. With a stream-seal/2 final seal
+(spec/STREAM-SEAL.md section 3.2) each listed kind's file (stop-latency/1: stop-latency.cbor)
+must be there with the listed SHA-256 (document_missing,
+document_digest_mismatch; larger than 16 MiB is a mismatch too), stop-latency.cbor there when the
+seal does not list it is document_not_sealed, and a listed kind without a known file is
+document_kind_unknown (spec/STREAM-AT-REST.md section 5.1 step 8); under a stream-seal/1 final
+seal it is reported as not sealed.
+
 Prints one line per problem (the first 100; the rest are counted) and a summary. Exit status:
 0 when every receipt verifies and the stream is complete; 1 on any problem, and for a stream
 that is not sealed (completeness unknown) unless --allow-unsealed; 2 on a usage or I/O error.
@@ -33,12 +46,17 @@ import cbor2
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import verify as v  # noqa: E402  (the vector verifier's functions; its main() does not run on import)
+import check_stop_latency as sl  # noqa: E402  (stop-latency/1: signature, decoder, binding)
 
 MAX_NAMED_PROBLEMS = 100
 MAX_RECEIPTS = 1 << 20
 MAX_LINE_BYTES = 65_536
 MAX_SUMMARY_BYTES = 1 << 20
 MAX_KEY_FILE_BYTES = 95  # the typed public key line and a newline, plus one
+STOP_LATENCY_CBOR = "stop-latency.cbor"
+# The signed documents a stream directory may hold, by kind (spec/STREAM-SEAL.md section 3.2).
+DOCUMENT_FILES = {"stop-latency/1": STOP_LATENCY_CBOR}
+MAX_DOCUMENT_BYTES = 16 << 20  # read whole to hash it against the seal
 VERDICTS = ("pass", "need_more", "yield", "fail")
 FINDINGS = ("conforming", "hallucination", "barge_in_ignored")
 
@@ -164,9 +182,165 @@ def summary_shape_ok(s) -> bool:
     return True
 
 
+class _Obj(dict):
+    """A JSON object as parsed, remembering whether a key was repeated in it."""
+    repeated = False
+
+
+def _pairs(pairs):
+    o = _Obj(pairs)
+    o.repeated = len(o) != len(pairs)
+    return o
+
+
+def parse_summary(data: bytes):
+    """summary.json as `jouleclaw` reads it (serde_json into the typed summary): UTF-8 without a
+    byte-order mark, and no key repeated in the summary or its nested records (a repeated key in
+    `outputs`, a map, keeps the last value as serde_json does). None when refused."""
+    try:
+        text = data.decode("utf-8")
+        s = v.json.loads(text, object_pairs_hook=_pairs)  # a leading U+FEFF is a JSON syntax error
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if type(s) is not _Obj or s.repeated:
+        return None
+    for k, x in s.items():
+        if k != "outputs" and _repeats(x):
+            return None
+    return v.json.loads(text)  # plain dicts for the shape check (the last of repeated outputs keys)
+
+
+def _repeats(x) -> bool:
+    if isinstance(x, _Obj):
+        return x.repeated or any(_repeats(y) for y in x.values())
+    if isinstance(x, list):
+        return any(_repeats(y) for y in x)
+    return False
+
+
+def read_document(chk: Check, d: Path, name: str):
+    """A signed document's bytes (at most sl.MAX_SIGNED + 1, so an oversized one is refused by
+    its verifier); None when missing or not a regular file (then named)."""
+    f = open_or_note(chk, d, name, False)
+    if f is None:
+        return None
+    with f:
+        return f.read(sl.MAX_SIGNED + 1)
+
+
+def ms(ns: int) -> str:
+    whole, frac = divmod(ns, 1_000_000)
+    return f"{whole} ms" if frac == 0 else f"{whole}.{f'{frac:06}'.rstrip('0')} ms"
+
+
+def describe_stop_latency(doc: dict) -> str:
+    s = sl.summary(doc)
+    if s is None:
+        return "stop latency: no barge-in"
+    late = sum(1 for b in doc["barge_ins"] if b["stop_latency_ns"] > sl.DEADLINE_NS)
+    return (f"stop latency over {len(doc['barge_ins'])} barge-ins: p50 {ms(s['p50_ns'])}, p95 {ms(s['p95_ns'])}, "
+            f"max {ms(s['max_ns'])}; {late} past the {sl.DEADLINE_NS // 1_000_000} ms deadline")
+
+
+def summary_lists(d: Path, name: str) -> bool:
+    """Whether summary.json (read leniently, as `receipts verify` does here) names `name` in outputs."""
+    try:
+        f = open_input(d / "summary.json")
+    except (NotRegular, OSError):
+        return False
+    if f is None:
+        return False
+    with f:
+        data = f.read(MAX_SUMMARY_BYTES)
+    try:
+        s = v.json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return type(s) is dict and type(s.get("outputs")) is dict and name in s["outputs"]
+
+
+def check_stop_latency(chk: Check, d: Path, pub: bytes, records: list, info: dict) -> None:
+    """stop-latency.cbor as `jouleclaw receipts verify DIR` checks it: the COSE_Sign1 verified
+    (spec/STOP-LATENCY-V1.md section 6, its payload by the section 4 decoder) and bound to every
+    decodable line of receipts.jsonl (section 7); without it, refused when a receipt records a
+    barge-in or summary.json lists it (stop_latency_missing)."""
+    receipts = [r for _, r, _ in records if r is not None]
+    hashes = [h for h, r, _ in records if r is not None]
+    try:
+        f = open_input(d / STOP_LATENCY_CBOR)
+    except NotRegular as e:
+        chk.add("not_regular_file", STOP_LATENCY_CBOR, f"{STOP_LATENCY_CBOR} is a {e}, not a regular file; not read")
+        return
+    if f is None:
+        r = sl.first_barge_in(receipts)
+        if r is not None:
+            what = "a barge-in (yield)" if r["verdict"]["kind"] == "yield" else "an ignored barge-in (barge_in_ignored)"
+            chk.add("stop_latency_missing", STOP_LATENCY_CBOR,
+                    f"window {r['window_id']} records {what} and there is no stop-latency document")
+        elif summary_lists(d, STOP_LATENCY_CBOR):
+            chk.add("stop_latency_missing", STOP_LATENCY_CBOR, "summary.json lists it and it is gone")
+        else:
+            info["notes"].append(f"{STOP_LATENCY_CBOR}: absent (no receipt records a barge-in)")
+        return
+    with f:
+        data = f.read(sl.MAX_SIGNED + 1)
+    try:
+        doc = sl.verify_signed(data, pub)
+    except sl.Refused as e:
+        chk.add(e.code, STOP_LATENCY_CBOR, "the stop-latency document does not verify")
+        return
+    problems = sl.bind(doc, receipts, hashes)
+    for code in problems:
+        chk.add(code, STOP_LATENCY_CBOR, "the document is not bound to the receipts (spec/STOP-LATENCY-V1.md section 7)")
+    if not problems:
+        info["notes"].append(f"{STOP_LATENCY_CBOR}: verified and bound to the receipts; {describe_stop_latency(doc)}")
+
+
+def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
+    """spec/STREAM-SEAL.md section 3.2 against the directory: with a stream-seal/2 final seal,
+    each listed kind's file is present and its SHA-256 is the digest, and a document file present
+    whose kind the seal does not list is refused; a stream-seal/1 final seal covers no document."""
+    docs = final.get("documents")
+    if docs is None:
+        if exists(d / STOP_LATENCY_CBOR):
+            info["notes"].append(f"{STOP_LATENCY_CBOR}: stop latency not sealed (stream-seal/1 final seal)")
+        return
+    before = chk.count
+    for kind in docs:
+        if kind not in DOCUMENT_FILES:
+            chk.add("document_kind_unknown", "seals.cbor",
+                    f"the final seal commits to a {kind!r} document, a kind this verifier cannot check")
+    for kind, name in DOCUMENT_FILES.items():
+        listed = docs.get(kind)
+        try:
+            f = open_input(d / name)
+        except NotRegular as e:
+            chk.add("not_regular_file", name, f"{name} is a {e}, not a regular file")
+            continue
+        data = None
+        if f is not None:
+            with f:
+                data = f.read(MAX_DOCUMENT_BYTES + 1)
+            if len(data) > MAX_DOCUMENT_BYTES:
+                chk.add("document_digest_mismatch", name, f"{name} holds more than {MAX_DOCUMENT_BYTES} bytes")
+                continue
+        if listed is not None and data is None:
+            chk.add("document_missing", name, f"the final seal commits to a {kind} document and {name} is not there")
+        elif listed is None and data is not None:
+            chk.add("document_not_sealed", name,
+                    f"{name} is there and the final seal (stream-seal/2) does not commit to a {kind} document")
+        elif listed is not None:
+            found = v.hashlib.sha256(data).hexdigest()
+            if found != listed:
+                chk.add("document_digest_mismatch", name,
+                        f"{name} has SHA-256 {found}, the final seal commits to {listed}: it changed after sealing")
+    if chk.count == before and STOP_LATENCY_CBOR in (DOCUMENT_FILES.get(k) for k in docs):
+        info["notes"].append(f"{STOP_LATENCY_CBOR}: sealed (stream-seal/2 final seal)")
+
+
 def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
     chk = Check()
-    info = {"sealed": False, "lines": 0, "signed": 0, "checkpoints": 0, "inclusion": 0, "tree_size": 0}
+    info = {"sealed": False, "lines": 0, "signed": 0, "checkpoints": 0, "inclusion": 0, "tree_size": 0, "notes": []}
     hashes: dict[str, str] = {}
 
     # receipts.jsonl
@@ -311,12 +485,16 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
             chk.add(p["code"], "seals.cbor", str(p))
         info["checkpoints"] = len(checkpoints)
         info["tree_size"] = checkpoints[-1][0]["tree_size"] if checkpoints else 0
+        if checkpoints and checkpoints[-1][0]["final"]:
+            check_documents(chk, d, checkpoints[-1][0], info)
     for i, (_, r, status) in enumerate(records):
         if status == "unproven":
             chk.add("unproven_receipt", f"receipts.jsonl line {i + 1} (window {r['window_id']})",
                     "nothing signed covers it")
     if not records and chk.count == 0:
         chk.add("no_receipts", "receipts.jsonl", "no receipts in receipts.jsonl")
+
+    check_stop_latency(chk, d, pub, records, info)
 
     # signer.pub (optional): the verifying key.
     f = open_or_note(chk, d, "signer.pub", False)
@@ -339,10 +517,7 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
     if f is not None:
         with f:
             data = f.read(MAX_SUMMARY_BYTES + 1)
-        try:
-            s = None if len(data) > MAX_SUMMARY_BYTES else v.json.loads(data)
-        except ValueError:
-            s = None
+        s = None if len(data) > MAX_SUMMARY_BYTES else parse_summary(data)
         if not summary_shape_ok(s):
             chk.add("summary_malformed", "summary.json", "not a run summary")
         else:
@@ -393,6 +568,11 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     d = Path(args[2])
+    why = v.dependencies_unsupported()
+    if why is not None:
+        print(f"verify_stream.py: unsupported dependency: {why}; install the pinned versions "
+              f"(pip install -r {Path(__file__).resolve().parent / 'requirements.txt'})", file=sys.stderr)
+        return 2
     try:
         pub = v.read_public_key_text(Path(args[1]).read_text(encoding="ascii"))
         if not d.is_dir():
@@ -403,6 +583,8 @@ def main(argv: list[str]) -> int:
         return 2
     for p in chk.problems:
         print(p)
+    for n in info["notes"]:
+        print(n)
     if chk.count > len(chk.problems):
         print(f"... and {chk.count - len(chk.problems)} more problems (only the first {MAX_NAMED_PROBLEMS} are named)")
     if chk.count:
