@@ -22,6 +22,7 @@ func init() {
 
 const (
 	slSchemaID    = "stop-latency/1"
+	slSchemaIDV2  = "stop-latency/2"
 	slContentType = "application/vnd.jouleclaw.stop-latency+json"
 	slDeadlineNs  = 150_000_000
 	slMaxSigned   = 8<<20 + 16_384
@@ -30,13 +31,15 @@ const (
 var (
 	slLimits      = &Limits{DocumentBytes: 8 << 20, Depth: 3, StringBytes: 4_096, ArrayLen: 16_384}
 	slTop         = []string{"barge_ins", "deadline_ns", "jc_stop_latency", "receipts_root", "steward", "stream_id", "window_count"}
+	slTopV2       = append(append([]string{}, slTop...), "vantage")
+	slVantage     = []string{"excluded_buffer_ns", "point"}
 	slBarge       = []string{"audio_bytes", "barge_in_ts_ns", "end_ts_ns", "ended_by", "last_audio_ts_ns", "late_audio_bytes", "stop_latency_ns", "window_id"}
 	slHex64       = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	slSchemaCodes = map[string]bool{
 		"wrong_type": true, "null": true, "unknown_field": true, "missing_field": true, "wrong_schema": true,
 		"negative_unsigned": true, "empty_name": true, "bad_root": true, "wrong_deadline": true,
 		"bad_ended_by": true, "end_mismatch": true, "latency_mismatch": true, "late_mismatch": true,
-		"out_of_order": true,
+		"out_of_order": true, "bad_vantage": true,
 	}
 )
 
@@ -137,14 +140,20 @@ func slCheckSchema(root any) (map[string]any, []slBargeIn, error) {
 	if !ok {
 		return nil, nil, nullOrWrong(root, "the document")
 	}
-	if err := voiceFields(obj, slTop, slTop, "the document"); err != nil {
+	// stop-latency/2 (spec section 10) adds `vantage`; the id selects the field set.
+	v2 := obj["jc_stop_latency"] == slSchemaIDV2
+	top := slTop
+	if v2 {
+		top = slTopV2
+	}
+	if err := voiceFields(obj, top, top, "the document"); err != nil {
 		return nil, nil, err
 	}
 	id, err := slString(obj["jc_stop_latency"], "jc_stop_latency")
 	if err != nil {
 		return nil, nil, err
 	}
-	if id != slSchemaID {
+	if id != slSchemaID && id != slSchemaIDV2 {
 		return nil, nil, refuse("wrong_schema", "jc_stop_latency is %q", id)
 	}
 	steward, err := slString(obj["steward"], "steward")
@@ -178,6 +187,27 @@ func slCheckSchema(root any) (map[string]any, []slBargeIn, error) {
 	}
 	if deadline != slDeadlineNs {
 		return nil, nil, refuse("wrong_deadline", "deadline_ns %d", deadline)
+	}
+	if v2 {
+		v, ok := obj["vantage"].(map[string]any)
+		if !ok {
+			return nil, nil, nullOrWrong(obj["vantage"], "vantage")
+		}
+		if err := voiceFields(v, slVantage, slVantage, "vantage"); err != nil {
+			return nil, nil, err
+		}
+		if v["excluded_buffer_ns"] != nil {
+			if _, err := voiceUint(v["excluded_buffer_ns"], "excluded_buffer_ns"); err != nil {
+				return nil, nil, err
+			}
+		}
+		point, err := slString(v["point"], "point")
+		if err != nil {
+			return nil, nil, err
+		}
+		if point != "sent" && point != "played" {
+			return nil, nil, refuse("bad_vantage", "vantage point %q", point)
+		}
 	}
 	bs := make([]slBargeIn, 0, len(list))
 	for _, v := range list {

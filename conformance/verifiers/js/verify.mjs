@@ -1722,14 +1722,18 @@ function checkStructuredOne(path, name) {
 // ---------------------------------------------------------------------------------------------
 
 const SL_ID = 'stop-latency/1';
+const SL_ID_V2 = 'stop-latency/2';
 const SL_CONTENT_TYPE = 'application/vnd.jouleclaw.stop-latency+json';
 const SL_DEADLINE_NS = 150_000_000;
 const SL_LIMITS = { documentBytes: 8 << 20, depth: 3, stringBytes: 4_096, arrayLen: 16_384 };
 const SL_TOP = ['barge_ins', 'deadline_ns', 'jc_stop_latency', 'receipts_root', 'steward', 'stream_id', 'window_count'];
+const SL_TOP_V2 = [...SL_TOP, 'vantage'];
+const SL_VANTAGE = ['excluded_buffer_ns', 'point'];
 const SL_BARGE = ['audio_bytes', 'barge_in_ts_ns', 'end_ts_ns', 'ended_by', 'last_audio_ts_ns', 'late_audio_bytes', 'stop_latency_ns', 'window_id'];
 const SL_SCHEMA_CODES = new Set([
   'wrong_type', 'null', 'unknown_field', 'missing_field', 'wrong_schema', 'negative_unsigned', 'empty_name',
   'bad_root', 'wrong_deadline', 'bad_ended_by', 'end_mismatch', 'latency_mismatch', 'late_mismatch', 'out_of_order',
+  'bad_vantage',
 ]);
 
 const slNullOrWrong = (v, what) => new Refusal(v === null ? 'null' : 'wrong_type', `${what} is ${JSON.stringify(v)}`);
@@ -1776,8 +1780,11 @@ function slBargeIn(b) {
 }
 function slCheckSchema(root) {
   if (!isObject(root)) throw slNullOrWrong(root, 'the document');
-  slFields(root, SL_TOP, 'the document');
-  if (slString(root.jc_stop_latency, 'jc_stop_latency') !== SL_ID) throw new Refusal('wrong_schema', root.jc_stop_latency);
+  // stop-latency/2 (spec section 10) adds `vantage`; the id selects the field set.
+  const v2 = root.jc_stop_latency === SL_ID_V2;
+  slFields(root, v2 ? SL_TOP_V2 : SL_TOP, 'the document');
+  const id = slString(root.jc_stop_latency, 'jc_stop_latency');
+  if (id !== SL_ID && id !== SL_ID_V2) throw new Refusal('wrong_schema', root.jc_stop_latency);
   const steward = slString(root.steward, 'steward');
   const streamId = slString(root.stream_id, 'stream_id');
   slUint(root.window_count, 'window_count');
@@ -1787,6 +1794,14 @@ function slCheckSchema(root) {
   if (!steward || !streamId) throw new Refusal('empty_name', 'steward or stream_id empty');
   if (!HEX64.test(rr)) throw new Refusal('bad_root', rr);
   if (deadline !== SL_DEADLINE_NS) throw new Refusal('wrong_deadline', String(deadline));
+  if (v2) {
+    const v = root.vantage;
+    if (!isObject(v)) throw slNullOrWrong(v, 'vantage');
+    slFields(v, SL_VANTAGE, 'vantage');
+    slUintOrNull(v.excluded_buffer_ns, 'excluded_buffer_ns');
+    const point = slString(v.point, 'point');
+    if (point !== 'sent' && point !== 'played') throw new Refusal('bad_vantage', point);
+  }
   const bs = root.barge_ins.map(slBargeIn);
   for (let i = 1; i < bs.length; i += 1) {
     if (bs[i].window_id < bs[i - 1].window_id || bs[i].barge_in_ts_ns < bs[i - 1].barge_in_ts_ns) {

@@ -36,18 +36,22 @@ from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_suppo
 FILE = "stop-latency-vectors.json"
 SCHEMA_FILE = "stop-latency-1.schema.json"
 SCHEMA_ID = "stop-latency/1"
+SCHEMA_ID_V2 = "stop-latency/2"
+SCHEMA_FILE_V2 = "stop-latency-2.schema.json"
 CONTENT_TYPE = "application/vnd.jouleclaw.stop-latency+json"
 DEADLINE_NS = 150_000_000
 MAX_SAFE = 2**53 - 1
 LIMITS = {"document_bytes": 8 << 20, "depth": 3, "string_bytes": 4096, "array_len": 16_384}
 MAX_SIGNED = (8 << 20) + 16_384
 TOP = ("barge_ins", "deadline_ns", "jc_stop_latency", "receipts_root", "steward", "stream_id", "window_count")
+TOP_V2 = TOP + ("vantage",)
+VANTAGE = ("excluded_buffer_ns", "point")
 BARGE = ("audio_bytes", "barge_in_ts_ns", "end_ts_ns", "ended_by", "last_audio_ts_ns",
          "late_audio_bytes", "stop_latency_ns", "window_id")
 SCHEMA_CODES = frozenset((
     "wrong_type", "null", "unknown_field", "missing_field", "wrong_schema", "negative_unsigned",
     "empty_name", "bad_root", "wrong_deadline", "bad_ended_by", "end_mismatch",
-    "latency_mismatch", "late_mismatch", "out_of_order",
+    "latency_mismatch", "late_mismatch", "out_of_order", "bad_vantage",
 ))
 
 
@@ -171,8 +175,10 @@ def check_barge_in(b) -> dict:
 def check_schema(root) -> dict:
     if not isinstance(root, dict):
         raise null_or_wrong(root)
-    fields(root, TOP)
-    if string(root["jc_stop_latency"]) != SCHEMA_ID:
+    # stop-latency/2 (section 10) adds `vantage`; the id selects the field set.
+    v2 = root.get("jc_stop_latency") == SCHEMA_ID_V2
+    fields(root, TOP_V2 if v2 else TOP)
+    if string(root["jc_stop_latency"]) not in (SCHEMA_ID, SCHEMA_ID_V2):
         raise Refused("wrong_schema")
     steward, stream_id = string(root["steward"]), string(root["stream_id"])
     uint(root["window_count"])
@@ -186,6 +192,14 @@ def check_schema(root) -> dict:
         raise Refused("bad_root")
     if deadline != DEADLINE_NS:
         raise Refused("wrong_deadline")
+    if v2:
+        vantage = root["vantage"]
+        if not isinstance(vantage, dict):
+            raise null_or_wrong(vantage)
+        fields(vantage, VANTAGE)
+        uint_or_null(vantage["excluded_buffer_ns"])
+        if string(vantage["point"]) not in ("sent", "played"):
+            raise Refused("bad_vantage")
     bs = [check_barge_in(b) for b in root["barge_ins"]]
     for a, b in zip(bs, bs[1:]):
         if b["window_id"] < a["window_id"] or b["barge_in_ts_ns"] < a["barge_in_ts_ns"]:
@@ -397,6 +411,7 @@ def run(directory: Path, rep) -> None:
     rep.check("header", header)
 
     validator = None
+    validator_v2 = None
     schema_path = directory / SCHEMA_FILE
     try:
         import jsonschema  # optional
@@ -415,11 +430,27 @@ def run(directory: Path, rep) -> None:
                 if not list(validator.iter_errors(b)):
                     raise AssertionError(f"the JSON Schema accepts {b}")
         rep.check(f"load {SCHEMA_FILE}", load_schema)
+        if (directory / SCHEMA_FILE_V2).exists():
+            def load_schema_v2():
+                nonlocal validator_v2
+                schema = json.loads((directory / SCHEMA_FILE_V2).read_text(encoding="utf-8"))
+                jsonschema.Draft202012Validator.check_schema(schema)
+                validator_v2 = jsonschema.Draft202012Validator(schema)
+                # Its neighbours: a stop-latency/1 document, and a vantage point it does not know.
+                v1 = json.loads(doc["documents"][0]["canonical"])
+                bad = {**v1, "jc_stop_latency": SCHEMA_ID_V2,
+                       "vantage": {"excluded_buffer_ns": None, "point": "heard"}}
+                for b in (v1, bad):
+                    if not list(validator_v2.iter_errors(b)):
+                        raise AssertionError(f"the stop-latency/2 JSON Schema accepts {b}")
+            rep.check(f"load {SCHEMA_FILE_V2}", load_schema_v2)
 
     for v in doc.get("documents", []):
         def one(v=v):
-            if validator is not None:
-                errors = list(validator.iter_errors(json.loads(v["canonical"])))
+            is_v2 = json.loads(v["canonical"]).get("jc_stop_latency") == SCHEMA_ID_V2
+            chosen = validator_v2 if is_v2 else validator
+            if chosen is not None:
+                errors = list(chosen.iter_errors(json.loads(v["canonical"])))
                 if errors:
                     raise AssertionError(f"schema: {errors[0].message}")
             data = v["canonical"].encode("utf-8")
