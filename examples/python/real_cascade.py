@@ -439,8 +439,9 @@ class PacedSink(BaseOutputTransport):
     websocket does). Everything else (resampling, chunking, queueing, interruption draining,
     the bot speaking frames, pushing each written chunk downstream) is Pipecat's.
 
-    It records what it played, on the pipeline clock: ``played`` holds each chunk's playout
-    (start, end) in nanoseconds, the truth a listener at the sink hears. With
+    It records what it played, on the pipeline clock: ``played`` holds, for each chunk, when
+    its write began and its playout (start, end) in nanoseconds, the truth a listener at the
+    sink hears. With
     ``device_buffer_ms`` B the write returns B ms before the chunk has finished playing (a
     device that takes B ms of audio ahead), so audio keeps playing up to B ms after the
     transport's last write returned."""
@@ -459,7 +460,7 @@ class PacedSink(BaseOutputTransport):
         self.device_buffer_ns = device_buffer_ms * MS
         self.bytes_written = 0
         self.chunks_written = 0
-        self.played: list[tuple[int, int]] = []
+        self.played: list[tuple[int, int, int]] = []
 
     async def start(self, frame: StartFrame):
         await super().start(frame)
@@ -471,9 +472,11 @@ class PacedSink(BaseOutputTransport):
         clock_now = self.get_clock().get_time()
         starts = max(self._free_at, now)
         self._free_at = starts + duration
-        self.played.append(
-            (clock_now + int((starts - now) * NS), clock_now + int((self._free_at - now) * NS))
-        )
+        self.played.append((
+            clock_now,
+            clock_now + int((starts - now) * NS),
+            clock_now + int((self._free_at - now) * NS),
+        ))
         await asyncio.sleep(max(0.0, self._free_at - self._buffer_s - now))
         self.bytes_written += len(frame.audio)
         self.chunks_written += 1
@@ -481,8 +484,10 @@ class PacedSink(BaseOutputTransport):
 
     def heard_after(self, t_ns: int, until_ns: Optional[int] = None) -> Optional[int]:
         """The end of the last audio played after `t_ns` (chunks whose playout ends after it,
-        and, with `until_ns`, that started playing before it), on the pipeline clock."""
-        ends = [e for b, e in self.played if e > t_ns and (until_ns is None or b < until_ns)]
+        and, with `until_ns`, whose write began before it), on the pipeline clock."""
+        ends = [
+            e for w, _, e in self.played if e > t_ns and (until_ns is None or w < until_ns)
+        ]
         return max(ends) if ends else None
 
 

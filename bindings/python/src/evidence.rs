@@ -645,6 +645,59 @@ fn write_run(
     write_new(dir, "summary.json", text.as_bytes())
 }
 
+/// The stop-latency document of a verified directory (`report`, with its decoded receipts by
+/// line): verified and bound to the receipts when present (opened without following a link,
+/// read up to `MAX_SIGNED_BYTES`), required when a receipt records a barge-in. Each problem as
+/// `receipts verify DIR` names it.
+pub(crate) fn stop_latency_problems(
+    dir: &Path,
+    key: &PublicKey,
+    report: &jouleclaw_store::DirReport,
+    decoded: Vec<(u64, jouleclaw_jcr1::StreamWindowReceipt)>,
+) -> jouleclaw_store::Result<Vec<jouleclaw_stop_latency::BindingProblem>> {
+    use jouleclaw_store::layout::{self, Input, STOP_LATENCY_CBOR};
+    let problem = |code: &'static str, detail: String| {
+        vec![jouleclaw_stop_latency::BindingProblem { code, detail }]
+    };
+    let receipts: Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> = decoded
+        .into_iter()
+        .filter_map(|(i, r)| {
+            let rec = report.receipts.get(usize::try_from(i).ok()?)?;
+            Some((r, rec.content_hash))
+        })
+        .collect();
+    let path = dir.join(STOP_LATENCY_CBOR);
+    let bytes = match layout::open_input(&path)? {
+        Input::Missing => {
+            let plain: Vec<_> = receipts.iter().map(|(r, _)| r.clone()).collect();
+            return Ok(jouleclaw_stop_latency::missing(&plain)
+                .into_iter()
+                .collect());
+        }
+        Input::NotRegular(what) => {
+            return Ok(problem(
+                "not_regular_file",
+                format!("{STOP_LATENCY_CBOR} is a {what}, not a regular file"),
+            ));
+        }
+        Input::File(f) => {
+            match layout::read_bounded(f, &path, jouleclaw_stop_latency::MAX_SIGNED_BYTES as u64)? {
+                Some(b) => b,
+                None => {
+                    return Ok(problem(
+                        "cose_too_large",
+                        format!("{STOP_LATENCY_CBOR} is larger than a signed document may be"),
+                    ));
+                }
+            }
+        }
+    };
+    Ok(match jouleclaw_stop_latency::verify(&bytes, key) {
+        Err(e) => problem(e.code(), e.to_string()),
+        Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, &receipts),
+    })
+}
+
 /// Verifies a signed `stop-latency/1` document against `public_key`; with `receipts_jsonl` (the
 /// bytes of a `receipts.jsonl`) also its binding to those receipts. Raises `VerifyError` with
 /// the refusal or binding code.

@@ -1274,11 +1274,24 @@ fn verify_stream_dir<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     use jouleclaw_store::Completeness;
     let key = public_key_arg(py, public_key)?;
-    let report = py
-        .detach(move || jouleclaw_store::verify_dir(&path, &key, &mut |_, _| {}))
+    let (report, stop_latency) = py
+        .detach(move || -> jouleclaw_store::Result<_> {
+            let mut decoded = Vec::new();
+            let report =
+                jouleclaw_store::verify_dir(&path, &key, &mut |i, r| decoded.push((i, r.clone())))?;
+            let stop_latency = evidence::stop_latency_problems(&path, &key, &report, decoded)?;
+            Ok((report, stop_latency))
+        })
         .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
-    out.set_item("outcome", report.outcome().code())?;
+    // The directory's files, then its stop-latency document (signature and binding to the
+    // receipts, spec/STOP-LATENCY-V1.md section 7), as `receipts verify DIR` checks both.
+    let outcome = if stop_latency.is_empty() {
+        report.outcome().code()
+    } else {
+        "failed"
+    };
+    out.set_item("outcome", outcome)?;
     out.set_item(
         "completeness",
         match report.completeness {
@@ -1290,7 +1303,10 @@ fn verify_stream_dir<'py>(
     out.set_item("receipts", report.receipts.len())?;
     out.set_item("verified", report.verified())?;
     out.set_item("checkpoints", report.checkpoints)?;
-    out.set_item("problem_count", report.problem_count)?;
+    out.set_item(
+        "problem_count",
+        report.problem_count + stop_latency.len() as u64,
+    )?;
     let problems = PyList::empty(py);
     for p in &report.problems {
         let d = PyDict::new(py);
@@ -1299,6 +1315,15 @@ fn verify_stream_dir<'py>(
         d.set_item("index", p.index)?;
         d.set_item("window_id", p.window_id)?;
         d.set_item("message", &p.message)?;
+        problems.append(d)?;
+    }
+    for p in &stop_latency {
+        let d = PyDict::new(py);
+        d.set_item("code", p.code)?;
+        d.set_item("file", jouleclaw_store::layout::STOP_LATENCY_CBOR)?;
+        d.set_item("index", py.None())?;
+        d.set_item("window_id", py.None())?;
+        d.set_item("message", &p.detail)?;
         problems.append(d)?;
     }
     out.set_item("problems", problems)?;

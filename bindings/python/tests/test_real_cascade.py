@@ -128,13 +128,10 @@ def buffered(tmp_path_factory):
 
 def played_truth_ns(result: rc.CallResult, barge) -> int:
     """What the listener at the sink heard: from the barge-in to the end of the last audio
-    of that turn played after it. The bot's next turn starts (``end_ts_ns``) when the
-    transport begins writing it; behind a device buffer of B its audio starts playing B
-    later, so the old turn's chunks are those that started playing before ``end_ts_ns + B``."""
-    until = None
-    if barge.end_ts_ns is not None:
-        until = barge.end_ts_ns + result.sink.device_buffer_ns
-    end = result.sink.heard_after(barge.barge_in_ts_ns, until)
+    of that turn played after it. The bot's next turn starts (``end_ts_ns``) before the
+    transport writes its first chunk, so the old turn's chunks are those written before it
+    (behind a device buffer they play on after it)."""
+    end = result.sink.heard_after(barge.barge_in_ts_ns, barge.end_ts_ns)
     return 0 if end is None else end - barge.barge_in_ts_ns
 
 
