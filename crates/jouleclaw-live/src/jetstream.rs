@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use crate::audit::StreamRecords;
 use crate::clock::BoxFuture;
 use crate::error::{LiveError, Result};
-use crate::journal::{Journal, JournalWriter, Record, Recovered};
+use crate::journal::{Finished, Journal, JournalWriter, Record, Recovered};
 use crate::sink::{ReceiptSink, SinkBatch, SinkContext, check_ids, escape_id, unescape_id};
 
 /// The message format's version (`"v"`).
@@ -642,6 +642,19 @@ fn publish_later(
     })
 }
 
+/// What the journal reported when it ended, into the sink's counters.
+fn record_finish(stats: &crate::sink::SinkStats, fin: &Finished) {
+    stats
+        .journal_undelivered
+        .store(fin.undelivered as u64, Ordering::SeqCst);
+    stats
+        .journal_unmarked
+        .store(fin.unmarked as u64, Ordering::SeqCst);
+    stats
+        .journal_write_errors
+        .store(fin.write_errors, Ordering::SeqCst);
+}
+
 fn receipts(batch: &SinkBatch) -> u64 {
     batch.receipts.len() as u64
 }
@@ -733,8 +746,8 @@ impl ReceiptSink for JetStreamSink {
                     && replaying.is_none()
                     && parked.is_empty()
                 {
-                    journal.flush().await?;
-                    journal.close().await;
+                    let fin = journal.finish().await?;
+                    record_finish(&stats, &fin);
                     return Ok(());
                 }
                 let deadline = drain_deadline
@@ -835,8 +848,9 @@ impl ReceiptSink for JetStreamSink {
                             + parked.iter().filter(|p| p.attempts > 0).map(|p| receipts(&p.batch)).sum::<u64>();
                         stats.receipts_unknown_fate.store(unknown, Ordering::SeqCst);
                         stats.drain_timed_out.store(true, Ordering::SeqCst);
-                        let (left, bytes) = journal.flush().await?;
-                        journal.close().await;
+                        let fin = journal.finish().await?;
+                        record_finish(&stats, &fin);
+                        let (left, bytes) = (fin.undelivered, fin.bytes);
                         return Err(LiveError::Sink {
                             code: "drain_timeout",
                             message: format!(
@@ -881,6 +895,12 @@ pub struct ReplayReport {
     /// Batches still undelivered (a publish failed within its attempts, or a batch was not
     /// read back after [`REPLAY_CONFIRM_ROUNDS`] rounds).
     pub left: u64,
+    /// Batches read back from their subject whose delivered mark could not be written (a
+    /// journal write failed, also when retried): still listed undelivered in the file; a
+    /// replay run again marks them without publishing.
+    pub unmarked: u64,
+    /// Journal writes that failed and were cut back.
+    pub write_errors: u64,
 }
 
 /// A replayed batch waiting to be read back.
@@ -1077,8 +1097,9 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
         }
         to_confirm = again;
     }
-    writer.flush().await?;
-    writer.close().await;
+    let fin = writer.finish().await?;
+    report.unmarked = fin.unmarked as u64;
+    report.write_errors = fin.write_errors;
     Ok(report)
 }
 

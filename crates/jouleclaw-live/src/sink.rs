@@ -149,6 +149,14 @@ pub struct SinkStats {
     pub receipts_lost: AtomicU64,
     /// Whether the drain timed out with batches left in the journal.
     pub drain_timed_out: AtomicBool,
+    /// When the sink ended: batches its journal file lists undelivered (checked by reading
+    /// the file again as a replay would; `journal replay` delivers or marks them).
+    pub journal_undelivered: AtomicU64,
+    /// Of them, acknowledged by the cluster but without a delivered mark on disk (its write
+    /// failed, also when retried): a replay finds them stored and marks them.
+    pub journal_unmarked: AtomicU64,
+    /// Journal writes (records, marks, `fsync`s) that failed and were cut back.
+    pub journal_write_errors: AtomicU64,
     /// Batches by time from signing their checkpoint to their durability: entry `i` counts
     /// the lags in (`LAG_BUCKETS_MS[i-1]`, `LAG_BUCKETS_MS[i]`] ms (not cumulative); a lag past
     /// the last bound is counted in `batches_durable` only.

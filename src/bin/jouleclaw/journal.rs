@@ -86,10 +86,17 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
             String::new()
         }
     );
-    if r.left > 0 {
+    if r.write_errors > 0 {
+        say!(
+            "journal     {} writes failed and were cut back; {} batches delivered whose mark could not be written (a replay run again marks them)",
+            r.write_errors,
+            r.unmarked
+        );
+    }
+    if r.left > 0 || r.unmarked > 0 {
         return Err(Failure::Refused(format!(
-            "{} batches still undelivered",
-            r.left
+            "{} batches still undelivered, {} delivered without their mark",
+            r.left, r.unmarked
         )));
     }
     Ok(())
