@@ -279,3 +279,30 @@ fn live_registers_each_jetstream_call_from_its_final_batchs_seal() {
     }
     assert_same_leaves_as_registry_add(&key, &reg, &reg2, &folders);
 }
+
+#[test]
+fn live_counts_and_lists_each_failed_stream_once() {
+    let t = TempDir::new("failed-streams");
+    let out = t.path("live");
+    // Two of three calls find their folder taken (left by another run): each fails
+    // `stream_exists` at its first checkpoint, then its later pushes and its close are refused
+    // `stream_failed`: one failed stream, not three failures.
+    std::fs::create_dir_all(out.join("call-0.partial")).unwrap();
+    std::fs::create_dir_all(out.join("call-2")).unwrap();
+    let sink = format!("file:{}", out.display());
+    let o = live(3, 2, &[&"--checkpoint-every", &"2", &"--sink", &sink]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(all.contains(", 2 failed"), "{all}");
+    assert!(all.contains("2 streams failed"), "{all}");
+    for id in ["call-0", "call-2"] {
+        assert_eq!(
+            all.matches(&format!("failed stream {id}:")).count(),
+            1,
+            "{id}: {all}"
+        );
+    }
+    // The neighbour: the stream whose folder was free is sealed and not listed.
+    assert!(!all.contains("failed stream call-1"), "{all}");
+    assert!(out.join("call-1").join("seals.cbor").is_file());
+}
