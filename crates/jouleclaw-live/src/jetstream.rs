@@ -693,7 +693,15 @@ impl ReceiptSink for JetStreamSink {
             let mut parked: VecDeque<Parked> = VecDeque::new();
             let mut replaying: Option<BoxFuture<'static, Result<()>>> = None;
             let mut open = true;
+            // The drain counts from the substrate's shutdown (every stream closed), also while
+            // the sink is not reading its queue (all `max_in_flight` publishes waiting for
+            // acks): waiting to see the queue's end would add those waits to the drain.
+            let mut draining = ctx.draining.clone();
+            let mut hears_drain = true;
             let mut drain_deadline: Option<tokio::time::Instant> = None;
+            if *draining.borrow_and_update() {
+                drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
+            }
             let lost = |batch: &SinkBatch, e: &LiveError| {
                 stats.streams_failed.fetch_add(1, Ordering::SeqCst);
                 stats
@@ -804,10 +812,19 @@ impl ReceiptSink for JetStreamSink {
                             settled(&front.batch, &front.rec);
                         }
                     }
+                    d = draining.changed(), if hears_drain && drain_deadline.is_none() => {
+                        match d {
+                            Ok(()) if *draining.borrow_and_update() => {
+                                drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
+                            }
+                            Ok(()) => {}
+                            Err(_) => hears_drain = false,
+                        }
+                    }
                     b = batches.recv(), if open && in_flight.len() + journaling.len() < config.max_in_flight => {
                         let Some(batch) = b else {
                             open = false;
-                            drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
+                            drain_deadline.get_or_insert_with(|| tokio::time::Instant::now() + config.drain_timeout);
                             continue;
                         };
                         stats.batches_in.fetch_add(1, Ordering::SeqCst);
@@ -833,6 +850,32 @@ impl ReceiptSink for JetStreamSink {
                         // delivers the rest.
                         while let Some((batch, _, _, r)) = journaling.next().await {
                             match r {
+                                Ok(rec) => {
+                                    stats.journaled.fetch_add(1, Ordering::SeqCst);
+                                    stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                    stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                    stats.receipts_unsent.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                }
+                                Err(e) => lost(&batch, &e),
+                            }
+                        }
+                        // The batches still queued (the sink was not reading while its
+                        // publishes waited) and those the mint shards still hand over: into
+                        // the journal, unsent, without waiting on the cluster; the queue ends
+                        // once the shards stopped.
+                        while open && let Some(batch) = batches.recv().await {
+                            stats.batches_in.fetch_add(1, Ordering::SeqCst);
+                            stats.receipts_in.fetch_add(receipts(&batch), Ordering::SeqCst);
+                            if batch.status.failure().is_some() {
+                                stats.receipts_lost.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                continue;
+                            }
+                            let body = match check_ids(&batch.steward, &batch.stream_id).and_then(|()| encode_batch(&batch)) {
+                                Ok(b) => Bytes::from(b),
+                                Err(e) => { lost(&batch, &e); continue; }
+                            };
+                            let subject = config.subject(&batch.steward, &batch.stream_id);
+                            match journal.append(subject, body).await {
                                 Ok(rec) => {
                                     stats.journaled.fetch_add(1, Ordering::SeqCst);
                                     stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);

@@ -195,6 +195,9 @@ pub struct SinkContext {
     pub stats: Arc<SinkStats>,
     /// The substrate's clock (for lag).
     pub clock: Arc<dyn Clock>,
+    /// Becomes `true` when the substrate's shutdown begins (every stream closed): a sink
+    /// with a drain deadline counts it from then, also while it is not reading its queue.
+    pub draining: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A destination for receipts and seals. The substrate runs one sink task: `run` consumes the

@@ -277,6 +277,8 @@ struct Inner {
     sink_stats: Arc<SinkStats>,
     sink_tx: Mutex<Option<mpsc::Sender<SinkBatch>>>,
     sink_task: Mutex<Option<JoinHandle<Result<()>>>>,
+    /// Set when the shutdown begins (every stream closed): the sink's drain counts from then.
+    draining: tokio::sync::watch::Sender<bool>,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     stopped: AtomicBool,
 }
@@ -308,11 +310,13 @@ impl Substrate {
         let stats = Arc::new(SubstrateStats::default());
         let sink_stats = Arc::new(SinkStats::default());
         let (sink_tx, sink_rx) = mpsc::channel(config.sink_queue);
+        let (draining, draining_rx) = tokio::sync::watch::channel(false);
         let sink_task = tokio::spawn(sink.run(
             sink_rx,
             SinkContext {
                 stats: sink_stats.clone(),
                 clock: clock.clone(),
+                draining: draining_rx,
             },
         ));
         let key = signer.verifying_key();
@@ -362,6 +366,7 @@ impl Substrate {
                 sink_stats,
                 sink_tx: Mutex::new(Some(sink_tx)),
                 sink_task: Mutex::new(Some(sink_task)),
+                draining,
                 threads: Mutex::new(threads),
                 stopped: AtomicBool::new(false),
             }),
@@ -494,6 +499,9 @@ impl Substrate {
             });
         }
         self.inner.stopped.store(true, Ordering::SeqCst);
+        // Every stream is closed: no batch will be made that is not already on its way, so
+        // the sink's drain deadline counts from now (not from when it next reads its queue).
+        self.inner.draining.send_replace(true);
         for tx in &self.inner.verdict_tx {
             let _ = tx.send(VerdictCmd::Stop).await;
         }

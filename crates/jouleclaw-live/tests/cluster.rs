@@ -9,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::{Collect, free_port, nats_server};
+use common::{Collect, NatsServer, free_port, nats_server};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -1333,4 +1333,70 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
             }
         }
     }
+}
+
+/// `live --drain-secs 15` drained for 30.6 s: the drain's deadline started when the sink next
+/// read its queue, and with all its publishes in flight waiting for acks from a server that
+/// does not answer (3 attempts of the 5 s ack timeout) it read nothing for 15 s at a time.
+/// Now it counts from the shutdown: a frozen server, two publishes in flight, five batches
+/// queued behind them; the shutdown ends at the drain timeout (tokio's paused clock once the
+/// server is frozen), every batch journaled, none lost.
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+async fn the_drain_ends_at_its_deadline_while_every_publish_waits_for_an_ack() {
+    let store = tempfile::tempdir().unwrap();
+    let server = NatsServer::start(store.path());
+    let mut config = JetStreamConfig::new(&server.url, store.path().join("drain.journal"));
+    config.max_in_flight = 2;
+    config.drain_timeout = Duration::from_secs(3);
+    ready(&config).await;
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::system()),
+        signer(),
+        Box::new(JetStreamSink::open(config).unwrap()),
+    )
+    .unwrap();
+    let handles: Vec<StreamHandle> = (0..8)
+        .map(|i| s.open_stream(&format!("drain-{i}")).unwrap())
+        .collect();
+    for h in &handles {
+        h.push(common::mic(0, h.now_ns())).unwrap();
+    }
+    // One call ends while the server answers (the link is up), then the server freezes.
+    let mut rest = handles.into_iter();
+    rest.next().unwrap().close().await.unwrap();
+    first_durable(&s).await;
+    let frozen = Command::new("kill")
+        .args(["-STOP", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(frozen.success());
+    tokio::time::pause();
+    for h in rest {
+        h.close().await.unwrap();
+    }
+    let started = tokio::time::Instant::now();
+    let e = s.shutdown().await.unwrap_err();
+    let drained = started.elapsed();
+    assert_eq!(e.code(), "drain_timeout", "{e}");
+    // The deadline plus the journaling of what was left (no wait on the cluster); before the
+    // mend: two rounds of three 5 s ack timeouts first (more than 30 s).
+    assert!(
+        drained < Duration::from_secs(4),
+        "drained for {drained:?} with a 3 s drain timeout"
+    );
+    let st = s.sink_stats();
+    assert_eq!(st.receipts_lost.load(Ordering::SeqCst), 0);
+    assert_eq!(st.batches_durable.load(Ordering::SeqCst), 1);
+    assert_eq!(st.journal_undelivered.load(Ordering::SeqCst), 7);
+    assert_eq!(
+        st.receipts_unsent.load(Ordering::SeqCst) + st.receipts_unknown_fate.load(Ordering::SeqCst),
+        st.receipts_pending.load(Ordering::SeqCst)
+    );
+    let _ = Command::new("kill")
+        .args(["-CONT", &server.pid().to_string()])
+        .status();
 }
