@@ -87,6 +87,23 @@ check "metrics: conforming windows counted by finding" grep -qE '^jouleclaw_wind
 acks=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_count \([0-9]*\).*/\1/p' "$work/metrics.txt")
 inf=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_bucket{le="+Inf"} \([0-9]*\).*/\1/p' "$work/metrics.txt")
 check "metrics: the sink-ack histogram's +Inf bucket is its count" test -n "$acks" -a "$acks" = "$inf"
+# The run's end is scraped (--metrics-linger), and says what live's summary says.
+"$jc" live --streams 3 --seconds 2 --sink "file:$work/files3" --metrics 127.0.0.1:0 --metrics-linger 10 \
+    >"$work/m3.out" 2>"$work/m3.err" &
+mlive=$!
+port=""
+for _ in $(seq 1 300); do
+    grep -q "^ended" "$work/m3.out" 2>/dev/null && \
+        port=$(sed -n 's|^metrics: http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$work/m3.err") && break
+    sleep 0.1
+done
+scrape >"$work/metrics3.txt" 2>/dev/null || true
+wait "$mlive" || true
+minted3=$(sed -n 's/^windows *\([0-9]*\) .*/\1/p' "$work/m3.out")
+sealed3=$(sed -n 's/^streams .* \([0-9]*\) sealed durable.*/\1/p' "$work/m3.out")
+check "metrics at the run's end: every window live counted" grep -q "^jouleclaw_windows_total $minted3\$" "$work/metrics3.txt"
+check "metrics at the run's end: streams sealed as live says (durable)" grep -q "^jouleclaw_streams_sealed_total $sealed3\$" "$work/metrics3.txt"
+check "metrics: the journal and drain split exported" grep -q "^jouleclaw_receipts_unknown_fate 0" "$work/metrics3.txt"
 rc=0
 "$jc" live --streams 1 --seconds 1 --sink "file:$work/files2" --metrics 0.0.0.0:9464 >/dev/null 2>&1 || rc=$?
 check "metrics on a non-loopback address is a usage error" test "$rc" = 2

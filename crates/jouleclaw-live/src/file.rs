@@ -260,10 +260,11 @@ impl ReceiptSink for FileSink {
                         ctx.stats
                             .receipts_lost
                             .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
-                        ctx.stats
-                            .streams_failed
-                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        batch.status.fail(&e.to_string());
+                        if batch.status.fail_first(&e.to_string()) {
+                            ctx.stats
+                                .streams_failed
+                                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                     }
                 }
             }

@@ -703,11 +703,12 @@ impl ReceiptSink for JetStreamSink {
                 drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
             }
             let lost = |batch: &SinkBatch, e: &LiveError| {
-                stats.streams_failed.fetch_add(1, Ordering::SeqCst);
                 stats
                     .receipts_lost
                     .fetch_add(receipts(batch), Ordering::SeqCst);
-                batch.status.fail(&e.to_string());
+                if batch.status.fail_first(&e.to_string()) {
+                    stats.streams_failed.fetch_add(1, Ordering::SeqCst);
+                }
             };
             let settled = |batch: &SinkBatch, rec: &Record| {
                 stats.record_durable(batch, ctx.clock.now_ns());

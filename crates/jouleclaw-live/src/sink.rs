@@ -58,17 +58,38 @@ pub struct StreamStatus {
     durable_checkpoints: AtomicU64,
     durable_receipts: AtomicU64,
     sealed_durable: AtomicBool,
+    /// Counts this stream once when it first fails (the substrate's
+    /// [`SubstrateStats::failed_streams`](crate::SubstrateStats::failed_streams)).
+    failed_streams: Option<Arc<AtomicU64>>,
 }
 
 impl StreamStatus {
+    /// A status that adds 1 to `failed_streams` when the stream first fails, whoever fails
+    /// it (its workers, the sink) and however often.
+    pub fn counted(failed_streams: Arc<AtomicU64>) -> Self {
+        Self {
+            failed_streams: Some(failed_streams),
+            ..Self::default()
+        }
+    }
+
     /// Marks the stream failed (the first reason is kept).
     pub fn fail(&self, reason: &str) {
+        self.fail_first(reason);
+    }
+
+    /// [`StreamStatus::fail`], returning whether this was the stream's first failure.
+    pub fn fail_first(&self, reason: &str) -> bool {
         if let Ok(mut r) = self.reason.lock()
             && r.is_none()
         {
             *r = Some(reason.to_owned());
         }
-        self.failed.store(true, Ordering::SeqCst);
+        let first = !self.failed.swap(true, Ordering::SeqCst);
+        if first && let Some(c) = &self.failed_streams {
+            c.fetch_add(1, Ordering::SeqCst);
+        }
+        first
     }
 
     /// Why the stream failed, if it did.
@@ -133,7 +154,8 @@ pub struct SinkStats {
     pub journal_bytes: AtomicU64,
     /// Batches that used up their publish attempts and wait in the journal for the cluster.
     pub spilled: AtomicU64,
-    /// Streams failed by the sink.
+    /// Streams failed by the sink (each once: the batches of a stream already failed are
+    /// not counted again).
     pub streams_failed: AtomicU64,
     /// Receipts received from the streams.
     pub receipts_in: AtomicU64,

@@ -163,10 +163,14 @@ pub struct SubstrateStats {
     pub checkpoints: AtomicU64,
     /// Streams opened.
     pub streams_opened: AtomicU64,
-    /// Streams sealed.
+    /// Streams closed with their final seal signed (whether the sink then made it durable
+    /// or not: [`SinkStats::seals_durable`] counts those).
     pub streams_sealed: AtomicU64,
-    /// Streams failed.
+    /// Streams whose close returned an error.
     pub streams_failed: AtomicU64,
+    /// Streams failed, each once whoever failed it and whenever (its workers, the sink,
+    /// also after its close): what `jouleclaw live` counts as failed streams.
+    pub failed_streams: Arc<AtomicU64>,
     /// Window closes on the clock deferred because a mint queue was full (the window then
     /// closes at the stream's next tick of a later window or at its close).
     pub closes_deferred: AtomicU64,
@@ -438,7 +442,7 @@ impl Substrate {
             refused: AtomicU64::new(0),
             refused_closed: AtomicU64::new(0),
             verdicts,
-            status: Arc::new(StreamStatus::default()),
+            status: Arc::new(StreamStatus::counted(inner.stats.failed_streams.clone())),
         });
         let vtx = self.verdict_tx(key).clone();
         let mtx = self.mint_tx(key).clone();

@@ -76,6 +76,10 @@ pub(crate) struct LiveArgs {
     /// address only, such as 127.0.0.1:9464; port 0 picks one and prints it).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
+    /// With --metrics: keep serving the run's final metrics this many seconds after it ended
+    /// (the summary is printed first), so that a scraper reads its end.
+    #[arg(long, default_value_t = 0, value_name = "SECS")]
+    metrics_linger: u64,
     /// The journal's bound in MiB.
     #[arg(long, default_value_t = 64)]
     journal_mib: u64,
@@ -355,6 +359,13 @@ async fn run(
 ) -> (Calls, CmdResult) {
     let mut calls = Vec::new();
     let ran = run_calls(args, sink, signer, prefix, generator, &mut calls).await;
+    if args.metrics.is_some() && args.metrics_linger > 0 {
+        tell!(
+            "metrics: the run's final values stay served for {} s",
+            args.metrics_linger
+        );
+        jouleclaw_live::tokio::time::sleep(Duration::from_secs(args.metrics_linger)).await;
+    }
     (calls, ran)
 }
 
