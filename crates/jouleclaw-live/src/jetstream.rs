@@ -945,6 +945,31 @@ pub struct ReplayReport {
     pub unmarked: u64,
     /// Journal writes that failed and were cut back.
     pub write_errors: u64,
+    /// Undelivered records that cannot be delivered (offset, why): no batch the sink wrote
+    /// (a checksum is no authentication) or journaled for another subject. Nothing is
+    /// published for them; they stay undelivered (counted in `left`) unless abandoned.
+    pub undeliverable: Vec<(u64, String)>,
+    /// Of them, abandoned now (`replay_abandoning`): an abandoned mark written, no longer
+    /// undelivered.
+    pub abandoned: u64,
+}
+
+/// Why the record `rec` with `body` cannot be delivered under `config`, if it cannot: its
+/// body is no batch, or the batch belongs on another subject.
+fn undeliverable(config: &JetStreamConfig, rec: &Record, body: &[u8]) -> Option<String> {
+    match decode_batch(body) {
+        Err(e) => Some(format!("not a batch: {e}")),
+        Ok(b) => {
+            let expected = config.subject(&b.steward, &b.stream_id);
+            (rec.subject != expected).then(|| {
+                format!(
+                    "journaled for subject {}, but its batch belongs on {}",
+                    jouleclaw_store::escape_untrusted(&rec.subject),
+                    jouleclaw_store::escape_untrusted(&expected)
+                )
+            })
+        }
+    }
 }
 
 /// A replayed batch waiting to be read back.
@@ -1015,7 +1040,36 @@ async fn ids_on(
 /// that acknowledged what it then did not keep) is published again under the next id
 /// generation, at most [`REPLAY_CONFIRM_ROUNDS`] times.
 pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<ReplayReport> {
+    replay_abandoning(path, config, &[]).await
+}
+
+/// [`replay`], abandoning the undeliverable records at `abandon` (offsets the replay named in
+/// [`ReplayReport::undeliverable`]): an abandoned mark is written for each, so that a journal
+/// holding a record no command can deliver can be cleared. An offset that is not an
+/// undelivered record that cannot be delivered is refused (`config`) before anything is
+/// published or written.
+pub async fn replay_abandoning(
+    path: &std::path::Path,
+    config: &JetStreamConfig,
+    abandon: &[u64],
+) -> Result<ReplayReport> {
     let journal = Journal::open(path, u64::MAX)?;
+    for off in abandon {
+        let rec = journal
+            .undelivered()
+            .find(|r| r.offset == *off)
+            .ok_or_else(|| LiveError::Config {
+                message: format!("--abandon {off}: no undelivered batch record at that offset"),
+            })?;
+        let body = journal.read_body(rec)?;
+        if undeliverable(config, rec, &body).is_none() {
+            return Err(LiveError::Config {
+                message: format!(
+                    "--abandon {off}: the batch there can be delivered; only an undeliverable record is abandoned"
+                ),
+            });
+        }
+    }
     let mut report = ReplayReport {
         recovered: journal.recovered().clone(),
         undelivered: journal.undelivered_count() as u64,
@@ -1039,22 +1093,20 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
         done += 1;
         let body = Bytes::from(writer.read(rec.clone()).await?);
         let id = message_id(&body);
-        let decoded = decode_batch(&body)?;
-        let receipts = decoded.receipts.len() as u64;
-        // The journal's checksum is no authentication: a record is published only on the
-        // subject its own batch names under this configuration.
-        let expected = config.subject(&decoded.steward, &decoded.stream_id);
-        if rec.subject != expected {
-            writer.close().await;
-            return Err(LiveError::Sink {
-                code: "journal_corrupt",
-                message: format!(
-                    "the record at offset {} is journaled for subject {}, but its batch belongs on {expected:?}; nothing more replayed",
-                    rec.offset,
-                    jouleclaw_store::escape_untrusted(&rec.subject)
-                ),
-            });
+        // The journal's checksum is no authentication: a record is published only when it
+        // is a batch, on the subject its own batch names under this configuration. Else it
+        // is named and left (or abandoned when asked), and the replay goes on.
+        if let Some(why) = undeliverable(config, &rec, &body) {
+            if abandon.contains(&rec.offset) {
+                writer.abandon(rec.offset).await?;
+                report.abandoned += 1;
+            } else {
+                report.left += 1;
+            }
+            report.undeliverable.push((rec.offset, why));
+            continue;
         }
+        let receipts = decode_batch(&body)?.receipts.len() as u64;
         if !stored_on.contains_key(&rec.subject) {
             let ids = ids_on(&stream, &rec.subject).await?;
             stored_on.insert(rec.subject.clone(), ids);
@@ -1076,7 +1128,7 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
                 }
                 None => {
                     // The cluster does not take it: stop here, the rest stays undelivered.
-                    report.left = total - done + 1;
+                    report.left += total - done + 1;
                     break;
                 }
             }

@@ -46,6 +46,11 @@ pub const MAGIC: &[u8; 20] = b"jouleclaw-journal/1\n";
 pub const KIND_BATCH: u8 = 1;
 /// A delivered mark.
 pub const KIND_DELIVERED: u8 = 2;
+/// An abandoned mark (payload as [`KIND_DELIVERED`]): the batch record at that offset cannot
+/// be delivered (it is no batch the sink wrote, or names another subject) and the operator
+/// gave it up (`jouleclaw journal replay --abandon OFFSET`); it no longer counts as
+/// undelivered.
+pub const KIND_ABANDONED: u8 = 3;
 /// Bytes of a record besides its payload (length, kind, check).
 pub const FRAME_OVERHEAD: u64 = 4 + 1 + 32;
 /// The largest payload a record may have (64 MiB); a longer length is corruption.
@@ -80,6 +85,8 @@ pub struct Recovered {
     pub batches: u64,
     /// Of them, marked delivered.
     pub delivered: u64,
+    /// Of them, abandoned as undeliverable.
+    pub abandoned: u64,
     /// Bytes of a torn tail cut off (0: none).
     pub torn_bytes: u64,
 }
@@ -274,8 +281,9 @@ impl Journal {
         let mut j = Self::fresh(path, file, max_bytes);
         let scan = scan(path, &j.file, len)?;
         j.recovered = Recovered {
-            batches: scan.batches.len() as u64 + scan.delivered,
+            batches: scan.batches.len() as u64 + scan.delivered + scan.abandoned,
             delivered: scan.delivered,
+            abandoned: scan.abandoned,
             torn_bytes: scan.torn_at.map_or(0, |t| len - t),
         };
         if let Some(t) = scan.torn_at
@@ -494,6 +502,29 @@ impl Journal {
         err.map_or(Ok(()), Err)
     }
 
+    /// Writes an abandoned mark for the undelivered batch record at `offset` (one write, one
+    /// `fsync`; a failed write is cut back and returned): it no longer counts as undelivered.
+    /// The caller decides that it cannot be delivered (`jetstream::replay_abandoning`).
+    pub fn abandon(&mut self, offset: u64) -> Result<()> {
+        if !self.undelivered.contains_key(&offset) {
+            return Err(LiveError::Config {
+                message: format!("no undelivered batch at offset {offset}"),
+            });
+        }
+        let start = self.end;
+        self.write_record(&frame(KIND_ABANDONED, &offset.to_be_bytes())?)?;
+        if let Err(e) = self.file.sync_data() {
+            let e = io(&self.path, &e);
+            self.cut_back(start, &e, true);
+            return Err(e);
+        }
+        if let Some(rec) = self.undelivered.remove(&offset) {
+            self.pending_bytes = self.pending_bytes.saturating_sub(rec.file_bytes());
+        }
+        self.unmarked.remove(&offset);
+        Ok(())
+    }
+
     /// Acknowledged batches whose delivered mark is not on disk yet.
     pub fn unmarked_count(&self) -> usize {
         self.unmarked.len()
@@ -547,6 +578,8 @@ struct Scan {
     batches: BTreeMap<u64, Record>,
     /// Delivered marks.
     delivered: u64,
+    /// Abandoned marks.
+    abandoned: u64,
     /// Where a torn tail starts.
     torn_at: Option<u64>,
 }
@@ -555,6 +588,7 @@ struct Scan {
 fn scan(path: &Path, file: &File, len: u64) -> Result<Scan> {
     let mut batches: BTreeMap<u64, Record> = BTreeMap::new();
     let mut delivered = 0u64;
+    let mut abandoned = 0u64;
     let mut at = MAGIC.len() as u64;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     reader.seek(SeekFrom::Start(at)).map_err(|e| io(path, &e))?;
@@ -608,19 +642,23 @@ fn scan(path: &Path, file: &File, len: u64) -> Result<Scan> {
                     .ok_or_else(|| corrupt(path, format!("batch record at {at}")))?;
                 batches.insert(at, rec);
             }
-            KIND_DELIVERED => {
+            KIND_DELIVERED | KIND_ABANDONED => {
                 let off = <[u8; 8]>::try_from(payload)
                     .map(u64::from_be_bytes)
-                    .map_err(|_| corrupt(path, format!("delivered mark at {at}")))?;
+                    .map_err(|_| corrupt(path, format!("mark at {at}")))?;
                 // A mark may repeat (harmless): its offset must still be an earlier record
                 // boundary.
                 if batches.remove(&off).is_none() && !(off >= MAGIC.len() as u64 && off < at) {
                     return Err(corrupt(
                         path,
-                        format!("delivered mark at {at} names no batch ({off})"),
+                        format!("mark at {at} names no batch ({off})"),
                     ));
                 }
-                delivered += 1;
+                if kind == KIND_DELIVERED {
+                    delivered += 1;
+                } else {
+                    abandoned += 1;
+                }
             }
             other => return Err(corrupt(path, format!("record at {at}: kind {other}"))),
         }
@@ -629,6 +667,7 @@ fn scan(path: &Path, file: &File, len: u64) -> Result<Scan> {
     Ok(Scan {
         batches,
         delivered,
+        abandoned,
         torn_at,
     })
 }
@@ -659,7 +698,9 @@ fn record_ending_at_eof(path: &Path, file: &File, at: u64, len: u64) -> Result<O
             continue;
         }
         let kind = tail[p + 4];
-        if !(kind == KIND_BATCH || (kind == KIND_DELIVERED && plen == 8)) {
+        if !(kind == KIND_BATCH
+            || ((kind == KIND_DELIVERED || kind == KIND_ABANDONED) && plen == 8))
+        {
             continue;
         }
         if blake3::hash(&tail[p..n - 32]).as_bytes() == &tail[n - 32..] {
@@ -724,6 +765,10 @@ enum Cmd {
     },
     Flush(oneshot::Sender<Result<(usize, u64)>>),
     Finish(oneshot::Sender<Result<Finished>>),
+    Abandon {
+        offset: u64,
+        reply: oneshot::Sender<Result<()>>,
+    },
     Close(oneshot::Sender<()>),
 }
 
@@ -803,6 +848,9 @@ impl JournalWriter {
                             }
                             Cmd::Close(reply) => closing = Some(reply),
                             Cmd::Finish(reply) => finishing = Some(reply),
+                            Cmd::Abandon { offset, reply } => {
+                                let _ = reply.send(journal.abandon(offset));
+                            }
                             Cmd::Append { .. } | Cmd::Delivered(_) => {}
                         }
                     }
@@ -866,6 +914,15 @@ impl JournalWriter {
     pub async fn finish(&self) -> Result<Finished> {
         let (reply, rx) = oneshot::channel();
         self.tx.send(Cmd::Finish(reply)).map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    /// Abandons an undelivered batch record ([`Journal::abandon`]).
+    pub async fn abandon(&self, offset: u64) -> Result<()> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Abandon { offset, reply })
+            .map_err(|_| gone())?;
         rx.await.map_err(|_| gone())?
     }
 

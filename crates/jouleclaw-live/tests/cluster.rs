@@ -581,7 +581,7 @@ async fn replay_marks_delivered_only_what_it_reads_back() {
         0
     );
     // A record journaled for a subject its batch does not name (the journal's checksum is no
-    // authentication): refused, nothing published there.
+    // authentication): named by its offset and left, nothing published there.
     let path = cluster.dir.path().join("misplaced.journal");
     let body = jouleclaw_live::jetstream::encode_batch(&batch_on("call.2", 0, true)).unwrap();
     let wrong = keeping.subject(STEWARD, "someone-else");
@@ -591,8 +591,10 @@ async fn replay_marks_delivered_only_what_it_reads_back() {
         .pop()
         .unwrap()
         .unwrap();
-    let e = replay(&path, &keeping).await.unwrap_err();
-    assert_eq!(e.code(), "journal_corrupt", "{e}");
+    let r = replay(&path, &keeping).await.unwrap();
+    assert_eq!((r.published, r.left), (0, 1));
+    assert_eq!(r.undeliverable.len(), 1);
+    assert!(r.undeliverable[0].1.contains("belongs on"), "{r:?}");
     assert_eq!(
         Journal::open(&path, u64::MAX).unwrap().undelivered_count(),
         1
@@ -1399,4 +1401,82 @@ async fn the_drain_ends_at_its_deadline_while_every_publish_waits_for_an_ack() {
     let _ = Command::new("kill")
         .args(["-CONT", &server.pid().to_string()])
         .status();
+}
+
+/// One record that passes its checksum but is no batch made every replay exit 2 without an
+/// offset, and the journal could never be cleared (a new run refuses it). Now the replay
+/// delivers the records around it, names it by its offset and leaves it; asked to, it
+/// abandons it (a mark of its own), and the journal can start over. A deliverable batch is
+/// never abandoned.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+async fn replay_delivers_around_an_undeliverable_record_and_abandons_it_only_when_asked() {
+    use jouleclaw_live::jetstream::{encode_batch, replay_abandoning};
+    let store = tempfile::tempdir().unwrap();
+    let server = NatsServer::start(store.path());
+    let path = store.path().join("j");
+    let config = JetStreamConfig::new(&server.url, &path);
+    let subject = config.subject(STEWARD, "call.9");
+    let first = encode_batch(&batch_on("call.9", 0, false)).unwrap();
+    let last = encode_batch(&batch_on("call.9", 1, true)).unwrap();
+    let mut j = Journal::create(&path, 1 << 20).unwrap();
+    let mut offs = Vec::new();
+    for body in [
+        &first[..],
+        b"no batch, yet its record's checksum holds",
+        &last[..],
+    ] {
+        offs.push(
+            j.append(&[(subject.as_str(), body, 1)])
+                .pop()
+                .unwrap()
+                .unwrap()
+                .offset,
+        );
+    }
+    drop(j);
+    let r = replay(&path, &config).await.unwrap();
+    assert_eq!((r.published, r.left, r.abandoned), (2, 1, 0), "{r:?}");
+    assert_eq!(r.undeliverable.len(), 1);
+    assert_eq!(r.undeliverable[0].0, offs[1]);
+    assert!(r.undeliverable[0].1.starts_with("not a batch"), "{r:?}");
+    assert_eq!(
+        Journal::create(&path, 1 << 20).unwrap_err().code(),
+        "journal_undelivered"
+    );
+    // Abandoning a deliverable batch is refused, the journal unchanged.
+    let before = std::fs::read(&path).unwrap();
+    let mut again = JetStreamConfig::new(&server.url, &path);
+    again.max_attempts = 1;
+    let mut extra = Journal::open(&path, 1 << 20).unwrap();
+    let fourth = extra
+        .append(&[(
+            subject.as_str(),
+            &encode_batch(&batch_on("call.9", 2, false)).unwrap()[..],
+            1,
+        )])
+        .pop()
+        .unwrap()
+        .unwrap()
+        .offset;
+    drop(extra);
+    let with_fourth = std::fs::read(&path).unwrap();
+    assert!(with_fourth.len() > before.len());
+    let e = replay_abandoning(&path, &again, &[fourth])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "config", "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), with_fourth);
+    // Asked to, the undeliverable record is abandoned; the rest is delivered; the journal
+    // starts over.
+    let r = replay_abandoning(&path, &again, &[offs[1]]).await.unwrap();
+    assert_eq!((r.published, r.left, r.abandoned), (1, 0, 1), "{r:?}");
+    let j = Journal::open(&path, 1 << 20).unwrap();
+    assert_eq!(j.undelivered_count(), 0);
+    assert_eq!(j.recovered().abandoned, 1);
+    drop(j);
+    assert_eq!(
+        Journal::create(&path, 1 << 20).unwrap().undelivered_count(),
+        0
+    );
 }

@@ -401,3 +401,39 @@ fn a_damaged_length_never_cuts_the_complete_records_after_it() {
     assert_eq!(j.recovered().torn_bytes, 69);
     assert_eq!(j.undelivered_count(), 3);
 }
+
+#[test]
+fn an_abandoned_record_no_longer_holds_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    let offs = three(&path);
+    let mut j = Journal::open(&path, 1 << 20).unwrap();
+    j.mark_delivered(&[offs[0], offs[2]]).unwrap();
+    // An offset that is no undelivered record is refused, nothing written.
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(j.abandon(offs[0]).unwrap_err().code(), "config");
+    assert_eq!(j.abandon(offs[1] + 1).unwrap_err().code(), "config");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    j.abandon(offs[1]).unwrap();
+    assert_eq!(j.undelivered_count(), 0);
+    drop(j);
+    let j = Journal::open(&path, 1 << 20).unwrap();
+    assert_eq!(j.recovered().abandoned, 1);
+    assert_eq!(j.recovered().delivered, 2);
+    assert_eq!(j.undelivered_count(), 0);
+    drop(j);
+    // Its neighbour: without the mark the journal holds the record and a new run refuses it;
+    // with it, a new run starts over.
+    let mut without = std::fs::read(&path).unwrap();
+    without.truncate(without.len() - (FRAME_OVERHEAD as usize + 8));
+    let k = dir.path().join("k");
+    std::fs::write(&k, &without).unwrap();
+    assert_eq!(
+        Journal::create(&k, 1 << 20).unwrap_err().code(),
+        "journal_undelivered"
+    );
+    assert_eq!(
+        Journal::create(&path, 1 << 20).unwrap().undelivered_count(),
+        0
+    );
+}
