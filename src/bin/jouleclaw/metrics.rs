@@ -435,6 +435,53 @@ mod tests {
         assert_eq!(n, 0);
     }
 
+    /// `streams_sealed_total` said 300 where live said 0 sealed durable: it counted final
+    /// seals signed. A stream whose final batch the sink could not store is sealed (signed)
+    /// but neither durable nor counted sealed; it is counted failed once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sealed_and_failed_streams_are_counted_as_live_counts_them() {
+        use jouleclaw_live::{FileSink, Substrate, SubstrateConfig, TokioClock};
+        use jouleclaw_stream::{Tick, TickKind, duplex};
+        let dir = std::env::temp_dir().join(format!("jc-metrics-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A folder another run left: that stream's (final) batch is refused stream_exists.
+        std::fs::create_dir_all(dir.join("taken.partial")).unwrap();
+        let s = Substrate::start(
+            SubstrateConfig::new("did:example:steward"),
+            Arc::new(TokioClock::new(1_780_617_600)),
+            Arc::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
+            Box::new(FileSink::new(&dir).unwrap()),
+        )
+        .unwrap();
+        for id in ["taken", "free"] {
+            let h = s.open_stream(id).unwrap();
+            let ts = h.now_ns();
+            h.push(Tick::new(
+                ts / h.window_ns(),
+                duplex::MIC,
+                TickKind::Audio,
+                Bytes::from(vec![0u8; 320]),
+                ts,
+            ))
+            .unwrap();
+            h.close().await.unwrap();
+        }
+        s.shutdown().await.unwrap();
+        let page = render(&Source {
+            substrate: s,
+            push: Arc::new(Latency::default()),
+            yields: Arc::new(Latency::default()),
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        for line in [
+            "jouleclaw_streams_sealed_total 1\n",
+            "jouleclaw_streams_final_signed_total 2\n",
+            "jouleclaw_streams_failed_total 1\n",
+        ] {
+            assert!(page.contains(line), "{line}{page}");
+        }
+    }
+
     #[tokio::test]
     async fn only_loopback_is_served() {
         let e = serve("0.0.0.0:0".parse().unwrap(), String::new)
