@@ -3,8 +3,9 @@
 //! from another call or removed is refused; removed is the folder as `live` wrote it before it
 //! measured stop latency: four files, and a barge-in in the receipts); and `--registry DIR`
 //! registers each call whose final seal is signed with the leaf `jouleclaw registry add` makes
-//! of it, its arguments checked before anything runs. The JetStream registration needs
-//! nats-server and is `#[ignore]`d (run by `.ci/suites/14-live-cluster.sh`).
+//! of it, its arguments checked before anything runs; failed streams are counted and listed
+//! once each. The JetStream registration and `journal replay --abandon` need nats-server and
+//! are `#[ignore]`d (run by `.ci/suites/14-live-cluster.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -278,4 +279,88 @@ fn live_registers_each_jetstream_call_from_its_final_batchs_seal() {
         assert!(f.join("registry.tlog-proof").is_file(), "{}", f.display());
     }
     assert_same_leaves_as_registry_add(&key, &reg, &reg2, &folders);
+}
+
+#[test]
+fn live_counts_and_lists_each_failed_stream_once() {
+    let t = TempDir::new("failed-streams");
+    let out = t.path("live");
+    // Two of three calls find their folder taken (left by another run): each fails
+    // `stream_exists` at its first checkpoint, then its later pushes and its close are refused
+    // `stream_failed`: one failed stream, not three failures.
+    std::fs::create_dir_all(out.join("call-0.partial")).unwrap();
+    std::fs::create_dir_all(out.join("call-2")).unwrap();
+    let sink = format!("file:{}", out.display());
+    let o = live(3, 2, &[&"--checkpoint-every", &"2", &"--sink", &sink]);
+    let all = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{all}");
+    assert!(all.contains(", 2 failed"), "{all}");
+    assert!(all.contains("2 streams failed"), "{all}");
+    for id in ["call-0", "call-2"] {
+        assert_eq!(
+            all.matches(&format!("failed stream {id}:")).count(),
+            1,
+            "{id}: {all}"
+        );
+    }
+    // The neighbour: the stream whose folder was free is sealed and not listed.
+    assert!(!all.contains("failed stream call-1"), "{all}");
+    assert!(out.join("call-1").join("seals.cbor").is_file());
+}
+
+#[test]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+fn journal_replay_names_an_undeliverable_record_and_abandons_it_only_when_asked() {
+    use jouleclaw_live::journal::{Journal, MAGIC};
+    let t = TempDir::new("abandon");
+    let server = NatsServer::start(&t.path("js"));
+    let journal = t.path("live.journal");
+    // A record whose checksum holds but which is no batch: before, every replay exited 2
+    // without naming it, and the journal could never be cleared.
+    let mut j = Journal::create(&journal, 1 << 20).unwrap();
+    j.append(&[("jouleclaw.s.x", b"no batch at all", 1)])
+        .pop()
+        .unwrap()
+        .unwrap();
+    drop(j);
+    let offset = MAGIC.len().to_string();
+    let replay = |extra: &[&dyn AsRef<std::ffi::OsStr>]| {
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
+            vec![&"journal", &"replay", &journal, &"--sink", &server.url];
+        args.extend_from_slice(extra);
+        jouleclaw(&args)
+    };
+    let o = replay(&[]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "undeliverable the record at offset {offset}: not a batch"
+        )),
+        "{}",
+        text(&o)
+    );
+    assert!(
+        text(&o).contains(&format!("--abandon {offset}")),
+        "{}",
+        text(&o)
+    );
+    // An offset that is no undelivered record: refused (exit 2), nothing written.
+    let before = std::fs::read(&journal).unwrap();
+    let o = replay(&[&"--abandon", &"21"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(std::fs::read(&journal).unwrap(), before);
+    // Asked to, it is abandoned: exit 0, and a new run may start on the journal.
+    let o = replay(&[&"--abandon", &offset]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        text(&o).contains("abandoned   the record at offset"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(
+        Journal::create(&journal, 1 << 20)
+            .unwrap()
+            .undelivered_count(),
+        0
+    );
 }

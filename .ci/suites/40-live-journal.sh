@@ -3,7 +3,8 @@
 # run ends (the run exits 0 with its batches journaled), a second run refused on the
 # undelivered journal, `jouleclaw journal replay`, `audit --nats` complete with the count live
 # minted; then `kill -9` of a run mid-write, replay, and nothing stored twice; then a run that
-# starts with the cluster down. Bounded: every wait has a timeout; about 2 minutes.
+# starts with the cluster down; then a full disk for a moment under the journal (a small tmpfs)
+# and the replay of what it left. Bounded: every wait has a timeout; about 2 minutes.
 set -euo pipefail
 name=live-journal
 : "${CARGO_TARGET_DIR:?}"
@@ -86,6 +87,23 @@ check "metrics: conforming windows counted by finding" grep -qE '^jouleclaw_wind
 acks=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_count \([0-9]*\).*/\1/p' "$work/metrics.txt")
 inf=$(sed -n 's/^jouleclaw_sink_ack_latency_seconds_bucket{le="+Inf"} \([0-9]*\).*/\1/p' "$work/metrics.txt")
 check "metrics: the sink-ack histogram's +Inf bucket is its count" test -n "$acks" -a "$acks" = "$inf"
+# The run's end is scraped (--metrics-linger), and says what live's summary says.
+"$jc" live --streams 3 --seconds 2 --sink "file:$work/files3" --metrics 127.0.0.1:0 --metrics-linger 10 \
+    >"$work/m3.out" 2>"$work/m3.err" &
+mlive=$!
+port=""
+for _ in $(seq 1 300); do
+    grep -q "^ended" "$work/m3.out" 2>/dev/null && \
+        port=$(sed -n 's|^metrics: http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$work/m3.err") && break
+    sleep 0.1
+done
+scrape >"$work/metrics3.txt" 2>/dev/null || true
+wait "$mlive" || true
+minted3=$(sed -n 's/^windows *\([0-9]*\) .*/\1/p' "$work/m3.out")
+sealed3=$(sed -n 's/^streams .* \([0-9]*\) sealed durable.*/\1/p' "$work/m3.out")
+check "metrics at the run's end: every window live counted" grep -q "^jouleclaw_windows_total $minted3\$" "$work/metrics3.txt"
+check "metrics at the run's end: streams sealed as live says (durable)" grep -q "^jouleclaw_streams_sealed_total $sealed3\$" "$work/metrics3.txt"
+check "metrics: the journal and drain split exported" grep -q "^jouleclaw_receipts_unknown_fate 0" "$work/metrics3.txt"
 rc=0
 "$jc" live --streams 1 --seconds 1 --sink "file:$work/files2" --metrics 0.0.0.0:9464 >/dev/null 2>&1 || rc=$?
 check "metrics on a non-loopback address is a usage error" test "$rc" = 2
@@ -190,5 +208,37 @@ for i in 0 1 2; do
     timeout 60 "$jc" audit --pub "$work/k.pub" --nats "$url" --stream "cold-$i" >"$work/audit4.out" 2>&1 || rc=$?
     check "audit finds cold-$i complete" grep -q "1 streams: 1 complete" "$work/audit4.out"
 done
+# 4. A full disk for a moment under the journal: a small tmpfs (a real file system that fills
+#    up) filled while the run writes, freed 1.5 s later. Every failed write is cut back and
+#    counted; whatever the run's exit, the journal it leaves is one a replay reads (never
+#    journal_corrupt), and a run that exits 0 leaves one the replay empties. Needs root (mount).
+small="$work/small"
+mkdir -p "$small"
+if mount -t tmpfs -o size=16m tmpfs "$small" 2>/dev/null; then
+    trap 'umount "$small" 2>/dev/null || true; $cluster stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
+    check "journal on a full tmpfs: the crate's full-disk tests" \
+        cargo test -q -p jouleclaw-live --test journal -- --ignored
+    (first_durable "$work/live5.err" && { dd if=/dev/zero of="$small/filler" bs=64k 2>/dev/null || true
+        sleep 1.5; rm -f "$small/filler"; }) &
+    filler=$!
+    rc=0
+    timeout 120 "$jc" live --streams 20 --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
+        --key "$work/k" --journal "$small/j5" --drain-secs 20 --prefix full >"$work/live5.out" 2>"$work/live5.err" || rc=$?
+    wait "$filler" || true
+    cat "$work/live5.out"
+    check "the full disk was hit and every failed write cut back" grep -q "writes failed and were cut back" "$work/live5.out"
+    check "live exits 0 or 1 (receipts lost to the full disk are named), never 2" test "$rc" = 0 -o "$rc" = 1
+    rrc=0
+    timeout 180 "$jc" journal replay "$small/j5" --sink "$url" >"$work/replay5.out" 2>&1 || rrc=$?
+    cat "$work/replay5.out"
+    check "the journal a full disk hit replays (exit 0, nothing left)" test "$rrc" = 0
+    check "the replay read it whole" grep -q "0 torn bytes cut off" "$work/replay5.out"
+    if [ "$rc" = 0 ]; then
+        check "live's exit 0 is backed by its journal" grep -q " 0 left" "$work/replay5.out"
+    fi
+    umount "$small"
+else
+    echo "not run: section 4 (full disk): a tmpfs cannot be mounted here (needs root)"
+fi
 echo "$name: $passed passed, $failed failed"
 test "$failed" = 0

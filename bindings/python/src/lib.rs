@@ -870,8 +870,9 @@ fn marker_arg(py: Python<'_>, marker: &Bound<'_, PyAny>) -> PyResult<TickMarker>
 impl Pipeline {
     /// A pipeline for one stream. `signing_key` defaults to a fresh key; `spec` to the duplex
     /// voice layout. A window's `closed_at` is `epoch_unix` plus its end in stream time, in
-    /// whole seconds; an epoch outside the years 0000-9999 is refused here
-    /// (`epoch_out_of_range`). `seal_every=K` seals the stream (a `stream-seal/1` checkpoint
+    /// whole seconds; an epoch from which a window of this stream (a window ends at or below
+    /// 2^53 ns of stream time, about 104 days) would close outside the years 0000-9999 is
+    /// refused here (`epoch_out_of_range`). `seal_every=K` seals the stream (a `stream-seal/1` checkpoint
     /// every K windows and a final one at `finish()`), `window_signatures` (`"all"`,
     /// `"non_pass"`, `"none"`) says which windows are also signed on their own. With `out_dir`,
     /// `finish()` writes a run directory the `jouleclaw` command verifies; a directory that
@@ -926,13 +927,6 @@ impl Pipeline {
                 })
             }
         };
-        if jouleclaw_jcr1::UtcSecond::from_unix(epoch_unix).is_none() {
-            return Err(refusal::<ConfigError>(
-                py,
-                "epoch_out_of_range",
-                format!("epoch_unix {epoch_unix} is outside the years 0000-9999"),
-            ));
-        }
         let signing = evidence::signing_policy(py, seal_every, window_signatures)?;
         if let Some(p) = out_dir.as_deref().and_then(evidence::existing_run_file) {
             return Err(refusal::<ConfigError>(
@@ -956,6 +950,31 @@ impl Pipeline {
             Some(s) => s.get().inner.clone(),
             None => Arc::new(RsStreamSpec::duplex_voice_default()),
         };
+        // Every window this stream can have must close at an encodable second. A window's
+        // end is a receipt integer, so it ends at or below 2^53 ns (`window_span_overflow`
+        // past it): the last window ends at the largest multiple of the window length there,
+        // and `closed_at` is the epoch plus that end in whole seconds. An epoch whose last
+        // window would close after 9999-12-31T23:59:59Z is refused here, not a window later
+        // with the pipeline poisoned.
+        let window_ns = spec.window_ns().max(1);
+        let max_end_ns = jouleclaw_stream::canon::MAX_SAFE_INTEGER + 1;
+        let last_end_s = (max_end_ns / window_ns * window_ns) / 1_000_000_000;
+        let last_closed = i64::try_from(last_end_s)
+            .ok()
+            .and_then(|s| epoch_unix.checked_add(s));
+        if jouleclaw_jcr1::UtcSecond::from_unix(epoch_unix).is_none()
+            || last_closed
+                .and_then(jouleclaw_jcr1::UtcSecond::from_unix)
+                .is_none()
+        {
+            return Err(refusal::<ConfigError>(
+                py,
+                "epoch_out_of_range",
+                format!(
+                    "epoch_unix {epoch_unix}: the stream's windows close from it to {last_end_s} s after it (its last window's end in stream time), which must all lie in the years 0000-9999"
+                ),
+            ));
+        }
         let config = PipelineConfig::new(steward, stream_id)
             .with_closed_at(ClosedAt::StreamTime { epoch_unix })
             .with_signing(signing);

@@ -193,6 +193,29 @@ def test_names_and_keys_that_cannot_make_a_receipt_are_refused_when_built():
     assert Pipeline("s", "x" * 4000).stream_id == "x" * 4000
 
 
+def test_the_epoch_range_follows_from_the_last_window_the_stream_can_close():
+    # The last second of 9999 as the epoch: its window ending 1 s of stream time later could
+    # not be encoded and poisoned the pipeline. Refused when built.
+    with pytest.raises(ConfigError) as info:
+        Pipeline("did:example:steward", "call-1", epoch_unix=253402300799)
+    assert info.value.code == "epoch_out_of_range"
+    # A window ends at or below 2**53 ns (a receipt integer): the stream's last window
+    # (200 ms) ends at the largest multiple of 200 ms there, and must still close in 9999.
+    window = 200 * MS
+    last_end = 2**53 // window * window
+    largest = 253402300799 - last_end // 10**9
+    with pytest.raises(ConfigError) as info:
+        Pipeline("did:example:steward", "call-1", epoch_unix=largest + 1)
+    assert info.value.code == "epoch_out_of_range"
+    # The neighbour: the largest epoch is accepted, and a tick in the stream's very last
+    # window closes at the last second of 9999.
+    p = Pipeline("did:example:steward", "call-1", epoch_unix=largest)
+    p.push(last_end - 1, MIC, "audio", bytes(10))
+    closed = p.close_window()
+    assert closed.closed_at == "9999-12-31T23:59:59Z"
+    assert closed.window_id == last_end // window - 1
+
+
 def test_a_key_round_trips_through_its_text_and_its_seed():
     key = jouleclaw.keygen()
     again = SigningKey.from_text(key.secret_text())

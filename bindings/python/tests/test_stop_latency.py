@@ -125,7 +125,9 @@ def test_bad_configurations_are_refused_at_construction(kwargs, code):
 
 
 def test_the_largest_epoch_is_accepted():
-    Pipeline("did:example:steward", "call-1", epoch_unix=253402300799 - 10)
+    # The stream's last 200 ms window ends 9,007,199 s (2**53 ns, rounded down to a window)
+    # after the epoch.
+    Pipeline("did:example:steward", "call-1", epoch_unix=253402300799 - 9_007_199)
 
 
 @pytest.mark.parametrize("seal_every", [None, 3])

@@ -57,17 +57,47 @@ pub struct FileSink {
 
 impl FileSink {
     /// A sink writing under `dir` (created if absent), holding its lock (`sink_busy` when
-    /// another sink holds it).
+    /// another sink holds it). The lock file is created exclusively, or, when it exists,
+    /// opened without following a symbolic link and without blocking on a FIFO, and taken
+    /// only when it is a regular file: anything else there (a planted symbolic link, a FIFO,
+    /// a device) is refused `not_regular_file`, never followed, created through or waited on.
     pub fn new(dir: impl Into<PathBuf>) -> Result<Self> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
         let lock_path = dir.join(LOCK_FILE);
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
+        let shown = lock_path.display().to_string();
+        let lock = match std::fs::OpenOptions::new()
             .write(true)
+            .create_new(true)
             .open(&lock_path)
-            .map_err(|e| LiveError::io(&lock_path.display().to_string(), &e))?;
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                match jouleclaw_store::layout::open_input(&lock_path).map_err(|e| {
+                    LiveError::Sink {
+                        code: "io",
+                        message: e.to_string(),
+                    }
+                })? {
+                    jouleclaw_store::layout::Input::File(f) => f,
+                    jouleclaw_store::layout::Input::NotRegular(kind) => {
+                        return Err(LiveError::Sink {
+                            code: "not_regular_file",
+                            message: format!(
+                                "{shown}: {kind}, not a regular file: the sink's lock file is never followed or waited on"
+                            ),
+                        });
+                    }
+                    jouleclaw_store::layout::Input::Missing => {
+                        return Err(LiveError::Sink {
+                            code: "io",
+                            message: format!("{shown}: removed while it was opened"),
+                        });
+                    }
+                }
+            }
+            Err(e) => return Err(LiveError::io(&shown, &e)),
+        };
         match lock.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -230,10 +260,11 @@ impl ReceiptSink for FileSink {
                         ctx.stats
                             .receipts_lost
                             .fetch_add(n, std::sync::atomic::Ordering::SeqCst);
-                        ctx.stats
-                            .streams_failed
-                            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                        batch.status.fail(&e.to_string());
+                        if batch.status.fail_first(&e.to_string()) {
+                            ctx.stats
+                                .streams_failed
+                                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        }
                     }
                 }
             }

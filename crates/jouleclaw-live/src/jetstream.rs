@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use crate::audit::StreamRecords;
 use crate::clock::BoxFuture;
 use crate::error::{LiveError, Result};
-use crate::journal::{Journal, JournalWriter, Record, Recovered};
+use crate::journal::{Finished, Journal, JournalWriter, Record, Recovered};
 use crate::sink::{ReceiptSink, SinkBatch, SinkContext, check_ids, escape_id, unescape_id};
 
 /// The message format's version (`"v"`).
@@ -642,6 +642,19 @@ fn publish_later(
     })
 }
 
+/// What the journal reported when it ended, into the sink's counters.
+fn record_finish(stats: &crate::sink::SinkStats, fin: &Finished) {
+    stats
+        .journal_undelivered
+        .store(fin.undelivered as u64, Ordering::SeqCst);
+    stats
+        .journal_unmarked
+        .store(fin.unmarked as u64, Ordering::SeqCst);
+    stats
+        .journal_write_errors
+        .store(fin.write_errors, Ordering::SeqCst);
+}
+
 fn receipts(batch: &SinkBatch) -> u64 {
     batch.receipts.len() as u64
 }
@@ -680,13 +693,22 @@ impl ReceiptSink for JetStreamSink {
             let mut parked: VecDeque<Parked> = VecDeque::new();
             let mut replaying: Option<BoxFuture<'static, Result<()>>> = None;
             let mut open = true;
+            // The drain counts from the substrate's shutdown (every stream closed), also while
+            // the sink is not reading its queue (all `max_in_flight` publishes waiting for
+            // acks): waiting to see the queue's end would add those waits to the drain.
+            let mut draining = ctx.draining.clone();
+            let mut hears_drain = true;
             let mut drain_deadline: Option<tokio::time::Instant> = None;
+            if *draining.borrow_and_update() {
+                drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
+            }
             let lost = |batch: &SinkBatch, e: &LiveError| {
-                stats.streams_failed.fetch_add(1, Ordering::SeqCst);
                 stats
                     .receipts_lost
                     .fetch_add(receipts(batch), Ordering::SeqCst);
-                batch.status.fail(&e.to_string());
+                if batch.status.fail_first(&e.to_string()) {
+                    stats.streams_failed.fetch_add(1, Ordering::SeqCst);
+                }
             };
             let settled = |batch: &SinkBatch, rec: &Record| {
                 stats.record_durable(batch, ctx.clock.now_ns());
@@ -733,8 +755,8 @@ impl ReceiptSink for JetStreamSink {
                     && replaying.is_none()
                     && parked.is_empty()
                 {
-                    journal.flush().await?;
-                    journal.close().await;
+                    let fin = journal.finish().await?;
+                    record_finish(&stats, &fin);
                     return Ok(());
                 }
                 let deadline = drain_deadline
@@ -791,10 +813,19 @@ impl ReceiptSink for JetStreamSink {
                             settled(&front.batch, &front.rec);
                         }
                     }
+                    d = draining.changed(), if hears_drain && drain_deadline.is_none() => {
+                        match d {
+                            Ok(()) if *draining.borrow_and_update() => {
+                                drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
+                            }
+                            Ok(()) => {}
+                            Err(_) => hears_drain = false,
+                        }
+                    }
                     b = batches.recv(), if open && in_flight.len() + journaling.len() < config.max_in_flight => {
                         let Some(batch) = b else {
                             open = false;
-                            drain_deadline = Some(tokio::time::Instant::now() + config.drain_timeout);
+                            drain_deadline.get_or_insert_with(|| tokio::time::Instant::now() + config.drain_timeout);
                             continue;
                         };
                         stats.batches_in.fetch_add(1, Ordering::SeqCst);
@@ -829,14 +860,41 @@ impl ReceiptSink for JetStreamSink {
                                 Err(e) => lost(&batch, &e),
                             }
                         }
+                        // The batches still queued (the sink was not reading while its
+                        // publishes waited) and those the mint shards still hand over: into
+                        // the journal, unsent, without waiting on the cluster; the queue ends
+                        // once the shards stopped.
+                        while open && let Some(batch) = batches.recv().await {
+                            stats.batches_in.fetch_add(1, Ordering::SeqCst);
+                            stats.receipts_in.fetch_add(receipts(&batch), Ordering::SeqCst);
+                            if batch.status.failure().is_some() {
+                                stats.receipts_lost.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                continue;
+                            }
+                            let body = match check_ids(&batch.steward, &batch.stream_id).and_then(|()| encode_batch(&batch)) {
+                                Ok(b) => Bytes::from(b),
+                                Err(e) => { lost(&batch, &e); continue; }
+                            };
+                            let subject = config.subject(&batch.steward, &batch.stream_id);
+                            match journal.append(subject, body).await {
+                                Ok(rec) => {
+                                    stats.journaled.fetch_add(1, Ordering::SeqCst);
+                                    stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                    stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                    stats.receipts_unsent.fetch_add(receipts(&batch), Ordering::SeqCst);
+                                }
+                                Err(e) => lost(&batch, &e),
+                            }
+                        }
                         let unsent: u64 = parked.iter().filter(|p| p.attempts == 0).map(|p| receipts(&p.batch)).sum();
                         stats.receipts_unsent.fetch_add(unsent, Ordering::SeqCst);
                         let unknown = in_flight_receipts
                             + parked.iter().filter(|p| p.attempts > 0).map(|p| receipts(&p.batch)).sum::<u64>();
                         stats.receipts_unknown_fate.store(unknown, Ordering::SeqCst);
                         stats.drain_timed_out.store(true, Ordering::SeqCst);
-                        let (left, bytes) = journal.flush().await?;
-                        journal.close().await;
+                        let fin = journal.finish().await?;
+                        record_finish(&stats, &fin);
+                        let (left, bytes) = (fin.undelivered, fin.bytes);
                         return Err(LiveError::Sink {
                             code: "drain_timeout",
                             message: format!(
@@ -881,6 +939,37 @@ pub struct ReplayReport {
     /// Batches still undelivered (a publish failed within its attempts, or a batch was not
     /// read back after [`REPLAY_CONFIRM_ROUNDS`] rounds).
     pub left: u64,
+    /// Batches read back from their subject whose delivered mark could not be written (a
+    /// journal write failed, also when retried): still listed undelivered in the file; a
+    /// replay run again marks them without publishing.
+    pub unmarked: u64,
+    /// Journal writes that failed and were cut back.
+    pub write_errors: u64,
+    /// Undelivered records that cannot be delivered (offset, why): no batch the sink wrote
+    /// (a checksum is no authentication) or journaled for another subject. Nothing is
+    /// published for them; they stay undelivered (counted in `left`) unless abandoned.
+    pub undeliverable: Vec<(u64, String)>,
+    /// Of them, abandoned now (`replay_abandoning`): an abandoned mark written, no longer
+    /// undelivered.
+    pub abandoned: u64,
+}
+
+/// Why the record `rec` with `body` cannot be delivered under `config`, if it cannot: its
+/// body is no batch, or the batch belongs on another subject.
+fn undeliverable(config: &JetStreamConfig, rec: &Record, body: &[u8]) -> Option<String> {
+    match decode_batch(body) {
+        Err(e) => Some(format!("not a batch: {e}")),
+        Ok(b) => {
+            let expected = config.subject(&b.steward, &b.stream_id);
+            (rec.subject != expected).then(|| {
+                format!(
+                    "journaled for subject {}, but its batch belongs on {}",
+                    jouleclaw_store::escape_untrusted(&rec.subject),
+                    jouleclaw_store::escape_untrusted(&expected)
+                )
+            })
+        }
+    }
 }
 
 /// A replayed batch waiting to be read back.
@@ -951,7 +1040,36 @@ async fn ids_on(
 /// that acknowledged what it then did not keep) is published again under the next id
 /// generation, at most [`REPLAY_CONFIRM_ROUNDS`] times.
 pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<ReplayReport> {
+    replay_abandoning(path, config, &[]).await
+}
+
+/// [`replay`], abandoning the undeliverable records at `abandon` (offsets the replay named in
+/// [`ReplayReport::undeliverable`]): an abandoned mark is written for each, so that a journal
+/// holding a record no command can deliver can be cleared. An offset that is not an
+/// undelivered record that cannot be delivered is refused (`config`) before anything is
+/// published or written.
+pub async fn replay_abandoning(
+    path: &std::path::Path,
+    config: &JetStreamConfig,
+    abandon: &[u64],
+) -> Result<ReplayReport> {
     let journal = Journal::open(path, u64::MAX)?;
+    for off in abandon {
+        let rec = journal
+            .undelivered()
+            .find(|r| r.offset == *off)
+            .ok_or_else(|| LiveError::Config {
+                message: format!("--abandon {off}: no undelivered batch record at that offset"),
+            })?;
+        let body = journal.read_body(rec)?;
+        if undeliverable(config, rec, &body).is_none() {
+            return Err(LiveError::Config {
+                message: format!(
+                    "--abandon {off}: the batch there can be delivered; only an undeliverable record is abandoned"
+                ),
+            });
+        }
+    }
     let mut report = ReplayReport {
         recovered: journal.recovered().clone(),
         undelivered: journal.undelivered_count() as u64,
@@ -975,22 +1093,20 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
         done += 1;
         let body = Bytes::from(writer.read(rec.clone()).await?);
         let id = message_id(&body);
-        let decoded = decode_batch(&body)?;
-        let receipts = decoded.receipts.len() as u64;
-        // The journal's checksum is no authentication: a record is published only on the
-        // subject its own batch names under this configuration.
-        let expected = config.subject(&decoded.steward, &decoded.stream_id);
-        if rec.subject != expected {
-            writer.close().await;
-            return Err(LiveError::Sink {
-                code: "journal_corrupt",
-                message: format!(
-                    "the record at offset {} is journaled for subject {}, but its batch belongs on {expected:?}; nothing more replayed",
-                    rec.offset,
-                    jouleclaw_store::escape_untrusted(&rec.subject)
-                ),
-            });
+        // The journal's checksum is no authentication: a record is published only when it
+        // is a batch, on the subject its own batch names under this configuration. Else it
+        // is named and left (or abandoned when asked), and the replay goes on.
+        if let Some(why) = undeliverable(config, &rec, &body) {
+            if abandon.contains(&rec.offset) {
+                writer.abandon(rec.offset).await?;
+                report.abandoned += 1;
+            } else {
+                report.left += 1;
+            }
+            report.undeliverable.push((rec.offset, why));
+            continue;
         }
+        let receipts = decode_batch(&body)?.receipts.len() as u64;
         if !stored_on.contains_key(&rec.subject) {
             let ids = ids_on(&stream, &rec.subject).await?;
             stored_on.insert(rec.subject.clone(), ids);
@@ -1012,7 +1128,7 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
                 }
                 None => {
                     // The cluster does not take it: stop here, the rest stays undelivered.
-                    report.left = total - done + 1;
+                    report.left += total - done + 1;
                     break;
                 }
             }
@@ -1077,8 +1193,9 @@ pub async fn replay(path: &std::path::Path, config: &JetStreamConfig) -> Result<
         }
         to_confirm = again;
     }
-    writer.flush().await?;
-    writer.close().await;
+    let fin = writer.finish().await?;
+    report.unmarked = fin.unmarked as u64;
+    report.write_errors = fin.write_errors;
     Ok(report)
 }
 

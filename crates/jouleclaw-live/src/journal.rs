@@ -16,14 +16,24 @@
 //! check fails with more bytes after it, a bad header or a delivered mark naming no batch is
 //! **corruption**: the journal is refused (`journal_corrupt`) and left as it is.
 //!
+//! Writes: every record and mark is written at the journal's tracked end (a positioned write,
+//! never an append to whatever the file holds); a write that fails (a full disk) is **cut
+//! back** to that end, so what follows it stays readable, and the failure is counted and
+//! reported ([`Finished`]). A delivered mark that could not be written is kept and written
+//! with the next group; a group whose `fsync` fails is cut back as a whole. A write that
+//! cannot be cut back leaves the file's end unknown: the journal then takes no more writes
+//! (`io`), and [`JournalWriter::finish`] refuses it. Before the writer ends with batches left,
+//! it reads the whole file again as a replay would ([`Journal::verify`]).
+//!
 //! A journal is opened by one process at a time (an exclusive lock on the file:
 //! `journal_locked`). A run refuses a journal that still holds undelivered batches
 //! (`journal_undelivered`) and never empties one: only a journal whose every batch is
 //! delivered is replaced, atomically, by an empty one.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
-use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
 
 use tokio::sync::oneshot;
@@ -36,6 +46,11 @@ pub const MAGIC: &[u8; 20] = b"jouleclaw-journal/1\n";
 pub const KIND_BATCH: u8 = 1;
 /// A delivered mark.
 pub const KIND_DELIVERED: u8 = 2;
+/// An abandoned mark (payload as [`KIND_DELIVERED`]): the batch record at that offset cannot
+/// be delivered (it is no batch the sink wrote, or names another subject) and the operator
+/// gave it up (`jouleclaw journal replay --abandon OFFSET`); it no longer counts as
+/// undelivered.
+pub const KIND_ABANDONED: u8 = 3;
 /// Bytes of a record besides its payload (length, kind, check).
 pub const FRAME_OVERHEAD: u64 = 4 + 1 + 32;
 /// The largest payload a record may have (64 MiB); a longer length is corruption.
@@ -70,6 +85,8 @@ pub struct Recovered {
     pub batches: u64,
     /// Of them, marked delivered.
     pub delivered: u64,
+    /// Of them, abandoned as undeliverable.
+    pub abandoned: u64,
     /// Bytes of a torn tail cut off (0: none).
     pub torn_bytes: u64,
 }
@@ -113,6 +130,32 @@ pub struct Journal {
     pending_bytes: u64,
     undelivered: BTreeMap<u64, Record>,
     recovered: Recovered,
+    /// Batches acknowledged whose delivered mark is not on disk yet (its write failed): each
+    /// is still in `undelivered`, and is written with the next group of marks.
+    unmarked: BTreeSet<u64>,
+    /// Writes (records, marks, `fsync`s) that failed and were cut back.
+    write_errors: u64,
+    /// The last of them.
+    last_error: Option<LiveError>,
+    /// A failed write that could not be cut back: the file's end is unknown, so nothing more
+    /// is written.
+    broken: Option<String>,
+}
+
+/// What the journal's writer reports when it ends ([`JournalWriter::finish`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Finished {
+    /// Batches the file lists undelivered (verified by reading it again when not 0).
+    pub undelivered: usize,
+    /// Their bytes.
+    pub bytes: u64,
+    /// Of them, acknowledged by the cluster but without a delivered mark on disk (the mark's
+    /// write failed, also when retried): a replay finds them stored and marks them.
+    pub unmarked: usize,
+    /// Writes that failed and were cut back during the run.
+    pub write_errors: u64,
+    /// The last such failure.
+    pub last_error: Option<String>,
 }
 
 impl Journal {
@@ -124,7 +167,7 @@ impl Journal {
     pub fn create(path: &Path, max_bytes: u64) -> Result<Self> {
         match OpenOptions::new()
             .read(true)
-            .append(true)
+            .write(true)
             .create_new(true)
             .open(path)
         {
@@ -155,7 +198,7 @@ impl Journal {
                 let tmp = path.with_extension(format!("new-{}", std::process::id()));
                 let file = OpenOptions::new()
                     .read(true)
-                    .append(true)
+                    .write(true)
                     .create_new(true)
                     .open(&tmp)
                     .map_err(|e| io(&tmp, &e))?;
@@ -180,12 +223,16 @@ impl Journal {
             pending_bytes: 0,
             undelivered: BTreeMap::new(),
             recovered: Recovered::default(),
+            unmarked: BTreeSet::new(),
+            write_errors: 0,
+            last_error: None,
+            broken: None,
         }
     }
 
     fn write_header(&mut self) -> Result<()> {
         self.file
-            .write_all(MAGIC)
+            .write_all_at(MAGIC, 0)
             .and_then(|()| self.file.sync_all())
             .map_err(|e| io(&self.path, &e))?;
         self.end = MAGIC.len() as u64;
@@ -209,7 +256,7 @@ impl Journal {
         }
         let mut file = OpenOptions::new()
             .read(true)
-            .append(true)
+            .write(true)
             .open(path)
             .map_err(|e| io(path, &e))?;
         lock(path, &file)?;
@@ -232,91 +279,55 @@ impl Journal {
             return Err(corrupt(path, "not a jouleclaw journal (bad header)"));
         }
         let mut j = Self::fresh(path, file, max_bytes);
-        let mut batches: BTreeMap<u64, Record> = BTreeMap::new();
-        let mut delivered = 0u64;
-        let mut at = MAGIC.len() as u64;
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, &j.file);
-        reader.seek(SeekFrom::Start(at)).map_err(|e| io(path, &e))?;
-        let torn_at = loop {
-            if at == len {
-                break None;
-            }
-            if len - at < 5 {
-                break Some(at);
-            }
-            let mut head = [0u8; 5];
-            reader.read_exact(&mut head).map_err(|e| io(path, &e))?;
-            let plen = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
-            let kind = head[4];
-            let total = 5 + u64::from(plen) + 32;
-            if len - at < total {
-                // Cut short: a torn tail, whatever the length says (a length torn too may be
-                // larger than MAX_PAYLOAD).
-                break Some(at);
-            }
-            if plen > MAX_PAYLOAD {
-                return Err(corrupt(path, format!("record at {at}: length {plen}")));
-            }
-            let mut rest = vec![0u8; plen as usize + 32];
-            reader.read_exact(&mut rest).map_err(|e| io(path, &e))?;
-            let (payload, check) = rest.split_at(plen as usize);
-            let mut hasher = blake3::Hasher::new();
-            hasher.update(&head);
-            hasher.update(payload);
-            if hasher.finalize().as_bytes() != check {
-                if at + total == len {
-                    break Some(at);
-                }
-                return Err(corrupt(
-                    path,
-                    format!("record at {at} fails its checksum and more records follow"),
-                ));
-            }
-            match kind {
-                KIND_BATCH => {
-                    let rec = parse_batch(at, payload)
-                        .ok_or_else(|| corrupt(path, format!("batch record at {at}")))?;
-                    batches.insert(at, rec);
-                }
-                KIND_DELIVERED => {
-                    let off = <[u8; 8]>::try_from(payload)
-                        .map(u64::from_be_bytes)
-                        .map_err(|_| corrupt(path, format!("delivered mark at {at}")))?;
-                    if batches.remove(&off).is_none() && !j.was_batch(off, at) {
-                        return Err(corrupt(
-                            path,
-                            format!("delivered mark at {at} names no batch ({off})"),
-                        ));
-                    }
-                    delivered += 1;
-                }
-                other => return Err(corrupt(path, format!("record at {at}: kind {other}"))),
-            }
-            at += total;
-        };
-        drop(reader);
+        let scan = scan(path, &j.file, len)?;
         j.recovered = Recovered {
-            batches: batches.len() as u64 + delivered,
-            delivered,
-            torn_bytes: torn_at.map_or(0, |t| len - t),
+            batches: scan.batches.len() as u64 + scan.delivered + scan.abandoned,
+            delivered: scan.delivered,
+            abandoned: scan.abandoned,
+            torn_bytes: scan.torn_at.map_or(0, |t| len - t),
         };
-        if let Some(t) = torn_at
+        if let Some(t) = scan.torn_at
             && repair
         {
             j.file.set_len(t).map_err(|e| io(path, &e))?;
             j.file.sync_all().map_err(|e| io(path, &e))?;
         }
-        j.end = torn_at.unwrap_or(len);
-        j.pending_bytes = batches.values().map(Record::file_bytes).sum();
-        j.undelivered = batches;
+        j.end = scan.torn_at.unwrap_or(len);
+        j.pending_bytes = scan.batches.values().map(Record::file_bytes).sum();
+        j.undelivered = scan.batches;
         Ok(j)
     }
 
-    // A delivered mark may repeat (a mark written twice is harmless): the offset must still
-    // be an earlier record boundary. Kept simple: accept a repeated mark for an offset before
-    // the mark itself.
-    fn was_batch(&self, off: u64, at: u64) -> bool {
-        off >= MAGIC.len() as u64 && off < at
+    /// Reads the whole file again as a replay would open it and checks that it is what this
+    /// journal wrote: no torn tail, its end where the journal tracks it, and exactly the
+    /// batches the journal holds undelivered listed undelivered. `journal_corrupt` otherwise
+    /// (and for a journal whose end is unknown after a write that could not be cut back).
+    pub fn verify(&self) -> Result<()> {
+        if let Some(b) = &self.broken {
+            return Err(corrupt(&self.path, b));
+        }
+        let len = self.file.metadata().map_err(|e| io(&self.path, &e))?.len();
+        if len != self.end {
+            return Err(corrupt(
+                &self.path,
+                format!("the file ends at {len}, its last record at {}", self.end),
+            ));
+        }
+        let scan = scan(&self.path, &self.file, len)?;
+        if let Some(t) = scan.torn_at {
+            return Err(corrupt(&self.path, format!("a torn record at {t}")));
+        }
+        if !scan.batches.keys().eq(self.undelivered.keys()) {
+            return Err(corrupt(
+                &self.path,
+                format!(
+                    "the file lists {} undelivered batches, the journal {}",
+                    scan.batches.len(),
+                    self.undelivered.len()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// The journal's file.
@@ -346,21 +357,27 @@ impl Journal {
 
     /// Appends batch records (one write each, then one `fsync` for all): when this returns
     /// `Ok`, every one is on disk. Refuses (`journal_full`) a batch that would pass the
-    /// bound; the others are still written.
+    /// bound; the others are still written. A write that fails is cut back (that batch is
+    /// refused, the others are still written); when the `fsync` fails every record of the
+    /// group is cut back and refused.
     pub fn append(&mut self, items: &[(&str, &[u8], u64)]) -> Vec<Result<Record>> {
+        let start = self.end;
         let mut out = Vec::with_capacity(items.len());
-        let mut wrote = false;
         for (subject, body, unix_ms) in items {
             out.push(self.append_one(subject, body, *unix_ms));
-            wrote = true;
         }
-        if wrote && let Err(e) = self.file.sync_data() {
+        if out.iter().any(Result::is_ok)
+            && let Err(e) = self.file.sync_data()
+        {
             let e = io(&self.path, &e);
             for r in &mut out {
-                if r.is_ok() {
+                if let Ok(rec) = r {
+                    self.undelivered.remove(&rec.offset);
+                    self.pending_bytes = self.pending_bytes.saturating_sub(rec.file_bytes());
                     *r = Err(e.clone());
                 }
             }
+            self.cut_back(start, &e, true);
         }
         out
     }
@@ -386,13 +403,7 @@ impl Journal {
                 ),
             });
         }
-        let offset = self.end;
-        if let Err(e) = self.file.write_all(&bytes) {
-            // A partial write is a torn tail: cut it off so later records stay readable.
-            let _ = self.file.set_len(offset);
-            return Err(io(&self.path, &e));
-        }
-        self.end += bytes.len() as u64;
+        let offset = self.write_record(&bytes)?;
         let rec = Record {
             offset,
             subject: subject.to_owned(),
@@ -405,25 +416,140 @@ impl Journal {
         Ok(rec)
     }
 
-    /// Marks batches delivered (one write each, one `fsync`). Unknown offsets are ignored.
+    /// Writes one framed record at the tracked end; returns its offset. A write that fails is
+    /// cut back to that end, so the next record follows the last complete one.
+    fn write_record(&mut self, bytes: &[u8]) -> Result<u64> {
+        if let Some(b) = &self.broken {
+            return Err(LiveError::Sink {
+                code: "io",
+                message: format!("{}: takes no more writes: {b}", self.path.display()),
+            });
+        }
+        let at = self.end;
+        match self.file.write_all_at(bytes, at) {
+            Ok(()) => {
+                self.end = at + bytes.len() as u64;
+                Ok(at)
+            }
+            Err(e) => {
+                let e = io(&self.path, &e);
+                self.cut_back(at, &e, false);
+                Err(e)
+            }
+        }
+    }
+
+    /// Cuts the file back to `to` after `cause` (a failed write or `fsync`), `fsync`ing the
+    /// cut when `sync`. When that fails too the file's end is unknown: the journal is broken.
+    fn cut_back(&mut self, to: u64, cause: &LiveError, sync: bool) {
+        self.write_errors += 1;
+        self.last_error = Some(cause.clone());
+        let cut = self
+            .file
+            .set_len(to)
+            .and_then(|()| if sync { self.file.sync_data() } else { Ok(()) });
+        match cut {
+            Ok(()) => self.end = to,
+            Err(e) => {
+                self.broken = Some(format!(
+                    "a failed write ({cause}) could not be cut back to offset {to}: {e}"
+                ));
+            }
+        }
+    }
+
+    /// Marks batches delivered (one write each, one `fsync`), with every mark whose write
+    /// failed before. Unknown offsets are ignored. A batch stays undelivered until its mark
+    /// is on disk: a mark whose write (or the group's `fsync`) fails is cut back, kept, and
+    /// written with the next call; the error is returned (and counted).
     pub fn mark_delivered(&mut self, offsets: &[u64]) -> Result<()> {
-        let mut wrote = false;
-        for off in offsets {
-            let Some(rec) = self.undelivered.remove(off) else {
+        let mut todo = std::mem::take(&mut self.unmarked);
+        todo.extend(offsets.iter().copied());
+        let start = self.end;
+        let mut written = Vec::new();
+        let mut err = None;
+        for off in todo {
+            if !self.undelivered.contains_key(&off) {
                 continue;
-            };
-            self.pending_bytes = self.pending_bytes.saturating_sub(rec.file_bytes());
+            }
             let bytes = frame(KIND_DELIVERED, &off.to_be_bytes())?;
-            self.file
-                .write_all(&bytes)
-                .map_err(|e| io(&self.path, &e))?;
-            self.end += bytes.len() as u64;
-            wrote = true;
+            match self.write_record(&bytes) {
+                Ok(_) => written.push(off),
+                Err(e) => {
+                    self.unmarked.insert(off);
+                    err.get_or_insert(e);
+                }
+            }
         }
-        if wrote {
-            self.file.sync_data().map_err(|e| io(&self.path, &e))?;
+        if !written.is_empty() {
+            match self.file.sync_data() {
+                Ok(()) => {
+                    for off in written {
+                        if let Some(rec) = self.undelivered.remove(&off) {
+                            self.pending_bytes =
+                                self.pending_bytes.saturating_sub(rec.file_bytes());
+                        }
+                    }
+                }
+                Err(e) => {
+                    let e = io(&self.path, &e);
+                    self.cut_back(start, &e, true);
+                    self.unmarked.extend(written);
+                    err.get_or_insert(e);
+                }
+            }
         }
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Writes an abandoned mark for the undelivered batch record at `offset` (one write, one
+    /// `fsync`; a failed write is cut back and returned): it no longer counts as undelivered.
+    /// The caller decides that it cannot be delivered (`jetstream::replay_abandoning`).
+    pub fn abandon(&mut self, offset: u64) -> Result<()> {
+        if !self.undelivered.contains_key(&offset) {
+            return Err(LiveError::Config {
+                message: format!("no undelivered batch at offset {offset}"),
+            });
+        }
+        let start = self.end;
+        self.write_record(&frame(KIND_ABANDONED, &offset.to_be_bytes())?)?;
+        if let Err(e) = self.file.sync_data() {
+            let e = io(&self.path, &e);
+            self.cut_back(start, &e, true);
+            return Err(e);
+        }
+        if let Some(rec) = self.undelivered.remove(&offset) {
+            self.pending_bytes = self.pending_bytes.saturating_sub(rec.file_bytes());
+        }
+        self.unmarked.remove(&offset);
         Ok(())
+    }
+
+    /// Acknowledged batches whose delivered mark is not on disk yet.
+    pub fn unmarked_count(&self) -> usize {
+        self.unmarked.len()
+    }
+
+    /// Writes that failed and were cut back, and the last one.
+    pub fn write_errors(&self) -> (u64, Option<&LiveError>) {
+        (self.write_errors, self.last_error.as_ref())
+    }
+
+    /// Writes the marks still owed, then checks the file ([`Journal::verify`]) when it holds
+    /// undelivered batches or a write failed: what the writer reports when it ends.
+    pub fn finish(&mut self) -> Result<Finished> {
+        // A failure here is counted and leaves the marks owed: the batches stay undelivered.
+        let _ = self.mark_delivered(&[]);
+        if !self.undelivered.is_empty() || self.write_errors > 0 {
+            self.verify()?;
+        }
+        Ok(Finished {
+            undelivered: self.undelivered.len(),
+            bytes: self.pending_bytes,
+            unmarked: self.unmarked.len(),
+            write_errors: self.write_errors,
+            last_error: self.last_error.as_ref().map(ToString::to_string),
+        })
     }
 
     /// Reads an undelivered batch's body back (verifying the record's checksum again).
@@ -444,6 +570,144 @@ impl Journal {
         }
         Ok(framed[total - rec.body_len as usize..].to_vec())
     }
+}
+
+/// What reading a journal's records found.
+struct Scan {
+    /// The undelivered batches.
+    batches: BTreeMap<u64, Record>,
+    /// Delivered marks.
+    delivered: u64,
+    /// Abandoned marks.
+    abandoned: u64,
+    /// Where a torn tail starts.
+    torn_at: Option<u64>,
+}
+
+/// Reads the records of a journal of `len` bytes whose header is checked.
+fn scan(path: &Path, file: &File, len: u64) -> Result<Scan> {
+    let mut batches: BTreeMap<u64, Record> = BTreeMap::new();
+    let mut delivered = 0u64;
+    let mut abandoned = 0u64;
+    let mut at = MAGIC.len() as u64;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    reader.seek(SeekFrom::Start(at)).map_err(|e| io(path, &e))?;
+    let torn_at = loop {
+        if at == len {
+            break None;
+        }
+        if len - at < 5 {
+            break Some(at);
+        }
+        let mut head = [0u8; 5];
+        reader.read_exact(&mut head).map_err(|e| io(path, &e))?;
+        let plen = u32::from_be_bytes([head[0], head[1], head[2], head[3]]);
+        let kind = head[4];
+        let total = 5 + u64::from(plen) + 32;
+        if len - at < total {
+            // Cut short. A torn tail is the last record written and never finished, so no
+            // complete record lies after its start: one that does (ending at the end of the
+            // file) means this length is damaged, and cutting here would destroy records.
+            if let Some(p) = record_ending_at_eof(path, file, at, len)? {
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "record at {at}: its length ({plen}) runs past the end of the file, but a complete record at {p} follows"
+                    ),
+                ));
+            }
+            break Some(at);
+        }
+        if plen > MAX_PAYLOAD {
+            return Err(corrupt(path, format!("record at {at}: length {plen}")));
+        }
+        let mut rest = vec![0u8; plen as usize + 32];
+        reader.read_exact(&mut rest).map_err(|e| io(path, &e))?;
+        let (payload, check) = rest.split_at(plen as usize);
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&head);
+        hasher.update(payload);
+        if hasher.finalize().as_bytes() != check {
+            if at + total == len {
+                break Some(at);
+            }
+            return Err(corrupt(
+                path,
+                format!("record at {at} fails its checksum and more records follow"),
+            ));
+        }
+        match kind {
+            KIND_BATCH => {
+                let rec = parse_batch(at, payload)
+                    .ok_or_else(|| corrupt(path, format!("batch record at {at}")))?;
+                batches.insert(at, rec);
+            }
+            KIND_DELIVERED | KIND_ABANDONED => {
+                let off = <[u8; 8]>::try_from(payload)
+                    .map(u64::from_be_bytes)
+                    .map_err(|_| corrupt(path, format!("mark at {at}")))?;
+                // A mark may repeat (harmless): its offset must still be an earlier record
+                // boundary.
+                if batches.remove(&off).is_none() && !(off >= MAGIC.len() as u64 && off < at) {
+                    return Err(corrupt(
+                        path,
+                        format!("mark at {at} names no batch ({off})"),
+                    ));
+                }
+                if kind == KIND_DELIVERED {
+                    delivered += 1;
+                } else {
+                    abandoned += 1;
+                }
+            }
+            other => return Err(corrupt(path, format!("record at {at}: kind {other}"))),
+        }
+        at += total;
+    };
+    Ok(Scan {
+        batches,
+        delivered,
+        abandoned,
+        torn_at,
+    })
+}
+
+/// The start of a complete record (its length, kind and check agree) that lies after `at`
+/// and ends exactly at the end of the file, if one does. Linear in the tail: a candidate must
+/// carry the one length that makes it end there, so at most a few are hashed. A tail longer
+/// than the largest record is no torn record at all: corruption.
+fn record_ending_at_eof(path: &Path, file: &File, at: u64, len: u64) -> Result<Option<u64>> {
+    let tail_len = len - at;
+    if tail_len > u64::from(MAX_PAYLOAD) + FRAME_OVERHEAD {
+        return Err(corrupt(
+            path,
+            format!("record at {at}: {tail_len} bytes left, more than a record can be"),
+        ));
+    }
+    let mut tail = vec![0u8; usize::try_from(tail_len).unwrap_or(0)];
+    file.read_exact_at(&mut tail, at)
+        .map_err(|e| io(path, &e))?;
+    let n = tail.len();
+    if n < FRAME_OVERHEAD as usize + 1 {
+        return Ok(None);
+    }
+    for p in 1..=n - FRAME_OVERHEAD as usize {
+        let plen = n - p - FRAME_OVERHEAD as usize;
+        let Ok(l) = u32::try_from(plen) else { continue };
+        if tail[p..p + 4] != l.to_be_bytes() {
+            continue;
+        }
+        let kind = tail[p + 4];
+        if !(kind == KIND_BATCH
+            || ((kind == KIND_DELIVERED || kind == KIND_ABANDONED) && plen == 8))
+        {
+            continue;
+        }
+        if blake3::hash(&tail[p..n - 32]).as_bytes() == &tail[n - 32..] {
+            return Ok(Some(at + p as u64));
+        }
+    }
+    Ok(None)
 }
 
 fn parse_batch(offset: u64, payload: &[u8]) -> Option<Record> {
@@ -500,6 +764,11 @@ enum Cmd {
         reply: oneshot::Sender<Result<Vec<u8>>>,
     },
     Flush(oneshot::Sender<Result<(usize, u64)>>),
+    Finish(oneshot::Sender<Result<Finished>>),
+    Abandon {
+        offset: u64,
+        reply: oneshot::Sender<Result<()>>,
+    },
     Close(oneshot::Sender<()>),
 }
 
@@ -566,6 +835,7 @@ impl JournalWriter {
                     }
                     let marked = journal.mark_delivered(&marks);
                     let mut closing = None;
+                    let mut finishing = None;
                     for c in rest {
                         match c {
                             Cmd::Read { rec, reply } => {
@@ -577,8 +847,18 @@ impl JournalWriter {
                                 }));
                             }
                             Cmd::Close(reply) => closing = Some(reply),
+                            Cmd::Finish(reply) => finishing = Some(reply),
+                            Cmd::Abandon { offset, reply } => {
+                                let _ = reply.send(journal.abandon(offset));
+                            }
                             Cmd::Append { .. } | Cmd::Delivered(_) => {}
                         }
+                    }
+                    if let Some(reply) = finishing {
+                        let r = journal.finish();
+                        drop(journal);
+                        let _ = reply.send(r);
+                        return;
                     }
                     if let Some(reply) = closing {
                         // The file and its lock go before the answer.
@@ -624,6 +904,26 @@ impl JournalWriter {
         if self.tx.send(Cmd::Close(reply)).is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// Ends the journal: every mark sent before (and every mark owed after a failed write) is
+    /// written, the file read again as a replay would read it when it holds undelivered
+    /// batches or a write failed ([`Journal::verify`]: `journal_corrupt` when it is not what
+    /// the journal wrote), then closed and its lock released. Later calls on any clone fail
+    /// (`sink_closed`).
+    pub async fn finish(&self) -> Result<Finished> {
+        let (reply, rx) = oneshot::channel();
+        self.tx.send(Cmd::Finish(reply)).map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())?
+    }
+
+    /// Abandons an undelivered batch record ([`Journal::abandon`]).
+    pub async fn abandon(&self, offset: u64) -> Result<()> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Cmd::Abandon { offset, reply })
+            .map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())?
     }
 
     /// Waits until every mark sent before is on disk; returns the undelivered batches and

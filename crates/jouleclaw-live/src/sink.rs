@@ -58,17 +58,38 @@ pub struct StreamStatus {
     durable_checkpoints: AtomicU64,
     durable_receipts: AtomicU64,
     sealed_durable: AtomicBool,
+    /// Counts this stream once when it first fails (the substrate's
+    /// [`SubstrateStats::failed_streams`](crate::SubstrateStats::failed_streams)).
+    failed_streams: Option<Arc<AtomicU64>>,
 }
 
 impl StreamStatus {
+    /// A status that adds 1 to `failed_streams` when the stream first fails, whoever fails
+    /// it (its workers, the sink) and however often.
+    pub fn counted(failed_streams: Arc<AtomicU64>) -> Self {
+        Self {
+            failed_streams: Some(failed_streams),
+            ..Self::default()
+        }
+    }
+
     /// Marks the stream failed (the first reason is kept).
     pub fn fail(&self, reason: &str) {
+        self.fail_first(reason);
+    }
+
+    /// [`StreamStatus::fail`], returning whether this was the stream's first failure.
+    pub fn fail_first(&self, reason: &str) -> bool {
         if let Ok(mut r) = self.reason.lock()
             && r.is_none()
         {
             *r = Some(reason.to_owned());
         }
-        self.failed.store(true, Ordering::SeqCst);
+        let first = !self.failed.swap(true, Ordering::SeqCst);
+        if first && let Some(c) = &self.failed_streams {
+            c.fetch_add(1, Ordering::SeqCst);
+        }
+        first
     }
 
     /// Why the stream failed, if it did.
@@ -133,7 +154,8 @@ pub struct SinkStats {
     pub journal_bytes: AtomicU64,
     /// Batches that used up their publish attempts and wait in the journal for the cluster.
     pub spilled: AtomicU64,
-    /// Streams failed by the sink.
+    /// Streams failed by the sink (each once: the batches of a stream already failed are
+    /// not counted again).
     pub streams_failed: AtomicU64,
     /// Receipts received from the streams.
     pub receipts_in: AtomicU64,
@@ -149,6 +171,14 @@ pub struct SinkStats {
     pub receipts_lost: AtomicU64,
     /// Whether the drain timed out with batches left in the journal.
     pub drain_timed_out: AtomicBool,
+    /// When the sink ended: batches its journal file lists undelivered (checked by reading
+    /// the file again as a replay would; `journal replay` delivers or marks them).
+    pub journal_undelivered: AtomicU64,
+    /// Of them, acknowledged by the cluster but without a delivered mark on disk (its write
+    /// failed, also when retried): a replay finds them stored and marks them.
+    pub journal_unmarked: AtomicU64,
+    /// Journal writes (records, marks, `fsync`s) that failed and were cut back.
+    pub journal_write_errors: AtomicU64,
     /// Batches by time from signing their checkpoint to their durability: entry `i` counts
     /// the lags in (`LAG_BUCKETS_MS[i-1]`, `LAG_BUCKETS_MS[i]`] ms (not cumulative); a lag past
     /// the last bound is counted in `batches_durable` only.
@@ -187,6 +217,9 @@ pub struct SinkContext {
     pub stats: Arc<SinkStats>,
     /// The substrate's clock (for lag).
     pub clock: Arc<dyn Clock>,
+    /// Becomes `true` when the substrate's shutdown begins (every stream closed): a sink
+    /// with a drain deadline counts it from then, also while it is not reading its queue.
+    pub draining: tokio::sync::watch::Receiver<bool>,
 }
 
 /// A destination for receipts and seals. The substrate runs one sink task: `run` consumes the

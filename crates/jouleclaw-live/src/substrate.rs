@@ -163,10 +163,14 @@ pub struct SubstrateStats {
     pub checkpoints: AtomicU64,
     /// Streams opened.
     pub streams_opened: AtomicU64,
-    /// Streams sealed.
+    /// Streams closed with their final seal signed (whether the sink then made it durable
+    /// or not: [`SinkStats::seals_durable`] counts those).
     pub streams_sealed: AtomicU64,
-    /// Streams failed.
+    /// Streams whose close returned an error.
     pub streams_failed: AtomicU64,
+    /// Streams failed, each once whoever failed it and whenever (its workers, the sink,
+    /// also after its close): what `jouleclaw live` counts as failed streams.
+    pub failed_streams: Arc<AtomicU64>,
     /// Window closes on the clock deferred because a mint queue was full (the window then
     /// closes at the stream's next tick of a later window or at its close).
     pub closes_deferred: AtomicU64,
@@ -277,6 +281,8 @@ struct Inner {
     sink_stats: Arc<SinkStats>,
     sink_tx: Mutex<Option<mpsc::Sender<SinkBatch>>>,
     sink_task: Mutex<Option<JoinHandle<Result<()>>>>,
+    /// Set when the shutdown begins (every stream closed): the sink's drain counts from then.
+    draining: tokio::sync::watch::Sender<bool>,
     threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     stopped: AtomicBool,
 }
@@ -308,11 +314,13 @@ impl Substrate {
         let stats = Arc::new(SubstrateStats::default());
         let sink_stats = Arc::new(SinkStats::default());
         let (sink_tx, sink_rx) = mpsc::channel(config.sink_queue);
+        let (draining, draining_rx) = tokio::sync::watch::channel(false);
         let sink_task = tokio::spawn(sink.run(
             sink_rx,
             SinkContext {
                 stats: sink_stats.clone(),
                 clock: clock.clone(),
+                draining: draining_rx,
             },
         ));
         let key = signer.verifying_key();
@@ -362,6 +370,7 @@ impl Substrate {
                 sink_stats,
                 sink_tx: Mutex::new(Some(sink_tx)),
                 sink_task: Mutex::new(Some(sink_task)),
+                draining,
                 threads: Mutex::new(threads),
                 stopped: AtomicBool::new(false),
             }),
@@ -433,7 +442,7 @@ impl Substrate {
             refused: AtomicU64::new(0),
             refused_closed: AtomicU64::new(0),
             verdicts,
-            status: Arc::new(StreamStatus::default()),
+            status: Arc::new(StreamStatus::counted(inner.stats.failed_streams.clone())),
         });
         let vtx = self.verdict_tx(key).clone();
         let mtx = self.mint_tx(key).clone();
@@ -494,6 +503,9 @@ impl Substrate {
             });
         }
         self.inner.stopped.store(true, Ordering::SeqCst);
+        // Every stream is closed: no batch will be made that is not already on its way, so
+        // the sink's drain deadline counts from now (not from when it next reads its queue).
+        self.inner.draining.send_replace(true);
         for tx in &self.inner.verdict_tx {
             let _ = tx.send(VerdictCmd::Stop).await;
         }

@@ -210,3 +210,230 @@ async fn the_writer_thread_journals_reads_back_and_marks() {
     }
     assert_eq!(opened.unwrap().undelivered_count(), 5);
 }
+
+/// A tmpfs of 64 KiB mounted on a fresh folder, unmounted when dropped: a real file system
+/// that fills up. Mounting needs root.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t tmpfs (needs root)");
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills the disk with a filler file until a write fails (the disk is full).
+    fn fill(&self) {
+        use std::io::Write as _;
+        let mut f = std::fs::File::create(self.path().join("filler")).unwrap();
+        let chunk = [0u8; 512];
+        let mut wrote = 0usize;
+        while f.write_all(&chunk).is_ok() {
+            wrote += 1;
+            assert!(wrote < 1024, "a 64 KiB tmpfs took 512 KiB");
+        }
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.path().join("filler")).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// A batch body that makes the journal end 30 bytes before a page boundary (header 20,
+/// record overhead 37 + 2 + 13 + 8): a delivered mark (45 bytes) written next on a full
+/// tmpfs gets its first 30 bytes into the file's last page and no more, as a full disk tore
+/// one.
+const TEARING_BODY: usize = 4096 - 30 - 20 - 60;
+
+#[test]
+#[ignore = "mounts a 64 KiB tmpfs (a real full file system): needs root; run by .ci/suites/40-live-journal.sh"]
+fn a_mark_torn_by_a_full_disk_is_cut_back_and_the_journal_stays_replayable() {
+    let disk = SmallDisk::mount();
+    let path = disk.path().join("j");
+    let mut j = Journal::create(&path, 1 << 20).unwrap();
+    let first = append(&mut j, "jouleclaw.s.a", &vec![7u8; TEARING_BODY]);
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 4096 - 30);
+    disk.fill();
+    let e = j.mark_delivered(&[first]).unwrap_err();
+    assert_eq!(e.code(), "io", "{e}");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        4096 - 30,
+        "the torn mark is cut back"
+    );
+    // The disk frees up; the run goes on: a batch, its mark, then the end.
+    disk.free();
+    let second = append(&mut j, "jouleclaw.s.b", b"after the full disk");
+    j.mark_delivered(&[second]).unwrap();
+    drop(j);
+    // What a replay opens: readable, every record in place, the owed mark written with the
+    // next group.
+    let j = Journal::open(&path, 1 << 20).unwrap();
+    assert_eq!(j.recovered().torn_bytes, 0);
+    assert_eq!(j.recovered().batches, 2);
+    assert_eq!(j.undelivered_count(), 0);
+}
+
+#[test]
+#[ignore = "mounts a 64 KiB tmpfs (a real full file system): needs root; run by .ci/suites/40-live-journal.sh"]
+fn a_full_disk_refuses_appends_cut_back_and_the_writer_reports_every_failed_write() {
+    let disk = SmallDisk::mount();
+    let path = disk.path().join("j");
+    let mut j = Journal::create(&path, 1 << 20).unwrap();
+    let first = append(&mut j, "jouleclaw.s.a", &vec![7u8; TEARING_BODY]);
+    disk.fill();
+    // A batch on the full disk: refused, cut back, nothing listed.
+    let r = j
+        .append(&[("jouleclaw.s.c", &[1u8; 2000][..], 1)])
+        .pop()
+        .unwrap();
+    assert_eq!(r.unwrap_err().code(), "io");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 4096 - 30);
+    assert_eq!(j.undelivered_count(), 1);
+    // A mark that cannot be written: owed, the batch stays undelivered.
+    assert!(j.mark_delivered(&[first]).is_err());
+    assert_eq!(j.unmarked_count(), 1);
+    assert_eq!(j.undelivered_count(), 1);
+    // The writer thread ends with the disk still full: it reports the owed mark and the
+    // failed writes, and the file it leaves is what a replay reads.
+    let w = JournalWriter::start(j).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let fin = rt.block_on(w.finish()).unwrap();
+    assert_eq!(fin.undelivered, 1);
+    assert_eq!(fin.unmarked, 1);
+    assert!(fin.write_errors >= 3, "{fin:?}");
+    assert!(
+        fin.last_error.as_deref().unwrap().contains("No space left"),
+        "{fin:?}"
+    );
+    let j = Journal::open(&path, 1 << 20).unwrap();
+    assert_eq!(j.undelivered_count(), 1);
+    drop(j);
+    // Its neighbour: with room again the owed mark is written and nothing is left.
+    disk.free();
+    let mut j = Journal::open(&path, 1 << 20).unwrap();
+    j.mark_delivered(&[first]).unwrap();
+    let fin = j.finish().unwrap();
+    assert_eq!((fin.undelivered, fin.unmarked, fin.write_errors), (0, 0, 0));
+}
+
+#[test]
+fn the_writer_ends_refusing_a_journal_a_replay_could_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    let mut j = Journal::create(&path, 1 << 20).unwrap();
+    append(&mut j, "jouleclaw.s.a", b"first body");
+    // Bytes the journal did not write land after its end (another writer, a write that
+    // could not be cut back): a replay would refuse the file, so the end says so.
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(&[0, 0, 0, 8, 2, 1, 2, 3]);
+    let mut more = bytes.clone();
+    more.extend_from_slice(&[9u8; 40]);
+    std::fs::write(&path, &more).unwrap();
+    let e = j.finish().unwrap_err();
+    assert_eq!(e.code(), "journal_corrupt", "{e}");
+    drop(j);
+    // The neighbour: the journal as written verifies and lists its batch.
+    std::fs::write(&path, &bytes[..bytes.len() - 8]).unwrap();
+    let mut j = Journal::open(&path, 1 << 20).unwrap();
+    let fin = j.finish().unwrap();
+    assert_eq!((fin.undelivered, fin.unmarked), (1, 0));
+}
+
+#[test]
+fn a_damaged_length_never_cuts_the_complete_records_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    let offs = three(&path);
+    let whole = std::fs::read(&path).unwrap();
+    // The second record's length grown so that it runs past the end of the file: read as
+    // a torn tail, it would cut the third (complete, valid) record.
+    let mut bad = whole.clone();
+    let at = usize::try_from(offs[1]).unwrap();
+    bad[at..at + 4].copy_from_slice(&200u32.to_be_bytes());
+    std::fs::write(&path, &bad).unwrap();
+    let e = Journal::open(&path, 1 << 20).unwrap_err();
+    assert_eq!(e.code(), "journal_corrupt", "{e}");
+    assert!(e.to_string().contains(&format!("{}", offs[2])), "{e}");
+    assert_eq!(std::fs::read(&path).unwrap(), bad, "nothing cut");
+    // A delivered mark after it is a complete record too.
+    let mut j = Journal::create(&dir.path().join("k"), 1 << 20).unwrap();
+    let a = append(&mut j, "jouleclaw.s.a", b"first body");
+    let b = append(&mut j, "jouleclaw.s.b", b"second body");
+    j.mark_delivered(&[a]).unwrap();
+    drop(j);
+    let k = dir.path().join("k");
+    let mut bad = std::fs::read(&k).unwrap();
+    let at = usize::try_from(b).unwrap();
+    bad[at..at + 4].copy_from_slice(&100u32.to_be_bytes());
+    std::fs::write(&k, &bad).unwrap();
+    assert_eq!(
+        Journal::open(&k, 1 << 20).unwrap_err().code(),
+        "journal_corrupt"
+    );
+    // The neighbour: a last record really torn (nothing complete after it) is still cut.
+    let mut torn = whole;
+    torn.extend_from_slice(&[0, 0, 0, 200, 1, 0, 13, b'j', b'o']);
+    torn.extend_from_slice(&[5u8; 60]);
+    std::fs::write(&path, &torn).unwrap();
+    let j = Journal::open(&path, 1 << 20).unwrap();
+    assert_eq!(j.recovered().torn_bytes, 69);
+    assert_eq!(j.undelivered_count(), 3);
+}
+
+#[test]
+fn an_abandoned_record_no_longer_holds_the_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    let offs = three(&path);
+    let mut j = Journal::open(&path, 1 << 20).unwrap();
+    j.mark_delivered(&[offs[0], offs[2]]).unwrap();
+    // An offset that is no undelivered record is refused, nothing written.
+    let before = std::fs::read(&path).unwrap();
+    assert_eq!(j.abandon(offs[0]).unwrap_err().code(), "config");
+    assert_eq!(j.abandon(offs[1] + 1).unwrap_err().code(), "config");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    j.abandon(offs[1]).unwrap();
+    assert_eq!(j.undelivered_count(), 0);
+    drop(j);
+    let j = Journal::open(&path, 1 << 20).unwrap();
+    assert_eq!(j.recovered().abandoned, 1);
+    assert_eq!(j.recovered().delivered, 2);
+    assert_eq!(j.undelivered_count(), 0);
+    drop(j);
+    // Its neighbour: without the mark the journal holds the record and a new run refuses it;
+    // with it, a new run starts over.
+    let mut without = std::fs::read(&path).unwrap();
+    without.truncate(without.len() - (FRAME_OVERHEAD as usize + 8));
+    let k = dir.path().join("k");
+    std::fs::write(&k, &without).unwrap();
+    assert_eq!(
+        Journal::create(&k, 1 << 20).unwrap_err().code(),
+        "journal_undelivered"
+    );
+    assert_eq!(
+        Journal::create(&path, 1 << 20).unwrap().undelivered_count(),
+        0
+    );
+}

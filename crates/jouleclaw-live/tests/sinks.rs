@@ -153,3 +153,45 @@ fn the_subject_prefix_is_bounded_and_tokenised() {
     );
     assert!(!dir.path().join("j").exists());
 }
+
+/// `FileSink::new(dir)` on another thread, bounded: `None` when it did not return within
+/// 10 s (it waits on something).
+fn new_sink_bounded(dir: &std::path::Path) -> Option<Result<FileSink>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let dir = dir.to_owned();
+    std::thread::spawn(move || {
+        let _ = tx.send(FileSink::new(dir));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(10)).ok()
+}
+
+#[test]
+fn the_lock_file_is_never_followed_through_a_symlink_or_waited_on_as_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    // A planted symbolic link in the lock file's place: refused, and nothing is created
+    // where it points.
+    let sinkdir = dir.path().join("out");
+    std::fs::create_dir(&sinkdir).unwrap();
+    let target = dir.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, sinkdir.join(file::LOCK_FILE)).unwrap();
+    let e = new_sink_bounded(&sinkdir).expect("returns").unwrap_err();
+    assert_eq!(e.code(), "not_regular_file", "{e}");
+    assert!(!target.exists(), "the link was followed");
+    // A FIFO there: refused at once, not waited on for a writer.
+    let fifodir = dir.path().join("fifo");
+    std::fs::create_dir(&fifodir).unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(fifodir.join(file::LOCK_FILE))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let e = new_sink_bounded(&fifodir)
+        .expect("FileSink::new blocked on a FIFO")
+        .unwrap_err();
+    assert_eq!(e.code(), "not_regular_file", "{e}");
+    // The neighbour: a regular lock file an earlier run left is taken again.
+    let again = dir.path().join("again");
+    drop(FileSink::new(&again).unwrap());
+    assert!(again.join(file::LOCK_FILE).is_file());
+    drop(new_sink_bounded(&again).expect("returns").unwrap());
+}

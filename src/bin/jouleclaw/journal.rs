@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use jouleclaw_live::jetstream::{JetStreamConfig, replay};
+use jouleclaw_live::jetstream::{JetStreamConfig, replay_abandoning};
 
 use crate::out::say;
 use crate::{CmdResult, Failure};
@@ -36,6 +36,11 @@ pub(crate) struct ReplayArgs {
     /// limits) that deletes messages on its own; refused otherwise (`stream_mismatch`).
     #[arg(long)]
     allow_retention: bool,
+    /// Abandon the undeliverable record at this offset (one a replay named: no batch, or
+    /// journaled for another subject): an abandoned mark is written and the journal no
+    /// longer counts it undelivered. A deliverable batch is refused. Repeatable.
+    #[arg(long = "abandon", value_name = "OFFSET")]
+    abandon: Vec<u64>,
 }
 
 /// Runs `jouleclaw journal ...`.
@@ -56,7 +61,7 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
         .build()
         .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
     let r = rt
-        .block_on(replay(&args.file, &config))
+        .block_on(replay_abandoning(&args.file, &config, &args.abandon))
         .map_err(|e| match e.code() {
             "journal_corrupt" | "journal_locked" | "stream_mismatch" => {
                 Failure::Refused(e.to_string())
@@ -64,12 +69,26 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
             _ => Failure::Usage(e.to_string()),
         })?;
     say!(
-        "journal     {}: {} batches, {} delivered before, {} torn bytes cut off",
+        "journal     {}: {} batches, {} delivered before, {} abandoned before, {} torn bytes cut off",
         args.file.display(),
         r.recovered.batches,
         r.recovered.delivered,
+        r.recovered.abandoned,
         r.recovered.torn_bytes
     );
+    for (offset, why) in &r.undeliverable {
+        if args.abandon.contains(offset) {
+            say!(
+                "abandoned   the record at offset {offset}: {}",
+                crate::out::untrusted(why)
+            );
+        } else {
+            say!(
+                "undeliverable the record at offset {offset}: {}; left in the journal (give it up with --abandon {offset})",
+                crate::out::untrusted(why)
+            );
+        }
+    }
     say!(
         "replayed    {} undelivered: {} published, {} already stored, {} left; {} receipts delivered{}",
         r.undelivered,
@@ -86,10 +105,17 @@ pub(crate) fn journal(cmd: &JournalCmd) -> CmdResult {
             String::new()
         }
     );
-    if r.left > 0 {
+    if r.write_errors > 0 {
+        say!(
+            "journal     {} writes failed and were cut back; {} batches delivered whose mark could not be written (a replay run again marks them)",
+            r.write_errors,
+            r.unmarked
+        );
+    }
+    if r.left > 0 || r.unmarked > 0 {
         return Err(Failure::Refused(format!(
-            "{} batches still undelivered",
-            r.left
+            "{} batches still undelivered, {} delivered without their mark",
+            r.left, r.unmarked
         )));
     }
     Ok(())

@@ -76,6 +76,10 @@ pub(crate) struct LiveArgs {
     /// address only, such as 127.0.0.1:9464; port 0 picks one and prints it).
     #[arg(long, value_name = "ADDR")]
     metrics: Option<std::net::SocketAddr>,
+    /// With --metrics: keep serving the run's final metrics this many seconds after it ended
+    /// (the summary is printed first), so that a scraper reads its end.
+    #[arg(long, default_value_t = 0, value_name = "SECS")]
+    metrics_linger: u64,
     /// The journal's bound in MiB.
     #[arg(long, default_value_t = 64)]
     journal_mib: u64,
@@ -222,9 +226,11 @@ fn write_pub(path: &std::path::Path, signer: &SoftwareSigner) -> CmdResult {
 /// what must not be overwritten, else an I/O error (exit 2).
 fn sink_refused(e: jouleclaw_live::LiveError) -> Failure {
     match e.code() {
-        "sink_busy" | "journal_locked" | "journal_undelivered" | "journal_corrupt" => {
-            Failure::Refused(e.to_string())
-        }
+        "sink_busy"
+        | "not_regular_file"
+        | "journal_locked"
+        | "journal_undelivered"
+        | "journal_corrupt" => Failure::Refused(e.to_string()),
         _ => Failure::Usage(e.to_string()),
     }
 }
@@ -353,6 +359,13 @@ async fn run(
 ) -> (Calls, CmdResult) {
     let mut calls = Vec::new();
     let ran = run_calls(args, sink, signer, prefix, generator, &mut calls).await;
+    if args.metrics.is_some() && args.metrics_linger > 0 {
+        tell!(
+            "metrics: the run's final values stay served for {} s",
+            args.metrics_linger
+        );
+        jouleclaw_live::tokio::time::sleep(Duration::from_secs(args.metrics_linger)).await;
+    }
     (calls, ran)
 }
 
@@ -390,15 +403,16 @@ async fn run_calls(
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(args.streams);
     for i in 0..args.streams {
+        let id = format!("{prefix}-{i}");
         let h = s
-            .open_stream(&format!("{prefix}-{i}"))
+            .open_stream(&id)
             .map_err(|e| Failure::Usage(e.to_string()))?;
         let ignores = args.ignore_every > 0 && i % args.ignore_every == args.ignore_every - 1;
         let (push, yields) = (push.clone(), yields.clone());
         let call = async move {
             let r = synthetic_call(&h, windows, ignores, &push, &yields).await;
             let closed = h.close().await;
-            (r, closed, h.status().clone())
+            (id, r, closed, h.status().clone())
         };
         tasks.push(match &generator {
             Some(g) => g.spawn(call),
@@ -439,19 +453,31 @@ async fn run_calls(
             }
         })
     };
+    // One entry per failed stream (its first reason: a stream that fails is refused again on
+    // its next push and on its close, which are the same failure), and the run's own.
+    let mut failed_streams: Vec<(String, String)> = Vec::new();
+    let mut failed_ids = std::collections::HashSet::new();
     let mut failed = Vec::new();
     let mut statuses = Vec::new();
     for t in tasks {
         match t.await {
-            Ok((r, closed, status)) => {
+            Ok((id, r, closed, status)) => {
+                let mut reasons = Vec::new();
+                if let Some(reason) = status.failure() {
+                    reasons.push(reason);
+                }
                 if let Err(e) = r {
-                    failed.push(e.to_string());
+                    reasons.push(e.to_string());
                 }
                 match closed {
                     Ok(summary) => calls.push((summary, status.clone())),
-                    Err(e) => failed.push(e.to_string()),
+                    Err(e) => reasons.push(e.to_string()),
                 }
-                statuses.push(status);
+                if let Some(first) = reasons.into_iter().next() {
+                    failed_ids.insert(id.clone());
+                    failed_streams.push((id.clone(), first));
+                }
+                statuses.push((id, status));
             }
             Err(e) => failed.push(format!("call task: {e}")),
         }
@@ -462,9 +488,12 @@ async fn run_calls(
     let drained = started.elapsed();
     let st = s.stats();
     let sk = s.sink_stats();
-    for status in &statuses {
-        if let Some(reason) = status.failure() {
-            failed.push(reason);
+    // A stream the sink failed after its close (its last batches) is counted once too.
+    for (id, status) in &statuses {
+        if let Some(reason) = status.failure()
+            && failed_ids.insert(id.clone())
+        {
+            failed_streams.push((id.clone(), reason));
         }
     }
     let durable = sk.batches_durable.load(Ordering::Relaxed);
@@ -475,7 +504,7 @@ async fn run_calls(
         "streams     {} opened, {} sealed durable, {} failed",
         st.streams_opened.load(Ordering::Relaxed),
         sk.seals_durable.load(Ordering::Relaxed),
-        failed.len()
+        failed_streams.len()
     );
     say!(
         "windows     {} ({:.0}/s)",
@@ -528,6 +557,14 @@ async fn run_calls(
         (drained - calls_done).as_secs_f64()
     );
     let journal_path = args.journal.as_ref().map(|p| p.display().to_string());
+    let journal_left = sk.journal_undelivered.load(Ordering::Relaxed);
+    let unmarked = sk.journal_unmarked.load(Ordering::Relaxed);
+    let write_errors = sk.journal_write_errors.load(Ordering::Relaxed);
+    if write_errors > 0 {
+        say!(
+            "journal     {write_errors} writes failed and were cut back; the file, read again as a replay reads it, lists {journal_left} batches undelivered ({unmarked} acknowledged whose mark could not be written)"
+        );
+    }
     match shut {
         Ok(()) => {}
         // The drain ran out with batches left: they are in the journal, not lost.
@@ -540,19 +577,31 @@ async fn run_calls(
             "{minted} receipts minted but {accounted} accounted for (durable, journaled or lost)"
         ));
     }
-    if !failed.is_empty() || lost > 0 {
-        for f in failed.iter().take(10) {
+    if !failed.is_empty() || !failed_streams.is_empty() || lost > 0 {
+        for f in &failed {
             tell!("  failed: {f}");
         }
+        for (id, why) in failed_streams.iter().take(10) {
+            tell!("  failed stream {id}: {why}");
+        }
+        if failed_streams.len() > 10 {
+            tell!(
+                "  ... and {} more failed streams",
+                failed_streams.len() - 10
+            );
+        }
         return Err(Failure::Refused(format!(
-            "{} failures, {lost} receipts lost",
+            "{} streams failed, {} other failures, {lost} receipts lost",
+            failed_streams.len(),
             failed.len()
         )));
     }
-    if pending > 0 {
+    if pending > 0 || journal_left > 0 {
+        // The sink read the journal again before it ended (a file a replay could not read
+        // failed the run above): what it lists, a replay delivers or marks.
         let j = journal_path.unwrap_or_default();
         say!(
-            "ended       JOURNALED: {acked} receipts durable, {pending} in the journal {j}; deliver them with: jouleclaw journal replay {j} --sink {describe}"
+            "ended       JOURNALED: {acked} receipts durable, {pending} in the journal {j} ({journal_left} batches listed undelivered there, {unmarked} of them acknowledged without their mark); deliver them with: jouleclaw journal replay {j} --sink {describe}"
         );
     } else {
         say!("ended       DURABLE: all {acked} receipts acknowledged by the sink");

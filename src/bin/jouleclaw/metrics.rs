@@ -99,14 +99,20 @@ pub(crate) fn render(s: &Source) -> String {
     counter(
         &mut reg,
         "streams_sealed",
-        "Streams sealed",
+        "Streams whose final batch (final seal) is durable: live's sealed durable",
+        r(&sk.seals_durable),
+    );
+    counter(
+        &mut reg,
+        "streams_final_signed",
+        "Streams closed with their final seal signed (durable or not)",
         r(&st.streams_sealed),
     );
     counter(
         &mut reg,
         "streams_failed",
-        "Streams failed",
-        r(&st.streams_failed),
+        "Streams failed, each once (by its workers or the sink)",
+        r(&st.failed_streams),
     );
     counter(
         &mut reg,
@@ -174,6 +180,36 @@ pub(crate) fn render(s: &Source) -> String {
         "Receipts journaled and not acknowledged",
         r(&sk.receipts_pending),
     );
+    gauge(
+        &mut reg,
+        "receipts_unknown_fate",
+        "At the drain timeout: pending receipts sent without an ack (the cluster may hold them)",
+        r(&sk.receipts_unknown_fate),
+    );
+    gauge(
+        &mut reg,
+        "receipts_unsent",
+        "At the drain timeout: pending receipts never sent",
+        r(&sk.receipts_unsent),
+    );
+    gauge(
+        &mut reg,
+        "journal_undelivered",
+        "When the sink ended: batches the journal file lists undelivered",
+        r(&sk.journal_undelivered),
+    );
+    gauge(
+        &mut reg,
+        "journal_unmarked",
+        "When the sink ended: of them, acknowledged without their delivered mark on disk",
+        r(&sk.journal_unmarked),
+    );
+    counter(
+        &mut reg,
+        "journal_write_errors",
+        "Journal writes that failed and were cut back",
+        r(&sk.journal_write_errors),
+    );
     counter(
         &mut reg,
         "receipts_lost",
@@ -232,17 +268,42 @@ pub(crate) fn render(s: &Source) -> String {
     out
 }
 
-/// Connections served at once; one more is closed as soon as it is accepted (a scraper retries).
+/// Connections kept at once. A new connection past the bound closes the oldest one that is
+/// not answering a request, preferring one that never sent a request: a local process that
+/// opens connections and holds them cannot keep a scraper out (it only closes its own).
 pub(crate) const MAX_CONNECTIONS: usize = 8;
 
 /// How long a connection may take to send a request's headers, and to last in all.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A connection's state, for the choice of which one a new connection closes.
+const FRESH: u8 = 0;
+const ANSWERING: u8 = 1;
+const SERVED: u8 = 2;
+
+/// One connection being served.
+struct Conn {
+    id: u64,
+    state: Arc<std::sync::atomic::AtomicU8>,
+    abort: tokio::task::AbortHandle,
+}
+
+/// Which of `conns` (oldest first) a new connection closes: the oldest that never sent a
+/// request, else the oldest that is not answering one; `None` when every one is answering.
+fn to_close(conns: &std::collections::VecDeque<Conn>) -> Option<usize> {
+    let st = |c: &Conn| c.state.load(Ordering::SeqCst);
+    conns
+        .iter()
+        .position(|c| st(c) == FRESH)
+        .or_else(|| conns.iter().position(|c| st(c) == SERVED))
+}
+
 /// Serves `page()` at `GET /metrics` on `addr`, which must be a loopback address; returns the
 /// bound address (port 0 picks one). Runs until the runtime stops. At most
-/// [`MAX_CONNECTIONS`] connections at once, each bounded in time: a client holding
-/// connections open cannot grow the server's memory or starve the scrape.
+/// [`MAX_CONNECTIONS`] connections at once, each bounded in time; past the bound a new
+/// connection closes an idle one ([`MAX_CONNECTIONS`]): memory stays bounded and connections
+/// held open do not starve the scrape.
 pub(crate) async fn serve(
     addr: SocketAddr,
     page: impl Fn() -> String + Send + Sync + 'static,
@@ -256,21 +317,44 @@ pub(crate) async fn serve(
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     let page = Arc::new(page);
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let conns = Arc::new(std::sync::Mutex::new(
+        std::collections::VecDeque::<Conn>::new(),
+    ));
     jouleclaw_live::tokio::spawn(async move {
+        let mut next_id = 0u64;
         while let Ok((conn, _)) = listener.accept().await {
-            let Ok(slot) = Arc::clone(&slots).try_acquire_owned() else {
-                // Over the bound: closed unanswered.
-                drop(conn);
-                continue;
-            };
+            // Held while the task is spawned and listed: a task that ends at once removes
+            // itself only after it is listed.
+            let Ok(mut list) = conns.lock() else { return };
+            if list.len() >= MAX_CONNECTIONS {
+                match to_close(&list) {
+                    Some(i) => {
+                        if let Some(old) = list.remove(i) {
+                            old.abort.abort();
+                        }
+                    }
+                    None => {
+                        // Every connection is answering a request: closed unanswered.
+                        drop(conn);
+                        continue;
+                    }
+                }
+            }
+            next_id += 1;
+            let id = next_id;
+            let state = Arc::new(std::sync::atomic::AtomicU8::new(FRESH));
             let page = Arc::clone(&page);
-            jouleclaw_live::tokio::spawn(async move {
+            let (task_state, task_conns) = (Arc::clone(&state), Arc::clone(&conns));
+            let task = jouleclaw_live::tokio::spawn(async move {
+                let svc_state = Arc::clone(&task_state);
                 let service =
                     hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                         let page = Arc::clone(&page);
+                        let state = Arc::clone(&svc_state);
                         async move {
-                            if req.method() == hyper::Method::GET && req.uri().path() == "/metrics"
+                            state.store(ANSWERING, Ordering::SeqCst);
+                            let r = if req.method() == hyper::Method::GET
+                                && req.uri().path() == "/metrics"
                             {
                                 Response::builder()
                                     .header(
@@ -282,7 +366,9 @@ pub(crate) async fn serve(
                                 Response::builder()
                                     .status(StatusCode::NOT_FOUND)
                                     .body(Full::new(Bytes::from_static(b"GET /metrics\n")))
-                            }
+                            };
+                            state.store(SERVED, Ordering::SeqCst);
+                            r
                         }
                     });
                 let served = hyper::server::conn::http1::Builder::new()
@@ -290,7 +376,14 @@ pub(crate) async fn serve(
                     .header_read_timeout(HEADER_TIMEOUT)
                     .serve_connection(hyper_util::rt::TokioIo::new(conn), service);
                 let _ = tokio::time::timeout(CONNECTION_TIMEOUT, served).await;
-                drop(slot);
+                if let Ok(mut list) = task_conns.lock() {
+                    list.retain(|c| c.id != id);
+                }
+            });
+            list.push_back(Conn {
+                id,
+                state,
+                abort: task.abort_handle(),
             });
         }
     });
@@ -313,29 +406,80 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn connections_past_the_bound_are_closed_and_served_again_once_one_ends() {
+    async fn connections_held_open_never_keep_a_scrape_out() {
         let addr = serve("127.0.0.1:0".parse().unwrap(), || "up 1\n".to_owned())
             .await
             .unwrap();
         assert!(get(addr).await.unwrap().ends_with("up 1\n"));
+        // A local process holds every slot with connections that send nothing (before: the
+        // next scrape was closed unanswered, 20 of 20).
         let mut idle = Vec::new();
         for _ in 0..MAX_CONNECTIONS {
             idle.push(TcpStream::connect(addr).await.unwrap());
         }
-        // The bound is reached: the next connection is closed without an answer. (The
-        // connections are accepted in order, so the idle ones hold every slot.)
-        assert_eq!(get(addr).await.unwrap_or_default(), "");
-        drop(idle);
-        // Once the idle connections are closed their slots come back (bounded wait).
-        let mut served = false;
-        for _ in 0..200 {
-            if get(addr).await.unwrap_or_default().ends_with("up 1\n") {
-                served = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+        // Accepted in order: the held ones are listed before the scrape's.
+        for round in 0..20 {
+            assert!(
+                get(addr).await.unwrap_or_default().ends_with("up 1\n"),
+                "scrape {round} kept out"
+            );
+            // The holder opens one more each time, as it would to keep the slots.
+            idle.push(TcpStream::connect(addr).await.unwrap());
         }
-        assert!(served, "no slot came back");
+        // What was closed is the oldest held connection, never answered (bounded read).
+        let mut buf = [0u8; 16];
+        let n = tokio::time::timeout(Duration::from_secs(5), idle[0].read(&mut buf))
+            .await
+            .expect("the oldest held connection is closed")
+            .unwrap_or(0);
+        assert_eq!(n, 0);
+    }
+
+    /// `streams_sealed_total` said 300 where live said 0 sealed durable: it counted final
+    /// seals signed. A stream whose final batch the sink could not store is sealed (signed)
+    /// but neither durable nor counted sealed; it is counted failed once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sealed_and_failed_streams_are_counted_as_live_counts_them() {
+        use jouleclaw_live::{FileSink, Substrate, SubstrateConfig, TokioClock};
+        use jouleclaw_stream::{Tick, TickKind, duplex};
+        let dir = std::env::temp_dir().join(format!("jc-metrics-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A folder another run left: that stream's (final) batch is refused stream_exists.
+        std::fs::create_dir_all(dir.join("taken.partial")).unwrap();
+        let s = Substrate::start(
+            SubstrateConfig::new("did:example:steward"),
+            Arc::new(TokioClock::new(1_780_617_600)),
+            Arc::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
+            Box::new(FileSink::new(&dir).unwrap()),
+        )
+        .unwrap();
+        for id in ["taken", "free"] {
+            let h = s.open_stream(id).unwrap();
+            let ts = h.now_ns();
+            h.push(Tick::new(
+                ts / h.window_ns(),
+                duplex::MIC,
+                TickKind::Audio,
+                Bytes::from(vec![0u8; 320]),
+                ts,
+            ))
+            .unwrap();
+            h.close().await.unwrap();
+        }
+        s.shutdown().await.unwrap();
+        let page = render(&Source {
+            substrate: s,
+            push: Arc::new(Latency::default()),
+            yields: Arc::new(Latency::default()),
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        for line in [
+            "jouleclaw_streams_sealed_total 1\n",
+            "jouleclaw_streams_final_signed_total 2\n",
+            "jouleclaw_streams_failed_total 1\n",
+        ] {
+            assert!(page.contains(line), "{line}{page}");
+        }
     }
 
     #[tokio::test]

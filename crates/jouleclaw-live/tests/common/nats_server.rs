@@ -51,6 +51,14 @@ impl NatsServer {
     }
 }
 
+impl NatsServer {
+    /// The server's process id (to freeze it with `kill -STOP`: it then holds its connections
+    /// and answers nothing).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for NatsServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
