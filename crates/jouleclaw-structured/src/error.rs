@@ -232,7 +232,8 @@ pub enum StructuredError {
     /// The schema exceeds a compile-time limit.
     SchemaOverLimit {
         /// The limit's name (`max_depth`, `max_schema_bytes`, `max_members`,
-        /// `max_projection_nodes`, `max_schema_nesting`).
+        /// `max_projection_nodes`, `max_schema_nesting`, `max_pattern_bytes`,
+        /// `max_pattern_work`).
         limit: &'static str,
         /// The JSON Pointer where it was exceeded.
         at: String,

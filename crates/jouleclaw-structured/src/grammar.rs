@@ -417,6 +417,8 @@ pub(crate) struct Compiler {
     pub(crate) object_unions: std::collections::HashSet<NodeId>,
     /// Schema objects being compiled, one inside another (through references).
     pub(crate) nesting: usize,
+    /// What is left of [`crate::pattern::PATTERN_WORK_BUDGET`] for this schema's patterns.
+    pub(crate) pattern_budget: u64,
 }
 
 pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
@@ -929,6 +931,7 @@ impl Grammar {
             parallel_at: Vec::new(),
             object_unions: std::collections::HashSet::new(),
             nesting: 0,
+            pattern_budget: crate::pattern::PATTERN_WORK_BUDGET,
         };
         let root = match options.profile {
             Profile::Subset => c.compile(&json, "", 0, true)?,

@@ -67,5 +67,5 @@ pub use grammar::{
     PROJECTION_NODES, Profile, SCHEMA_DIALECT, UnknownKeywords,
 };
 pub use oracle::StructuredOutputOracle;
-pub use pattern::{MAX_PATTERN_AUTOMATON_BYTES, MAX_PATTERN_CHARS};
+pub use pattern::{MAX_PATTERN_AUTOMATON_BYTES, MAX_PATTERN_CHARS, PATTERN_WORK_BUDGET};
 pub use validator::{ExpectedNext, Status, StructuredValidator, Usage};

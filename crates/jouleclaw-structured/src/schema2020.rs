@@ -706,16 +706,23 @@ impl Compiler {
                 let pattern = match get("pattern") {
                     None => None,
                     Some(Json::Str(p)) => {
-                        Some(crate::pattern::Pattern::compile(p).map_err(|e| match e {
-                            PatternError::Unsupported(reason) => E::UnsupportedPattern {
-                                at: at.to_owned(),
-                                reason,
-                            },
-                            PatternError::TooLarge => E::SchemaOverLimit {
-                                limit: "max_pattern_bytes",
-                                at: ptr_push(at, "pattern"),
-                            },
-                        })?)
+                        let budget = &mut self.pattern_budget;
+                        Some(
+                            crate::pattern::Pattern::compile(p, budget).map_err(|e| match e {
+                                PatternError::Unsupported(reason) => E::UnsupportedPattern {
+                                    at: at.to_owned(),
+                                    reason,
+                                },
+                                PatternError::TooLarge => E::SchemaOverLimit {
+                                    limit: "max_pattern_bytes",
+                                    at: ptr_push(at, "pattern"),
+                                },
+                                PatternError::OverBudget => E::SchemaOverLimit {
+                                    limit: "max_pattern_work",
+                                    at: ptr_push(at, "pattern"),
+                                },
+                            })?,
+                        )
                     }
                     Some(_) => return Err(invalid("pattern", at, "must be a string")),
                 };

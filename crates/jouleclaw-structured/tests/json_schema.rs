@@ -683,6 +683,80 @@ fn patterns_are_matched_as_the_bytes_arrive() {
     assert_eq!(js_err(&huge).0, "schema_over_limit");
 }
 
+fn patterns(ps: &[&str]) -> String {
+    let props: Vec<String> = ps
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!(r#""p{i}":{{"type":"string","pattern":{}}}"#, quoted(p)))
+        .collect();
+    format!(
+        r#"{{"type":"object","properties":{{{}}}}}"#,
+        props.join(",")
+    )
+}
+
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn over_limit(schema: &str) -> (&'static str, String) {
+    match Grammar::compile_json_schema(schema.as_bytes()) {
+        Err(StructuredError::SchemaOverLimit { limit, at }) => (limit, at),
+        other => panic!("{schema}: {other:?}"),
+    }
+}
+
+#[test]
+fn pattern_compilation_is_bounded_in_work_before_it_is_done() {
+    // A 12-character pattern that took seconds of CPU (its automaton's states grow past every
+    // budget), alone and ten times in one schema: refused within the schema's work budget.
+    let bad = "(.{0,9}){99}";
+    assert_eq!(
+        over_limit(&patterns(&[bad])),
+        ("max_pattern_work", "/properties/p0/pattern".to_owned())
+    );
+    assert_eq!(over_limit(&patterns(&[bad; 10])).0, "max_pattern_work");
+    // Another way past the bound: the automaton outgrows 1 MiB before the budget.
+    assert_eq!(
+        Grammar::compile_json_schema(patterns(&["[ab]*a[ab]{19}"]).as_bytes())
+            .unwrap_err()
+            .code(),
+        "schema_over_limit"
+    );
+    // The budget is the schema's, not each pattern's: a pattern that fits alone...
+    let dear = ".{1,100}";
+    let g = js(&patterns(&[dear]));
+    accepted(&g, r#"{"p0":"x"}"#);
+    refused(&g, r#"{"p0":""}"#, "pattern_mismatch", 7, "/p0");
+    // ...does not fit three times.
+    assert_eq!(
+        over_limit(&patterns(&[dear, dear, dear])),
+        ("max_pattern_work", "/properties/p2/pattern".to_owned())
+    );
+    // Accepted neighbours: what tool schemas write, many times over.
+    let iso = r"^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z))$";
+    let uuid = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+    let email = r"^[^@\s]+@[^@\s]+\.[^@\s]+$";
+    let mut many = vec![iso, uuid, email, "^.{1,100}$"];
+    many.extend([r"^[A-Z]{3}-\d{4}$"; 200]);
+    let g = js(&patterns(&many));
+    accepted(
+        &g,
+        r#"{"p0":"2024-02-29T12:30:00Z","p1":"0123abcd-0000-4000-8000-00000000abcd","p2":"a@b.pt","p3":"é","p4":"ABC-1234"}"#,
+    );
+    refused(&g, r#"{"p0":"2023-02-29"}"#, "pattern_mismatch", 16, "/p0");
+    refused(&g, r#"{"p4":"ABC-12345"}"#, "pattern_mismatch", 15, "/p4");
+}
+
 #[test]
 fn local_references_compile_once_and_recursion_is_bounded() {
     let g = js(
