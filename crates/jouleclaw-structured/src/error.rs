@@ -238,6 +238,16 @@ pub enum StructuredError {
         /// The JSON Pointer where it was exceeded.
         at: String,
     },
+    /// A schema object that no value can match (`minLength` above `maxLength`, an integer
+    /// `maximum` below every integer its `minimum` and the range allow, ...): a grammar that
+    /// accepts nothing there would refuse every document reaching it without saying why.
+    Unsatisfiable {
+        /// The keyword that leaves nothing (`maximum`, `exclusiveMaximum`, `maxLength`,
+        /// `maxItems`, `maxProperties`, `enum`).
+        keyword: &'static str,
+        /// The JSON Pointer of the schema object.
+        at: String,
+    },
     /// [`crate::Limits`] that cannot be used (a zero, or a value above its ceiling).
     InvalidLimits {
         /// The field.
@@ -261,6 +271,7 @@ impl StructuredError {
             Self::AmbiguousUnion { .. } => "schema_ambiguous_union",
             Self::MissingKeyword { .. } => "schema_missing_keyword",
             Self::SchemaOverLimit { .. } => "schema_over_limit",
+            Self::Unsatisfiable { .. } => "schema_unsatisfiable",
             Self::InvalidLimits { .. } => "limits_invalid",
             Self::Refused(r) => r.code.as_str(),
         }
@@ -272,7 +283,9 @@ impl StructuredError {
             Self::UnsupportedKeyword { keyword, .. }
             | Self::InvalidKeyword { keyword, .. }
             | Self::UnknownKeyword { keyword, .. } => Some(keyword),
-            Self::MissingKeyword { keyword, .. } => Some(keyword),
+            Self::MissingKeyword { keyword, .. } | Self::Unsatisfiable { keyword, .. } => {
+                Some(keyword)
+            }
             Self::AmbiguousUnion { .. } => Some("anyOf"),
             Self::UnsupportedPattern { .. } => Some("pattern"),
             _ => None,
@@ -314,6 +327,10 @@ impl fmt::Display for StructuredError {
             Self::SchemaOverLimit { limit, at } => {
                 write!(f, "schema exceeds {limit} at \"{at}\"")
             }
+            Self::Unsatisfiable { keyword, at } => write!(
+                f,
+                "schema object at \"{at}\" accepts no value (\"{keyword}\" leaves none)"
+            ),
             Self::InvalidLimits { field } => write!(f, "limits: {field} is zero or too large"),
             Self::Refused(r) => write!(f, "document refused: {r}"),
         }

@@ -421,6 +421,85 @@ pub(crate) struct Compiler {
     pub(crate) pattern_budget: u64,
 }
 
+/// Refuses a schema object of `kind` that no value matches (`schema_unsatisfiable`), naming
+/// the keyword that leaves nothing.
+pub(crate) fn satisfiable(kind: &Kind, at: &str) -> Result<()> {
+    use core::cmp::Ordering::{Equal, Greater};
+    let cmp = |a: &Bound, b: &Bound| crate::decimal::cmp(a.0.as_bytes(), b.0.as_bytes());
+    let none: Option<&'static str> = match kind {
+        Kind::Integer {
+            lo,
+            hi,
+            allowed,
+            wide: None,
+        } => {
+            if lo > hi {
+                Some("maximum")
+            } else if allowed
+                .as_ref()
+                .is_some_and(|a| a.iter().all(|v| v < lo || v > hi))
+            {
+                Some("enum")
+            } else {
+                None
+            }
+        }
+        Kind::Integer { wide: Some(w), .. } => match (&w.lo, &w.hi) {
+            (Some(l), Some(h)) if l > h => Some("maximum"),
+            _ => None,
+        },
+        Kind::Number {
+            min,
+            max,
+            xmin,
+            xmax,
+            ..
+        } => {
+            let pair = |a: &Option<Bound>, b: &Option<Bound>, strict: bool| match (a, b) {
+                (Some(a), Some(b)) => {
+                    let o = cmp(a, b);
+                    o == Greater || (strict && o == Equal)
+                }
+                _ => false,
+            };
+            if pair(min, max, false) || pair(xmin, max, true) {
+                Some("maximum")
+            } else if pair(min, xmax, true) || pair(xmin, xmax, true) {
+                Some("exclusiveMaximum")
+            } else {
+                None
+            }
+        }
+        Kind::String { min, max, .. } if min > max => Some("maxLength"),
+        Kind::Array {
+            max_items,
+            min_items,
+            ..
+        } if min_items > max_items => Some("maxItems"),
+        Kind::Object {
+            required,
+            max_properties: Some(m),
+            min_properties,
+            ..
+        } => {
+            let req: u32 = required.iter().map(|w| w.count_ones()).sum();
+            if req > *m || min_properties > m {
+                Some("maxProperties")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    match none {
+        Some(keyword) => Err(E::Unsatisfiable {
+            keyword,
+            at: at.to_owned(),
+        }),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
     E::InvalidKeyword {
         keyword: keyword.to_owned(),

@@ -6,7 +6,7 @@ use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
     Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
     MAX_SCHEMA_NESTING, NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n,
-    invalid, number_text, ptr_push,
+    invalid, number_text, ptr_push, satisfiable,
 };
 use crate::json::{Json, Num};
 use crate::pattern::PatternError;
@@ -490,6 +490,9 @@ impl Compiler {
                 continue;
             }
             let kind = self.typed_2020(root, s, ty, at, depth, vs)?;
+            // A type that accepts nothing here is refused, even in a type list: the author
+            // wrote bounds that leave no value of it.
+            satisfiable(&kind, at)?;
             nodes.push(kind);
         }
         if nodes.len() == 1
@@ -997,6 +1000,165 @@ impl Compiler {
         Ok(())
     }
 
+    /// Whether nodes `a` and `b` accept the same values because they are the same schema
+    /// (annotations aside), compared structurally; `false` when unsure (past
+    /// [`MAX_SCHEMA_NESTING`] levels).
+    fn same(&self, a: NodeId, b: NodeId, depth: usize) -> bool {
+        if a == b {
+            return true;
+        }
+        if depth >= MAX_SCHEMA_NESTING {
+            return false;
+        }
+        let (Some(x), Some(y)) = (self.nodes.get(a as usize), self.nodes.get(b as usize)) else {
+            return false;
+        };
+        let d = depth + 1;
+        let all = |xs: &[NodeId], ys: &[NodeId]| {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(&p, &q)| self.same(p, q, d))
+        };
+        match (&x.kind, &y.kind) {
+            (
+                Kind::Object {
+                    props: p1,
+                    all: a1,
+                    required: r1,
+                    max_properties: m1,
+                    extra: e1,
+                    min_properties: n1,
+                },
+                Kind::Object {
+                    props: p2,
+                    all: a2,
+                    required: r2,
+                    max_properties: m2,
+                    extra: e2,
+                    min_properties: n2,
+                },
+            ) => {
+                a1 == a2
+                    && r1 == r2
+                    && m1 == m2
+                    && n1 == n2
+                    && p1.len() == p2.len()
+                    && p1
+                        .iter()
+                        .zip(p2)
+                        .all(|(p, q)| p.name == q.name && self.same(p.node, q.node, d))
+                    && match (e1, e2) {
+                        (None, None) => true,
+                        (Some(p), Some(q)) => self.same(*p, *q, d),
+                        _ => false,
+                    }
+            }
+            (
+                Kind::OneOf {
+                    tag: t1,
+                    branches: b1,
+                },
+                Kind::OneOf {
+                    tag: t2,
+                    branches: b2,
+                },
+            ) => {
+                t1 == t2
+                    && b1.len() == b2.len()
+                    && b1.iter().zip(b2).all(|(p, q)| {
+                        p.tag_value == q.tag_value
+                            && p.tag_index == q.tag_index
+                            && self.same(p.node, q.node, d)
+                    })
+            }
+            (
+                Kind::Array {
+                    items: i1,
+                    max_items: m1,
+                    min_items: n1,
+                },
+                Kind::Array {
+                    items: i2,
+                    max_items: m2,
+                    min_items: n2,
+                },
+            ) => m1 == m2 && n1 == n2 && self.same(*i1, *i2, d),
+            (
+                Kind::String {
+                    min: n1,
+                    max: m1,
+                    allowed: a1,
+                    pattern: p1,
+                },
+                Kind::String {
+                    min: n2,
+                    max: m2,
+                    allowed: a2,
+                    pattern: p2,
+                },
+            ) => {
+                n1 == n2
+                    && m1 == m2
+                    && a1 == a2
+                    && p1.as_ref().map(|p| &p.source) == p2.as_ref().map(|p| &p.source)
+            }
+            (
+                Kind::Integer {
+                    lo: l1,
+                    hi: h1,
+                    allowed: a1,
+                    wide: w1,
+                },
+                Kind::Integer {
+                    lo: l2,
+                    hi: h2,
+                    allowed: a2,
+                    wide: w2,
+                },
+            ) => {
+                l1 == l2
+                    && h1 == h2
+                    && a1 == a2
+                    && match (w1, w2) {
+                        (None, None) => true,
+                        (Some(p), Some(q)) => p.lo == q.lo && p.hi == q.hi,
+                        _ => false,
+                    }
+            }
+            (
+                Kind::Number {
+                    min: a1,
+                    max: b1,
+                    xmin: c1,
+                    xmax: d1,
+                    allowed: e1,
+                },
+                Kind::Number {
+                    min: a2,
+                    max: b2,
+                    xmin: c2,
+                    xmax: d2,
+                    allowed: e2,
+                },
+            ) => a1 == a2 && b1 == b2 && c1 == c2 && d1 == d2 && e1 == e2,
+            (Kind::Boolean { allowed: a1 }, Kind::Boolean { allowed: a2 }) => a1 == a2,
+            (Kind::Null, Kind::Null) | (Kind::Any, Kind::Any) => true,
+            (
+                Kind::Union {
+                    branches: b1,
+                    one_of: o1,
+                    ..
+                },
+                Kind::Union {
+                    branches: b2,
+                    one_of: o2,
+                    ..
+                },
+            ) => o1 == o2 && all(b1, b2),
+            (Kind::Parallel { branches: b1 }, Kind::Parallel { branches: b2 }) => all(b1, b2),
+            (Kind::Ref(p), Kind::Ref(q)) => self.same(*p, *q, d),
+            _ => false,
+        }
+    }
+
     /// The leaf branches of a union, flattened through nested unions.
     fn leaves(&self, u: NodeId, seen: &mut Vec<NodeId>, out: &mut Vec<NodeId>) -> Result<()> {
         if seen.contains(&u) {
@@ -1030,6 +1192,17 @@ impl Compiler {
         );
         let mut leaves = Vec::new();
         self.leaves(u, &mut Vec::new(), &mut leaves)?;
+        // `anyOf` of identical branches is its one branch (for `oneOf` a value matching one
+        // matches both, so it stays refused).
+        if !one_of {
+            let mut distinct: Vec<NodeId> = Vec::with_capacity(leaves.len());
+            for &b in &leaves {
+                if !distinct.iter().any(|&d| self.same(d, b, 0)) {
+                    distinct.push(b);
+                }
+            }
+            leaves = distinct;
+        }
         // `"type": "object"` beside the union applies too: a branch of another type (or a
         // free-form one) would take values JSON Schema refuses, so it is refused here.
         if self.object_unions.contains(&u)

@@ -893,3 +893,150 @@ fn property_names_that_only_say_string_constrain_nothing() {
         ("schema_unsupported_keyword", Some("propertyNames"))
     );
 }
+
+#[test]
+fn identical_any_of_branches_are_one_branch() {
+    // Refused as ambiguous before: two branches of one JSON type, though the same schema.
+    let g = js(r#"{"anyOf":[{"type":"string","maxLength":3},{"type":"string","maxLength":3}]}"#);
+    accepted(&g, r#""abc""#);
+    refused(&g, r#""abcd""#, "string_too_long", 4, "");
+    refused(&g, "1", "wrong_type", 0, "");
+    // Annotations aside, and through objects, nested unions and references.
+    js(r#"{"anyOf":[{"type":"string","title":"a"},{"type":"string","description":"b"}]}"#);
+    let o = js(
+        r##"{"$defs":{"P":{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]}},
+        "anyOf":[{"$ref":"#/$defs/P"},{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]},{"type":"null"}]}"##,
+    );
+    accepted(&o, r#"{"n":3}"#);
+    accepted(&o, "null");
+    refused(&o, r#"{"n":4}"#, "above_maximum", 5, "/n");
+    // Neighbours: branches that differ stay ambiguous; `oneOf` of identical branches matches
+    // no value (a value matching one matches both), so it stays refused.
+    assert_eq!(
+        js_err(r#"{"anyOf":[{"type":"string","maxLength":3},{"type":"string","maxLength":4}]}"#).0,
+        "schema_ambiguous_union"
+    );
+    assert_eq!(
+        js_err(r#"{"oneOf":[{"type":"string"},{"type":"string"}]}"#).0,
+        "schema_ambiguous_union"
+    );
+}
+
+#[test]
+fn a_schema_object_that_accepts_no_value_is_refused_at_compile_time() {
+    for (schema, keyword, at) in [
+        // Compiled before to a grammar that accepted nothing: no integer within
+        // +-(2^53-1) is at most -(2^53+1).
+        (
+            r#"{"type":"integer","maximum":-9007199254740993}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","minimum":9007199254740993}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","minimum":1.5,"maximum":1.7}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","exclusiveMinimum":1,"exclusiveMaximum":2}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","minimum":1,"enum":[-1,0]}"#,
+            "enum",
+            "",
+        ),
+        (
+            r#"{"type":"number","minimum":2,"maximum":1.5}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"number","exclusiveMinimum":1,"maximum":1}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"number","minimum":1,"exclusiveMaximum":1}"#,
+            "exclusiveMaximum",
+            "",
+        ),
+        (
+            r#"{"type":"string","minLength":5,"maxLength":3}"#,
+            "maxLength",
+            "",
+        ),
+        (
+            r#"{"type":"array","minItems":3,"maxItems":2}"#,
+            "maxItems",
+            "",
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{},"b":{}},"required":["a","b"],"maxProperties":1}"#,
+            "maxProperties",
+            "",
+        ),
+        (
+            r#"{"type":"object","minProperties":2,"maxProperties":1}"#,
+            "maxProperties",
+            "",
+        ),
+        // Wherever it stands (an optional property, a type list).
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string","minLength":2,"maxLength":1}}}"#,
+            "maxLength",
+            "/properties/a",
+        ),
+        (
+            r#"{"type":["integer","null"],"maximum":-9007199254740993}"#,
+            "maximum",
+            "",
+        ),
+    ] {
+        match Grammar::compile_json_schema(schema.as_bytes()) {
+            Err(e @ StructuredError::Unsatisfiable { .. }) => {
+                assert_eq!(e.code(), "schema_unsatisfiable", "{schema}");
+                assert_eq!(e.keyword(), Some(keyword), "{schema}");
+                let StructuredError::Unsatisfiable { at: got, .. } = e else {
+                    unreachable!()
+                };
+                assert_eq!(got, at, "{schema}");
+            }
+            other => panic!("{schema}: {other:?}"),
+        }
+    }
+    // Accepted neighbours: a range of one value, an open side, the bound at the edge.
+    let g = js(r#"{"type":"integer","maximum":-9007199254740991}"#);
+    accepted(&g, "-9007199254740991");
+    refused(&g, "-9007199254740990", "above_maximum", 16, "");
+    accepted(
+        &js(r#"{"type":"integer","minimum":1.5,"maximum":2.7}"#),
+        "2",
+    );
+    accepted(
+        &js(r#"{"type":"number","exclusiveMinimum":1,"maximum":1.5}"#),
+        "1.2",
+    );
+    accepted(
+        &js(r#"{"type":"string","minLength":3,"maxLength":3}"#),
+        r#""abc""#,
+    );
+    accepted(
+        &js(r#"{"type":"array","minItems":2,"maxItems":2}"#),
+        "[1,2]",
+    );
+    accepted(
+        &js(
+            r#"{"type":"object","properties":{"a":{},"b":{}},"required":["a","b"],"maxProperties":2}"#,
+        ),
+        r#"{"a":1,"b":2}"#,
+    );
+    // The subset keeps compiling them, as its vectors fix.
+    assert!(Grammar::compile(br#"{"type":"string","minLength":5,"maxLength":3}"#).is_ok());
+}
