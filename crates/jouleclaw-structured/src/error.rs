@@ -212,6 +212,12 @@ pub enum StructuredError {
         /// What is not read.
         reason: &'static str,
     },
+    /// (JSON Schema profile) a root `$schema` naming a dialect this profile does not read
+    /// (it reads 2020-12, 2019-09 and draft-07). Keyword `$schema`.
+    UnsupportedDialect {
+        /// The URI as written.
+        uri: String,
+    },
     /// A supported keyword with a value the subset does not accept.
     InvalidKeyword {
         /// The keyword.
@@ -272,6 +278,7 @@ impl StructuredError {
             Self::MissingKeyword { .. } => "schema_missing_keyword",
             Self::SchemaOverLimit { .. } => "schema_over_limit",
             Self::Unsatisfiable { .. } => "schema_unsatisfiable",
+            Self::UnsupportedDialect { .. } => "schema_unsupported_dialect",
             Self::InvalidLimits { .. } => "limits_invalid",
             Self::Refused(r) => r.code.as_str(),
         }
@@ -288,6 +295,7 @@ impl StructuredError {
             }
             Self::AmbiguousUnion { .. } => Some("anyOf"),
             Self::UnsupportedPattern { .. } => Some("pattern"),
+            Self::UnsupportedDialect { .. } => Some("$schema"),
             _ => None,
         }
     }
@@ -314,6 +322,10 @@ impl fmt::Display for StructuredError {
                 at,
                 reason,
             } => write!(f, "schema keyword \"{keyword}\" at \"{at}\": {reason}"),
+            Self::UnsupportedDialect { uri } => write!(
+                f,
+                "schema dialect \"{uri}\" is not read (JSON Schema 2020-12, 2019-09 and draft-07 are)"
+            ),
             Self::UnsupportedPattern { at, reason } => write!(
                 f,
                 "schema keyword \"pattern\" at \"{at}\" is not read: {reason}"

@@ -178,6 +178,10 @@ pub(crate) enum Kind {
         branches: Vec<Branch>,
     },
     Array {
+        /// The schemas of the first elements, in order (`prefixItems`, or a draft-07 /
+        /// 2019-09 array-form `items`).
+        prefix: Vec<NodeId>,
+        /// The schema of every later element.
         items: NodeId,
         max_items: u32,
         min_items: u32,
@@ -419,6 +423,34 @@ pub(crate) struct Compiler {
     pub(crate) nesting: usize,
     /// What is left of [`crate::pattern::PATTERN_WORK_BUDGET`] for this schema's patterns.
     pub(crate) pattern_budget: u64,
+    /// The dialect the root's `$schema` names (2020-12 when absent).
+    pub(crate) dialect: Dialect,
+}
+
+/// The JSON Schema dialects [`Profile::JsonSchema`] reads, named by the root's `$schema`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// Draft-07 (`http://json-schema.org/draft-07/schema#`).
+    Draft7,
+    /// Draft 2019-09.
+    Draft2019,
+    /// Draft 2020-12 (also when `$schema` is absent).
+    Draft2020,
+}
+
+impl Dialect {
+    /// The dialect a `$schema` URI names (with or without an empty fragment; draft-07's over
+    /// `http` or `https`), or `None`.
+    pub(crate) fn of(uri: &str) -> Option<Dialect> {
+        let bare = uri.strip_suffix('#').unwrap_or(uri);
+        match bare {
+            SCHEMA_DIALECT => Some(Dialect::Draft2020),
+            "https://json-schema.org/draft/2019-09/schema" => Some(Dialect::Draft2019),
+            "http://json-schema.org/draft-07/schema"
+            | "https://json-schema.org/draft-07/schema" => Some(Dialect::Draft7),
+            _ => None,
+        }
+    }
 }
 
 /// Refuses a schema object of `kind` that no value matches (`schema_unsatisfiable`), naming
@@ -733,6 +765,7 @@ impl Compiler {
                 };
                 let items = self.compile(items, &ptr_push(at, "items"), depth + 1, false)?;
                 Kind::Array {
+                    prefix: Vec::new(),
                     items,
                     max_items,
                     min_items: 0,
@@ -1011,6 +1044,7 @@ impl Grammar {
             object_unions: std::collections::HashSet::new(),
             nesting: 0,
             pattern_budget: crate::pattern::PATTERN_WORK_BUDGET,
+            dialect: Dialect::Draft2020,
         };
         let root = match options.profile {
             Profile::Subset => c.compile(&json, "", 0, true)?,
@@ -1099,7 +1133,7 @@ impl Grammar {
                 props.iter().map(|p| p.node).chain(*extra).collect()
             }
             Kind::OneOf { branches, .. } => branches.iter().map(|b| b.node).collect(),
-            Kind::Array { items, .. } => vec![*items],
+            Kind::Array { prefix, items, .. } => prefix.iter().copied().chain([*items]).collect(),
             Kind::Union { branches, .. } | Kind::Parallel { branches } => branches.clone(),
             Kind::Ref(t) => vec![*t],
             _ => Vec::new(),
@@ -1242,11 +1276,19 @@ impl Grammar {
                 m.push(("anyOf".into(), CVal::Arr(bs)));
             }
             Kind::Array {
+                prefix,
                 items,
                 max_items,
                 min_items,
             } => {
                 m.push(ty("array"));
+                if !prefix.is_empty() {
+                    let mut ps = Vec::with_capacity(prefix.len());
+                    for p in prefix {
+                        ps.push(sub(*p)?);
+                    }
+                    m.push(("prefixItems".into(), CVal::Arr(ps)));
+                }
                 m.push(("items".into(), sub(*items)?));
                 m.push(("maxItems".into(), CVal::Int(i64::from(*max_items))));
                 if *min_items > 0 {

@@ -4,9 +4,9 @@
 use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
-    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
-    MAX_SCHEMA_NESTING, NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n,
-    invalid, number_text, ptr_push, satisfiable,
+    Bound, Compiler, Dialect, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES,
+    MAX_SAFE_INTEGER, MAX_SCHEMA_NESTING, NONE, Node, NodeId, UnknownKeywords, Wide, count,
+    first_n, invalid, number_text, ptr_push, satisfiable,
 };
 use crate::json::{Json, Num};
 use crate::pattern::PatternError;
@@ -31,6 +31,7 @@ pub(crate) const ANNOTATIONS: &[&str] = &[
 /// Keywords this profile enforces (each where the spec says).
 const SUPPORTED: &[&str] = &[
     "$ref",
+    "additionalItems",
     "additionalProperties",
     "allOf",
     "anyOf",
@@ -49,6 +50,7 @@ const SUPPORTED: &[&str] = &[
     "minimum",
     "oneOf",
     "pattern",
+    "prefixItems",
     "properties",
     "required",
     "type",
@@ -65,7 +67,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "$recursiveAnchor",
     "$recursiveRef",
     "$vocabulary",
-    "additionalItems",
     "contains",
     "dependencies",
     "dependentRequired",
@@ -77,7 +78,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "multipleOf",
     "not",
     "patternProperties",
-    "prefixItems",
     "propertyNames",
     "then",
     "unevaluatedItems",
@@ -111,7 +111,13 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "maxProperties",
             "minProperties",
         ],
-        "array" => &["items", "maxItems", "minItems"],
+        "array" => &[
+            "items",
+            "maxItems",
+            "minItems",
+            "prefixItems",
+            "additionalItems",
+        ],
         "string" => &["minLength", "maxLength", "pattern"],
         "integer" | "number" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
         _ => &[],
@@ -245,9 +251,11 @@ impl Compiler {
                             at: at.to_owned(),
                         });
                     }
-                    if s.get("$schema") != Some(&Json::Str(SCHEMA_DIALECT.into())) {
-                        return Err(invalid("$schema", at, "must be the 2020-12 dialect URI"));
-                    }
+                    let Some(Json::Str(uri)) = s.get("$schema") else {
+                        return Err(invalid("$schema", at, "must be a dialect URI"));
+                    };
+                    self.dialect = Dialect::of(uri)
+                        .ok_or_else(|| E::UnsupportedDialect { uri: uri.clone() })?;
                 }
                 "$defs" | "definitions" => {
                     if !matches!(s.get(k), Some(Json::Obj(_))) {
@@ -258,6 +266,20 @@ impl Compiler {
                 // Keys are strings: `propertyNames` of `{"type":"string"}` (what Zod writes for
                 // a record) or `true` constrains nothing. Any other is refused below.
                 "propertyNames" if vacuous_names(s.get("propertyNames")) => {}
+                // Array-form `items` and `additionalItems` are draft-07's and 2019-09's;
+                // `prefixItems` is 2020-12's: each is refused in the other dialects.
+                "additionalItems" if self.dialect == Dialect::Draft2020 => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
+                "prefixItems" if self.dialect != Dialect::Draft2020 => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
                 k if SUPPORTED.contains(&k) => constraints.push(k),
                 k if UNSUPPORTED.contains(&k) => {
                     return Err(E::UnsupportedKeyword {
@@ -676,14 +698,68 @@ impl Compiler {
                     .map(|v| count(v, "minItems", at))
                     .transpose()?
                     .unwrap_or(0);
-                let items = match get("items") {
-                    None => self.any_node(),
-                    Some(x @ (Json::Obj(_) | Json::Bool(_))) => {
-                        self.compile_2020(root, x, &ptr_push(at, "items"), depth + 1, false)?
+                // The first elements' schemas and the keyword of the rest: 2020-12's
+                // `prefixItems` + `items`, or the older array-form `items` + `additionalItems`.
+                let (first, first_kw, rest, rest_kw) = match (self.dialect, get("items")) {
+                    (Dialect::Draft2020, items) => match get("prefixItems") {
+                        None => (None, "prefixItems", items, "items"),
+                        Some(Json::Arr(xs)) if !xs.is_empty() => {
+                            (Some(xs), "prefixItems", items, "items")
+                        }
+                        Some(_) => {
+                            return Err(invalid(
+                                "prefixItems",
+                                at,
+                                "must be a non-empty array of schemas",
+                            ));
+                        }
+                    },
+                    (_, Some(Json::Arr(xs))) => {
+                        (Some(xs), "items", get("additionalItems"), "additionalItems")
                     }
-                    Some(_) => return Err(invalid("items", at, "must be one schema")),
+                    (_, items) => {
+                        // Beside one `items` schema, `additionalItems` does nothing.
+                        if get("additionalItems").is_some() {
+                            self.note(at, "additionalItems", false);
+                        }
+                        (None, "items", items, "items")
+                    }
+                };
+                let mut prefix = Vec::new();
+                if let Some(xs) = first {
+                    if xs.len() > MAX_MEMBERS {
+                        return Err(E::SchemaOverLimit {
+                            limit: "max_members",
+                            at: ptr_push(at, first_kw),
+                        });
+                    }
+                    let pat = ptr_push(at, first_kw);
+                    for (i, x) in xs.iter().enumerate() {
+                        prefix.push(self.compile_2020(
+                            root,
+                            x,
+                            &ptr_push(&pat, &i.to_string()),
+                            depth + 1,
+                            false,
+                        )?);
+                    }
+                }
+                let mut max_items = max_items;
+                let items = match rest {
+                    None => self.any_node(),
+                    // No element after the first ones (none at all without them).
+                    Some(Json::Bool(false)) => {
+                        // At most 256 (`MAX_MEMBERS`).
+                        max_items = max_items.min(prefix.len() as u32);
+                        self.any_node()
+                    }
+                    Some(x @ (Json::Obj(_) | Json::Bool(_))) => {
+                        self.compile_2020(root, x, &ptr_push(at, rest_kw), depth + 1, false)?
+                    }
+                    Some(_) => return Err(invalid(rest_kw, at, "must be one schema")),
                 };
                 Kind::Array {
+                    prefix,
                     items,
                     max_items,
                     min_items,
@@ -922,7 +998,10 @@ impl Compiler {
                     }
                 }
                 Kind::OneOf { branches, .. } => branches.iter_mut().for_each(|b| fix(&mut b.node)),
-                Kind::Array { items, .. } => fix(items),
+                Kind::Array { prefix, items, .. } => {
+                    prefix.iter_mut().for_each(&fix);
+                    fix(items);
+                }
                 Kind::Union { branches, .. } => branches.iter_mut().for_each(fix),
                 _ => {}
             }
@@ -966,7 +1045,9 @@ impl Compiler {
                         .for_each(&mut edge);
                 }
                 Kind::OneOf { branches, .. } => branches.iter().for_each(|b| edge(b.node)),
-                Kind::Array { items, .. } => edge(*items),
+                Kind::Array { prefix, items, .. } => {
+                    prefix.iter().chain([items]).for_each(|&i| edge(i));
+                }
                 Kind::Union { branches, by, .. } => {
                     branches.iter().chain(by.iter()).for_each(|&b| edge(b));
                 }
@@ -1071,16 +1152,18 @@ impl Compiler {
             }
             (
                 Kind::Array {
+                    prefix: f1,
                     items: i1,
                     max_items: m1,
                     min_items: n1,
                 },
                 Kind::Array {
+                    prefix: f2,
                     items: i2,
                     max_items: m2,
                     min_items: n2,
                 },
-            ) => m1 == m2 && n1 == n2 && self.same(*i1, *i2, d),
+            ) => m1 == m2 && n1 == n2 && all(f1, f2) && self.same(*i1, *i2, d),
             (
                 Kind::String {
                     min: n1,

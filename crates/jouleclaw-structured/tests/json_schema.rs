@@ -239,7 +239,11 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
             (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
-            (r#"{"type":"array","prefixItems":[{}]}"#, "prefixItems"),
+            // Draft-07's and 2019-09's, not 2020-12's (the default dialect).
+            (
+                r#"{"type":"array","additionalItems":false}"#,
+                "additionalItems",
+            ),
         ] {
             let e = Grammar::compile_with(schema.as_bytes(), &opts).unwrap_err();
             assert_eq!(
@@ -1039,4 +1043,163 @@ fn a_schema_object_that_accepts_no_value_is_refused_at_compile_time() {
     );
     // The subset keeps compiling them, as its vectors fix.
     assert!(Grammar::compile(br#"{"type":"string","minLength":5,"maxLength":3}"#).is_ok());
+}
+
+const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
+const DRAFT2019: &str = "https://json-schema.org/draft/2019-09/schema";
+
+fn with_dialect(uri: &str, rest: &str) -> String {
+    format!(r#"{{"$schema":"{uri}",{rest}}}"#)
+}
+
+#[test]
+fn prefix_items_judge_the_first_elements_and_items_the_rest() {
+    let g = js(
+        r#"{"type":"array","prefixItems":[{"type":"string"},{"type":"integer","minimum":0}],"items":{"type":"boolean"}}"#,
+    );
+    accepted(&g, r#"["a",1,true,false]"#);
+    accepted(&g, r#"["a"]"#);
+    accepted(&g, "[]");
+    refused(&g, "[1]", "wrong_type", 1, "/0");
+    refused(&g, r#"["a",-1]"#, "below_minimum", 6, "/1");
+    refused(&g, r#"["a",1,2]"#, "wrong_type", 7, "/2");
+    // `items: false`: nothing after the first ones (Pydantic's and Zod's tuples).
+    let t = js(
+        r#"{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false,"minItems":2}"#,
+    );
+    accepted(&t, r#"["a",1]"#);
+    refused(&t, r#"["a",1,2]"#, "too_many_items", 6, "");
+    refused(&t, r#"["a"]"#, "too_few_items", 4, "");
+    // Without `items`, later elements are free-form.
+    accepted(
+        &js(r#"{"type":"array","prefixItems":[{"type":"null"}]}"#),
+        r#"[null,{"x":[1]},"y"]"#,
+    );
+    // The projection states them and compiles back to the same grammar.
+    let p = String::from_utf8(t.projection().to_vec()).unwrap();
+    assert!(
+        p.contains(r#""prefixItems":[{"maxLength":4096,"type":"string"}"#),
+        "{p}"
+    );
+    assert_eq!(
+        Grammar::compile_json_schema(t.projection())
+            .unwrap()
+            .digest(),
+        t.digest()
+    );
+    // Refused neighbours: an empty or non-array prefixItems; more than 256.
+    assert_eq!(
+        js_err(r#"{"type":"array","prefixItems":[]}"#),
+        ("schema_invalid_keyword".into(), Some("prefixItems".into()))
+    );
+    let many = format!(
+        r#"{{"type":"array","prefixItems":[{}]}}"#,
+        vec!["{}"; 257].join(",")
+    );
+    assert_eq!(js_err(&many).0, "schema_over_limit");
+    // `minItems` beyond what `items: false` allows accepts nothing.
+    assert_eq!(
+        js_err(r#"{"type":"array","prefixItems":[{}],"items":false,"minItems":2}"#).0,
+        "schema_unsatisfiable"
+    );
+}
+
+#[test]
+fn draft_07_and_2019_09_schemas_compile_with_their_meanings() {
+    // The `$schema` line zod-to-json-schema writes, with `definitions`: the same grammar (and
+    // digest) as the 2020-12 spelling.
+    let body = r##""type":"object","properties":{"p":{"$ref":"#/definitions/P"}},"definitions":{"P":{"type":"string","maxLength":3}},"required":["p"],"additionalProperties":false"##;
+    let d7 = js(&with_dialect(DRAFT7, body));
+    let d20 = js(&format!("{{{body}}}"));
+    assert_eq!(d7.digest(), d20.digest());
+    accepted(&d7, r#"{"p":"abc"}"#);
+    refused(&d7, r#"{"p":"abcd"}"#, "string_too_long", 9, "/p");
+    for uri in [
+        "http://json-schema.org/draft-07/schema",
+        "https://json-schema.org/draft-07/schema#",
+        DRAFT2019,
+        "https://json-schema.org/draft/2019-09/schema#",
+        "https://json-schema.org/draft/2020-12/schema#",
+    ] {
+        js(&with_dialect(uri, r#""type":"null""#));
+    }
+    // Array-form `items` is draft-07's and 2019-09's prefixItems; `additionalItems` the rest.
+    for uri in [DRAFT7, DRAFT2019] {
+        let t = js(&with_dialect(
+            uri,
+            r#""type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false"#,
+        ));
+        accepted(&t, r#"["a",1]"#);
+        refused(&t, r#"["a",1,2]"#, "too_many_items", 6, "");
+        refused(&t, "[1]", "wrong_type", 1, "/0");
+        let rest = js(&with_dialect(
+            uri,
+            r#""type":"array","items":[{"type":"string"}],"additionalItems":{"type":"integer"}"#,
+        ));
+        accepted(&rest, r#"["a",1,2]"#);
+        refused(&rest, r#"["a",1,"b"]"#, "wrong_type", 7, "/2");
+        // The same as 2020-12's prefixItems.
+        assert_eq!(
+            rest.digest(),
+            js(r#"{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"integer"}}"#)
+                .digest()
+        );
+        // Beside one `items` schema, `additionalItems` does nothing (listed as ignored).
+        let one = js(&with_dialect(
+            uri,
+            r#""type":"array","items":{"type":"integer"},"additionalItems":false"#,
+        ));
+        accepted(&one, "[1,2,3]");
+        assert!(
+            one.ignored_keywords()
+                .iter()
+                .any(|k| k.keyword == "additionalItems")
+        );
+        // Refused neighbours: 2020-12's prefixItems is not this dialect's vocabulary.
+        assert_eq!(
+            js_err(&with_dialect(uri, r#""type":"array","prefixItems":[{}]"#)),
+            (
+                "schema_unsupported_keyword".into(),
+                Some("prefixItems".into())
+            )
+        );
+        // `dependencies` (dependentRequired / dependentSchemas) is not implemented.
+        assert_eq!(
+            js_err(&with_dialect(
+                uri,
+                r#""type":"object","dependencies":{"a":["b"]}"#
+            )),
+            (
+                "schema_unsupported_keyword".into(),
+                Some("dependencies".into())
+            )
+        );
+    }
+    // 2020-12 reads array-form items as an error and additionalItems as not its own.
+    assert_eq!(
+        js_err(r#"{"type":"array","items":[{"type":"string"}]}"#),
+        ("schema_invalid_keyword".into(), Some("items".into()))
+    );
+    // Other dialects are refused with their own code.
+    for uri in [
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-06/schema#",
+        "https://json-schema.org/draft/2021-01/schema",
+        "http://json-schema.org/schema#",
+        "https://example.com/my-meta",
+    ] {
+        assert_eq!(
+            js_err(&with_dialect(uri, r#""type":"null""#)),
+            ("schema_unsupported_dialect".into(), Some("$schema".into())),
+            "{uri}"
+        );
+    }
+    // `$schema` below the root is still refused.
+    assert_eq!(
+        js_err(&format!(
+            r#"{{"type":"array","items":{{"$schema":"{DRAFT7}","type":"null"}}}}"#
+        ))
+        .0,
+        "schema_unsupported_keyword"
+    );
 }
