@@ -578,6 +578,21 @@ pub(crate) fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
     }
 }
 
+/// [`count`] as JSON Schema reads it: any number whose value is a non-negative integer
+/// (`2.0`, `2e0`, `20e-1`), exactly, from its token text.
+pub(crate) fn count_2020(v: &Json, keyword: &str, at: &str) -> Result<u32> {
+    if let Json::Num(n) = v
+        && !matches!(n.num, Num::Int(_))
+        && let Ok(b) = crate::bigint::round(&n.text, false)
+        && crate::bigint::round(&n.text, true).as_ref() == Ok(&b)
+        && let Some(i) = b.to_i64()
+    {
+        return u32::try_from(i)
+            .map_err(|_| invalid(keyword, at, "must be an integer in [0, 2^32-1]"));
+    }
+    count(v, keyword, at)
+}
+
 fn safe_int(v: &Json, keyword: &str, at: &str) -> Result<i64> {
     match v {
         Json::Num(crate::json::Number {

@@ -5,7 +5,7 @@ use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
     Bound, Compiler, Dialect, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES,
-    MAX_SAFE_INTEGER, MAX_SCHEMA_NESTING, NONE, Node, NodeId, UnknownKeywords, Wide, count,
+    MAX_SAFE_INTEGER, MAX_SCHEMA_NESTING, NONE, Node, NodeId, UnknownKeywords, Wide, count_2020,
     first_n, invalid, number_text, ptr_push, satisfiable,
 };
 use crate::json::{Json, Num};
@@ -671,10 +671,10 @@ impl Compiler {
                 }
                 let required = crate::grammar::required_bits(get("required"), &props, at)?;
                 let max_properties = get("maxProperties")
-                    .map(|v| count(v, "maxProperties", at))
+                    .map(|v| count_2020(v, "maxProperties", at))
                     .transpose()?;
                 let min_properties = get("minProperties")
-                    .map(|v| count(v, "minProperties", at))
+                    .map(|v| count_2020(v, "minProperties", at))
                     .transpose()?
                     .unwrap_or(0);
                 Kind::Object {
@@ -691,11 +691,11 @@ impl Compiler {
                     return Err(over(at));
                 }
                 let max_items = match get("maxItems") {
-                    Some(v) => count(v, "maxItems", at)?.min(self.limits.max_array_items),
+                    Some(v) => count_2020(v, "maxItems", at)?.min(self.limits.max_array_items),
                     None => self.limits.max_array_items,
                 };
                 let min_items = get("minItems")
-                    .map(|v| count(v, "minItems", at))
+                    .map(|v| count_2020(v, "minItems", at))
                     .transpose()?
                     .unwrap_or(0);
                 // The first elements' schemas and the keyword of the rest: 2020-12's
@@ -767,11 +767,11 @@ impl Compiler {
             }
             "string" => {
                 let min = get("minLength")
-                    .map(|v| count(v, "minLength", at))
+                    .map(|v| count_2020(v, "minLength", at))
                     .transpose()?
                     .unwrap_or(0);
                 let max = match get("maxLength") {
-                    Some(v) => count(v, "maxLength", at)?.min(self.limits.max_string_chars),
+                    Some(v) => count_2020(v, "maxLength", at)?.min(self.limits.max_string_chars),
                     None => self.limits.max_string_chars,
                 };
                 let allowed = values.map(|vs| {

@@ -1203,3 +1203,39 @@ fn draft_07_and_2019_09_schemas_compile_with_their_meanings() {
         "schema_unsupported_keyword"
     );
 }
+
+#[test]
+fn counts_written_as_integer_valued_numbers_are_those_integers() {
+    // JSON Schema takes `maxLength: 2.0`; the subset did not, nor did this profile.
+    let g = js(r#"{"type":"string","maxLength":2.0,"minLength":1e0}"#);
+    assert_eq!(
+        g.digest(),
+        js(r#"{"type":"string","maxLength":2,"minLength":1}"#).digest()
+    );
+    accepted(&g, r#""ab""#);
+    refused(&g, r#""abc""#, "string_too_long", 3, "");
+    refused(&g, r#""""#, "string_too_short", 1, "");
+    let a = js(r#"{"type":"array","maxItems":20e-1,"minItems":1.0}"#);
+    accepted(&a, "[1,2]");
+    refused(&a, "[1,2,3]", "too_many_items", 4, "");
+    let o = js(r#"{"type":"object","maxProperties":1.0,"minProperties":0.0}"#);
+    refused(&o, r#"{"a":1,"b":2}"#, "too_many_properties", 6, "");
+    // Refused neighbours: a fraction, a negative, beyond 2^32-1; the subset stays strict.
+    for s in [
+        r#"{"type":"string","maxLength":2.5}"#,
+        r#"{"type":"string","maxLength":-1.0}"#,
+        r#"{"type":"string","maxLength":5e9}"#,
+    ] {
+        assert_eq!(
+            js_err(s),
+            ("schema_invalid_keyword".into(), Some("maxLength".into())),
+            "{s}"
+        );
+    }
+    assert_eq!(
+        Grammar::compile(br#"{"type":"string","maxLength":2.0}"#)
+            .unwrap_err()
+            .code(),
+        "schema_invalid_keyword"
+    );
+}
