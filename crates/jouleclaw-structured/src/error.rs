@@ -254,6 +254,21 @@ pub enum StructuredError {
         /// The JSON Pointer of the schema object.
         at: String,
     },
+    /// A toolset ([`crate::Toolset::compile`]) that is not one: neither an MCP `tools/list`
+    /// result nor an OpenAI `tools` array, a tool without a name, two tools of one name, no
+    /// tool whose schema compiles.
+    ToolsetInvalid {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A tool whose schema does not compile, in a toolset compiled with
+    /// [`crate::ToolsetOptions::strict`].
+    ToolRefused {
+        /// The tool's name.
+        name: String,
+        /// Why its schema was refused.
+        source: Box<StructuredError>,
+    },
     /// [`crate::Limits`] that cannot be used (a zero, or a value above its ceiling).
     InvalidLimits {
         /// The field.
@@ -279,6 +294,8 @@ impl StructuredError {
             Self::SchemaOverLimit { .. } => "schema_over_limit",
             Self::Unsatisfiable { .. } => "schema_unsatisfiable",
             Self::UnsupportedDialect { .. } => "schema_unsupported_dialect",
+            Self::ToolsetInvalid { .. } => "toolset_invalid",
+            Self::ToolRefused { .. } => "toolset_tool_refused",
             Self::InvalidLimits { .. } => "limits_invalid",
             Self::Refused(r) => r.code.as_str(),
         }
@@ -322,6 +339,12 @@ impl fmt::Display for StructuredError {
                 at,
                 reason,
             } => write!(f, "schema keyword \"{keyword}\" at \"{at}\": {reason}"),
+            Self::ToolsetInvalid { reason } => write!(f, "toolset: {reason}"),
+            Self::ToolRefused { name, source } => write!(
+                f,
+                "toolset: tool \"{name}\" refused ({}): {source}",
+                source.code()
+            ),
             Self::UnsupportedDialect { uri } => write!(
                 f,
                 "schema dialect \"{uri}\" is not read (JSON Schema 2020-12, 2019-09 and draft-07 are)"
