@@ -85,6 +85,194 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "uniqueItems",
 ];
 
+/// The schema a local `$ref` names, if it resolves.
+fn resolve<'a>(root: &'a Json, r: &str) -> Option<&'a Json> {
+    let pointer = r.strip_prefix('#')?;
+    let mut target = root;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    for seg in pointer.strip_prefix('/')?.split('/') {
+        if seg.contains('%') {
+            return None;
+        }
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        target = match target {
+            Json::Obj(_) => target.get(&seg)?,
+            Json::Arr(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(target)
+}
+
+/// Collects the object schemas an `allOf` conjoins: the holder's own keywords (without
+/// `allOf`) and each branch, through references (the reference alone, with annotations) and
+/// nested `allOf`s, at most 32 deep.
+fn all_of_parts<'a>(
+    root: &'a Json,
+    s: &'a Json,
+    depth: u32,
+    out: &mut Vec<Vec<(&'a str, &'a Json)>>,
+) -> core::result::Result<(), &'static str> {
+    if depth > 32 {
+        return Err("allOf nested more than 32 deep");
+    }
+    let Json::Obj(m) = s else {
+        return Err("an allOf branch that is not a schema object (a boolean schema)");
+    };
+    let mut own = Vec::new();
+    let mut branches: &[Json] = &[];
+    for (k, v) in m {
+        match k.as_str() {
+            "allOf" => match v {
+                Json::Arr(xs) if !xs.is_empty() => branches = xs,
+                _ => return Err("must be a non-empty array of schemas"),
+            },
+            "$ref" => {
+                let Json::Str(r) = v else {
+                    return Err("a $ref that is not a string");
+                };
+                let target = resolve(root, r).ok_or("a $ref that does not resolve locally")?;
+                all_of_parts(root, target, depth + 1, out)?;
+            }
+            k if ANNOTATIONS.contains(&k) || k == "title" || k == "description" => {}
+            // Containers of definitions (read where references resolve), and the root's
+            // dialect (read before).
+            "$defs" | "definitions" => {}
+            "$schema" if depth == 0 => {}
+            k => own.push((k, v)),
+        }
+    }
+    out.push(own);
+    for b in branches {
+        all_of_parts(root, b, depth + 1, out)?;
+    }
+    Ok(())
+}
+
+/// `allOf` of object schemas as one object schema, where that is exactly its meaning: every
+/// part an object schema of `type`, `properties`, `required`, `additionalProperties`,
+/// `minProperties`, `maxProperties` (and annotations), one at least typed `object`; a property
+/// declared by several parts with the same schema; every closed part
+/// (`additionalProperties: false`) declaring every property of the merge (a closed part
+/// refuses the others' properties: not a merge). `required` is the union, `maxProperties` the
+/// least, `minProperties` the greatest. Anything else is refused with the reason.
+fn merge_all_of(root: &Json, s: &Json) -> core::result::Result<Json, &'static str> {
+    let mut parts = Vec::new();
+    all_of_parts(root, s, 0, &mut parts)?;
+    let mut typed = false;
+    let mut props: Vec<(String, Json)> = Vec::new();
+    let mut required: Vec<Json> = Vec::new();
+    let mut closed: Vec<Vec<&str>> = Vec::new();
+    let mut max_p: Option<&Json> = None;
+    let mut min_p: Option<&Json> = None;
+    let num = |v: &Json| match v {
+        Json::Num(n) => n.text.parse::<f64>().ok(),
+        _ => None,
+    };
+    for part in &parts {
+        let mut names: Vec<&str> = Vec::new();
+        let mut is_closed = false;
+        for &(k, v) in part {
+            match k {
+                "type" => match v {
+                    Json::Str(t) if t == "object" => typed = true,
+                    _ => return Err("allOf of schemas that are not all object schemas"),
+                },
+                "properties" => {
+                    let Json::Obj(m) = v else {
+                        return Err("properties that are not an object of schemas");
+                    };
+                    for (name, schema) in m {
+                        names.push(name);
+                        match props.iter().find(|(n, _)| n == name) {
+                            Some((_, x)) if x != schema => {
+                                return Err(
+                                    "a property declared by two allOf branches with different schemas",
+                                );
+                            }
+                            Some(_) => {}
+                            None => props.push((name.clone(), schema.clone())),
+                        }
+                    }
+                }
+                "required" => {
+                    let Json::Arr(rs) = v else {
+                        return Err("required that is not an array of names");
+                    };
+                    for r in rs {
+                        if !required.contains(r) {
+                            required.push(r.clone());
+                        }
+                    }
+                }
+                "additionalProperties" => match v {
+                    Json::Bool(true) => {}
+                    Json::Bool(false) => is_closed = true,
+                    _ => {
+                        return Err(
+                            "additionalProperties as a schema in an allOf branch (it judges the others' properties)",
+                        );
+                    }
+                },
+                "maxProperties" => {
+                    if max_p.is_none_or(|m| num(v) < num(m)) {
+                        max_p = Some(v);
+                    }
+                }
+                "minProperties" => {
+                    if min_p.is_none_or(|m| num(v) > num(m)) {
+                        min_p = Some(v);
+                    }
+                }
+                _ => {
+                    return Err(
+                        "an allOf branch with a keyword other than an object schema's properties, required, additionalProperties, minProperties, maxProperties",
+                    );
+                }
+            }
+        }
+        if is_closed {
+            closed.push(names);
+        }
+    }
+    if !typed {
+        return Err("allOf of object schemas none of which states \"type\": \"object\"");
+    }
+    if closed.iter().any(|names| {
+        names.len() != props.len() || props.iter().any(|(n, _)| !names.contains(&n.as_str()))
+    }) {
+        return Err(
+            "a closed allOf branch (additionalProperties: false) that does not declare every property of the others",
+        );
+    }
+    let mut m = vec![
+        ("type".to_owned(), Json::Str("object".into())),
+        ("properties".to_owned(), Json::Obj(props)),
+    ];
+    if !required.is_empty() {
+        m.push(("required".to_owned(), Json::Arr(required)));
+    }
+    if !closed.is_empty() {
+        m.push(("additionalProperties".to_owned(), Json::Bool(false)));
+    }
+    if let Some(v) = max_p {
+        m.push(("maxProperties".to_owned(), v.clone()));
+    }
+    if let Some(v) = min_p {
+        m.push(("minProperties".to_owned(), v.clone()));
+    }
+    if let Json::Obj(outer) = s {
+        for (k, v) in outer {
+            if k == "title" || k == "description" {
+                m.push((k.clone(), v.clone()));
+            }
+        }
+    }
+    Ok(Json::Obj(m))
+}
+
 fn vacuous_names(v: Option<&Json>) -> bool {
     match v {
         Some(Json::Bool(true)) => true,
@@ -317,18 +505,17 @@ impl Compiler {
             return self.reference(root, r, at);
         }
         if let Some(all) = get("allOf") {
-            only(&["allOf"])?;
             let Json::Arr(xs) = all else {
                 return Err(invalid("allOf", at, "must be an array of schemas"));
             };
-            let [one] = xs.as_slice() else {
-                return Err(E::UnsupportedKeyword {
-                    keyword: "allOf".into(),
-                    at: at.to_owned(),
-                });
-            };
-            self.drop_annotations(at, &title, &description);
-            return self.compile_2020(root, one, &ptr_push(at, "allOf/0"), depth, false);
+            if let ([one], Ok(())) = (xs.as_slice(), only(&["allOf"])) {
+                self.drop_annotations(at, &title, &description);
+                return self.compile_2020(root, one, &ptr_push(at, "allOf/0"), depth, false);
+            }
+            // Several schemas (or one beside other constraints): merged where JSON Schema's
+            // meaning is exactly a merge of object schemas, else refused with the reason.
+            let merged = merge_all_of(root, s).map_err(|reason| invalid("allOf", at, reason))?;
+            return self.compile_2020(root, &merged, at, depth, is_root);
         }
         for (kw, one_of) in [("anyOf", false), ("oneOf", true)] {
             let Some(v) = get(kw) else { continue };

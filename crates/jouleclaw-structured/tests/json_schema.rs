@@ -874,9 +874,10 @@ fn one_schema_all_of_and_boolean_schemas() {
             .iter()
             .any(|k| k.keyword == "description")
     );
+    // Several schemas that are not object schemas to merge: refused, with the reason.
     assert_eq!(
         js_err(r#"{"allOf":[{},{}]}"#),
-        ("schema_unsupported_keyword".into(), Some("allOf".into()))
+        ("schema_invalid_keyword".into(), Some("allOf".into()))
     );
     assert_eq!(
         js_err(r#"{"properties":{"a":false},"type":"object"}"#).0,
@@ -1238,4 +1239,93 @@ fn counts_written_as_integer_valued_numbers_are_those_integers() {
             .code(),
         "schema_invalid_keyword"
     );
+}
+
+/// `schema` compiles, and each document gets `jsonschema`'s answer (the peer, whole
+/// documents), in every chunking.
+fn agrees_with_jsonschema(schema: &str, docs: &[&str]) -> Arc<Grammar> {
+    let g = js(schema);
+    let peer = jsonschema::validator_for(&serde_json::from_str(schema).unwrap()).unwrap();
+    for d in docs {
+        let want = peer.is_valid(&serde_json::from_str(d).unwrap());
+        let got = outcome(&g, d.as_bytes());
+        assert_eq!(got.is_ok(), want, "{schema}\n{d}: {got:?}");
+    }
+    g
+}
+
+#[test]
+fn all_of_object_schemas_merge_where_that_is_their_meaning() {
+    // Composition as OpenAPI and Zod's .and() write it: a base by reference and more.
+    let schema = r##"{"$defs":{"Base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
+      "allOf":[{"$ref":"#/$defs/Base"},{"type":"object","properties":{"name":{"type":"string","maxLength":3}},"required":["name"],"maxProperties":3}]}"##;
+    let g = agrees_with_jsonschema(
+        schema,
+        &[
+            r#"{"id":1,"name":"ab"}"#,
+            r#"{"id":1,"name":"ab","x":null}"#,
+            r#"{"id":1}"#,
+            r#"{"name":"ab"}"#,
+            r#"{"id":"1","name":"ab"}"#,
+            r#"{"id":1,"name":"abcd"}"#,
+            r#"{"id":1,"name":"ab","x":1,"y":2}"#,
+        ],
+    );
+    refused(
+        &g,
+        r#"{"id":1,"name":"abcd"}"#,
+        "string_too_long",
+        19,
+        "/name",
+    );
+    refused(&g, r#"{"name":"ab"}"#, "missing_property", 12, "");
+    // The same grammar as the merged object written out.
+    assert_eq!(
+        g.digest(),
+        js(r#"{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string","maxLength":3}},"required":["id","name"],"maxProperties":3}"#)
+            .digest()
+    );
+    // Closed parts that declare every property; the holder's own keywords are a part too.
+    agrees_with_jsonschema(
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"allOf":[{"properties":{"a":{"type":"string"},"b":{"type":"null"}},"additionalProperties":false},{"required":["b"]}]}"#,
+        &[
+            r#"{"a":"x","b":null}"#,
+            r#"{"b":null}"#,
+            r#"{"a":"x"}"#,
+            r#"{"a":"x","b":null,"c":1}"#,
+            r#"{"a":1,"b":null}"#,
+        ],
+    );
+    // Refused with a reason where a merge is not the meaning.
+    for (schema, why) in [
+        (
+            r#"{"allOf":[{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false},{"type":"object","properties":{"b":{"type":"string"}}}]}"#,
+            "closed allOf branch",
+        ),
+        (
+            r#"{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"a":{"type":"string","maxLength":2}}}]}"#,
+            "different schemas",
+        ),
+        (
+            r#"{"allOf":[{"properties":{"a":{"type":"string"}}},{"required":["a"]}]}"#,
+            "none of which states",
+        ),
+        (
+            r#"{"allOf":[{"type":"string"},{"maxLength":3}]}"#,
+            "not all object schemas",
+        ),
+        (
+            r#"{"allOf":[{"type":"object"},{"type":"object","anyOf":[{"required":["a"]}]}]}"#,
+            "other than",
+        ),
+        (r#"{"allOf":[{"type":"object"},true]}"#, "boolean schema"),
+    ] {
+        let e = Grammar::compile_json_schema(schema.as_bytes()).unwrap_err();
+        assert_eq!(
+            (e.code(), e.keyword()),
+            ("schema_invalid_keyword", Some("allOf")),
+            "{schema}"
+        );
+        assert!(e.to_string().contains(why), "{schema}: {e}");
+    }
 }
