@@ -177,6 +177,47 @@ fn declared(schema: &Json) -> Option<&str> {
     }
 }
 
+/// The toolset's schema: `{"$schema": ..., "$defs": {"t0": schema0, ...}, "oneOf": [{call of
+/// tool 0}, ...]}`.
+fn combined(kept: &[(&Tool<'_>, &Json)], dialect_uri: Option<&str>) -> Vec<u8> {
+    // {"$schema":..., "$defs":{"t0": schema0, ...}, "oneOf":[{call of tool 0}, ...]}
+    let mut out = Vec::with_capacity(4096 * kept.len());
+    out.push(b'{');
+    if let Some(u) = dialect_uri {
+        out.extend_from_slice(b"\"$schema\":");
+        canon::write_str(&mut out, u);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"$defs\":{");
+    for (i, (_, schema)) in kept.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        canon::write_str(&mut out, &format!("t{i}"));
+        out.push(b':');
+        write(&mut out, schema, &format!("/$defs/t{i}"), true);
+    }
+    out.extend_from_slice(b"},\"oneOf\":[");
+    for (i, (t, _)) in kept.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"type\":\"object\",\"additionalProperties\":false,");
+        if let Some(d) = t.description {
+            out.extend_from_slice(b"\"description\":");
+            canon::write_str(&mut out, d);
+            out.push(b',');
+        }
+        out.extend_from_slice(b"\"required\":[\"name\",\"arguments\"],\"properties\":{\"name\":{\"type\":\"string\",\"const\":");
+        canon::write_str(&mut out, t.name);
+        out.extend_from_slice(b"},\"arguments\":{\"$ref\":");
+        canon::write_str(&mut out, &format!("#/$defs/t{i}"));
+        out.extend_from_slice(b"}}}");
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
 impl Toolset {
     /// Compiles a toolset (an MCP `tools/list` result or an OpenAI `tools` array, at most
     /// [`MAX_SCHEMA_BYTES`] of JSON text). Every tool's input schema is compiled alone first; a
@@ -215,17 +256,32 @@ impl Toolset {
             .next()
             .map(str::to_owned);
         let dialect = dialect_uri.as_deref().and_then(Dialect::of);
+        let schemas: Vec<(&Tool<'_>, &Json)> = tools
+            .iter()
+            .map(|t| (t, t.schema.unwrap_or(&empty)))
+            .collect();
+        let mixed = |schema: &Json| declared(schema).is_some_and(|d| Dialect::of(d) != dialect);
+        // Most toolsets compile whole: one compile. Otherwise each tool alone, to name the ones
+        // refused, then the others together.
+        if !schemas.iter().any(|(_, s)| mixed(s))
+            && let Ok(grammar) = Grammar::compile_with(
+                &combined(&schemas, dialect_uri.as_deref()),
+                &options.compile,
+            )
+        {
+            return Ok(Toolset {
+                grammar,
+                tools: schemas.iter().map(|(t, _)| t.name.to_owned()).collect(),
+                refused: Vec::new(),
+            });
+        }
         let mut kept: Vec<(&Tool<'_>, &Json)> = Vec::new();
         let mut refused = Vec::new();
-        for t in &tools {
-            let schema = t.schema.unwrap_or(&empty);
+        for &(t, schema) in &schemas {
             let mut alone = Vec::new();
             write(&mut alone, schema, "", false);
             let mut result = Grammar::compile_with(&alone, &options.compile).map(|_| ());
-            if result.is_ok()
-                && let Some(d) = declared(schema)
-                && Dialect::of(d) != dialect
-            {
+            if result.is_ok() && mixed(schema) {
                 result = Err(E::ToolsetInvalid {
                     reason: "the tool declares another dialect than the toolset's first",
                 });
@@ -248,41 +304,7 @@ impl Toolset {
         if kept.is_empty() {
             return Err(bad("no tool's schema compiles"));
         }
-        // {"$schema":..., "$defs":{"t0": schema0, ...}, "oneOf":[{call of tool 0}, ...]}
-        let mut out = Vec::with_capacity(text.len() + 256 * kept.len());
-        out.push(b'{');
-        if let Some(u) = &dialect_uri {
-            out.extend_from_slice(b"\"$schema\":");
-            canon::write_str(&mut out, u);
-            out.push(b',');
-        }
-        out.extend_from_slice(b"\"$defs\":{");
-        for (i, (_, schema)) in kept.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            canon::write_str(&mut out, &format!("t{i}"));
-            out.push(b':');
-            write(&mut out, schema, &format!("/$defs/t{i}"), true);
-        }
-        out.extend_from_slice(b"},\"oneOf\":[");
-        for (i, (t, _)) in kept.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"type\":\"object\",\"additionalProperties\":false,");
-            if let Some(d) = t.description {
-                out.extend_from_slice(b"\"description\":");
-                canon::write_str(&mut out, d);
-                out.push(b',');
-            }
-            out.extend_from_slice(b"\"required\":[\"name\",\"arguments\"],\"properties\":{\"name\":{\"type\":\"string\",\"const\":");
-            canon::write_str(&mut out, t.name);
-            out.extend_from_slice(b"},\"arguments\":{\"$ref\":");
-            canon::write_str(&mut out, &format!("#/$defs/t{i}"));
-            out.extend_from_slice(b"}}}");
-        }
-        out.extend_from_slice(b"]}");
+        let out = combined(&kept, dialect_uri.as_deref());
         let grammar = Grammar::compile_with(&out, &options.compile)?;
         Ok(Toolset {
             grammar,
