@@ -1369,6 +1369,103 @@ fn run_llm_schema_fails_the_off_schema_tool_call_on_its_tick_and_matches_the_gol
     assert!(stderr(&o).contains("schema_"), "{}", stderr(&o));
 }
 
+/// An MCP `tools/list` result with one tool whose schema is refused (`not`).
+const MCP_TOOLS: &str = r#"{"tools":[
+ {"name":"read_file","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false,"$schema":"http://json-schema.org/draft-07/schema#"}},
+ {"name":"list_directory","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"$schema":"http://json-schema.org/draft-07/schema#"}},
+ {"name":"move_file","inputSchema":{"type":"object","not":{"required":["x"]}}}]}"#;
+
+#[test]
+fn run_llm_tools_routes_each_call_by_its_name_and_names_a_refused_tool() {
+    let t = TempDir::new("llm-tools");
+    let tools = t.write("tools.json", MCP_TOOLS);
+    // A valid call over two ticks, then a call of a tool the set does not hold.
+    let trace = t.write(
+        "trace.jsonl",
+        concat!(
+            r#"{"ts_ns":0,"channel_id":0,"kind":"marker","marker":"start"}"#, "\n",
+            r#"{"ts_ns":100000000,"channel_id":4,"kind":"marker","marker":"start"}"#, "\n",
+            r#"{"ts_ns":110000000,"channel_id":4,"kind":"text","bytes_hex":"7b226e616d65223a22726561645f66696c65222c2261726775"}"#, "\n",
+            r#"{"ts_ns":310000000,"channel_id":4,"kind":"text","bytes_hex":"6d656e7473223a7b2270617468223a222f61227d7d"}"#, "\n",
+            r#"{"ts_ns":320000000,"channel_id":4,"kind":"marker","marker":"end_of_turn"}"#, "\n",
+            r#"{"ts_ns":700000000,"channel_id":4,"kind":"marker","marker":"start"}"#, "\n",
+            r#"{"ts_ns":710000000,"channel_id":4,"kind":"text","bytes_hex":"7b226e616d65223a22726d5f7266222c22617267756d656e7473223a7b7d7d"}"#, "\n",
+            r#"{"ts_ns":720000000,"channel_id":4,"kind":"marker","marker":"end_of_turn"}"#, "\n",
+            r#"{"ts_ns":1000000000,"channel_id":0,"kind":"marker","marker":"end"}"#, "\n",
+        ),
+    );
+    let out = t.path("out");
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--llm-tools",
+        &tools,
+        &"--out",
+        &out,
+        &"--quiet",
+    ]);
+    expect(&o, 0);
+    let err = stderr(&o);
+    assert!(
+        err.contains("tool move_file left out (schema_unsupported_keyword)"),
+        "{err}"
+    );
+    assert!(err.contains("2 tools in one grammar"), "{err}");
+    let got = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let verdicts: Vec<_> = got
+        .lines()
+        .map(|l| decode_receipt(l.as_bytes()).unwrap().verdict)
+        .collect();
+    // The valid call passes; the unknown name fails, by the toolset's grammar.
+    let kinds: Vec<&str> = verdicts.iter().map(|v| v.kind_str()).collect();
+    assert_eq!(kinds, ["need_more", "pass", "fail", "pass"], "{verdicts:?}");
+    let fail = verdicts
+        .iter()
+        .find(|v| v.kind_str() == "fail")
+        .expect("a fail");
+    let text = format!("{fail:?}");
+    assert!(
+        text.contains("unknown_tag") && text.contains("structured:"),
+        "{text}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert!(
+        summary["llm_schema"]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("tools.json")
+    );
+    // --strict-tools refuses the run, naming the tool; --llm-schema beside it is a usage error.
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--llm-tools",
+        &tools,
+        &"--strict-tools",
+        &"--out",
+        &t.path("strict"),
+    ]);
+    expect(&o, 2);
+    assert!(
+        stderr(&o).contains("toolset_tool_refused"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("move_file"), "{}", stderr(&o));
+    let o = jouleclaw(&[
+        &"run",
+        &trace,
+        &"--llm-tools",
+        &tools,
+        &"--llm-schema",
+        &TOOL_SCHEMA,
+        &"--out",
+        &t.path("both"),
+    ]);
+    expect(&o, 2);
+}
+
 // ---------------------------------------------------------------------------------------------
 // bounded memory and reads
 

@@ -14,7 +14,11 @@
 #      version and SHA-256, downloaded without its dependencies), put in OpenAI's form by BFCL's
 #      own converter with their ground-truth calls (tests/corpus/bfcl_corpus.py): at least 95 %
 #      must compile as written and every call agree with jsonschema (tests/tool_corpus.rs);
-#   4. conformance/verifiers/python/check_structured.py checks both structured-output vector
+#   4. four MCP servers from npm (pinned, install scripts disabled) are started over stdio and
+#      asked only tools/list (tests/corpus/mcp_tools.mjs); the ignored test
+#      tests/mcp_toolsets.rs compiles each list as one toolset and checks valid calls, an
+#      unknown name and off-schema arguments against jsonschema, in every chunking;
+#   5. conformance/verifiers/python/check_structured.py checks both structured-output vector
 #      files with jsonschema.
 # Closing line: `structured: N passed, N failed`. Exit 3 with `NOT RUN: structured: ...` when a
 # prerequisite cannot be provisioned. Bounded: every step runs under `timeout` (about 1 minute
@@ -121,6 +125,39 @@ if echo "$BFCL_SHA256  $bfcl_whl" | sha256sum -c --status 2>/dev/null; then
     fi
 else
     echo "FAIL: pip download bfcl-eval==$BFCL_VERSION (sha256 $BFCL_SHA256)"
+    failed=$((failed + 1))
+fi
+# Real MCP servers' tool lists (pinned npm packages, installed with their install scripts
+# disabled; each started over stdio and asked only tools/list): the whole-toolset routing
+# (tests/mcp_toolsets.rs). A package that is not served, or a server that does not answer,
+# fails the suite.
+MCP_PKGS="@modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-sequential-thinking@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31"
+mcpdir="$JC_CACHE/structured-mcp"
+if command -v npm >/dev/null && command -v node >/dev/null; then
+    if [ "$(cat "$mcpdir/.jc-reqs" 2>/dev/null)" != "$MCP_PKGS" ]; then
+        rm -rf "$mcpdir" && mkdir -p "$mcpdir"
+        # shellcheck disable=SC2086
+        (cd "$mcpdir" && timeout 300 npm install --no-audit --no-fund --ignore-scripts --loglevel=error \
+            $MCP_PKGS >/dev/null) && echo "$MCP_PKGS" >"$mcpdir/.jc-reqs"
+    fi
+    mcp="$JC_CACHE/structured/mcp-tools.json"
+    rm -f "$mcp"
+    if [ -f "$mcpdir/.jc-reqs" ]; then
+        fsroot=$(mktemp -d)
+        step "MCP tool lists fetched (4 servers from npm, tools/list only)" \
+            timeout 120 node crates/jouleclaw-structured/tests/corpus/mcp_tools.mjs "$mcpdir/node_modules" \
+            "@modelcontextprotocol/server-filesystem=$fsroot" @modelcontextprotocol/server-memory \
+            @modelcontextprotocol/server-sequential-thinking @modelcontextprotocol/server-everything "$mcp"
+        rm -rf "$fsroot"
+        [ -s "$mcp" ] && step "MCP toolsets: routing by name, calls agree with jsonschema" \
+            env JOULECLAW_MCP_TOOLS="$mcp" timeout 600 cargo test -q -p jouleclaw-structured \
+            --test mcp_toolsets -- --ignored --nocapture
+    else
+        echo "FAIL: npm install $MCP_PKGS"
+        failed=$((failed + 1))
+    fi
+else
+    echo "FAIL: MCP toolsets: npm and node are needed to fetch the MCP servers"
     failed=$((failed + 1))
 fi
 step "structured-output vectors vs jsonschema (check_structured.py)" \

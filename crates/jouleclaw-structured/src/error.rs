@@ -212,6 +212,12 @@ pub enum StructuredError {
         /// What is not read.
         reason: &'static str,
     },
+    /// (JSON Schema profile) a root `$schema` naming a dialect this profile does not read
+    /// (it reads 2020-12, 2019-09 and draft-07). Keyword `$schema`.
+    UnsupportedDialect {
+        /// The URI as written.
+        uri: String,
+    },
     /// A supported keyword with a value the subset does not accept.
     InvalidKeyword {
         /// The keyword.
@@ -232,10 +238,36 @@ pub enum StructuredError {
     /// The schema exceeds a compile-time limit.
     SchemaOverLimit {
         /// The limit's name (`max_depth`, `max_schema_bytes`, `max_members`,
-        /// `max_projection_nodes`, `max_schema_nesting`).
+        /// `max_projection_nodes`, `max_schema_nesting`, `max_pattern_bytes`,
+        /// `max_pattern_work`).
         limit: &'static str,
         /// The JSON Pointer where it was exceeded.
         at: String,
+    },
+    /// A schema object that no value can match (`minLength` above `maxLength`, an integer
+    /// `maximum` below every integer its `minimum` and the range allow, ...): a grammar that
+    /// accepts nothing there would refuse every document reaching it without saying why.
+    Unsatisfiable {
+        /// The keyword that leaves nothing (`maximum`, `exclusiveMaximum`, `maxLength`,
+        /// `maxItems`, `maxProperties`, `enum`).
+        keyword: &'static str,
+        /// The JSON Pointer of the schema object.
+        at: String,
+    },
+    /// A toolset ([`crate::Toolset::compile`]) that is not one: neither an MCP `tools/list`
+    /// result nor an OpenAI `tools` array, a tool without a name, two tools of one name, no
+    /// tool whose schema compiles.
+    ToolsetInvalid {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A tool whose schema does not compile, in a toolset compiled with
+    /// [`crate::ToolsetOptions::strict`].
+    ToolRefused {
+        /// The tool's name.
+        name: String,
+        /// Why its schema was refused.
+        source: Box<StructuredError>,
     },
     /// [`crate::Limits`] that cannot be used (a zero, or a value above its ceiling).
     InvalidLimits {
@@ -260,6 +292,10 @@ impl StructuredError {
             Self::AmbiguousUnion { .. } => "schema_ambiguous_union",
             Self::MissingKeyword { .. } => "schema_missing_keyword",
             Self::SchemaOverLimit { .. } => "schema_over_limit",
+            Self::Unsatisfiable { .. } => "schema_unsatisfiable",
+            Self::UnsupportedDialect { .. } => "schema_unsupported_dialect",
+            Self::ToolsetInvalid { .. } => "toolset_invalid",
+            Self::ToolRefused { .. } => "toolset_tool_refused",
             Self::InvalidLimits { .. } => "limits_invalid",
             Self::Refused(r) => r.code.as_str(),
         }
@@ -271,9 +307,12 @@ impl StructuredError {
             Self::UnsupportedKeyword { keyword, .. }
             | Self::InvalidKeyword { keyword, .. }
             | Self::UnknownKeyword { keyword, .. } => Some(keyword),
-            Self::MissingKeyword { keyword, .. } => Some(keyword),
+            Self::MissingKeyword { keyword, .. } | Self::Unsatisfiable { keyword, .. } => {
+                Some(keyword)
+            }
             Self::AmbiguousUnion { .. } => Some("anyOf"),
             Self::UnsupportedPattern { .. } => Some("pattern"),
+            Self::UnsupportedDialect { .. } => Some("$schema"),
             _ => None,
         }
     }
@@ -300,6 +339,16 @@ impl fmt::Display for StructuredError {
                 at,
                 reason,
             } => write!(f, "schema keyword \"{keyword}\" at \"{at}\": {reason}"),
+            Self::ToolsetInvalid { reason } => write!(f, "toolset: {reason}"),
+            Self::ToolRefused { name, source } => write!(
+                f,
+                "toolset: tool \"{name}\" refused ({}): {source}",
+                source.code()
+            ),
+            Self::UnsupportedDialect { uri } => write!(
+                f,
+                "schema dialect \"{uri}\" is not read (JSON Schema 2020-12, 2019-09 and draft-07 are)"
+            ),
             Self::UnsupportedPattern { at, reason } => write!(
                 f,
                 "schema keyword \"pattern\" at \"{at}\" is not read: {reason}"
@@ -313,6 +362,10 @@ impl fmt::Display for StructuredError {
             Self::SchemaOverLimit { limit, at } => {
                 write!(f, "schema exceeds {limit} at \"{at}\"")
             }
+            Self::Unsatisfiable { keyword, at } => write!(
+                f,
+                "schema object at \"{at}\" accepts no value (\"{keyword}\" leaves none)"
+            ),
             Self::InvalidLimits { field } => write!(f, "limits: {field} is zero or too large"),
             Self::Refused(r) => write!(f, "document refused: {r}"),
         }

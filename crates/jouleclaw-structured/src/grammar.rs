@@ -178,6 +178,10 @@ pub(crate) enum Kind {
         branches: Vec<Branch>,
     },
     Array {
+        /// The schemas of the first elements, in order (`prefixItems`, or a draft-07 /
+        /// 2019-09 array-form `items`).
+        prefix: Vec<NodeId>,
+        /// The schema of every later element.
         items: NodeId,
         max_items: u32,
         min_items: u32,
@@ -417,6 +421,115 @@ pub(crate) struct Compiler {
     pub(crate) object_unions: std::collections::HashSet<NodeId>,
     /// Schema objects being compiled, one inside another (through references).
     pub(crate) nesting: usize,
+    /// What is left of [`crate::pattern::PATTERN_WORK_BUDGET`] for this schema's patterns.
+    pub(crate) pattern_budget: u64,
+    /// The dialect the root's `$schema` names (2020-12 when absent).
+    pub(crate) dialect: Dialect,
+}
+
+/// The JSON Schema dialects [`Profile::JsonSchema`] reads, named by the root's `$schema`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    /// Draft-07 (`http://json-schema.org/draft-07/schema#`).
+    Draft7,
+    /// Draft 2019-09.
+    Draft2019,
+    /// Draft 2020-12 (also when `$schema` is absent).
+    Draft2020,
+}
+
+impl Dialect {
+    /// The dialect a `$schema` URI names (with or without an empty fragment; draft-07's over
+    /// `http` or `https`), or `None`.
+    pub(crate) fn of(uri: &str) -> Option<Dialect> {
+        let bare = uri.strip_suffix('#').unwrap_or(uri);
+        match bare {
+            SCHEMA_DIALECT => Some(Dialect::Draft2020),
+            "https://json-schema.org/draft/2019-09/schema" => Some(Dialect::Draft2019),
+            "http://json-schema.org/draft-07/schema"
+            | "https://json-schema.org/draft-07/schema" => Some(Dialect::Draft7),
+            _ => None,
+        }
+    }
+}
+
+/// Refuses a schema object of `kind` that no value matches (`schema_unsatisfiable`), naming
+/// the keyword that leaves nothing.
+pub(crate) fn satisfiable(kind: &Kind, at: &str) -> Result<()> {
+    use core::cmp::Ordering::{Equal, Greater};
+    let cmp = |a: &Bound, b: &Bound| crate::decimal::cmp(a.0.as_bytes(), b.0.as_bytes());
+    let none: Option<&'static str> = match kind {
+        Kind::Integer {
+            lo,
+            hi,
+            allowed,
+            wide: None,
+        } => {
+            if lo > hi {
+                Some("maximum")
+            } else if allowed
+                .as_ref()
+                .is_some_and(|a| a.iter().all(|v| v < lo || v > hi))
+            {
+                Some("enum")
+            } else {
+                None
+            }
+        }
+        Kind::Integer { wide: Some(w), .. } => match (&w.lo, &w.hi) {
+            (Some(l), Some(h)) if l > h => Some("maximum"),
+            _ => None,
+        },
+        Kind::Number {
+            min,
+            max,
+            xmin,
+            xmax,
+            ..
+        } => {
+            let pair = |a: &Option<Bound>, b: &Option<Bound>, strict: bool| match (a, b) {
+                (Some(a), Some(b)) => {
+                    let o = cmp(a, b);
+                    o == Greater || (strict && o == Equal)
+                }
+                _ => false,
+            };
+            if pair(min, max, false) || pair(xmin, max, true) {
+                Some("maximum")
+            } else if pair(min, xmax, true) || pair(xmin, xmax, true) {
+                Some("exclusiveMaximum")
+            } else {
+                None
+            }
+        }
+        Kind::String { min, max, .. } if min > max => Some("maxLength"),
+        Kind::Array {
+            max_items,
+            min_items,
+            ..
+        } if min_items > max_items => Some("maxItems"),
+        Kind::Object {
+            required,
+            max_properties: Some(m),
+            min_properties,
+            ..
+        } => {
+            let req: u32 = required.iter().map(|w| w.count_ones()).sum();
+            if req > *m || min_properties > m {
+                Some("maxProperties")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    match none {
+        Some(keyword) => Err(E::Unsatisfiable {
+            keyword,
+            at: at.to_owned(),
+        }),
+        None => Ok(()),
+    }
 }
 
 pub(crate) fn invalid(keyword: &str, at: &str, reason: &'static str) -> E {
@@ -463,6 +576,21 @@ pub(crate) fn count(v: &Json, keyword: &str, at: &str) -> Result<u32> {
         }
         _ => Err(invalid(keyword, at, "must be an integer in [0, 2^32-1]")),
     }
+}
+
+/// [`count`] as JSON Schema reads it: any number whose value is a non-negative integer
+/// (`2.0`, `2e0`, `20e-1`), exactly, from its token text.
+pub(crate) fn count_2020(v: &Json, keyword: &str, at: &str) -> Result<u32> {
+    if let Json::Num(n) = v
+        && !matches!(n.num, Num::Int(_))
+        && let Ok(b) = crate::bigint::round(&n.text, false)
+        && crate::bigint::round(&n.text, true).as_ref() == Ok(&b)
+        && let Some(i) = b.to_i64()
+    {
+        return u32::try_from(i)
+            .map_err(|_| invalid(keyword, at, "must be an integer in [0, 2^32-1]"));
+    }
+    count(v, keyword, at)
 }
 
 fn safe_int(v: &Json, keyword: &str, at: &str) -> Result<i64> {
@@ -652,6 +780,7 @@ impl Compiler {
                 };
                 let items = self.compile(items, &ptr_push(at, "items"), depth + 1, false)?;
                 Kind::Array {
+                    prefix: Vec::new(),
                     items,
                     max_items,
                     min_items: 0,
@@ -929,6 +1058,8 @@ impl Grammar {
             parallel_at: Vec::new(),
             object_unions: std::collections::HashSet::new(),
             nesting: 0,
+            pattern_budget: crate::pattern::PATTERN_WORK_BUDGET,
+            dialect: Dialect::Draft2020,
         };
         let root = match options.profile {
             Profile::Subset => c.compile(&json, "", 0, true)?,
@@ -1017,7 +1148,7 @@ impl Grammar {
                 props.iter().map(|p| p.node).chain(*extra).collect()
             }
             Kind::OneOf { branches, .. } => branches.iter().map(|b| b.node).collect(),
-            Kind::Array { items, .. } => vec![*items],
+            Kind::Array { prefix, items, .. } => prefix.iter().copied().chain([*items]).collect(),
             Kind::Union { branches, .. } | Kind::Parallel { branches } => branches.clone(),
             Kind::Ref(t) => vec![*t],
             _ => Vec::new(),
@@ -1160,11 +1291,19 @@ impl Grammar {
                 m.push(("anyOf".into(), CVal::Arr(bs)));
             }
             Kind::Array {
+                prefix,
                 items,
                 max_items,
                 min_items,
             } => {
                 m.push(ty("array"));
+                if !prefix.is_empty() {
+                    let mut ps = Vec::with_capacity(prefix.len());
+                    for p in prefix {
+                        ps.push(sub(*p)?);
+                    }
+                    m.push(("prefixItems".into(), CVal::Arr(ps)));
+                }
                 m.push(("items".into(), sub(*items)?));
                 m.push(("maxItems".into(), CVal::Int(i64::from(*max_items))));
                 if *min_items > 0 {

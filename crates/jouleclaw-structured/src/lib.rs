@@ -15,6 +15,8 @@
 //! - [`Grammar`], [`Limits`]: compile a schema, its digest, canonical form and projection;
 //! - [`StructuredValidator`], [`Status`], [`Usage`], [`ExpectedNext`]: the streaming validator;
 //! - [`StructuredOutputOracle`]: the stream oracle for an LLM channel;
+//! - [`Toolset`], [`ToolsetOptions`], [`RefusedTool`]: a whole toolset (MCP or OpenAI) as one
+//!   grammar for a call routed by its tool's name;
 //! - [`Refusal`], [`RefusalCode`], [`RefusalClass`]: why a document was refused, and where;
 //! - [`StructuredError`], [`Result`]: every refusal, with a stable code.
 //!
@@ -57,6 +59,7 @@ mod json;
 mod oracle;
 mod pattern;
 mod schema2020;
+mod toolset;
 mod trie;
 mod validator;
 
@@ -67,5 +70,6 @@ pub use grammar::{
     PROJECTION_NODES, Profile, SCHEMA_DIALECT, UnknownKeywords,
 };
 pub use oracle::StructuredOutputOracle;
-pub use pattern::{MAX_PATTERN_AUTOMATON_BYTES, MAX_PATTERN_CHARS};
+pub use pattern::{MAX_PATTERN_AUTOMATON_BYTES, MAX_PATTERN_CHARS, PATTERN_WORK_BUDGET};
+pub use toolset::{RefusedTool, Toolset, ToolsetOptions};
 pub use validator::{ExpectedNext, Status, StructuredValidator, Usage};

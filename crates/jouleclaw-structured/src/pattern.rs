@@ -23,6 +23,101 @@ pub const MAX_PATTERN_AUTOMATON_BYTES: usize = 1 << 20;
 /// Longest `pattern` text read.
 pub const MAX_PATTERN_CHARS: usize = 4096;
 
+/// Work units one schema's `pattern`s may spend compiling, all together. A unit is one NFA
+/// byte built, one byte of pattern text read, or one NFA state or transition visited while a
+/// DFA transition is computed (`DFA states x byte classes x (NFA states + transitions)`). The
+/// budget is turned into the NFA's and the DFA's size limits before each is built, so a schema
+/// whose patterns would cost more is refused (`schema_over_limit`, limit `max_pattern_work`)
+/// after at most this much work, whatever its patterns and however many.
+pub const PATTERN_WORK_BUDGET: u64 = 1 << 28;
+
+/// Spends `units` of `budget`, or refuses when it has less.
+fn spend(budget: &mut u64, units: u64) -> Result<(), PatternError> {
+    *budget = budget.checked_sub(units).ok_or(PatternError::OverBudget)?;
+    Ok(())
+}
+
+/// A construction cut off by its size limit: over the automaton bound when that was the
+/// limit, else over the work budget.
+fn over(limit: usize) -> PatternError {
+    if limit >= MAX_PATTERN_AUTOMATON_BYTES {
+        PatternError::TooLarge
+    } else {
+        PatternError::OverBudget
+    }
+}
+
+/// NFA states plus transitions: the most one step of determinization visits.
+fn nfa_units(nfa: &thompson::NFA) -> u64 {
+    nfa.states()
+        .iter()
+        .map(|s| {
+            1 + match s {
+                thompson::State::Sparse(t) => t.transitions.len() as u64,
+                thompson::State::Dense(_) => 256,
+                thompson::State::Union { alternates } => alternates.len() as u64,
+                thompson::State::BinaryUnion { .. } => 2,
+                _ => 1,
+            }
+        })
+        .sum()
+}
+
+/// The states reachable from `start` and, by state index, whether a match is reachable from
+/// each (a match state, a state the string may end in matched, or one with a transition to
+/// such a state). Linear in states x byte classes.
+fn live_states(dfa: &dense::DFA<Vec<u32>>, start: StateID) -> (Vec<bool>, usize) {
+    let reps: Vec<u8> = dfa
+        .byte_classes()
+        .representatives(0..=255u8)
+        .filter_map(|u| u.as_u8())
+        .collect();
+    let index = |s: StateID| s.as_usize() >> dfa.stride2();
+    let mut order: Vec<StateID> = vec![start];
+    let mut seen = vec![false; index(start) + 1];
+    seen[index(start)] = true;
+    let mut edges: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    while let Some(&s) = order.get(i) {
+        i += 1;
+        for &b in &reps {
+            let t = dfa.next_state(s, b);
+            let ti = index(t);
+            edges.push((index(s), ti));
+            if ti >= seen.len() {
+                seen.resize(ti + 1, false);
+            }
+            if !seen[ti] {
+                seen[ti] = true;
+                order.push(t);
+            }
+        }
+    }
+    let n = seen.len();
+    let mut live = vec![false; n];
+    let mut todo: Vec<usize> = Vec::new();
+    for &s in &order {
+        if dfa.is_match_state(s) || dfa.is_match_state(dfa.next_eoi_state(s)) {
+            live[index(s)] = true;
+            todo.push(index(s));
+        }
+    }
+    // Backwards over the edges from the live states.
+    let mut back: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &(from, to) in &edges {
+        back[to].push(from);
+    }
+    while let Some(t) = todo.pop() {
+        for &f in &back[t] {
+            if !live[f] {
+                live[f] = true;
+                todo.push(f);
+            }
+        }
+    }
+    (live, order.len())
+}
+
 /// ECMA-262's `\s`: WhiteSpace and LineTerminator.
 const ECMA_SPACE: &str =
     r"\t\n\x0B\x0C\r \u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\uFEFF";
@@ -34,6 +129,9 @@ pub(crate) struct Pattern {
     pub(crate) source: String,
     dfa: dense::DFA<Vec<u32>>,
     start: StateID,
+    /// By state index (`id >> stride2`): whether a match is still reachable from the state
+    /// (the string may also end there matched).
+    live: Vec<bool>,
 }
 
 /// Why a pattern is refused.
@@ -41,8 +139,11 @@ pub(crate) struct Pattern {
 pub(crate) enum PatternError {
     /// Not read by this profile (look-around, back-references, flags, `\p`, `\b`, ...).
     Unsupported(&'static str),
-    /// Its automaton would pass [`MAX_PATTERN_AUTOMATON_BYTES`].
+    /// Its automaton would pass [`MAX_PATTERN_AUTOMATON_BYTES`] (or its text
+    /// [`MAX_PATTERN_CHARS`]).
     TooLarge,
+    /// Compiling it would pass what is left of the schema's [`PATTERN_WORK_BUDGET`].
+    OverBudget,
 }
 
 /// Where the automaton stands in a string.
@@ -57,13 +158,19 @@ pub(crate) enum Step {
 }
 
 impl Pattern {
-    /// Compiles `source` (ECMA-262 syntax, as JSON Schema has it). Boxed, and never inlined:
-    /// the automaton is large, and the schema compiler that calls this recurses.
+    /// Compiles `source` (ECMA-262 syntax, as JSON Schema has it) within `budget` work units
+    /// (see [`PATTERN_WORK_BUDGET`]), which it lowers by the units it spent. The budget is
+    /// turned into size limits *before* each construction runs, so a pattern that would cost
+    /// more is cut off, and refused ([`PatternError::OverBudget`]), within the budget. Boxed,
+    /// and never inlined: the automaton is large, and the schema compiler that calls this
+    /// recurses.
     #[inline(never)]
-    pub(crate) fn compile(source: &str) -> Result<Box<Pattern>, PatternError> {
+    pub(crate) fn compile(source: &str, budget: &mut u64) -> Result<Box<Pattern>, PatternError> {
         if source.chars().count() > MAX_PATTERN_CHARS {
             return Err(PatternError::TooLarge);
         }
+        // Parsing and translating are linear in the text.
+        spend(budget, source.len() as u64)?;
         let parsed = ast::parse::ParserBuilder::new()
             .nest_limit(64)
             .build()
@@ -95,34 +202,63 @@ impl Pattern {
             .map_err(|_| {
                 PatternError::Unsupported("not a regular expression this profile reads")
             })?;
+        // The NFA: its construction is linear in its size, which the limit cuts off.
+        let nfa_limit = usize::try_from(*budget)
+            .unwrap_or(usize::MAX)
+            .min(MAX_PATTERN_AUTOMATON_BYTES);
         let nfa = thompson::Compiler::new()
             .configure(
                 thompson::Config::new()
-                    .nfa_size_limit(Some(MAX_PATTERN_AUTOMATON_BYTES))
+                    .nfa_size_limit(Some(nfa_limit))
                     .shrink(false),
             )
             .build_from_hir(&hir)
-            .map_err(|_| PatternError::TooLarge)?;
+            .map_err(|_| over(nfa_limit))?;
+        spend(budget, nfa.memory_usage() as u64)?;
+        // Determinization computes one transition per (DFA state, byte class), each a walk
+        // over at most every NFA state and transition: the DFA's size limit is set so that
+        // states x classes x nfa_units stays within what is left of the budget.
+        let nfa_units = nfa_units(&nfa);
+        let classes = nfa.byte_classes().alphabet_len() as u64;
+        let per_state = classes.saturating_mul(nfa_units).max(1);
+        let max_states = *budget / per_state;
+        // A DFA state is one row of `stride` 4-byte transitions.
+        let row = (classes.next_power_of_two()).saturating_mul(4);
+        let dfa_limit = usize::try_from(max_states.saturating_mul(row))
+            .unwrap_or(usize::MAX)
+            .min(MAX_PATTERN_AUTOMATON_BYTES);
+        if max_states < 3 {
+            return Err(PatternError::OverBudget);
+        }
         let dfa = dense::Builder::new()
             .configure(
                 dense::Config::new()
                     .start_kind(StartKind::Unanchored)
                     .match_kind(MatchKind::All)
-                    // Minimal: every state from which no match is reachable is the dead state,
-                    // so a refusal comes at the first byte that makes the match impossible.
-                    .minimize(true)
-                    .dfa_size_limit(Some(MAX_PATTERN_AUTOMATON_BYTES))
+                    // Not minimized (minimizing is not bounded by the budget's rule); the
+                    // states from which no match is reachable are found below instead, so a
+                    // refusal still comes at the first byte that makes the match impossible.
+                    .minimize(false)
+                    .dfa_size_limit(Some(dfa_limit))
                     .determinize_size_limit(Some(MAX_PATTERN_AUTOMATON_BYTES)),
             )
             .build_from_nfa(&nfa)
-            .map_err(|_| PatternError::TooLarge)?;
+            .map_err(|_| over(dfa_limit))?;
         let start = dfa
             .start_state_forward(&Input::new(&[][..]).anchored(Anchored::No))
             .map_err(|_| PatternError::Unsupported("a pattern this profile cannot start"))?;
+        let (live, states) = live_states(&dfa, start);
+        spend(
+            budget,
+            (states as u64)
+                .saturating_mul(per_state)
+                .saturating_add((states as u64).saturating_mul(classes)),
+        )?;
         Ok(Box::new(Pattern {
             source: source.to_owned(),
             dfa,
             start,
+            live,
         }))
     }
 
@@ -134,7 +270,14 @@ impl Pattern {
     fn classify(&self, s: StateID) -> Step {
         if self.dfa.is_match_state(s) {
             Step::Matched
-        } else if self.dfa.is_dead_state(s) || self.dfa.is_quit_state(s) {
+        } else if self.dfa.is_dead_state(s)
+            || self.dfa.is_quit_state(s)
+            || !self
+                .live
+                .get(s.as_usize() >> self.dfa.stride2())
+                .copied()
+                .unwrap_or(false)
+        {
             Step::Dead
         } else {
             Step::Open(s)
@@ -295,6 +438,10 @@ fn assertion(a: &Assertion) -> Result<(), PatternError> {
 mod tests {
     use super::*;
 
+    fn compile(p: &str) -> Result<Box<Pattern>, PatternError> {
+        Pattern::compile(p, &mut PATTERN_WORK_BUDGET.clone())
+    }
+
     fn run(p: &Pattern, s: &str) -> Step {
         let mut st = p.start();
         for &b in s.as_bytes() {
@@ -312,25 +459,49 @@ mod tests {
 
     #[test]
     fn ecma_meanings() {
-        let p = Pattern::compile(r"^\d{2}-\w+$").unwrap();
+        let p = compile(r"^\d{2}-\w+$").unwrap();
         assert_eq!(run(&p, "12-ab_9"), Step::Matched);
         // ECMA's \d is ASCII.
         assert_eq!(run(&p, "\u{0663}2-a"), Step::Dead);
-        let dot = Pattern::compile("^a.b$").unwrap();
+        let dot = compile("^a.b$").unwrap();
         assert_eq!(run(&dot, "a\u{e9}b"), Step::Matched);
         assert_eq!(run(&dot, "a\rb"), Step::Dead);
         // Unanchored: a match anywhere.
-        let any = Pattern::compile("b+").unwrap();
+        let any = compile("b+").unwrap();
         assert_eq!(run(&any, "aaabaaa"), Step::Matched);
         assert_eq!(run(&any, "aaa"), Step::Dead);
     }
 
     #[test]
     fn an_anchored_pattern_dies_at_the_first_impossible_byte() {
-        let p = Pattern::compile("^ab").unwrap();
+        let p = compile("^ab").unwrap();
         let Step::Open(s) = p.start() else { panic!() };
         assert!(matches!(p.next(s, b'a'), Step::Open(_)));
         assert_eq!(p.next(s, b'x'), Step::Dead);
+    }
+
+    #[test]
+    fn a_state_no_match_is_reachable_from_is_dead_without_minimization() {
+        // No string matches `a^`, yet the unminimized automaton's unanchored start is not its
+        // dead state: found by the backward walk, it is dead before the first byte.
+        assert_eq!(compile("a^").unwrap().start(), Step::Dead);
+        assert_eq!(
+            compile("(?:b|a^)").unwrap().start(),
+            Step::Open(compile("(?:b|a^)").unwrap().start)
+        );
+        // An anchored pattern dies at the byte no continuation can match.
+        let p = compile("^(?:ab|ac|bb)c").unwrap();
+        assert_eq!(run(&p, "acc"), Step::Matched);
+        assert_eq!(run(&p, "acb"), Step::Dead);
+        // The work spent is taken from the budget; a budget too small refuses.
+        let mut budget = PATTERN_WORK_BUDGET;
+        Pattern::compile("^[a-z]+$", &mut budget).unwrap();
+        assert!(budget < PATTERN_WORK_BUDGET);
+        let mut small = 100;
+        assert_eq!(
+            Pattern::compile("^[a-z]+$", &mut small).unwrap_err(),
+            PatternError::OverBudget
+        );
     }
 
     #[test]
@@ -353,7 +524,7 @@ mod tests {
             r"\a",
         ] {
             assert!(
-                matches!(Pattern::compile(p), Err(PatternError::Unsupported(_))),
+                matches!(compile(p), Err(PatternError::Unsupported(_))),
                 "{p}"
             );
         }
@@ -366,7 +537,7 @@ mod tests {
             "[^a-z]",
             r"\S\D\W",
         ] {
-            assert!(Pattern::compile(p).is_ok(), "{p}");
+            assert!(compile(p).is_ok(), "{p}");
         }
     }
 }

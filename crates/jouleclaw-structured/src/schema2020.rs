@@ -4,9 +4,9 @@
 use crate::bigint::{self, Big};
 use crate::error::{Result, StructuredError as E};
 use crate::grammar::{
-    Bound, Compiler, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES, MAX_SAFE_INTEGER,
-    MAX_SCHEMA_NESTING, NONE, Node, NodeId, SCHEMA_DIALECT, UnknownKeywords, Wide, count, first_n,
-    invalid, number_text, ptr_push,
+    Bound, Compiler, Dialect, IgnoredKeyword, Kind, MAX_MEMBERS, MAX_PARALLEL_BRANCHES,
+    MAX_SAFE_INTEGER, MAX_SCHEMA_NESTING, NONE, Node, NodeId, UnknownKeywords, Wide, count_2020,
+    first_n, invalid, number_text, ptr_push, satisfiable,
 };
 use crate::json::{Json, Num};
 use crate::pattern::PatternError;
@@ -31,6 +31,7 @@ pub(crate) const ANNOTATIONS: &[&str] = &[
 /// Keywords this profile enforces (each where the spec says).
 const SUPPORTED: &[&str] = &[
     "$ref",
+    "additionalItems",
     "additionalProperties",
     "allOf",
     "anyOf",
@@ -49,6 +50,7 @@ const SUPPORTED: &[&str] = &[
     "minimum",
     "oneOf",
     "pattern",
+    "prefixItems",
     "properties",
     "required",
     "type",
@@ -65,7 +67,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "$recursiveAnchor",
     "$recursiveRef",
     "$vocabulary",
-    "additionalItems",
     "contains",
     "dependencies",
     "dependentRequired",
@@ -77,13 +78,200 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "multipleOf",
     "not",
     "patternProperties",
-    "prefixItems",
     "propertyNames",
     "then",
     "unevaluatedItems",
     "unevaluatedProperties",
     "uniqueItems",
 ];
+
+/// The schema a local `$ref` names, if it resolves.
+fn resolve<'a>(root: &'a Json, r: &str) -> Option<&'a Json> {
+    let pointer = r.strip_prefix('#')?;
+    let mut target = root;
+    if pointer.is_empty() {
+        return Some(root);
+    }
+    for seg in pointer.strip_prefix('/')?.split('/') {
+        if seg.contains('%') {
+            return None;
+        }
+        let seg = seg.replace("~1", "/").replace("~0", "~");
+        target = match target {
+            Json::Obj(_) => target.get(&seg)?,
+            Json::Arr(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(target)
+}
+
+/// Collects the object schemas an `allOf` conjoins: the holder's own keywords (without
+/// `allOf`) and each branch, through references (the reference alone, with annotations) and
+/// nested `allOf`s, at most 32 deep.
+fn all_of_parts<'a>(
+    root: &'a Json,
+    s: &'a Json,
+    depth: u32,
+    out: &mut Vec<Vec<(&'a str, &'a Json)>>,
+) -> core::result::Result<(), &'static str> {
+    if depth > 32 {
+        return Err("allOf nested more than 32 deep");
+    }
+    let Json::Obj(m) = s else {
+        return Err("an allOf branch that is not a schema object (a boolean schema)");
+    };
+    let mut own = Vec::new();
+    let mut branches: &[Json] = &[];
+    for (k, v) in m {
+        match k.as_str() {
+            "allOf" => match v {
+                Json::Arr(xs) if !xs.is_empty() => branches = xs,
+                _ => return Err("must be a non-empty array of schemas"),
+            },
+            "$ref" => {
+                let Json::Str(r) = v else {
+                    return Err("a $ref that is not a string");
+                };
+                let target = resolve(root, r).ok_or("a $ref that does not resolve locally")?;
+                all_of_parts(root, target, depth + 1, out)?;
+            }
+            k if ANNOTATIONS.contains(&k) || k == "title" || k == "description" => {}
+            // Containers of definitions (read where references resolve), and the root's
+            // dialect (read before).
+            "$defs" | "definitions" => {}
+            "$schema" if depth == 0 => {}
+            k => own.push((k, v)),
+        }
+    }
+    out.push(own);
+    for b in branches {
+        all_of_parts(root, b, depth + 1, out)?;
+    }
+    Ok(())
+}
+
+/// `allOf` of object schemas as one object schema, where that is exactly its meaning: every
+/// part an object schema of `type`, `properties`, `required`, `additionalProperties`,
+/// `minProperties`, `maxProperties` (and annotations), one at least typed `object`; a property
+/// declared by several parts with the same schema; every closed part
+/// (`additionalProperties: false`) declaring every property of the merge (a closed part
+/// refuses the others' properties: not a merge). `required` is the union, `maxProperties` the
+/// least, `minProperties` the greatest. Anything else is refused with the reason.
+fn merge_all_of(root: &Json, s: &Json) -> core::result::Result<Json, &'static str> {
+    let mut parts = Vec::new();
+    all_of_parts(root, s, 0, &mut parts)?;
+    let mut typed = false;
+    let mut props: Vec<(String, Json)> = Vec::new();
+    let mut required: Vec<Json> = Vec::new();
+    let mut closed: Vec<Vec<&str>> = Vec::new();
+    let mut max_p: Option<&Json> = None;
+    let mut min_p: Option<&Json> = None;
+    let num = |v: &Json| match v {
+        Json::Num(n) => n.text.parse::<f64>().ok(),
+        _ => None,
+    };
+    for part in &parts {
+        let mut names: Vec<&str> = Vec::new();
+        let mut is_closed = false;
+        for &(k, v) in part {
+            match k {
+                "type" => match v {
+                    Json::Str(t) if t == "object" => typed = true,
+                    _ => return Err("allOf of schemas that are not all object schemas"),
+                },
+                "properties" => {
+                    let Json::Obj(m) = v else {
+                        return Err("properties that are not an object of schemas");
+                    };
+                    for (name, schema) in m {
+                        names.push(name);
+                        match props.iter().find(|(n, _)| n == name) {
+                            Some((_, x)) if x != schema => {
+                                return Err(
+                                    "a property declared by two allOf branches with different schemas",
+                                );
+                            }
+                            Some(_) => {}
+                            None => props.push((name.clone(), schema.clone())),
+                        }
+                    }
+                }
+                "required" => {
+                    let Json::Arr(rs) = v else {
+                        return Err("required that is not an array of names");
+                    };
+                    for r in rs {
+                        if !required.contains(r) {
+                            required.push(r.clone());
+                        }
+                    }
+                }
+                "additionalProperties" => match v {
+                    Json::Bool(true) => {}
+                    Json::Bool(false) => is_closed = true,
+                    _ => {
+                        return Err(
+                            "additionalProperties as a schema in an allOf branch (it judges the others' properties)",
+                        );
+                    }
+                },
+                "maxProperties" => {
+                    if max_p.is_none_or(|m| num(v) < num(m)) {
+                        max_p = Some(v);
+                    }
+                }
+                "minProperties" => {
+                    if min_p.is_none_or(|m| num(v) > num(m)) {
+                        min_p = Some(v);
+                    }
+                }
+                _ => {
+                    return Err(
+                        "an allOf branch with a keyword other than an object schema's properties, required, additionalProperties, minProperties, maxProperties",
+                    );
+                }
+            }
+        }
+        if is_closed {
+            closed.push(names);
+        }
+    }
+    if !typed {
+        return Err("allOf of object schemas none of which states \"type\": \"object\"");
+    }
+    if closed.iter().any(|names| {
+        names.len() != props.len() || props.iter().any(|(n, _)| !names.contains(&n.as_str()))
+    }) {
+        return Err(
+            "a closed allOf branch (additionalProperties: false) that does not declare every property of the others",
+        );
+    }
+    let mut m = vec![
+        ("type".to_owned(), Json::Str("object".into())),
+        ("properties".to_owned(), Json::Obj(props)),
+    ];
+    if !required.is_empty() {
+        m.push(("required".to_owned(), Json::Arr(required)));
+    }
+    if !closed.is_empty() {
+        m.push(("additionalProperties".to_owned(), Json::Bool(false)));
+    }
+    if let Some(v) = max_p {
+        m.push(("maxProperties".to_owned(), v.clone()));
+    }
+    if let Some(v) = min_p {
+        m.push(("minProperties".to_owned(), v.clone()));
+    }
+    if let Json::Obj(outer) = s {
+        for (k, v) in outer {
+            if k == "title" || k == "description" {
+                m.push((k.clone(), v.clone()));
+            }
+        }
+    }
+    Ok(Json::Obj(m))
+}
 
 fn vacuous_names(v: Option<&Json>) -> bool {
     match v {
@@ -111,7 +299,13 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "maxProperties",
             "minProperties",
         ],
-        "array" => &["items", "maxItems", "minItems"],
+        "array" => &[
+            "items",
+            "maxItems",
+            "minItems",
+            "prefixItems",
+            "additionalItems",
+        ],
         "string" => &["minLength", "maxLength", "pattern"],
         "integer" | "number" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
         _ => &[],
@@ -245,9 +439,11 @@ impl Compiler {
                             at: at.to_owned(),
                         });
                     }
-                    if s.get("$schema") != Some(&Json::Str(SCHEMA_DIALECT.into())) {
-                        return Err(invalid("$schema", at, "must be the 2020-12 dialect URI"));
-                    }
+                    let Some(Json::Str(uri)) = s.get("$schema") else {
+                        return Err(invalid("$schema", at, "must be a dialect URI"));
+                    };
+                    self.dialect = Dialect::of(uri)
+                        .ok_or_else(|| E::UnsupportedDialect { uri: uri.clone() })?;
                 }
                 "$defs" | "definitions" => {
                     if !matches!(s.get(k), Some(Json::Obj(_))) {
@@ -258,6 +454,20 @@ impl Compiler {
                 // Keys are strings: `propertyNames` of `{"type":"string"}` (what Zod writes for
                 // a record) or `true` constrains nothing. Any other is refused below.
                 "propertyNames" if vacuous_names(s.get("propertyNames")) => {}
+                // Array-form `items` and `additionalItems` are draft-07's and 2019-09's;
+                // `prefixItems` is 2020-12's: each is refused in the other dialects.
+                "additionalItems" if self.dialect == Dialect::Draft2020 => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
+                "prefixItems" if self.dialect != Dialect::Draft2020 => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
                 k if SUPPORTED.contains(&k) => constraints.push(k),
                 k if UNSUPPORTED.contains(&k) => {
                     return Err(E::UnsupportedKeyword {
@@ -295,18 +505,17 @@ impl Compiler {
             return self.reference(root, r, at);
         }
         if let Some(all) = get("allOf") {
-            only(&["allOf"])?;
             let Json::Arr(xs) = all else {
                 return Err(invalid("allOf", at, "must be an array of schemas"));
             };
-            let [one] = xs.as_slice() else {
-                return Err(E::UnsupportedKeyword {
-                    keyword: "allOf".into(),
-                    at: at.to_owned(),
-                });
-            };
-            self.drop_annotations(at, &title, &description);
-            return self.compile_2020(root, one, &ptr_push(at, "allOf/0"), depth, false);
+            if let ([one], Ok(())) = (xs.as_slice(), only(&["allOf"])) {
+                self.drop_annotations(at, &title, &description);
+                return self.compile_2020(root, one, &ptr_push(at, "allOf/0"), depth, false);
+            }
+            // Several schemas (or one beside other constraints): merged where JSON Schema's
+            // meaning is exactly a merge of object schemas, else refused with the reason.
+            let merged = merge_all_of(root, s).map_err(|reason| invalid("allOf", at, reason))?;
+            return self.compile_2020(root, &merged, at, depth, is_root);
         }
         for (kw, one_of) in [("anyOf", false), ("oneOf", true)] {
             let Some(v) = get(kw) else { continue };
@@ -490,6 +699,9 @@ impl Compiler {
                 continue;
             }
             let kind = self.typed_2020(root, s, ty, at, depth, vs)?;
+            // A type that accepts nothing here is refused, even in a type list: the author
+            // wrote bounds that leave no value of it.
+            satisfiable(&kind, at)?;
             nodes.push(kind);
         }
         if nodes.len() == 1
@@ -646,10 +858,10 @@ impl Compiler {
                 }
                 let required = crate::grammar::required_bits(get("required"), &props, at)?;
                 let max_properties = get("maxProperties")
-                    .map(|v| count(v, "maxProperties", at))
+                    .map(|v| count_2020(v, "maxProperties", at))
                     .transpose()?;
                 let min_properties = get("minProperties")
-                    .map(|v| count(v, "minProperties", at))
+                    .map(|v| count_2020(v, "minProperties", at))
                     .transpose()?
                     .unwrap_or(0);
                 Kind::Object {
@@ -666,21 +878,75 @@ impl Compiler {
                     return Err(over(at));
                 }
                 let max_items = match get("maxItems") {
-                    Some(v) => count(v, "maxItems", at)?.min(self.limits.max_array_items),
+                    Some(v) => count_2020(v, "maxItems", at)?.min(self.limits.max_array_items),
                     None => self.limits.max_array_items,
                 };
                 let min_items = get("minItems")
-                    .map(|v| count(v, "minItems", at))
+                    .map(|v| count_2020(v, "minItems", at))
                     .transpose()?
                     .unwrap_or(0);
-                let items = match get("items") {
-                    None => self.any_node(),
-                    Some(x @ (Json::Obj(_) | Json::Bool(_))) => {
-                        self.compile_2020(root, x, &ptr_push(at, "items"), depth + 1, false)?
+                // The first elements' schemas and the keyword of the rest: 2020-12's
+                // `prefixItems` + `items`, or the older array-form `items` + `additionalItems`.
+                let (first, first_kw, rest, rest_kw) = match (self.dialect, get("items")) {
+                    (Dialect::Draft2020, items) => match get("prefixItems") {
+                        None => (None, "prefixItems", items, "items"),
+                        Some(Json::Arr(xs)) if !xs.is_empty() => {
+                            (Some(xs), "prefixItems", items, "items")
+                        }
+                        Some(_) => {
+                            return Err(invalid(
+                                "prefixItems",
+                                at,
+                                "must be a non-empty array of schemas",
+                            ));
+                        }
+                    },
+                    (_, Some(Json::Arr(xs))) => {
+                        (Some(xs), "items", get("additionalItems"), "additionalItems")
                     }
-                    Some(_) => return Err(invalid("items", at, "must be one schema")),
+                    (_, items) => {
+                        // Beside one `items` schema, `additionalItems` does nothing.
+                        if get("additionalItems").is_some() {
+                            self.note(at, "additionalItems", false);
+                        }
+                        (None, "items", items, "items")
+                    }
+                };
+                let mut prefix = Vec::new();
+                if let Some(xs) = first {
+                    if xs.len() > MAX_MEMBERS {
+                        return Err(E::SchemaOverLimit {
+                            limit: "max_members",
+                            at: ptr_push(at, first_kw),
+                        });
+                    }
+                    let pat = ptr_push(at, first_kw);
+                    for (i, x) in xs.iter().enumerate() {
+                        prefix.push(self.compile_2020(
+                            root,
+                            x,
+                            &ptr_push(&pat, &i.to_string()),
+                            depth + 1,
+                            false,
+                        )?);
+                    }
+                }
+                let mut max_items = max_items;
+                let items = match rest {
+                    None => self.any_node(),
+                    // No element after the first ones (none at all without them).
+                    Some(Json::Bool(false)) => {
+                        // At most 256 (`MAX_MEMBERS`).
+                        max_items = max_items.min(prefix.len() as u32);
+                        self.any_node()
+                    }
+                    Some(x @ (Json::Obj(_) | Json::Bool(_))) => {
+                        self.compile_2020(root, x, &ptr_push(at, rest_kw), depth + 1, false)?
+                    }
+                    Some(_) => return Err(invalid(rest_kw, at, "must be one schema")),
                 };
                 Kind::Array {
+                    prefix,
                     items,
                     max_items,
                     min_items,
@@ -688,11 +954,11 @@ impl Compiler {
             }
             "string" => {
                 let min = get("minLength")
-                    .map(|v| count(v, "minLength", at))
+                    .map(|v| count_2020(v, "minLength", at))
                     .transpose()?
                     .unwrap_or(0);
                 let max = match get("maxLength") {
-                    Some(v) => count(v, "maxLength", at)?.min(self.limits.max_string_chars),
+                    Some(v) => count_2020(v, "maxLength", at)?.min(self.limits.max_string_chars),
                     None => self.limits.max_string_chars,
                 };
                 let allowed = values.map(|vs| {
@@ -706,16 +972,23 @@ impl Compiler {
                 let pattern = match get("pattern") {
                     None => None,
                     Some(Json::Str(p)) => {
-                        Some(crate::pattern::Pattern::compile(p).map_err(|e| match e {
-                            PatternError::Unsupported(reason) => E::UnsupportedPattern {
-                                at: at.to_owned(),
-                                reason,
-                            },
-                            PatternError::TooLarge => E::SchemaOverLimit {
-                                limit: "max_pattern_bytes",
-                                at: ptr_push(at, "pattern"),
-                            },
-                        })?)
+                        let budget = &mut self.pattern_budget;
+                        Some(
+                            crate::pattern::Pattern::compile(p, budget).map_err(|e| match e {
+                                PatternError::Unsupported(reason) => E::UnsupportedPattern {
+                                    at: at.to_owned(),
+                                    reason,
+                                },
+                                PatternError::TooLarge => E::SchemaOverLimit {
+                                    limit: "max_pattern_bytes",
+                                    at: ptr_push(at, "pattern"),
+                                },
+                                PatternError::OverBudget => E::SchemaOverLimit {
+                                    limit: "max_pattern_work",
+                                    at: ptr_push(at, "pattern"),
+                                },
+                            })?,
+                        )
                     }
                     Some(_) => return Err(invalid("pattern", at, "must be a string")),
                 };
@@ -912,7 +1185,10 @@ impl Compiler {
                     }
                 }
                 Kind::OneOf { branches, .. } => branches.iter_mut().for_each(|b| fix(&mut b.node)),
-                Kind::Array { items, .. } => fix(items),
+                Kind::Array { prefix, items, .. } => {
+                    prefix.iter_mut().for_each(&fix);
+                    fix(items);
+                }
                 Kind::Union { branches, .. } => branches.iter_mut().for_each(fix),
                 _ => {}
             }
@@ -956,7 +1232,9 @@ impl Compiler {
                         .for_each(&mut edge);
                 }
                 Kind::OneOf { branches, .. } => branches.iter().for_each(|b| edge(b.node)),
-                Kind::Array { items, .. } => edge(*items),
+                Kind::Array { prefix, items, .. } => {
+                    prefix.iter().chain([items]).for_each(|&i| edge(i));
+                }
                 Kind::Union { branches, by, .. } => {
                     branches.iter().chain(by.iter()).for_each(|&b| edge(b));
                 }
@@ -988,6 +1266,167 @@ impl Compiler {
             }
         }
         Ok(())
+    }
+
+    /// Whether nodes `a` and `b` accept the same values because they are the same schema
+    /// (annotations aside), compared structurally; `false` when unsure (past
+    /// [`MAX_SCHEMA_NESTING`] levels).
+    fn same(&self, a: NodeId, b: NodeId, depth: usize) -> bool {
+        if a == b {
+            return true;
+        }
+        if depth >= MAX_SCHEMA_NESTING {
+            return false;
+        }
+        let (Some(x), Some(y)) = (self.nodes.get(a as usize), self.nodes.get(b as usize)) else {
+            return false;
+        };
+        let d = depth + 1;
+        let all = |xs: &[NodeId], ys: &[NodeId]| {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(&p, &q)| self.same(p, q, d))
+        };
+        match (&x.kind, &y.kind) {
+            (
+                Kind::Object {
+                    props: p1,
+                    all: a1,
+                    required: r1,
+                    max_properties: m1,
+                    extra: e1,
+                    min_properties: n1,
+                },
+                Kind::Object {
+                    props: p2,
+                    all: a2,
+                    required: r2,
+                    max_properties: m2,
+                    extra: e2,
+                    min_properties: n2,
+                },
+            ) => {
+                a1 == a2
+                    && r1 == r2
+                    && m1 == m2
+                    && n1 == n2
+                    && p1.len() == p2.len()
+                    && p1
+                        .iter()
+                        .zip(p2)
+                        .all(|(p, q)| p.name == q.name && self.same(p.node, q.node, d))
+                    && match (e1, e2) {
+                        (None, None) => true,
+                        (Some(p), Some(q)) => self.same(*p, *q, d),
+                        _ => false,
+                    }
+            }
+            (
+                Kind::OneOf {
+                    tag: t1,
+                    branches: b1,
+                },
+                Kind::OneOf {
+                    tag: t2,
+                    branches: b2,
+                },
+            ) => {
+                t1 == t2
+                    && b1.len() == b2.len()
+                    && b1.iter().zip(b2).all(|(p, q)| {
+                        p.tag_value == q.tag_value
+                            && p.tag_index == q.tag_index
+                            && self.same(p.node, q.node, d)
+                    })
+            }
+            (
+                Kind::Array {
+                    prefix: f1,
+                    items: i1,
+                    max_items: m1,
+                    min_items: n1,
+                },
+                Kind::Array {
+                    prefix: f2,
+                    items: i2,
+                    max_items: m2,
+                    min_items: n2,
+                },
+            ) => m1 == m2 && n1 == n2 && all(f1, f2) && self.same(*i1, *i2, d),
+            (
+                Kind::String {
+                    min: n1,
+                    max: m1,
+                    allowed: a1,
+                    pattern: p1,
+                },
+                Kind::String {
+                    min: n2,
+                    max: m2,
+                    allowed: a2,
+                    pattern: p2,
+                },
+            ) => {
+                n1 == n2
+                    && m1 == m2
+                    && a1 == a2
+                    && p1.as_ref().map(|p| &p.source) == p2.as_ref().map(|p| &p.source)
+            }
+            (
+                Kind::Integer {
+                    lo: l1,
+                    hi: h1,
+                    allowed: a1,
+                    wide: w1,
+                },
+                Kind::Integer {
+                    lo: l2,
+                    hi: h2,
+                    allowed: a2,
+                    wide: w2,
+                },
+            ) => {
+                l1 == l2
+                    && h1 == h2
+                    && a1 == a2
+                    && match (w1, w2) {
+                        (None, None) => true,
+                        (Some(p), Some(q)) => p.lo == q.lo && p.hi == q.hi,
+                        _ => false,
+                    }
+            }
+            (
+                Kind::Number {
+                    min: a1,
+                    max: b1,
+                    xmin: c1,
+                    xmax: d1,
+                    allowed: e1,
+                },
+                Kind::Number {
+                    min: a2,
+                    max: b2,
+                    xmin: c2,
+                    xmax: d2,
+                    allowed: e2,
+                },
+            ) => a1 == a2 && b1 == b2 && c1 == c2 && d1 == d2 && e1 == e2,
+            (Kind::Boolean { allowed: a1 }, Kind::Boolean { allowed: a2 }) => a1 == a2,
+            (Kind::Null, Kind::Null) | (Kind::Any, Kind::Any) => true,
+            (
+                Kind::Union {
+                    branches: b1,
+                    one_of: o1,
+                    ..
+                },
+                Kind::Union {
+                    branches: b2,
+                    one_of: o2,
+                    ..
+                },
+            ) => o1 == o2 && all(b1, b2),
+            (Kind::Parallel { branches: b1 }, Kind::Parallel { branches: b2 }) => all(b1, b2),
+            (Kind::Ref(p), Kind::Ref(q)) => self.same(*p, *q, d),
+            _ => false,
+        }
     }
 
     /// The leaf branches of a union, flattened through nested unions.
@@ -1023,6 +1462,17 @@ impl Compiler {
         );
         let mut leaves = Vec::new();
         self.leaves(u, &mut Vec::new(), &mut leaves)?;
+        // `anyOf` of identical branches is its one branch (for `oneOf` a value matching one
+        // matches both, so it stays refused).
+        if !one_of {
+            let mut distinct: Vec<NodeId> = Vec::with_capacity(leaves.len());
+            for &b in &leaves {
+                if !distinct.iter().any(|&d| self.same(d, b, 0)) {
+                    distinct.push(b);
+                }
+            }
+            leaves = distinct;
+        }
         // `"type": "object"` beside the union applies too: a branch of another type (or a
         // free-form one) would take values JSON Schema refuses, so it is refused here.
         if self.object_unions.contains(&u)

@@ -980,9 +980,16 @@ impl StructuredValidator {
                     (
                         Some(f),
                         Some(Kind::Array {
-                            items, max_items, ..
+                            prefix,
+                            items,
+                            max_items,
+                            ..
                         }),
-                    ) => (*items, *max_items, f.count),
+                    ) => (
+                        prefix.get(f.count as usize).copied().unwrap_or(*items),
+                        *max_items,
+                        f.count,
+                    ),
                     (Some(f), Some(Kind::Any)) => (f.node, u32::MAX, f.count),
                     _ => return Err(ctr(C::Syntax)),
                 };

@@ -239,7 +239,11 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
             (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
-            (r#"{"type":"array","prefixItems":[{}]}"#, "prefixItems"),
+            // Draft-07's and 2019-09's, not 2020-12's (the default dialect).
+            (
+                r#"{"type":"array","additionalItems":false}"#,
+                "additionalItems",
+            ),
         ] {
             let e = Grammar::compile_with(schema.as_bytes(), &opts).unwrap_err();
             assert_eq!(
@@ -683,6 +687,80 @@ fn patterns_are_matched_as_the_bytes_arrive() {
     assert_eq!(js_err(&huge).0, "schema_over_limit");
 }
 
+fn patterns(ps: &[&str]) -> String {
+    let props: Vec<String> = ps
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!(r#""p{i}":{{"type":"string","pattern":{}}}"#, quoted(p)))
+        .collect();
+    format!(
+        r#"{{"type":"object","properties":{{{}}}}}"#,
+        props.join(",")
+    )
+}
+
+fn quoted(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn over_limit(schema: &str) -> (&'static str, String) {
+    match Grammar::compile_json_schema(schema.as_bytes()) {
+        Err(StructuredError::SchemaOverLimit { limit, at }) => (limit, at),
+        other => panic!("{schema}: {other:?}"),
+    }
+}
+
+#[test]
+fn pattern_compilation_is_bounded_in_work_before_it_is_done() {
+    // A 12-character pattern that took seconds of CPU (its automaton's states grow past every
+    // budget), alone and ten times in one schema: refused within the schema's work budget.
+    let bad = "(.{0,9}){99}";
+    assert_eq!(
+        over_limit(&patterns(&[bad])),
+        ("max_pattern_work", "/properties/p0/pattern".to_owned())
+    );
+    assert_eq!(over_limit(&patterns(&[bad; 10])).0, "max_pattern_work");
+    // Another way past the bound: the automaton outgrows 1 MiB before the budget.
+    assert_eq!(
+        Grammar::compile_json_schema(patterns(&["[ab]*a[ab]{19}"]).as_bytes())
+            .unwrap_err()
+            .code(),
+        "schema_over_limit"
+    );
+    // The budget is the schema's, not each pattern's: a pattern that fits alone...
+    let dear = ".{1,100}";
+    let g = js(&patterns(&[dear]));
+    accepted(&g, r#"{"p0":"x"}"#);
+    refused(&g, r#"{"p0":""}"#, "pattern_mismatch", 7, "/p0");
+    // ...does not fit three times.
+    assert_eq!(
+        over_limit(&patterns(&[dear, dear, dear])),
+        ("max_pattern_work", "/properties/p2/pattern".to_owned())
+    );
+    // Accepted neighbours: what tool schemas write, many times over.
+    let iso = r"^(?:(?:\d\d[2468][048]|\d\d[13579][26]|\d\d0[48]|[02468][048]00|[13579][26]00)-02-29|\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\d|30)|(?:02)-(?:0[1-9]|1\d|2[0-8])))T(?:(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?(?:Z))$";
+    let uuid = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+    let email = r"^[^@\s]+@[^@\s]+\.[^@\s]+$";
+    let mut many = vec![iso, uuid, email, "^.{1,100}$"];
+    many.extend([r"^[A-Z]{3}-\d{4}$"; 200]);
+    let g = js(&patterns(&many));
+    accepted(
+        &g,
+        r#"{"p0":"2024-02-29T12:30:00Z","p1":"0123abcd-0000-4000-8000-00000000abcd","p2":"a@b.pt","p3":"é","p4":"ABC-1234"}"#,
+    );
+    refused(&g, r#"{"p0":"2023-02-29"}"#, "pattern_mismatch", 16, "/p0");
+    refused(&g, r#"{"p4":"ABC-12345"}"#, "pattern_mismatch", 15, "/p4");
+}
+
 #[test]
 fn local_references_compile_once_and_recursion_is_bounded() {
     let g = js(
@@ -796,9 +874,10 @@ fn one_schema_all_of_and_boolean_schemas() {
             .iter()
             .any(|k| k.keyword == "description")
     );
+    // Several schemas that are not object schemas to merge: refused, with the reason.
     assert_eq!(
         js_err(r#"{"allOf":[{},{}]}"#),
-        ("schema_unsupported_keyword".into(), Some("allOf".into()))
+        ("schema_invalid_keyword".into(), Some("allOf".into()))
     );
     assert_eq!(
         js_err(r#"{"properties":{"a":false},"type":"object"}"#).0,
@@ -818,4 +897,435 @@ fn property_names_that_only_say_string_constrain_nothing() {
         (e.code(), e.keyword()),
         ("schema_unsupported_keyword", Some("propertyNames"))
     );
+}
+
+#[test]
+fn identical_any_of_branches_are_one_branch() {
+    // Refused as ambiguous before: two branches of one JSON type, though the same schema.
+    let g = js(r#"{"anyOf":[{"type":"string","maxLength":3},{"type":"string","maxLength":3}]}"#);
+    accepted(&g, r#""abc""#);
+    refused(&g, r#""abcd""#, "string_too_long", 4, "");
+    refused(&g, "1", "wrong_type", 0, "");
+    // Annotations aside, and through objects, nested unions and references.
+    js(r#"{"anyOf":[{"type":"string","title":"a"},{"type":"string","description":"b"}]}"#);
+    let o = js(
+        r##"{"$defs":{"P":{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]}},
+        "anyOf":[{"$ref":"#/$defs/P"},{"type":"object","properties":{"n":{"type":"integer","maximum":3}},"required":["n"]},{"type":"null"}]}"##,
+    );
+    accepted(&o, r#"{"n":3}"#);
+    accepted(&o, "null");
+    refused(&o, r#"{"n":4}"#, "above_maximum", 5, "/n");
+    // Neighbours: branches that differ stay ambiguous; `oneOf` of identical branches matches
+    // no value (a value matching one matches both), so it stays refused.
+    assert_eq!(
+        js_err(r#"{"anyOf":[{"type":"string","maxLength":3},{"type":"string","maxLength":4}]}"#).0,
+        "schema_ambiguous_union"
+    );
+    assert_eq!(
+        js_err(r#"{"oneOf":[{"type":"string"},{"type":"string"}]}"#).0,
+        "schema_ambiguous_union"
+    );
+}
+
+#[test]
+fn a_schema_object_that_accepts_no_value_is_refused_at_compile_time() {
+    for (schema, keyword, at) in [
+        // Compiled before to a grammar that accepted nothing: no integer within
+        // +-(2^53-1) is at most -(2^53+1).
+        (
+            r#"{"type":"integer","maximum":-9007199254740993}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","minimum":9007199254740993}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","minimum":1.5,"maximum":1.7}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","exclusiveMinimum":1,"exclusiveMaximum":2}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"integer","minimum":1,"enum":[-1,0]}"#,
+            "enum",
+            "",
+        ),
+        (
+            r#"{"type":"number","minimum":2,"maximum":1.5}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"number","exclusiveMinimum":1,"maximum":1}"#,
+            "maximum",
+            "",
+        ),
+        (
+            r#"{"type":"number","minimum":1,"exclusiveMaximum":1}"#,
+            "exclusiveMaximum",
+            "",
+        ),
+        (
+            r#"{"type":"string","minLength":5,"maxLength":3}"#,
+            "maxLength",
+            "",
+        ),
+        (
+            r#"{"type":"array","minItems":3,"maxItems":2}"#,
+            "maxItems",
+            "",
+        ),
+        (
+            r#"{"type":"object","properties":{"a":{},"b":{}},"required":["a","b"],"maxProperties":1}"#,
+            "maxProperties",
+            "",
+        ),
+        (
+            r#"{"type":"object","minProperties":2,"maxProperties":1}"#,
+            "maxProperties",
+            "",
+        ),
+        // Wherever it stands (an optional property, a type list).
+        (
+            r#"{"type":"object","properties":{"a":{"type":"string","minLength":2,"maxLength":1}}}"#,
+            "maxLength",
+            "/properties/a",
+        ),
+        (
+            r#"{"type":["integer","null"],"maximum":-9007199254740993}"#,
+            "maximum",
+            "",
+        ),
+    ] {
+        match Grammar::compile_json_schema(schema.as_bytes()) {
+            Err(e @ StructuredError::Unsatisfiable { .. }) => {
+                assert_eq!(e.code(), "schema_unsatisfiable", "{schema}");
+                assert_eq!(e.keyword(), Some(keyword), "{schema}");
+                let StructuredError::Unsatisfiable { at: got, .. } = e else {
+                    unreachable!()
+                };
+                assert_eq!(got, at, "{schema}");
+            }
+            other => panic!("{schema}: {other:?}"),
+        }
+    }
+    // Accepted neighbours: a range of one value, an open side, the bound at the edge.
+    let g = js(r#"{"type":"integer","maximum":-9007199254740991}"#);
+    accepted(&g, "-9007199254740991");
+    refused(&g, "-9007199254740990", "above_maximum", 16, "");
+    accepted(
+        &js(r#"{"type":"integer","minimum":1.5,"maximum":2.7}"#),
+        "2",
+    );
+    accepted(
+        &js(r#"{"type":"number","exclusiveMinimum":1,"maximum":1.5}"#),
+        "1.2",
+    );
+    accepted(
+        &js(r#"{"type":"string","minLength":3,"maxLength":3}"#),
+        r#""abc""#,
+    );
+    accepted(
+        &js(r#"{"type":"array","minItems":2,"maxItems":2}"#),
+        "[1,2]",
+    );
+    accepted(
+        &js(
+            r#"{"type":"object","properties":{"a":{},"b":{}},"required":["a","b"],"maxProperties":2}"#,
+        ),
+        r#"{"a":1,"b":2}"#,
+    );
+    // The subset keeps compiling them, as its vectors fix.
+    assert!(Grammar::compile(br#"{"type":"string","minLength":5,"maxLength":3}"#).is_ok());
+}
+
+const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
+const DRAFT2019: &str = "https://json-schema.org/draft/2019-09/schema";
+
+fn with_dialect(uri: &str, rest: &str) -> String {
+    format!(r#"{{"$schema":"{uri}",{rest}}}"#)
+}
+
+#[test]
+fn prefix_items_judge_the_first_elements_and_items_the_rest() {
+    let g = js(
+        r#"{"type":"array","prefixItems":[{"type":"string"},{"type":"integer","minimum":0}],"items":{"type":"boolean"}}"#,
+    );
+    accepted(&g, r#"["a",1,true,false]"#);
+    accepted(&g, r#"["a"]"#);
+    accepted(&g, "[]");
+    refused(&g, "[1]", "wrong_type", 1, "/0");
+    refused(&g, r#"["a",-1]"#, "below_minimum", 6, "/1");
+    refused(&g, r#"["a",1,2]"#, "wrong_type", 7, "/2");
+    // `items: false`: nothing after the first ones (Pydantic's and Zod's tuples).
+    let t = js(
+        r#"{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}],"items":false,"minItems":2}"#,
+    );
+    accepted(&t, r#"["a",1]"#);
+    refused(&t, r#"["a",1,2]"#, "too_many_items", 6, "");
+    refused(&t, r#"["a"]"#, "too_few_items", 4, "");
+    // Without `items`, later elements are free-form.
+    accepted(
+        &js(r#"{"type":"array","prefixItems":[{"type":"null"}]}"#),
+        r#"[null,{"x":[1]},"y"]"#,
+    );
+    // The projection states them and compiles back to the same grammar.
+    let p = String::from_utf8(t.projection().to_vec()).unwrap();
+    assert!(
+        p.contains(r#""prefixItems":[{"maxLength":4096,"type":"string"}"#),
+        "{p}"
+    );
+    assert_eq!(
+        Grammar::compile_json_schema(t.projection())
+            .unwrap()
+            .digest(),
+        t.digest()
+    );
+    // Refused neighbours: an empty or non-array prefixItems; more than 256.
+    assert_eq!(
+        js_err(r#"{"type":"array","prefixItems":[]}"#),
+        ("schema_invalid_keyword".into(), Some("prefixItems".into()))
+    );
+    let many = format!(
+        r#"{{"type":"array","prefixItems":[{}]}}"#,
+        vec!["{}"; 257].join(",")
+    );
+    assert_eq!(js_err(&many).0, "schema_over_limit");
+    // `minItems` beyond what `items: false` allows accepts nothing.
+    assert_eq!(
+        js_err(r#"{"type":"array","prefixItems":[{}],"items":false,"minItems":2}"#).0,
+        "schema_unsatisfiable"
+    );
+}
+
+#[test]
+fn draft_07_and_2019_09_schemas_compile_with_their_meanings() {
+    // The `$schema` line zod-to-json-schema writes, with `definitions`: the same grammar (and
+    // digest) as the 2020-12 spelling.
+    let body = r##""type":"object","properties":{"p":{"$ref":"#/definitions/P"}},"definitions":{"P":{"type":"string","maxLength":3}},"required":["p"],"additionalProperties":false"##;
+    let d7 = js(&with_dialect(DRAFT7, body));
+    let d20 = js(&format!("{{{body}}}"));
+    assert_eq!(d7.digest(), d20.digest());
+    accepted(&d7, r#"{"p":"abc"}"#);
+    refused(&d7, r#"{"p":"abcd"}"#, "string_too_long", 9, "/p");
+    for uri in [
+        "http://json-schema.org/draft-07/schema",
+        "https://json-schema.org/draft-07/schema#",
+        DRAFT2019,
+        "https://json-schema.org/draft/2019-09/schema#",
+        "https://json-schema.org/draft/2020-12/schema#",
+    ] {
+        js(&with_dialect(uri, r#""type":"null""#));
+    }
+    // Array-form `items` is draft-07's and 2019-09's prefixItems; `additionalItems` the rest.
+    for uri in [DRAFT7, DRAFT2019] {
+        let t = js(&with_dialect(
+            uri,
+            r#""type":"array","items":[{"type":"string"},{"type":"integer"}],"additionalItems":false"#,
+        ));
+        accepted(&t, r#"["a",1]"#);
+        refused(&t, r#"["a",1,2]"#, "too_many_items", 6, "");
+        refused(&t, "[1]", "wrong_type", 1, "/0");
+        let rest = js(&with_dialect(
+            uri,
+            r#""type":"array","items":[{"type":"string"}],"additionalItems":{"type":"integer"}"#,
+        ));
+        accepted(&rest, r#"["a",1,2]"#);
+        refused(&rest, r#"["a",1,"b"]"#, "wrong_type", 7, "/2");
+        // The same as 2020-12's prefixItems.
+        assert_eq!(
+            rest.digest(),
+            js(r#"{"type":"array","prefixItems":[{"type":"string"}],"items":{"type":"integer"}}"#)
+                .digest()
+        );
+        // Beside one `items` schema, `additionalItems` does nothing (listed as ignored).
+        let one = js(&with_dialect(
+            uri,
+            r#""type":"array","items":{"type":"integer"},"additionalItems":false"#,
+        ));
+        accepted(&one, "[1,2,3]");
+        assert!(
+            one.ignored_keywords()
+                .iter()
+                .any(|k| k.keyword == "additionalItems")
+        );
+        // Refused neighbours: 2020-12's prefixItems is not this dialect's vocabulary.
+        assert_eq!(
+            js_err(&with_dialect(uri, r#""type":"array","prefixItems":[{}]"#)),
+            (
+                "schema_unsupported_keyword".into(),
+                Some("prefixItems".into())
+            )
+        );
+        // `dependencies` (dependentRequired / dependentSchemas) is not implemented.
+        assert_eq!(
+            js_err(&with_dialect(
+                uri,
+                r#""type":"object","dependencies":{"a":["b"]}"#
+            )),
+            (
+                "schema_unsupported_keyword".into(),
+                Some("dependencies".into())
+            )
+        );
+    }
+    // 2020-12 reads array-form items as an error and additionalItems as not its own.
+    assert_eq!(
+        js_err(r#"{"type":"array","items":[{"type":"string"}]}"#),
+        ("schema_invalid_keyword".into(), Some("items".into()))
+    );
+    // Other dialects are refused with their own code.
+    for uri in [
+        "http://json-schema.org/draft-04/schema#",
+        "http://json-schema.org/draft-06/schema#",
+        "https://json-schema.org/draft/2021-01/schema",
+        "http://json-schema.org/schema#",
+        "https://example.com/my-meta",
+    ] {
+        assert_eq!(
+            js_err(&with_dialect(uri, r#""type":"null""#)),
+            ("schema_unsupported_dialect".into(), Some("$schema".into())),
+            "{uri}"
+        );
+    }
+    // `$schema` below the root is still refused.
+    assert_eq!(
+        js_err(&format!(
+            r#"{{"type":"array","items":{{"$schema":"{DRAFT7}","type":"null"}}}}"#
+        ))
+        .0,
+        "schema_unsupported_keyword"
+    );
+}
+
+#[test]
+fn counts_written_as_integer_valued_numbers_are_those_integers() {
+    // JSON Schema takes `maxLength: 2.0`; the subset did not, nor did this profile.
+    let g = js(r#"{"type":"string","maxLength":2.0,"minLength":1e0}"#);
+    assert_eq!(
+        g.digest(),
+        js(r#"{"type":"string","maxLength":2,"minLength":1}"#).digest()
+    );
+    accepted(&g, r#""ab""#);
+    refused(&g, r#""abc""#, "string_too_long", 3, "");
+    refused(&g, r#""""#, "string_too_short", 1, "");
+    let a = js(r#"{"type":"array","maxItems":20e-1,"minItems":1.0}"#);
+    accepted(&a, "[1,2]");
+    refused(&a, "[1,2,3]", "too_many_items", 4, "");
+    let o = js(r#"{"type":"object","maxProperties":1.0,"minProperties":0.0}"#);
+    refused(&o, r#"{"a":1,"b":2}"#, "too_many_properties", 6, "");
+    // Refused neighbours: a fraction, a negative, beyond 2^32-1; the subset stays strict.
+    for s in [
+        r#"{"type":"string","maxLength":2.5}"#,
+        r#"{"type":"string","maxLength":-1.0}"#,
+        r#"{"type":"string","maxLength":5e9}"#,
+    ] {
+        assert_eq!(
+            js_err(s),
+            ("schema_invalid_keyword".into(), Some("maxLength".into())),
+            "{s}"
+        );
+    }
+    assert_eq!(
+        Grammar::compile(br#"{"type":"string","maxLength":2.0}"#)
+            .unwrap_err()
+            .code(),
+        "schema_invalid_keyword"
+    );
+}
+
+/// `schema` compiles, and each document gets `jsonschema`'s answer (the peer, whole
+/// documents), in every chunking.
+fn agrees_with_jsonschema(schema: &str, docs: &[&str]) -> Arc<Grammar> {
+    let g = js(schema);
+    let peer = jsonschema::validator_for(&serde_json::from_str(schema).unwrap()).unwrap();
+    for d in docs {
+        let want = peer.is_valid(&serde_json::from_str(d).unwrap());
+        let got = outcome(&g, d.as_bytes());
+        assert_eq!(got.is_ok(), want, "{schema}\n{d}: {got:?}");
+    }
+    g
+}
+
+#[test]
+fn all_of_object_schemas_merge_where_that_is_their_meaning() {
+    // Composition as OpenAPI and Zod's .and() write it: a base by reference and more.
+    let schema = r##"{"$defs":{"Base":{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"]}},
+      "allOf":[{"$ref":"#/$defs/Base"},{"type":"object","properties":{"name":{"type":"string","maxLength":3}},"required":["name"],"maxProperties":3}]}"##;
+    let g = agrees_with_jsonschema(
+        schema,
+        &[
+            r#"{"id":1,"name":"ab"}"#,
+            r#"{"id":1,"name":"ab","x":null}"#,
+            r#"{"id":1}"#,
+            r#"{"name":"ab"}"#,
+            r#"{"id":"1","name":"ab"}"#,
+            r#"{"id":1,"name":"abcd"}"#,
+            r#"{"id":1,"name":"ab","x":1,"y":2}"#,
+        ],
+    );
+    refused(
+        &g,
+        r#"{"id":1,"name":"abcd"}"#,
+        "string_too_long",
+        19,
+        "/name",
+    );
+    refused(&g, r#"{"name":"ab"}"#, "missing_property", 12, "");
+    // The same grammar as the merged object written out.
+    assert_eq!(
+        g.digest(),
+        js(r#"{"type":"object","properties":{"id":{"type":"integer"},"name":{"type":"string","maxLength":3}},"required":["id","name"],"maxProperties":3}"#)
+            .digest()
+    );
+    // Closed parts that declare every property; the holder's own keywords are a part too.
+    agrees_with_jsonschema(
+        r#"{"type":"object","properties":{"a":{"type":"string"}},"allOf":[{"properties":{"a":{"type":"string"},"b":{"type":"null"}},"additionalProperties":false},{"required":["b"]}]}"#,
+        &[
+            r#"{"a":"x","b":null}"#,
+            r#"{"b":null}"#,
+            r#"{"a":"x"}"#,
+            r#"{"a":"x","b":null,"c":1}"#,
+            r#"{"a":1,"b":null}"#,
+        ],
+    );
+    // Refused with a reason where a merge is not the meaning.
+    for (schema, why) in [
+        (
+            r#"{"allOf":[{"type":"object","properties":{"a":{"type":"string"}},"additionalProperties":false},{"type":"object","properties":{"b":{"type":"string"}}}]}"#,
+            "closed allOf branch",
+        ),
+        (
+            r#"{"allOf":[{"type":"object","properties":{"a":{"type":"string"}}},{"type":"object","properties":{"a":{"type":"string","maxLength":2}}}]}"#,
+            "different schemas",
+        ),
+        (
+            r#"{"allOf":[{"properties":{"a":{"type":"string"}}},{"required":["a"]}]}"#,
+            "none of which states",
+        ),
+        (
+            r#"{"allOf":[{"type":"string"},{"maxLength":3}]}"#,
+            "not all object schemas",
+        ),
+        (
+            r#"{"allOf":[{"type":"object"},{"type":"object","anyOf":[{"required":["a"]}]}]}"#,
+            "other than",
+        ),
+        (r#"{"allOf":[{"type":"object"},true]}"#, "boolean schema"),
+    ] {
+        let e = Grammar::compile_json_schema(schema.as_bytes()).unwrap_err();
+        assert_eq!(
+            (e.code(), e.keyword()),
+            ("schema_invalid_keyword", Some("allOf")),
+            "{schema}"
+        );
+        assert!(e.to_string().contains(why), "{schema}: {e}");
+    }
 }

@@ -202,9 +202,24 @@ fn side_by_side_case(seed: u64, mutate: Option<(u64, u8)>) -> Option<()> {
         return None;
     }
     let union = serde_json::json!({"anyOf": [a, b]}).to_string();
-    let u = Arc::new(
-        Grammar::compile_json_schema(union.as_bytes()).unwrap_or_else(|e| panic!("{union}: {e}")),
-    );
+    let compiled = Grammar::compile_json_schema(union.as_bytes());
+    if let Err(e) = &compiled
+        && e.code() == "schema_unsatisfiable"
+    {
+        // A part of a branch accepts no value: the profile refuses the union, and that branch
+        // alone.
+        let alone = |s: &serde_json::Value| {
+            Grammar::compile_json_schema(s.to_string().as_bytes())
+                .err()
+                .map(|e| e.code())
+        };
+        assert!(
+            [alone(&a), alone(&b)].contains(&Some("schema_unsatisfiable")),
+            "{union}"
+        );
+        return None;
+    }
+    let u = Arc::new(compiled.unwrap_or_else(|e| panic!("{union}: {e}")));
     let (ga, gb) = (
         Arc::new(Grammar::compile_json_schema(a.to_string().as_bytes()).unwrap()),
         Arc::new(Grammar::compile_json_schema(b.to_string().as_bytes()).unwrap()),
@@ -244,7 +259,10 @@ fn side_by_side_cases_are_not_vacuous() {
             side_by_side_case(s.wrapping_mul(0x9e37_79b9_7f4a_7c15), Some((s, 3))).is_some()
         })
         .count();
-    assert!(run > 300, "{run}");
+    // About a third of the random pairs hold a part that accepts no value (`minLength` over
+    // `maxLength`, more required properties than `maxProperties`, ...), which the profile
+    // refuses at compile time (259 of these 400 run).
+    assert!(run > 240, "{run}");
 }
 
 /// `pattern` against the `regex` crate's `is_match` on the decoded string (the patterns avoid

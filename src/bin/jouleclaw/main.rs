@@ -22,6 +22,7 @@ mod run;
 mod stop_latency;
 mod stream_dir;
 mod table;
+mod tools;
 mod vectors;
 
 use std::path::PathBuf;

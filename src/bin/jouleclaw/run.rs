@@ -84,6 +84,15 @@ pub(crate) struct RunArgs {
     /// breaks it.
     #[arg(long, value_name = "SCHEMA.json")]
     llm_schema: Option<PathBuf>,
+    /// Judge the LLM channel's tool calls against a whole toolset, an MCP tools/list result or
+    /// an OpenAI tools array (spec/STRUCTURED-OUTPUT.md, "Toolsets"): each call
+    /// {"name": ..., "arguments": {...}} is routed by its name as the bytes arrive.
+    #[arg(long, value_name = "TOOLS.json", conflicts_with = "llm_schema")]
+    llm_tools: Option<PathBuf>,
+    /// With --llm-tools: refuse the run when a tool's schema does not compile (without it the
+    /// tool is named on standard error and left out).
+    #[arg(long, requires = "llm_tools")]
+    strict_tools: bool,
     /// With --seal-every: which windows also get a COSE_Sign1 of their own in receipts.cbor.
     #[arg(long, value_enum, default_value = "all", requires = "seal_every")]
     window_signatures: WindowSignaturesArg,
@@ -274,7 +283,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         .as_deref()
         .map(transcriber_stage)
         .transpose()?;
-    let grammar = args.llm_schema.as_deref().map(read_grammar).transpose()?;
+    let grammar = match &args.llm_tools {
+        Some(tools) => Some(crate::tools::read_toolset(tools, args.strict_tools)?),
+        None => args.llm_schema.as_deref().map(read_grammar).transpose()?,
+    };
     let oracle = if stage.is_none() && grammar.is_none() {
         duplex_voice_oracle()
     } else {
@@ -313,6 +325,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     inputs.extend(args.spec.as_deref());
     inputs.extend(args.key.as_deref());
     inputs.extend(args.llm_schema.as_deref());
+    inputs.extend(args.llm_tools.as_deref());
     check_destinations(&out, &inputs)?;
 
     if test_key {
@@ -512,7 +525,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         last_window: totals.window_range.map(|r| r.1),
         llm_schema: grammar
             .as_ref()
-            .zip(args.llm_schema.as_ref())
+            .zip(args.llm_schema.as_ref().or(args.llm_tools.as_ref()))
             .map(|(g, p)| LlmSchemaFacts {
                 file: p.display().to_string(),
                 grammar_digest: g.digest().to_hex().to_string(),
