@@ -134,7 +134,7 @@ class WhisperSTT(stt.STT):
         audio = np.frombuffer(pcm, dtype=np.int16).astype(np.float32) / 32768.0
 
         def decode() -> str:
-            segments, _ = self._model.transcribe(audio, language="en", beam_size=1)
+            segments, _ = self._model.transcribe(audio, language="en", beam_size=5)
             return " ".join(s.text.strip() for s in segments).strip()
 
         text = await asyncio.to_thread(decode)
@@ -269,6 +269,7 @@ async def entrypoint(ctx: JobContext) -> None:
         turn_handling={"interruption": {"enabled": interruptions}},
     )
     transcripts: list[tuple[int, str]] = []
+    levels = SpeechLevels(observer)
 
     @session.on("user_input_transcribed")
     def _heard(ev: Any) -> None:
@@ -280,7 +281,7 @@ async def entrypoint(ctx: JobContext) -> None:
     def _closed(ev: Any) -> None:
         # The observer's own close handler (registered in attach, before this one) has
         # finished the call and written the run directory.
-        write_report(out, observer, transcripts, scenario)
+        write_report(out, observer, transcripts, scenario, levels)
         done.set()
 
     await ctx.connect()
@@ -294,10 +295,40 @@ async def entrypoint(ctx: JobContext) -> None:
     )
     observer.attach(session)
     session.on("close", _closed)  # after the observer's own close handler
+    levels.install(session)
     ctx.add_shutdown_callback(lambda: asyncio.wait_for(done.wait(), 10))
 
 
-def write_report(out: Path, observer: ReceiptObserver, transcripts, scenario: str) -> None:
+class SpeechLevels:
+    """Beside the observer (not part of it): the RMS of every frame handed to the room
+    source, on the observer's clock, so the far end's "last speech heard" compares with the
+    agent's "last speech handed over" (trailing silence is audio on the receipts, not speech)."""
+
+    def __init__(self, observer: ReceiptObserver):
+        self._observer = observer
+        self.frames: list[tuple[int, float]] = []
+
+    def install(self, session: AgentSession) -> None:
+        out = session.output.audio
+        while out is not None and not hasattr(out, "_audio_source"):
+            out = out.next_in_chain
+        inner, levels = out._audio_source, self
+
+        class Levels:
+            def __getattr__(self, name):
+                return getattr(inner, name)
+
+            async def capture_frame(self, frame):
+                await inner.capture_frame(frame)
+                samples = np.frombuffer(bytes(frame.data), dtype=np.int16).astype(np.float64)
+                rms = float(np.sqrt(np.mean(samples**2))) if samples.size else 0.0
+                levels.frames.append((levels._observer.now_ns(), rms))
+
+        out._audio_source = Levels()
+
+
+def write_report(out: Path, observer: ReceiptObserver, transcripts, scenario: str,
+                 levels: SpeechLevels) -> None:
     a = observer.audio_stats
     report = {
         "scenario": scenario,
@@ -311,6 +342,7 @@ def write_report(out: Path, observer: ReceiptObserver, transcripts, scenario: st
             "cleared_ns": a.cleared_ns, "clears": a.clears,
         },
         "sent_audio_ns": list(observer.sent_audio_ns),
+        "sent_levels": levels.frames,
         "decisions": [
             {"ts_ns": d.ts_ns, "kind": d.kind, **d.detail} for d in observer.decisions
         ],

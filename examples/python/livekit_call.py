@@ -328,32 +328,48 @@ def run_call(server: Server, out: Path, name: str) -> CallResult:
             raise RuntimeError(f"the agent wrote no {report} within 60 s of the user leaving")
         time.sleep(0.2)
     result = CallResult(sc, room, out / room / "run", json.loads(report.read_text()), far)
+    (out / room / "far.json").write_text(json.dumps(
+        {"said": far.said, "frames": far.frames, "speech_starts": far.speech_starts}))
     result.comparisons = compare(result)
     return result
 
 
 def compare(result: CallResult) -> list[dict]:
-    """For each signed barge-in: the far end's stop (the last agent speech frame received
-    after the barge-in, before the agent's next answer), on the agent's stream time."""
-    origin = result.agent["origin_monotonic_ns"]
+    """For each signed barge-in, on the agent's stream time: the far end's stop (the last agent
+    speech frame the user participant received after the barge-in, before the agent's next
+    answer) beside the signed one (the last frame handed to the room), and like with like the
+    last speech frame handed to the room (trailing silence is audio on the receipts, not
+    speech the far end can detect)."""
+    a = result.agent
+    origin = a["origin_monotonic_ns"]
     speech = [t - origin for t in result.far.speech()]
-    starts = [t - origin for t in result.far.speech_starts]
+    said = [(t0 - origin, t1 - origin) for _, t0, t1 in result.far.said]
     out = []
-    for s in result.agent["stop_latencies"]:
+    for s in a["stop_latencies"]:
         b = s["barge_in_ts_ns"]
-        nxt = min((t for t in starts if t > b + 300 * MS), default=None)
-        heard = [t for t in speech if t >= b and (nxt is None or t < nxt)]
-        far_last = max(heard) if heard else None
-        said = [(t0 - origin, t1 - origin) for _, t0, t1 in result.far.said]
+        nxt = min((d["ts_ns"] for d in a["decisions"]
+                   if d["kind"] == "playback_started" and d["ts_ns"] > b), default=None)
+        # the next answer reaches the far end later than it is handed over: cut the far end's
+        # frames at the first speech that follows a silence of 300 ms after `nxt`
+        far_after = [t for t in speech if t >= b]
+        far_last = None
+        for i, t in enumerate(far_after):
+            if nxt is not None and t > nxt and i > 0 and t - far_after[i - 1] > 300 * MS:
+                break
+            far_last = t
+        agent_speech = [t for t, rms in a["sent_levels"]
+                        if rms > SPEECH_RMS and t >= b and (nxt is None or t < nxt)]
+        agent_last = max(agent_speech) if agent_speech else None
         cut = next((t0 for t0, t1 in said if t0 <= b <= t1 + 500 * MS), None)
         out.append({
             "barge_in_ns": b,
             "user_began_ns": cut,
+            "vad_delay_ms": None if cut is None else (b - cut) / MS,
             "signed_stop_latency_ms": s["stop_latency_ns"] / MS,
+            "agent_last_speech_ms": None if agent_last is None else (agent_last - b) / MS,
             "far_end_stop_latency_ms": None if far_last is None else (far_last - b) / MS,
-            "far_end_minus_signed_ms": (
-                None if far_last is None or s["last_audio_ts_ns"] is None
-                else (far_last - s["last_audio_ts_ns"]) / MS
+            "far_end_minus_agent_speech_ms": (
+                None if far_last is None or agent_last is None else (far_last - agent_last) / MS
             ),
             "user_wait_ms": None if far_last is None or cut is None else (far_last - cut) / MS,
         })
@@ -376,12 +392,17 @@ def report(result: CallResult, out=sys.stdout) -> None:
     print(f"  far end: {len(result.far.frames)} frames received, "
           f"{len(result.far.speech())} with speech", file=out)
     for c in result.comparisons:
-        far = c["far_end_stop_latency_ms"]
-        print(f"  barge-in at {c['barge_in_ns'] / NS:.3f}s: signed stop latency "
-              f"{c['signed_stop_latency_ms']:.1f} ms; far end "
-              f"{'-' if far is None else f'{far:.1f} ms'} (far end minus signed "
-              f"{c['far_end_minus_signed_ms']}); the user waited "
-              f"{c['user_wait_ms']} ms from the first sound of the cut-in", file=out)
+        print(f"  barge-in at {c['barge_in_ns'] / NS:.3f}s (the user's first sound "
+              f"{fmt(c['vad_delay_ms'])} ms earlier): signed stop latency "
+              f"{c['signed_stop_latency_ms']:.1f} ms, last speech handed to the room "
+              f"{fmt(c['agent_last_speech_ms'])} ms, last speech heard at the far end "
+              f"{fmt(c['far_end_stop_latency_ms'])} ms (far end after the agent: "
+              f"{fmt(c['far_end_minus_agent_speech_ms'])} ms); the user heard the agent "
+              f"{fmt(c['user_wait_ms'])} ms past the first sound of the cut-in", file=out)
+
+
+def fmt(ms: Optional[float]) -> str:
+    return "-" if ms is None else f"{ms:.0f}"
 
 
 def main(argv=None) -> int:
