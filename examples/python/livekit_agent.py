@@ -20,8 +20,8 @@ Every job (one room) runs an ``AgentSession`` with
     EspeakTTS (tts.TTS)     espeak-ng, resampled to the room output's 12 kHz
 
 on room I/O at 16 kHz in and 12 kHz out (the rates the duplex spec's byte budget assumes).
-The scenario is the room name's prefix: ``polite-...`` (LiveKit's default interruption
-handling) or ``rude-...`` (interruptions off). When the session closes (the user left), the
+The scenario is the room name's prefix: ``rude-...`` turns interruptions off; any other
+(``polite-...``, ``ahead-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
 observer has written ``$JC_LK_OUT/<room>/run`` and the worker writes
 ``$JC_LK_OUT/<room>/agent.json`` (the stream clock's origin, the audio handed to the room,
 the turn decisions LiveKit reported, the transcripts).
@@ -343,6 +343,10 @@ def write_report(out: Path, observer: ReceiptObserver, transcripts, scenario: st
         },
         "sent_audio_ns": list(observer.sent_audio_ns),
         "sent_levels": levels.frames,
+        "window_audio": [
+            {"window_id": w.window_id, "generated_ns": w.generated_ns, "sent_ns": w.sent_ns}
+            for w in observer.window_audio
+        ],
         "decisions": [
             {"ts_ns": d.ts_ns, "kind": d.kind, **d.detail} for d in observer.decisions
         ],

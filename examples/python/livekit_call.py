@@ -10,7 +10,8 @@ and logs every frame of the agent's audio it receives, with its arrival time.
 
 Scenarios: ``polite`` (the user cuts in 4 s into a long answer; LiveKit's default
 interruption handling; the first 3 s of the agent's first turn are its AEC warm-up, when it
-does not interrupt) and ``rude`` (the same cut-in 2.5 s into the answer, interruptions off).
+does not interrupt), ``rude`` (the same cut-in 2.5 s into the answer, interruptions off) and
+``ahead`` (no cut-in: the TTS generates each sentence at once, seconds ahead of the room).
 
 For every barge-in the report puts the signed stop latency (the barge-in, LiveKit's VAD start
 of the user's speech, to the last frame the agent handed to the room after it) beside the far
@@ -194,13 +195,14 @@ def espeak_16k(text: str) -> bytes:
 @dataclass
 class Scenario:
     name: str
-    cut_in_after_s: float
+    cut_in_after_s: Optional[float]  # None: the user only asks
     time_limit_s: float = 90
 
 
 SCENARIOS = {
     "polite": Scenario("polite", cut_in_after_s=4.0),
     "rude": Scenario("rude", cut_in_after_s=2.5),
+    "ahead": Scenario("ahead", cut_in_after_s=None),
 }
 
 
@@ -259,7 +261,9 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
     silence = bytes(step * 2)
     t0 = time.monotonic()
     tick = 0
-    plan = [(QUESTION, question, None), (CUT_IN, cut_in, sc.cut_in_after_s)]
+    plan = [(QUESTION, question, None)]
+    if sc.cut_in_after_s is not None:
+        plan.append((CUT_IN, cut_in, sc.cut_in_after_s))
     index, pos, speaking_since = 0, 0, None
     started = time.monotonic_ns()
     try:
@@ -391,6 +395,10 @@ def report(result: CallResult, out=sys.stdout) -> None:
           f"{au['cleared_ns'] / MS:.0f} ms in {au['clears']} clears", file=out)
     print(f"  far end: {len(result.far.frames)} frames received, "
           f"{len(result.far.speech())} with speech", file=out)
+    print("  LiveKit's decisions: " + ", ".join(
+        f"{d['ts_ns'] / NS:.2f}s {d['kind']}" + (" (interrupted)" if d.get("interrupted") else "")
+        + (f" ({d['queued_ns'] / MS:.0f} ms)" if "queued_ns" in d else "")
+        for d in a["decisions"]), file=out)
     for c in result.comparisons:
         print(f"  barge-in at {c['barge_in_ns'] / NS:.3f}s (the user's first sound "
               f"{fmt(c['vad_delay_ms'])} ms earlier): signed stop latency "

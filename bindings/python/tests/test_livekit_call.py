@@ -52,7 +52,7 @@ def calls():
         out.mkdir()
         with lc.livekit_server(server_binary(), tmp) as server:
             with lc.agent_worker(server, out, tmp):
-                for name in ("polite", "rude"):
+                for name in ("polite", "rude", "ahead"):
                     try:
                         results[name] = lc.run_call(server, out, name)
                     except Exception as e:  # the logs say why
@@ -138,6 +138,8 @@ def common(result: lc.CallResult) -> None:
     assert a["ticks"].get("5") == 1
     # (tiny.en hears "Lisbon" on espeak-ng's voice after Opus as "enlistment" at times)
     assert a["transcripts"] and "weather" in a["transcripts"][0]["text"].lower()
+    # The user's audio and the LLM's text reached the receipts through the taps.
+    assert a["ticks"].get("1", 0) > 100 and a["ticks"].get("4", 0) > 10
     # The far end received the agent's speech.
     assert len(result.far.speech()) > 100
 
@@ -188,3 +190,18 @@ def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(call
     (cmp,) = rude.comparisons
     assert cmp["far_end_stop_latency_ms"] > 1000
     assert cmp["far_end_minus_agent_speech_ms"] > 0
+
+
+def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(calls):
+    ahead = call(calls, "ahead")
+    verify_run(ahead)
+    common(ahead)
+    assert ahead.agent["stop_latencies"] == []
+    assert set(ahead.agent["findings"].values()) == {"conforming"}
+    # The TTS gave the room output whole sentences at once (seconds in one window); the
+    # room took them at its own pace, window by window.
+    windows = ahead.agent["window_audio"]
+    assert max(w["generated_ns"] for w in windows) > 2 * lc.NS
+    assert max(w["sent_ns"] for w in windows) <= 450 * lc.MS
+    # The whole answer was handed to the room and heard.
+    assert ahead.agent["audio"]["sent_ns"] >= ahead.agent["audio"]["generated_ns"] - 50 * lc.MS
