@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
-(RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness), and
+(RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness) and its
+stream-seal/2 final seal (the call's documents by SHA-256), and
 voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives),
 stop-latency/1 (check_stop_latency.py's checks: signed documents, negatives, tampered copies), and
 the call registry (check_registry.py's checks: C2SP notes, cosignatures, tlog-proof files, forks,
