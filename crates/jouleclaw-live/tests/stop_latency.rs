@@ -288,3 +288,41 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     std::fs::write(&doc, &good).unwrap();
     assert_eq!(problems(&dir), Vec::<String>::new());
 }
+
+/// The JetStream audit's check of a `stream-seal/2` final seal against the document the final
+/// batch carries (`audit_nats_stream` calls it with the message's `stop_latency`): intact,
+/// altered after sealing, missing.
+#[tokio::test(start_paused = true)]
+async fn the_final_seal_commits_to_the_document_the_stream_carries() {
+    use jouleclaw_live::audit::{check_sealed_documents, read_stream_dir};
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let dir = t.path().join("call-1");
+    let records = read_stream_dir(&dir).unwrap();
+    let good = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
+    assert_eq!(
+        check_sealed_documents(&records, Some(&good), &key()),
+        Vec::<String>::new()
+    );
+    // Re-signed with the same key after sealing (a barge-in dropped): another digest.
+    let mut doc = jouleclaw_stop_latency::verify(&good, &key())
+        .unwrap()
+        .document;
+    doc.barge_ins.clear();
+    let resigned = jouleclaw_stop_latency::sign(
+        &jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key(),
+        &doc,
+    )
+    .unwrap()
+    .cose_sign1;
+    let p = check_sealed_documents(&records, Some(&resigned), &key());
+    assert!(
+        p.len() == 1 && p[0].starts_with("document_digest_mismatch"),
+        "{p:?}"
+    );
+    let p = check_sealed_documents(&records, None, &key());
+    assert!(
+        p.len() == 1 && p[0].starts_with("document_missing"),
+        "{p:?}"
+    );
+}
