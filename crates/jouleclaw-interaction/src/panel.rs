@@ -149,7 +149,7 @@ impl PanelBuilder {
                 EventKind::Yield => {
                     c.yield_count += 1;
                     let l = e.latency_ticks.unwrap_or(0);
-                    if l.saturating_sub(1).saturating_mul(self.config.tick_ns) <= DEADLINE_NS {
+                    if crate::document::within_deadline(&self.config, l) {
                         c.yield_within_deadline_count += 1;
                     }
                     self.yield_latencies.push(l as f64 * t);
