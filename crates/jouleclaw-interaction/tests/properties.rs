@@ -32,7 +32,7 @@ proptest! {
     /// end changes nothing.
     #[test]
     fn trailing_silence_past_every_window_changes_nothing(t in trajectory(), extra in 1usize..30) {
-        let base = format!("{} {}", t.join(" "), vec!["."; 12].join(" "));
+        let base = format!("{} {}", t.join(" "), ["."; 12].join(" "));
         let longer = format!("{base} {}", vec!["."; extra].join(" "));
         prop_assert_eq!(events(&base), events(&longer));
     }

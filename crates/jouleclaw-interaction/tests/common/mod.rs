@@ -7,6 +7,7 @@ use jouleclaw_interaction::tau_voice::{TauFrame, TauSimulation, simulation_ticks
 use jouleclaw_interaction::{Event, InteractionConfig, InteractionMeter};
 use jouleclaw_stream::StreamSpec;
 
+/// The frames of `spec`.
 pub fn frames(spec: &str) -> TauSimulation {
     let frames = spec
         .split_whitespace()
@@ -21,6 +22,7 @@ pub fn frames(spec: &str) -> TauSimulation {
     TauSimulation { id: None, frames }
 }
 
+/// The events of `spec` measured with `config`, fed through the importer's ticks.
 pub fn events_with(config: InteractionConfig, spec: &str) -> Vec<Event> {
     let layout = StreamSpec::duplex_voice_default();
     let mut meter = InteractionMeter::new(config).unwrap();
@@ -36,6 +38,7 @@ pub fn events_with(config: InteractionConfig, spec: &str) -> Vec<Event> {
     meter.finish().unwrap().to_vec()
 }
 
+/// The events of `spec` with the default windows.
 pub fn events(spec: &str) -> Vec<Event> {
     events_with(InteractionConfig::default(), spec)
 }
