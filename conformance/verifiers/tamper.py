@@ -22,6 +22,7 @@ REGISTRY = "call-registry-vectors.json"
 STRUCTURED = "structured-output-vectors.json"
 STRUCTURED_2020 = "structured-output-2020-vectors.json"
 STOP_LATENCY = "stop-latency-vectors.json"
+INTERACTION = "interaction-metrics-vectors.json"
 LANGS = ("python", "js", "go")
 # Which verifiers check structured-output-vectors.json (the Python checker `structured` always;
 # see conformance/README.md for what the JS and Go verifiers check of it).
@@ -514,6 +515,75 @@ def stop_latency_tampered_accepted(d: Path) -> None:
     _edit(d, STOP_LATENCY, fn)
 
 
+# interaction-metrics/1 (spec/INTERACTION-METRICS-V1.md)
+
+def interaction_content_hash(d: Path) -> None:
+    def fn(doc):
+        v = doc["documents"][0]
+        v["content_hash"] = flip_hex_digit(v["content_hash"], 5)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_signature_byte(d: Path) -> None:
+    def fn(doc):
+        v = doc["documents"][0]
+        v["cose_sign1_hex"] = flip_hex_byte(v["cose_sign1_hex"], -3)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_event_moved(d: Path) -> None:
+    """The first response is said to have come one frame later (latency and counts still
+    consistent): the hash, the signature and the panel disagree."""
+    def fn(doc):
+        v = doc["documents"][0]
+        v["canonical"] = v["canonical"].replace('"latency_ns":400000000', '"latency_ns":600000000', 1)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_receipt_removed(d: Path) -> None:
+    def fn(doc):
+        doc["documents"][0]["receipts"].pop()
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_panel_changed(d: Path) -> None:
+    def fn(doc):
+        doc["documents"][0]["panel"]["counts"]["agent_interrupts_count"] += 1
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_latency_mean_last_bit(d: Path) -> None:
+    """The panel's L_R one float step away: the checkers compute the mean exactly."""
+    import math
+
+    def fn(doc):
+        v = _first(doc["documents"], lambda v: v["panel"]["response_latency_mean"] is not None)
+        v["panel"]["response_latency_mean"] = math.nextafter(v["panel"]["response_latency_mean"], 0.0)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_negative_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "counts_mismatch")
+        c["input_hex"] = doc["documents"][0]["canonical"].encode("utf-8").hex()
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_negative_code(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "tick_mismatch")
+        c["expect_refusal"] = "out_of_order"
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_tampered_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["tampered"], lambda c: c["expect_refusal"] == "event_window_missing")
+        c["cose_sign1_hex"] = doc["documents"][0]["cose_sign1_hex"]
+        c["receipts"] = doc["documents"][0]["receipts"]
+    _edit(d, INTERACTION, fn)
+
+
 CASES = {
     "content-hash-hex-digit": (RECEIPTS, content_hash_digit),
     "receipt-field-changed": (RECEIPTS, receipt_field),
@@ -557,6 +627,16 @@ CASES = {
     "stop-latency-negative-accepted": (STOP_LATENCY, stop_latency_negative_accepted),
     "stop-latency-negative-code-changed": (STOP_LATENCY, stop_latency_negative_code),
     "stop-latency-tampered-accepted": (STOP_LATENCY, stop_latency_tampered_accepted),
+    # interaction-metrics/1: checked by the Python verifier (JavaScript and Go: not yet).
+    "interaction-content-hash-hex-digit": (INTERACTION, interaction_content_hash, ("python",)),
+    "interaction-signature-byte": (INTERACTION, interaction_signature_byte, ("python",)),
+    "interaction-event-latency-changed": (INTERACTION, interaction_event_moved, ("python",)),
+    "interaction-receipt-removed": (INTERACTION, interaction_receipt_removed, ("python",)),
+    "interaction-panel-count-changed": (INTERACTION, interaction_panel_changed, ("python",)),
+    "interaction-latency-mean-last-bit": (INTERACTION, interaction_latency_mean_last_bit, ("python",)),
+    "interaction-negative-accepted": (INTERACTION, interaction_negative_accepted, ("python",)),
+    "interaction-negative-code-changed": (INTERACTION, interaction_negative_code, ("python",)),
+    "interaction-tampered-accepted": (INTERACTION, interaction_tampered_accepted, ("python",)),
     "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
     "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
     "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),

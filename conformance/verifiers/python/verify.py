@@ -2,7 +2,9 @@
 """Independent verifier for stream-window/1 receipts, their COSE_Sign1 envelopes, and stream-seal/1
 (RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness), and
 voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives),
-stop-latency/1 (check_stop_latency.py's checks: signed documents, negatives, tampered copies), and
+stop-latency/1 (check_stop_latency.py's checks: signed documents, negatives, tampered copies),
+interaction-metrics/1 (check_interaction_metrics.py's checks: signed documents, panels, negatives,
+tampered copies), and
 the call registry (check_registry.py's checks: C2SP notes, cosignatures, tlog-proof files, forks,
 policies).
 
@@ -76,6 +78,7 @@ FILES = {
     "voice_turn": "voice-turn-vectors.json",
     "registry": "call-registry-vectors.json",
     "stop_latency": "stop-latency-vectors.json",
+    "interaction": "interaction-metrics-vectors.json",
 }
 
 
@@ -1454,6 +1457,10 @@ def main(argv: list[str]) -> int:
         # stop-latency/1 (spec/STOP-LATENCY-V1.md): the standalone checker's checks, in this report.
         import check_stop_latency
         check_stop_latency.run(root, PrefixedReport(rep, FILES["stop_latency"]))
+    if "interaction" in present:
+        # interaction-metrics/1 (spec/INTERACTION-METRICS-V1.md): the standalone checker's checks.
+        import check_interaction_metrics
+        check_interaction_metrics.run(root, PrefixedReport(rep, FILES["interaction"]))
 
     for path in cose_wg:
         def one(path=path):

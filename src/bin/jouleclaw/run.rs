@@ -101,6 +101,37 @@ pub(crate) struct RunArgs {
     registry_policy: Option<PathBuf>,
 }
 
+impl RunArgs {
+    /// The arguments of `jouleclaw import`'s run of one converted trace: the default spec and
+    /// epoch, sealed every `seal_every` receipts.
+    pub(crate) fn for_import(
+        trace: PathBuf,
+        out: PathBuf,
+        key: Option<PathBuf>,
+        steward: String,
+        stream_id: String,
+        seal_every: u64,
+        quiet: bool,
+    ) -> Self {
+        Self {
+            trace,
+            spec: None,
+            key,
+            steward,
+            stream_id: Some(stream_id),
+            epoch: "1970-01-01T00:00:00Z".to_owned(),
+            out,
+            quiet,
+            transcriber: None,
+            seal_every: Some(seal_every),
+            llm_schema: None,
+            window_signatures: WindowSignaturesArg::All,
+            registry: None,
+            registry_policy: None,
+        }
+    }
+}
+
 /// `--window-signatures`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub(crate) enum WindowSignaturesArg {
@@ -256,6 +287,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     };
     let public = signer.verifying_key();
     let mut stop_latency = crate::stop_latency::RunMeter::new(&signer)?;
+    let mut interaction = crate::interaction::RunMeter::new(&signer)?;
     let mut config = PipelineConfig::new(&args.steward, &stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
     if let Some(every_windows) = args.seal_every {
@@ -433,6 +465,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             .push(tick)
             .map_err(|e| at_line(trace, line_no, &e))?;
         stop_latency.push(&pushed, &outcome, &spec)?;
+        interaction.push(&pushed, &outcome, &spec)?;
         if let Some(w) = outcome.closed {
             emit(w, &mut totals, &mut write_seal)?;
         }
@@ -440,6 +473,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let finished = pipeline.finish().map_err(|e| at_line(trace, line_no, &e))?;
     if let Some(w) = &finished.last {
         stop_latency.closed(w);
+        interaction.closed(w);
     }
     if let Some(w) = finished.last {
         emit(w, &mut totals, &mut write_seal)?;
@@ -457,6 +491,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
 
     let (mut stop_latency_file, stop_latency_hash, stop_latency_doc) =
         stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
+    // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md); not yet in summary.json's
+    // outputs: the final seal's `documents` will commit it.
+    let (mut interaction_file, _, interaction_doc) =
+        interaction.finish(out.path(), &inputs, &args.steward, &stream_id)?;
     pubfile.write(cose::public_key_text(&public).as_bytes())?;
     let jsonl_hash = jsonl.finish()?;
     let cbor_hash = cbor.finish()?;
@@ -557,6 +595,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     // (a directory planted at a destination) cannot leave some outputs replaced and others not.
     check_destinations(&out, &inputs)?;
     check_destination(&out.path().join(crate::stop_latency::FILE), &inputs)?;
+    check_destination(&out.path().join(crate::interaction::FILE), &inputs)?;
     // The old summary.json goes first: until the new one lands last, no summary marks the
     // directory complete, so a crash between two renames cannot leave a mix that looks whole.
     out.remove(summary_name)?;
@@ -576,10 +615,12 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         }
     }
     stop_latency_file.commit()?;
+    interaction_file.commit()?;
     // A proof of an earlier run's call in this directory would not be this call's.
     out.remove(crate::registry::PROOF_FILE)?;
     summary.commit()?;
     say!("{}", crate::stop_latency::describe(&stop_latency_doc));
+    say!("{}", crate::interaction::describe(&interaction_doc));
 
     if !args.quiet {
         say!();

@@ -80,11 +80,19 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
     tell_problems(&report);
     // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
     let stop_latency_problems = crate::stop_latency::verify_dir(&key, dir)?;
+    // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md): signature and binding.
+    let interaction_problems = crate::interaction::verify_dir(&key, dir)?;
     say!("{}", verdict_line(&report));
     if stop_latency_problems > 0 {
         return Err(Failure::Refused(format!(
             "{}: {stop_latency_problems} problems",
             crate::stop_latency::FILE
+        )));
+    }
+    if interaction_problems > 0 {
+        return Err(Failure::Refused(format!(
+            "{}: {interaction_problems} problems",
+            crate::interaction::FILE
         )));
     }
     outcome_result(&report, allow_unsealed)
