@@ -217,12 +217,12 @@ fn a_call_that_does_not_verify_is_refused_never_counted() {
     assert!(o.stdout.is_empty(), "a panel was printed: {}", text(&o));
     // From another call.
     std::fs::copy(db.join("interaction-metrics.cbor"), &doc).unwrap();
-    let o = metrics(&[da.clone()]);
+    let o = metrics(std::slice::from_ref(&da));
     assert_eq!(code(&o), 1, "{}", text(&o));
     assert!(text(&o).contains("stream_mismatch"), "{}", text(&o));
     // Missing.
     std::fs::remove_file(&doc).unwrap();
-    let o = metrics(&[da.clone()]);
+    let o = metrics(std::slice::from_ref(&da));
     assert_eq!(code(&o), 1, "{}", text(&o));
     assert!(text(&o).contains("absent"), "{}", text(&o));
     // Restored: counted again.
