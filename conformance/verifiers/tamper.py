@@ -554,11 +554,9 @@ def interaction_panel_changed(d: Path) -> None:
 
 def interaction_latency_mean_last_bit(d: Path) -> None:
     """The panel's L_R one float step away: the checkers compute the mean exactly."""
-    import math
-
     def fn(doc):
         v = _first(doc["documents"], lambda v: v["panel"]["response_latency_mean"] is not None)
-        v["panel"]["response_latency_mean"] = math.nextafter(v["panel"]["response_latency_mean"], 0.0)
+        v["panel"]["response_latency_mean"] = flip_hex_byte(v["panel"]["response_latency_mean"], -1)
     _edit(d, INTERACTION, fn)
 
 
@@ -627,16 +625,16 @@ CASES = {
     "stop-latency-negative-accepted": (STOP_LATENCY, stop_latency_negative_accepted),
     "stop-latency-negative-code-changed": (STOP_LATENCY, stop_latency_negative_code),
     "stop-latency-tampered-accepted": (STOP_LATENCY, stop_latency_tampered_accepted),
-    # interaction-metrics/1: checked by the Python verifier (JavaScript and Go: not yet).
-    "interaction-content-hash-hex-digit": (INTERACTION, interaction_content_hash, ("python",)),
-    "interaction-signature-byte": (INTERACTION, interaction_signature_byte, ("python",)),
-    "interaction-event-latency-changed": (INTERACTION, interaction_event_moved, ("python",)),
-    "interaction-receipt-removed": (INTERACTION, interaction_receipt_removed, ("python",)),
-    "interaction-panel-count-changed": (INTERACTION, interaction_panel_changed, ("python",)),
-    "interaction-latency-mean-last-bit": (INTERACTION, interaction_latency_mean_last_bit, ("python",)),
-    "interaction-negative-accepted": (INTERACTION, interaction_negative_accepted, ("python",)),
-    "interaction-negative-code-changed": (INTERACTION, interaction_negative_code, ("python",)),
-    "interaction-tampered-accepted": (INTERACTION, interaction_tampered_accepted, ("python",)),
+    # interaction-metrics/1: checked by the Python and JavaScript verifiers (Go: not yet).
+    "interaction-content-hash-hex-digit": (INTERACTION, interaction_content_hash, ("python", "js")),
+    "interaction-signature-byte": (INTERACTION, interaction_signature_byte, ("python", "js")),
+    "interaction-event-latency-changed": (INTERACTION, interaction_event_moved, ("python", "js")),
+    "interaction-receipt-removed": (INTERACTION, interaction_receipt_removed, ("python", "js")),
+    "interaction-panel-count-changed": (INTERACTION, interaction_panel_changed, ("python", "js")),
+    "interaction-latency-mean-last-bit": (INTERACTION, interaction_latency_mean_last_bit, ("python", "js")),
+    "interaction-negative-accepted": (INTERACTION, interaction_negative_accepted, ("python", "js")),
+    "interaction-negative-code-changed": (INTERACTION, interaction_negative_code, ("python", "js")),
+    "interaction-tampered-accepted": (INTERACTION, interaction_tampered_accepted, ("python", "js")),
     "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
     "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
     "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),

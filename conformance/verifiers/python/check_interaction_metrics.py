@@ -307,6 +307,16 @@ def panel(doc: dict) -> dict:
     }
 
 
+def f64_hex(v):
+    """Each float as the 16 hex digits of its binary64 bits, as the vectors write it."""
+    import struct
+    if isinstance(v, float):
+        return struct.pack(">d", v).hex()
+    if isinstance(v, dict):
+        return {k: f64_hex(x) for k, x in v.items()}
+    return v
+
+
 def run(directory: Path, rep) -> None:
     """Every check of the interaction-metrics vectors in `directory`."""
     doc = json.loads((directory / FILE).read_text(encoding="utf-8"))
@@ -356,7 +366,7 @@ def run(directory: Path, rep) -> None:
             expect("verified document", verify_signed(signed, public_key), d)
             expect("receipts_root", d["receipts_root"], v["receipts_root"])
             expect("binding problems", binding_problems(d, v["receipts"]), [])
-            expect("panel", panel(d), v["panel"])
+            expect("panel", f64_hex(panel(d)), v["panel"])
         rep.check(f"documents #{v['n']}: {v['description']}", one)
 
     for v in doc.get("negative", []):
