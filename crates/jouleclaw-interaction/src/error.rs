@@ -79,13 +79,6 @@ pub enum InteractionError {
         /// The bound.
         max: u64,
     },
-    /// A tick earlier than a tick already observed.
-    TsRegressed {
-        /// The newest `ts_ns` seen.
-        newest_ts_ns: u64,
-        /// The refused tick's `ts_ns`.
-        ts_ns: u64,
-    },
     /// More events than [`crate::MAX_EVENTS`].
     TooManyEvents {
         /// The bound.
@@ -112,14 +105,13 @@ pub enum InteractionError {
 }
 
 impl InteractionError {
-    /// The stable code: `bad_config`, `too_many_frames`, `ts_regressed`, `too_many_events`,
+    /// The stable code: `bad_config`, `too_many_frames`, `too_many_events`,
     /// `meter_finished`, `config_mismatch`, `unencodable`, `signer_failed`, a [`CoseCode`], or
     /// the payload's refusal code.
     pub fn code(&self) -> &'static str {
         match self {
             Self::BadConfig { .. } => "bad_config",
             Self::TooManyFrames { .. } => "too_many_frames",
-            Self::TsRegressed { .. } => "ts_regressed",
             Self::TooManyEvents { .. } => "too_many_events",
             Self::Finished => "meter_finished",
             Self::ConfigMismatch => "config_mismatch",
@@ -142,10 +134,6 @@ impl fmt::Display for InteractionError {
         match self {
             Self::BadConfig { reason } => write!(f, "bad detection config: {reason}"),
             Self::TooManyFrames { max } => write!(f, "a tick past frame {max} of the stream"),
-            Self::TsRegressed {
-                newest_ts_ns,
-                ts_ns,
-            } => write!(f, "tick at {ts_ns} ns after one at {newest_ts_ns} ns"),
             Self::TooManyEvents { max } => write!(f, "more than {max} interaction events"),
             Self::Finished => write!(f, "the stream has ended: the meter takes no more ticks"),
             Self::ConfigMismatch => write!(f, "panels measured with different detection windows"),

@@ -214,7 +214,6 @@ pub struct InteractionMeter {
     config: InteractionConfig,
     flags: Vec<u8>,
     windows: Vec<u64>,
-    newest_ts_ns: u64,
     events: Option<Vec<Event>>,
 }
 
@@ -226,7 +225,6 @@ impl InteractionMeter {
             config,
             flags: Vec::new(),
             windows: Vec::new(),
-            newest_ts_ns: 0,
             events: None,
         })
     }
@@ -241,18 +239,13 @@ impl InteractionMeter {
         self.flags.len() as u64
     }
 
-    /// Observes one accepted tick. Refuses a tick past [`MAX_FRAMES`], one earlier than a tick
-    /// already seen, and any tick after [`InteractionMeter::finish`]; a refusal changes
-    /// nothing.
+    /// Observes one accepted tick. Refuses a tick past [`MAX_FRAMES`] and any tick after
+    /// [`InteractionMeter::finish`]; a refusal changes nothing. A tick counts in the frame of
+    /// its own `ts_ns`, whatever came before it (a stage's tick stamped earlier than the tick
+    /// that produced it still lands in its own frame).
     pub fn observe(&mut self, tick: &Tick, direction: ChannelDirection) -> Result<()> {
         if self.events.is_some() {
             return Err(InteractionError::Finished);
-        }
-        if tick.ts_ns < self.newest_ts_ns {
-            return Err(InteractionError::TsRegressed {
-                newest_ts_ns: self.newest_ts_ns,
-                ts_ns: tick.ts_ns,
-            });
         }
         let frame = tick.ts_ns / self.config.tick_ns;
         if frame >= MAX_FRAMES {
@@ -269,7 +262,6 @@ impl InteractionMeter {
             (TickKind::Audio, ChannelDirection::Outbound) if !tick.bytes.is_empty() => AGENT,
             _ => 0,
         };
-        self.newest_ts_ns = tick.ts_ns;
         let i = frame as usize;
         if self.flags.len() <= i {
             self.flags.resize(i + 1, 0);

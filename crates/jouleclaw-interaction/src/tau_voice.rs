@@ -9,9 +9,9 @@ use serde_json::Value;
 
 use crate::meter::MAX_FRAMES;
 
-/// The most bytes of one simulation file: 256 MiB (τ-voice's longest published simulations
-/// are under 1 MiB).
-pub const MAX_SIMULATION_BYTES: usize = 256 << 20;
+/// The most bytes of one simulation file: 64 MiB (τ-voice's published simulations are under
+/// 1 MiB; an hour of 200 ms ticks is about 8 MiB). The parsed file is held in memory whole.
+pub const MAX_SIMULATION_BYTES: usize = 64 << 20;
 
 /// The only tick length imported: 200 ms.
 pub const TAU_TICK_NS: u64 = 200_000_000;

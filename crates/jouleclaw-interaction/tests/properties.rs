@@ -128,10 +128,10 @@ fn refusals_change_nothing() {
     };
     m.observe(&user(400_000_000), ChannelDirection::Inbound)
         .unwrap();
-    let e = m
-        .observe(&user(200_000_000), ChannelDirection::Inbound)
-        .unwrap_err();
-    assert_eq!(e.code(), "ts_regressed");
+    // An earlier tick (a stage's, stamped before the tick that produced it) lands in its own
+    // frame.
+    m.observe(&user(200_000_000), ChannelDirection::Inbound)
+        .unwrap();
     let far = MAX_FRAMES * 200_000_000;
     let e = m
         .observe(&user(far), ChannelDirection::Inbound)
