@@ -126,6 +126,10 @@ fn imported_calls_give_the_panel_by_taus_rules() {
     assert_eq!(p["selectivity_non_directed"], Value::Null);
     assert_eq!(p["counts"]["agent_interrupts_count"], 1);
     assert_eq!(p["agent_interruption_rate"], json!(0.5));
+    // One call given twice is refused, not counted twice.
+    let o = metrics(&[out.join("call-a"), out.join("call-b"), out.join("call-a")]);
+    assert_eq!(code(&o), 1, "{}", text(&o));
+    assert!(text(&o).contains("given twice"), "{}", text(&o));
     // The table names the same figures.
     let o = jouleclaw(&[
         &"metrics",

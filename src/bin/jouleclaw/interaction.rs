@@ -332,6 +332,18 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
             args.dirs.len()
         )));
     }
+    // One call counted twice would weigh twice: refused.
+    let mut seen = std::collections::BTreeSet::new();
+    for (doc, dir) in docs.iter().zip(&args.dirs) {
+        if !seen.insert((doc.steward.as_str(), doc.stream_id.as_str())) {
+            return Err(Failure::Refused(format!(
+                "{}: call {} of {} given twice: no panel",
+                dir.display(),
+                crate::out::untrusted(&doc.stream_id),
+                crate::out::untrusted(&doc.steward)
+            )));
+        }
+    }
     let config = docs
         .first()
         .map_or_else(InteractionConfig::default, |d| d.config);
