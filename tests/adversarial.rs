@@ -433,6 +433,26 @@ fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_com
         .unwrap()
         .cose_sign1;
     std::fs::write(out.join("stop-latency.cbor"), &stop_latency).unwrap();
+    // And the interaction document, likewise.
+    let original = jouleclaw_interaction::verify(
+        &std::fs::read(out.join("interaction-metrics.cbor")).unwrap(),
+        &signer.verifying_key(),
+    )
+    .unwrap()
+    .document;
+    let doc = jouleclaw_interaction::InteractionDocument::new(
+        &original.steward,
+        &original.stream_id,
+        original.config,
+        original.frame_count,
+        &original.events,
+        &hashes,
+    )
+    .unwrap();
+    let interaction = jouleclaw_interaction::sign(&signer, &doc)
+        .unwrap()
+        .cose_sign1;
+    std::fs::write(out.join("interaction-metrics.cbor"), &interaction).unwrap();
     // The summary rewritten as an attacker would: hashes and counts of what is left, and the
     // policy an unsealed run records.
     let mut s = RunSummary::parse(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();

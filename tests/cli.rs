@@ -1532,7 +1532,7 @@ fn dir_files_hex(dir: &Path) -> serde_json::Map<String, serde_json::Value> {
     let names = jouleclaw_stack::store::layout::COMMIT_ORDER
         .iter()
         .copied()
-        .chain(["stop-latency.cbor"]);
+        .chain(["stop-latency.cbor", "interaction-metrics.cbor"]);
     for name in names {
         if let Ok(bytes) = std::fs::read(dir.join(name)) {
             files.insert(name.to_owned(), hex::encode(bytes).into());
@@ -1660,7 +1660,32 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             .unwrap()
             .cose_sign1
     };
+    // ... and the interaction document, likewise.
+    let resigned_interaction = |dir: &Path, jsonl: &[u8]| -> Vec<u8> {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let shipped = std::fs::read(dir.join("interaction-metrics.cbor")).unwrap();
+        let original = jouleclaw_interaction::verify(&shipped, &signer.verifying_key())
+            .unwrap()
+            .document;
+        let hashes: Vec<[u8; 32]> = jsonl
+            .split_inclusive(|b| *b == b'\n')
+            .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
+            .collect();
+        let doc = jouleclaw_interaction::InteractionDocument::new(
+            &original.steward,
+            &original.stream_id,
+            original.config,
+            original.frame_count,
+            &original.events,
+            &hashes,
+        )
+        .unwrap();
+        jouleclaw_interaction::sign(&signer, &doc)
+            .unwrap()
+            .cose_sign1
+    };
     let stop_latency_minus_5 = resigned_stop_latency(sealed, &jsonl_minus_5);
+    let interaction_minus_5 = resigned_interaction(sealed, &jsonl_minus_5);
     let forged = forged_summary(
         t,
         sealed,
@@ -1668,6 +1693,7 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             ("receipts.jsonl", jsonl_minus_5.clone()),
             ("receipts.cbor", cbor_minus_5.clone()),
             ("stop-latency.cbor", stop_latency_minus_5.clone()),
+            ("interaction-metrics.cbor", interaction_minus_5.clone()),
         ],
     );
     // stream-seal/2: the final seal commits to stop-latency.cbor. The steward (the test key
@@ -1761,13 +1787,14 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         row(
             "seals_stripped_window_dropped_summary_forged",
             "sealed",
-            "seals.cbor and inclusion.cbor deleted, window 5 dropped from receipts.jsonl and receipts.cbor, stop-latency.cbor re-signed and summary.json rewritten to match: nothing signed shows the stream was sealed, so completeness is unknown (never complete)",
+            "seals.cbor and inclusion.cbor deleted, window 5 dropped from receipts.jsonl and receipts.cbor, stop-latency.cbor and interaction-metrics.cbor re-signed and summary.json rewritten to match: nothing signed shows the stream was sealed, so completeness is unknown (never complete)",
             json!([
                 del("seals.cbor"),
                 del("inclusion.cbor"),
                 w("receipts.jsonl", &jsonl_minus_5),
                 w("receipts.cbor", &cbor_minus_5),
                 w("stop-latency.cbor", &stop_latency_minus_5),
+                w("interaction-metrics.cbor", &interaction_minus_5),
                 w("summary.json", forged.as_bytes())
             ]),
             "unsealed",
@@ -1901,13 +1928,17 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         row(
             "unsealed_window_dropped_summary_deleted",
             "unsealed",
-            "window 5 dropped from an unsealed run, stop-latency.cbor re-signed to match, summary.json deleted: completeness is unknown, as for the intact run",
+            "window 5 dropped from an unsealed run, stop-latency.cbor and interaction-metrics.cbor re-signed to match, summary.json deleted: completeness is unknown, as for the intact run",
             json!([
                 w("receipts.jsonl", &keep(&ulines, 5)),
                 w("receipts.cbor", &keep(&uitems, 5)),
                 w(
                     "stop-latency.cbor",
                     &resigned_stop_latency(unsealed, &keep(&ulines, 5))
+                ),
+                w(
+                    "interaction-metrics.cbor",
+                    &resigned_interaction(unsealed, &keep(&ulines, 5))
                 ),
                 del("summary.json")
             ]),

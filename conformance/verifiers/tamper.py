@@ -23,6 +23,7 @@ REGISTRY = "call-registry-vectors.json"
 STRUCTURED = "structured-output-vectors.json"
 STRUCTURED_2020 = "structured-output-2020-vectors.json"
 STOP_LATENCY = "stop-latency-vectors.json"
+INTERACTION = "interaction-metrics-vectors.json"
 LANGS = ("python", "js", "go")
 # Which verifiers check structured-output-vectors.json (the Python checker `structured` always;
 # see conformance/README.md for what the JS and Go verifiers check of it).
@@ -606,6 +607,71 @@ def stop_latency_finding_codes_swapped(d: Path) -> None:
         for c in doc["tampered"]:
             c["expect_refusal"] = swap.get(c["expect_refusal"], c["expect_refusal"])
     _edit(d, STOP_LATENCY, fn)
+# interaction-metrics/1 (spec/INTERACTION-METRICS-V1.md)
+
+def interaction_content_hash(d: Path) -> None:
+    def fn(doc):
+        v = doc["documents"][0]
+        v["content_hash"] = flip_hex_digit(v["content_hash"], 5)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_signature_byte(d: Path) -> None:
+    def fn(doc):
+        v = doc["documents"][0]
+        v["cose_sign1_hex"] = flip_hex_byte(v["cose_sign1_hex"], -3)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_event_moved(d: Path) -> None:
+    """The first response is said to have come one frame later (latency and counts still
+    consistent): the hash, the signature and the panel disagree."""
+    def fn(doc):
+        v = doc["documents"][0]
+        v["canonical"] = v["canonical"].replace('"latency_ns":400000000', '"latency_ns":600000000', 1)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_receipt_removed(d: Path) -> None:
+    def fn(doc):
+        doc["documents"][0]["receipts"].pop()
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_panel_changed(d: Path) -> None:
+    def fn(doc):
+        doc["documents"][0]["panel"]["counts"]["agent_interrupts_count"] += 1
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_latency_mean_last_bit(d: Path) -> None:
+    """The panel's L_R one float step away: the checkers compute the mean exactly."""
+    def fn(doc):
+        v = _first(doc["documents"], lambda v: v["panel"]["response_latency_mean"] is not None)
+        v["panel"]["response_latency_mean"] = flip_hex_byte(v["panel"]["response_latency_mean"], -1)
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_negative_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "counts_mismatch")
+        c["input_hex"] = doc["documents"][0]["canonical"].encode("utf-8").hex()
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_negative_code(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["negative"], lambda c: c["expect_refusal"] == "tick_mismatch")
+        c["expect_refusal"] = "out_of_order"
+    _edit(d, INTERACTION, fn)
+
+
+def interaction_tampered_accepted(d: Path) -> None:
+    def fn(doc):
+        c = _first(doc["tampered"], lambda c: c["expect_refusal"] == "event_window_missing")
+        c["cose_sign1_hex"] = doc["documents"][0]["cose_sign1_hex"]
+        c["receipts"] = doc["documents"][0]["receipts"]
+    _edit(d, INTERACTION, fn)
 
 
 CASES = {
@@ -668,6 +734,16 @@ CASES = {
     "stop-latency-finding-contradicted-tamper-accepted": (STOP_LATENCY, stop_latency_finding_tamper_accepted("finding_contradicted", 2)),
     "stop-latency-finding-unlisted-tamper-accepted": (STOP_LATENCY, stop_latency_finding_tamper_accepted("finding_unlisted", 4)),
     "stop-latency-finding-codes-swapped": (STOP_LATENCY, stop_latency_finding_codes_swapped),
+    # interaction-metrics/1: checked by the Python, JavaScript and Go verifiers.
+    "interaction-content-hash-hex-digit": (INTERACTION, interaction_content_hash, ("python", "js", "go")),
+    "interaction-signature-byte": (INTERACTION, interaction_signature_byte, ("python", "js", "go")),
+    "interaction-event-latency-changed": (INTERACTION, interaction_event_moved, ("python", "js", "go")),
+    "interaction-receipt-removed": (INTERACTION, interaction_receipt_removed, ("python", "js", "go")),
+    "interaction-panel-count-changed": (INTERACTION, interaction_panel_changed, ("python", "js", "go")),
+    "interaction-latency-mean-last-bit": (INTERACTION, interaction_latency_mean_last_bit, ("python", "js", "go")),
+    "interaction-negative-accepted": (INTERACTION, interaction_negative_accepted, ("python", "js", "go")),
+    "interaction-negative-code-changed": (INTERACTION, interaction_negative_code, ("python", "js", "go")),
+    "interaction-tampered-accepted": (INTERACTION, interaction_tampered_accepted, ("python", "js", "go")),
     "structured-digest-hex-digit": (STRUCTURED, structured_digest, STRUCTURED_GRAMMAR),
     "structured-canonical-form-changed": (STRUCTURED, structured_canonical_form, STRUCTURED_GRAMMAR),
     "structured-accepted-case-labelled-refused": (STRUCTURED, structured_accepted_as_refused, STRUCTURED_OUTCOME),

@@ -53,6 +53,7 @@ const FILES = {
   structured: 'structured-output-vectors.json',
   registry: 'call-registry-vectors.json',
   stopLatency: 'stop-latency-vectors.json',
+  interaction: 'interaction-metrics-vectors.json',
 };
 // Strict CBOR decoding: definite lengths, preferred (shortest) heads, no duplicate map keys,
 // tags kept as Tag objects, maps as Map (integer labels).
@@ -1998,6 +1999,310 @@ function checkStopLatencyFile(path, name) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// interaction-metrics/1 (spec/INTERACTION-METRICS-V1.md): canonical documents and their schema
+// rules in order, the COSE_Sign1 rebuilt byte for byte (stop-latency/1's profile with its own
+// content type and subject), the binding to the window receipts, the panel float for float
+// ---------------------------------------------------------------------------------------------
+
+const IM_ID = 'interaction-metrics/1';
+const IM_CONTENT_TYPE = 'application/vnd.jouleclaw.interaction-metrics+json';
+const IM_DEADLINE_NS = 150_000_000;
+const IM_MAX_WINDOW_NS = 60_000_000_000;
+const IM_LIMITS = { documentBytes: 8 << 20, depth: 3, stringBytes: 4_096, arrayLen: 65_536 };
+const IM_TOP = ['config', 'counts', 'deadline_ns', 'events', 'frame_count', 'jc_interaction_metrics', 'receipts_root', 'steward', 'stream_id', 'window_count'];
+const IM_CONFIG = ['backchannel_yield_window_ns', 'no_yield_window_ns', 'non_directed_response_window_ns', 'non_directed_yield_window_ns', 'tick_ns', 'vocal_tic_response_window_ns', 'vocal_tic_yield_window_ns'];
+const IM_KINDS = ['response', 'no_response', 'yield', 'no_yield', 'backchannel_correct', 'backchannel_error', 'vocal_tic_correct', 'vocal_tic_error', 'non_directed_correct', 'non_directed_error', 'agent_interrupts_user'];
+const IM_COUNTS = [...IM_KINDS, 'yield_within_deadline'].sort();
+const IM_EVENT = ['kind', 'latency_ns', 'segment_tick', 'tick', 'window_id'];
+const IM_SCHEMA_CODES = new Set([
+  'wrong_type', 'null', 'unknown_field', 'missing_field', 'wrong_schema', 'negative_unsigned', 'empty_name',
+  'bad_root', 'wrong_deadline', 'bad_config', 'bad_kind', 'latency_mismatch', 'tick_mismatch', 'out_of_order', 'counts_mismatch',
+]);
+
+const imWithinDeadline = (tickNs, l) => Math.max(l - 1, 0) * tickNs <= IM_DEADLINE_NS;
+function imCountEvents(tickNs, events) {
+  const out = {};
+  for (const k of IM_KINDS) out[k] = events.filter((e) => e.kind === k).length;
+  out.yield_within_deadline = events.filter((e) => e.kind === 'yield' && imWithinDeadline(tickNs, e.latency_ns / tickNs)).length;
+  return out;
+}
+function imEvent(e, tickNs, frameCount) {
+  if (!isObject(e)) throw slNullOrWrong(e, 'an event');
+  slFields(e, IM_EVENT, 'an event');
+  const kind = slString(e.kind, 'kind');
+  const latency = slUintOrNull(e.latency_ns, 'latency_ns');
+  const seg = slUint(e.segment_tick, 'segment_tick');
+  const tick = slUint(e.tick, 'tick');
+  slUintOrNull(e.window_id, 'window_id');
+  if (!IM_KINDS.includes(kind)) throw new Refusal('bad_kind', kind);
+  const has = kind === 'response' || kind === 'yield';
+  if (has !== (latency !== null) || (has && (latency % tickNs !== 0 || (kind === 'yield' && latency === 0)))) {
+    throw new Refusal('latency_mismatch', `${kind} latency_ns ${latency}`);
+  }
+  if (seg > tick || tick >= frameCount) throw new Refusal('tick_mismatch', `tick ${tick}`);
+  return e;
+}
+function imCheckSchema(root) {
+  if (!isObject(root)) throw slNullOrWrong(root, 'the document');
+  slFields(root, IM_TOP, 'the document');
+  if (slString(root.jc_interaction_metrics, 'jc_interaction_metrics') !== IM_ID) throw new Refusal('wrong_schema', root.jc_interaction_metrics);
+  const steward = slString(root.steward, 'steward');
+  const streamId = slString(root.stream_id, 'stream_id');
+  slUint(root.window_count, 'window_count');
+  const frameCount = slUint(root.frame_count, 'frame_count');
+  const deadline = slUint(root.deadline_ns, 'deadline_ns');
+  const rr = slString(root.receipts_root, 'receipts_root');
+  for (const k of ['config', 'counts']) if (!isObject(root[k])) throw slNullOrWrong(root[k], k);
+  if (!Array.isArray(root.events)) throw slNullOrWrong(root.events, 'events');
+  if (!steward || !streamId) throw new Refusal('empty_name', 'steward or stream_id empty');
+  if (!HEX64.test(rr)) throw new Refusal('bad_root', rr);
+  if (deadline !== IM_DEADLINE_NS) throw new Refusal('wrong_deadline', String(deadline));
+  slFields(root.config, IM_CONFIG, 'config');
+  const cfg = {};
+  for (const k of IM_CONFIG) cfg[k] = slUint(root.config[k], k);
+  if (cfg.tick_ns === 0 || Object.values(cfg).some((v) => v > IM_MAX_WINDOW_NS)) throw new Refusal('bad_config', 'config');
+  slFields(root.counts, IM_COUNTS, 'counts');
+  for (const k of IM_COUNTS) slUint(root.counts[k], k);
+  const events = root.events.map((e) => imEvent(e, cfg.tick_ns, frameCount));
+  for (let i = 1; i < events.length; i += 1) if (events[i].tick < events[i - 1].tick) throw new Refusal('out_of_order', `event ${i}`);
+  const counts = imCountEvents(cfg.tick_ns, events);
+  for (const k of IM_COUNTS) if (counts[k] !== root.counts[k]) throw new Refusal('counts_mismatch', k);
+  return root;
+}
+function imDecode(data) {
+  if (!data.length) throw new Refusal('json', 'empty input');
+  return imCheckSchema(parseJcr1(data, IM_LIMITS));
+}
+const imProtected = (steward, subject, kid) => concat(
+  new Uint8Array([0xa4, 0x01, 0x27, 0x03]), slTstr(IM_CONTENT_TYPE), new Uint8Array([0x04]), slBstr(kid),
+  new Uint8Array([0x0f, 0xa2, 0x01]), slTstr(steward), new Uint8Array([0x02]), slTstr(subject),
+);
+
+/** The document of a signed interaction-metrics/1 (spec section 5, in order), or a Refusal. */
+function imVerifySigned(data, pub) {
+  if (data.length > IM_LIMITS.documentBytes + 16_384) throw new Refusal('cose_too_large', 'too large');
+  if (data[0] !== 0xd2) throw new Refusal(data[0] === 0x84 ? 'cose_untagged' : (data[0] >> 5) === 6 ? 'cose_wrong_tag' : 'cose_malformed', 'not tag 18');
+  let item;
+  try {
+    item = cborDecode(data, { ...CBOR_STRICT, tags: new Map([[18, (t) => t]]) });
+  } catch (e) {
+    throw new Refusal('cose_malformed', e.message);
+  }
+  const inner = item instanceof Tag ? item.contents : null;
+  if (!Array.isArray(inner) || inner.length !== 4) throw new Refusal('cose_malformed', 'not a COSE_Sign1');
+  const [prot, unprot, payload, sig] = inner;
+  if (!isBytes(prot) || !(unprot instanceof Map) || !isBytes(sig)) throw new Refusal('cose_malformed', 'wrong item types');
+  if (payload === null) throw new Refusal('cose_payload_detached', 'detached');
+  if (!isBytes(payload)) throw new Refusal('cose_malformed', 'payload');
+  if (unprot.size) throw new Refusal('cose_unprotected_not_empty', 'unprotected header');
+  let header;
+  try {
+    header = cborDecode(prot, CBOR_STRICT);
+  } catch (e) {
+    throw new Refusal('cose_malformed', e.message);
+  }
+  if (!(header instanceof Map)) throw new Refusal('cose_malformed', 'protected header');
+  if (header.get(1) !== -8) throw new Refusal('cose_alg_not_eddsa', 'alg');
+  if (header.get(3) !== IM_CONTENT_TYPE) throw new Refusal('cose_content_type_mismatch', String(header.get(3)));
+  const kid = header.get(4);
+  if (!isBytes(kid) || kid.length !== 32) throw new Refusal('cose_bad_kid', 'kid');
+  const claims = header.get(15);
+  if (!(claims instanceof Map) || claims.size !== 2 || typeof claims.get(1) !== 'string' || typeof claims.get(2) !== 'string') {
+    throw new Refusal('cose_bad_cwt_claims', 'CWT claims');
+  }
+  const iss = claims.get(1);
+  const sub = claims.get(2);
+  if (!equalBytes(imProtected(iss, sub, kid), prot)) throw new Refusal('cose_protected_not_canonical', 'protected bytes');
+  if (sig.length !== 64 || !equalBytes(slEnvelope(prot, payload, sig), data)) throw new Refusal('cose_envelope_not_canonical', 'envelope bytes');
+  if (!equalBytes(kid, thumbprint(pub))) throw new Refusal('cose_unknown_kid', 'kid');
+  try {
+    ed25519VerifyStrict(sig, slSigStructure(prot, payload), pub);
+  } catch {
+    throw new Refusal('cose_bad_signature', 'signature');
+  }
+  const doc = imDecode(payload);
+  if (iss !== doc.steward) throw new Refusal('cose_iss_mismatch', iss);
+  if (sub !== `${doc.stream_id}:interaction-metrics`) throw new Refusal('cose_sub_mismatch', sub);
+  return doc;
+}
+
+function imBindingProblems(doc, lines) {
+  const receipts = lines.map((l) => JSON.parse(l));
+  const out = [];
+  if (receipts.some((r) => r.steward !== doc.steward || r.stream_id !== doc.stream_id)) out.push('stream_mismatch');
+  if (doc.window_count !== receipts.length) out.push('window_count_mismatch');
+  if (toHex(mth(lines.map((l) => leafHash(blake3(utf8.encode(l)))))) !== doc.receipts_root) out.push('root_mismatch');
+  const windows = new Set(receipts.map((r) => r.window_id));
+  const named = new Set();
+  for (const e of doc.events) {
+    if (e.window_id !== null && !windows.has(e.window_id) && !named.has(e.window_id)) {
+      named.add(e.window_id);
+      out.push('event_window_missing');
+    }
+  }
+  return out;
+}
+
+/** numpy's add.reduce over a contiguous float64 array (spec section 3). */
+function imPairwiseSum(a) {
+  const n = a.length;
+  if (n < 8) { let res = 0.0; for (const x of a) res += x; return res; }
+  if (n <= 128) {
+    const r = a.slice(0, 8);
+    let i = 8;
+    for (; i < n - (n % 8); i += 8) for (let j = 0; j < 8; j += 1) r[j] += a[i + j];
+    let res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for (; i < n; i += 1) res += a[i];
+    return res;
+  }
+  let n2 = Math.floor(n / 2);
+  n2 -= n2 % 8;
+  return imPairwiseSum(a.slice(0, n2)) + imPairwiseSum(a.slice(n2));
+}
+
+function imPanel(doc) {
+  const tickNs = doc.config.tick_ns;
+  const t = tickNs / 1e9;
+  const c = imCountEvents(tickNs, doc.events);
+  const resp = [];
+  const yld = [];
+  for (const e of doc.events) {
+    if (e.kind === 'response') {
+      const end = e.tick; const s = e.segment_tick; const a = end + e.latency_ns / tickNs;
+      resp.push(a * t - (s * t + (end - s) * t));
+    } else if (e.kind === 'yield') {
+      yld.push((e.latency_ns / tickNs) * t);
+    }
+  }
+  const mean = (v) => (v.length ? imPairwiseSum(v) / v.length : null);
+  const rate = (n, d) => (d ? n / d : null);
+  const sel = (ok, err) => { const r = rate(err, ok + err); return r === null ? null : 1.0 - r; };
+  const rt = c.response + c.no_response;
+  const yt = c.yield + c.no_yield;
+  return {
+    response_latency_mean: mean(resp),
+    yield_latency_mean: mean(yld),
+    response_rate: rate(c.response, rt),
+    yield_rate: rate(c.yield, yt),
+    agent_interruption_rate: rate(c.agent_interrupts_user, rt),
+    selectivity_backchannel: sel(c.backchannel_correct, c.backchannel_error),
+    selectivity_vocal_tic: sel(c.vocal_tic_correct, c.vocal_tic_error),
+    selectivity_non_directed: sel(c.non_directed_correct, c.non_directed_error),
+    counts: {
+      n_simulations: 1,
+      response_total: rt,
+      yield_total: yt,
+      backchannel_total: c.backchannel_correct + c.backchannel_error,
+      vocal_tic_total: c.vocal_tic_correct + c.vocal_tic_error,
+      non_directed_total: c.non_directed_correct + c.non_directed_error,
+      agent_interrupts_count: c.agent_interrupts_user,
+    },
+    substrate: {
+      yield_rate_deadline: rate(c.yield_within_deadline, yt),
+      deadline_ns: IM_DEADLINE_NS,
+      yield_within_deadline_count: c.yield_within_deadline,
+      response_count: c.response,
+      no_response_count: c.no_response,
+      yield_count: c.yield,
+      no_yield_count: c.no_yield,
+      backchannel_error_count: c.backchannel_error,
+      vocal_tic_error_count: c.vocal_tic_error,
+      non_directed_error_count: c.non_directed_error,
+    },
+  };
+}
+
+/** The panel as the vectors write it: each float (a rate or a mean) as the 16 hex digits of
+ * its binary64 bits; integers (counts) as they are. */
+function imF64Hex(v, key = '') {
+  if (typeof v === 'number' && (!Number.isInteger(v) || IM_FLOAT_FIELDS.has(key))) {
+    const b = new DataView(new ArrayBuffer(8));
+    b.setFloat64(0, v);
+    return toHex(new Uint8Array(b.buffer));
+  }
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, imF64Hex(x, k)]));
+  }
+  return v;
+}
+const IM_FLOAT_FIELDS = new Set(['response_latency_mean', 'yield_latency_mean', 'response_rate', 'yield_rate',
+  'agent_interruption_rate', 'selectivity_backchannel', 'selectivity_vocal_tic', 'selectivity_non_directed', 'yield_rate_deadline']);
+
+/** Deep equality with numbers compared exactly (Object.is); key order ignored. */
+function imSame(a, b) {
+  if (typeof a === 'number' || typeof b === 'number') return Object.is(a, b);
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return a === b;
+  const ka = Object.keys(a).sort();
+  const kb = Object.keys(b).sort();
+  return ka.length === kb.length && ka.every((k, i) => k === kb[i] && imSame(a[k], b[k]));
+}
+
+function checkInteractionFile(path, name) {
+  let doc;
+  let pub;
+  check(`${name} load`, () => {
+    doc = loadJsonFile(path);
+    expectEqual('schema', doc.schema, IM_ID);
+    expectEqual('content_type', doc.content_type, IM_CONTENT_TYPE);
+    expectEqual('deadline_ns', doc.deadline_ns, IM_DEADLINE_NS);
+    pub = hexToBytes(doc.public_key);
+    expectEqual('kid', toHex(thumbprint(pub)), doc.kid);
+    if (!doc.documents?.length || !doc.negative?.length || !doc.tampered?.length) {
+      throw new Refusal('mismatch', 'documents, negative and tampered must each hold vectors');
+    }
+  });
+  for (const v of doc?.documents ?? []) {
+    check(`${name} documents ${label(v)}`, () => {
+      const data = utf8.encode(v.canonical);
+      expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
+      const d = imDecode(data);
+      const prot = imProtected(d.steward, `${d.stream_id}:interaction-metrics`, thumbprint(pub));
+      expectEqual('protected', toHex(prot), v.protected_hex);
+      expectEqual('to_be_signed', toHex(slSigStructure(prot, data)), v.to_be_signed_hex);
+      const signed = hexToBytes(v.cose_sign1_hex);
+      expectEqual('envelope', toHex(slEnvelope(prot, data, signed.subarray(signed.length - 64))), v.cose_sign1_hex);
+      expectEqual('verified document', canonicalize(imVerifySigned(signed, pub)), v.canonical);
+      expectEqual('receipts_root', d.receipts_root, v.receipts_root);
+      expectEqual('binding problems', imBindingProblems(d, v.receipts).join(','), '');
+      const panel = imF64Hex(imPanel(d));
+      if (!imSame(panel, v.panel)) {
+        throw new Refusal('mismatch', `panel ${JSON.stringify(panel)} is not ${JSON.stringify(v.panel)}`);
+      }
+      return `${d.events.length} events`;
+    });
+  }
+  for (const c of doc?.negative ?? []) {
+    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
+      try {
+        imDecode(hexToBytes(c.input_hex));
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        if (IM_SCHEMA_CODES.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
+          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
+        }
+        return `refused [${e.cls}]`;
+      }
+      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
+    });
+  }
+  for (const c of doc?.tampered ?? []) {
+    check(`${name} tampered ${label(c)} (${c.expect_refusal})`, () => {
+      let d;
+      try {
+        d = imVerifySigned(hexToBytes(c.cose_sign1_hex), pub);
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        return `refused [${e.cls}]`;
+      }
+      const problems = imBindingProblems(d, c.receipts);
+      if (!problems.length) throw new Refusal('accepted', 'a tampered document was ACCEPTED');
+      expectEqual('first binding problem', problems[0], c.expect_refusal);
+      return `refused [${problems[0]}]`;
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Runner
 // ---------------------------------------------------------------------------------------------
 
@@ -2178,6 +2483,7 @@ function main() {
   if (present.seal2) checkSeal2File(present.seal2, FILES.seal2);
   if (present.voiceTurn) checkVoiceTurnFile(present.voiceTurn, FILES.voiceTurn);
   if (present.stopLatency) checkStopLatencyFile(present.stopLatency, FILES.stopLatency);
+  if (present.interaction) checkInteractionFile(present.interaction, FILES.interaction);
   if (present.structured) checkStructuredFile(present.structured, FILES.structured);
   if (present.registry) {
     checkRegistryFile(present.registry, FILES.registry, {

@@ -3,7 +3,9 @@
 (RFC 9162 proofs with hashlib, checkpoints and RFC 9942 inclusion receipts, completeness) and its
 stream-seal/2 final seal (the call's documents by SHA-256), and
 voice-turn/1 (check_voice_turn.py's checks: exact levels, canonical turns, negatives),
-stop-latency/1 (check_stop_latency.py's checks: signed documents, negatives, tampered copies), and
+stop-latency/1 (check_stop_latency.py's checks: signed documents, negatives, tampered copies),
+interaction-metrics/1 (check_interaction_metrics.py's checks: signed documents, panels, negatives,
+tampered copies), and
 the call registry (check_registry.py's checks: C2SP notes, cosignatures, tlog-proof files, forks,
 policies).
 
@@ -81,6 +83,7 @@ FILES = {
     "voice_turn": "voice-turn-vectors.json",
     "registry": "call-registry-vectors.json",
     "stop_latency": "stop-latency-vectors.json",
+    "interaction": "interaction-metrics-vectors.json",
 }
 
 
@@ -1661,6 +1664,10 @@ def main(argv: list[str]) -> int:
         # stop-latency/1 (spec/STOP-LATENCY-V1.md): the standalone checker's checks, in this report.
         import check_stop_latency
         check_stop_latency.run(root, PrefixedReport(rep, FILES["stop_latency"]))
+    if "interaction" in present:
+        # interaction-metrics/1 (spec/INTERACTION-METRICS-V1.md): the standalone checker's checks.
+        import check_interaction_metrics
+        check_interaction_metrics.run(root, PrefixedReport(rep, FILES["interaction"]))
 
     for path in cose_wg:
         def one(path=path):

@@ -55,7 +55,13 @@ MAX_SUMMARY_BYTES = 1 << 20
 MAX_KEY_FILE_BYTES = 95  # the typed public key line and a newline, plus one
 STOP_LATENCY_CBOR = "stop-latency.cbor"
 # The signed documents a stream directory may hold, by kind (spec/STREAM-SEAL.md section 3.2).
-DOCUMENT_FILES = {"stop-latency/1": STOP_LATENCY_CBOR}
+INTERACTION_CBOR = "interaction-metrics.cbor"
+# Each signed document file of a call and the kinds it may hold (spec/STREAM-SEAL.md 3.2).
+DOCUMENT_FILES = {
+    STOP_LATENCY_CBOR: ("stop-latency/1", "stop-latency/2"),
+    INTERACTION_CBOR: ("interaction-metrics/1",),
+}
+KNOWN_KINDS = {k for kinds in DOCUMENT_FILES.values() for k in kinds}
 MAX_DOCUMENT_BYTES = 16 << 20  # read whole to hash it against the seal
 VERDICTS = ("pass", "need_more", "yield", "fail")
 FINDINGS = ("conforming", "hallucination", "barge_in_ignored")
@@ -307,10 +313,11 @@ def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
         return
     before = chk.count
     for kind in docs:
-        if kind not in DOCUMENT_FILES:
+        if kind not in KNOWN_KINDS:
             chk.add("document_kind_unknown", "seals.cbor",
                     f"the final seal commits to a {kind!r} document, a kind this verifier cannot check")
-    for kind, name in DOCUMENT_FILES.items():
+    for name, kinds in DOCUMENT_FILES.items():
+        kind = next((k for k in kinds if k in docs), kinds[0])
         listed = docs.get(kind)
         try:
             f = open_input(d / name)
@@ -334,7 +341,7 @@ def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
             if found != listed:
                 chk.add("document_digest_mismatch", name,
                         f"{name} has SHA-256 {found}, the final seal commits to {listed}: it changed after sealing")
-    if chk.count == before and STOP_LATENCY_CBOR in (DOCUMENT_FILES.get(k) for k in docs):
+    if chk.count == before and any(k in docs for k in DOCUMENT_FILES[STOP_LATENCY_CBOR]):
         info["notes"].append(f"{STOP_LATENCY_CBOR}: sealed (stream-seal/2 final seal)")
 
 

@@ -31,8 +31,14 @@ pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
 /// Every signed document a call can have beside its receipts: its file and the kinds (schema
 /// ids) it may hold; what a `stream-seal/2` final seal commits to (`spec/STREAM-SEAL.md`
 /// section 3.2).
-pub const DOCUMENT_FILES: &[(&str, &[&str])] =
-    &[(STOP_LATENCY_CBOR, &["stop-latency/1", "stop-latency/2"])];
+pub const DOCUMENT_FILES: &[(&str, &[&str])] = &[
+    (STOP_LATENCY_CBOR, &["stop-latency/1", "stop-latency/2"]),
+    (INTERACTION_METRICS_CBOR, &["interaction-metrics/1"]),
+];
+
+/// The call's `interaction-metrics/1` document (`spec/INTERACTION-METRICS-V1.md`), a
+/// COSE_Sign1.
+pub const INTERACTION_METRICS_CBOR: &str = "interaction-metrics.cbor";
 
 /// The largest signed document read to hash it against a seal: 16 MiB (a `stop-latency/1`
 /// document is at most 8 MiB and 16 KiB).

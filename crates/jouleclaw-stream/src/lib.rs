@@ -60,6 +60,7 @@
 
 pub mod canon;
 mod error;
+pub mod interaction;
 mod ledger;
 mod spec;
 mod tick;

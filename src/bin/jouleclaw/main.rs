@@ -9,6 +9,8 @@
 #![deny(missing_docs)]
 
 mod audit;
+mod import;
+mod interaction;
 mod journal;
 mod keys;
 mod live;
@@ -102,6 +104,18 @@ enum Cmd {
     Registry {
         #[command(subcommand)]
         cmd: registry::RegistryCmd,
+    },
+    /// Import recorded calls from other tools: `import tau-voice SIM.json... --out DIR` signs
+    /// each τ-voice simulation as a run directory (spec/INTERACTION-METRICS-V1.md).
+    Import {
+        #[command(subcommand)]
+        cmd: import::ImportCmd,
+    },
+    /// Measurements over verified call directories: `metrics interaction DIR...` prints
+    /// τ-voice's interaction panel (spec/INTERACTION-METRICS-V1.md).
+    Metrics {
+        #[command(subcommand)]
+        cmd: interaction::MetricsCmd,
     },
     /// Conformance vectors.
     Vectors {
@@ -214,6 +228,8 @@ fn dispatch(cmd: Cmd) -> CmdResult {
         Cmd::Audit(args) => audit::audit(&args),
         Cmd::Registry { cmd } => registry::registry(&cmd),
         Cmd::Journal { cmd } => journal::journal(&cmd),
+        Cmd::Import { cmd } => import::import(&cmd),
+        Cmd::Metrics { cmd } => interaction::metrics(&cmd),
         Cmd::Receipt { cmd } => match cmd {
             ReceiptCmd::Decode { file } => receipt::decode(&file),
             ReceiptCmd::Sign { key, file, out } => receipt::sign(&key, &file, out.as_deref()),

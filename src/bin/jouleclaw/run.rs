@@ -110,6 +110,39 @@ pub(crate) struct RunArgs {
     registry_policy: Option<PathBuf>,
 }
 
+impl RunArgs {
+    /// The arguments of `jouleclaw import`'s run of one converted trace: the default spec and
+    /// epoch, sealed every `seal_every` receipts.
+    pub(crate) fn for_import(
+        trace: PathBuf,
+        out: PathBuf,
+        key: Option<PathBuf>,
+        steward: String,
+        stream_id: String,
+        seal_every: u64,
+        quiet: bool,
+    ) -> Self {
+        Self {
+            trace,
+            spec: None,
+            key,
+            steward,
+            stream_id: Some(stream_id),
+            epoch: "1970-01-01T00:00:00Z".to_owned(),
+            out,
+            quiet,
+            transcriber: None,
+            seal_every: Some(seal_every),
+            llm_schema: None,
+            llm_tools: None,
+            strict_tools: false,
+            window_signatures: WindowSignaturesArg::All,
+            registry: None,
+            registry_policy: None,
+        }
+    }
+}
+
 /// `--window-signatures`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 pub(crate) enum WindowSignaturesArg {
@@ -265,6 +298,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     };
     let public = signer.verifying_key();
     let mut stop_latency = crate::stop_latency::RunMeter::new(&signer)?;
+    let mut interaction = crate::interaction::RunMeter::new(&signer)?;
     let mut config = PipelineConfig::new(&args.steward, &stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
     if let Some(every_windows) = args.seal_every {
@@ -446,6 +480,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
             .push(tick)
             .map_err(|e| at_line(trace, line_no, &e))?;
         stop_latency.push(&pushed, &outcome, &spec)?;
+        interaction.push(&pushed, &outcome, &spec)?;
         if let Some(w) = outcome.closed {
             emit(w, &mut totals, &mut write_seal)?;
         }
@@ -457,6 +492,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         .map_err(|e| at_line(trace, line_no, &e))?;
     if let Some(w) = &last {
         stop_latency.closed(w);
+        interaction.closed(w);
     }
     if let Some(w) = last {
         emit(w, &mut totals, &mut write_seal)?;
@@ -469,9 +505,19 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     }
     let (mut stop_latency_file, stop_latency_hash, stop_latency_doc, stop_latency_digest) =
         stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
-    let documents = [(stop_latency_doc.schema_id().to_owned(), stop_latency_digest)]
-        .into_iter()
-        .collect();
+    // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md), signed beside the stop
+    // latency and committed by the final seal with it.
+    let (mut interaction_file, _, interaction_doc, interaction_digest) =
+        interaction.finish(out.path(), &inputs, &args.steward, &stream_id)?;
+    let documents = [
+        (stop_latency_doc.schema_id().to_owned(), stop_latency_digest),
+        (
+            jouleclaw_interaction::INTERACTION_SCHEMA.to_owned(),
+            interaction_digest,
+        ),
+    ]
+    .into_iter()
+    .collect();
     let finished = pipeline
         .finish_with_documents(documents)
         .map_err(|e| at_line(trace, line_no, &e))?;
@@ -583,6 +629,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     // (a directory planted at a destination) cannot leave some outputs replaced and others not.
     check_destinations(&out, &inputs)?;
     check_destination(&out.path().join(crate::stop_latency::FILE), &inputs)?;
+    check_destination(&out.path().join(crate::interaction::FILE), &inputs)?;
     // The old summary.json goes first: until the new one lands last, no summary marks the
     // directory complete, so a crash between two renames cannot leave a mix that looks whole.
     out.remove(summary_name)?;
@@ -602,10 +649,12 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         }
     }
     stop_latency_file.commit()?;
+    interaction_file.commit()?;
     // A proof of an earlier run's call in this directory would not be this call's.
     out.remove(crate::registry::PROOF_FILE)?;
     summary.commit()?;
     say!("{}", crate::stop_latency::describe(&stop_latency_doc));
+    say!("{}", crate::interaction::describe(&interaction_doc));
 
     if !args.quiet {
         say!();
@@ -616,9 +665,9 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         totals.windows,
         args.out.display(),
         if sealing {
-            "receipts.jsonl, receipts.cbor, seals.cbor, inclusion.cbor, stop-latency.cbor, signer.pub, summary.json"
+            "receipts.jsonl, receipts.cbor, seals.cbor, inclusion.cbor, stop-latency.cbor, interaction-metrics.cbor, signer.pub, summary.json"
         } else {
-            "receipts.jsonl, receipts.cbor, stop-latency.cbor, signer.pub, summary.json"
+            "receipts.jsonl, receipts.cbor, stop-latency.cbor, interaction-metrics.cbor, signer.pub, summary.json"
         }
     );
     if !sealing {

@@ -80,6 +80,8 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
     tell_problems(&report);
     // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
     let stop_latency_problems = crate::stop_latency::verify_dir(&key, dir)?;
+    // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md): signature and binding.
+    let interaction_problems = crate::interaction::verify_dir(&key, dir)?;
     if let Some(line) = documents_line(&report, dir) {
         say!("{line}");
     }
@@ -88,6 +90,12 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
         return Err(Failure::Refused(format!(
             "{}: {stop_latency_problems} problems",
             crate::stop_latency::FILE
+        )));
+    }
+    if interaction_problems > 0 {
+        return Err(Failure::Refused(format!(
+            "{}: {interaction_problems} problems",
+            crate::interaction::FILE
         )));
     }
     outcome_result(&report, allow_unsealed)

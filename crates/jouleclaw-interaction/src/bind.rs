@@ -1,0 +1,106 @@
+//! The binding to the stream: a verified document checked against the window receipts.
+
+use std::collections::HashSet;
+
+use jouleclaw_jcr1::StreamWindowReceipt;
+
+use crate::document::{InteractionDocument, receipts_root};
+
+/// Every binding problem code, in the order [`check_receipts`] looks for them, then
+/// [`missing`]'s.
+pub const BINDING_CODES: &[&str] = &[
+    "stream_mismatch",
+    "window_count_mismatch",
+    "root_mismatch",
+    "event_window_missing",
+    "interaction_metrics_missing",
+];
+
+/// One way a document and the receipts disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BindingProblem {
+    /// A code of [`BINDING_CODES`].
+    pub code: &'static str,
+    /// A readable sentence.
+    pub detail: String,
+}
+
+impl core::fmt::Display for BindingProblem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.code, self.detail)
+    }
+}
+
+/// The problem of a stream that should have a document and has none: `listed` is whether the
+/// run's `summary.json` lists `interaction-metrics.cbor` (a run that measured speech writes
+/// it and lists it).
+pub fn missing(listed: bool) -> Option<BindingProblem> {
+    listed.then(|| BindingProblem {
+        code: "interaction_metrics_missing",
+        detail: "summary.json lists interaction-metrics.cbor and there is none".to_owned(),
+    })
+}
+
+/// Checks a verified document against the stream's receipts, in window order, with their
+/// BLAKE3 content hashes (`spec/INTERACTION-METRICS-V1.md` section 7). Empty: bound.
+pub fn check_receipts(
+    doc: &InteractionDocument,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+) -> Vec<BindingProblem> {
+    let mut out = Vec::new();
+    let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
+    if let Some((r, _)) = receipts
+        .iter()
+        .find(|(r, _)| r.steward != doc.steward || r.stream_id != doc.stream_id)
+    {
+        p(
+            "stream_mismatch",
+            format!(
+                "the document is for {}/{}, receipt {} is not",
+                doc.steward,
+                doc.stream_id,
+                r.id()
+            ),
+        );
+    }
+    if doc.window_count != receipts.len() as u64 {
+        p(
+            "window_count_mismatch",
+            format!(
+                "the document counts {} window receipts, there are {}",
+                doc.window_count,
+                receipts.len()
+            ),
+        );
+    }
+    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
+    match receipts_root(&hashes) {
+        Ok(root) if root == doc.receipts_root => {}
+        _ => p(
+            "root_mismatch",
+            format!(
+                "the document's receipts_root {} is not the root over the {} receipts",
+                hex::encode(doc.receipts_root),
+                receipts.len()
+            ),
+        ),
+    }
+    let windows: HashSet<u64> = receipts.iter().map(|(r, _)| r.window_id).collect();
+    let mut named = HashSet::new();
+    for e in &doc.events {
+        if let Some(w) = e.window_id
+            && !windows.contains(&w)
+            && named.insert(w)
+        {
+            p(
+                "event_window_missing",
+                format!(
+                    "a {} event at frame {} names window {w}, which has no receipt",
+                    e.kind.as_str(),
+                    e.tick
+                ),
+            );
+        }
+    }
+    out
+}
