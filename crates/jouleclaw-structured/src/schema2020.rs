@@ -454,6 +454,8 @@ impl Compiler {
                 // Keys are strings: `propertyNames` of `{"type":"string"}` (what Zod writes for
                 // a record) or `true` constrains nothing. Any other is refused below.
                 "propertyNames" if vacuous_names(s.get("propertyNames")) => {}
+                // `uniqueItems: false` constrains nothing; `true` is refused below.
+                "uniqueItems" if s.get("uniqueItems") == Some(&Json::Bool(false)) => {}
                 // Array-form `items` and `additionalItems` are draft-07's and 2019-09's;
                 // `prefixItems` is 2020-12's: each is refused in the other dialects.
                 "additionalItems" if self.dialect == Dialect::Draft2020 => {

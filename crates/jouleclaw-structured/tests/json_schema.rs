@@ -239,6 +239,7 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
             (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
+            (r#"{"type":"array","uniqueItems":1}"#, "uniqueItems"),
             // Draft-07's and 2019-09's, not 2020-12's (the default dialect).
             (
                 r#"{"type":"array","additionalItems":false}"#,
@@ -1328,4 +1329,22 @@ fn all_of_object_schemas_merge_where_that_is_their_meaning() {
         );
         assert!(e.to_string().contains(why), "{schema}: {e}");
     }
+}
+
+#[test]
+fn unique_items_false_constrains_nothing() {
+    let g = js(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":false}"#);
+    accepted(&g, "[1,1]");
+    assert_eq!(
+        g.digest(),
+        js(r#"{"type":"array","items":{"type":"integer"}}"#).digest()
+    );
+    // Its neighbour, `true`, is still refused (not implemented).
+    assert_eq!(
+        js_err(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":true}"#),
+        (
+            "schema_unsupported_keyword".into(),
+            Some("uniqueItems".into())
+        )
+    );
 }
