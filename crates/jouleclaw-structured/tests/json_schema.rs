@@ -1165,11 +1165,12 @@ fn draft_07_and_2019_09_schemas_compile_with_their_meanings() {
                 Some("prefixItems".into())
             )
         );
-        // `dependencies` (dependentRequired / dependentSchemas) is not implemented.
+        // `dependencies` in its schema form (dependentSchemas) is not implemented (2019-09:
+        // not its vocabulary at all).
         assert_eq!(
             js_err(&with_dialect(
                 uri,
-                r#""type":"object","dependencies":{"a":["b"]}"#
+                r#""type":"object","properties":{"a":{}},"dependencies":{"a":{"required":["b"]}}"#
             )),
             (
                 "schema_unsupported_keyword".into(),
@@ -1345,6 +1346,79 @@ fn unique_items_false_constrains_nothing() {
         (
             "schema_unsupported_keyword".into(),
             Some("uniqueItems".into())
+        )
+    );
+}
+
+#[test]
+fn dependent_required_and_draft_07_dependencies_require_the_named_properties() {
+    let body = r#""type":"object","properties":{"card":{"type":"string"},"cvv":{"type":"string"},"zip":{"type":"string"}}"#;
+    let docs = [
+        r#"{"card":"1","cvv":"2","zip":"3"}"#,
+        r#"{"card":"1"}"#,
+        r#"{"card":"1","cvv":"2"}"#,
+        r#"{"zip":"3"}"#,
+        r#"{}"#,
+    ];
+    let g = agrees_with_jsonschema(
+        &format!(r#"{{{body},"dependentRequired":{{"card":["cvv","zip"]}}}}"#),
+        &docs,
+    );
+    refused(&g, r#"{"card":"1","cvv":"2"}"#, "missing_property", 21, "");
+    let d7 = agrees_with_jsonschema(
+        &with_dialect(
+            DRAFT7,
+            &format!(r#"{body},"dependencies":{{"card":["cvv","zip"]}}"#),
+        ),
+        &docs,
+    );
+    // The same grammar and digest in both spellings; the projection writes dependentRequired.
+    assert_eq!(d7.digest(), g.digest());
+    let p = String::from_utf8(g.projection().to_vec()).unwrap();
+    assert!(
+        p.contains(r#""dependentRequired":{"card":["cvv","zip"]}"#),
+        "{p}"
+    );
+    assert_eq!(
+        Grammar::compile_json_schema(g.projection())
+            .unwrap()
+            .digest(),
+        g.digest()
+    );
+    // Refused neighbours: each keyword outside its dialects; an undeclared name; a repeat.
+    assert_eq!(
+        js_err(&format!(r#"{{{body},"dependencies":{{"card":["cvv"]}}}}"#)),
+        (
+            "schema_unsupported_keyword".into(),
+            Some("dependencies".into())
+        )
+    );
+    assert_eq!(
+        js_err(&with_dialect(
+            DRAFT7,
+            &format!(r#"{body},"dependentRequired":{{"card":["cvv"]}}"#)
+        )),
+        (
+            "schema_unsupported_keyword".into(),
+            Some("dependentRequired".into())
+        )
+    );
+    assert_eq!(
+        js_err(&format!(
+            r#"{{{body},"dependentRequired":{{"card":["pin"]}}}}"#
+        )),
+        (
+            "schema_invalid_keyword".into(),
+            Some("dependentRequired".into())
+        )
+    );
+    assert_eq!(
+        js_err(&format!(
+            r#"{{{body},"dependentRequired":{{"card":["cvv","cvv"]}}}}"#
+        )),
+        (
+            "schema_invalid_keyword".into(),
+            Some("dependentRequired".into())
         )
     );
 }
