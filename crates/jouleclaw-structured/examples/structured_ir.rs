@@ -29,7 +29,7 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
-use jouleclaw_structured::{Grammar, StructuredValidator};
+use jouleclaw_structured::{Grammar, StructuredValidator, Toolset, ToolsetOptions};
 
 const SCHEMA: &str = include_str!("../schemas/tool-call.schema.json");
 
@@ -83,6 +83,60 @@ fn tools(routine: &str, var: &str, n: usize) {
     println!("{} schemas, {docs} documents, {bytes} bytes", set.len());
 }
 
+/// `mcp`: the MCP corpus `JOULECLAW_MCP_TOOLS` names (written by `tests/corpus/mcp_tools.mjs`)
+/// as one toolset of 50 tools (its 37, then renamed copies), and one `edit_file` call of the
+/// filesystem server. Routines: `toolset_compile` (`Toolset::compile`), `toolset_route` (the
+/// call `{"name":"edit_file","arguments":...}` over the toolset's grammar), `toolset_alone` (its
+/// arguments over `edit_file`'s own grammar) and `none`.
+fn mcp(routine: &str, n: usize) {
+    let path = std::env::var("JOULECLAW_MCP_TOOLS").expect("JOULECLAW_MCP_TOOLS");
+    let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let base: Vec<serde_json::Value> = corpus
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|v| v["tools"].as_array().unwrap().clone())
+        .collect();
+    let mut tools = base.clone();
+    for i in 0.. {
+        if tools.len() >= 50 {
+            break;
+        }
+        let mut t = base[i % base.len()].clone();
+        t["name"] = serde_json::json!(format!("{}_copy{i}", t["name"].as_str().unwrap()));
+        tools.push(t);
+    }
+    let text = serde_json::to_vec(&serde_json::json!({ "tools": tools })).unwrap();
+    let options = ToolsetOptions::default();
+    let set = Toolset::compile(&text, &options).unwrap();
+    let routed = Arc::new(set.grammar().clone());
+    let edit = base.iter().find(|t| t["name"] == "edit_file").unwrap();
+    let schema = serde_json::to_vec(&edit["inputSchema"]).unwrap();
+    let alone = Arc::new(Grammar::compile_json_schema(&schema).unwrap());
+    let args = br#"{"path":"/tmp/some/file.txt","edits":[{"oldText":"hello world","newText":"goodbye world"},{"oldText":"a","newText":"b"}],"dryRun":false}"#;
+    let mut call = br#"{"name":"edit_file","arguments":"#.to_vec();
+    call.extend_from_slice(args);
+    call.push(b'}');
+    routed.validate(&call).unwrap();
+    alone.validate(args).unwrap();
+    for _ in 0..n {
+        match routine {
+            "toolset_compile" => {
+                black_box(Toolset::compile(black_box(&text), &options).unwrap());
+            }
+            "toolset_route" => routed.validate(black_box(&call)).unwrap(),
+            "toolset_alone" => alone.validate(black_box(args)).unwrap(),
+            _ => {}
+        }
+    }
+    println!(
+        "{} tools, call {} bytes, arguments {} bytes",
+        set.tools().len(),
+        call.len(),
+        args.len()
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (routine, which, n) = (
@@ -96,6 +150,10 @@ fn main() {
     }
     if which == "bfcl" {
         tools(routine, "JOULECLAW_BFCL_CORPUS", n);
+        return;
+    }
+    if which == "mcp" {
+        mcp(routine, n);
         return;
     }
     let short =

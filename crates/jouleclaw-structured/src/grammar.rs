@@ -158,6 +158,11 @@ pub(crate) struct Wide {
     pub(crate) hi: Option<crate::bigint::Big>,
 }
 
+/// `dependentRequired` of an object: (declared property index, the declared properties it
+/// requires).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Dependent(pub(crate) Vec<(u16, Bits)>);
+
 /// No node: an empty slot of a union's first-byte table.
 pub(crate) const NONE: NodeId = NodeId::MAX;
 
@@ -172,6 +177,10 @@ pub(crate) enum Kind {
         /// their values must match ([`Kind::Any`] when `additionalProperties` is absent).
         extra: Option<NodeId>,
         min_properties: u32,
+        /// `dependentRequired` (draft-07's array-form `dependencies`): when the declared
+        /// property of the index is present, every declared property of the set must be too.
+        /// Boxed (`None` when empty): the schema compiler's frames hold this enum.
+        dependent: Option<Box<Dependent>>,
     },
     OneOf {
         tag: String,
@@ -925,6 +934,7 @@ impl Compiler {
             max_properties,
             extra: None,
             min_properties: 0,
+            dependent: None,
         })
     }
 
@@ -1227,9 +1237,37 @@ impl Grammar {
                 max_properties,
                 extra,
                 min_properties,
+                dependent,
                 ..
             } => {
                 m.push(ty("object"));
+                if let Some(dependent) = dependent {
+                    let names = |b: &Bits| -> Vec<&str> {
+                        let mut v: Vec<&str> = props
+                            .iter()
+                            .enumerate()
+                            .filter(|(i, _)| b[i / 64] & (1u64 << (i % 64)) != 0)
+                            .map(|(_, p)| p.name.as_str())
+                            .collect();
+                        v.sort_by(|a, b| utf16_cmp(a, b));
+                        v
+                    };
+                    let mut deps = Vec::with_capacity(dependent.0.len());
+                    for (i, need) in &dependent.0 {
+                        if let Some(p) = props.get(usize::from(*i)) {
+                            deps.push((
+                                p.name.clone(),
+                                CVal::Arr(
+                                    names(need)
+                                        .into_iter()
+                                        .map(|n| CVal::Str(n.to_owned()))
+                                        .collect(),
+                                ),
+                            ));
+                        }
+                    }
+                    m.push(("dependentRequired".into(), CVal::Obj(deps)));
+                }
                 match extra {
                     None => m.push(("additionalProperties".into(), CVal::Bool(false))),
                     Some(x) if matches!(self.nodes[*x as usize].kind, Kind::Any) => {}

@@ -36,6 +36,8 @@ const SUPPORTED: &[&str] = &[
     "allOf",
     "anyOf",
     "const",
+    "dependencies",
+    "dependentRequired",
     "enum",
     "exclusiveMaximum",
     "exclusiveMinimum",
@@ -68,8 +70,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "$recursiveRef",
     "$vocabulary",
     "contains",
-    "dependencies",
-    "dependentRequired",
     "dependentSchemas",
     "else",
     "if",
@@ -298,6 +298,8 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "additionalProperties",
             "maxProperties",
             "minProperties",
+            "dependentRequired",
+            "dependencies",
         ],
         "array" => &[
             "items",
@@ -454,9 +456,23 @@ impl Compiler {
                 // Keys are strings: `propertyNames` of `{"type":"string"}` (what Zod writes for
                 // a record) or `true` constrains nothing. Any other is refused below.
                 "propertyNames" if vacuous_names(s.get("propertyNames")) => {}
+                // `uniqueItems: false` constrains nothing; `true` is refused below.
+                "uniqueItems" if s.get("uniqueItems") == Some(&Json::Bool(false)) => {}
                 // Array-form `items` and `additionalItems` are draft-07's and 2019-09's;
                 // `prefixItems` is 2020-12's: each is refused in the other dialects.
                 "additionalItems" if self.dialect == Dialect::Draft2020 => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
+                "dependencies" if self.dialect != Dialect::Draft7 => {
+                    return Err(E::UnsupportedKeyword {
+                        keyword: (*k).to_owned(),
+                        at: at.to_owned(),
+                    });
+                }
+                "dependentRequired" if self.dialect == Dialect::Draft7 => {
                     return Err(E::UnsupportedKeyword {
                         keyword: (*k).to_owned(),
                         at: at.to_owned(),
@@ -864,6 +880,7 @@ impl Compiler {
                     .map(|v| count_2020(v, "minProperties", at))
                     .transpose()?
                     .unwrap_or(0);
+                let dependent = self.dependent_required(s, &props, at)?;
                 Kind::Object {
                     all: first_n(props.len()),
                     props,
@@ -871,6 +888,7 @@ impl Compiler {
                     max_properties,
                     extra,
                     min_properties,
+                    dependent,
                 }
             }
             "array" => {
@@ -1268,6 +1286,75 @@ impl Compiler {
         Ok(())
     }
 
+    /// `dependentRequired` (2019-09, 2020-12) or draft-07's `dependencies` in its array form,
+    /// over declared properties only. Never inlined: the schema compiler recurses through
+    /// the caller, whose frame stays small.
+    #[inline(never)]
+    fn dependent_required(
+        &self,
+        s: &Json,
+        props: &[crate::grammar::Prop],
+        at: &str,
+    ) -> Result<Option<Box<crate::grammar::Dependent>>> {
+        let kw = if self.dialect == Dialect::Draft7 {
+            "dependencies"
+        } else {
+            "dependentRequired"
+        };
+        let Some(v) = s.get(kw) else {
+            return Ok(None);
+        };
+        let Json::Obj(m) = v else {
+            return Err(invalid(
+                kw,
+                at,
+                "must be an object of arrays of property names",
+            ));
+        };
+        let index = |n: &str| props.iter().position(|p| p.name == n);
+        let mut out = Vec::with_capacity(m.len());
+        for (name, need) in m {
+            let Json::Arr(names) = need else {
+                // draft-07's schema form is dependentSchemas, not implemented.
+                return Err(E::UnsupportedKeyword {
+                    keyword: kw.to_owned(),
+                    at: at.to_owned(),
+                });
+            };
+            let Some(i) = index(name) else {
+                return Err(invalid(
+                    kw,
+                    at,
+                    "names a property not declared in properties (only declared ones are tracked)",
+                ));
+            };
+            let mut bits = [0u64; 4];
+            for (j, n) in names.iter().enumerate() {
+                let Json::Str(n) = n else {
+                    return Err(invalid(
+                        kw,
+                        at,
+                        "must be an object of arrays of property names",
+                    ));
+                };
+                if names[..j].contains(&Json::Str(n.clone())) {
+                    return Err(invalid(kw, at, "names a property twice"));
+                }
+                let Some(k) = index(n) else {
+                    return Err(invalid(
+                        kw,
+                        at,
+                        "names a property not declared in properties (only declared ones are tracked)",
+                    ));
+                };
+                bits[k / 64] |= 1 << (k % 64);
+            }
+            // At most 256 properties.
+            out.push((i as u16, bits));
+        }
+        Ok(Some(Box::new(crate::grammar::Dependent(out))))
+    }
+
     /// Whether nodes `a` and `b` accept the same values because they are the same schema
     /// (annotations aside), compared structurally; `false` when unsure (past
     /// [`MAX_SCHEMA_NESTING`] levels).
@@ -1294,6 +1381,7 @@ impl Compiler {
                     max_properties: m1,
                     extra: e1,
                     min_properties: n1,
+                    dependent: d1,
                 },
                 Kind::Object {
                     props: p2,
@@ -1302,9 +1390,11 @@ impl Compiler {
                     max_properties: m2,
                     extra: e2,
                     min_properties: n2,
+                    dependent: d2,
                 },
             ) => {
-                a1 == a2
+                d1 == d2
+                    && a1 == a2
                     && r1 == r2
                     && m1 == m2
                     && n1 == n2

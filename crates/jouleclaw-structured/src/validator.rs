@@ -1300,10 +1300,18 @@ impl StructuredValidator {
             Kind::Object {
                 required,
                 min_properties,
+                dependent,
                 ..
             } if !bits_any(&and_not(required, &f.seen)) => {
                 if f.count < *min_properties {
                     return Err(ctr(C::TooFewProperties));
+                }
+                // A present property's dependents (`dependentRequired`).
+                for (i, need) in dependent.iter().flat_map(|d| d.0.iter()) {
+                    let i = usize::from(*i);
+                    if f.seen[i / 64] & (1 << (i % 64)) != 0 && bits_any(&and_not(need, &f.seen)) {
+                        return Err(ctr(C::MissingProperty));
+                    }
                 }
             }
             Kind::Any => {}

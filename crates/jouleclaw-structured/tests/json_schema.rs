@@ -239,6 +239,7 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
             (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
+            (r#"{"type":"array","uniqueItems":1}"#, "uniqueItems"),
             // Draft-07's and 2019-09's, not 2020-12's (the default dialect).
             (
                 r#"{"type":"array","additionalItems":false}"#,
@@ -1164,11 +1165,12 @@ fn draft_07_and_2019_09_schemas_compile_with_their_meanings() {
                 Some("prefixItems".into())
             )
         );
-        // `dependencies` (dependentRequired / dependentSchemas) is not implemented.
+        // `dependencies` in its schema form (dependentSchemas) is not implemented (2019-09:
+        // not its vocabulary at all).
         assert_eq!(
             js_err(&with_dialect(
                 uri,
-                r#""type":"object","dependencies":{"a":["b"]}"#
+                r#""type":"object","properties":{"a":{}},"dependencies":{"a":{"required":["b"]}}"#
             )),
             (
                 "schema_unsupported_keyword".into(),
@@ -1328,4 +1330,95 @@ fn all_of_object_schemas_merge_where_that_is_their_meaning() {
         );
         assert!(e.to_string().contains(why), "{schema}: {e}");
     }
+}
+
+#[test]
+fn unique_items_false_constrains_nothing() {
+    let g = js(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":false}"#);
+    accepted(&g, "[1,1]");
+    assert_eq!(
+        g.digest(),
+        js(r#"{"type":"array","items":{"type":"integer"}}"#).digest()
+    );
+    // Its neighbour, `true`, is still refused (not implemented).
+    assert_eq!(
+        js_err(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":true}"#),
+        (
+            "schema_unsupported_keyword".into(),
+            Some("uniqueItems".into())
+        )
+    );
+}
+
+#[test]
+fn dependent_required_and_draft_07_dependencies_require_the_named_properties() {
+    let body = r#""type":"object","properties":{"card":{"type":"string"},"cvv":{"type":"string"},"zip":{"type":"string"}}"#;
+    let docs = [
+        r#"{"card":"1","cvv":"2","zip":"3"}"#,
+        r#"{"card":"1"}"#,
+        r#"{"card":"1","cvv":"2"}"#,
+        r#"{"zip":"3"}"#,
+        r#"{}"#,
+    ];
+    let g = agrees_with_jsonschema(
+        &format!(r#"{{{body},"dependentRequired":{{"card":["cvv","zip"]}}}}"#),
+        &docs,
+    );
+    refused(&g, r#"{"card":"1","cvv":"2"}"#, "missing_property", 21, "");
+    let d7 = agrees_with_jsonschema(
+        &with_dialect(
+            DRAFT7,
+            &format!(r#"{body},"dependencies":{{"card":["cvv","zip"]}}"#),
+        ),
+        &docs,
+    );
+    // The same grammar and digest in both spellings; the projection writes dependentRequired.
+    assert_eq!(d7.digest(), g.digest());
+    let p = String::from_utf8(g.projection().to_vec()).unwrap();
+    assert!(
+        p.contains(r#""dependentRequired":{"card":["cvv","zip"]}"#),
+        "{p}"
+    );
+    assert_eq!(
+        Grammar::compile_json_schema(g.projection())
+            .unwrap()
+            .digest(),
+        g.digest()
+    );
+    // Refused neighbours: each keyword outside its dialects; an undeclared name; a repeat.
+    assert_eq!(
+        js_err(&format!(r#"{{{body},"dependencies":{{"card":["cvv"]}}}}"#)),
+        (
+            "schema_unsupported_keyword".into(),
+            Some("dependencies".into())
+        )
+    );
+    assert_eq!(
+        js_err(&with_dialect(
+            DRAFT7,
+            &format!(r#"{body},"dependentRequired":{{"card":["cvv"]}}"#)
+        )),
+        (
+            "schema_unsupported_keyword".into(),
+            Some("dependentRequired".into())
+        )
+    );
+    assert_eq!(
+        js_err(&format!(
+            r#"{{{body},"dependentRequired":{{"card":["pin"]}}}}"#
+        )),
+        (
+            "schema_invalid_keyword".into(),
+            Some("dependentRequired".into())
+        )
+    );
+    assert_eq!(
+        js_err(&format!(
+            r#"{{{body},"dependentRequired":{{"card":["cvv","cvv"]}}}}"#
+        )),
+        (
+            "schema_invalid_keyword".into(),
+            Some("dependentRequired".into())
+        )
+    );
 }
