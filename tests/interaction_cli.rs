@@ -224,11 +224,11 @@ fn a_call_that_does_not_verify_is_refused_never_counted() {
     let o = metrics(std::slice::from_ref(&da));
     assert_eq!(code(&o), 1, "{}", text(&o));
     assert!(text(&o).contains("stream_mismatch"), "{}", text(&o));
-    // Missing.
+    // Missing: the final seal (stream-seal/2) commits to it.
     std::fs::remove_file(&doc).unwrap();
     let o = metrics(std::slice::from_ref(&da));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("absent"), "{}", text(&o));
+    assert!(text(&o).contains("document_missing"), "{}", text(&o));
     // Restored: counted again.
     std::fs::write(&doc, &good).unwrap();
     assert_eq!(code(&metrics(&[da, db])), 0);
