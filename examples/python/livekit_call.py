@@ -277,8 +277,10 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
                 if after is None:
                     due = now_ns - started > 1 * NS
                 else:
-                    # the agent's answer (after what the user said last) arrived `after` ago
-                    answer = [s for s in far.speech_starts if s > far.said[-1][2]]
+                    # the agent's answer (to what the user said last, begun once the user
+                    # began it: under load the agent may start before the question's tail)
+                    # arrived `after` ago
+                    answer = [s for s in far.speech_starts if s > far.said[-1][1]]
                     due = bool(answer) and now_ns - answer[0] >= after * NS
                 if due:
                     speaking_since, pos = now_ns, 0
