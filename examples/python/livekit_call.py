@@ -277,8 +277,10 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
                 if after is None:
                     due = now_ns - started > 1 * NS
                 else:
-                    # the agent's answer (after what the user said last) arrived `after` ago
-                    answer = [s for s in far.speech_starts if s > far.said[-1][2]]
+                    # the agent's answer (to what the user said last, begun once the user
+                    # began it: under load the agent may start before the question's tail)
+                    # arrived `after` ago
+                    answer = [s for s in far.speech_starts if s > far.said[-1][1]]
                     due = bool(answer) and now_ns - answer[0] >= after * NS
                 if due:
                     speaking_since, pos = now_ns, 0
@@ -353,14 +355,12 @@ def compare(result: CallResult) -> list[dict]:
         b = s["barge_in_ts_ns"]
         nxt = min((d["ts_ns"] for d in a["decisions"]
                    if d["kind"] == "playback_started" and d["ts_ns"] > b), default=None)
-        # the next answer reaches the far end later than it is handed over: cut the far end's
-        # frames at the first speech that follows a silence of 300 ms after `nxt`
-        far_after = [t for t in speech if t >= b]
-        far_last = None
-        for i, t in enumerate(far_after):
-            if nxt is not None and t > nxt and i > 0 and t - far_after[i - 1] > 300 * MS:
-                break
-            far_last = t
+        # The next answer is handed over from `nxt` on and reaches the far end after it (60 ms
+        # at the earliest here); what the interrupted answer left in the source queue was
+        # cleared before `nxt` and arrives before it: far-end speech before `nxt` is the
+        # interrupted answer's.
+        far_after = [t for t in speech if t >= b and (nxt is None or t < nxt)]
+        far_last = max(far_after) if far_after else None
         agent_speech = [t for t, rms in a["sent_levels"]
                         if rms > SPEECH_RMS and t >= b and (nxt is None or t < nxt)]
         agent_last = max(agent_speech) if agent_speech else None
