@@ -16,7 +16,8 @@ jc_check "cargo build --bin jouleclaw" cargo build -q --bin jouleclaw
 jc_check "pip install ./bindings/python" "$JC_VENV/bin/pip" install -q --disable-pip-version-check \
     --force-reinstall --no-deps ./bindings/python
 jc_check "pytest bindings/python/tests" env JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" \
-    "$py" -m pytest -q bindings/python/tests --ignore bindings/python/tests/test_real_cascade.py
+    "$py" -m pytest -q bindings/python/tests --ignore bindings/python/tests/test_real_cascade.py \
+    --ignore bindings/python/tests/test_livekit.py --ignore bindings/python/tests/test_livekit_call.py
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 jc_check "examples/python/pipecat_receipts.py" "$py" examples/python/pipecat_receipts.py --out "$out/receipts"
