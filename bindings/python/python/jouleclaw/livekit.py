@@ -251,6 +251,13 @@ class ReceiptObserver:
         keep_receipts: How many of the latest receipts (and windows' audio) are kept.
         seal_every: Seal the stream every this many windows (default ``None``: unsealed).
         window_signatures: With ``seal_every``: ``"all"``, ``"non_pass"`` or ``"none"``.
+        vantage: ``"sent"`` to sign a ``stop-latency/2`` document that states its audio times
+            mark the hand-over to the room's audio source (the default, ``None``, signs
+            ``stop-latency/1``, which states nothing).
+        excluded_buffer_ns: With ``vantage``: the audio buffered after that point which the
+            stop latency does not include, when known. In livekit-agents 1.8.9 RoomIO's audio
+            source queues 200 ms (``queue_size_ms=200``); the server, Opus and the far end's
+            jitter buffer follow and are not known here.
     """
 
     def __init__(
@@ -268,6 +275,8 @@ class ReceiptObserver:
         keep_receipts: int = 1024,
         seal_every: Optional[int] = None,
         window_signatures: str = "all",
+        vantage: Optional[str] = None,
+        excluded_buffer_ns: Optional[int] = None,
     ):
         if out_dir is not None:
             out = Path(out_dir)
@@ -286,6 +295,8 @@ class ReceiptObserver:
             seal_every=seal_every,
             window_signatures=window_signatures,
             out_dir=None if out_dir is None else str(out_dir),
+            vantage=vantage,
+            excluded_buffer_ns=excluded_buffer_ns,
         )
         self._spec = self._pipeline.spec
         self._max_chunk = self._spec.max_chunk_bytes
