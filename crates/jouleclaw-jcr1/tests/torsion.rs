@@ -488,3 +488,74 @@ fn valid_key_refuses_every_non_canonical_encoding_by_its_encoding() {
         "only {refused} non-canonical encodings decompress"
     );
 }
+
+/// The shared profile of signed documents (`cose::document`, used by stop-latency/1 and /2
+/// and interaction-metrics/1): a key with a torsion component is refused even where the
+/// cofactorless equation holds, and an `R` with a torsion component under a prime-order key
+/// is refused by `verify_strict` itself (no separate check of `R`).
+#[test]
+fn the_document_profile_refuses_a_torsion_key_and_a_mixed_order_r() {
+    use cose::document::{self, DocumentCoseCode};
+    const CT: &str = "application/vnd.jouleclaw.test+json";
+    // A' = aB + T (T of order 2), R = rB, S = r + k·a: [S]B = R + [k]A' exactly when k is
+    // even. Find such a message; verify_strict accepts it, the profile must not.
+    let mut found = 0;
+    for n in 0..64u64 {
+        let signer = TorsionSigner::new(5, nonce(n), EdwardsPoint::default(), EIGHT_TORSION[4]);
+        let key = signer.verifying_key();
+        let signed = document::sign(
+            &signer,
+            CT,
+            "did:example:s",
+            "s:doc",
+            format!("doc {n}").into_bytes(),
+        )
+        .unwrap();
+        let sig = Signature::from_bytes(
+            &signed.cose_sign1[signed.cose_sign1.len() - 64..]
+                .try_into()
+                .unwrap(),
+        );
+        if key.verify_strict(&signed.to_be_signed, &sig).is_ok() {
+            found += 1;
+            assert_eq!(
+                document::verify(&signed.cose_sign1, &key, CT, 1 << 20).unwrap_err(),
+                DocumentCoseCode::BadSignature,
+                "message {n}"
+            );
+        }
+    }
+    assert!(found > 0, "no message made the cofactorless equation hold");
+    // A prime-order key and R = rB + T, T of order 8: refused, and so by verify_strict alone.
+    let signer = TorsionSigner::new(6, nonce(1), EIGHT_TORSION[1], EdwardsPoint::default());
+    let key = signer.verifying_key();
+    let signed = document::sign(&signer, CT, "did:example:s", "s:doc", b"doc".to_vec()).unwrap();
+    let sig = Signature::from_bytes(
+        &signed.cose_sign1[signed.cose_sign1.len() - 64..]
+            .try_into()
+            .unwrap(),
+    );
+    assert!(key.verify_strict(&signed.to_be_signed, &sig).is_err());
+    assert_eq!(
+        document::verify(&signed.cose_sign1, &key, CT, 1 << 20).unwrap_err(),
+        DocumentCoseCode::BadSignature
+    );
+    // The neighbour: the same signer without torsion verifies, and its claims come back.
+    let signer = TorsionSigner::new(
+        6,
+        nonce(1),
+        EdwardsPoint::default(),
+        EdwardsPoint::default(),
+    );
+    let key = signer.verifying_key();
+    let signed = document::sign(&signer, CT, "did:example:s", "s:doc", b"doc".to_vec()).unwrap();
+    let v = document::verify(&signed.cose_sign1, &key, CT, 1 << 20).unwrap();
+    assert_eq!(
+        (v.iss.as_str(), v.sub.as_str(), v.payload.as_slice()),
+        ("did:example:s", "s:doc", &b"doc"[..])
+    );
+    assert_eq!(
+        document::verify(&signed.cose_sign1, &key, "application/other+json", 1 << 20).unwrap_err(),
+        DocumentCoseCode::ContentTypeMismatch
+    );
+}

@@ -4,67 +4,9 @@ use core::fmt;
 
 use crate::document::Refusal;
 
-/// Why a signed document was refused, before its payload was decoded (or after: `iss`/`sub`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CoseCode {
-    /// Over [`crate::MAX_SIGNED_BYTES`].
-    TooLarge,
-    /// An untagged COSE_Sign1 (`0x84`).
-    Untagged,
-    /// Another tag than 18.
-    WrongTag,
-    /// Not a well-formed COSE_Sign1.
-    Malformed,
-    /// The payload is detached (`nil`).
-    PayloadDetached,
-    /// The unprotected header is not `{}`.
-    UnprotectedNotEmpty,
-    /// `alg` is not -8 (EdDSA).
-    AlgNotEdDsa,
-    /// The content type is not [`crate::STOP_LATENCY_CONTENT_TYPE`].
-    ContentTypeMismatch,
-    /// `kid` is not 32 bytes.
-    BadKid,
-    /// Label 15 is not `{1: tstr, 2: tstr}`.
-    BadCwtClaims,
-    /// The protected bytes are not the profile's deterministic encoding.
-    ProtectedNotCanonical,
-    /// The envelope is not the deterministic encoding of its parts (or the signature is not
-    /// 64 bytes).
-    EnvelopeNotCanonical,
-    /// `kid` is not the verifying key's.
-    UnknownKid,
-    /// The signature does not verify (or the key or `R` has a torsion component).
-    BadSignature,
-    /// CWT `iss` is not the document's steward.
-    IssMismatch,
-    /// CWT `sub` is not `<stream_id>:stop-latency`.
-    SubMismatch,
-}
-
-impl CoseCode {
-    /// The stable code.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::TooLarge => "cose_too_large",
-            Self::Untagged => "cose_untagged",
-            Self::WrongTag => "cose_wrong_tag",
-            Self::Malformed => "cose_malformed",
-            Self::PayloadDetached => "cose_payload_detached",
-            Self::UnprotectedNotEmpty => "cose_unprotected_not_empty",
-            Self::AlgNotEdDsa => "cose_alg_not_eddsa",
-            Self::ContentTypeMismatch => "cose_content_type_mismatch",
-            Self::BadKid => "cose_bad_kid",
-            Self::BadCwtClaims => "cose_bad_cwt_claims",
-            Self::ProtectedNotCanonical => "cose_protected_not_canonical",
-            Self::EnvelopeNotCanonical => "cose_envelope_not_canonical",
-            Self::UnknownKid => "cose_unknown_kid",
-            Self::BadSignature => "cose_bad_signature",
-            Self::IssMismatch => "cose_iss_mismatch",
-            Self::SubMismatch => "cose_sub_mismatch",
-        }
-    }
-}
+/// Why a signed document was refused by the COSE profile every document kind shares
+/// (`jouleclaw_jcr1::cose::document`), with its stable codes.
+pub use jouleclaw_jcr1::cose::document::DocumentCoseCode as CoseCode;
 
 /// Every failure of the crate.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,6 +15,7 @@
 //! ([`read_public_key_file`], [`SoftwareSigner::read_key_file`]).
 
 mod batch;
+pub mod document;
 mod keyfile;
 mod profile;
 mod sequence;
