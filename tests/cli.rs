@@ -1719,7 +1719,11 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     // A run sealed before stream-seal/2: the same receipts re-sealed with a stream-seal/1 final
     // seal (Ed25519 is deterministic: the first two checkpoints are byte for byte the run's),
     // and summary.json's hashes of the two seal files updated to match.
-    let (v1_seals, v1_inclusion) = {
+    // The same receipts re-sealed by the steward (Ed25519 is deterministic: the checkpoints
+    // before the final one are byte for byte the run's), with a stream-seal/1 final seal
+    // (`None`: a run sealed before stream-seal/2) or a stream-seal/2 one committing to
+    // `documents`; summary.json's hashes of the two seal files updated to match.
+    let reseal = |documents: Option<jouleclaw_stack::seal::SealedDocuments>| {
         let signer = SoftwareSigner::rfc8032_test_key();
         let mut sealer = jouleclaw_stack::seal::StreamSealer::new(
             "stream-demo",
@@ -1735,23 +1739,42 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
                 .unwrap();
             let n = i + 1;
             if n % 5 == 0 || n == lines.len() {
-                let b = sealer.checkpoint(&signer, n == lines.len()).unwrap();
+                let b = match (&documents, n == lines.len()) {
+                    (Some(d), true) => sealer.finish_with_documents(&signer, d.clone()),
+                    (_, last) => sealer.checkpoint(&signer, last),
+                }
+                .unwrap();
                 seals.extend_from_slice(&b.checkpoint.cose_sign1);
                 for (_, r) in b.inclusion {
                     inclusion.extend_from_slice(&r);
                 }
             }
         }
-        (seals, inclusion)
-    };
-    let v1_summary = {
         let h = |b: &[u8]| blake3::hash(b).to_hex().to_string();
         let text = std::fs::read_to_string(sealed.join("summary.json")).unwrap();
         let old_seals = h(&std::fs::read(sealed.join("seals.cbor")).unwrap());
         let old_inclusion = h(&std::fs::read(sealed.join("inclusion.cbor")).unwrap());
         assert!(text.contains(&old_seals) && text.contains(&old_inclusion));
-        text.replace(&old_seals, &h(&v1_seals))
-            .replace(&old_inclusion, &h(&v1_inclusion))
+        let summary = text
+            .replace(&old_seals, &h(&seals))
+            .replace(&old_inclusion, &h(&inclusion));
+        (seals, inclusion, summary)
+    };
+    let (v1_seals, v1_inclusion, v1_summary) = reseal(None);
+    // Re-sealed listing stop-latency.cbor under two kinds (its real digest under both).
+    let (twice_seals, twice_inclusion, twice_summary) = {
+        let digest = |f: &str| {
+            jouleclaw_stack::seal::document_digest(&std::fs::read(sealed.join(f)).unwrap())
+        };
+        let docs = [
+            ("stop-latency/1", digest("stop-latency.cbor")),
+            ("stop-latency/2", digest("stop-latency.cbor")),
+            ("interaction-metrics/1", digest("interaction-metrics.cbor")),
+        ]
+        .into_iter()
+        .map(|(k, d)| (k.to_owned(), d))
+        .collect();
+        reseal(Some(docs))
     };
     let unsealed = &dirs["unsealed"];
     let ujsonl = std::fs::read(unsealed.join("receipts.jsonl")).unwrap();
@@ -2040,6 +2063,17 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             "sealed",
             "the steward re-signs stop-latency.cbor after sealing: the barge-in 170 ms past the deadline dropped, the other moved onto its last audio (p50 0 ms, 0 past the deadline); the final seal's digest no longer matches, and a receipt's barge_in_ignored contradicts it",
             json!([w("stop-latency.cbor", &rewritten_stop_latency)]),
+            "failed",
+        ),
+        row(
+            "sealed_document_under_two_kinds",
+            "sealed",
+            "the steward re-seals listing stop-latency.cbor under both stop-latency/1 and stop-latency/2: one file, one kind",
+            json!([
+                w("seals.cbor", &twice_seals),
+                w("inclusion.cbor", &twice_inclusion),
+                w("summary.json", twice_summary.as_bytes())
+            ]),
             "failed",
         ),
         row(

@@ -297,6 +297,16 @@ fn the_output_never_replaces_an_input_nor_follows_a_symlink() {
     std::os::unix::fs::symlink(&jsonl, &link).unwrap();
     expect(&report(&d, &[&"-o", &link]), 2);
     assert_eq!(std::fs::read(&jsonl).unwrap(), before);
+    // The signed documents are inputs too: never written over, directly or through a link.
+    for doc in ["stop-latency.cbor", "interaction-metrics.cbor"] {
+        let path = d.join(doc);
+        let kept = std::fs::read(&path).unwrap();
+        expect(&report(&d, &[&"-o", &path]), 2);
+        let link = t.path(&format!("{doc}.html"));
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        expect(&report(&d, &[&"-o", &link]), 2);
+        assert_eq!(std::fs::read(&path).unwrap(), kept, "{doc}");
+    }
     // A planted symlink to elsewhere is never followed: the rename replaces the link itself.
     let victim = t.path("victim");
     std::fs::write(&victim, b"keep").unwrap();

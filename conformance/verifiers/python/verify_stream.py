@@ -317,6 +317,10 @@ def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
             chk.add("document_kind_unknown", "seals.cbor",
                     f"the final seal commits to a {kind!r} document, a kind this verifier cannot check")
     for name, kinds in DOCUMENT_FILES.items():
+        if sum(k in docs for k in kinds) > 1:
+            chk.add("document_kind_mismatch", "seals.cbor",
+                    f"the final seal commits to {name} under more than one kind")
+            continue
         kind = next((k for k in kinds if k in docs), kinds[0])
         listed = docs.get(kind)
         try:

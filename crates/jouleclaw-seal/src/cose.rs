@@ -450,9 +450,11 @@ fn prime_order_point(bytes: &[u8; 32]) -> bool {
         .is_some_and(|p| p.is_torsion_free() && !p.is_small_order())
 }
 
-/// `verify_strict`, plus a refusal of any `A` or `R` with a torsion component, so that nothing
-/// a strict single verification with a torsion check refuses is ever accepted.
-/// `key_prime` is `prime_order_point(key)`, computed once per key by [`SealVerifier::new`].
+/// `verify_strict` under a key of prime order: a key with a torsion component is refused
+/// (`torsion`; `key_prime` is `prime_order_point(key)`, computed once per key by
+/// [`SealVerifier::new`]). `R` is not checked apart: with a torsion-free key `[s]B - [k]A` has
+/// no torsion component, so `verify_strict`'s cofactorless equation refuses any `R` with one
+/// (`bad_signature`), as the receipts' profile (`jouleclaw_jcr1::cose::ValidKey`) relies on.
 fn check_signature(
     key: &VerifyingKey,
     key_prime: bool,
@@ -460,9 +462,7 @@ fn check_signature(
     signature: &[u8],
 ) -> Result<()> {
     let sig = <[u8; 64]>::try_from(signature).map_err(|_| CoseCode::BadSignature)?;
-    let mut r = [0u8; 32];
-    r.copy_from_slice(&sig[..32]);
-    if !key_prime || !prime_order_point(&r) {
+    if !key_prime {
         return Err(CoseCode::Torsion.into());
     }
     key.verify_strict(tbs, &Signature::from_bytes(&sig))

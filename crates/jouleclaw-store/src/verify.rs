@@ -511,6 +511,16 @@ fn check_sealed_documents(
     }
     for &(file, kinds) in DOCUMENT_FILES {
         let path = dir.join(file);
+        if kinds.iter().filter(|k| docs.contains_key(**k)).count() > 1 {
+            report.problem(
+                "document_kind_mismatch",
+                SEALS_CBOR,
+                None,
+                None,
+                format!("the final seal commits to {file} under more than one kind"),
+            );
+            continue;
+        }
         let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
         let kind = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
         let listed = listed.map(|(_, d)| d);

@@ -120,6 +120,13 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
             {
                 audit.problems.push(format!("not_witnessed: {why}"));
             }
+            // interaction-metrics.cbor, when there is one (spec/INTERACTION-METRICS-V1.md):
+            // its signature and binding, as receipts verify DIR checks them.
+            if d.join(crate::interaction::FILE).symlink_metadata().is_ok() {
+                audit
+                    .problems
+                    .extend(crate::interaction::check(&key, &d)?.problems);
+            }
             audits.push(audit);
         }
         return report(&audits);

@@ -221,6 +221,8 @@ pub(crate) struct Report {
     pub(crate) allow_unsealed: bool,
     /// stop-latency.cbor, verified and checked against the receipts.
     pub(crate) stop_latency: crate::stop_latency::Evidence,
+    /// interaction-metrics.cbor, verified and checked against the receipts.
+    pub(crate) interaction: crate::interaction::Evidence,
 }
 
 impl Report {
@@ -323,6 +325,7 @@ fn build(
     }
     let (cols, per) = columns.finish(&store);
     let stop_latency = crate::stop_latency::check(&key, dir)?;
+    let interaction = crate::interaction::check(&key, dir)?;
     Ok(Report {
         public_key_hex: hex::encode(key.as_bytes()),
         kid_hex: hex::encode(cose::kid(&key)),
@@ -338,6 +341,7 @@ fn build(
         policy,
         allow_unsealed,
         stop_latency,
+        interaction,
     })
 }
 
@@ -369,7 +373,17 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
     let report = build(dir, key, key_source, args.allow_unsealed)?;
     let page = html::render(&report);
     let dest = args.out.clone().unwrap_or_else(|| dir.join("report.html"));
-    let mut inputs: Vec<PathBuf> = COMMIT_ORDER.iter().map(|n| dir.join(n)).collect();
+    // Never written over: the run's files and its signed documents.
+    let mut inputs: Vec<PathBuf> = COMMIT_ORDER
+        .iter()
+        .copied()
+        .chain(
+            jouleclaw_stack::store::layout::DOCUMENT_FILES
+                .iter()
+                .map(|(file, _)| *file),
+        )
+        .map(|n| dir.join(n))
+        .collect();
     inputs.extend(args.public.clone());
     let input_refs: Vec<&Path> = inputs.iter().map(PathBuf::as_path).collect();
     jouleclaw_stack::store::writer::write_output(&dest, page.as_bytes(), &input_refs)?;
@@ -384,7 +398,12 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
         tell!("WARNING: the receipts are signed with the published RFC 8032 test key.");
     }
     tell_problems(&report.store);
-    for p in &report.stop_latency.problems {
+    for p in report
+        .stop_latency
+        .problems
+        .iter()
+        .chain(&report.interaction.problems)
+    {
         tell!("{}", crate::out::untrusted(p));
     }
     let line = verdict_line(&report.store);
@@ -398,6 +417,13 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
             "{}: {} problems",
             crate::stop_latency::FILE,
             report.stop_latency.problems.len()
+        )));
+    }
+    if !report.interaction.problems.is_empty() {
+        return Err(Failure::Refused(format!(
+            "{}: {} problems",
+            crate::interaction::FILE,
+            report.interaction.problems.len()
         )));
     }
     outcome_result(&report.store, args.allow_unsealed)

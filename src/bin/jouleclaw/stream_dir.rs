@@ -104,7 +104,13 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
 /// Whether the call's documents are inside its seal: the kinds a `stream-seal/2` final seal
 /// commits to, or, for a run sealed before that version, that its stop latency is not sealed.
 pub(crate) fn documents_line(report: &DirReport, dir: &Path) -> Option<String> {
-    if !report.sealed || report.final_tree_size == 0 {
+    if !report.sealed
+        || report.final_tree_size == 0
+        || report
+            .problems
+            .iter()
+            .any(|p| p.code.starts_with("document_"))
+    {
         return None;
     }
     match &report.sealed_documents {

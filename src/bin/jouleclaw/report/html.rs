@@ -759,6 +759,19 @@ pub(crate) fn render(report: &Report) -> String {
     timeline(&mut out, report);
     barge_ins(&mut out, report);
     crate::stop_latency::html_section(&mut out, &report.stop_latency, esc);
+    if !report.interaction.problems.is_empty() {
+        out.push_str(
+            "<section id=\"interaction\"><h2>Interaction metrics</h2>\
+             <p class=\"badge bad\">NOT VERIFIED: interaction-metrics.cbor</p>\
+             <ul class=\"problems\" id=\"interaction-problems\">",
+        );
+        for p in &report.interaction.problems {
+            out.push_str("<li>");
+            out.push_str(&esc(p));
+            out.push_str("</li>");
+        }
+        out.push_str("</ul></section>");
+    }
     summary(&mut out, report);
     receipts_table(&mut out, report);
     out.push_str(
