@@ -30,7 +30,7 @@ import cbor2
 import check_stop_latency as sl
 from check_stop_latency import Refused, bstr, fields, null_or_wrong, sig_structure, string, tstr, uint, uint_or_null
 from check_voice_turn import Report, expect
-from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, thumbprint
+from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_supported_dependencies, thaw, thumbprint
 
 FILE = "interaction-metrics-vectors.json"
 SCHEMA_FILE = "interaction-metrics-1.schema.json"
@@ -154,7 +154,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if not data or data[0] != 0xD2:
         raise Refused("cose_untagged" if data[:1] == b"\x84" else "cose_wrong_tag" if data and data[0] >> 5 == 6 else "cose_malformed")
     try:
-        item = cbor2.loads(data)
+        item = thaw(cbor2.loads(data))
     except Exception:  # noqa: BLE001 - any decoding failure is malformed
         raise Refused("cose_malformed") from None
     if not isinstance(item, cbor2.CBORTag) or item.tag != 18 or not isinstance(item.value, list) or len(item.value) != 4:
@@ -169,7 +169,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if unprotected:
         raise Refused("cose_unprotected_not_empty")
     try:
-        header = cbor2.loads(protected)
+        header = thaw(cbor2.loads(protected))
     except Exception:  # noqa: BLE001
         raise Refused("cose_malformed") from None
     if not isinstance(header, dict):
@@ -394,6 +394,7 @@ def run(directory: Path, rep) -> None:
 
 
 def main(argv: list[str]) -> int:
+    require_supported_dependencies("check_interaction_metrics.py")
     here = Path(__file__).resolve().parent
     directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
     rep = Report()
