@@ -27,7 +27,8 @@ with ``jouleclaw.pipecat.ReceiptObserver`` attached. Scenarios (``--scenario``):
     polite   the user cuts in mid-sentence; Pipecat interrupts the bot
     rude     the same call with interruptions off (enable_interruptions=False)
     leaky    polite, but the TTS provider keeps streaming 300 ms of the cancelled reply after
-             the interruption (the transport speaks again while the user still talks)
+             the interruption (the transport speaks again while the user still talks); not in
+             the suite: 2 of 5 runs here did not end within the time limit (cause not found)
     buffered rude, behind a 200 ms device buffer after the transport's write
     ahead    no barge-in; the TTS generates each sentence at once
     ahead-rude  the TTS streams at 10x real time; the user cuts in; interruptions off
@@ -398,15 +399,16 @@ class EspeakTTSService(TTSService):
 
 class LeakyEspeakTTS(EspeakTTSService):
     """A provider that keeps streaming the cancelled reply: the reply is streamed in 40 ms
-    chunks at real-time pace, and on an interruption the next `leak_ms` of it are still
+    chunks at twice real time, and on an interruption the next `leak_ms` of it are still
     pushed downstream (what a TTS websocket that ignores the cancel does). Pipecat's output
     transport has drained its queue by then, so it starts speaking again, with a
     ``BotStartedSpeakingFrame``, while the user who cut in is still talking."""
 
     def __init__(self, *, leak_ms: int, **kwargs):
-        super().__init__(chunk_ms=40, speedup=1, **kwargs)
+        super().__init__(chunk_ms=40, speedup=2, **kwargs)
         self._leak_ms = leak_ms
         self._rest = b""
+        self._leak_task: Optional[asyncio.Task] = None
         self.leaked_bytes = 0
 
     async def run_tts(self, text: str, context_id: str) -> AsyncGenerator[Frame, None]:
@@ -415,17 +417,24 @@ class LeakyEspeakTTS(EspeakTTSService):
         for i in range(0, len(pcm), step):
             self._rest = pcm[i + step :]
             yield TTSAudioRawFrame(pcm[i : i + step], self.sample_rate, 1, context_id=context_id)
-            await asyncio.sleep(0.04)
+            # Twice real time: ahead of the playout, never done with a long reply by the time
+            # the user cuts in.
+            await asyncio.sleep(0.02)
         self._rest = b""
 
     async def process_frame(self, frame: Frame, direction: FrameDirection):
         await super().process_frame(frame, direction)
         if isinstance(frame, InterruptionFrame) and self._rest:
             leak, self._rest = self._rest[: self.sample_rate * 2 * self._leak_ms // 1000], b""
-            step = self.sample_rate * 2 * 40 // 1000
-            for i in range(0, len(leak), step):
-                await self.push_frame(TTSAudioRawFrame(leak[i : i + step], self.sample_rate, 1))
             self.leaked_bytes += len(leak)
+            # Pushed from a task of its own, after the interruption has passed on: what a
+            # provider's late frames look like to the rest of the pipeline.
+            self._leak_task = asyncio.get_running_loop().create_task(self._leak(leak))
+
+    async def _leak(self, leak: bytes):
+        step = self.sample_rate * 2 * 40 // 1000
+        for i in range(0, len(leak), step):
+            await self.push_frame(TTSAudioRawFrame(leak[i : i + step], self.sample_rate, 1))
 
 
 # ----------------------------------------------------------------------------------------
@@ -593,6 +602,7 @@ def scenario(name: str, *, interruptions: int = 20) -> Scenario:
             [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=2.0)],
             [weather, Reply("Okay.")],
             leak_ms=300,
+            time_limit_s=120,
         )
     if name == "buffered":
         # Rude, behind a 200 ms device buffer: the listener hears 200 ms more than was sent.
