@@ -6,7 +6,6 @@
 //! inclusion proof). The payload (the root) is always detached.
 
 use coset::cbor::value::Value;
-use curve25519_dalek::edwards::CompressedEdwardsY;
 use ed25519_dalek::{Signature, VerifyingKey};
 use jouleclaw_jcr1::cose::{Signer, kid};
 
@@ -442,16 +441,8 @@ fn one_proof(unprotected: &Value, label: i64) -> Result<Option<(u64, u64, Vec<Ha
     Ok(Some((a, b, hashes)))
 }
 
-/// `true` when the 32 bytes decompress to a point of prime order (no torsion component, not
-/// the identity).
-fn prime_order_point(bytes: &[u8; 32]) -> bool {
-    CompressedEdwardsY(*bytes)
-        .decompress()
-        .is_some_and(|p| p.is_torsion_free() && !p.is_small_order())
-}
-
 /// `verify_strict` under a key of prime order: a key with a torsion component is refused
-/// (`torsion`; `key_prime` is `prime_order_point(key)`, computed once per key by
+/// (`torsion`; `key_prime` is whether `jouleclaw_jcr1::cose::ValidKey` accepts it, computed once per key by
 /// [`SealVerifier::new`]). `R` is not checked apart: with a torsion-free key `[s]B - [k]A` has
 /// no torsion component, so `verify_strict`'s cofactorless equation refuses any `R` with one
 /// (`bad_signature`), as the receipts' profile (`jouleclaw_jcr1::cose::ValidKey`) relies on.
@@ -577,7 +568,7 @@ impl SealVerifier {
     /// A verifier for `key` (its torsion check runs here, once).
     pub fn new(key: VerifyingKey) -> Self {
         Self {
-            key_prime: prime_order_point(key.as_bytes()),
+            key_prime: jouleclaw_jcr1::cose::ValidKey::new(key).is_ok(),
             key,
             verified: std::collections::HashSet::new(),
         }
