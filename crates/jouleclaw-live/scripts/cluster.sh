@@ -1,7 +1,8 @@
 #!/bin/sh
 # Starts (or stops) a 3-node NATS JetStream cluster on loopback for `jouleclaw live` and
-# `jouleclaw audit`: client ports BASE, BASE+1, BASE+2; route ports BASE+10..12; file
-# storage under DIR. Usage: cluster.sh start DIR [BASE]   |   cluster.sh stop DIR
+# `jouleclaw audit`: client ports BASE, BASE+1, BASE+2; route ports BASE+10..12; monitoring
+# (HTTP, for `/healthz`: ok once JetStream has a meta leader) on BASE+20..22; file storage under
+# DIR. Usage: cluster.sh start DIR [BASE]   |   cluster.sh stop DIR
 # The server is $JOULECLAW_NATS_SERVER when set, else nats-server on PATH (Debian's).
 set -eu
 cmd=${1:?start or stop}
@@ -16,6 +17,7 @@ start)
         cat > "$dir/n$i.conf" <<CONF
 server_name: n$i
 listen: 127.0.0.1:$((base + i))
+http: 127.0.0.1:$((base + 20 + i))
 jetstream { store_dir: "$dir/n$i" }
 cluster { name: jc, listen: 127.0.0.1:$((base + 10 + i)), routes: [$routes] }
 CONF
