@@ -15,14 +15,14 @@ cleanup() {
 }
 trap cleanup EXIT
 # Loopback ports nobody listens on (other clusters may run on this machine): BASE..BASE+2 for
-# clients, BASE+10..BASE+12 for routes.
+# clients, BASE+10..BASE+12 for routes, BASE+20..BASE+22 for monitoring.
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 base=${JC_LIVE_PORT_BASE:-}
 for _ in $(seq 1 50); do
     [ -n "$base" ] && break
     try=$((20000 + RANDOM % 20000))
     taken=0
-    for p in $try $((try + 1)) $((try + 2)) $((try + 10)) $((try + 11)) $((try + 12)); do
+    for p in $try $((try + 1)) $((try + 2)) $((try + 10)) $((try + 11)) $((try + 12)) $((try + 20)) $((try + 21)) $((try + 22)); do
         port_taken "$p" && taken=1
     done
     [ "$taken" -eq 0 ] && base=$try
