@@ -1770,8 +1770,11 @@ impl StructuredValidator {
                     return Err(ctr(C::UnknownProperty));
                 };
                 s.state = next;
+                // Only present properties (a repeat) or undeclared names (unknown) can follow:
+                // nothing repeats yet, so the key is one the object no longer allows. A repeat
+                // is `duplicate_property` only when it is whole (at its closing quote).
                 if !bits_any(&and_not(&g.tries.set(next), &f.seen)) {
-                    return Err(ctr(C::DuplicateProperty));
+                    return Err(ctr(C::UnknownProperty));
                 }
             }
             Target::OpenKey => {

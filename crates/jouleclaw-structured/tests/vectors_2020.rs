@@ -539,6 +539,27 @@ fn corpus() -> Vec<(
             "duplicate_property",
             "/w/0",
         ),
+        (
+            "tree",
+            "an undeclared key sharing a present key's first byte",
+            r#"{"v":1,"vx":2}"#,
+            "unknown_property",
+            "",
+        ),
+        (
+            "weather",
+            "an other property sharing a present key's first byte",
+            r#"{"city":"Faro","country":"PT","c":1}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "weather",
+            "a declared property twice, after an other one with its first byte",
+            r#"{"city":"Faro","c":1,"city":"Porto"}"#,
+            "duplicate_property",
+            "",
+        ),
     ]
 }
 
