@@ -177,6 +177,43 @@ fn cmp_small(a: (bool, u64, i32), b: (bool, u64, i32)) -> Option<Ordering> {
     Some(if sa > 0 { ma.cmp(&mb) } else { mb.cmp(&ma) })
 }
 
+/// Writes the value of a valid JSON number token as a text that is equal for equal values:
+/// `0` for zero, else the sign, the significant digits (no leading or trailing zeros), `e` and
+/// the exponent of the point before them (`1.50`, `15e-1` and `0.15e1` are all `15e1`). A
+/// token whose exponent has more than 15 digits (where [`parse`] clamps it) is written as `~`
+/// and the token itself: equal to the same text only.
+pub(crate) fn canonical(t: &[u8], out: &mut Vec<u8>) {
+    let exp_digits = t
+        .iter()
+        .position(|&c| c == b'e' || c == b'E')
+        .map_or(0, |at| {
+            t[at + 1..]
+                .iter()
+                .skip_while(|&&c| c == b'+' || c == b'-' || c == b'0')
+                .count()
+        });
+    if exp_digits > 15 {
+        out.push(b'~');
+        out.extend_from_slice(t);
+        return;
+    }
+    let p = parse(t);
+    if is_zero(&p) {
+        out.push(b'0');
+        return;
+    }
+    if p.neg {
+        out.push(b'-');
+    }
+    let start = out.len();
+    out.extend(digits(&p));
+    while out.len() > start && out.last() == Some(&b'0') {
+        out.pop();
+    }
+    out.push(b'e');
+    out.extend_from_slice(p.point.to_string().as_bytes());
+}
+
 /// Compares two valid JSON number tokens by value.
 pub(crate) fn cmp(a: &[u8], b: &[u8]) -> Ordering {
     if let (Some(x), Some(y)) = (small(a), small(b))
@@ -219,6 +256,32 @@ fn cmp_digits(a: &[u8], b: &[u8]) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn canon(t: &str) -> String {
+        let mut out = Vec::new();
+        canonical(t.as_bytes(), &mut out);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    #[test]
+    fn equal_values_have_one_canonical_text_and_others_differ() {
+        for t in ["15e-1", "1.50", "0.15e1", "150E-2", "1.5"] {
+            assert_eq!(canon(t), "15e1", "{t}");
+        }
+        for t in ["0", "-0", "0.000", "0e99", "-0.0E-3"] {
+            assert_eq!(canon(t), "0", "{t}");
+        }
+        assert_eq!(canon("100"), "1e3");
+        assert_eq!(canon("1e2"), "1e3");
+        assert_eq!(canon("-0.001"), "-1e-2");
+        assert_ne!(canon("1"), canon("-1"));
+        assert_ne!(canon("1"), canon("10"));
+        assert_ne!(canon("12"), canon("21"));
+        // Beyond the clamp: the text itself.
+        assert_eq!(canon("1e1000000000000000"), "~1e1000000000000000");
+        assert_ne!(canon("1e1000000000000000"), canon("1e1000000000000001"));
+        assert_eq!(canon("1e0000000000000000001"), "1e2");
+    }
     use proptest::prelude::*;
 
     /// A JSON number token: sign, integer part, fraction, exponent, of the shapes bounds and
@@ -254,6 +317,18 @@ mod tests {
             prop_assert_eq!(cmp(a.as_bytes(), b.as_bytes()), cmp_digits(a.as_bytes(), b.as_bytes()));
             let near = format!("{a}1");
             prop_assert_eq!(cmp(near.as_bytes(), a.as_bytes()), cmp_digits(near.as_bytes(), a.as_bytes()));
+        }
+
+        /// Two tokens have one canonical text exactly when they are equal values.
+        #[test]
+        fn canonical_texts_are_equal_exactly_for_equal_values(a in token(), b in token()) {
+            // The same value written with one more zero.
+            let at = a.find(['e', 'E']).unwrap_or(a.len());
+            let zero = if a[..at].contains('.') { "0" } else { ".0" };
+            let scaled = format!("{}{zero}{}", &a[..at], &a[at..]);
+            for (x, y) in [(&a, &b), (&a, &scaled)] {
+                prop_assert_eq!(canon(x) == canon(y), cmp(x.as_bytes(), y.as_bytes()).is_eq(), "{} {}", x, y);
+            }
         }
     }
 

@@ -66,10 +66,11 @@ codes! {
     /// A value of a JSON type the schema does not allow here (decided at its first byte; for
     /// an integer, at the `.`, `e` or `E` that makes it a non-integer).
     WrongType => "wrong_type", Schema,
-    /// An object key the schema does not declare (decided at the first key byte no
-    /// undeclared-and-unseen property can continue), or a key where no more may follow.
+    /// An object key the object does not allow: undeclared (decided at the first key byte no
+    /// declared property not yet present can continue, even when a present one can: nothing
+    /// repeats until the key ends), or a key where no more may follow.
     UnknownProperty => "unknown_property", Schema,
-    /// An object key already present in the object.
+    /// A whole object key already present in the object (at its closing quote).
     DuplicateProperty => "duplicate_property", Schema,
     /// An object closes without a required property.
     MissingProperty => "missing_property", Schema,
@@ -96,6 +97,9 @@ codes! {
     TooManyItems => "too_many_items", Schema,
     /// An array closes with fewer elements than its `minItems`.
     TooFewItems => "too_few_items", Schema,
+    /// An element of a `uniqueItems` array equal to an earlier one (at the `,` or `]` that
+    /// ends it).
+    DuplicateItem => "duplicate_item", Schema,
     /// An object closes with fewer members than its `minProperties`.
     TooFewProperties => "too_few_properties", Schema,
     /// A container would open deeper than the grammar's `max_depth` (only where the schema
@@ -150,7 +154,7 @@ pub struct Refusal {
     pub offset: u64,
     /// The JSON Pointer (RFC 6901) of the value the refusal is about: the object itself for
     /// key-level rules (unknown, duplicate, missing, too many properties, tag not first), the
-    /// array itself for `too_many_items`, the value otherwise.
+    /// array itself for `too_many_items` and `duplicate_item`, the value otherwise.
     pub path: String,
 }
 

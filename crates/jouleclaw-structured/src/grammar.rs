@@ -194,6 +194,9 @@ pub(crate) enum Kind {
         items: NodeId,
         max_items: u32,
         min_items: u32,
+        /// `uniqueItems: true` (JSON Schema profile): no two elements equal as JSON Schema
+        /// compares values.
+        unique: bool,
     },
     String {
         min: u32,
@@ -266,6 +269,9 @@ pub struct Grammar {
     ignored: Vec<IgnoredKeyword>,
     /// The member-text tries of the nodes (derived; not in the canonical form).
     pub(crate) tries: crate::trie::Tries,
+    /// Some array node has `uniqueItems: true` (derived): validators keep the text of its
+    /// elements.
+    pub(crate) unique: bool,
 }
 
 /// Which reading of the schema [`Grammar::compile_with`] applies.
@@ -793,6 +799,7 @@ impl Compiler {
                     items,
                     max_items,
                     min_items: 0,
+                    unique: false,
                 }
             }
             "string" => {
@@ -1080,7 +1087,11 @@ impl Grammar {
         };
         let nodes = c.nodes;
         let tries = crate::trie::Tries::build(&nodes);
+        let unique = nodes
+            .iter()
+            .any(|n| matches!(n.kind, Kind::Array { unique: true, .. }));
         let mut g = Grammar {
+            unique,
             tries,
             nodes,
             root,
@@ -1333,6 +1344,7 @@ impl Grammar {
                 items,
                 max_items,
                 min_items,
+                unique,
             } => {
                 m.push(ty("array"));
                 if !prefix.is_empty() {
@@ -1346,6 +1358,9 @@ impl Grammar {
                 m.push(("maxItems".into(), CVal::Int(i64::from(*max_items))));
                 if *min_items > 0 {
                     m.push(("minItems".into(), CVal::Int(i64::from(*min_items))));
+                }
+                if *unique {
+                    m.push(("uniqueItems".into(), CVal::Bool(true)));
                 }
             }
             Kind::String {

@@ -4,7 +4,8 @@
 //! [`Grammar`] with explicit hard limits and a BLAKE3 digest of its canonical form. Three
 //! projections are generated from that one object: the streaming validator
 //! ([`StructuredValidator`]: push bytes in any chunks, refused at the first byte after which no
-//! valid document exists), the whole-document validator ([`Grammar::validate`]) and the
+//! valid document exists; a repeated element of a `uniqueItems` array at the `,` or `]` after
+//! it), the whole-document validator ([`Grammar::validate`]) and the
 //! canonical JSON Schema handed to a model provider ([`Grammar::projection`]).
 //! [`StructuredOutputOracle`] judges an LLM channel's turns with it as a
 //! [`jouleclaw_stream_oracle::StreamOracle`], failing on the tick that makes a tool call
@@ -61,6 +62,7 @@ mod pattern;
 mod schema2020;
 mod toolset;
 mod trie;
+mod uniq;
 mod validator;
 
 pub use error::{Refusal, RefusalClass, RefusalCode, Result, StructuredError};

@@ -56,6 +56,7 @@ const SUPPORTED: &[&str] = &[
     "properties",
     "required",
     "type",
+    "uniqueItems",
 ];
 
 /// JSON Schema 2020-12 (and draft-07) vocabulary this profile does not implement: always
@@ -82,7 +83,6 @@ pub(crate) const UNSUPPORTED: &[&str] = &[
     "then",
     "unevaluatedItems",
     "unevaluatedProperties",
-    "uniqueItems",
 ];
 
 /// The schema a local `$ref` names, if it resolves.
@@ -307,6 +307,7 @@ fn keywords_of(ty: &str) -> &'static [&'static str] {
             "minItems",
             "prefixItems",
             "additionalItems",
+            "uniqueItems",
         ],
         "string" => &["minLength", "maxLength", "pattern"],
         "integer" | "number" => &["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
@@ -456,8 +457,11 @@ impl Compiler {
                 // Keys are strings: `propertyNames` of `{"type":"string"}` (what Zod writes for
                 // a record) or `true` constrains nothing. Any other is refused below.
                 "propertyNames" if vacuous_names(s.get("propertyNames")) => {}
-                // `uniqueItems: false` constrains nothing; `true` is refused below.
+                // `uniqueItems: false` constrains nothing; `true` is an array keyword.
                 "uniqueItems" if s.get("uniqueItems") == Some(&Json::Bool(false)) => {}
+                "uniqueItems" if s.get("uniqueItems") != Some(&Json::Bool(true)) => {
+                    return Err(invalid("uniqueItems", at, "must be a boolean"));
+                }
                 // Array-form `items` and `additionalItems` are draft-07's and 2019-09's;
                 // `prefixItems` is 2020-12's: each is refused in the other dialects.
                 "additionalItems" if self.dialect == Dialect::Draft2020 => {
@@ -968,6 +972,7 @@ impl Compiler {
                     items,
                     max_items,
                     min_items,
+                    unique: get("uniqueItems") == Some(&Json::Bool(true)),
                 }
             }
             "string" => {
@@ -1433,14 +1438,16 @@ impl Compiler {
                     items: i1,
                     max_items: m1,
                     min_items: n1,
+                    unique: u1,
                 },
                 Kind::Array {
                     prefix: f2,
                     items: i2,
                     max_items: m2,
                     min_items: n2,
+                    unique: u2,
                 },
-            ) => m1 == m2 && n1 == n2 && all(f1, f2) && self.same(*i1, *i2, d),
+            ) => m1 == m2 && n1 == n2 && u1 == u2 && all(f1, f2) && self.same(*i1, *i2, d),
             (
                 Kind::String {
                     min: n1,

@@ -8,6 +8,7 @@ use crate::error::{Refusal, RefusalCode as C};
 use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 use crate::pattern::{Pattern, Step};
+use crate::uniq::Unique;
 use regex_automata::util::primitives::StateID;
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
@@ -240,6 +241,10 @@ pub struct StructuredValidator {
     fork_fail: Option<Box<Refusal>>,
     /// Containers open around this machine's root (a branch's machine: the value's depth).
     depth_base: usize,
+    /// The elements of the open `uniqueItems` arrays (`None` when the grammar has none).
+    uniq: Option<Box<Unique>>,
+    /// The index in the chunk of the byte [`Self::structural`] reads.
+    at: usize,
 }
 
 /// How far a branch's machine got through the bytes it was given.
@@ -476,6 +481,7 @@ impl StructuredValidator {
     /// A validator at the start of a document of `grammar`'s type.
     pub fn new(grammar: Arc<Grammar>) -> Self {
         let root = grammar.root;
+        let grammar_unique = grammar.unique;
         Self {
             plain_budget: 0,
             g: grammar,
@@ -527,6 +533,8 @@ impl StructuredValidator {
             forks: Vec::new(),
             fork_fail: None,
             depth_base: 0,
+            uniq: grammar_unique.then(Box::default),
+            at: 0,
         }
     }
 
@@ -540,6 +548,9 @@ impl StructuredValidator {
 
     /// Steps through `chunk` until the value closes, a byte is refused, or the chunk ends.
     fn run_branch(&mut self, chunk: &[u8]) -> Run {
+        if let Some(u) = self.uniq.as_deref_mut() {
+            u.doc.extend_from_slice(chunk);
+        }
         let mut i = 0;
         let mut out = Run::More;
         while i < chunk.len() {
@@ -561,7 +572,19 @@ impl StructuredValidator {
         }
         self.offset += i as u64;
         self.work += i as u64;
+        self.forget_text();
         out
+    }
+
+    /// With no `uniqueItems` array open, the document's bytes so far are needed no more.
+    #[inline]
+    fn forget_text(&mut self) {
+        if let Some(u) = self.uniq.as_deref_mut()
+            && u.open.is_empty()
+        {
+            u.doc.clear();
+            u.base = self.offset;
+        }
     }
 
     /// The bytes from `chunk[i]` through the live branches of the value read side by side.
@@ -659,6 +682,15 @@ impl StructuredValidator {
     /// refused with `after_finish` and the acceptance stands.
     #[inline]
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
+        if let Some(u) = self.uniq.as_deref_mut()
+            && !self.accepted
+            && self.refusal.is_none()
+        {
+            // The bytes below the document limit (the rest is refused).
+            let room = self.g.limits.max_document_bytes.saturating_sub(self.offset);
+            let n = usize::try_from(room).map_or(chunk.len(), |r| r.min(chunk.len()));
+            u.doc.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        }
         // A byte-wise feed's commonest byte, without entering the machine: one plain byte of
         // an unconstrained value string below its length and the document limit. `step` would
         // take exactly this path for it (`string_byte` counts it as one character).
@@ -718,6 +750,7 @@ impl StructuredValidator {
         }
         self.offset += i as u64;
         self.work += i as u64;
+        self.forget_text();
         if !over.is_empty() {
             return Err(self.refuse(val(C::DocumentTooLarge)));
         }
@@ -863,6 +896,7 @@ impl StructuredValidator {
                     if is_ws(b) {
                         return Ok(1);
                     }
+                    self.at = i;
                     self.structural(b).map(|()| 1)
                 }
             }
@@ -889,6 +923,7 @@ impl StructuredValidator {
                     let run = chunk[i..].iter().take_while(|&&c| is_ws(c)).count();
                     return Ok(run);
                 }
+                self.at = i;
                 self.structural(b).map(|()| 1)
             }
         }
@@ -952,6 +987,7 @@ impl StructuredValidator {
                 match (b, obj) {
                     (b',', true) => self.comma_object(),
                     (b',', false) => {
+                        self.unique_element()?;
                         let f = self.top()?;
                         if let Kind::Array { max_items, .. } = self.g.nodes[f.node as usize].kind
                             && f.count >= max_items
@@ -962,7 +998,10 @@ impl StructuredValidator {
                         Ok(())
                     }
                     (b'}', true) => self.close_object(),
-                    (b']', false) => self.close_array(),
+                    (b']', false) => {
+                        self.unique_element()?;
+                        self.close_array()
+                    }
                     _ => Err(ctr(C::Syntax)),
                 }
             }
@@ -1112,7 +1151,7 @@ impl StructuredValidator {
                 });
                 self.mode = Mode::ObjFirst;
             }
-            (Kind::Array { .. }, b'[') => {
+            (Kind::Array { unique, .. }, b'[') => {
                 self.stack.push(Frame {
                     node,
                     obj: false,
@@ -1121,6 +1160,9 @@ impl StructuredValidator {
                     key: Key::None,
                 });
                 self.mode = Mode::ArrFirst;
+                if *unique && let Some(u) = self.uniq.as_deref_mut() {
+                    u.open(self.stack.len(), self.offset + self.at as u64);
+                }
             }
             (
                 Kind::String {
@@ -1328,7 +1370,26 @@ impl StructuredValidator {
         {
             return Err(ctr(C::TooFewItems));
         }
+        if let Some(u) = self.uniq.as_deref_mut() {
+            u.close(self.stack.len());
+        }
         self.pop_frame();
+        Ok(())
+    }
+
+    /// The element of the array on top ended before the `,` or `]` being read: in a
+    /// `uniqueItems` array, refused when an earlier element equals it (`duplicate_item`).
+    #[inline]
+    fn unique_element(&mut self) -> Result<(), Fail> {
+        let depth = self.stack.len();
+        let at = self.offset + self.at as u64;
+        if let Some(u) = self.uniq.as_deref_mut() {
+            match u.element(depth, at) {
+                Some(Ok(work)) => self.work += work,
+                Some(Err(())) => return Err(ctr(C::DuplicateItem)),
+                None => {}
+            }
+        }
         Ok(())
     }
 
@@ -1770,8 +1831,11 @@ impl StructuredValidator {
                     return Err(ctr(C::UnknownProperty));
                 };
                 s.state = next;
+                // Only present properties (a repeat) or undeclared names (unknown) can follow:
+                // nothing repeats yet, so the key is one the object no longer allows. A repeat
+                // is `duplicate_property` only when it is whole (at its closing quote).
                 if !bits_any(&and_not(&g.tries.set(next), &f.seen)) {
-                    return Err(ctr(C::DuplicateProperty));
+                    return Err(ctr(C::UnknownProperty));
                 }
             }
             Target::OpenKey => {

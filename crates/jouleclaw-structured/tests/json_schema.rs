@@ -236,10 +236,8 @@ fn unknown_keywords_are_refused_by_default_and_ignored_on_request() {
     ] {
         for (schema, kw) in [
             (r#"{"type":"string","pattern":"^(?=a)"}"#, "pattern"),
-            (r#"{"type":"array","uniqueItems":true}"#, "uniqueItems"),
             (r#"{"type":"integer","multipleOf":2}"#, "multipleOf"),
             (r#"{"not":{"type":"null"}}"#, "not"),
-            (r#"{"type":"array","uniqueItems":1}"#, "uniqueItems"),
             // Draft-07's and 2019-09's, not 2020-12's (the default dialect).
             (
                 r#"{"type":"array","additionalItems":false}"#,
@@ -1340,13 +1338,181 @@ fn unique_items_false_constrains_nothing() {
         g.digest(),
         js(r#"{"type":"array","items":{"type":"integer"}}"#).digest()
     );
-    // Its neighbour, `true`, is still refused (not implemented).
+    // Its neighbour, `true`, refuses a repeat; it is in the digest.
+    let t = js(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":true}"#);
+    refused(&t, "[1,1]", "duplicate_item", 4, "");
+    assert_ne!(g.digest(), t.digest());
+    // Anything but a boolean is refused.
     assert_eq!(
-        js_err(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":true}"#),
-        (
-            "schema_unsupported_keyword".into(),
-            Some("uniqueItems".into())
-        )
+        js_err(r#"{"type":"array","items":{"type":"integer"},"uniqueItems":1}"#),
+        ("schema_invalid_keyword".into(), Some("uniqueItems".into()))
+    );
+    // An array keyword: refused beside another type, as every keyword of another type.
+    assert_eq!(
+        js_err(r#"{"type":"string","uniqueItems":true}"#).1,
+        Some("uniqueItems".into())
+    );
+}
+
+/// `uniqueItems: true`: a repeated element is refused at the `,` or `]` that ends it
+/// (`duplicate_item`, path the array), equality as JSON Schema's (numbers by value, objects
+/// whatever their member order, strings after their escapes), agreeing with `jsonschema` on
+/// whole documents and in every chunking (`outcome` splits every way).
+#[test]
+fn unique_items_refuses_a_repeated_element_where_it_ends() {
+    let strings = r#"{"type":"array","items":{"type":"string"},"uniqueItems":true}"#;
+    let g = agrees_with_jsonschema(
+        strings,
+        &[
+            r#"[]"#,
+            r#"["a"]"#,
+            r#"["a","b","ab"]"#,
+            r#"["a","b","a"]"#,
+            r#"["a" , "a"]"#,
+            r#"["\u0061","a"]"#,
+            r#"["é","\u00e9"]"#,
+            r#"["a\"","a\u0022"]"#,
+            r#"["",""]"#,
+            r#"["","x"]"#,
+        ],
+    );
+    refused(&g, r#"["a","b","a"]"#, "duplicate_item", 12, "");
+    refused(&g, r#"["a" , "a" ]"#, "duplicate_item", 11, "");
+    refused(&g, r#"["x","\u0078",1]"#, "duplicate_item", 13, "");
+    accepted(&g, r#"["a","b","c"]"#);
+    // Any values: numbers by value, objects in any member order, arrays in order.
+    let any = r#"{"type":"array","uniqueItems":true}"#;
+    let g = agrees_with_jsonschema(
+        any,
+        &[
+            r#"[1,1.0]"#,
+            r#"[1,"1"]"#,
+            r#"[1,true]"#,
+            r#"[0,false]"#,
+            r#"[null,"null"]"#,
+            r#"[100,1e2]"#,
+            r#"[-0,0]"#,
+            r#"[0.5,5e-1]"#,
+            r#"[{"a":1,"b":2},{"b":2,"a":1}]"#,
+            r#"[{"a":1,"b":2},{"b":2,"a":1.5}]"#,
+            r#"[{"a":{"c":[1,{"d":null}]}},{"a":{"c":[1,{"d":null}]}}]"#,
+            r#"[[1,2],[2,1]]"#,
+            r#"[[1,2],[1,2]]"#,
+            r#"[[],{}]"#,
+            r#"[[],[]]"#,
+            r#"[{},{}]"#,
+            r#"[{"a":"b"},{"ab":""}]"#,
+            r#"[true,false,null,0,"",[],{}]"#,
+        ],
+    );
+    refused(
+        &g,
+        r#"[{"a":1,"b":2},{"b":2,"a":1}]"#,
+        "duplicate_item",
+        28,
+        "",
+    );
+    refused(&g, "[1,2,3,1.0]", "duplicate_item", 10, "");
+    // Exact: 1 and a number binary64 rounds to 1 differ (a stated deviation: jsonschema reads
+    // numbers as binary64).
+    accepted(&g, "[1,1.0000000000000000000001]");
+    // Nested: the path is the array that holds the repeat; an inner array's repeat is its own.
+    let nested = r#"{"type":"object","properties":{"m":{"type":"array","items":{"type":"array","items":{"type":"integer"},"uniqueItems":true},"uniqueItems":true}}}"#;
+    let g = agrees_with_jsonschema(
+        nested,
+        &[
+            r#"{"m":[[1,2],[2,1]]}"#,
+            r#"{"m":[[1,2],[1,2]]}"#,
+            r#"{"m":[[1,1]]}"#,
+            r#"{"m":[[1],[2],[3,4],[1]]}"#,
+        ],
+    );
+    refused(&g, r#"{"m":[[1,2],[1,2]]}"#, "duplicate_item", 17, "/m");
+    refused(&g, r#"{"m":[[3],[1,1]]}"#, "duplicate_item", 14, "/m/1");
+    // The first elements of a prefixItems array count too, and a union element read side by
+    // side is one element.
+    let g = agrees_with_jsonschema(
+        r#"{"type":"array","prefixItems":[{"type":"integer"}],"items":{"anyOf":[{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]},{"type":"object","properties":{"b":{"type":"integer"}},"required":["b"]},{"type":"integer"}]},"uniqueItems":true}"#,
+        &[
+            "[1,2]",
+            "[1,1]",
+            r#"[1,{"a":1},{"a":1}]"#,
+            r#"[1,{"a":1},{"b":1}]"#,
+            r#"[1,{"b":1,"c":2},{"c":2,"b":1}]"#,
+        ],
+    );
+    refused(&g, "[1,1]", "duplicate_item", 4, "");
+    // Inside a branch read side by side: the branch's array judges its own elements.
+    let g = agrees_with_jsonschema(
+        r#"{"anyOf":[{"type":"object","properties":{"t":{"type":"array","items":{"type":"string"},"uniqueItems":true}},"required":["t"]},{"type":"object","properties":{"u":{"type":"integer"}},"required":["u"]}]}"#,
+        &[
+            r#"{"t":["a","b"]}"#,
+            r#"{"t":["a","a"]}"#,
+            r#"{"u":1}"#,
+            r#"{"u":1,"t":["a","a"]}"#,
+        ],
+    );
+    // The branch that lived longest reports: the other one, at the closing brace.
+    refused(&g, r#"{"t":["a","a"]}"#, "missing_property", 14, "");
+    accepted(&g, r#"{"t":["a","b"]}"#);
+}
+
+/// The chunking property on generated arrays with repeats: every split of the document gives
+/// the answer of the whole, which is `jsonschema`'s.
+#[test]
+fn unique_items_agrees_with_jsonschema_on_generated_arrays_in_every_split() {
+    let schema = r#"{"type":"array","uniqueItems":true,"maxItems":12}"#;
+    let g = js(schema);
+    let peer = jsonschema::validator_for(&serde_json::from_str(schema).unwrap()).unwrap();
+    let atoms = [
+        "1",
+        "1.0",
+        "2",
+        "-0",
+        "0",
+        "true",
+        "false",
+        "null",
+        r#""a""#,
+        r#""\u0061""#,
+        r#""b""#,
+        "[]",
+        "{}",
+        "[1]",
+        "[1.0]",
+        r#"{"k":1}"#,
+        r#"{"k":1,"j":[2]}"#,
+        r#"{"j":[2.0],"k":1}"#,
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let (mut refused_n, mut accepted_n) = (0, 0);
+    for _ in 0..300 {
+        let len = next(6);
+        let elems: Vec<&str> = (0..len).map(|_| atoms[next(atoms.len())]).collect();
+        let doc = format!("[{}]", elems.join(if next(2) == 0 { "," } else { " , " }));
+        let want = peer.is_valid(&serde_json::from_str(&doc).unwrap());
+        let got = outcome(&g, doc.as_bytes());
+        assert_eq!(got.is_ok(), want, "{doc}: {got:?}");
+        if let Err(r) = got {
+            assert_eq!(
+                (r.code.as_str(), r.path.as_str()),
+                ("duplicate_item", ""),
+                "{doc}"
+            );
+            refused_n += 1;
+        } else {
+            accepted_n += 1;
+        }
+    }
+    assert!(
+        refused_n > 50 && accepted_n > 50,
+        "{refused_n} {accepted_n}"
     );
 }
 

@@ -179,9 +179,10 @@ fn unknown_properties_are_refused_as_soon_as_no_declared_key_matches() {
     refused(&s(), d, "unknown_property", at(d, "x", 0), "");
     let d = r#"{"n":1,"nam":"ab"}"#;
     refused(&s(), d, "unknown_property", at(d, "nam\"", 3), "");
-    // A key that can only continue into a present property is a duplicate at that byte.
+    // A key that can only continue into a present property or an undeclared name is refused
+    // at that byte as unknown: nothing repeats (it was `duplicate_property`).
     let d = r#"{"name":"ab","nam":1}"#;
-    refused(&s(), d, "duplicate_property", at(d, "am\":1", 0), "");
+    refused(&s(), d, "unknown_property", at(d, "am\":1", 0), "");
     let d = r#"{"name":"ab","n":1,"list":[1],"kind":"beta","ok":true}"#;
     refused(&s(), d, "too_many_properties", at(d, ",\"ok", 0), "");
     // Escaped keys are decoded before matching.
@@ -195,11 +196,68 @@ fn unknown_properties_are_refused_as_soon_as_no_declared_key_matches() {
 
 #[test]
 fn duplicate_properties_are_refused_and_distinct_ones_accepted() {
-    let d = r#"{"name":"ab","name":"cd","n":1}"#;
-    refused(&s(), d, "duplicate_property", at(d, "e\":\"cd", 0) - 2, "");
+    // A repeat is `duplicate_property` when the whole key is read (another declared name,
+    // `name`, shares its text up to the closing quote).
     let d = r#"{"n":1,"n":2,"name":"ab"}"#;
     refused(&s(), d, "duplicate_property", at(d, "n\":2", 1), "");
     accepted(&s(), r#"{"n":1,"name":"ab"}"#);
+    // Refused before its end, at the byte that leaves every absent declared name: there the
+    // key may still become an undeclared one, so it is `unknown_property` (the object allows
+    // no property with that prefix), at the same byte as before.
+    let d = r#"{"name":"ab","name":"cd","n":1}"#;
+    refused(&s(), d, "unknown_property", at(d, "e\":\"cd", 0) - 2, "");
+}
+
+/// A closed object: an undeclared key whose first byte matches a present key is refused as
+/// `unknown_property` at that byte (no absent declared name starts with it); it was refused as
+/// `duplicate_property` although nothing repeats (BFCL's bank.calculate_balance call with
+/// `"type"` after `"transactions"`). An open object takes it; a real repeat stays a duplicate.
+#[test]
+fn an_undeclared_key_sharing_a_present_keys_first_byte_is_no_duplicate() {
+    let closed = grammar(
+        r#"{"type":"object","additionalProperties":false,"required":["account"],"properties":{
+            "account":{"type":"string"},"transactions":{"type":"array","items":{"type":"integer"}},"starting_balance":{"type":"number"}}}"#,
+    );
+    let d = r#"{"account":"x","transactions":[],"type":"credit"}"#;
+    refused(&closed, d, "unknown_property", at(d, "type", 0), "");
+    let d = r#"{"account":"x","transactions":[],"transactions":[]}"#;
+    refused(
+        &closed,
+        d,
+        "unknown_property",
+        at(d, "transactions\":[]}", 0),
+        "",
+    );
+    accepted(
+        &closed,
+        r#"{"account":"x","transactions":[],"starting_balance":0.0}"#,
+    );
+    // With a longer name still absent, the key is read to its end: a repeat is a duplicate.
+    let two = grammar(
+        r#"{"type":"object","additionalProperties":false,"properties":{
+            "transactions":{"type":"array","items":{"type":"integer"}},"transactions_total":{"type":"integer"}}}"#,
+    );
+    let d = r#"{"transactions":[],"transactions":[]}"#;
+    refused(&two, d, "duplicate_property", at(d, "\":[]}", 0), "");
+    let d = r#"{"transactions":[],"type":1}"#;
+    refused(&two, d, "unknown_property", at(d, "ype", 0), "");
+    accepted(&two, r#"{"transactions":[],"transactions_total":0}"#);
+    // The BFCL schema as written (open): the call is accepted; a repeat is still refused.
+    let open = Arc::new(
+        Grammar::compile_json_schema(
+            br#"{"type":"object","required":["account"],"properties":{"account":{"type":"string"},
+            "transactions":{"type":"array","items":{"type":"object","properties":{
+            "amount":{"type":"number"},"type":{"type":"string","enum":["credit","debit"]}}}},
+            "starting_balance":{"type":"number"}}}"#,
+        )
+        .unwrap(),
+    );
+    accepted(
+        &open,
+        r#"{"account":"00125648","transactions":[],"type":"credit","starting_balance":0.0}"#,
+    );
+    let d = r#"{"account":"x","transactions":[],"transactions":[]}"#;
+    refused(&open, d, "duplicate_property", at(d, "\":[]}", 0), "");
 }
 
 #[test]

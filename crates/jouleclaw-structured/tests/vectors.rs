@@ -134,7 +134,10 @@ fn corpus() -> Vec<(
             "tool_call",
             "duplicate argument",
             s(r#"{"tool":"get_weather","args":{"city":"Porto","city":"Faro"}}"#),
-            "duplicate_property",
+            // Refused at the second key's `c`: no absent declared name starts with it, and
+            // nothing repeats yet (the key could still be undeclared): unknown_property. It
+            // was duplicate_property, at the same byte and path.
+            "unknown_property",
             "/args",
             4,
         ),
@@ -425,7 +428,9 @@ fn corpus() -> Vec<(
             "rules",
             "a key that can only be a duplicate",
             s(r#"{"name":"ab","nam":1}"#),
-            "duplicate_property",
+            // `nam` repeats nothing; refused at its `a` (only the present `name` starts with
+            // `na`) as unknown_property. It was duplicate_property, at the same byte and path.
+            "unknown_property",
             "",
             3,
         ),

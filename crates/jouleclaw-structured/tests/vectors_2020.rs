@@ -89,6 +89,12 @@ const FREE_FORM: &str = r#"{"type":"object","properties":{
   {"type":"object","required":["b"],"properties":{"b":{"type":"integer"}},"additionalProperties":false}]},
  "w":{"anyOf":[true,{"type":"array","items":{"type":"integer"}},{"type":"array","items":{"type":"string"}}]}}}"#;
 
+/// `uniqueItems: true` (Pydantic's `set[str]`, and any values): a repeat is refused at the `,`
+/// or `]` after it, equality as JSON Schema's.
+const TAGS: &str = r#"{"type":"object","required":["tags"],"properties":{
+ "tags":{"type":"array","items":{"type":"string"},"uniqueItems":true},
+ "points":{"type":"array","uniqueItems":true}}}"#;
+
 fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
     let shallow = Limits {
         max_depth: 3,
@@ -106,6 +112,7 @@ fn grammars() -> Vec<(&'static str, &'static str, Limits)> {
         ("astral tag", ASTRAL_TAG, Limits::DEFAULT),
         ("nested tagged union", NESTED_TAGGED, Limits::DEFAULT),
         ("free form", FREE_FORM, Limits::DEFAULT),
+        ("tags", TAGS, Limits::DEFAULT),
     ]
 }
 
@@ -539,6 +546,69 @@ fn corpus() -> Vec<(
             "duplicate_property",
             "/w/0",
         ),
+        (
+            "tree",
+            "an undeclared key sharing a present key's first byte",
+            r#"{"v":1,"vx":2}"#,
+            "unknown_property",
+            "",
+        ),
+        (
+            "weather",
+            "an other property sharing a present key's first byte",
+            r#"{"city":"Faro","country":"PT","c":1}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "weather",
+            "a declared property twice, after an other one with its first byte",
+            r#"{"city":"Faro","c":1,"city":"Porto"}"#,
+            "duplicate_property",
+            "",
+        ),
+        (
+            "tags",
+            "distinct tags",
+            r#"{"tags":["a","b","ab"]}"#,
+            "accepted",
+            "",
+        ),
+        (
+            "tags",
+            "a repeated tag",
+            r#"{"tags":["a","b","a"]}"#,
+            "duplicate_item",
+            "/tags",
+        ),
+        (
+            "tags",
+            "a tag repeated through an escape, the last element",
+            r#"{"tags":["b","\u0062"] }"#,
+            "duplicate_item",
+            "/tags",
+        ),
+        (
+            "tags",
+            "objects equal whatever their member order",
+            r#"{"tags":[],"points":[{"x":1,"y":2},{"y":2,"x":1}]}"#,
+            "duplicate_item",
+            "/points",
+        ),
+        (
+            "tags",
+            "numbers equal by value",
+            r#"{"tags":[],"points":[0.5,5e-1]}"#,
+            "duplicate_item",
+            "/points",
+        ),
+        (
+            "tags",
+            "distinct values of every type",
+            r#"{"tags":[],"points":[[1,2],[2,1],{"x":1},1,"1",true,null,{}]}"#,
+            "accepted",
+            "",
+        ),
     ]
 }
 
@@ -565,8 +635,8 @@ fn compile_refusals() -> Vec<(&'static str, &'static str, &'static str, &'static
         ),
         (
             "uniqueItems",
-            r#"{"type":"array","uniqueItems":true}"#,
-            "schema_unsupported_keyword",
+            r#"{"type":"array","uniqueItems":1}"#,
+            "schema_invalid_keyword",
             "uniqueItems",
         ),
         (
