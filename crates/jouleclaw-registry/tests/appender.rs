@@ -307,3 +307,113 @@ fn without_the_http_feature_a_witness_is_not_asked_and_the_call_is_not_witnessed
     // Everything is written all the same.
     assert!(run.join(PROOF_FILE).is_file());
 }
+
+#[test]
+fn the_files_refusals_have_their_codes_and_exit_classes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let signer = steward();
+    let reg = registry(tmp.path(), &signer);
+    // A second locked opening while one is held.
+    let held = Registry::open_locked(&reg).unwrap();
+    let e = Registry::open_locked(&reg).unwrap_err();
+    assert_eq!((e.code(), e.is_refusal()), ("registry_locked", false));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: another jouleclaw is writing this registry",
+            reg.display()
+        )
+    );
+    drop(held);
+    // The accepted neighbour: released, it opens.
+    assert_eq!(Registry::open_locked(&reg).unwrap().log().size(), 0);
+
+    // A proof destination that is a directory: refused before anything is appended.
+    let run = sealed_run(tmp.path(), "run", "call-6", &signer, true);
+    std::fs::create_dir(run.join(PROOF_FILE)).unwrap();
+    let mut appender = Appender::open(&reg, steward(), None, None).unwrap();
+    let e = appender.register_run(&run).unwrap_err();
+    assert_eq!((e.code(), e.is_refusal()), ("registry_write_failed", false));
+    assert!(e.to_string().ends_with("; nothing appended"), "{e}");
+    assert_eq!(std::fs::read(reg.join(LEAVES_FILE)).unwrap(), b"");
+
+    // A policy of another steward for a verifier's key; a missing policy file.
+    let (_, _, policy) = one_witness_policy(None);
+    let path = tmp.path().join("policy");
+    std::fs::write(
+        &path,
+        format!(
+            "log {}\nwitness {}\nquorum 1\n",
+            policy.log.vkey(),
+            policy.witnesses[0].key.vkey()
+        ),
+    )
+    .unwrap();
+    assert_eq!(read_policy(&path).unwrap(), policy);
+    let other = SoftwareSigner::from_seed(&[8; 32]).verifying_key();
+    let e = read_policy_for(&other, &path).unwrap_err();
+    assert_eq!((e.code(), e.is_refusal()), ("steward_mismatch", false));
+    assert_eq!(
+        read_policy_for(&signer.verifying_key(), &path).unwrap(),
+        policy
+    );
+    let e = read_policy(&tmp.path().join("absent")).unwrap_err();
+    assert_eq!((e.code(), e.is_refusal()), ("io_failed", false));
+}
+
+#[test]
+fn audit_names_a_reminted_call_and_leaves_beyond_the_checkpoint() {
+    let tmp = tempfile::tempdir().unwrap();
+    let signer = steward();
+    let reg = registry(tmp.path(), &signer);
+    let (_, _, policy) = one_witness_policy(None);
+    let run = sealed_run(tmp.path(), "run", "call-7", &signer, true);
+    let mut appender = Appender::open(&reg, steward(), None, Some(policy.clone())).unwrap();
+    appender.register_run(&run).unwrap();
+    drop(appender);
+    let once = audit(&Registry::open(&reg).unwrap(), &policy, &[]).unwrap();
+    assert_eq!((once.calls, once.checkpoint_size), (1, 1));
+    // No witness cosigned: the one problem is the quorum.
+    assert_eq!(once.problems.len(), 1, "{:?}", once.problems);
+    assert!(matches!(
+        once.problems[0],
+        AuditProblem::NotWitnessed { .. }
+    ));
+
+    // Registered again, and the checkpoint lost after the leaf was appended.
+    let mut appender = Appender::open(&reg, steward(), None, Some(policy.clone())).unwrap();
+    let first_note = std::fs::read(reg.join(CHECKPOINT_FILE)).unwrap();
+    appender.register_run(&run).unwrap();
+    drop(appender);
+    write_file(&reg.join(CHECKPOINT_FILE), &first_note, &[]).unwrap();
+    let twice = audit(&Registry::open(&reg).unwrap(), &policy, &[]).unwrap();
+    assert!(twice.problems.contains(&AuditProblem::Reregistered {
+        stream_id: "call-7".into(),
+        leaves: vec![0, 1],
+    }));
+    assert!(
+        twice
+            .problems
+            .contains(&AuditProblem::Unwitnessed { count: 1, size: 1 })
+    );
+    let text = twice.problems[1].describe(|s| format!("<{s}>"));
+    assert!(
+        text.contains("stream <call-7> is registered 2 times"),
+        "{text}"
+    );
+
+    // `registry witness` signs a checkpoint over both leaves instead of the older one.
+    let mut locked = Registry::open_locked(&reg).unwrap();
+    let done = witness_again(&mut locked, &signer, &policy, &tmp.path().join("key")).unwrap();
+    assert_eq!(done.resigned, Some(Resign::Older { size: 1, leaves: 2 }));
+    assert!(done.quorum.check().is_err());
+    drop(locked);
+    let after = audit(&Registry::open(&reg).unwrap(), &policy, &[]).unwrap();
+    assert_eq!(after.checkpoint_size, 2);
+    assert!(
+        !after
+            .problems
+            .iter()
+            .any(|p| matches!(p, AuditProblem::Unwitnessed { .. }))
+    );
+}
