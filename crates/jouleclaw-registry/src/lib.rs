@@ -4,8 +4,13 @@
 //! proof file per call (`tlog-proof@v1`); witness policies with a quorum. Normative:
 //! `spec/CALL-REGISTRY.md`.
 //!
-//! Pure: no I/O, clock, threads or randomness. The `jouleclaw` CLI stores the registry and
-//! speaks the `tlog-witness` protocol; this crate builds and checks the bytes.
+//! The bytes (leaves, the log, notes, policies, proofs) are pure: no I/O, clock, threads or
+//! randomness. The registry on disk, its writer and the witness client are apart from them:
+//! [`Registry`] reads a registry directory (bounded, no planted symbolic link followed) and
+//! locks it, [`Appender`] registers calls (a sealed run directory or a final seal), [`collect`]
+//! asks the policy's witnesses at once (its HTTP client behind the `witness-http` feature),
+//! [`verify_run`] and [`verify_stored_call`] check a registered call's proof on disk. The
+//! `jouleclaw registry` command parses arguments and prints what these return.
 //!
 //! The public interface is:
 //! - [`RegistryLeaf`]: the leaf bytes of one call;
@@ -14,6 +19,15 @@
 //!   [`merge_cosignatures`], [`cosignature_line`], [`VerifiedCheckpoint`], [`Cosignature`]: notes and cosignatures;
 //! - [`WitnessPolicy`], [`PolicyWitness`]: policies;
 //! - [`CallProof`], [`verify_call_proof`], [`VerifiedCall`], [`check_no_fork`]: proofs;
+//! - [`Registry`], [`read_policy`], [`read_policy_for`], [`final_seal_of`], [`read_capped`],
+//!   [`write_file`], [`write_run_proof`], [`prepare_stored_call`] and the file names and bounds ([`PROOF_FILE`], [`LEAVES_FILE`], ...): the
+//!   registry and a run on disk;
+//! - [`Appender`], [`Registration`], [`Quorum`], [`witness_again`], [`Rewitnessed`],
+//!   [`Resign`]: the writer;
+//! - [`audit`], [`RegistryAudit`], [`AuditProblem`]: a registry's audit;
+//! - [`collect`], [`WITNESS_TIMEOUT`], [`WITNESS_ATTEMPTS`], [`WITNESS_BACKOFF`]: the witness
+//!   client;
+//! - [`verify_run`], [`verify_stored_call`]: a registered call on disk;
 //! - [`RegistryError`] and its stable codes.
 //!
 //! ```
@@ -41,12 +55,27 @@
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+mod appender;
+mod audit;
+mod disk;
 mod error;
 mod leaf;
 mod log;
 mod note;
 mod policy;
 mod proof;
+mod run;
+mod witness;
+
+pub use appender::{Appender, Quorum, Registration, Resign, Rewitnessed, witness_again};
+pub use audit::{AuditProblem, RegistryAudit, audit};
+pub use disk::{
+    CHECKPOINT_FILE, CONFIG_FILE, LEAVES_FILE, LOCK_FILE, MAX_CONFIG_BYTES, MAX_LEAF_LINE_BYTES,
+    MAX_SEALS, MAX_STORED_NOTE_BYTES, PROOF_FILE, Registry, final_seal_of, prepare_stored_call,
+    read_capped, read_policy, read_policy_for, write_file, write_run_proof,
+};
+pub use run::{verify_run, verify_stored_call};
+pub use witness::{WITNESS_ATTEMPTS, WITNESS_BACKOFF, WITNESS_TIMEOUT, collect};
 
 pub use error::{RegistryError, Result};
 pub use leaf::{LEAF_KIND, MAX_LEAF_STRING_BYTES, RegistryLeaf};
