@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jouleclaw_jcr1::cose::{Signer as _, SoftwareSigner};
+use jouleclaw_jcr1::cose::Signer;
 use jouleclaw_seal::verify_checkpoint;
 
 use crate::disk::{CHECKPOINT_FILE, PROOF_FILE, Registry, final_seal_of, write_file};
@@ -18,14 +18,24 @@ use crate::{
 /// `registry add`, `run --registry`, `registry add-stored` and a live sink that registers its
 /// calls. The lock is held until it is dropped, so a run can open it before its first window
 /// and register its call after its last one with no other writer in between.
-#[derive(Debug)]
 pub struct Appender {
     reg: Registry,
-    signer: SoftwareSigner,
+    signer: Box<dyn Signer + Send + Sync>,
     key_file: Option<PathBuf>,
     policy: Option<WitnessPolicy>,
     /// Set when a write failed: the in-memory log may then be ahead of the files.
     broken: bool,
+}
+
+impl std::fmt::Debug for Appender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Appender")
+            .field("registry", &self.reg)
+            .field("key_file", &self.key_file)
+            .field("policy", &self.policy)
+            .field("broken", &self.broken)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One registered call: what [`Appender::register_seal`] and [`Appender::register_run`] did.
@@ -103,14 +113,15 @@ impl Registration {
 }
 
 impl Appender {
-    /// Opens and locks the registry at `dir` for the steward `signer`, witnessed under `policy`
+    /// Opens and locks the registry at `dir` for the steward `signer` (any
+    /// [`Signer`]: a software key, or a key held elsewhere), witnessed under `policy`
     /// when given: the registry's key, the signer and the policy's `log` line must name one
     /// steward, and the stored checkpoint must verify under the steward's key. `key_file` is the
     /// file the signer was read from, when there is one: it is named in errors and never
     /// overwritten. Every error is `registry_unusable`.
     pub fn open(
         dir: &Path,
-        signer: SoftwareSigner,
+        signer: impl Signer + Send + Sync + 'static,
         key_file: Option<&Path>,
         policy: Option<WitnessPolicy>,
     ) -> Result<Self> {
@@ -144,7 +155,7 @@ impl Appender {
         }
         Ok(Self {
             reg,
-            signer,
+            signer: Box::new(signer),
             key_file: key_file.map(Path::to_owned),
             policy,
             broken: false,
@@ -236,7 +247,7 @@ impl Appender {
         let note = self
             .reg
             .log()
-            .sign_checkpoint(&self.signer)
+            .sign_checkpoint(self.signer.as_ref())
             .map_err(RegistryError::into_write_failed)?;
         // The leaf is on disk before any witness sees a checkpoint that covers it, so a witness
         // never holds a checkpoint the registry cannot extend.
@@ -316,7 +327,7 @@ pub enum Resign {
 /// leaves is refused. `reg` must be opened locked; `key_file` is never overwritten.
 pub fn witness_again(
     reg: &mut Registry,
-    signer: &SoftwareSigner,
+    signer: &dyn Signer,
     policy: &WitnessPolicy,
     key_file: &Path,
 ) -> Result<Rewitnessed> {

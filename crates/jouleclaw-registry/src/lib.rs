@@ -50,6 +50,32 @@
 //! assert_eq!(checked.body.size, 1);
 //! # Ok::<(), RegistryError>(())
 //! ```
+//!
+//! A call registered on disk, as `jouleclaw registry add` registers it: a registry directory,
+//! a sealed call's final seal (here from `jouleclaw_seal::StreamSealer`), its proof, verified.
+//!
+//! ```
+//! use jouleclaw_jcr1::{UtcSecond, cose::{Signer, SoftwareSigner}};
+//! use jouleclaw_registry::*;
+//!
+//! let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+//! let steward = SoftwareSigner::from_seed(&[7; 32]);
+//! let key = NoteKey::new("registry.example/steward", ALG_ED25519, steward.verifying_key().as_bytes())?;
+//! Registry::create(&tmp.path().join("reg"), &key, &[])?;
+//!
+//! let mut sealer = jouleclaw_seal::StreamSealer::new("call-1", "did:example:steward", 1 << 10);
+//! let at = UtcSecond::parse("2026-06-05T00:00:00Z").ok_or("time")?;
+//! sealer.append(1, blake3::hash(b"window 1").as_bytes(), at).map_err(|e| e.to_string())?;
+//! let seal = sealer.checkpoint(&steward, true).map_err(|e| e.to_string())?.checkpoint.cose_sign1;
+//!
+//! let mut appender = Appender::open(&tmp.path().join("reg"), steward, None, None)?;
+//! let call = appender.register_seal(seal)?;
+//! assert_eq!((call.index, call.size), (0, 1));
+//! call.witnessed()?; // no policy: nothing to wait for
+//! let proof = CallProof::parse(&call.proof)?;
+//! assert_eq!(proof.index, 0);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
