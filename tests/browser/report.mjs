@@ -181,6 +181,15 @@ try {
         badgeVisible: badge ? badge.getBoundingClientRect().height > 0 : false,
         scripts: document.scripts.length,
         tableRows: document.querySelectorAll("#receipts tbody tr").length,
+        interaction: (() => {
+          const e = document.getElementById("interaction-status");
+          return e ? { text: e.textContent, visible: e.getBoundingClientRect().height > 0 } : null;
+        })(),
+        panelRows: document.querySelectorAll("#interaction-panel tr[data-metric]").length,
+        sealNotes: ["stop-latency-seal", "interaction-seal"].map((id) => {
+          const e = document.getElementById(id);
+          return e ? e.textContent : null;
+        }),
         height: Math.ceil(top + 16),
         width: document.documentElement.scrollWidth,
       };
@@ -204,6 +213,15 @@ try {
     `the badge says 13/13 verified (${JSON.stringify(dom.badgeText)})`,
   );
   check(dom.tableRows === EXPECTED_WINDOWS, `the receipt table has ${dom.tableRows} rows`);
+  check(
+    dom.interaction !== null && dom.interaction.visible && /verified and bound to the receipts/.test(dom.interaction.text),
+    `the interaction section is drawn from its verified document (${JSON.stringify(dom.interaction)})`,
+  );
+  check(dom.panelRows === 9, `the interaction panel has ${dom.panelRows} metric rows (9)`);
+  check(
+    /^stop latency sealed: /.test(dom.sealNotes[0] || "") && /^interaction panel sealed: /.test(dom.sealNotes[1] || ""),
+    `both documents are inside the final seal (${JSON.stringify(dom.sealNotes)})`,
+  );
   check(dom.scripts === 0, "the page holds no script");
   const foreign = requests.filter((u) => u !== url);
   check(foreign.length === 0, `the page fetched nothing besides itself (${foreign.join(", ") || "none"})`);
