@@ -783,8 +783,8 @@ fn interaction(
     let (Some(doc), Some(marks)) = (doc, marks) else {
         out.push_str(
             "<p class=\"badge unknown\" id=\"interaction-status\">No interaction panel: this run \
-             directory has no interaction-metrics.cbor (runs made before interaction-metrics/1 \
-             did not write one), so response, yield, selectivity and agent interruptions are not \
+             directory has no interaction-metrics.cbor (its writer did not measure the panel, as \
+             runs made before interaction-metrics/1 did not), so response, yield, selectivity and agent interruptions are not \
              measured for this call.</p></section>",
         );
         return;
