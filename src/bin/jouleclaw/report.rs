@@ -4,7 +4,8 @@
 //! Checking is the one verifier of the stream at rest (`jouleclaw_stack::store::verify_dir`);
 //! this file gathers, while it reads, what the page draws, within fixed bounds: at most
 //! [`MAX_COLUMNS`] timeline columns, [`MAX_TABLE_ROWS`] table rows and [`MAX_BARGE_INS`]
-//! barge-in rows, whatever the directory holds. Drawing is `report/html.rs`.
+//! barge-in rows, whatever the directory holds; the interaction section draws and lists at most
+//! `html::MAX_EVENTS_SHOWN` events. Drawing is `report/html.rs`.
 
 mod html;
 
