@@ -539,3 +539,393 @@ fn a_signed_receipt_in_no_line_is_shown_but_not_drawn() {
     assert!(html.contains("data-verified=\"12\" data-total=\"12\""));
     assert!(html.contains("receipts.cbor item 12 (window 12): unmatched_signature"));
 }
+
+/// A trace from a trajectory: one token per 200 ms frame (one window each), `u` user speech,
+/// `a` agent speech (outbound audio), `b` a backchannel, `v` a vocal tic, `n` speech not
+/// directed at the agent (each an interaction marker), `.` neither; inbound audio in every
+/// frame, so every frame has a window.
+fn trajectory(tokens: &str) -> String {
+    let mut text = String::new();
+    for (k, t) in tokens.split_whitespace().enumerate() {
+        let ts = k as u64 * 200_000_000;
+        text.push_str(&format!(
+            "{{\"ts_ns\":{ts},\"channel_id\":1,\"kind\":\"audio\",\"bytes_len\":640}}\n"
+        ));
+        for (c, name) in [
+            ('u', "user_speech"),
+            ('b', "backchannel"),
+            ('v', "vocal_tic"),
+            ('n', "non_directed"),
+        ] {
+            if t.contains(c) {
+                text.push_str(&format!(
+                    "{{\"ts_ns\":{},\"channel_id\":0,\"kind\":\"marker\",\"marker\":{{\"custom\":\"{name}\"}}}}\n",
+                    ts + 1_000
+                ));
+            }
+        }
+        if t.contains('a') {
+            text.push_str(&format!(
+                "{{\"ts_ns\":{},\"channel_id\":3,\"kind\":\"audio\",\"bytes_len\":480}}\n",
+                ts + 2_000
+            ));
+        }
+    }
+    text
+}
+
+/// A call with every kind of interaction rule: a turn answered, a backchannel talked through,
+/// a vocal tic answered, an interruption yielded to after 3 frames, the agent starting over the
+/// user, speech not directed at the agent stopped for.
+const CALL: &str = "u u u . . a a a a aub a a a a a a a . . v . . a a a au au a . . . . . . u u . \
+                    a a . u au u . . a a an a a a . .";
+
+/// The events of [`CALL`] by τ-voice's rules: (kind, frame, latency in frames).
+const CALL_EVENTS: [(&str, u64, Option<u64>); 8] = [
+    ("response", 3, Some(2)),
+    ("backchannel_correct", 9, None),
+    ("vocal_tic_error", 22, None),
+    ("yield", 25, Some(3)),
+    ("response", 36, Some(1)),
+    ("agent_interrupts_user", 41, None),
+    ("response", 43, Some(2)),
+    ("non_directed_error", 47, None),
+];
+
+fn call(t: &TempDir, extra: &[&str]) -> PathBuf {
+    let trace = t.write("call.jsonl", trajectory(CALL));
+    run_into(t, &trace, extra)
+}
+
+/// The text between `<section id="ID"` and its `</section>`.
+fn section<'a>(html: &'a str, id: &str) -> &'a str {
+    let start = html
+        .find(&format!("<section id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no section {id}"));
+    let end = start + html[start..].find("</section>").unwrap();
+    &html[start..end]
+}
+
+/// The opening tags of `<TAG class="CLASS" ...>` elements in `html`.
+fn tags<'a>(html: &'a str, open: &str) -> Vec<&'a str> {
+    html.split(open)
+        .skip(1)
+        .map(|s| &s[..s.find('>').unwrap()])
+        .collect()
+}
+
+#[test]
+fn the_interaction_panel_is_drawn_from_the_signed_document() {
+    let t = TempDir::new("panel");
+    let d = call(&t, &["--seal-every", "5"]);
+    expect(&report_strict(&d, &[]), 0);
+    let html = page(&d);
+    let ix = section(&html, "interaction");
+    assert!(ix.contains(
+        "interaction-metrics/1 verified and bound to the receipts: 8 events over 53 frames of 0.2 s"
+    ));
+    // Every field of the panel is the one `metrics interaction` computes from the same
+    // document, exactly (Rust's shortest round-trip form of the f64), with its count.
+    let o = jouleclaw(&[&"metrics", &"interaction", &"--json", &d]);
+    expect(&o, 0);
+    let p: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let row = |field: &str| -> &str {
+        let at = ix
+            .find(&format!("<tr data-metric=\"{field}\">"))
+            .unwrap_or_else(|| panic!("no row {field}"));
+        &ix[at..at + ix[at..].find("</tr>").unwrap()]
+    };
+    for (field, value, unit, behind) in [
+        (
+            "response_latency_mean",
+            &p["response_latency_mean"],
+            " s",
+            "3 responses",
+        ),
+        (
+            "yield_latency_mean",
+            &p["yield_latency_mean"],
+            " s",
+            "1 yields",
+        ),
+        ("response_rate", &p["response_rate"], "", "3 user turns"),
+        ("yield_rate", &p["yield_rate"], "", "1 interruptions"),
+        (
+            "yield_rate_deadline",
+            &p["substrate"]["yield_rate_deadline"],
+            "",
+            "0 within 150 ms",
+        ),
+        (
+            "agent_interruption_rate",
+            &p["agent_interruption_rate"],
+            "",
+            "1 agent interruptions",
+        ),
+        (
+            "selectivity_backchannel",
+            &p["selectivity_backchannel"],
+            "",
+            "1 backchannels",
+        ),
+        (
+            "selectivity_vocal_tic",
+            &p["selectivity_vocal_tic"],
+            "",
+            "1 vocal tics",
+        ),
+        (
+            "selectivity_non_directed",
+            &p["selectivity_non_directed"],
+            "",
+            "1 non-directed",
+        ),
+    ] {
+        let v = value.as_f64().unwrap_or_else(|| panic!("{field}: {value}"));
+        let r = row(field);
+        assert!(
+            r.contains(&format!("<td class=\"n\">{v}{unit}</td><td>{behind}</td>")),
+            "{field}: {r}"
+        );
+    }
+    // The figures themselves, by τ-voice's rules (responses after 2, 1 and 2 frames; one yield
+    // after 3 frames, not within 150 ms).
+    assert!(row("response_latency_mean").contains(">0.3333333333333332 s<"));
+    assert!(row("yield_latency_mean").contains(">0.6000000000000001 s<"));
+    assert!(row("yield_rate").contains("R_Y at τ-voice&#39;s 2 s no-yield window"));
+    assert!(row("yield_rate_deadline").contains("R_Y at the 150 ms deadline"));
+    assert!(row("selectivity_vocal_tic").contains("<td class=\"n\">0</td>"));
+    // The detection windows the document records.
+    for (name, s, frames) in [
+        ("tick_ns", "0.2 s", 1),
+        ("no_yield_window_ns", "2 s", 10),
+        ("backchannel_yield_window_ns", "1 s", 5),
+        ("vocal_tic_yield_window_ns", "1 s", 5),
+        ("non_directed_yield_window_ns", "1 s", 5),
+        ("vocal_tic_response_window_ns", "2 s", 10),
+        ("non_directed_response_window_ns", "2 s", 10),
+    ] {
+        assert!(
+            ix.contains(&format!(
+                "<tr data-window-name=\"{name}\"><td><code>{name}</code></td><td class=\"n\">{s}</td>"
+            )) && ix.contains(&format!("<td class=\"n\">{frames}</td></tr>")),
+            "{name}"
+        );
+    }
+    // Each event in the table and on the timeline, at its frame, in its window's column.
+    let rows = tags(ix, "<tr class=\"ev-");
+    assert_eq!(rows.len(), CALL_EVENTS.len());
+    let marks = tags(section(&html, "timeline"), "<g class=\"event\" ");
+    assert_eq!(marks.len(), CALL_EVENTS.len());
+    for ((kind, frame, latency), (row, mark)) in CALL_EVENTS.iter().zip(rows.iter().zip(&marks)) {
+        for tag in [row, mark] {
+            assert_eq!(attr(tag, "data-kind"), Some(*kind), "{tag}");
+            assert_eq!(attr(tag, "data-frame"), Some(frame.to_string().as_str()));
+            // One window per 200 ms frame here: the window id is the frame.
+            assert_eq!(attr(tag, "data-window"), Some(frame.to_string().as_str()));
+        }
+        if let Some(l) = latency {
+            assert!(ix.contains(&format!(
+                "data-frame=\"{frame}\" data-window=\"{frame}\"><td class=\"n\">{frame}</td>"
+            )));
+            let at = html
+                .find(&format!(
+                    "data-kind=\"{kind}\" data-frame=\"{frame}\" data-window=\"{frame}\"><title>"
+                ))
+                .unwrap();
+            assert!(html[at..].starts_with(&format!(
+                "data-kind=\"{kind}\" data-frame=\"{frame}\" data-window=\"{frame}\"><title>{kind}: frame {frame}"
+            )));
+            assert!(
+                html[at..at + 200].contains(&format!("after {l} frames")),
+                "{kind} {frame}"
+            );
+        }
+    }
+    // The marks sit inside their window's column.
+    let timeline = section(&html, "timeline");
+    for (kind, frame, _) in CALL_EVENTS {
+        let col = timeline
+            .find(&format!("<g class=\"window\" data-window=\"{frame}\" "))
+            .unwrap();
+        let end = col
+            + timeline[col..]
+                .find("</g><g class=\"window\"")
+                .unwrap_or(timeline.len() - col);
+        assert!(
+            timeline[col..end].contains(&format!("<g class=\"event\" data-kind=\"{kind}\"")),
+            "{kind} at {frame}"
+        );
+    }
+    assert!(html.contains("id=\"interaction-legend\""));
+    assert!(ix.contains("interaction panel sealed: the final seal (stream-seal/2) commits"));
+}
+
+#[test]
+fn an_interaction_document_that_does_not_verify_is_named_and_not_drawn() {
+    let t = TempDir::new("panel-bad");
+    let d = call(&t, &[]);
+    let doc = d.join("interaction-metrics.cbor");
+    let mut bytes = std::fs::read(&doc).unwrap();
+    let n = bytes.len();
+    bytes[n - 1] ^= 1;
+    std::fs::write(&doc, bytes).unwrap();
+    expect(&report(&d, &[]), 1);
+    let html = page(&d);
+    let ix = section(&html, "interaction");
+    assert!(ix.contains("NOT VERIFIED: interaction-metrics.cbor"));
+    assert!(ix.contains("cose_bad_signature"));
+    assert!(!ix.contains("id=\"interaction-panel\""));
+    assert!(!html.contains("<g class=\"event\""));
+    assert!(!html.contains("id=\"interaction-legend\""));
+}
+
+#[test]
+fn a_run_without_an_interaction_document_says_so() {
+    let t = TempDir::new("panel-none");
+    let d = demo(&t);
+    // summary.json lists the document with its BLAKE3, beside the other outputs.
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("summary.json")).unwrap()).unwrap();
+    let doc = std::fs::read(d.join("interaction-metrics.cbor")).unwrap();
+    assert_eq!(
+        summary["outputs"]["interaction-metrics.cbor"],
+        blake3::hash(&doc).to_hex().as_str()
+    );
+    expect(&report(&d, &[]), 0);
+    let ix = section(&page(&d), "interaction").to_owned();
+    assert!(ix.contains("verified and bound to the receipts: 0 events"));
+    assert!(ix.contains("id=\"interaction-no-events\""));
+    // Deleted from a run whose summary lists it: refused, named.
+    std::fs::remove_file(d.join("interaction-metrics.cbor")).unwrap();
+    expect(&report(&d, &[]), 1);
+    let ix = section(&page(&d), "interaction").to_owned();
+    assert!(ix.contains("interaction_metrics_missing"), "{ix}");
+    // A run from before interaction-metrics/1: no document, and its summary does not list one.
+    let text = std::fs::read_to_string(d.join("summary.json")).unwrap();
+    let line = format!(
+        "    \"interaction-metrics.cbor\": \"{}\",\n",
+        blake3::hash(&doc).to_hex()
+    );
+    assert!(text.contains(&line));
+    std::fs::write(d.join("summary.json"), text.replace(&line, "")).unwrap();
+    expect(&report(&d, &[]), 0);
+    let html = page(&d);
+    let ix = section(&html, "interaction");
+    assert!(ix.contains(
+        "<p class=\"badge unknown\" id=\"interaction-status\">No interaction panel: this run \
+         directory has no interaction-metrics.cbor"
+    ));
+    assert!(!html.contains("<g class=\"event\""));
+}
+
+/// The directory of row `name` of conformance/stream-at-rest-tamper.json (its base's files,
+/// then its `write` operations).
+fn tamper_row(t: &TempDir, name: &str) -> PathBuf {
+    let table: serde_json::Value =
+        serde_json::from_slice(&std::fs::read("conformance/stream-at-rest-tamper.json").unwrap())
+            .unwrap();
+    let row = table["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap();
+    let d = t.path(name);
+    std::fs::create_dir_all(&d).unwrap();
+    let hex_of = |v: &serde_json::Value| hex::decode(v.as_str().unwrap()).unwrap();
+    for (file, h) in table["bases"][row["base"].as_str().unwrap()]
+        .as_object()
+        .unwrap()
+    {
+        std::fs::write(d.join(file), hex_of(h)).unwrap();
+    }
+    for op in row["ops"].as_array().unwrap() {
+        assert_eq!(op["op"], "write", "{name}");
+        std::fs::write(d.join(op["file"].as_str().unwrap()), hex_of(&op["hex"])).unwrap();
+    }
+    d
+}
+
+#[test]
+fn documents_outside_the_final_seal_are_said_not_sealed() {
+    let t = TempDir::new("docseal");
+    let seal = |html: &str, id: &str| -> String {
+        let at = html
+            .find(&format!("id=\"{id}\">"))
+            .unwrap_or_else(|| panic!("no {id}"));
+        html[at..at + html[at..].find("</p>").unwrap()].to_owned()
+    };
+    // A run sealed before stream-seal/2: complete, and neither document is inside the seal.
+    let d = tamper_row(&t, "stream_seal_1_final_intact");
+    expect(&report_strict(&d, &[]), 0);
+    let html = page(&d);
+    assert!(html.contains("data-outcome=\"complete\""));
+    let sl = seal(section(&html, "stop-latency"), "stop-latency-seal");
+    assert!(
+        sl.contains("stop latency not sealed: the final seal is stream-seal/1"),
+        "{sl}"
+    );
+    let ix = seal(section(&html, "interaction"), "interaction-seal");
+    assert!(ix.contains("interaction panel not sealed: the final seal is stream-seal/1"));
+    // Its neighbour, the same run with its stream-seal/2 final seal: both sealed.
+    let d = tamper_row(&t, "sealed_intact");
+    expect(&report_strict(&d, &[]), 0);
+    let html = page(&d);
+    assert!(seal(&html, "stop-latency-seal").contains(
+        "stop latency sealed: the final seal (stream-seal/2) commits to this stop-latency/1 document"
+    ));
+    assert!(seal(&html, "interaction-seal").contains("interaction panel sealed"));
+    // Not sealed at all.
+    let d = demo(&t);
+    expect(&report(&d, &[]), 0);
+    let html = page(&d);
+    assert!(
+        seal(&html, "stop-latency-seal")
+            .contains("stop latency not sealed: the stream is not sealed")
+    );
+    assert!(
+        seal(&html, "interaction-seal")
+            .contains("interaction panel not sealed: the stream is not sealed")
+    );
+}
+
+#[test]
+fn hostile_ids_in_the_interaction_document_show_as_text() {
+    let t = TempDir::new("ix-hostile");
+    let stream = "<script>alert('ix')</script>";
+    let steward = "\"><img src=x onerror=alert(2)>";
+    let trace = t.write("call.jsonl", trajectory(CALL));
+    let d = run_into(&t, &trace, &["--stream-id", stream, "--steward", steward]);
+    expect(&report(&d, &[]), 0);
+    let html = page(&d);
+    let ix = section(&html, "interaction");
+    assert!(ix.contains(
+        "(stream <span class=\"mono\">&lt;script&gt;alert(&#39;ix&#39;)&lt;/script&gt;</span>, \
+         steward <span class=\"mono\">&quot;&gt;&lt;img src=x onerror=alert(2)&gt;</span>"
+    ));
+    // The same document beside another call's receipts: refused, its ids quoted as text.
+    let other = t.path("other");
+    let o = jouleclaw(&[&"run", &TRACE, &"--out", &other, &"--quiet"]);
+    expect(&o, 0);
+    std::fs::copy(
+        d.join("interaction-metrics.cbor"),
+        other.join("interaction-metrics.cbor"),
+    )
+    .unwrap();
+    expect(&report(&other, &[]), 1);
+    let html = page(&other);
+    let ix = section(&html, "interaction");
+    assert!(ix.contains("stream_mismatch"), "{ix}");
+    // The document verifies, but it is another call's: none of its events is drawn as this
+    // call's.
+    assert!(!html.contains("<g class=\"event\""));
+    assert!(!ix.contains("id=\"interaction-panel\""));
+    for raw in ["<script", "<img"] {
+        assert!(!html.contains(raw), "{raw}");
+    }
+    assert!(
+        ix.contains("&lt;script&gt;alert(&#39;ix&#39;)&lt;/script&gt;"),
+        "{ix}"
+    );
+}

@@ -181,6 +181,15 @@ try {
         badgeVisible: badge ? badge.getBoundingClientRect().height > 0 : false,
         scripts: document.scripts.length,
         tableRows: document.querySelectorAll("#receipts tbody tr").length,
+        interaction: (() => {
+          const e = document.getElementById("interaction-status");
+          return e ? { text: e.textContent, visible: e.getBoundingClientRect().height > 0 } : null;
+        })(),
+        panelRows: document.querySelectorAll("#interaction-panel tr[data-metric]").length,
+        sealNotes: ["stop-latency-seal", "interaction-seal"].map((id) => {
+          const e = document.getElementById(id);
+          return e ? e.textContent : null;
+        }),
         height: Math.ceil(top + 16),
         width: document.documentElement.scrollWidth,
       };
@@ -204,6 +213,15 @@ try {
     `the badge says 13/13 verified (${JSON.stringify(dom.badgeText)})`,
   );
   check(dom.tableRows === EXPECTED_WINDOWS, `the receipt table has ${dom.tableRows} rows`);
+  check(
+    dom.interaction !== null && dom.interaction.visible && /verified and bound to the receipts/.test(dom.interaction.text),
+    `the interaction section is drawn from its verified document (${JSON.stringify(dom.interaction)})`,
+  );
+  check(dom.panelRows === 9, `the interaction panel has ${dom.panelRows} metric rows (9)`);
+  check(
+    /^stop latency sealed: /.test(dom.sealNotes[0] || "") && /^interaction panel sealed: /.test(dom.sealNotes[1] || ""),
+    `both documents are inside the final seal (${JSON.stringify(dom.sealNotes)})`,
+  );
   check(dom.scripts === 0, "the page holds no script");
   const foreign = requests.filter((u) => u !== url);
   check(foreign.length === 0, `the page fetched nothing besides itself (${foreign.join(", ") || "none"})`);
@@ -218,6 +236,53 @@ try {
   writeFileSync(screenshot, Buffer.from(shot.data, "base64"));
   const png = readFileSync(screenshot);
   check(png.subarray(1, 4).toString() === "PNG" && png.length > 10_000, `screenshot written: ${screenshot} (${png.length} bytes)`);
+
+  // 5. A call with interaction events (one 200 ms frame, so one window, per token: u user
+  // speech, a agent speech, b backchannel, v vocal tic, n non-directed speech): each event is
+  // a mark with a non-empty box inside its window's column.
+  const CALL = "u u u . . a a a a aub a a a a a a a . . v . . a a a au au a . . . . . . u u . " +
+    "a a . u au u . . a a an a a a . .";
+  const MARKERS = { u: "user_speech", b: "backchannel", v: "vocal_tic", n: "non_directed" };
+  const lines = [];
+  CALL.split(" ").forEach((t, k) => {
+    const ts = k * 200_000_000;
+    lines.push(JSON.stringify({ ts_ns: ts, channel_id: 1, kind: "audio", bytes_len: 640 }));
+    for (const [c, m] of Object.entries(MARKERS)) {
+      if (t.includes(c)) lines.push(JSON.stringify({ ts_ns: ts + 1000, channel_id: 0, kind: "marker", marker: { custom: m } }));
+    }
+    if (t.includes("a")) lines.push(JSON.stringify({ ts_ns: ts + 2000, channel_id: 3, kind: "audio", bytes_len: 480 }));
+  });
+  const trace = join(work, "call.jsonl");
+  writeFileSync(trace, lines.join("\n") + "\n");
+  const callDir = join(work, "call");
+  execFileSync(jouleclaw, ["run", trace, "--seal-every", "5", "--out", callDir, "--quiet"], { stdio: ["ignore", "ignore", "ignore"] });
+  const callPage = join(callDir, "report.html");
+  execFileSync(jouleclaw, ["report", callDir, "-o", callPage], { stdio: ["ignore", "ignore", "ignore"] });
+  const callLoaded = once("Page.loadEventFired", sessionId);
+  await s("Page.navigate", { url: pathToFileURL(callPage).href });
+  await callLoaded;
+  const { result: callResult } = await s("Runtime.evaluate", {
+    returnByValue: true,
+    expression: `(() => {
+      const marks = [...document.querySelectorAll("#timeline g.window g.event")];
+      return {
+        kinds: marks.map((g) => g.dataset.kind),
+        rendered: marks.filter((g) => { const b = g.getBBox(); return b.width > 0 && b.height > 0; }).length,
+        inColumn: marks.filter((g) => {
+          const w = Number(g.dataset.window), col = g.closest("g.window");
+          return Number(col.dataset.window) <= w && w <= Number(col.dataset.last);
+        }).length,
+        tableRows: document.querySelectorAll("#interaction-events tbody tr").length,
+        width: document.documentElement.scrollWidth,
+      };
+    })()`,
+  });
+  const call = callResult.value;
+  const want = ["response", "backchannel_correct", "vocal_tic_error", "yield", "response", "agent_interrupts_user", "response", "non_directed_error"];
+  check(JSON.stringify(call.kinds) === JSON.stringify(want), `the call's events are on the timeline in frame order (${call.kinds.join(", ")})`);
+  check(call.rendered === want.length && call.inColumn === want.length, `every event mark is rendered inside its window's column (${call.rendered}, ${call.inColumn})`);
+  check(call.tableRows === want.length, `the event table has ${call.tableRows} rows`);
+  check(call.width <= 1280, `no horizontal overflow at 1280 px with the interaction section (${call.width})`);
 
   done = true;
   send("Browser.close").catch(() => {});

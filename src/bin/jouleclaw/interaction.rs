@@ -352,50 +352,51 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
     Ok(())
 }
 
-/// The panel as a text table: metric, value, the events behind it.
-fn table(p: &Panel) -> String {
+/// The panel's rows, as the table and the report show them: τ-voice's short name, its field
+/// name, the value (`None`: no event to compute it from), the events behind it.
+pub(crate) fn panel_rows(p: &Panel) -> [(&'static str, &'static str, Option<f64>, String); 9] {
     let c = &p.counts;
-    let rows: [(&str, &str, String, String); 9] = [
+    [
         (
             "L_R",
             "response_latency_mean",
-            num(p.response_latency_mean, 4),
+            p.response_latency_mean,
             format!("{} responses", c.response_count),
         ),
         (
             "L_Y",
             "yield_latency_mean",
-            num(p.yield_latency_mean, 4),
+            p.yield_latency_mean,
             format!("{} yields", c.yield_count),
         ),
         (
             "R_R",
             "response_rate",
-            num(p.response_rate, 4),
+            p.response_rate,
             format!("{} user turns", p.response_total()),
         ),
         (
             "R_Y",
             "yield_rate",
-            num(p.yield_rate, 4),
+            p.yield_rate,
             format!("{} interruptions", p.yield_total()),
         ),
         (
             "R_Y@150ms",
             "yield_rate_deadline",
-            num(p.yield_rate_deadline, 4),
+            p.yield_rate_deadline,
             format!("{} within 150 ms", c.yield_within_deadline_count),
         ),
         (
             "I_A",
             "agent_interruption_rate",
-            num(p.agent_interruption_rate, 4),
+            p.agent_interruption_rate,
             format!("{} agent interruptions", c.agent_interrupts_count),
         ),
         (
             "S_BC",
             "selectivity_backchannel",
-            num(p.selectivity_backchannel, 4),
+            p.selectivity_backchannel,
             format!(
                 "{} backchannels",
                 c.backchannel_correct_count + c.backchannel_error_count
@@ -404,7 +405,7 @@ fn table(p: &Panel) -> String {
         (
             "S_VT",
             "selectivity_vocal_tic",
-            num(p.selectivity_vocal_tic, 4),
+            p.selectivity_vocal_tic,
             format!(
                 "{} vocal tics",
                 c.vocal_tic_correct_count + c.vocal_tic_error_count
@@ -413,15 +414,20 @@ fn table(p: &Panel) -> String {
         (
             "S_ND",
             "selectivity_non_directed",
-            num(p.selectivity_non_directed, 4),
+            p.selectivity_non_directed,
             format!(
                 "{} non-directed",
                 c.non_directed_correct_count + c.non_directed_error_count
             ),
         ),
-    ];
-    let mut out = format!("interaction panel over {} calls\n", c.n_simulations);
-    for (short, field, value, behind) in rows {
+    ]
+}
+
+/// The panel as a text table: metric, value, the events behind it.
+fn table(p: &Panel) -> String {
+    let mut out = format!("interaction panel over {} calls\n", p.counts.n_simulations);
+    for (short, field, value, behind) in panel_rows(p) {
+        let value = num(value, 4);
         out.push_str(&format!("{short:<10} {field:<26} {value:>8}  {behind}\n"));
     }
     out

@@ -4,7 +4,8 @@
 //! Checking is the one verifier of the stream at rest (`jouleclaw_stack::store::verify_dir`);
 //! this file gathers, while it reads, what the page draws, within fixed bounds: at most
 //! [`MAX_COLUMNS`] timeline columns, [`MAX_TABLE_ROWS`] table rows and [`MAX_BARGE_INS`]
-//! barge-in rows, whatever the directory holds. Drawing is `report/html.rs`.
+//! barge-in rows, whatever the directory holds; the interaction section draws and lists at most
+//! `html::MAX_EVENTS_SHOWN` events. Drawing is `report/html.rs`.
 
 mod html;
 
@@ -15,7 +16,7 @@ use jouleclaw_stack::jcr1::StreamWindowReceipt;
 use jouleclaw_stack::jcr1::cose::{self, PublicKey, Signer as _, SoftwareSigner};
 use jouleclaw_stack::oracle::WindowVerdict;
 use jouleclaw_stack::store::layout::{self, COMMIT_ORDER, Input, RECEIPTS_JSONL, SIGNER_PUB};
-use jouleclaw_stack::store::{DirReport, Outcome, ReceiptStatus, verify_dir};
+use jouleclaw_stack::store::{Completeness, DirReport, Outcome, ReceiptStatus, verify_dir};
 use jouleclaw_stack::stream::{LedgerPolicy, WindowConservationFinding};
 
 use crate::out::{say, tell};
@@ -223,6 +224,49 @@ pub(crate) struct Report {
     pub(crate) stop_latency: crate::stop_latency::Evidence,
     /// interaction-metrics.cbor, verified and checked against the receipts.
     pub(crate) interaction: crate::interaction::Evidence,
+}
+
+/// Whether one of the call's signed documents is inside its final seal (spec/REPORT.md,
+/// section 4b).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum DocSeal {
+    /// A verified `stream-seal/2` final seal commits to the file's digest under this kind,
+    /// and the file matches it.
+    Sealed(&'static str),
+    /// No verified final seal commits to it: why, in words.
+    NotSealed(&'static str),
+}
+
+/// What covers `file` (one of [`layout::DOCUMENT_FILES`]): the verifier's
+/// `sealed_documents` (set only from a verified final seal) and its `document_*` problems.
+pub(crate) fn doc_seal(store: &DirReport, file: &str) -> DocSeal {
+    if store
+        .problems
+        .iter()
+        .any(|p| p.file == file && p.code.starts_with("document_"))
+    {
+        return DocSeal::NotSealed(
+            "the file is not what the final seal commits to (see the problems above)",
+        );
+    }
+    let kinds = layout::DOCUMENT_FILES
+        .iter()
+        .find(|(f, _)| *f == file)
+        .map_or(&[][..], |(_, k)| *k);
+    match (&store.sealed_documents, store.completeness) {
+        (Some(docs), _) => kinds.iter().find(|k| docs.contains_key(**k)).map_or(
+            DocSeal::NotSealed("the final seal (stream-seal/2) does not commit to it"),
+            |k| DocSeal::Sealed(k),
+        ),
+        (None, Completeness::Complete) => DocSeal::NotSealed(
+            "the final seal is stream-seal/1 (a run sealed before stream-seal/2), which commits \
+             to the receipts only; the document is checked against the receipts only",
+        ),
+        (None, Completeness::Unknown) => DocSeal::NotSealed("the stream is not sealed"),
+        (None, Completeness::Incomplete) => {
+            DocSeal::NotSealed("no final seal verified (see the problems above)")
+        }
+    }
 }
 
 impl Report {

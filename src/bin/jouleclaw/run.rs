@@ -507,7 +507,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
     // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md), signed beside the stop
     // latency and committed by the final seal with it.
-    let (mut interaction_file, _, interaction_doc, interaction_digest) =
+    let (mut interaction_file, interaction_hash, interaction_doc, interaction_digest) =
         interaction.finish(out.path(), &inputs, &args.steward, &stream_id)?;
     let documents = [
         (stop_latency_doc.schema_id().to_owned(), stop_latency_digest),
@@ -550,6 +550,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     outputs.insert(
         crate::stop_latency::FILE.to_owned(),
         stop_latency_hash.to_hex().to_string(),
+    );
+    outputs.insert(
+        crate::interaction::FILE.to_owned(),
+        interaction_hash.to_hex().to_string(),
     );
     if let Some((s, i)) = seal_hashes {
         outputs.insert(layout::SEALS_CBOR.to_owned(), s.to_hex().to_string());

@@ -10,7 +10,9 @@ use jouleclaw_stack::pipeline::format_ts;
 use jouleclaw_stack::store::{Completeness, Outcome, ReceiptStatus};
 use jouleclaw_stack::stream::{BARGE_IN_DEADLINE_MS, NS_PER_MS, WindowConservationFinding};
 
-use super::{Col, MAX_BARGE_INS, MAX_COLUMNS, MAX_TABLE_ROWS, Report, Row};
+use jouleclaw_interaction::{Event, EventKind, InteractionDocument};
+
+use super::{Col, DocSeal, MAX_BARGE_INS, MAX_COLUMNS, MAX_TABLE_ROWS, Report, Row, doc_seal};
 
 /// Columns per timeline strip (one SVG each).
 const STRIP: usize = 100;
@@ -78,13 +80,17 @@ fn finding_text(f: &WindowConservationFinding) -> String {
 
 /// Nanoseconds as milliseconds, exact (up to 6 decimals, trailing zeros dropped).
 fn ms(ns: u64) -> String {
-    let whole = ns / NS_PER_MS;
-    let frac = ns % NS_PER_MS;
+    exact(u128::from(ns), u128::from(NS_PER_MS), 6, "ms")
+}
+
+/// `n / per` in decimal, exact (`per` = 10^`digits`; trailing zeros dropped), then `unit`.
+fn exact(n: u128, per: u128, digits: usize, unit: &str) -> String {
+    let (whole, frac) = (n / per, n % per);
     if frac == 0 {
-        format!("{whole} ms")
+        format!("{whole} {unit}")
     } else {
-        let digits = format!("{frac:06}");
-        format!("{whole}.{} ms", digits.trim_end_matches('0'))
+        let digits = format!("{frac:0digits$}");
+        format!("{whole}.{} {unit}", digits.trim_end_matches('0'))
     }
 }
 
@@ -124,6 +130,135 @@ const Y_ROLL: f64 = 200.0;
 const H_ROLL: f64 = 80.0;
 const Y_CHECK: f64 = 296.0;
 const H_STRIP: f64 = 310.0;
+/// The interaction band, below the signature row, drawn when the call has an interaction
+/// document.
+const Y_EVENTS: f64 = 312.0;
+const H_EVENTS: f64 = 20.0;
+const H_STRIP_EVENTS: f64 = 338.0;
+
+/// The most interaction events drawn on the timeline and listed in the event table (the
+/// first by frame); the page counts the rest.
+pub(crate) const MAX_EVENTS_SHOWN: usize = 1000;
+
+/// An event's class on the page (`ok` the agent did the right thing, `bad` it did not,
+/// `agent` the agent started over the user) and its short label.
+fn event_style(kind: EventKind) -> (&'static str, &'static str) {
+    match kind {
+        EventKind::Response => ("ok", "R"),
+        EventKind::NoResponse => ("bad", "NR"),
+        EventKind::Yield => ("ok", "Y"),
+        EventKind::NoYield => ("bad", "NY"),
+        EventKind::BackchannelCorrect => ("ok", "BC"),
+        EventKind::BackchannelError => ("bad", "BC"),
+        EventKind::VocalTicCorrect => ("ok", "VT"),
+        EventKind::VocalTicError => ("bad", "VT"),
+        EventKind::NonDirectedCorrect => ("ok", "ND"),
+        EventKind::NonDirectedError => ("bad", "ND"),
+        EventKind::AgentInterruptsUser => ("agent", "AI"),
+    }
+}
+
+/// Seconds of `frames` frames of `tick_ns`, exact (trailing zeros dropped).
+fn secs(frames: u64, tick_ns: u64) -> String {
+    exact(
+        u128::from(frames) * u128::from(tick_ns),
+        1_000_000_000,
+        9,
+        "s",
+    )
+}
+
+/// One event in words: what, at which frame and window, and its latency.
+fn event_text(e: &Event, tick_ns: u64) -> String {
+    let window = e.window_id.map_or_else(
+        || "no tick in that frame".to_owned(),
+        |w| format!("window {w}"),
+    );
+    let latency = e.latency_ticks.map_or_else(String::new, |l| {
+        format!(", after {l} frames ({})", secs(l, tick_ns))
+    });
+    format!(
+        "{}: frame {} ({}), {window}{latency}",
+        e.kind.as_str(),
+        e.tick,
+        secs(e.tick, tick_ns)
+    )
+}
+
+/// The interaction events drawn on the timeline: the first [`MAX_EVENTS_SHOWN`] by frame,
+/// each in the first column whose windows hold its window id.
+pub(crate) struct Marks {
+    /// Per column, the events drawn in it.
+    pub(crate) per_col: Vec<Vec<Event>>,
+    /// The frame length.
+    pub(crate) tick_ns: u64,
+    /// Events shown whose window is in no column, or that have no window.
+    pub(crate) off_timeline: Vec<Event>,
+    /// Events beyond [`MAX_EVENTS_SHOWN`].
+    pub(crate) more: u64,
+}
+
+/// The document's events, first by frame, at most [`MAX_EVENTS_SHOWN`].
+fn shown_events(doc: &InteractionDocument) -> Vec<Event> {
+    let mut events = doc.events.clone();
+    events.sort_by_key(|e| (e.tick, e.kind));
+    events.truncate(MAX_EVENTS_SHOWN);
+    events
+}
+
+fn marks(cols: &[Col], doc: &InteractionDocument) -> Marks {
+    let shown = shown_events(doc);
+    let more = (doc.events.len() - shown.len()) as u64;
+    let mut per_col = vec![Vec::new(); cols.len()];
+    let mut off_timeline = Vec::new();
+    for e in shown {
+        let at = e
+            .window_id
+            .and_then(|w| cols.iter().position(|c| c.first <= w && w <= c.last));
+        match at.and_then(|k| per_col.get_mut(k)) {
+            Some(v) => v.push(e),
+            None => off_timeline.push(e),
+        }
+    }
+    Marks {
+        per_col,
+        tick_ns: doc.config.tick_ns,
+        off_timeline,
+        more,
+    }
+}
+
+/// The column's events in the interaction band: one mark each, side by side.
+fn event_marks(out: &mut String, events: &[Event], tick_ns: u64, x: f64, col_w: f64) {
+    if events.is_empty() {
+        return;
+    }
+    let w = (col_w - 1.0) / events.len() as f64;
+    let font = (w * 0.5).clamp(5.0, 11.0);
+    for (i, e) in events.iter().enumerate() {
+        let (class, label) = event_style(e.kind);
+        let ex = x + w * i as f64;
+        let _ = write!(
+            out,
+            "<g class=\"event\" data-kind=\"{kind}\" data-frame=\"{frame}\" data-window=\"{window}\">\
+             <title>{title}</title><rect class=\"e-{class}\" x=\"{ex}\" y=\"{Y_EVENTS}\" width=\"{w}\" height=\"{H_EVENTS}\"/>",
+            kind = esc(e.kind.as_str()),
+            frame = e.tick,
+            window = e.window_id.map_or_else(String::new, |w| w.to_string()),
+            title = esc(&event_text(e, tick_ns)),
+            w = (w - 0.5).max(0.5),
+        );
+        if w >= 16.0 {
+            let _ = write!(
+                out,
+                "<text class=\"letter f\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">{label}</text>",
+                cx = ex + w / 2.0,
+                ty = Y_EVENTS + 14.0,
+            );
+        }
+        out.push_str("</g>");
+    }
+}
 
 fn strip(
     out: &mut String,
@@ -132,6 +267,7 @@ fn strip(
     col_w: f64,
     max_bar: u64,
     max_roll: u64,
+    events: Option<(&[Vec<Event>], u64)>,
 ) {
     // The top 16 units of the bar panel are kept for the notes (overshoot, lateness).
     let bar_y = |v: u64| (H_BARS - 16.0) * v as f64 / max_bar.max(1) as f64;
@@ -140,9 +276,14 @@ fn strip(
     let font = (col_w * 0.55).clamp(6.0, 13.0);
     let _ = write!(
         out,
-        "<svg class=\"strip\" viewBox=\"0 0 {w} {H_STRIP}\" width=\"100%\" role=\"img\" \
+        "<svg class=\"strip\" viewBox=\"0 0 {w} {h}\" width=\"100%\" role=\"img\" \
          aria-label=\"windows {a} to {b}\" xmlns=\"http://www.w3.org/2000/svg\">",
         w = LEFT + PLOT_W,
+        h = if events.is_some() {
+            H_STRIP_EVENTS
+        } else {
+            H_STRIP
+        },
         a = cols.first().map_or(0, |c| c.first),
         b = cols.last().map_or(0, |c| c.last),
     );
@@ -155,6 +296,13 @@ fn strip(
         (Y_CHECK + 4.0, "signature"),
     ] {
         let _ = write!(out, "<text class=\"band\" x=\"4\" y=\"{y}\">{name}</text>");
+    }
+    if events.is_some() {
+        let _ = write!(
+            out,
+            "<text class=\"band\" x=\"4\" y=\"{y}\">interaction</text>",
+            y = Y_EVENTS + 14.0
+        );
     }
     let _ = write!(
         out,
@@ -310,6 +458,9 @@ fn strip(
                 n = c.gap_before,
             );
         }
+        if let Some((ev, tick_ns)) = events.and_then(|(per_col, t)| Some((per_col.get(k)?, t))) {
+            event_marks(out, ev, tick_ns, x, col_w);
+        }
         out.push_str("</g>");
     }
     if !roll_in_pts.is_empty() {
@@ -343,6 +494,8 @@ svg text{font-family:system-ui,"DejaVu Sans",sans-serif}
 .in{fill:#4a78b5}.out{fill:#e3892b}.overshoot{fill:url(#p-hall);stroke:#b71c1c;stroke-width:1}
 .axis{stroke:#999;stroke-width:1}.gap{stroke:#6a1b9a;stroke-width:2;stroke-dasharray:4 3}
 .budget{fill:none;stroke:#2e7d32;stroke-width:2;stroke-dasharray:6 4}.rollout{fill:none;stroke:#e3892b;stroke-width:2.5}
+.e-ok{fill:#a5d6a7;stroke:#2e7d32;stroke-width:1}.e-bad{fill:url(#p-hall);stroke:#b71c1c;stroke-width:1}.e-agent{fill:url(#p-barge);stroke:#e65100;stroke-width:1}
+#interaction table{margin:.6em 0}.doc-ok{font-weight:600;color:#1b5e20}.seal-note.ok{color:#1b5e20}.seal-note.bad{color:#b71c1c;font-weight:600}
 .check{text-anchor:middle;font-weight:700}.check.ok{fill:#2e7d32}.check.bad{fill:#c62828}
 .bars svg{display:block}
 table{border-collapse:collapse;width:100%;font-size:.88em}th,td{border:1px solid #ccc;padding:.25em .45em;text-align:left;vertical-align:top}
@@ -369,7 +522,7 @@ fn swatch(class: &str, letter: &str) -> String {
     )
 }
 
-fn timeline(out: &mut String, report: &Report) {
+fn timeline(out: &mut String, report: &Report, marks: Option<&Marks>) {
     let cols: &[Col] = &report.cols;
     let per = report.per;
     out.push_str("<section id=\"timeline\"><h2>Timeline</h2>");
@@ -415,6 +568,20 @@ fn timeline(out: &mut String, report: &Report) {
             )
         },
     );
+    if marks.is_some() {
+        let _ = write!(
+            out,
+            "<div class=\"legend\" id=\"interaction-legend\">\
+             <span>interaction band (interaction-metrics.cbor), one mark per event in its window's column:</span>\
+             <span>{}the agent did right (response, yield, talked through a backchannel, vocal tic or non-directed speech)</span>\
+             <span>{}it did not (no response, no yield, stopped for or answered a backchannel, vocal tic or non-directed speech)</span>\
+             <span>{}the agent started over the user</span>\
+             <span>R response, Y yield, BC backchannel, VT vocal tic, ND non-directed, AI agent interrupts user; N: no</span></div>",
+            swatch("e-ok", ""),
+            swatch("e-bad", ""),
+            swatch("e-agent", ""),
+        );
+    }
     if cols.is_empty() {
         out.push_str("<p>No receipt to draw.</p></section>");
         return;
@@ -431,7 +598,12 @@ fn timeline(out: &mut String, report: &Report) {
         .unwrap_or(1);
     let col_w = PLOT_W / cols.len().min(STRIP) as f64;
     for (s, chunk) in cols.chunks(STRIP).enumerate() {
-        strip(out, chunk, s * STRIP, col_w, max_bar, max_roll);
+        let events = marks.map(|m| {
+            let from = (s * STRIP).min(m.per_col.len());
+            let to = (s * STRIP + chunk.len()).min(m.per_col.len());
+            (m.per_col.get(from..to).unwrap_or_default(), m.tick_ns)
+        });
+        strip(out, chunk, s * STRIP, col_w, max_bar, max_roll, events);
     }
     let _ = write!(
         out,
@@ -536,6 +708,221 @@ fn barge_ins(out: &mut String, report: &Report) {
          audio last flowed after each barge-in is in stop-latency.cbor (Stop latency, below; \
          spec/REPORT.md).</p></section>",
     );
+}
+
+/// Whether a document is inside the final seal, as a paragraph: `{what} sealed: ...` or
+/// `{what} not sealed: why`.
+fn seal_note(out: &mut String, id: &str, what: &str, seal: &DocSeal) {
+    let (class, text) = match seal {
+        DocSeal::Sealed(kind) => (
+            "ok",
+            format!(
+                "{what} sealed: the final seal (stream-seal/2) commits to this {kind} document's \
+                 digest, so the registry and the witnesses cover it"
+            ),
+        ),
+        DocSeal::NotSealed(why) => ("bad", format!("{what} not sealed: {why}")),
+    };
+    let _ = write!(
+        out,
+        "<p class=\"seal-note {class}\" id=\"{id}\">{}</p>",
+        esc(&text)
+    );
+}
+
+/// The stop-latency section (`stop_latency::html_section`) with, when the call has the
+/// document, whether the final seal commits to it.
+fn stop_latency(out: &mut String, report: &Report) {
+    let mut section = String::new();
+    crate::stop_latency::html_section(&mut section, &report.stop_latency, esc);
+    let note = report.stop_latency.doc.as_ref().map(|_| {
+        let mut p = String::new();
+        seal_note(
+            &mut p,
+            "stop-latency-seal",
+            "stop latency",
+            &doc_seal(&report.store, crate::stop_latency::FILE),
+        );
+        p
+    });
+    match (note, section.strip_suffix("</section>")) {
+        (Some(p), Some(body)) => {
+            out.push_str(body);
+            out.push_str(&p);
+            out.push_str("</section>");
+        }
+        (Some(p), None) => {
+            out.push_str(&section);
+            out.push_str(&p);
+        }
+        (None, _) => out.push_str(&section),
+    }
+}
+
+/// τ-voice's interaction panel from `interaction-metrics.cbor` (spec/REPORT.md, section 4b).
+fn interaction(
+    out: &mut String,
+    report: &Report,
+    doc: Option<&InteractionDocument>,
+    marks: Option<&Marks>,
+) {
+    let ev = &report.interaction;
+    out.push_str("<section id=\"interaction\"><h2>Interaction panel (τ-voice)</h2>");
+    if !ev.problems.is_empty() {
+        out.push_str(
+            "<p class=\"badge bad\" id=\"interaction-status\">NOT VERIFIED: interaction-metrics.cbor \
+             does not verify or is not bound to these receipts; its panel and events are not drawn</p>\
+             <ul class=\"problems\" id=\"interaction-problems\">",
+        );
+        for p in &ev.problems {
+            let _ = write!(out, "<li>{}</li>", esc(p));
+        }
+        out.push_str("</ul></section>");
+        return;
+    }
+    let (Some(doc), Some(marks)) = (doc, marks) else {
+        out.push_str(
+            "<p class=\"badge unknown\" id=\"interaction-status\">No interaction panel: this run \
+             directory has no interaction-metrics.cbor (its writer did not measure the panel, as \
+             runs made before interaction-metrics/1 did not), so response, yield, selectivity and agent interruptions are not \
+             measured for this call.</p></section>",
+        );
+        return;
+    };
+    let panel = doc.panel();
+    let tick_ns = doc.config.tick_ns;
+    let _ = write!(
+        out,
+        "<p class=\"doc-ok\" id=\"interaction-status\">interaction-metrics/1 verified and bound \
+         to the receipts: {n} events over {frames} frames of {tick} (stream <span class=\"mono\">{stream}</span>, \
+         steward <span class=\"mono\">{steward}</span>, {windows} windows)</p>",
+        n = doc.events.len(),
+        frames = doc.frame_count,
+        tick = esc(&secs(1, tick_ns)),
+        stream = esc(&doc.stream_id),
+        steward = esc(&doc.steward),
+        windows = doc.window_count,
+    );
+    seal_note(
+        out,
+        "interaction-seal",
+        "interaction panel",
+        &doc_seal(&report.store, crate::interaction::FILE),
+    );
+    out.push_str(
+        "<table id=\"interaction-panel\"><thead><tr><th>metric</th><th>τ-voice field</th>\
+         <th>value</th><th>events behind it</th></tr></thead><tbody>",
+    );
+    for (short, field, value, behind) in crate::interaction::panel_rows(&panel) {
+        let unit = if field.ends_with("latency_mean") {
+            " s"
+        } else {
+            ""
+        };
+        let shown = value.map_or_else(
+            || "none (no event to compute it from)".to_owned(),
+            |v| format!("{v}{unit}"),
+        );
+        let name = match field {
+            "yield_rate" => format!(
+                "R_Y at τ-voice's {} no-yield window",
+                secs(1, doc.config.no_yield_window_ns)
+            ),
+            "yield_rate_deadline" => format!("R_Y at the {BARGE_IN_DEADLINE_MS} ms deadline"),
+            _ => short.to_owned(),
+        };
+        let _ = write!(
+            out,
+            "<tr data-metric=\"{f}\"><th>{s}</th><td><code>{f}</code></td><td class=\"n\">{v}</td><td>{b}</td></tr>",
+            f = esc(field),
+            s = esc(&name),
+            v = esc(&shown),
+            b = esc(&behind),
+        );
+    }
+    out.push_str("</tbody></table>");
+    out.push_str(
+        "<table id=\"interaction-windows\"><thead><tr><th>detection window</th><th>length</th>\
+         <th>ns</th><th>frames</th></tr></thead><tbody>",
+    );
+    for (name, ns) in doc.config.fields() {
+        let _ = write!(
+            out,
+            "<tr data-window-name=\"{n}\"><td><code>{n}</code></td><td class=\"n\">{s}</td>\
+             <td class=\"n\">{ns}</td><td class=\"n\">{f}</td></tr>",
+            n = esc(name),
+            s = esc(&secs(1, ns)),
+            f = ns / tick_ns.max(1),
+        );
+    }
+    out.push_str("</tbody></table>");
+    let c = &panel.counts;
+    let _ = write!(
+        out,
+        "<p class=\"scale\">Counts: {} responses, {} no responses, {} yields ({} within the {} ms \
+         deadline), {} no yields, backchannels {} correct / {} error, vocal tics {} / {}, \
+         non-directed {} / {}, {} agent interruptions. Yield rate at the deadline: a yield whose \
+         last agent-speech frame began at most 150 ms after the interruption's frame.</p>",
+        c.response_count,
+        c.no_response_count,
+        c.yield_count,
+        c.yield_within_deadline_count,
+        BARGE_IN_DEADLINE_MS,
+        c.no_yield_count,
+        c.backchannel_correct_count,
+        c.backchannel_error_count,
+        c.vocal_tic_correct_count,
+        c.vocal_tic_error_count,
+        c.non_directed_correct_count,
+        c.non_directed_error_count,
+        c.agent_interrupts_count,
+    );
+    if doc.events.is_empty() {
+        out.push_str("<p id=\"interaction-no-events\">No interaction event: the call has no user turn, interruption, backchannel, vocal tic, non-directed speech or agent start over the user.</p></section>");
+        return;
+    }
+    out.push_str(
+        "<table id=\"interaction-events\"><thead><tr><th>frame</th><th>time</th><th>window</th>\
+         <th>event</th><th>latency</th></tr></thead><tbody>",
+    );
+    for e in shown_events(doc) {
+        let (class, _) = event_style(e.kind);
+        let _ = write!(
+            out,
+            "<tr class=\"ev-{class}\" data-kind=\"{k}\" data-frame=\"{f}\" data-window=\"{w}\"><td class=\"n\">{f}</td>\
+             <td class=\"n\">{t}</td><td class=\"n\">{wt}</td><td>{k}</td><td class=\"n\">{l}</td></tr>",
+            k = esc(e.kind.as_str()),
+            f = e.tick,
+            w = e.window_id.map_or_else(String::new, |w| w.to_string()),
+            wt = e.window_id.map_or_else(
+                || "none (no tick in the frame)".to_owned(),
+                |w| w.to_string()
+            ),
+            t = esc(&secs(e.tick, tick_ns)),
+            l = e.latency_ticks.map_or_else(String::new, |l| esc(&format!(
+                "{l} frames ({})",
+                secs(l, tick_ns)
+            ))),
+        );
+    }
+    out.push_str("</tbody></table>");
+    if !marks.off_timeline.is_empty() {
+        let _ = write!(
+            out,
+            "<p class=\"warn\" id=\"interaction-off-timeline\">{} events are not on the timeline: \
+             their frame had no tick, or their window has no column (listed above).</p>",
+            marks.off_timeline.len()
+        );
+    }
+    if marks.more > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"warn\" id=\"interaction-more\">{} more events are neither drawn nor \
+             listed (the first {MAX_EVENTS_SHOWN} by frame are; the panel counts all).</p>",
+            marks.more
+        );
+    }
+    out.push_str("</section>");
 }
 
 fn summary(out: &mut String, report: &Report) {
@@ -756,22 +1143,18 @@ pub(crate) fn render(report: &Report) -> String {
             );
         }
     }
-    timeline(&mut out, report);
+    // The panel and its events are drawn from a document that verified and is bound to these
+    // receipts, never from one that is not.
+    let drawn = report
+        .interaction
+        .doc
+        .as_ref()
+        .filter(|_| report.interaction.problems.is_empty());
+    let marks = drawn.map(|doc| marks(&report.cols, doc));
+    timeline(&mut out, report, marks.as_ref());
     barge_ins(&mut out, report);
-    crate::stop_latency::html_section(&mut out, &report.stop_latency, esc);
-    if !report.interaction.problems.is_empty() {
-        out.push_str(
-            "<section id=\"interaction\"><h2>Interaction metrics</h2>\
-             <p class=\"badge bad\">NOT VERIFIED: interaction-metrics.cbor</p>\
-             <ul class=\"problems\" id=\"interaction-problems\">",
-        );
-        for p in &report.interaction.problems {
-            out.push_str("<li>");
-            out.push_str(&esc(p));
-            out.push_str("</li>");
-        }
-        out.push_str("</ul></section>");
-    }
+    stop_latency(&mut out, report);
+    interaction(&mut out, report, drawn, marks.as_ref());
     summary(&mut out, report);
     receipts_table(&mut out, report);
     out.push_str(
@@ -799,6 +1182,14 @@ mod tests {
             "&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;"
         );
         assert_eq!(esc("did:keri:plain"), "did:keri:plain");
+    }
+
+    #[test]
+    fn secs_is_exact_to_the_nanosecond() {
+        assert_eq!(secs(3, 200_000_000), "0.6 s");
+        assert_eq!(secs(5, 200_000_000), "1 s");
+        assert_eq!(secs(1, 1), "0.000000001 s");
+        assert_eq!(secs(u64::MAX, 60_000_000_000), "1106804644422573096900 s");
     }
 
     #[test]
