@@ -16,6 +16,8 @@
 //!   [`jetstream::read_back`];
 //! - [`audit`]: [`audit::audit_stream`], [`audit::audit_stream_dir`], [`audit::read_stream_dir`],
 //!   [`audit::stream_dirs`], [`audit::check_stop_latency`],
+//!   [`audit::check_interaction_metrics`], [`audit::check_sealed_documents`],
+//!   [`audit::StreamDocuments`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
 //! - [`synth`]: synthetic duplex calls and a bounded latency histogram (the load generator);
 //! - [`tokio`]: the runtime crate, re-exported;
