@@ -19,7 +19,8 @@
 //!   [`audit::check_interaction_metrics`], [`audit::check_sealed_documents`],
 //!   [`audit::StreamDocuments`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
-//! - [`synth`]: synthetic duplex calls and a bounded latency histogram (the load generator);
+//! - [`synth`]: synthetic duplex calls, a bounded latency histogram, the schedule and
+//!   [`synth::Capacity`] (whether a run kept up with it: the load generator);
 //! - [`tokio`]: the runtime crate, re-exported;
 //! - [`LiveError`], [`Result`]: every failure, with a stable code.
 //!

@@ -340,3 +340,53 @@ async fn the_final_message_carries_the_interaction_document() {
     let v = jouleclaw_interaction::verify(&doc, &key()).unwrap();
     assert_eq!(v.document.window_count, 9);
 }
+
+/// The load generator's calls speak (`user_speech` markers where the user speaks): their live
+/// panel has the user's turns answered and the barge-ins yielded to.
+#[tokio::test(start_paused = true)]
+async fn a_synthetic_calls_panel_has_its_responses_and_yields() {
+    use jouleclaw_live::synth::{Latency, synthetic_call};
+    let t = tempfile::tempdir().unwrap();
+    let s = Substrate::start(
+        SubstrateConfig::new(STEWARD),
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(t.path()).unwrap()),
+    )
+    .unwrap();
+    for (id, ignores) in [("polite", false), ("rude", true)] {
+        let h = s.open_stream(id).unwrap();
+        let (push, yields) = (Latency::default(), Latency::default());
+        synthetic_call(&h, 20, ignores, &push, &yields)
+            .await
+            .unwrap();
+        h.close().await.unwrap();
+    }
+    s.shutdown().await.unwrap();
+    for id in ["polite", "rude"] {
+        let dir = t.path().join(id);
+        let bytes = std::fs::read(dir.join(INTERACTION_METRICS_CBOR)).unwrap();
+        let doc = jouleclaw_interaction::verify(&bytes, &key())
+            .unwrap()
+            .document;
+        let kinds: Vec<(EventKind, Option<u64>)> = doc
+            .events
+            .iter()
+            .map(|e| (e.kind, e.latency_ticks))
+            .collect();
+        // τ-voice's rules over 200 ms frames: each barge-in (frames 5 and 15) is a yield within
+        // one frame for both calls (the rude call's late audio, 155 ms after the barge-in, lies
+        // in the barge-in's own frame: its stop-latency document tells them apart); the turns
+        // at frames 0 and 10 end as the agent starts in the next frame (ending during agent
+        // speech: no response event); the barge-in at frame 5 is answered at frame 11.
+        assert_eq!(
+            kinds,
+            [
+                (EventKind::Yield, Some(1)),
+                (EventKind::Response, Some(5)),
+                (EventKind::Yield, Some(1)),
+            ],
+            "{id}"
+        );
+    }
+}
