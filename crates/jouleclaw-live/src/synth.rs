@@ -183,6 +183,9 @@ pub struct Capacity {
     /// The substrate's grace for late ticks, µs: the lag a run may have at its 99th
     /// percentile and still have kept up.
     pub grace_us: u64,
+    /// Streams that failed: a failed stream's call stops pushing, so its later scheduled
+    /// windows and ticks are missing for that reason, not for lag.
+    pub failed_streams: u64,
 }
 
 impl Capacity {
@@ -240,7 +243,14 @@ impl Capacity {
                 ms(self.grace_us)
             ));
         }
-        format!("fell behind by {}", by.join("; "))
+        let mut out = format!("fell behind by {}", by.join("; "));
+        if self.failed_streams > 0 {
+            out.push_str(&format!(
+                " ({} streams failed: their calls stopped pushing)",
+                self.failed_streams
+            ));
+        }
+        out
     }
 }
 

@@ -25,6 +25,7 @@ fn kept_up() -> Capacity {
         lag_p99_us: 20_000,
         lag_max_us: 350_000,
         grace_us: 20_000,
+        failed_streams: 0,
     }
 }
 
@@ -84,6 +85,19 @@ fn a_run_that_kept_up_says_so_and_each_shortfall_makes_it_fall_behind() {
         ..k
     };
     assert_eq!(all.verdict().matches("; ").count(), 2, "{}", all.verdict());
+    // Failed streams stop pushing: named beside the shortfall they cause.
+    let failed = Capacity {
+        accepted_ticks: 8_100,
+        failed_streams: 3,
+        ..k
+    };
+    assert!(
+        failed
+            .verdict()
+            .ends_with("not accepted) (3 streams failed: their calls stopped pushing)"),
+        "{}",
+        failed.verdict()
+    );
 }
 
 #[test]
@@ -136,6 +150,7 @@ async fn call(jump: bool) -> (Capacity, u64) {
         lag_p99_us: lag.quantile_us(0.99),
         lag_max_us: lag.max_us(),
         grace_us,
+        failed_streams: 0,
     };
     assert_eq!(r.accepted, summary.accepted);
     assert_eq!(lag.count(), r.accepted + r.refused);

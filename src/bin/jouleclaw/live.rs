@@ -580,6 +580,7 @@ async fn run_calls(
         lag_p99_us: lag.quantile_us(0.99),
         lag_max_us: lag.max_us(),
         grace_us: args.grace_ms * 1000,
+        failed_streams: failed_streams.len() as u64,
     };
     kept_up.store(i64::from(cap.kept_up()), Ordering::Relaxed);
     *capacity = Some(cap);
