@@ -50,6 +50,15 @@ fn live_file_sink_stream_folders_pass_receipts_verify_with_their_stop_latency() 
     let sink = format!("file:{}", out.display());
     let o = live(4, 3, &[&"--ignore-every", &"2", &"--sink", &sink]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // Its last line says whether it kept up with its schedule (4 calls x 15 windows).
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("verdict     kept up: ")
+            || last.starts_with("verdict     fell behind by "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("schedule    60 windows and "), "{stdout}");
     let public = out.join("signer.pub");
     let mut with_barge_in = Vec::new();
     for i in 0..4 {
@@ -59,6 +68,11 @@ fn live_file_sink_stream_folders_pass_receipts_verify_with_their_stop_latency() 
         assert_eq!(o.status.code(), Some(0), "call-{i}: {}", text(&o));
         assert!(
             text(&o).contains("stop-latency.cbor: verified and bound to the receipts"),
+            "call-{i}: {}",
+            text(&o)
+        );
+        assert!(
+            text(&o).contains("interaction-metrics.cbor: verified and bound to the receipts"),
             "call-{i}: {}",
             text(&o)
         );

@@ -1,9 +1,13 @@
-//! Instruction count of the stop-latency meter's work per window on a live stream's mint shard
-//! (`spec/LIVE.md` section 2.1), independent of machine load:
+//! Instruction count of the stop-latency and interaction meters' work per window on a live
+//! stream's mint shard (`spec/LIVE.md` sections 2.1 and 2.2), independent of machine load:
 //!
 //! ```sh
 //! cargo build --release -p jouleclaw-live --example meter_ir
 //! valgrind --tool=callgrind --toggle-collect='meter_ir::measured' \
+//!     target/release/examples/meter_ir MODE
+//! valgrind --tool=callgrind --toggle-collect='meter_ir::measured_interaction' \
+//!     target/release/examples/meter_ir MODE
+//! valgrind --tool=callgrind --toggle-collect='meter_ir::finish_interaction' \
 //!     target/release/examples/meter_ir MODE
 //! ```
 //!
@@ -15,21 +19,29 @@
 //! - `quiet`: no barge-in: every tick is a look-up and a match;
 //! - `barge-in`: a barge-in marker in every window and no `Start` after it, so every TTS tick
 //!   after it updates every measurement still open (the meter's worst case grows with them: at
-//!   window `n`, `n` are open); ended at the last window.
+//!   window `n`, `n` are open); ended at the last window;
+//! - `speech`: as `quiet`, with a `{"custom":"user_speech"}` marker in every other window (the
+//!   interaction meter's user and agent segments alternate, so its `finish` derives events).
+//!
+//! `measured` is the stop-latency meter's loop, `measured_interaction` the interaction meter's
+//! (each tick's direction looked up again, as the mint shard's loop does for both), and
+//! `finish_interaction` the interaction meter's `finish` at the stream's end (once per stream:
+//! divide by 200 for its share per window).
 
 #![allow(clippy::expect_used)]
 
 use std::hint::black_box;
 
 use bytes::Bytes;
+use jouleclaw_interaction::{InteractionConfig, InteractionMeter};
 use jouleclaw_stop_latency::StopLatencyMeter;
-use jouleclaw_stream::{StreamSpec, Tick, TickKind, TickMarker, duplex};
+use jouleclaw_stream::{StreamSpec, Tick, TickKind, TickMarker, duplex, interaction};
 
 const MS: u64 = 1_000_000;
 const WARM: u64 = 25;
 const WINDOWS: u64 = 200;
 
-fn ticks(w: u64, barge_in: bool) -> Vec<Tick> {
+fn ticks(w: u64, barge_in: bool, speech: bool) -> Vec<Tick> {
     let mic = Bytes::from(vec![0x11u8; duplex::MIC_BYTES_PER_WINDOW / 10]);
     let tts = Bytes::from(vec![0x22u8; duplex::TTS_BYTES_PER_WINDOW / 10]);
     let t0 = w * 200 * MS;
@@ -59,6 +71,14 @@ fn ticks(w: u64, barge_in: bool) -> Vec<Tick> {
                 Bytes::from_static(b"Tomorrow in Lisbon: sunny, 24 degrees."),
                 t + 3 * MS,
             ));
+            if speech && w.is_multiple_of(2) {
+                out.push(Tick::marker(
+                    w,
+                    duplex::CONTROL,
+                    interaction::marker(interaction::USER_SPEECH),
+                    t + 4 * MS,
+                ));
+            }
             if barge_in {
                 out.push(Tick::marker(
                     w,
@@ -80,28 +100,46 @@ fn measured(meter: &mut StopLatencyMeter, spec: &StreamSpec, window: &[Tick]) {
     }
 }
 
+#[inline(never)]
+fn measured_interaction(meter: &mut InteractionMeter, spec: &StreamSpec, window: &[Tick]) {
+    for tick in window {
+        let direction = spec.channel(tick.channel_id).expect("a channel").direction;
+        meter.observe(tick, direction).expect("observed");
+    }
+}
+
+#[inline(never)]
+fn finish_interaction(meter: &mut InteractionMeter) -> usize {
+    meter.finish().expect("finished").len()
+}
+
 fn main() {
-    let barge_in = match std::env::args().nth(1).as_deref() {
-        Some("quiet") => false,
-        Some("barge-in") => true,
+    let (barge_in, speech) = match std::env::args().nth(1).as_deref() {
+        Some("quiet") => (false, false),
+        Some("barge-in") => (true, false),
+        Some("speech") => (false, true),
         _ => {
-            eprintln!("usage: meter_ir quiet|barge-in");
+            eprintln!("usage: meter_ir quiet|barge-in|speech");
             std::process::exit(2);
         }
     };
     let spec = StreamSpec::duplex_voice_default();
     let mut meter = StopLatencyMeter::new();
+    let mut im = InteractionMeter::new(InteractionConfig::default()).expect("default windows");
     for w in 0..WARM + WINDOWS {
-        let window = ticks(w, barge_in);
+        let window = ticks(w, barge_in, speech);
         if w < WARM {
             for tick in &window {
                 let d = spec.channel(tick.channel_id).expect("a channel").direction;
                 meter.observe(tick, d).expect("observed");
+                im.observe(tick, d).expect("observed");
             }
         } else {
             measured(&mut meter, &spec, &window);
+            measured_interaction(&mut im, &spec, &window);
         }
     }
     meter.finish();
     black_box(meter.barge_ins().len());
+    black_box(finish_interaction(&mut im));
 }

@@ -147,6 +147,33 @@ pub fn check_stop_latency(
     }
 }
 
+/// Checks a stream's signed `interaction-metrics/1` document against its verified receipts (in
+/// window order, with their BLAKE3 content hashes), as `receipts verify DIR` does for
+/// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` sections 6 and 7): the
+/// signature under `key`, the document, and its binding (steward and stream, receipt count,
+/// root, every event's window a receipt's). Without a document nothing is checked here: a
+/// final seal that commits to one the stream does not hold is [`check_sealed_documents`]'s
+/// `document_missing`. Each problem is one `code: sentence` line.
+pub fn check_interaction_metrics(
+    document: Option<&[u8]>,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    key: &PublicKey,
+) -> Vec<String> {
+    let Some(bytes) = document else {
+        return Vec::new();
+    };
+    match jouleclaw_interaction::verify(bytes, key) {
+        Err(e) => vec![format!(
+            "{}: the interaction-metrics document does not verify: {e}",
+            e.code()
+        )],
+        Ok(v) => jouleclaw_interaction::check_receipts(&v.document, receipts)
+            .iter()
+            .map(|p| format!("{}: interaction-metrics/1: {}", p.code, p.detail))
+            .collect(),
+    }
+}
+
 fn split(bytes: &[u8], what: &str, problems: &mut Vec<String>) -> Vec<Vec<u8>> {
     match cose::split_cbor_sequence(bytes) {
         Ok(items) => items.into_iter().map(<[u8]>::to_vec).collect(),
@@ -187,8 +214,9 @@ fn folder_name(path: &Path) -> Result<(String, String, bool)> {
 /// `.partial` is `unsealed`, a folder name that is not an escaped stream id is
 /// `malformed_name`, and one that is not the receipts' stream id is `misplaced_stream`; then,
 /// for a sealed folder (or one holding it), `stop-latency.cbor` as `receipts verify DIR` checks
-/// it ([`check_stop_latency`]: opened without following a symbolic link, a regular file only,
-/// bounded). At most `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the directory are
+/// it ([`check_stop_latency`]), and `interaction-metrics.cbor` when there
+/// ([`check_interaction_metrics`]), each opened without following a symbolic link, a regular
+/// file only, bounded (the final seal's commitment to both is `verify_dir`'s). At most `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the directory are
 /// listed, then one `more_problems` line with the count of the rest.
 pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     let (name, token, sealed) = folder_name(path)?;
@@ -235,26 +263,38 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     } else if !sealed {
         problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
     }
-    // stop-latency.cbor, as `receipts verify DIR` checks it; written with the final batch, so
-    // a folder still `.partial` (named unsealed above) is not asked for it.
-    let doc = read_stop_latency(path).map_err(malformed)?;
-    if sealed || !matches!(doc, StopLatencyFile::Missing) {
+    // The documents, as `receipts verify DIR` checks them; written with the final batch, so
+    // a folder still `.partial` (named unsealed above) is not asked for them.
+    let stop_latency = read_document(
+        path,
+        crate::file::STOP_LATENCY_CBOR,
+        jouleclaw_stop_latency::MAX_SIGNED_BYTES,
+    )
+    .map_err(malformed)?;
+    let interaction = read_document(
+        path,
+        crate::file::INTERACTION_METRICS_CBOR,
+        jouleclaw_interaction::MAX_SIGNED_BYTES,
+    )
+    .map_err(malformed)?;
+    let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = decoded
+        .into_iter()
+        .filter_map(|(i, r)| {
+            let rec = report.receipts.get(usize::try_from(i).ok()?)?;
+            Some((r, rec.content_hash))
+        })
+        .collect();
+    type Check = fn(Option<&[u8]>, &[(StreamWindowReceipt, [u8; 32])], &PublicKey) -> Vec<String>;
+    let checks: [(DocumentFile, Check); 2] = [
+        (stop_latency, check_stop_latency),
+        (interaction, check_interaction_metrics),
+    ];
+    for (doc, check) in checks {
         match doc {
-            StopLatencyFile::Refused(p) => problems.push(p),
-            StopLatencyFile::Missing | StopLatencyFile::Bytes(_) => {
-                let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = decoded
-                    .into_iter()
-                    .filter_map(|(i, r)| {
-                        let rec = report.receipts.get(usize::try_from(i).ok()?)?;
-                        Some((r, rec.content_hash))
-                    })
-                    .collect();
-                let bytes = match &doc {
-                    StopLatencyFile::Bytes(b) => Some(b.as_slice()),
-                    _ => None,
-                };
-                problems.extend(check_stop_latency(bytes, &receipts, key));
-            }
+            DocumentFile::Missing if !sealed => {}
+            DocumentFile::Refused(p) => problems.push(p),
+            DocumentFile::Missing => problems.extend(check(None, &receipts, key)),
+            DocumentFile::Bytes(b) => problems.extend(check(Some(&b), &receipts, key)),
         }
     }
     Ok(StreamAudit {
@@ -266,35 +306,30 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     })
 }
 
-/// A stream folder's `stop-latency.cbor`, as found.
-enum StopLatencyFile {
+/// A stream folder's signed document, as found.
+enum DocumentFile {
     Missing,
     Bytes(Vec<u8>),
     /// Not read: not a regular file, or larger than a signed document may be.
     Refused(String),
 }
 
-/// Opens `stop-latency.cbor` without following a symbolic link, a regular file only, read up to
-/// `jouleclaw_stop_latency::MAX_SIGNED_BYTES`.
-fn read_stop_latency(dir: &Path) -> jouleclaw_store::Result<StopLatencyFile> {
+/// Opens a document `file` of `dir` without following a symbolic link, a regular file only,
+/// read up to `max` bytes.
+fn read_document(dir: &Path, file: &str, max: usize) -> jouleclaw_store::Result<DocumentFile> {
     use jouleclaw_store::layout::{Input, open_input, read_bounded};
-    let path = dir.join(crate::file::STOP_LATENCY_CBOR);
+    let path = dir.join(file);
     Ok(match open_input(&path)? {
-        Input::Missing => StopLatencyFile::Missing,
-        Input::NotRegular(kind) => StopLatencyFile::Refused(format!(
-            "not_regular_file: {} is a {kind}, not a regular file; not read",
-            crate::file::STOP_LATENCY_CBOR
+        Input::Missing => DocumentFile::Missing,
+        Input::NotRegular(kind) => DocumentFile::Refused(format!(
+            "not_regular_file: {file} is a {kind}, not a regular file; not read"
         )),
-        Input::File(f) => {
-            match read_bounded(f, &path, jouleclaw_stop_latency::MAX_SIGNED_BYTES as u64)? {
-                Some(b) => StopLatencyFile::Bytes(b),
-                None => StopLatencyFile::Refused(format!(
-                    "cose_too_large: {} holds more than {} bytes",
-                    crate::file::STOP_LATENCY_CBOR,
-                    jouleclaw_stop_latency::MAX_SIGNED_BYTES
-                )),
-            }
-        }
+        Input::File(f) => match read_bounded(f, &path, max as u64)? {
+            Some(b) => DocumentFile::Bytes(b),
+            None => DocumentFile::Refused(format!(
+                "cose_too_large: {file} holds more than {max} bytes"
+            )),
+        },
     })
 }
 
@@ -361,9 +396,12 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// Verifies one stream read from JetStream: [`audit_stream`]; then that the final seal
 /// names the steward of the subject the stream was stored under (`misplaced_steward`), so that
 /// two stewards' streams with one id stay two streams, each checked against its own seal; then
-/// every inclusion receipt ([`check_inclusion`]); then, for a stream with a final batch, its
-/// stop-latency document ([`check_stop_latency`]: verified when present, required when a
-/// receipt records a barge-in; a stream without a final batch is `unsealed` already).
+/// every inclusion receipt ([`check_inclusion`]); then the final seal's commitment to the
+/// documents the final batch carries ([`check_sealed_documents`]); then, for a stream with a
+/// final batch, its stop-latency document ([`check_stop_latency`]: verified when present,
+/// required when a receipt records a barge-in) and its interaction-metrics document
+/// ([`check_interaction_metrics`]: verified and bound when present); a stream without a final
+/// batch is `unsealed` already.
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
     let (mut audit, verified) = audit_verified(&s.records, key);
     if let Some(last) = s.records.seals.last()
@@ -378,12 +416,14 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
     audit
         .problems
         .extend(check_inclusion(&s.records, &s.inclusion, key));
-    audit.problems.extend(check_sealed_documents(
-        &s.records,
-        s.stop_latency.as_deref(),
-        key,
-    ));
-    // The document travels in the final batch: a stream without one is already `unsealed`,
+    let documents = StreamDocuments {
+        stop_latency: s.stop_latency.as_deref(),
+        interaction_metrics: s.interaction_metrics.as_deref(),
+    };
+    audit
+        .problems
+        .extend(check_sealed_documents(&s.records, documents, key));
+    // The documents travel in the final batch: a stream without one is already `unsealed`,
     // and its missing document says nothing more.
     if s.records.sealed || s.stop_latency.is_some() {
         audit.problems.extend(check_stop_latency(
@@ -392,17 +432,44 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
             key,
         ));
     }
+    audit.problems.extend(check_interaction_metrics(
+        s.interaction_metrics.as_deref(),
+        &verified,
+        key,
+    ));
     audit
 }
 
-/// A `stream-seal/2` final seal against the document stored with it (`spec/STREAM-SEAL.md`
-/// section 3.2): the stop-latency document the final batch carries must hash to the digest the
-/// final seal commits to (`document_digest_mismatch`), be there when listed
-/// (`document_missing`) and be listed when there (`document_not_sealed`). A final seal under
-/// `stream-seal/1` (a stream stored before that version) commits to nothing: no problem.
+/// A stream's signed documents as its storage holds them (a JetStream final batch's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamDocuments<'a> {
+    /// The `stop-latency/1` (or `/2`) COSE_Sign1 (`stop-latency.cbor`).
+    pub stop_latency: Option<&'a [u8]>,
+    /// The `interaction-metrics/1` COSE_Sign1 (`interaction-metrics.cbor`).
+    pub interaction_metrics: Option<&'a [u8]>,
+}
+
+impl<'a> StreamDocuments<'a> {
+    /// The document stored under `file` (a name of `jouleclaw_store::layout::DOCUMENT_FILES`).
+    fn get(&self, file: &str) -> Option<&'a [u8]> {
+        match file {
+            crate::file::STOP_LATENCY_CBOR => self.stop_latency,
+            crate::file::INTERACTION_METRICS_CBOR => self.interaction_metrics,
+            _ => None,
+        }
+    }
+}
+
+/// A `stream-seal/2` final seal against the documents stored with it (`spec/STREAM-SEAL.md`
+/// section 3.2), for each kind of `jouleclaw_store::layout::DOCUMENT_FILES` (the one table of
+/// document kinds the stream verifier at rest uses too): the document the final batch carries
+/// must hash to the digest the final seal commits to (`document_digest_mismatch`), be there
+/// when listed (`document_missing`) and be listed when there (`document_not_sealed`); a kind
+/// outside the table is `document_kind_unknown`. A final seal under `stream-seal/1` (a stream
+/// stored before that version) commits to nothing: no problem.
 pub fn check_sealed_documents(
     rec: &StreamRecords,
-    stop_latency: Option<&[u8]>,
+    documents: StreamDocuments<'_>,
     key: &PublicKey,
 ) -> Vec<String> {
     let Some(c) = rec
@@ -417,32 +484,37 @@ pub fn check_sealed_documents(
         return Vec::new();
     };
     let mut problems = Vec::new();
-    let kinds = [
-        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA,
-        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA_V2,
-    ];
+    let table = jouleclaw_store::layout::DOCUMENT_FILES;
     for kind in docs.keys() {
-        if !kinds.contains(&kind.as_str()) {
+        if !table
+            .iter()
+            .any(|(_, kinds)| kinds.contains(&kind.as_str()))
+        {
             problems.push(format!(
                 "document_kind_unknown: the final seal commits to a {kind:?} document, a kind this verifier cannot check"
             ));
         }
     }
-    let listed = kinds.iter().find_map(|k| docs.get(*k));
-    match (listed, stop_latency) {
-        (None, None) => {}
-        (Some(_), None) => problems.push(
-            "document_missing: the final seal commits to a stop-latency/1 document and the stream holds none".to_owned(),
-        ),
-        (None, Some(_)) => problems.push(
-            "document_not_sealed: the stream holds a stop-latency document the final seal (stream-seal/2) does not commit to".to_owned(),
-        ),
-        (Some(d), Some(b)) if jouleclaw_seal::document_digest(b) != *d => problems.push(format!(
-            "document_digest_mismatch: the stop-latency document has SHA-256 {}, the final seal commits to {}",
-            hex::encode(jouleclaw_seal::document_digest(b)),
-            hex::encode(d)
-        )),
-        (Some(_), Some(_)) => {}
+    for &(file, kinds) in table {
+        let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
+        let name = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
+        match (listed.map(|(_, d)| d), documents.get(file)) {
+            (None, None) => {}
+            (Some(_), None) => problems.push(format!(
+                "document_missing: the final seal commits to a {name} document and the stream holds none"
+            )),
+            (None, Some(_)) => problems.push(format!(
+                "document_not_sealed: the stream holds a {name} document the final seal (stream-seal/2) does not commit to"
+            )),
+            (Some(d), Some(b)) if jouleclaw_seal::document_digest(b) != *d => {
+                problems.push(format!(
+                    "document_digest_mismatch: the {name} document has SHA-256 {}, the final seal commits to {}",
+                    hex::encode(jouleclaw_seal::document_digest(b)),
+                    hex::encode(d)
+                ))
+            }
+            (Some(_), Some(_)) => {}
+        }
     }
     problems
 }

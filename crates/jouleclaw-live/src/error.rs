@@ -63,6 +63,9 @@ pub enum LiveError {
     /// The stop-latency meter or the `stop-latency/1` document refused (the cause, with its
     /// own stable code): a barge-in past the meter's bound is refused before it is judged.
     StopLatency(jouleclaw_stop_latency::StopLatencyError),
+    /// The interaction meter or the `interaction-metrics/1` document refused (the cause, with
+    /// its own stable code).
+    Interaction(jouleclaw_interaction::InteractionError),
     /// The sink failed (I/O, the cluster, a full journal).
     Sink {
         /// A stable code: `io`, `nats`, `journal_full`, `journal_corrupt`, `journal_locked`,
@@ -116,6 +119,7 @@ impl LiveError {
             Self::TooManyStreams { .. } => "too_many_streams",
             Self::Seal(_) => "seal_failed",
             Self::StopLatency(_) => "stop_latency_refused",
+            Self::Interaction(_) => "interaction_refused",
             Self::Sink { code, .. } => code,
             Self::IdTooLong { .. } => "id_too_long",
             Self::Config { .. } => "config",
@@ -161,6 +165,9 @@ impl fmt::Display for LiveError {
             Self::TooManyStreams { limit } => write!(f, "at most {limit} streams may be open"),
             Self::Seal(e) => write!(f, "sealing failed ({}): {e}", e.code()),
             Self::StopLatency(e) => write!(f, "stop latency refused ({}): {e}", e.code()),
+            Self::Interaction(e) => {
+                write!(f, "interaction metrics refused ({}): {e}", e.code())
+            }
             Self::Sink { code, message } => write!(f, "sink failed ({code}): {message}"),
             Self::IdTooLong {
                 what,
@@ -189,6 +196,7 @@ impl std::error::Error for LiveError {
             Self::Pipeline(e) => Some(e),
             Self::Seal(e) => Some(e),
             Self::StopLatency(e) => Some(e),
+            Self::Interaction(e) => Some(e),
             _ => None,
         }
     }
@@ -203,6 +211,12 @@ impl From<PipelineError> for LiveError {
 impl From<jouleclaw_stop_latency::StopLatencyError> for LiveError {
     fn from(e: jouleclaw_stop_latency::StopLatencyError) -> Self {
         Self::StopLatency(e)
+    }
+}
+
+impl From<jouleclaw_interaction::InteractionError> for LiveError {
+    fn from(e: jouleclaw_interaction::InteractionError) -> Self {
+        Self::Interaction(e)
     }
 }
 

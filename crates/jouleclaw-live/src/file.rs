@@ -10,10 +10,12 @@
 //! - `seals.cbor`: the checkpoints' COSE_Sign1 in order; `inclusion.cbor`: one RFC 9942
 //!   inclusion receipt per receipt, same order;
 //! - `stop-latency.cbor`: the stream's signed `stop-latency/1` document
-//!   (`spec/STOP-LATENCY-V1.md`), written with the final batch.
+//!   (`spec/STOP-LATENCY-V1.md`), and `interaction-metrics.cbor`: its signed
+//!   `interaction-metrics/1` document (`spec/INTERACTION-METRICS-V1.md`), both written with the
+//!   final batch under the names `jouleclaw run` uses.
 //!
 //! Each checkpoint's bytes are appended to the four files and each file is fsynced before the
-//! checkpoint counts as durable. At the final seal `stop-latency.cbor` is written under a new
+//! checkpoint counts as durable. At the final seal each document is written under a new
 //! temporary name (created exclusively), fsynced and renamed into place (the store's writer
 //! protocol), then the folder is renamed and `DIR` fsynced.
 //!
@@ -42,6 +44,9 @@ pub const SEALS_CBOR: &str = "seals.cbor";
 pub const INCLUSION_CBOR: &str = "inclusion.cbor";
 /// The signed stop-latency document (the name `jouleclaw run` and `receipts verify DIR` use).
 pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
+/// The signed interaction-metrics document (the name `jouleclaw run` and `receipts verify DIR`
+/// use).
+pub const INTERACTION_METRICS_CBOR: &str = jouleclaw_store::layout::INTERACTION_METRICS_CBOR;
 /// The suffix of an open stream's folder.
 pub const PARTIAL_SUFFIX: &str = ".partial";
 
@@ -154,8 +159,7 @@ fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
         .map_err(|e| LiveError::io(&dir.display().to_string(), &e))
 }
 
-/// Appends one batch; writes the stop-latency document and renames the folder at the final
-/// seal.
+/// Appends one batch; writes the stream's documents and renames the folder at the final seal.
 pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
     check_ids(&batch.steward, &batch.stream_id)?;
     let id = escape_id(&batch.stream_id);
@@ -208,6 +212,9 @@ pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
     )?;
     if let Some(doc) = &batch.stop_latency {
         write_new(&partial, STOP_LATENCY_CBOR, doc)?;
+    }
+    if let Some(doc) = &batch.interaction_metrics {
+        write_new(&partial, INTERACTION_METRICS_CBOR, doc)?;
     }
     if batch.is_final {
         std::fs::rename(&partial, &done)

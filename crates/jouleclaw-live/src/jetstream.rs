@@ -115,14 +115,16 @@ impl JetStreamConfig {
 /// Encodes a batch as the message body: a CBOR map with text keys `v` (1), `stream_id`,
 /// `steward` (text), `seq` (uint), `final` (bool), `receipts` (array of bstr: COSE_Sign1),
 /// `checkpoint` (bstr: COSE_Sign1), `inclusion` (array of bstr), in that order; a final batch
-/// that carries the stream's signed `stop-latency/1` document adds a ninth key,
-/// `stop_latency` (bstr: COSE_Sign1), last (`spec/LIVE.md` section 6.2). A non-final batch with
-/// a stop-latency document is refused (`malformed`): no decoder would take it.
+/// adds the stream's signed documents after them, each when it carries it, in
+/// [`DOCUMENT_KEYS`] order: `stop_latency` (`stop-latency/1`) then `interaction_metrics`
+/// (`interaction-metrics/1`), each a bstr holding the COSE_Sign1 (`spec/LIVE.md` section 6.2).
+/// A non-final batch with a document is refused (`malformed`): no decoder would take it.
 pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
-    if batch.stop_latency.is_some() && !batch.is_final {
+    let documents = [&batch.stop_latency, &batch.interaction_metrics];
+    if documents.iter().any(|d| d.is_some()) && !batch.is_final {
         return Err(LiveError::Malformed {
             place: "batch".into(),
-            message: "a stop-latency document travels only in the final batch".into(),
+            message: "a stream's documents travel only in the final batch".into(),
         });
     }
     let bstrs = |it: &mut dyn Iterator<Item = &Vec<u8>>| {
@@ -156,15 +158,16 @@ pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
             bstrs(&mut batch.inclusion.iter().map(|(_, r)| r)),
         ),
     ]);
-    let map = match (map, &batch.stop_latency) {
-        (Value::Map(mut entries), Some(doc)) => {
-            entries.push((
-                Value::Text("stop_latency".into()),
-                Value::Bytes(doc.clone()),
-            ));
+    let map = match map {
+        Value::Map(mut entries) => {
+            for (key, doc) in DOCUMENT_KEYS.iter().zip(documents) {
+                if let Some(doc) = doc {
+                    entries.push((Value::Text((*key).into()), Value::Bytes(doc.clone())));
+                }
+            }
             Value::Map(entries)
         }
-        (map, _) => map,
+        map => map,
     };
     let mut out = Vec::new();
     ciborium::into_writer(&map, &mut out).map_err(|e| LiveError::Malformed {
@@ -193,9 +196,11 @@ pub struct DecodedBatch {
     pub inclusion: Vec<Vec<u8>>,
     /// `stop_latency`, when the (final) batch carries it.
     pub stop_latency: Option<Vec<u8>>,
+    /// `interaction_metrics`, when the (final) batch carries it.
+    pub interaction_metrics: Option<Vec<u8>>,
 }
 
-/// The keys of a message body, in order; a final batch may add [`STOP_LATENCY_KEY`] last.
+/// The keys of a message body, in order; a final batch may add [`DOCUMENT_KEYS`] after them.
 pub const MESSAGE_KEYS: [&str; 8] = [
     "v",
     "stream_id",
@@ -207,12 +212,19 @@ pub const MESSAGE_KEYS: [&str; 8] = [
     "inclusion",
 ];
 
-/// The optional ninth key of a final batch: its signed `stop-latency/1` document.
+/// The optional key of a final batch holding its signed `stop-latency/1` document.
 pub const STOP_LATENCY_KEY: &str = "stop_latency";
 
+/// The optional key of a final batch holding its signed `interaction-metrics/1` document.
+pub const INTERACTION_METRICS_KEY: &str = "interaction_metrics";
+
+/// The optional keys of a final batch after [`MESSAGE_KEYS`], each present or not, in this
+/// order: the stream's signed documents.
+pub const DOCUMENT_KEYS: [&str; 2] = [STOP_LATENCY_KEY, INTERACTION_METRICS_KEY];
+
 /// Decodes a message body written by [`encode_batch`]; refuses anything else: other keys,
-/// another order, a `stop_latency` that is not a byte string or is in a batch that is not
-/// final, another version.
+/// another order, a document that is not a byte string or is in a batch that is not final,
+/// another version.
 pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
     let bad = |m: &str| LiveError::Malformed {
         place: "message".into(),
@@ -226,11 +238,14 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
         .iter()
         .map(|(k, _)| k.as_text().unwrap_or(""))
         .collect();
-    let with_stop_latency = match keys.split_last() {
-        Some((&STOP_LATENCY_KEY, rest)) if rest == MESSAGE_KEYS => true,
-        _ if keys == MESSAGE_KEYS => false,
-        _ => return Err(bad("unexpected keys")),
+    // MESSAGE_KEYS, then a subsequence of DOCUMENT_KEYS.
+    let Some((head, extra)) = keys.split_at_checked(MESSAGE_KEYS.len()) else {
+        return Err(bad("unexpected keys"));
     };
+    let mut optional = DOCUMENT_KEYS.iter();
+    if head != MESSAGE_KEYS || !extra.iter().all(|k| optional.any(|o| o == k)) {
+        return Err(bad("unexpected keys"));
+    }
     let int = |v: &Value| -> Result<u64> {
         v.as_integer()
             .and_then(|i| u64::try_from(i).ok())
@@ -259,16 +274,25 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
         .1
         .as_bool()
         .ok_or_else(|| bad("final not a bool"))?;
-    let stop_latency = match entries.get(8) {
-        Some(_) if !with_stop_latency => return Err(bad("unexpected keys")),
-        Some(_) if !is_final => return Err(bad("stop_latency in a batch that is not final")),
-        Some((_, v)) => Some(
-            v.as_bytes()
-                .cloned()
-                .ok_or_else(|| bad("stop_latency not a byte string"))?,
-        ),
-        None => None,
-    };
+    let mut documents: [Option<Vec<u8>>; 2] = [None, None];
+    for (k, v) in entries.iter().skip(MESSAGE_KEYS.len()) {
+        let key = k.as_text().unwrap_or("");
+        if !is_final {
+            return Err(bad(&format!("{key} in a batch that is not final")));
+        }
+        let bytes = v
+            .as_bytes()
+            .cloned()
+            .ok_or_else(|| bad(&format!("{key} not a byte string")))?;
+        if let Some(slot) = DOCUMENT_KEYS
+            .iter()
+            .position(|o| *o == key)
+            .and_then(|i| documents.get_mut(i))
+        {
+            *slot = Some(bytes);
+        }
+    }
+    let [stop_latency, interaction_metrics] = documents;
     Ok(DecodedBatch {
         stream_id: text(&entries[1].1)?,
         steward: text(&entries[2].1)?,
@@ -282,6 +306,7 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
             .ok_or_else(|| bad("checkpoint not a byte string"))?,
         inclusion: bytes_list(&entries[7].1)?,
         stop_latency,
+        interaction_metrics,
     })
 }
 
@@ -1376,6 +1401,8 @@ pub struct NatsStream {
     pub inclusion: Vec<Vec<u8>>,
     /// The signed `stop-latency/1` document of the final batch, if it carries one.
     pub stop_latency: Option<Vec<u8>>,
+    /// The signed `interaction-metrics/1` document of the final batch, if it carries one.
+    pub interaction_metrics: Option<Vec<u8>>,
 }
 
 /// What reading back cost.
@@ -1571,6 +1598,9 @@ impl Reading {
             out.records.sealed |= d.is_final;
             if d.stop_latency.is_some() {
                 out.stop_latency = d.stop_latency;
+            }
+            if d.interaction_metrics.is_some() {
+                out.interaction_metrics = d.interaction_metrics;
             }
             last = Some((seq, hash));
         }

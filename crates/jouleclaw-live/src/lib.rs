@@ -16,8 +16,11 @@
 //!   [`jetstream::read_back`];
 //! - [`audit`]: [`audit::audit_stream`], [`audit::audit_stream_dir`], [`audit::read_stream_dir`],
 //!   [`audit::stream_dirs`], [`audit::check_stop_latency`],
+//!   [`audit::check_interaction_metrics`], [`audit::check_sealed_documents`],
+//!   [`audit::StreamDocuments`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
-//! - [`synth`]: synthetic duplex calls and a bounded latency histogram (the load generator);
+//! - [`synth`]: synthetic duplex calls, a bounded latency histogram, the schedule and
+//!   [`synth::Capacity`] (whether a run kept up with it: the load generator);
 //! - [`tokio`]: the runtime crate, re-exported;
 //! - [`LiveError`], [`Result`]: every failure, with a stable code.
 //!

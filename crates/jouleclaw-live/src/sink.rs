@@ -23,8 +23,8 @@ pub struct ReceiptItem {
 
 /// What a stream hands to its sink at one checkpoint: the receipts minted since the previous
 /// checkpoint, in window order, the signed checkpoint and the inclusion receipts of those
-/// receipts; the final batch also carries the stream's signed stop-latency document. One batch
-/// is one unit of durability.
+/// receipts; the final batch also carries the stream's signed stop-latency and
+/// interaction-metrics documents. One batch is one unit of durability.
 #[derive(Debug, Clone)]
 pub struct SinkBatch {
     /// The stream.
@@ -44,6 +44,9 @@ pub struct SinkBatch {
     /// The stream's signed `stop-latency/1` document (tagged COSE_Sign1,
     /// `spec/STOP-LATENCY-V1.md`): in the final batch, `None` in every other one.
     pub stop_latency: Option<Vec<u8>>,
+    /// The stream's signed `interaction-metrics/1` document (tagged COSE_Sign1,
+    /// `spec/INTERACTION-METRICS-V1.md`): in the final batch, `None` in every other one.
+    pub interaction_metrics: Option<Vec<u8>>,
     /// The stream clock (substrate clock, ns) when the checkpoint was signed.
     pub created_ns: u64,
     /// The stream's status, which the sink updates.

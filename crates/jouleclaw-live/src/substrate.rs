@@ -6,16 +6,18 @@
 //! when the stream opens and moved to their shards (they are `Send`). The verdict shard sends
 //! the mint shard one message per closed window, the [`JudgedWindow`], never a tick.
 //!
-//! Beside each stream's notary runs its stop-latency meter (`jouleclaw_stop_latency`), fed the
-//! ticks of each closed window in push order, the ticks the judge accepted and nothing else;
-//! time is the ticks' own `ts_ns`. At close the meter's barge-ins become the stream's signed
-//! `stop-latency/1` document, bound to the final seal's root and size, and travel in the
-//! final batch.
+//! Beside each stream's notary run its stop-latency meter (`jouleclaw_stop_latency`) and its
+//! interaction meter (`jouleclaw_interaction`), both fed the ticks of each closed window in push
+//! order, the ticks the judge accepted and nothing else; time is the ticks' own `ts_ns`. At
+//! close the meters' findings become the stream's signed `stop-latency/1` and
+//! `interaction-metrics/1` documents, each bound to the receipts' root and count, committed by
+//! the final seal (`stream-seal/2`) and carried in the final batch.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use jouleclaw_interaction::{InteractionConfig, InteractionDocument, InteractionMeter};
 use jouleclaw_jcr1::Estimator;
 use jouleclaw_jcr1::cose::{PublicKey, Signer};
 use jouleclaw_pipeline::{
@@ -61,12 +63,16 @@ pub struct SubstrateConfig {
     pub max_streams: usize,
     /// Most windows one stream may close (the sealer's log bound).
     pub max_windows_per_stream: u64,
+    /// The detection windows of each stream's interaction meter (recorded in its
+    /// `interaction-metrics/1` document).
+    pub interaction: InteractionConfig,
 }
 
 impl SubstrateConfig {
     /// Defaults for the duplex-voice spec: grace 20 ms, a checkpoint every 25 windows (5 s of
     /// 200 ms windows), two shards of each kind, queues of 4,096 pushes / 4,096 windows / 1,024
-    /// batches, broadcasts of 64 verdicts, 10,000 streams of at most 1,048,576 windows.
+    /// batches, broadcasts of 64 verdicts, 10,000 streams of at most 1,048,576 windows, and
+    /// τ-voice's default detection windows for the interaction meter.
     pub fn new(steward: &str) -> Self {
         Self {
             steward: steward.to_owned(),
@@ -81,6 +87,7 @@ impl SubstrateConfig {
             verdict_broadcast: 64,
             max_streams: 10_000,
             max_windows_per_stream: 1 << 20,
+            interaction: InteractionConfig::default(),
         }
     }
 
@@ -105,6 +112,9 @@ impl SubstrateConfig {
         }
         if self.max_windows_per_stream == 0 {
             return bad("max_windows_per_stream must be at least 1");
+        }
+        if let Err(e) = self.interaction.validate() {
+            return bad(&e.to_string());
         }
         self.spec.validate().map_err(|e| LiveError::Config {
             message: e.to_string(),
@@ -255,6 +265,7 @@ enum MintCmd {
     Open {
         shared: Arc<StreamShared>,
         notary: Box<Notary>,
+        interaction: InteractionMeter,
     },
     Window {
         key: u64,
@@ -411,6 +422,7 @@ impl Substrate {
         // NATS subjects) are refused here too, before anything is minted.
         let origin_ns = inner.clock.now_ns();
         let (judge, notary) = build_halves(inner, stream_id, origin_ns)?;
+        let interaction = InteractionMeter::new(inner.config.interaction)?;
         crate::sink::check_ids(&inner.config.steward, stream_id)?;
         let key = {
             let mut streams = inner.streams.lock().map_err(|_| poisoned())?;
@@ -451,6 +463,7 @@ impl Substrate {
             .try_send(MintCmd::Open {
                 shared: shared.clone(),
                 notary: Box::new(notary),
+                interaction,
             })
             .is_ok()
             && vtx
@@ -1002,12 +1015,14 @@ impl VerdictShard {
     }
 }
 
-/// A stream on its mint shard: its one [`Notary`], its stop-latency meter, the receipts since
-/// its last checkpoint and the number of checkpoints handed to the sink.
+/// A stream on its mint shard: its one [`Notary`], its stop-latency and interaction meters, the
+/// receipts since its last checkpoint and the number of checkpoints handed to the sink.
 struct MState {
     shared: Arc<StreamShared>,
     notary: Notary,
     meter: StopLatencyMeter,
+    /// 9 bytes per frame (200 ms) of stream time, at most `jouleclaw_interaction::MAX_FRAMES`.
+    interaction: InteractionMeter,
     receipts: Vec<ReceiptItem>,
     checkpoints: u64,
 }
@@ -1049,6 +1064,7 @@ impl MState {
             checkpoint: seal.checkpoint.cose_sign1,
             inclusion: seal.inclusion,
             stop_latency: None,
+            interaction_metrics: None,
             created_ns: now_ns,
             status: self.shared.status.clone(),
         }
@@ -1072,13 +1088,18 @@ impl MintShard {
     fn run(mut self) {
         while let Some(cmd) = self.rx.blocking_recv() {
             match cmd {
-                MintCmd::Open { shared, notary } => {
+                MintCmd::Open {
+                    shared,
+                    notary,
+                    interaction,
+                } => {
                     self.streams.insert(
                         shared.key,
                         MState {
                             shared,
                             notary: *notary,
                             meter: StopLatencyMeter::new(),
+                            interaction,
                             receipts: Vec::new(),
                             checkpoints: 0,
                         },
@@ -1112,7 +1133,7 @@ impl MintShard {
         }
         let fail = |s: &MState, e: LiveError| (s.shared.clone(), e);
         let (verdict, finding) = kinds(&judged);
-        // The meter sees the window's ticks in push order, before the notary takes them.
+        // The meters see the window's ticks in push order, before the notary takes them.
         for tick in judged.window().ticks() {
             let Some(channel) = self.spec.channel(tick.channel_id) else {
                 return Err(fail(
@@ -1124,6 +1145,9 @@ impl MintShard {
             };
             if let Err(e) = s.meter.observe(tick, channel.direction) {
                 return Err(fail(s, LiveError::StopLatency(e)));
+            }
+            if let Err(e) = s.interaction.observe(tick, channel.direction) {
+                return Err(fail(s, LiveError::Interaction(e)));
             }
         }
         let closed = match s.notary.notarize(judged, self.signer.as_ref()) {
@@ -1169,6 +1193,25 @@ impl MintShard {
         Ok(jouleclaw_stop_latency::sign(self.signer.as_ref(), &doc)?.cose_sign1)
     }
 
+    /// Ends the stream's interaction meter and signs its `interaction-metrics/1` document over
+    /// the receipts the final seal covers (`spec/INTERACTION-METRICS-V1.md`: the same root
+    /// and count as the stop-latency document's).
+    fn interaction(&self, s: &mut MState, window_count: u64, root: [u8; 32]) -> Result<Vec<u8>> {
+        let frame_count = s.interaction.frame_count();
+        let config = *s.interaction.config();
+        let events = s.interaction.finish()?.to_vec();
+        let doc = InteractionDocument {
+            steward: self.steward.clone(),
+            stream_id: s.shared.stream_id.clone(),
+            window_count,
+            receipts_root: root,
+            config,
+            frame_count,
+            events,
+        };
+        Ok(jouleclaw_interaction::sign(self.signer.as_ref(), &doc)?.cose_sign1)
+    }
+
     /// Notarizes the stream's last window, signs its final checkpoint and hands it over. A
     /// checkpoint may just have been signed with nothing pending: the final one then carries
     /// no new receipt (the sealer allows it; the seal chain stays one stream).
@@ -1192,11 +1235,14 @@ impl MintShard {
             return Err(failed(&shared, reason));
         }
         let mut final_seal = None;
-        // The document first, over every receipt; then the final seal (stream-seal/2) that
-        // commits to it.
-        let stop_latency = match s.notary.sealed_so_far() {
-            Some((n, root)) if n > 0 => match self.stop_latency(&mut s, n, root) {
-                Ok(doc) => Some(doc),
+        // The documents first, over every receipt; then the final seal (stream-seal/2) that
+        // commits to them.
+        let documents = match s.notary.sealed_so_far() {
+            Some((n, root)) if n > 0 => match self
+                .stop_latency(&mut s, n, root)
+                .and_then(|sl| Ok((sl, self.interaction(&mut s, n, root)?)))
+            {
+                Ok(docs) => Some(docs),
                 Err(e) => {
                     shared.status.fail(&e.to_string());
                     return Err(failed(&shared, e.to_string()));
@@ -1204,13 +1250,19 @@ impl MintShard {
             },
             _ => None,
         };
-        let finished = match &stop_latency {
-            Some(doc) => s.notary.finish_with_documents(
+        let finished = match &documents {
+            Some((stop_latency, interaction)) => s.notary.finish_with_documents(
                 self.signer.as_ref(),
-                [(
-                    jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
-                    jouleclaw_seal::document_digest(doc),
-                )]
+                [
+                    (
+                        jouleclaw_stop_latency::STOP_LATENCY_SCHEMA.to_owned(),
+                        jouleclaw_seal::document_digest(stop_latency),
+                    ),
+                    (
+                        jouleclaw_interaction::INTERACTION_SCHEMA.to_owned(),
+                        jouleclaw_seal::document_digest(interaction),
+                    ),
+                ]
                 .into_iter()
                 .collect(),
             ),
@@ -1218,13 +1270,14 @@ impl MintShard {
         };
         match finished {
             Ok(Some(seal)) => {
-                let Some(stop_latency) = stop_latency else {
+                let Some((stop_latency, interaction)) = documents else {
                     return Err(LiveError::Internal {
-                        invariant: "a sealed stream has a stop-latency document",
+                        invariant: "a sealed stream has its documents",
                     });
                 };
                 let mut batch = s.batch(seal, &self.steward, self.clock.now_ns());
                 batch.stop_latency = Some(stop_latency);
+                batch.interaction_metrics = Some(interaction);
                 final_seal = Some(batch.checkpoint.clone());
                 self.hand_over(&shared, batch);
             }

@@ -1,5 +1,5 @@
-//! Synthetic duplex calls in real time (the load generator of `jouleclaw live`) and a bounded
-//! latency histogram.
+//! Synthetic duplex calls in real time (the load generator of `jouleclaw live`), a bounded
+//! latency histogram, the generator's schedule and the verdict on whether a run kept up with it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -15,30 +15,53 @@ use crate::substrate::StreamHandle;
 /// kept exactly).
 pub const LATENCY_BUCKETS_US: usize = 100_000;
 
-/// A bounded histogram of durations: 1 µs buckets up to 100 ms (800 KB), the exact maximum.
+/// Millisecond buckets of [`Latency::lag`]: the generator's lag behind its schedule up to 60 s.
+pub const LAG_BUCKETS_MS: usize = 60_000;
+
+/// A bounded histogram of durations: by default 1 µs buckets up to 100 ms (800 KB); the exact
+/// maximum.
 #[derive(Debug)]
 pub struct Latency {
     buckets: Vec<AtomicU64>,
+    bucket_ns: u64,
     count: AtomicU64,
     max_ns: AtomicU64,
 }
 
 impl Default for Latency {
     fn default() -> Self {
-        Self {
-            buckets: (0..LATENCY_BUCKETS_US).map(|_| AtomicU64::new(0)).collect(),
-            count: AtomicU64::new(0),
-            max_ns: AtomicU64::new(0),
-        }
+        Self::with_buckets(1_000, LATENCY_BUCKETS_US)
     }
 }
 
 impl Latency {
+    /// `buckets` buckets of `bucket_ns` each (at least 1 of at least 1 ns); values above go to
+    /// the last one.
+    pub fn with_buckets(bucket_ns: u64, buckets: usize) -> Self {
+        Self {
+            buckets: (0..buckets.max(1)).map(|_| AtomicU64::new(0)).collect(),
+            bucket_ns: bucket_ns.max(1),
+            count: AtomicU64::new(0),
+            max_ns: AtomicU64::new(0),
+        }
+    }
+
+    /// The generator's lag histogram: [`LAG_BUCKETS_MS`] 1 ms buckets (60 s, 480 KB).
+    pub fn lag() -> Self {
+        Self::with_buckets(1_000_000, LAG_BUCKETS_MS)
+    }
+
+    /// The upper edge of the last bucket, in µs: a quantile equal to it means "at least".
+    pub fn ceiling_us(&self) -> u64 {
+        (self.buckets.len() as u64).saturating_mul(self.bucket_ns) / 1000
+    }
+
     /// Records one duration.
     pub fn record(&self, d: Duration) {
         let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let us = usize::try_from(ns / 1000).unwrap_or(usize::MAX);
-        let i = us.min(LATENCY_BUCKETS_US - 1);
+        let i = usize::try_from(ns / self.bucket_ns)
+            .unwrap_or(usize::MAX)
+            .min(self.buckets.len() - 1);
         self.buckets[i].fetch_add(1, Ordering::Relaxed);
         self.count.fetch_add(1, Ordering::Relaxed);
         self.max_ns.fetch_max(ns, Ordering::Relaxed);
@@ -60,10 +83,10 @@ impl Latency {
         for (i, b) in self.buckets.iter().enumerate() {
             seen += b.load(Ordering::Relaxed);
             if seen >= rank {
-                return i as u64 + 1;
+                return (i as u64 + 1).saturating_mul(self.bucket_ns) / 1000;
             }
         }
-        LATENCY_BUCKETS_US as u64
+        self.ceiling_us()
     }
 
     /// The largest duration, in µs.
@@ -82,15 +105,20 @@ enum What {
     Tts,
     Text(&'static str),
     Marker(TickMarker),
+    /// `{"custom":"user_speech"}` (`jouleclaw_stream::interaction::USER_SPEECH`): the user
+    /// speaks in this frame.
+    UserSpeech,
 }
 
-/// The script of window `k` of a call (a cycle of 10 windows): the user speaks (mic, ASR
-/// text, end of turn), the agent answers (TTS start, LLM text, TTS audio), the user barges in
-/// at window 5; a call that ignores barge-ins keeps speaking 155 ms later, the others stop.
+/// The script of window `k` of a call (a cycle of 10 windows): the user speaks (mic, a
+/// `{"custom":"user_speech"}` marker, ASR text, end of turn), the agent answers (TTS start, LLM
+/// text, TTS audio), the user barges in at window 5 (speech and the barge-in); a call that
+/// ignores barge-ins keeps speaking 155 ms later, the others stop.
 fn script(k: u64, ignores: bool) -> Vec<(u64, u32, What)> {
     let mut e = vec![(5, duplex::MIC, What::Mic)];
     match k % 10 {
         0 => {
+            e.push((6, duplex::CONTROL, What::UserSpeech));
             e.push((100, duplex::ASR, What::Text("what's the weather")));
             e.push((150, duplex::CONTROL, What::Marker(TickMarker::EndOfTurn)));
         }
@@ -102,6 +130,7 @@ fn script(k: u64, ignores: bool) -> Vec<(u64, u32, What)> {
         2..=4 => e.push((30, duplex::TTS, What::Tts)),
         5 => {
             e.push((10, duplex::TTS, What::Tts));
+            e.push((39, duplex::CONTROL, What::UserSpeech));
             e.push((40, duplex::CONTROL, What::Marker(TickMarker::BargeIn)));
             if ignores {
                 e.push((195, duplex::TTS, What::Tts));
@@ -112,6 +141,117 @@ fn script(k: u64, ignores: bool) -> Vec<(u64, u32, What)> {
         _ => {}
     }
     e
+}
+
+/// Whether the script's event at `ms` into window `k` lies inside the window (`window_ns`).
+fn in_window(k: u64, ms: u64, window_ns: u64) -> bool {
+    k * window_ns + ms * 1_000_000 < (k + 1) * window_ns
+}
+
+/// The ticks a synthetic call of `windows` windows of `window_ns` schedules (what
+/// [`synthetic_call`] pushes when it keeps up).
+pub fn scheduled_ticks(windows: u64, ignores_barge_in: bool, window_ns: u64) -> u64 {
+    // The script is a cycle of 10 windows.
+    let count = |k: u64| {
+        script(k, ignores_barge_in)
+            .iter()
+            .filter(|(ms, ..)| in_window(k, *ms, window_ns))
+            .count() as u64
+    };
+    let cycle: u64 = (0..10).map(count).sum();
+    (windows / 10) * cycle + (0..windows % 10).map(count).sum::<u64>()
+}
+
+/// A run's load against its schedule: what `jouleclaw live` prints and exports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capacity {
+    /// Windows the calls scheduled (calls x windows each).
+    pub scheduled_windows: u64,
+    /// Ticks the calls scheduled ([`scheduled_ticks`] summed).
+    pub scheduled_ticks: u64,
+    /// Windows minted (receipts).
+    pub minted_windows: u64,
+    /// Ticks accepted.
+    pub accepted_ticks: u64,
+    /// The generator's lag behind its schedule (a tick's push time minus its scheduled time):
+    /// median, 99th percentile and maximum, µs.
+    pub lag_p50_us: u64,
+    /// See [`Capacity::lag_p50_us`].
+    pub lag_p99_us: u64,
+    /// See [`Capacity::lag_p50_us`].
+    pub lag_max_us: u64,
+    /// The substrate's grace for late ticks, µs: the lag a run may have at its 99th
+    /// percentile and still have kept up.
+    pub grace_us: u64,
+    /// Streams that failed: a failed stream's call stops pushing, so its later scheduled
+    /// windows and ticks are missing for that reason, not for lag.
+    pub failed_streams: u64,
+}
+
+impl Capacity {
+    /// Whether the run kept up with its schedule: every scheduled window minted (no more, no
+    /// fewer), every scheduled tick accepted, and the lag's 99th percentile within the grace.
+    pub fn kept_up(&self) -> bool {
+        self.minted_windows == self.scheduled_windows
+            && self.accepted_ticks >= self.scheduled_ticks
+            && self.lag_p99_us <= self.grace_us
+    }
+
+    /// `kept up ...` or `fell behind by ...`, naming each shortfall.
+    pub fn verdict(&self) -> String {
+        let ms = |us: u64| us as f64 / 1000.0;
+        if self.kept_up() {
+            return format!(
+                "kept up: {} of {} scheduled windows minted, {} of {} scheduled ticks accepted, lag p99 {:.1} ms within the {:.1} ms grace",
+                self.minted_windows,
+                self.scheduled_windows,
+                self.accepted_ticks,
+                self.scheduled_ticks,
+                ms(self.lag_p99_us),
+                ms(self.grace_us)
+            );
+        }
+        let pct = |part: u64, of: u64| 100.0 * part as f64 / of.max(1) as f64;
+        let mut by = Vec::new();
+        if self.minted_windows < self.scheduled_windows {
+            let missing = self.scheduled_windows - self.minted_windows;
+            by.push(format!(
+                "{missing} windows ({:.1} % of {} scheduled not minted)",
+                pct(missing, self.scheduled_windows),
+                self.scheduled_windows
+            ));
+        } else if self.minted_windows > self.scheduled_windows {
+            by.push(format!(
+                "{} windows more than the {} scheduled (late ticks fell into later windows)",
+                self.minted_windows - self.scheduled_windows,
+                self.scheduled_windows
+            ));
+        }
+        if self.accepted_ticks < self.scheduled_ticks {
+            let missing = self.scheduled_ticks - self.accepted_ticks;
+            by.push(format!(
+                "{missing} ticks ({:.1} % of {} scheduled not accepted)",
+                pct(missing, self.scheduled_ticks),
+                self.scheduled_ticks
+            ));
+        }
+        if self.lag_p99_us > self.grace_us {
+            by.push(format!(
+                "a lag of {:.1} ms at p99 (max {:.1} ms) past the {:.1} ms grace",
+                ms(self.lag_p99_us),
+                ms(self.lag_max_us),
+                ms(self.grace_us)
+            ));
+        }
+        let mut out = format!("fell behind by {}", by.join("; "));
+        if self.failed_streams > 0 {
+            out.push_str(&format!(
+                " ({} streams failed: their calls stopped pushing)",
+                self.failed_streams
+            ));
+        }
+        out
+    }
 }
 
 /// What one call did.
@@ -136,19 +276,46 @@ pub async fn synthetic_call(
     push: &Latency,
     yields: &Latency,
 ) -> Result<CallReport> {
+    run_call(h, windows, ignores_barge_in, push, yields, None).await
+}
+
+/// [`synthetic_call`], also recording each tick's lag behind its schedule (its push time on
+/// the stream clock minus its scheduled time) in `lag`.
+pub async fn synthetic_call_with_lag(
+    h: &StreamHandle,
+    windows: u64,
+    ignores_barge_in: bool,
+    push: &Latency,
+    yields: &Latency,
+    lag: &Latency,
+) -> Result<CallReport> {
+    run_call(h, windows, ignores_barge_in, push, yields, Some(lag)).await
+}
+
+async fn run_call(
+    h: &StreamHandle,
+    windows: u64,
+    ignores_barge_in: bool,
+    push: &Latency,
+    yields: &Latency,
+    lag: Option<&Latency>,
+) -> Result<CallReport> {
     let w_ns = h.window_ns();
     let mut report = CallReport::default();
     for k in 0..windows {
         for (ms, channel, what) in script(k, ignores_barge_in) {
-            let target = k * w_ns + ms * 1_000_000;
-            if target >= (k + 1) * w_ns {
+            if !in_window(k, ms, w_ns) {
                 continue;
             }
+            let target = k * w_ns + ms * 1_000_000;
             let now = h.now_ns();
             if target > now {
                 tokio::time::sleep(Duration::from_nanos(target - now)).await;
             }
             let ts = h.now_ns();
+            if let Some(lag) = lag {
+                lag.record(Duration::from_nanos(ts.saturating_sub(target)));
+            }
             let w = ts / w_ns;
             let tick = match what {
                 What::Mic => Tick::new(
@@ -173,6 +340,14 @@ pub async fn synthetic_call(
                     ts,
                 ),
                 What::Marker(m) => Tick::marker(w, channel, m, ts),
+                What::UserSpeech => Tick::marker(
+                    w,
+                    channel,
+                    jouleclaw_stream::interaction::marker(
+                        jouleclaw_stream::interaction::USER_SPEECH,
+                    ),
+                    ts,
+                ),
             };
             let started = std::time::Instant::now();
             let r = h.push(tick);

@@ -494,6 +494,7 @@ fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
         checkpoint: vec![0xd2, 9],
         inclusion: vec![(seq, vec![7, 7])],
         stop_latency: None,
+        interaction_metrics: None,
         created_ns: 0,
         status: Arc::new(StreamStatus::default()),
     }
@@ -1267,12 +1268,14 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
         synthetic(&f, "forged-missing", true).await.yields,
         synthetic(&f, "forged-altered", true).await.yields,
     ];
+    synthetic(&f, "forged-interaction", true).await;
     f.shutdown().await.unwrap();
     let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
     while let Ok(mut b) = rx.try_recv() {
         if b.is_final {
             match b.stream_id.as_str() {
                 "forged-missing" => b.stop_latency = None,
+                "forged-interaction" => b.interaction_metrics = None,
                 _ => {
                     let doc = b.stop_latency.as_mut().unwrap();
                     let i = doc.len() - 80;
@@ -1289,7 +1292,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
     }
     let key = signer().verifying_key();
     let stored = read_back(&config, None).await.unwrap();
-    assert_eq!(stored.len(), 6);
+    assert_eq!(stored.len(), 7);
     for st in &stored {
         let id = st.records.stream_id.as_str();
         let audit = audit_nats_stream(st, &key);
@@ -1307,6 +1310,17 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
                         audit.problems
                     );
                 }
+            }
+            "forged-interaction" => {
+                // The final seal commits to the interaction document the message left out.
+                assert!(st.interaction_metrics.is_none() && doc.is_some());
+                assert_eq!(audit.problems.len(), 1, "{:?}", audit.problems);
+                assert!(
+                    audit.problems[0].starts_with("document_missing")
+                        && audit.problems[0].contains("interaction-metrics/1"),
+                    "{:?}",
+                    audit.problems
+                );
             }
             "forged-altered" => {
                 assert!(
@@ -1326,6 +1340,11 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
                     .unwrap()
                     .document;
                 assert_eq!(d.window_count, 12, "{id}");
+                let im =
+                    jouleclaw_interaction::verify(st.interaction_metrics.as_deref().unwrap(), &key)
+                        .unwrap()
+                        .document;
+                assert_eq!((im.stream_id.as_str(), im.window_count), (id, 12));
                 // Real time: a barge-in refused as late on a loaded machine is not measured.
                 assert_eq!(d.barge_ins.len() as u64, yielded[i], "{id}");
                 for b in &d.barge_ins {

@@ -59,6 +59,7 @@ fn batch(seq: u64, is_final: bool) -> SinkBatch {
         checkpoint: vec![0xd2, 9],
         inclusion: vec![(3, vec![7, 7])],
         stop_latency: None,
+        interaction_metrics: None,
         created_ns: 0,
         status: Arc::new(StreamStatus::default()),
     }
@@ -282,5 +283,73 @@ fn a_stop_latency_key_out_of_place_is_refused() {
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     let mut m = good;
     m[8].0 = Value::Text("stop-latency".into());
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+}
+
+#[test]
+fn a_final_batch_carries_its_interaction_document_after_the_stop_latency_one() {
+    use ciborium::Value;
+    let mut b = batch(4, true);
+    b.stop_latency = Some(vec![0xd2, 0x84, 5]);
+    b.interaction_metrics = Some(vec![0xd2, 0x84, 6]);
+    let body = encode_batch(&b).unwrap();
+    let m = entries(&body);
+    assert_eq!(m.len(), 10);
+    assert_eq!(m[8].0, Value::Text("stop_latency".into()));
+    assert_eq!(m[9].0, Value::Text("interaction_metrics".into()));
+    let d = decode_batch(&body).unwrap();
+    assert_eq!(d.stop_latency, Some(vec![0xd2, 0x84, 5]));
+    assert_eq!(d.interaction_metrics, Some(vec![0xd2, 0x84, 6]));
+    // Without it, the nine-key message a stream with only a stop-latency document sent.
+    let mut sl = batch(4, true);
+    sl.stop_latency = Some(vec![0xd2, 0x84, 5]);
+    let nine = encode_batch(&sl).unwrap();
+    assert_eq!(body_of(m[..9].to_vec()), nine);
+    assert_eq!(decode_batch(&nine).unwrap().interaction_metrics, None);
+    // Alone: the ninth key.
+    let mut only = batch(4, true);
+    only.interaction_metrics = Some(vec![7]);
+    let body = encode_batch(&only).unwrap();
+    let m = entries(&body);
+    assert_eq!(m.len(), 9);
+    assert_eq!(m[8].0, Value::Text("interaction_metrics".into()));
+    let d = decode_batch(&body).unwrap();
+    assert_eq!(
+        (d.stop_latency, d.interaction_metrics),
+        (None, Some(vec![7]))
+    );
+}
+
+#[test]
+fn an_interaction_key_out_of_place_is_refused() {
+    use ciborium::Value;
+    let mut b = batch(1, false);
+    b.interaction_metrics = Some(vec![1]);
+    assert_eq!(encode_batch(&b).unwrap_err().code(), "malformed");
+    let mut f = batch(1, true);
+    f.stop_latency = Some(vec![1]);
+    f.interaction_metrics = Some(vec![2]);
+    let good = entries(&encode_batch(&f).unwrap());
+    assert!(decode_batch(&body_of(good.clone())).is_ok());
+    // In a batch that is not final.
+    let mut m = good.clone();
+    m[4].1 = Value::Bool(false);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // Alone in a batch that is not final.
+    let mut m = good.clone();
+    m.remove(8);
+    m[4].1 = Value::Bool(false);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // Not a byte string.
+    let mut m = good.clone();
+    m[9].1 = Value::Text("d284".into());
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // Before the stop-latency key.
+    let mut m = good.clone();
+    m.swap(8, 9);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    // Twice.
+    let mut m = good.clone();
+    m.push(m[9].clone());
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
 }

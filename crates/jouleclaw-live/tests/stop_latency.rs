@@ -7,13 +7,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::Collect;
+use common::{Collect, receipts};
 
 use std::path::Path;
 use std::sync::Arc;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt};
 use jouleclaw_live::audit::check_stop_latency;
 use jouleclaw_live::file::STOP_LATENCY_CBOR;
 use jouleclaw_live::jetstream::{decode_batch, encode_batch};
@@ -26,15 +25,6 @@ const STEWARD: &str = "did:example:steward";
 
 fn key() -> jouleclaw_jcr1::cose::PublicKey {
     SoftwareSigner::rfc8032_test_key().verifying_key()
-}
-
-/// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line.
-fn receipts(dir: &Path) -> Vec<(StreamWindowReceipt, [u8; 32])> {
-    let text = std::fs::read(dir.join(file::RECEIPTS_JSONL)).unwrap();
-    text.split(|b| *b == b'\n')
-        .filter(|l| !l.is_empty())
-        .map(|l| (decode_receipt(l).unwrap(), *blake3::hash(l).as_bytes()))
-        .collect()
 }
 
 /// Two synthetic calls of 12 windows into a file sink on the paused clock: `call-0` stops at
@@ -98,6 +88,7 @@ async fn each_file_sink_stream_has_its_signed_stop_latency_measured_from_the_tic
             names,
             [
                 "inclusion.cbor",
+                "interaction-metrics.cbor",
                 "receipts.cbor",
                 "receipts.jsonl",
                 "seals.cbor",
@@ -294,14 +285,21 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
 /// altered after sealing, missing.
 #[tokio::test(start_paused = true)]
 async fn the_final_seal_commits_to_the_document_the_stream_carries() {
-    use jouleclaw_live::audit::{check_sealed_documents, read_stream_dir};
+    use jouleclaw_live::audit::{StreamDocuments, check_sealed_documents, read_stream_dir};
     let t = tempfile::tempdir().unwrap();
     two_calls(t.path()).await;
     let dir = t.path().join("call-1");
     let records = read_stream_dir(&dir).unwrap();
     let good = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
+    let interaction = std::fs::read(dir.join(file::INTERACTION_METRICS_CBOR)).unwrap();
+    fn docs<'a>(stop_latency: Option<&'a [u8]>, interaction: &'a [u8]) -> StreamDocuments<'a> {
+        StreamDocuments {
+            stop_latency,
+            interaction_metrics: Some(interaction),
+        }
+    }
     assert_eq!(
-        check_sealed_documents(&records, Some(&good), &key()),
+        check_sealed_documents(&records, docs(Some(&good), &interaction), &key()),
         Vec::<String>::new()
     );
     // Re-signed with the same key after sealing (a barge-in dropped): another digest.
@@ -315,12 +313,12 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
     )
     .unwrap()
     .cose_sign1;
-    let p = check_sealed_documents(&records, Some(&resigned), &key());
+    let p = check_sealed_documents(&records, docs(Some(&resigned), &interaction), &key());
     assert!(
         p.len() == 1 && p[0].starts_with("document_digest_mismatch"),
         "{p:?}"
     );
-    let p = check_sealed_documents(&records, None, &key());
+    let p = check_sealed_documents(&records, docs(None, &interaction), &key());
     assert!(
         p.len() == 1 && p[0].starts_with("document_missing"),
         "{p:?}"

@@ -418,16 +418,46 @@ async fn a_live_stream_mints_the_pipelines_bytes() {
     for tick in demo::ticks() {
         windows.extend(p.push(tick).unwrap().closed);
     }
-    // The final seal (stream-seal/2) commits to the stop-latency document the live stream
-    // signed over the same receipts.
+    // The final seal (stream-seal/2) commits to the stop-latency and interaction-metrics
+    // documents the live stream signed over the same receipts.
     windows.extend(p.end_windows().unwrap());
     let doc = live.last().unwrap().stop_latency.clone().unwrap();
+    let interaction = live.last().unwrap().interaction_metrics.clone().unwrap();
+    // The interaction document is the one a meter fed the same ticks signs, byte for byte.
+    let spec = jouleclaw_stream::StreamSpec::duplex_voice_default();
+    let mut meter = jouleclaw_interaction::InteractionMeter::new(Default::default()).unwrap();
+    for tick in demo::ticks() {
+        let direction = spec.channel(tick.channel_id).unwrap().direction;
+        meter.observe(&tick, direction).unwrap();
+    }
+    let frames = meter.frame_count();
+    let events = meter.finish().unwrap().to_vec();
+    let hashes: Vec<[u8; 32]> = windows.iter().map(|w| *w.content_hash.as_bytes()).collect();
+    let want_doc = jouleclaw_interaction::InteractionDocument::new(
+        STEWARD,
+        demo::STREAM_ID,
+        Default::default(),
+        frames,
+        &events,
+        &hashes,
+    )
+    .unwrap();
+    let signed =
+        jouleclaw_interaction::sign(&SoftwareSigner::rfc8032_test_key(), &want_doc).unwrap();
+    assert_eq!(interaction, signed.cose_sign1);
+    assert_eq!(want_doc.window_count, demo::WINDOWS);
     let finished = p
         .finish_with_documents(
-            [(
-                "stop-latency/1".to_owned(),
-                jouleclaw_seal::document_digest(&doc),
-            )]
+            [
+                (
+                    "stop-latency/1".to_owned(),
+                    jouleclaw_seal::document_digest(&doc),
+                ),
+                (
+                    "interaction-metrics/1".to_owned(),
+                    jouleclaw_seal::document_digest(&interaction),
+                ),
+            ]
             .into_iter()
             .collect(),
         )

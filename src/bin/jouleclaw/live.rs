@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use jouleclaw_jcr1::cose::{self, Signer, SoftwareSigner};
 use jouleclaw_live::jetstream::{JetStreamConfig, JetStreamSink};
-use jouleclaw_live::synth::{Latency, synthetic_call};
+use jouleclaw_live::synth::{Capacity, Latency, scheduled_ticks, synthetic_call_with_lag};
 use jouleclaw_live::{
     FileSink, ReceiptSink, StreamStatus, StreamSummary, Substrate, SubstrateConfig, TokioClock,
     escape_id,
@@ -313,8 +313,16 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
         ),
     };
     let handle = generator.as_ref().map(|g| g.handle().clone());
-    let (summaries, ran) = rt.block_on(run(args, sink, Arc::new(signer), &prefix, handle));
+    let (summaries, ran, capacity) =
+        rt.block_on(run(args, sink, Arc::new(signer), &prefix, handle));
+    // The run's last line: whether it kept up with its schedule.
+    let verdict = || {
+        if let Some(c) = &capacity {
+            say!("verdict     {}", c.verdict());
+        }
+    };
     let Some(r) = registration.as_mut() else {
+        verdict();
         return ran;
     };
     // After the run: every batch the sink took is durable or journaled by now.
@@ -336,6 +344,7 @@ pub(crate) fn live(args: &LiveArgs) -> CmdResult {
     for f in failed.iter().take(10) {
         tell!("  registry failed: {}", crate::out::untrusted(f));
     }
+    verdict();
     ran?;
     if failed.is_empty() {
         Ok(())
@@ -356,9 +365,19 @@ async fn run(
     signer: Arc<SoftwareSigner>,
     prefix: &str,
     generator: Option<jouleclaw_live::tokio::runtime::Handle>,
-) -> (Calls, CmdResult) {
+) -> (Calls, CmdResult, Option<Capacity>) {
     let mut calls = Vec::new();
-    let ran = run_calls(args, sink, signer, prefix, generator, &mut calls).await;
+    let mut capacity = None;
+    let ran = run_calls(
+        args,
+        sink,
+        signer,
+        prefix,
+        generator,
+        &mut calls,
+        &mut capacity,
+    )
+    .await;
     if args.metrics.is_some() && args.metrics_linger > 0 {
         tell!(
             "metrics: the run's final values stay served for {} s",
@@ -366,7 +385,7 @@ async fn run(
         );
         jouleclaw_live::tokio::time::sleep(Duration::from_secs(args.metrics_linger)).await;
     }
-    (calls, ran)
+    (calls, ran, capacity)
 }
 
 async fn run_calls(
@@ -376,6 +395,7 @@ async fn run_calls(
     prefix: &str,
     generator: Option<jouleclaw_live::tokio::runtime::Handle>,
     calls: &mut Calls,
+    capacity: &mut Option<Capacity>,
 ) -> CmdResult {
     let describe = sink.describe();
     let mut config = SubstrateConfig::new(&args.steward);
@@ -388,18 +408,31 @@ async fn run_calls(
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let push = Arc::new(Latency::default());
     let yields = Arc::new(Latency::default());
+    let lag = Arc::new(Latency::lag());
+    let kept_up = Arc::new(std::sync::atomic::AtomicI64::new(-1));
+    let windows = args.seconds * 1000 / 200;
+    let window_ns = s.config().spec.window_ns();
+    let ignores =
+        |i: usize| args.ignore_every > 0 && i % args.ignore_every == args.ignore_every - 1;
+    // What the calls schedule, beside what they minted and what was accepted.
+    let scheduled_windows = windows * args.streams as u64;
+    let scheduled: u64 = (0..args.streams)
+        .map(|i| scheduled_ticks(windows, ignores(i), window_ns))
+        .sum();
     if let Some(addr) = args.metrics {
         let source = Arc::new(crate::metrics::Source {
             substrate: s.clone(),
             push: push.clone(),
             yields: yields.clone(),
+            lag: lag.clone(),
+            scheduled: (scheduled_windows, scheduled),
+            kept_up: kept_up.clone(),
         });
         let bound = crate::metrics::serve(addr, move || crate::metrics::render(&source))
             .await
             .map_err(|e| Failure::Usage(format!("--metrics: {e}")))?;
         tell!("metrics: http://{bound}/metrics");
     }
-    let windows = args.seconds * 1000 / 200;
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(args.streams);
     for i in 0..args.streams {
@@ -407,10 +440,10 @@ async fn run_calls(
         let h = s
             .open_stream(&id)
             .map_err(|e| Failure::Usage(e.to_string()))?;
-        let ignores = args.ignore_every > 0 && i % args.ignore_every == args.ignore_every - 1;
-        let (push, yields) = (push.clone(), yields.clone());
+        let ignores = ignores(i);
+        let (push, yields, lag) = (push.clone(), yields.clone(), lag.clone());
         let call = async move {
-            let r = synthetic_call(&h, windows, ignores, &push, &yields).await;
+            let r = synthetic_call_with_lag(&h, windows, ignores, &push, &yields, &lag).await;
             let closed = h.close().await;
             (id, r, closed, h.status().clone())
         };
@@ -535,6 +568,34 @@ async fn run_calls(
         st.refused.load(Ordering::Relaxed),
         st.refused_closed.load(Ordering::Relaxed),
         st.refused_overloaded.load(Ordering::Relaxed)
+    );
+    let minted_windows = st.windows.load(Ordering::Relaxed);
+    let accepted_ticks = st.accepted.load(Ordering::Relaxed);
+    let cap = Capacity {
+        scheduled_windows,
+        scheduled_ticks: scheduled,
+        minted_windows,
+        accepted_ticks,
+        lag_p50_us: lag.quantile_us(0.5),
+        lag_p99_us: lag.quantile_us(0.99),
+        lag_max_us: lag.max_us(),
+        grace_us: args.grace_ms * 1000,
+        failed_streams: failed_streams.len() as u64,
+    };
+    kept_up.store(i64::from(cap.kept_up()), Ordering::Relaxed);
+    *capacity = Some(cap);
+    say!(
+        "schedule    {scheduled_windows} windows and {scheduled} ticks scheduled; {minted_windows} windows minted, {accepted_ticks} ticks accepted"
+    );
+    let at_least = |us: u64| if us >= lag.ceiling_us() { ">= " } else { "" };
+    say!(
+        "generator   lag behind schedule p50 {}{:.1} ms, p99 {}{:.1} ms, max {:.1} ms ({} ticks)",
+        at_least(cap.lag_p50_us),
+        cap.lag_p50_us as f64 / 1000.0,
+        at_least(cap.lag_p99_us),
+        cap.lag_p99_us as f64 / 1000.0,
+        cap.lag_max_us as f64 / 1000.0,
+        lag.count()
     );
     say!(
         "push        p50 {} us, p99 {} us, max {} us ({} pushes)",

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -25,6 +25,13 @@ pub(crate) struct Source {
     pub(crate) push: Arc<Latency>,
     /// Tick-to-yield latency.
     pub(crate) yields: Arc<Latency>,
+    /// The generator's lag behind its schedule.
+    pub(crate) lag: Arc<Latency>,
+    /// Windows and ticks the run's calls scheduled.
+    pub(crate) scheduled: (u64, u64),
+    /// -1 while the run lasts; at its end 1 when it kept up with its schedule, 0 when it fell
+    /// behind (`synth::Capacity::kept_up`).
+    pub(crate) kept_up: Arc<AtomicI64>,
 }
 
 type Labels = Vec<(String, String)>;
@@ -262,6 +269,31 @@ pub(crate) fn render(s: &Source) -> String {
         "Tick-to-yield latency quantiles (1 is the maximum)",
         &s.yields,
     );
+    gauge(
+        &mut reg,
+        "scheduled_windows",
+        "Windows the run's calls scheduled (beside windows_total, minted)",
+        s.scheduled.0,
+    );
+    gauge(
+        &mut reg,
+        "scheduled_ticks",
+        "Ticks the run's calls scheduled (beside ticks_accepted_total)",
+        s.scheduled.1,
+    );
+    quantiles(
+        &mut reg,
+        "generator_lag_seconds",
+        "The load generator's lag behind its schedule, quantiles (1 is the maximum)",
+        &s.lag,
+    );
+    let kept: Gauge = Gauge::default();
+    kept.set(s.kept_up.load(Ordering::Relaxed));
+    reg.register(
+        "kept_up",
+        "-1 while the run lasts; then 1 when it kept up with its schedule, 0 when it fell behind",
+        kept,
+    );
     let mut out = String::new();
     // Writing into a String cannot fail.
     let _ = encode(&mut out, &reg);
@@ -471,12 +503,19 @@ mod tests {
             substrate: s,
             push: Arc::new(Latency::default()),
             yields: Arc::new(Latency::default()),
+            lag: Arc::new(Latency::lag()),
+            scheduled: (2, 3),
+            kept_up: Arc::new(AtomicI64::new(0)),
         });
         let _ = std::fs::remove_dir_all(&dir);
         for line in [
             "jouleclaw_streams_sealed_total 1\n",
             "jouleclaw_streams_final_signed_total 2\n",
             "jouleclaw_streams_failed_total 1\n",
+            "jouleclaw_scheduled_windows 2\n",
+            "jouleclaw_scheduled_ticks 3\n",
+            "jouleclaw_kept_up 0\n",
+            "jouleclaw_generator_lag_seconds{quantile=\"0.99\"} 0",
         ] {
             assert!(page.contains(line), "{line}{page}");
         }

@@ -10,6 +10,20 @@ mod nats_server;
 #[allow(unused_imports)] // the test files that start no server
 pub use nats_server::{NatsServer, free_port, nats_server};
 
+/// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line, in order.
+pub fn receipts(dir: &std::path::Path) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
+    let text = std::fs::read(dir.join(jouleclaw_live::file::RECEIPTS_JSONL)).unwrap();
+    text.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            (
+                jouleclaw_jcr1::decode_receipt(l).unwrap(),
+                *blake3::hash(l).as_bytes(),
+            )
+        })
+        .collect()
+}
+
 /// A 320-byte mic tick of window `w` at `ts` ns.
 pub fn mic(w: u64, ts: u64) -> Tick {
     Tick::new(

@@ -1,0 +1,392 @@
+//! The interaction panel in the live runtime: each stream's signed `interaction-metrics/1`
+//! document, measured from the ticks the judge accepted (tokio's paused clock: the ticks' times
+//! are exact), committed by the final seal, written by the file sink as `jouleclaw run` names
+//! it, carried by the JetStream final message, and checked by the auditor (missing when the
+//! seal lists it, altered, or another call's).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+use common::receipts;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jouleclaw_interaction::EventKind;
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_live::audit::{
+    StreamDocuments, audit_nats_stream, audit_stream_dir, check_interaction_metrics,
+    check_sealed_documents, read_stream_dir,
+};
+use jouleclaw_live::file::{INTERACTION_METRICS_CBOR, STOP_LATENCY_CBOR};
+use jouleclaw_live::jetstream::NatsStream;
+use jouleclaw_live::*;
+use jouleclaw_stream::{Tick, TickKind, duplex, interaction};
+
+const STEWARD: &str = "did:example:steward";
+const FRAME: u64 = 200_000_000;
+
+fn key() -> jouleclaw_jcr1::cose::PublicKey {
+    SoftwareSigner::rfc8032_test_key().verifying_key()
+}
+
+async fn at(h: &StreamHandle, ts_ns: u64) {
+    let now = h.now_ns();
+    if ts_ns > now {
+        tokio::time::sleep(Duration::from_nanos(ts_ns - now)).await;
+    }
+}
+
+/// One scripted turn on the paused clock: the user speaks in frames 0-2, the agent answers in
+/// frames `answer..answer + 4` (TTS audio), the user speaks again in frames 12 and 13: 14
+/// frames, 9 windows with ticks (a window without one has no receipt).
+async fn turn(h: &StreamHandle, answer: u64) {
+    let mut ticks = Vec::new();
+    for f in [0, 1, 2, 12, 13] {
+        let ts = f * FRAME + 10_000_000;
+        ticks.push(Tick::marker(
+            f,
+            duplex::CONTROL,
+            interaction::marker(interaction::USER_SPEECH),
+            ts,
+        ));
+    }
+    for f in answer..answer + 4 {
+        let ts = f * FRAME + 30_000_000;
+        ticks.push(Tick::new(
+            f,
+            duplex::TTS,
+            TickKind::Audio,
+            bytes::Bytes::from(vec![0u8; duplex::TTS_BYTES_PER_WINDOW]),
+            ts,
+        ));
+    }
+    ticks.sort_by_key(|t| t.ts_ns);
+    for t in ticks {
+        at(h, t.ts_ns).await;
+        h.push(t).unwrap();
+    }
+}
+
+/// Two scripted calls into a file sink: `call-0` answers 400 ms after the user's turn,
+/// `call-1` 800 ms after it.
+async fn two_calls(dir: &Path) {
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(dir).unwrap()),
+    )
+    .unwrap();
+    for (id, answer) in [("call-0", 5), ("call-1", 7)] {
+        let h = s.open_stream(id).unwrap();
+        turn(&h, answer).await;
+        let summary = h.close().await.unwrap();
+        assert_eq!((summary.windows, summary.refused), (9, 0), "{id}");
+    }
+    s.shutdown().await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_seals_it() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    for (id, latency) in [("call-0", 2), ("call-1", 4)] {
+        let dir = t.path().join(id);
+        let bytes = std::fs::read(dir.join(INTERACTION_METRICS_CBOR)).unwrap();
+        let doc = jouleclaw_interaction::verify(&bytes, &key())
+            .unwrap()
+            .document;
+        assert_eq!(
+            (doc.steward.as_str(), doc.stream_id.as_str()),
+            (STEWARD, id)
+        );
+        assert_eq!(doc.window_count, 9);
+        assert_eq!(doc.frame_count, 14);
+        assert_eq!(
+            doc.config,
+            jouleclaw_interaction::InteractionConfig::default()
+        );
+        // The user's turn ends in frame 2; the agent starts `latency` frames later.
+        let response = doc
+            .events
+            .iter()
+            .find(|e| e.kind == EventKind::Response)
+            .unwrap_or_else(|| panic!("{id}: {:?}", doc.events));
+        assert_eq!(response.latency_ticks, Some(latency), "{id}");
+        assert_eq!(doc.panel().counts.response_count, 1, "{id}");
+        // Bound to the receipts as stored; the final seal commits to its digest.
+        assert_eq!(
+            check_interaction_metrics(Some(&bytes), &receipts(&dir), &key()),
+            Vec::<String>::new()
+        );
+        let records = read_stream_dir(&dir).unwrap();
+        let seal = jouleclaw_seal::verify_checkpoint(records.seals.last().unwrap(), &key())
+            .unwrap()
+            .seal;
+        assert!(seal.is_final);
+        let docs = seal.documents.unwrap();
+        assert_eq!(
+            docs.get(jouleclaw_interaction::INTERACTION_SCHEMA),
+            Some(&jouleclaw_seal::document_digest(&bytes))
+        );
+        assert!(docs.contains_key(jouleclaw_stop_latency::STOP_LATENCY_SCHEMA));
+        assert_eq!(
+            audit_stream_dir(&dir, &key()).unwrap().problems,
+            Vec::<String>::new()
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let dir = t.path().join("call-1");
+    let doc = dir.join(INTERACTION_METRICS_CBOR);
+    let good = std::fs::read(&doc).unwrap();
+    let other = std::fs::read(t.path().join("call-0").join(INTERACTION_METRICS_CBOR)).unwrap();
+    let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().problems;
+    assert_eq!(problems(&dir), Vec::<String>::new());
+    // Altered: the seal's digest, and the signature.
+    let mut altered = good.clone();
+    let i = altered.len() - 80;
+    altered[i] ^= 1;
+    std::fs::write(&doc, &altered).unwrap();
+    let p = problems(&dir);
+    assert!(
+        p.len() == 2
+            && p[0].starts_with("document_digest_mismatch")
+            && p[1].contains("the interaction-metrics document does not verify"),
+        "{p:?}"
+    );
+    // The other call's: the seal's digest, and the binding (another stream, another root).
+    std::fs::write(&doc, &other).unwrap();
+    let p = problems(&dir);
+    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
+        "{p:?}"
+    );
+    assert!(
+        p.iter()
+            .any(|l| l.starts_with("root_mismatch: interaction-metrics/1")),
+        "{p:?}"
+    );
+    // A symbolic link to the good document: not followed.
+    let elsewhere = t.path().join("elsewhere.cbor");
+    std::fs::write(&elsewhere, &good).unwrap();
+    std::fs::remove_file(&doc).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &doc).unwrap();
+    let p = problems(&dir);
+    assert!(
+        !p.is_empty() && p.iter().all(|p| p.starts_with("not_regular_file")),
+        "{p:?}"
+    );
+    // Removed: the final seal lists it.
+    std::fs::remove_file(&doc).unwrap();
+    let p = problems(&dir);
+    assert!(
+        p.len() == 1 && p[0].starts_with("document_missing") && p[0].contains("interaction"),
+        "{p:?}"
+    );
+    // Put back as written: complete again.
+    std::fs::write(&doc, &good).unwrap();
+    assert_eq!(problems(&dir), Vec::<String>::new());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_binding_check_refuses_another_calls_document_and_another_key() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let (d0, d1) = (t.path().join("call-0"), t.path().join("call-1"));
+    let doc0 = std::fs::read(d0.join(INTERACTION_METRICS_CBOR)).unwrap();
+    let doc1 = std::fs::read(d1.join(INTERACTION_METRICS_CBOR)).unwrap();
+    let (r0, r1) = (receipts(&d0), receipts(&d1));
+    assert!(check_interaction_metrics(Some(&doc1), &r1, &key()).is_empty());
+    let p = check_interaction_metrics(Some(&doc0), &r1, &key());
+    assert!(p.iter().any(|l| l.starts_with("stream_mismatch")), "{p:?}");
+    assert!(p.iter().any(|l| l.starts_with("root_mismatch")), "{p:?}");
+    // One receipt fewer: the count and the root.
+    let p = check_interaction_metrics(Some(&doc1), &r1[..8], &key());
+    assert!(
+        p.iter().any(|l| l.starts_with("window_count_mismatch")),
+        "{p:?}"
+    );
+    // Another key.
+    let other = SoftwareSigner::generate().verifying_key();
+    let p = check_interaction_metrics(Some(&doc1), &r1, &other);
+    assert!(p.len() == 1 && p[0].contains("does not verify"), "{p:?}");
+    // Absent: not this check's (the final seal's commitment says it is missing).
+    assert!(check_interaction_metrics(None, &r0, &key()).is_empty());
+}
+
+/// A stream as the JetStream reader returns it, built from a folder the file sink wrote (the
+/// same batches): its records, inclusion receipts and the final batch's documents.
+fn nats_stream(dir: &Path, id: &str) -> NatsStream {
+    let inclusion = std::fs::read(dir.join(file::INCLUSION_CBOR)).unwrap();
+    let inclusion = jouleclaw_jcr1::cose::split_cbor_sequence(&inclusion)
+        .unwrap()
+        .into_iter()
+        .map(<[u8]>::to_vec)
+        .collect();
+    NatsStream {
+        subject: format!("jouleclaw.x.{id}"),
+        steward: STEWARD.to_owned(),
+        records: read_stream_dir(dir).unwrap(),
+        inclusion,
+        stop_latency: Some(std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap()),
+        interaction_metrics: Some(std::fs::read(dir.join(INTERACTION_METRICS_CBOR)).unwrap()),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_jetstream_audit_refuses_the_document_missing_altered_or_another_calls() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let s0 = nats_stream(&t.path().join("call-0"), "call-0");
+    let s1 = nats_stream(&t.path().join("call-1"), "call-1");
+    let problems = |s: &NatsStream| audit_nats_stream(s, &key()).problems;
+    assert_eq!(problems(&s1), Vec::<String>::new());
+    // Missing from the final message while the seal lists it.
+    let mut missing = s1.clone();
+    missing.interaction_metrics = None;
+    let p = problems(&missing);
+    assert!(
+        p.len() == 1
+            && p[0].starts_with("document_missing")
+            && p[0].contains("interaction-metrics/1"),
+        "{p:?}"
+    );
+    // Altered.
+    let mut altered = s1.clone();
+    let doc = altered.interaction_metrics.as_mut().unwrap();
+    let i = doc.len() - 80;
+    doc[i] ^= 1;
+    let p = problems(&altered);
+    assert!(
+        p.len() == 2
+            && p[0].starts_with("document_digest_mismatch")
+            && p[0].contains("interaction-metrics/1")
+            && p[1].contains("the interaction-metrics document does not verify"),
+        "{p:?}"
+    );
+    // Another call's.
+    let mut swapped = s1.clone();
+    swapped.interaction_metrics = s0.interaction_metrics.clone();
+    let p = problems(&swapped);
+    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
+        "{p:?}"
+    );
+    // The sealed-documents rule alone, each document on its own.
+    let records = &s1.records;
+    let both = StreamDocuments {
+        stop_latency: s1.stop_latency.as_deref(),
+        interaction_metrics: s1.interaction_metrics.as_deref(),
+    };
+    assert!(check_sealed_documents(records, both, &key()).is_empty());
+    let p = check_sealed_documents(
+        records,
+        StreamDocuments {
+            interaction_metrics: None,
+            ..both
+        },
+        &key(),
+    );
+    assert!(
+        p.len() == 1
+            && p[0]
+                .starts_with("document_missing: the final seal commits to a interaction-metrics/1"),
+        "{p:?}"
+    );
+}
+
+/// The final batch alone carries the document; its message keeps it byte for byte.
+#[tokio::test(start_paused = true)]
+async fn the_final_message_carries_the_interaction_document() {
+    use jouleclaw_live::jetstream::{decode_batch, encode_batch};
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut c = SubstrateConfig::new(STEWARD);
+    c.checkpoint_every = 5;
+    let s = Substrate::start(
+        c,
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(common::Collect(tx)),
+    )
+    .unwrap();
+    let h = s.open_stream("call-1").unwrap();
+    turn(&h, 5).await;
+    h.close().await.unwrap();
+    s.shutdown().await.unwrap();
+    let mut batches = Vec::new();
+    while let Ok(b) = rx.try_recv() {
+        batches.push(b);
+    }
+    assert_eq!(batches.len(), 2);
+    assert!(!batches[0].is_final && batches[0].interaction_metrics.is_none());
+    let last = &batches[1];
+    let doc = last.interaction_metrics.clone().unwrap();
+    let d = decode_batch(&encode_batch(last).unwrap()).unwrap();
+    assert_eq!(d.interaction_metrics.as_deref(), Some(doc.as_slice()));
+    assert_eq!(d.stop_latency, last.stop_latency);
+    let v = jouleclaw_interaction::verify(&doc, &key()).unwrap();
+    assert_eq!(v.document.window_count, 9);
+}
+
+/// The load generator's calls speak (`user_speech` markers where the user speaks): their live
+/// panel has the user's turns answered and the barge-ins yielded to.
+#[tokio::test(start_paused = true)]
+async fn a_synthetic_calls_panel_has_its_responses_and_yields() {
+    use jouleclaw_live::synth::{Latency, synthetic_call};
+    let t = tempfile::tempdir().unwrap();
+    let s = Substrate::start(
+        SubstrateConfig::new(STEWARD),
+        Arc::new(TokioClock::new(1_780_617_600)),
+        Arc::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(FileSink::new(t.path()).unwrap()),
+    )
+    .unwrap();
+    for (id, ignores) in [("polite", false), ("rude", true)] {
+        let h = s.open_stream(id).unwrap();
+        let (push, yields) = (Latency::default(), Latency::default());
+        synthetic_call(&h, 20, ignores, &push, &yields)
+            .await
+            .unwrap();
+        h.close().await.unwrap();
+    }
+    s.shutdown().await.unwrap();
+    for id in ["polite", "rude"] {
+        let dir = t.path().join(id);
+        let bytes = std::fs::read(dir.join(INTERACTION_METRICS_CBOR)).unwrap();
+        let doc = jouleclaw_interaction::verify(&bytes, &key())
+            .unwrap()
+            .document;
+        let kinds: Vec<(EventKind, Option<u64>)> = doc
+            .events
+            .iter()
+            .map(|e| (e.kind, e.latency_ticks))
+            .collect();
+        // τ-voice's rules over 200 ms frames: each barge-in (frames 5 and 15) is a yield within
+        // one frame for both calls (the rude call's late audio, 155 ms after the barge-in, lies
+        // in the barge-in's own frame: its stop-latency document tells them apart); the turns
+        // at frames 0 and 10 end as the agent starts in the next frame (ending during agent
+        // speech: no response event); the barge-in at frame 5 is answered at frame 11.
+        assert_eq!(
+            kinds,
+            [
+                (EventKind::Yield, Some(1)),
+                (EventKind::Response, Some(5)),
+                (EventKind::Yield, Some(1)),
+            ],
+            "{id}"
+        );
+    }
+}
