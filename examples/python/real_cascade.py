@@ -693,13 +693,19 @@ class CallResult:
     wall_s: float = 0.0
 
 
-def build_observer(out_dir: Optional[Path], observer_cls=ReceiptObserver, **kwargs):
+def build_observer(
+    out_dir: Optional[Path], observer_cls=ReceiptObserver, *, name: str = "call", **kwargs
+):
+    """The observer of one call: its stream id names the scenario and the second it started,
+    so that calls are told apart (`jouleclaw metrics interaction` refuses one call given
+    twice)."""
     kwargs.setdefault("seal_every", 25)
+    epoch = int(time.time())
     return observer_cls(
         steward="did:example:voice-agent",
-        stream_id="real-cascade",
+        stream_id=f"real-cascade-{name}-{epoch}-{time.monotonic_ns() % 1_000_000:06}",
         out_dir=out_dir,
-        epoch_unix=int(time.time()),
+        epoch_unix=epoch,
         **kwargs,
     )
 
@@ -714,7 +720,7 @@ async def run_call(
     observer_kwargs.setdefault("vantage", "sent")
     observer_kwargs.setdefault("excluded_buffer_ns", sc.device_buffer_ms * MS)
     observer = build_observer(
-        out_dir, observer_cls, on_yield=yields.append, **observer_kwargs
+        out_dir, observer_cls, name=sc.name, on_yield=yields.append, **observer_kwargs
     )
     log = CallLog()
     mic = UserMic(sc.utterances, name="user-mic")

@@ -184,9 +184,28 @@ def test_the_signed_panel_counts_the_interruption_as_the_call_went(name, request
     assert c["backchannel_correct"] + c["backchannel_error"] == 0
 
 
+def stalled_after_backchannel(result: rc.CallResult) -> list[int]:
+    """Windows without a single tick (not even the mic's 20 ms frames: the whole process
+    stalled, as a loaded machine does) within the second after the backchannel mark: there the
+    bot's audio pauses too and the panel rightly counts a stop."""
+    if len(result.observer.backchannels) != 1:
+        return []
+    first = result.observer.backchannels[0][0] // (200 * rc.MS)
+    seen = {w.window_id for w in result.observer.receipts}
+    return [w for w in range(first, first + 5) if w not in seen]
+
+
 @pytest.fixture(scope="module")
 def backchannel(tmp_path_factory):
-    return call("backchannel", tmp_path_factory)
+    # Bounded: a second call only when the first stalled whole (seen once in two suite runs
+    # here: windows 63-64 of a call without any tick, load average about 8, so the bot's audio
+    # paused 400 ms after the mark and the panel counted a backchannel_error).
+    result = call("backchannel", tmp_path_factory)
+    stalled = stalled_after_backchannel(result)
+    if stalled:
+        print(f"backchannel: the call stalled whole in windows {stalled}; one more call")
+        result = call("backchannel", tmp_path_factory)
+    return result
 
 
 def test_backchannel_the_bot_talks_through_mm_hmm_and_the_signed_panel_counts_it(
@@ -206,6 +225,7 @@ def test_backchannel_the_bot_talks_through_mm_hmm_and_the_signed_panel_counts_it
     assert all(w.finding.kind != "barge_in_ignored" for w in obs.receipts)
     assert obs.audio_stats.unsent_ns == 0
     assert any(marked + rc.NS <= t for t in log.sent_audio)
+    assert stalled_after_backchannel(backchannel) == []
     doc = obs.interaction
     c = doc.counts
     assert (c["backchannel_correct"], c["backchannel_error"]) == (1, 0)
