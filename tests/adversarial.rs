@@ -34,6 +34,7 @@ fn sealed_run(out: &Path) {
         &"3",
         &"--window-signatures",
         &"all",
+        &"--inclusion-file",
         &"--quiet",
         &"--out",
         &out,
@@ -350,6 +351,7 @@ fn sealed_demo(out: &Path) {
         &trace("duplex-demo.jsonl"),
         &"--seal-every",
         &"5",
+        &"--inclusion-file",
         &"--quiet",
         &"--out",
         &out,
@@ -677,12 +679,7 @@ fn receipts_verify_ends_on_a_dev_zero_link_and_a_fifo() {
 // conformance/stream-at-rest-tamper.json, holds the Python verifier to the same answers).
 #[test]
 fn a_missing_required_file_is_a_refusal_of_the_directory_exit_1() {
-    for missing in [
-        "receipts.cbor",
-        "inclusion.cbor",
-        "seals.cbor",
-        "receipts.jsonl",
-    ] {
+    for missing in ["receipts.cbor", "seals.cbor", "receipts.jsonl"] {
         let dir = TempDir::new(&format!("missing-{}", missing.replace('.', "-")));
         let out = dir.path("out");
         sealed_demo(&out);
@@ -697,6 +694,25 @@ fn a_missing_required_file_is_a_refusal_of_the_directory_exit_1() {
         );
     }
     // Optional files: summary.json and signer.pub may be left out.
+    // inclusion.cbor is not required (layout stream-at-rest/2): deleted while summary.json names
+    // it, only the summary disagrees; with the summary deleted too, the inclusion receipts are
+    // derived from seals.cbor and the stream is complete.
+    let dir = TempDir::new("missing-inclusion");
+    let out = dir.path("out");
+    sealed_demo(&out);
+    let public = dir.path("k.pub");
+    std::fs::copy(out.join("signer.pub"), &public).unwrap();
+    std::fs::remove_file(out.join("inclusion.cbor")).unwrap();
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("summary_mismatch") && !err.contains("missing_file"),
+        "{err}"
+    );
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
     for optional in ["summary.json", "signer.pub"] {
         let dir = TempDir::new(&format!("optional-{}", optional.replace('.', "-")));
         let out = dir.path("out");

@@ -1155,10 +1155,12 @@ fn a_sealed_run_verifies_as_a_complete_stream() {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["signing"]["checkpoints"], 3);
-    for name in ["seals.cbor", "inclusion.cbor"] {
-        let want = blake3::hash(&std::fs::read(dir.join(name)).unwrap());
-        assert_eq!(summary["outputs"][name], want.to_hex().as_str(), "{name}");
-    }
+    let want = blake3::hash(&std::fs::read(dir.join("seals.cbor")).unwrap());
+    assert_eq!(summary["outputs"]["seals.cbor"], want.to_hex().as_str());
+    // Layout stream-at-rest/2: no inclusion.cbor unless --inclusion-file.
+    assert_eq!(summary["layout"], "stream-at-rest/2");
+    assert!(!dir.join("inclusion.cbor").exists());
+    assert!(summary["outputs"].get("inclusion.cbor").is_none());
     // An unsealed run into the same directory leaves no seals of the earlier run behind.
     expect(&jouleclaw(&[&"run", &TRACE, &"--out", &dir, &"--quiet"]), 0);
     assert!(!dir.join("seals.cbor").exists() && !dir.join("inclusion.cbor").exists());
@@ -1603,8 +1605,10 @@ fn keep(items: &[&[u8]], drop: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Builds the table from three real runs of the demo trace (sealed every 5 windows with every
-/// window signed, sealed without window signatures, not sealed).
+/// Builds the table from four real runs of the demo trace (sealed every 5 windows with every
+/// window signed and with inclusion.cbor; sealed without window signatures, with
+/// inclusion.cbor; sealed without window signatures and without inclusion.cbor, layout
+/// stream-at-rest/2's default; not sealed).
 fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     use serde_json::json;
     let mut bases = serde_json::Map::new();
@@ -1612,10 +1616,26 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     for (name, extra) in [
         (
             "sealed",
-            &["--seal-every", "5", "--window-signatures", "all"][..],
+            &[
+                "--seal-every",
+                "5",
+                "--window-signatures",
+                "all",
+                "--inclusion-file",
+            ][..],
         ),
         (
             "sealed_nosig",
+            &[
+                "--seal-every",
+                "5",
+                "--window-signatures",
+                "none",
+                "--inclusion-file",
+            ][..],
+        ),
+        (
+            "sealed_derived",
             &["--seal-every", "5", "--window-signatures", "none"][..],
         ),
         ("unsealed", &[][..]),
@@ -1723,7 +1743,8 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     // before the final one are byte for byte the run's), with a stream-seal/1 final seal
     // (`None`: a run sealed before stream-seal/2) or a stream-seal/2 one committing to
     // `documents`; summary.json's hashes of the two seal files updated to match.
-    let reseal = |documents: Option<jouleclaw_stack::seal::SealedDocuments>| {
+    // The first `count` lines sealed every 5 and at the last of them: (seals, inclusion).
+    let seal_lines = |documents: Option<jouleclaw_stack::seal::SealedDocuments>, count: usize| {
         let signer = SoftwareSigner::rfc8032_test_key();
         let mut sealer = jouleclaw_stack::seal::StreamSealer::new(
             "stream-demo",
@@ -1731,15 +1752,15 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             jouleclaw_stack::seal::DEFAULT_MAX_LEAVES,
         );
         let (mut seals, mut inclusion) = (Vec::new(), Vec::new());
-        for (i, l) in lines.iter().enumerate() {
+        for (i, l) in lines[..count].iter().enumerate() {
             let l = l.strip_suffix(b"\n").unwrap();
             let r = decode_receipt(l).unwrap();
             sealer
                 .append(r.window_id, blake3::hash(l).as_bytes(), r.closed_at)
                 .unwrap();
             let n = i + 1;
-            if n % 5 == 0 || n == lines.len() {
-                let b = match (&documents, n == lines.len()) {
+            if n % 5 == 0 || n == count {
+                let b = match (&documents, n == count) {
                     (Some(d), true) => sealer.finish_with_documents(&signer, d.clone()),
                     (_, last) => sealer.checkpoint(&signer, last),
                 }
@@ -1750,6 +1771,10 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
                 }
             }
         }
+        (seals, inclusion)
+    };
+    let reseal = |documents: Option<jouleclaw_stack::seal::SealedDocuments>| {
+        let (seals, inclusion) = seal_lines(documents, lines.len());
         let h = |b: &[u8]| blake3::hash(b).to_hex().to_string();
         let text = std::fs::read_to_string(sealed.join("summary.json")).unwrap();
         let old_seals = h(&std::fs::read(sealed.join("seals.cbor")).unwrap());
@@ -1775,6 +1800,33 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         .map(|(k, d)| (k.to_owned(), d))
         .collect();
         reseal(Some(docs))
+    };
+    // Layout stream-at-rest/2 (no inclusion.cbor): the same receipts and checkpoints as the
+    // other sealed runs (Ed25519 is deterministic), the inclusion receipts derived.
+    let derived = &dirs["sealed_derived"];
+    assert!(!derived.join("inclusion.cbor").exists());
+    let dseals = std::fs::read(derived.join("seals.cbor")).unwrap();
+    assert_eq!(dseals, std::fs::read(sealed.join("seals.cbor")).unwrap());
+    let dseal_items = cose::split_cbor_sequence(&dseals).unwrap();
+    assert_eq!(dseal_items.len(), 3);
+    let nosig_inclusion = std::fs::read(dirs["sealed_nosig"].join("inclusion.cbor")).unwrap();
+    let mut nosig_inclusion_flipped = nosig_inclusion.clone();
+    *nosig_inclusion_flipped.last_mut().unwrap() ^= 1;
+    let nosig_inclusion_items = cose::split_cbor_sequence(&nosig_inclusion).unwrap();
+    // The steward (the test key is public) re-seals the first 12 receipts only, its final seal
+    // committing to the run's documents as the run's did: the 13th line is sealed by nothing.
+    let seals_over_12 = {
+        let digest = |f: &str| {
+            jouleclaw_stack::seal::document_digest(&std::fs::read(derived.join(f)).unwrap())
+        };
+        let docs = [
+            ("stop-latency/1", digest("stop-latency.cbor")),
+            ("interaction-metrics/1", digest("interaction-metrics.cbor")),
+        ]
+        .into_iter()
+        .map(|(k, d)| (k.to_owned(), d))
+        .collect();
+        seal_lines(Some(docs), 12).0
     };
     let unsealed = &dirs["unsealed"];
     let ujsonl = std::fs::read(unsealed.join("receipts.jsonl")).unwrap();
@@ -1832,7 +1884,7 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         row(
             "inclusion_deleted",
             "sealed",
-            "inclusion.cbor deleted beside seals.cbor",
+            "inclusion.cbor deleted beside seals.cbor while summary.json names it (without it the inclusion receipts are derived: see derived_intact)",
             json!([del("inclusion.cbor")]),
             "failed",
         ),
@@ -1944,7 +1996,7 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
         row(
             "nosig_inclusion_deleted",
             "sealed_nosig",
-            "inclusion.cbor deleted: nothing signed covers the lines",
+            "inclusion.cbor deleted while summary.json names it (the lines themselves are proven by derived inclusion receipts)",
             json!([del("inclusion.cbor")]),
             "failed",
         ),
@@ -2087,9 +2139,88 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             ]),
             "complete",
         ),
+        row(
+            "derived_intact",
+            "sealed_derived",
+            "a sealed run without inclusion.cbor (layout stream-at-rest/2), as written: every inclusion receipt is derived from seals.cbor and the lines",
+            json!([]),
+            "complete",
+        ),
+        row(
+            "derived_line_edited",
+            "sealed_derived",
+            "window 0's joules_uj edited in receipts.jsonl (still a receipt): the inclusion proofs derived from the lines do not lead to the sealed roots",
+            json!([{"op": "replace", "file": "receipts.jsonl", "from": "\"joules_uj\":", "to": "\"joules_uj\":1"}]),
+            "failed",
+        ),
+        row(
+            "derived_line_dropped",
+            "sealed_derived",
+            "window 5 dropped from receipts.jsonl without inclusion.cbor",
+            json!([w("receipts.jsonl", &jsonl_minus_5)]),
+            "failed",
+        ),
+        row(
+            "derived_last_checkpoint_dropped",
+            "sealed_derived",
+            "the final checkpoint cut from seals.cbor and summary.json deleted: no seal covers the last three receipts, and none is final",
+            json!([
+                w("seals.cbor", &dseal_items[..2].concat()),
+                del("summary.json")
+            ]),
+            "failed",
+        ),
+        row(
+            "derived_seal_does_not_cover_a_receipt",
+            "sealed_derived",
+            "the steward re-seals the first 12 receipts (a final stream-seal/2 seal over the run's documents) and summary.json is deleted: the 13th receipt is covered by no seal",
+            json!([w("seals.cbor", &seals_over_12), del("summary.json")]),
+            "failed",
+        ),
+        row(
+            "derived_seals_deleted",
+            "sealed_derived",
+            "seals.cbor deleted without inclusion.cbor: nothing signed covers the lines, and summary.json names seals.cbor",
+            json!([del("seals.cbor")]),
+            "failed",
+        ),
+        row(
+            "derived_inclusion_added_intact",
+            "sealed_derived",
+            "the run's inclusion.cbor (from the same run with --inclusion-file) added and summary.json deleted: checked, and it proves every line",
+            json!([w("inclusion.cbor", &nosig_inclusion), del("summary.json")]),
+            "complete",
+        ),
+        row(
+            "derived_inclusion_added_flipped",
+            "sealed_derived",
+            "inclusion.cbor added with one bit of its last receipt flipped, summary.json deleted: when present it is checked, so it is refused although the receipts could be derived",
+            json!([
+                w("inclusion.cbor", &nosig_inclusion_flipped),
+                del("summary.json")
+            ]),
+            "failed",
+        ),
+        row(
+            "derived_inclusion_added_short",
+            "sealed_derived",
+            "inclusion.cbor added without its first receipt (every other item one line off), summary.json deleted",
+            json!([
+                w("inclusion.cbor", &nosig_inclusion_items[1..].concat()),
+                del("summary.json")
+            ]),
+            "failed",
+        ),
+        row(
+            "derived_inclusion_added_unnamed",
+            "sealed_derived",
+            "the run's inclusion.cbor added while summary.json, which does not name it, is kept",
+            json!([w("inclusion.cbor", &nosig_inclusion)]),
+            "failed",
+        ),
     ];
     json!({
-        "_comment": "Tampered stream directories and the answer every verifier of the stream at rest must give (spec/STREAM-AT-REST.md, section 6). Generated by tests/cli.rs (tamper_table_is_current_and_every_rust_checker_agrees) from three runs of conformance/traces/duplex-demo.jsonl signed with the RFC 8032 test key; JOULECLAW_REGEN_VECTORS=1 rewrites it. A row's ops apply in order to a copy of its base: write (hex), delete, replace (first occurrence of text), flip (xor 1 into the byte at offset, negative from the end), fill (len copies of byte), symlink (to target), fifo. expect.exit is without --allow-unsealed, expect.exit_allow_unsealed with it.",
+        "_comment": "Tampered stream directories and the answer every verifier of the stream at rest must give (spec/STREAM-AT-REST.md, section 6). Generated by tests/cli.rs (tamper_table_is_current_and_every_rust_checker_agrees) from four runs of conformance/traces/duplex-demo.jsonl signed with the RFC 8032 test key (sealed, sealed_nosig: layout stream-at-rest/1 with inclusion.cbor; sealed_derived: layout stream-at-rest/2 without it; unsealed); JOULECLAW_REGEN_VECTORS=1 rewrites it. A row's ops apply in order to a copy of its base: write (hex), delete, replace (first occurrence of text), flip (xor 1 into the byte at offset, negative from the end), fill (len copies of byte), symlink (to target), fifo. expect.exit is without --allow-unsealed, expect.exit_allow_unsealed with it.",
         "public_key_hex": hex::encode(SoftwareSigner::rfc8032_test_key().verifying_key().as_bytes()),
         "bases": bases,
         "rows": rows,
@@ -2223,4 +2354,159 @@ fn tamper_table_is_current_and_every_rust_checker_agrees() {
         let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &parent]);
         assert_eq!(code(&o), exit, "audit --dir {name}: {}", stdout(&o));
     }
+}
+
+/// `run --seal-every` leaves inclusion.cbor out by default (layout stream-at-rest/2, named in
+/// summary.json) and removes one an earlier run left; `receipts inclusion DIR --window N`
+/// derives, for every window, the bytes `--inclusion-file` writes; a window without a receipt,
+/// one no verified checkpoint seals and edited lines are refused with their codes (exit 1);
+/// the output is never written over one of the directory's files.
+#[test]
+fn receipts_inclusion_derives_what_inclusion_cbor_holds() {
+    let t = TempDir::new("inclusion-export");
+    let (derived, with_file) = (t.path("derived"), t.path("with-file"));
+    let run = |dir: &Path, extra: &[&str]| {
+        let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> = vec![
+            &"run",
+            &TRACE,
+            &"--out",
+            &dir,
+            &"--quiet",
+            &"--seal-every",
+            &"5",
+        ];
+        for e in extra {
+            args.push(e);
+        }
+        expect(&jouleclaw(&args), 0);
+    };
+    run(&with_file, &["--inclusion-file"]);
+    // An earlier run's inclusion.cbor in the directory does not survive a run without it.
+    run(&derived, &["--inclusion-file"]);
+    assert!(derived.join("inclusion.cbor").exists());
+    run(&derived, &[]);
+    assert!(!derived.join("inclusion.cbor").exists());
+    let summary = |d: &Path| {
+        jouleclaw_stack::store::RunSummary::parse(&std::fs::read(d.join("summary.json")).unwrap())
+            .unwrap()
+    };
+    assert_eq!(
+        summary(&derived).layout.as_deref(),
+        Some("stream-at-rest/2")
+    );
+    assert!(!summary(&derived).outputs.contains_key("inclusion.cbor"));
+    assert!(summary(&with_file).outputs.contains_key("inclusion.cbor"));
+    let public = test_pub_file(&t);
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &derived]);
+    expect(&o, 0);
+    assert!(stdout(&o).contains("13 inclusion receipts verified (derived from seals.cbor"));
+
+    let file = std::fs::read(with_file.join("inclusion.cbor")).unwrap();
+    let items = cose::split_cbor_sequence(&file).unwrap();
+    assert_eq!(items.len(), 13);
+    let jsonl = std::fs::read(derived.join("receipts.jsonl")).unwrap();
+    let windows: Vec<u64> = jsonl
+        .split_inclusive(|b| *b == b'\n')
+        .map(|l| {
+            decode_receipt(l.strip_suffix(b"\n").unwrap())
+                .unwrap()
+                .window_id
+        })
+        .collect();
+    for (i, w) in windows.iter().enumerate() {
+        let o = jouleclaw(&[
+            &"receipts",
+            &"inclusion",
+            &derived,
+            &"--window",
+            &w.to_string(),
+        ]);
+        expect(&o, 0);
+        assert_eq!(o.stdout, items[i], "window {w}");
+    }
+    // --pub and --out: the same bytes, created new.
+    let out = t.path("w7.cbor");
+    let o = jouleclaw(&[
+        &"receipts",
+        &"inclusion",
+        &derived,
+        &"--window",
+        &"7",
+        &"--pub",
+        &public,
+        &"--out",
+        &out,
+    ]);
+    expect(&o, 0);
+    assert!(stdout(&o).contains("under checkpoint 1 of seals.cbor (tree size 10)"));
+    assert_eq!(std::fs::read(&out).unwrap(), items[7]);
+    // Never over one of the directory's files.
+    let seals = std::fs::read(derived.join("seals.cbor")).unwrap();
+    for name in ["seals.cbor", "receipts.jsonl", "stop-latency.cbor"] {
+        let dest = derived.join(name);
+        let before = std::fs::read(&dest).unwrap();
+        let o = jouleclaw(&[
+            &"receipts",
+            &"inclusion",
+            &derived,
+            &"--window",
+            &"3",
+            &"--out",
+            &dest,
+        ]);
+        expect(&o, 2);
+        assert!(
+            stderr(&o).contains("is one of the command's inputs"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(std::fs::read(&dest).unwrap(), before);
+    }
+    // A window without a receipt.
+    let o = jouleclaw(&[&"receipts", &"inclusion", &derived, &"--window", &"13"]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("window_out_of_range"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    // Only the first checkpoint left: window 4 is sealed, window 5 is not.
+    let cut = t.path("cut");
+    std::fs::create_dir_all(&cut).unwrap();
+    for name in ["receipts.jsonl", "receipts.cbor", "signer.pub"] {
+        std::fs::copy(derived.join(name), cut.join(name)).unwrap();
+    }
+    let seal_items = cose::split_cbor_sequence(&seals).unwrap();
+    std::fs::write(cut.join("seals.cbor"), seal_items[0]).unwrap();
+    let o = jouleclaw(&[&"receipts", &"inclusion", &cut, &"--window", &"4"]);
+    expect(&o, 0);
+    assert_eq!(o.stdout, items[4]);
+    let o = jouleclaw(&[&"receipts", &"inclusion", &cut, &"--window", &"5"]);
+    expect(&o, 1);
+    assert!(
+        stderr(&o).contains("window_not_sealed") && stderr(&o).contains("first 5 receipts"),
+        "{}",
+        stderr(&o)
+    );
+    // No seals.cbor at all.
+    std::fs::remove_file(cut.join("seals.cbor")).unwrap();
+    let o = jouleclaw(&[&"receipts", &"inclusion", &cut, &"--window", &"0"]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("window_not_sealed"), "{}", stderr(&o));
+    // Window 0's line edited (still a receipt): its proof no longer leads to the sealed root.
+    std::fs::write(cut.join("seals.cbor"), &seals).unwrap();
+    let text = String::from_utf8(jsonl.clone()).unwrap();
+    std::fs::write(
+        cut.join("receipts.jsonl"),
+        text.replacen("\"joules_uj\":", "\"joules_uj\":1", 1),
+    )
+    .unwrap();
+    let o = jouleclaw(&[&"receipts", &"inclusion", &cut, &"--window", &"0"]);
+    expect(&o, 1);
+    assert!(
+        stderr(&o).contains("inclusion_not_derivable (proof_root_mismatch"),
+        "{}",
+        stderr(&o)
+    );
+    // The signer's key file is read from DIR/signer.pub; a directory without one needs --pub.
+    std::fs::remove_file(cut.join("signer.pub")).unwrap();
+    let o = jouleclaw(&[&"receipts", &"inclusion", &cut, &"--window", &"0"]);
+    expect(&o, 2);
 }

@@ -513,7 +513,8 @@ fn lines_are_matched_to_their_signed_copies_by_content_hash() {
         12
     );
     // With a seals.cbor beside it the unsigned lines say why they are not verified, and the
-    // missing inclusion receipts are named.
+    // lines no checkpoint seals (none verifies) are named: without inclusion.cbor their
+    // inclusion receipts would be derived from the checkpoints.
     std::fs::write(d.join("seals.cbor"), b"").unwrap();
     expect(&report(&d, &[]), 1);
     let html = page(&d);
@@ -522,7 +523,7 @@ fn lines_are_matched_to_their_signed_copies_by_content_hash() {
             .count(),
         12
     );
-    assert!(html.contains("inclusion.cbor: missing_file: inclusion.cbor is missing"));
+    assert!(html.contains("receipt_not_sealed: no verified checkpoint seals leaf 0"));
 }
 
 #[test]

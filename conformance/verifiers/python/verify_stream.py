@@ -8,7 +8,10 @@ DIR holds receipts.jsonl (one canonical stream-window/1 receipt per line, each e
 newline; required), receipts.cbor (a CBOR sequence of window COSE_Sign1, every window, some or
 none; required, may be empty), and when sealed seals.cbor (the stream-seal/1 checkpoints) and
 inclusion.cbor (one RFC 9942 inclusion receipt per line): the stream is sealed when either of
-those two signed files is there, and then both are required. summary.json and signer.pub are
+those two signed files is there. seals.cbor is then required; inclusion.cbor is optional (layout
+stream-at-rest/2): when present every item is checked, when absent each line's inclusion proof is
+derived from the lines and checked against the first verified checkpoint that seals it (a
+directory of layout stream-at-rest/1 has both). summary.json and signer.pub are
 optional; when present they must agree with the files and the key. Every input is opened
 without following a symbolic link and refused unless it is a regular file.
 
@@ -187,7 +190,7 @@ def summary_shape_ok(s) -> bool:
         return False
     if type(sn) is not dict or type(sn.get("policy")) is not str:
         return False
-    for k in ("epoch",):
+    for k in ("epoch", "layout"):
         if s.get(k) is not None and type(s[k]) is not str:
             return False
     for k in ("first_window", "last_window"):
@@ -407,9 +410,76 @@ def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
         info["notes"].append(f"{STOP_LATENCY_CBOR}: sealed (stream-seal/2 final seal)")
 
 
+class MerkleLog:
+    """The RFC 9162 tree over the lines' leaves, every perfect subtree kept (as the Rust
+    MerkleLog), so PATH(m, D[n]) costs O(log n) node hashes."""
+
+    def __init__(self, entries: list[bytes]):
+        self.levels = [[v.leaf_hash(e) for e in entries]]
+        while len(self.levels[-1]) > 1:
+            row = self.levels[-1]
+            self.levels.append([v.node_hash(row[i], row[i + 1]) for i in range(0, len(row) - 1, 2)])
+
+    def subtree(self, start: int, n: int) -> bytes:
+        if n & (n - 1) == 0 and start % n == 0:
+            h = n.bit_length() - 1
+            if h < len(self.levels) and start // n < len(self.levels[h]):
+                return self.levels[h][start // n]
+        k = v.split(n)
+        return v.node_hash(self.subtree(start, k), self.subtree(start + k, n - k))
+
+    def path(self, m: int, n: int) -> list[bytes]:
+        out, start = [], 0
+        while n > 1:
+            k = v.split(n)
+            if m < k:
+                out.append(self.subtree(start + k, n - k))
+                n = k
+            else:
+                out.append(self.subtree(start, k))
+                m, start, n = m - k, start + k, n - k
+        return out[::-1]
+
+
+def derive_inclusion(chk: Check, records: list, seals: list, info: dict) -> None:
+    """A sealed directory without inclusion.cbor: line i is included when the proof
+    PATH(i, D[n]) derived from the lines leads to the root of the first verified checkpoint
+    (tree size n > i), whose signature over that root is already verified."""
+    lines = len(records)
+    log = MerkleLog([rec[0] for rec in records])
+    covered = 0
+    for seal in seals:
+        n = seal["tree_size"]
+        if n <= covered:
+            continue
+        for i in range(covered, min(n, lines)):
+            where = f"receipts.jsonl line {i + 1}"
+            if n > lines:
+                chk.add("derived_inclusion_failed", where,
+                        f"the checkpoint that seals it covers {n} receipts and receipts.jsonl has {lines} lines")
+                continue
+            try:
+                root = v.root_from_inclusion(i, n, v.leaf_hash(records[i][0]), log.path(i, n))
+            except v.Refusal as e:
+                chk.add("derived_inclusion_failed", where, str(e))
+                continue
+            if root.hex() != seal["root"]:
+                chk.add("derived_inclusion_failed", where,
+                        f"the lines do not lead to the root of the checkpoint over {n} receipts")
+                continue
+            info["inclusion"] += 1
+            if records[i][2] == "unproven":
+                records[i][2] = "included"
+        covered = n
+    for i in range(covered, lines):
+        chk.add("receipt_not_sealed", f"receipts.jsonl line {i + 1}",
+                f"no verified checkpoint seals leaf {i} (the last seals {covered} receipts)")
+
+
 def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
     chk = Check()
-    info = {"sealed": False, "lines": 0, "signed": 0, "checkpoints": 0, "inclusion": 0, "tree_size": 0, "notes": []}
+    info = {"sealed": False, "lines": 0, "signed": 0, "checkpoints": 0, "inclusion": 0, "tree_size": 0, "notes": [],
+            "derived": False}
     hashes: dict[str, str] = {}
 
     # receipts.jsonl
@@ -507,6 +577,7 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
         if not seals_there:
             chk.add("missing_file", "seals.cbor", "seals.cbor is missing beside inclusion.cbor: the stream was sealed")
         checkpoints = []
+        seal_roots = []  # the verified checkpoints' seals, in order (for derived inclusion)
         f = open_or_note(chk, d, "seals.cbor", False)
         if f is not None:
             with f:
@@ -518,11 +589,18 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
                         break
                     try:
                         checkpoints.append(v.verify_checkpoint(item, pub))
+                        seal_roots.append(checkpoints[-1][0])
                     except v.Refusal as e:
                         chk.add("refused_seal", f"seals.cbor item {i}", str(e))
             except v.Refusal as e:
                 chk.add("refused_seal", "seals.cbor", f"{e}; the sequence cannot be read past it")
-        f = open_or_note(chk, d, "inclusion.cbor", True)
+        # Layout stream-at-rest/2: inclusion.cbor is optional; without it each line's inclusion
+        # proof is derived from the lines and checked against the first verified checkpoint that
+        # seals its leaf (spec/STREAM-AT-REST.md section 5.1 step 3).
+        f = open_or_note(chk, d, "inclusion.cbor", True) if inclusion_there else None
+        if not inclusion_there:
+            info["derived"] = True
+            derive_inclusion(chk, records, seal_roots, info)
         if f is not None:
             with f:
                 data = f.read()
@@ -665,7 +743,8 @@ def main(argv: list[str]) -> int:
         return 0 if allow_unsealed else 1
     print(f"stream complete: {info['lines']} receipts, {info['checkpoints']} checkpoints, final seal over "
           f"{info['tree_size']} receipts; {info['signed']} window signatures and {info['inclusion']} inclusion "
-          f"receipts verified")
+          f"receipts verified" + (" (derived from seals.cbor: no inclusion.cbor, layout stream-at-rest/2)"
+                                  if info["derived"] else ""))
     return 0
 
 

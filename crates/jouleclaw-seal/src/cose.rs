@@ -588,6 +588,41 @@ impl SealVerifier {
         checkpoint_inner(self, cose)
     }
 
+    /// The RFC 9942 inclusion receipt of leaf `leaf_index` under a stored checkpoint (its
+    /// `cose_sign1` bytes, as in a seals file), derived from `log` (whose first `tree_size`
+    /// leaves must be the sealed ones) and verified before it is returned: the checkpoint's
+    /// protected header and signature around the unprotected header of
+    /// `PATH(leaf_index, D[tree_size])`, byte for byte what
+    /// [`SignedCheckpoint::inclusion_receipt`] made when the checkpoint was signed. No signing
+    /// happens here. Refused as [`verify_inclusion_receipt`] refuses (the checkpoint's header
+    /// checks, `proof_root_mismatch` when the log's leaves are not the sealed ones, the
+    /// signature), `proof_index_out_of_range` for a leaf the checkpoint does not seal, and
+    /// `size_out_of_range` when the log holds fewer leaves than the checkpoint seals.
+    pub fn derive_inclusion_receipt(
+        &mut self,
+        checkpoint: &[u8],
+        log: &MerkleLog,
+        leaf_index: u64,
+        leaf_content_hash: &[u8; 32],
+    ) -> Result<Vec<u8>> {
+        let p = parse(checkpoint, &self.key)?;
+        let tree_size = p.seal.tree_size;
+        if leaf_index >= tree_size {
+            return Err(ProofCode::IndexOutOfRange.into());
+        }
+        let proof = InclusionProof {
+            tree_size,
+            leaf_index,
+            path: log.inclusion_proof(leaf_index, tree_size)?,
+        };
+        let receipt = envelope(&p.protected, &inclusion_unprotected(&proof), &p.signature);
+        let verified = inclusion_inner(self, &receipt, leaf_content_hash)?;
+        if verified.leaf_index != leaf_index {
+            return Err(ProofCode::IndexOutOfRange.into());
+        }
+        Ok(receipt)
+    }
+
     fn check(&mut self, tbs: &[u8], signature: &[u8]) -> Result<()> {
         let mut h = blake3::Hasher::new();
         h.update(signature);

@@ -501,3 +501,89 @@ fn the_seal_verifier_checks_each_signature_once_and_never_lets_a_changed_one_thr
         "seal_cose_bad_signature"
     );
 }
+
+/// A stored checkpoint and the receipts' log give back every inclusion receipt the sealer
+/// issued, byte for byte; a log whose leaves are not the sealed ones, a leaf past the
+/// checkpoint, a log shorter than the tree, another key and a flipped signature are refused.
+#[test]
+fn inclusion_receipts_derived_from_stored_checkpoints_are_the_issued_ones() {
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let mut sealer = StreamSealer::new("s", "did:example:steward", DEFAULT_MAX_LEAVES);
+    let mut issued: Vec<(Vec<u8>, u64, Vec<u8>)> = Vec::new();
+    for i in 0..11u64 {
+        sealer.append(i * 2, &entry(i), at(i as i64)).unwrap();
+        if (i + 1) % 4 == 0 || i == 10 {
+            let b = sealer.checkpoint(&signer, i == 10).unwrap();
+            for (k, (_, r)) in b.inclusion.into_iter().enumerate() {
+                issued.push((b.checkpoint.cose_sign1.clone(), b.first_leaf + k as u64, r));
+            }
+        }
+    }
+    assert_eq!(issued.len(), 11);
+    let mut log = MerkleLog::default();
+    for i in 0..11u64 {
+        log.append(&entry(i)).unwrap();
+    }
+    let mut v = SealVerifier::new(signer.verifying_key());
+    for (checkpoint, leaf, receipt) in &issued {
+        let derived = v
+            .derive_inclusion_receipt(checkpoint, &log, *leaf, &entry(*leaf))
+            .unwrap();
+        assert_eq!(&derived, receipt, "leaf {leaf}");
+    }
+    let (first_checkpoint, _, _) = &issued[0];
+    // A leaf the first checkpoint (4 leaves) does not seal.
+    assert_eq!(
+        v.derive_inclusion_receipt(first_checkpoint, &log, 4, &entry(4))
+            .unwrap_err()
+            .code(),
+        "proof_index_out_of_range"
+    );
+    // The wrong content for leaf 1.
+    assert_eq!(
+        v.derive_inclusion_receipt(first_checkpoint, &log, 1, &entry(2))
+            .unwrap_err()
+            .code(),
+        "proof_root_mismatch"
+    );
+    // A log whose leaf 2 is not the sealed one.
+    let mut other = MerkleLog::default();
+    for i in 0..11u64 {
+        other.append(&entry(if i == 2 { 99 } else { i })).unwrap();
+    }
+    assert_eq!(
+        v.derive_inclusion_receipt(first_checkpoint, &other, 0, &entry(0))
+            .unwrap_err()
+            .code(),
+        "proof_root_mismatch"
+    );
+    // A log shorter than the tree.
+    let mut short = MerkleLog::default();
+    for i in 0..3u64 {
+        short.append(&entry(i)).unwrap();
+    }
+    assert_eq!(
+        v.derive_inclusion_receipt(first_checkpoint, &short, 0, &entry(0))
+            .unwrap_err()
+            .code(),
+        "size_out_of_range"
+    );
+    // Another key's verifier refuses the checkpoint (its kid).
+    let other_key = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
+    assert!(
+        SealVerifier::new(other_key)
+            .derive_inclusion_receipt(first_checkpoint, &log, 0, &entry(0))
+            .is_err()
+    );
+    // A flipped signature bit: the derived receipt does not verify.
+    let mut flipped = first_checkpoint.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    assert_eq!(
+        SealVerifier::new(signer.verifying_key())
+            .derive_inclusion_receipt(&flipped, &log, 0, &entry(0))
+            .unwrap_err()
+            .code(),
+        "seal_cose_bad_signature"
+    );
+}

@@ -37,6 +37,30 @@ pub enum StoreError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// No decodable line of `receipts.jsonl` has this window id.
+    WindowOutOfRange {
+        /// The window asked for.
+        window_id: u64,
+        /// The first receipt's window id, if any.
+        first: Option<u64>,
+        /// The last receipt's window id, if any.
+        last: Option<u64>,
+    },
+    /// The window's receipt is there, but no checkpoint that verifies seals its line.
+    WindowNotSealed {
+        /// The window asked for.
+        window_id: u64,
+        /// The most receipts a verified checkpoint seals (0 without one).
+        sealed: u64,
+    },
+    /// The inclusion receipt derived for the window does not verify (the lines are not the
+    /// sealed ones), or `seals.cbor` cannot be read as a file.
+    InclusionNotDerivable {
+        /// The window asked for.
+        window_id: u64,
+        /// Why: the seal crate's refusal code, or `not_regular_file`.
+        code: &'static str,
+    },
 }
 
 impl StoreError {
@@ -48,6 +72,9 @@ impl StoreError {
             Self::Destination { .. } => "refused_destination",
             Self::Locked { .. } => "locked",
             Self::Summary { .. } => "summary_unencodable",
+            Self::WindowOutOfRange { .. } => "window_out_of_range",
+            Self::WindowNotSealed { .. } => "window_not_sealed",
+            Self::InclusionNotDerivable { .. } => "inclusion_not_derivable",
         }
     }
 
@@ -73,6 +100,37 @@ impl std::fmt::Display for StoreError {
                 path.display()
             ),
             Self::Summary { source } => write!(f, "summary.json: {source}"),
+            Self::WindowOutOfRange {
+                window_id,
+                first,
+                last,
+            } => match (first, last) {
+                (Some(a), Some(b)) => write!(
+                    f,
+                    "window_out_of_range: no receipt of window {window_id} in receipts.jsonl \
+                     (its receipts are of windows {a}..={b}, empty windows have none)"
+                ),
+                _ => write!(
+                    f,
+                    "window_out_of_range: no receipt of window {window_id}: receipts.jsonl \
+                     holds no receipt"
+                ),
+            },
+            Self::WindowNotSealed { window_id, sealed } => write!(
+                f,
+                "window_not_sealed: window {window_id}'s receipt is not sealed by any checkpoint \
+                 that verifies (they seal the first {sealed} receipts)"
+            ),
+            Self::InclusionNotDerivable { window_id, code } => write!(
+                f,
+                "inclusion_not_derivable ({code}): no verified inclusion receipt can be \
+                 derived for window {window_id}{}",
+                if *code == "not_regular_file" {
+                    ": seals.cbor is not a regular file"
+                } else {
+                    ": the receipts are not the sealed ones"
+                }
+            ),
         }
     }
 }

@@ -13,11 +13,23 @@ pub const RECEIPTS_JSONL: &str = "receipts.jsonl";
 /// The window signatures: an RFC 8742 CBOR sequence of tagged COSE_Sign1, in window order
 /// (every window, some or none of them). Required (it may be empty).
 pub const RECEIPTS_CBOR: &str = "receipts.cbor";
-/// The stream-seal/1 checkpoints in order. Present exactly when [`INCLUSION_CBOR`] is.
+/// The stream-seal checkpoints in order: what makes a directory sealed. Layout
+/// [`LAYOUT_V1`]: present exactly when [`INCLUSION_CBOR`] is; layout [`LAYOUT_V2`]: required
+/// beside [`INCLUSION_CBOR`], and on its own when that file is left out.
 pub const SEALS_CBOR: &str = "seals.cbor";
-/// One RFC 9942 inclusion receipt per line of [`RECEIPTS_JSONL`], same order. Present exactly
-/// when [`SEALS_CBOR`] is.
+/// One RFC 9942 inclusion receipt per line of [`RECEIPTS_JSONL`], same order. Layout
+/// [`LAYOUT_V1`]: present exactly when [`SEALS_CBOR`] is; layout [`LAYOUT_V2`]: optional (every
+/// item is derivable from [`SEALS_CBOR`] and the lines; when present it is checked).
 pub const INCLUSION_CBOR: &str = "inclusion.cbor";
+
+/// The first layout of a stream directory (`spec/STREAM-AT-REST.md` section 1): a sealed
+/// directory holds both `seals.cbor` and `inclusion.cbor`. A `summary.json` without a `layout`
+/// member was written under it.
+pub const LAYOUT_V1: &str = "stream-at-rest/1";
+/// The layout of `spec/STREAM-AT-REST.md` section 1.1: a sealed directory holds `seals.cbor`;
+/// `inclusion.cbor` is optional and, when left out, its receipts are derived. Every
+/// [`LAYOUT_V1`] directory is also a valid [`LAYOUT_V2`] directory.
+pub const LAYOUT_V2: &str = "stream-at-rest/2";
 /// The run's unsigned summary ([`RunSummary`](crate::RunSummary)). Optional; when present it
 /// must agree with the files.
 pub const SUMMARY_JSON: &str = "summary.json";

@@ -14,6 +14,8 @@
 //! - [`verify_dir`]: the one verifier of a stream directory, bounded and streaming, returning a
 //!   typed [`DirReport`] (each receipt's [`ReceiptStatus`], the [`Completeness`], every
 //!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named);
+//! - [`derive_inclusion_receipt`]: one window's RFC 9942 inclusion receipt, derived from a
+//!   sealed directory's `seals.cbor` and `receipts.jsonl` for a third party;
 //! - [`escape_untrusted`]: the one sanitizer for untrusted text shown on a terminal;
 //! - [`StoreError`] and [`Result`].
 //!
@@ -36,6 +38,7 @@
 #![deny(clippy::unwrap_used)]
 
 mod error;
+mod inclusion;
 pub mod layout;
 mod summary;
 mod text;
@@ -43,6 +46,7 @@ mod verify;
 pub mod writer;
 
 pub use error::{Result, StoreError};
+pub use inclusion::{DerivedInclusion, derive_inclusion_receipt};
 pub use summary::{
     ConservationCounts, LlmSchemaFacts, RunSummary, SignerFacts, SigningFacts, VerdictCounts,
 };

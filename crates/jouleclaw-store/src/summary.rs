@@ -88,6 +88,10 @@ pub struct RunSummary {
     pub inbound_bytes: u64,
     /// The last receipt's window id.
     pub last_window: Option<u64>,
+    /// The layout the writer followed ([`LAYOUT_V2`](crate::layout::LAYOUT_V2)); absent in
+    /// summaries written before it was recorded (layout `stream-at-rest/1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<String>,
     /// The LLM channel's schema, if any.
     pub llm_schema: Option<LlmSchemaFacts>,
     /// The oracle backends, in order.

@@ -13,7 +13,8 @@ use std::path::Path;
 use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_seal::{
-    DEFAULT_MAX_LEAVES, ReceiptEntry, SealVerifier, SealedDocuments, check_stream, document_digest,
+    DEFAULT_MAX_LEAVES, MerkleLog, ReceiptEntry, SealVerifier, SealedDocuments, check_stream,
+    document_digest, leaf_hash, root_from_inclusion,
 };
 
 use crate::error::{Result, StoreError};
@@ -37,8 +38,9 @@ pub const MAX_RECEIPTS: u64 = DEFAULT_MAX_LEAVES;
 pub enum ReceiptStatus {
     /// Its own COSE_Sign1 in `receipts.cbor` verified and signs exactly these bytes.
     Signed,
-    /// No signature of its own, but its inclusion receipt verified under a checkpoint's
-    /// signature.
+    /// No signature of its own, but its inclusion receipt (read from `inclusion.cbor`, or
+    /// derived from `seals.cbor` and the lines when that file is not there) verified under a
+    /// checkpoint's signature.
     Included,
     /// A receipt, but nothing signed covers it.
     Unproven,
@@ -231,6 +233,9 @@ pub struct DirReport {
     pub final_tree_size: u64,
     /// Inclusion receipts that verified and prove their line.
     pub inclusion_receipts: u64,
+    /// Whether the inclusion receipts were derived from `seals.cbor` and the lines (a sealed
+    /// directory without `inclusion.cbor`, layout `stream-at-rest/2`) rather than read.
+    pub inclusion_derived: bool,
     /// Whether the receipts are the whole stream.
     pub completeness: Completeness,
     /// The first [`MAX_NAMED_PROBLEMS`] problems, in the order found.
@@ -266,6 +271,27 @@ impl DirReport {
             .iter()
             .filter(|r| r.status.is_verified())
             .count()
+    }
+
+    /// Line `i`'s record.
+    fn record(&self, i: u64) -> Option<ReceiptRecord> {
+        usize::try_from(i)
+            .ok()
+            .and_then(|k| self.receipts.get(k))
+            .copied()
+    }
+
+    /// Line `i`'s inclusion receipt verified: counted, and the line *included* unless it is
+    /// signed.
+    fn included(&mut self, i: u64) {
+        self.inclusion_receipts += 1;
+        if let Some(r) = usize::try_from(i)
+            .ok()
+            .and_then(|k| self.receipts.get_mut(k))
+            && r.status == ReceiptStatus::Unproven
+        {
+            r.status = ReceiptStatus::Included;
+        }
     }
 
     fn problem(
@@ -371,6 +397,7 @@ pub fn verify_dir(
         checkpoints: 0,
         final_tree_size: 0,
         inclusion_receipts: 0,
+        inclusion_derived: false,
         completeness: Completeness::Unknown,
         problems: Vec::new(),
         problem_count: 0,
@@ -405,7 +432,11 @@ pub fn verify_dir(
             );
         }
         let checkpoints = read_seals(&mut report, dir, key, &entries)?;
-        read_inclusion(&mut report, dir, key)?;
+        if inclusion_there {
+            read_inclusion(&mut report, dir, key)?;
+        } else {
+            derive_inclusion(&mut report, &checkpoints);
+        }
         let stream = check_stream(&entries, &checkpoints);
         for p in &stream.problems {
             let j = p.to_json();
@@ -894,24 +925,11 @@ fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result
             Step::Item(b) => b,
             Step::Skip => continue,
         };
-        let Some(record) = usize::try_from(i)
-            .ok()
-            .and_then(|k| report.receipts.get(k))
-            .copied()
-        else {
+        let Some(record) = report.record(i) else {
             continue;
         };
         match verifier.verify_inclusion_receipt(&bytes, &record.content_hash) {
-            Ok(v) if v.leaf_index == i => {
-                report.inclusion_receipts += 1;
-                if let Some(r) = usize::try_from(i)
-                    .ok()
-                    .and_then(|k| report.receipts.get_mut(k))
-                    && r.status == ReceiptStatus::Unproven
-                {
-                    r.status = ReceiptStatus::Included;
-                }
-            }
+            Ok(v) if v.leaf_index == i => report.included(i),
             Ok(v) => report.problem(
                 "inclusion_wrong_leaf",
                 INCLUSION_CBOR,
@@ -938,6 +956,79 @@ fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result
         );
     }
     Ok(())
+}
+
+/// A sealed directory without `inclusion.cbor` (`spec/STREAM-AT-REST.md` section 5.1 step 3,
+/// layout `stream-at-rest/2`): each line's inclusion proof is derived from the lines and checked
+/// against the first verified checkpoint that seals its leaf. The receipt it stands for is that
+/// checkpoint's protected header and signature around the derived proof; the signature was
+/// verified over the checkpoint's root with [`read_seals`], so the proof leading from the
+/// line's leaf to that root is what is left to check.
+fn derive_inclusion(report: &mut DirReport, checkpoints: &[jouleclaw_seal::Checkpoint]) {
+    report.inclusion_derived = true;
+    let lines = report.receipts.len() as u64;
+    let mut log = MerkleLog::new(MAX_RECEIPTS);
+    for r in &report.receipts {
+        // At most MAX_RECEIPTS lines are read, so the log never refuses.
+        let _ = log.append(&r.content_hash);
+    }
+    let mut covered = 0u64;
+    for c in checkpoints {
+        let n = c.seal.tree_size;
+        if n <= covered {
+            continue;
+        }
+        for i in covered..n.min(lines) {
+            let Some(record) = report.record(i) else {
+                continue;
+            };
+            let proved = if n > lines {
+                Err(format!(
+                    "the checkpoint that seals it covers {n} receipts and receipts.jsonl has \
+                     {lines} lines"
+                ))
+            } else {
+                log.inclusion_proof(i, n)
+                    .map_err(|e| e.code().to_owned())
+                    .and_then(|path| {
+                        root_from_inclusion(i, n, &leaf_hash(&record.content_hash), &path)
+                            .map_err(|e| e.as_str().to_owned())
+                    })
+                    .and_then(|root| {
+                        (root == c.seal.root).then_some(()).ok_or_else(|| {
+                            format!(
+                                "proof_root_mismatch: the lines do not lead to the root of the \
+                                 checkpoint over {n} receipts"
+                            )
+                        })
+                    })
+            };
+            match proved {
+                Ok(()) => report.included(i),
+                Err(why) => report.problem(
+                    "derived_inclusion_failed",
+                    RECEIPTS_JSONL,
+                    Some(i),
+                    record.window_id,
+                    format!("the inclusion proof derived for it does not verify: {why}"),
+                ),
+            }
+        }
+        covered = n;
+    }
+    for i in covered..lines {
+        let window_id = report.record(i).and_then(|r| r.window_id);
+        report.problem(
+            "receipt_not_sealed",
+            RECEIPTS_JSONL,
+            Some(i),
+            window_id,
+            format!(
+                "no verified checkpoint seals leaf {i} (the last seals {covered} receipts), so \
+                 no inclusion receipt can be derived for it"
+            ),
+        );
+    }
 }
 
 fn check_signer(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {

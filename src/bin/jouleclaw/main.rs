@@ -208,6 +208,24 @@ enum ReceiptsCmd {
         /// The CBOR sequence (e.g. `receipts.cbor` from `jouleclaw run`) or a run's directory.
         file: PathBuf,
     },
+    /// Export one window's RFC 9942 inclusion receipt from a sealed run directory, derived from
+    /// its seals.cbor and receipts.jsonl (spec/STREAM-AT-REST.md section 5.6) and verified
+    /// before it is written: the receipt a third party checks against that one receipt.
+    Inclusion {
+        /// The sealed run directory.
+        dir: PathBuf,
+        /// The window whose receipt is to be proven.
+        #[arg(long, value_name = "N")]
+        window: u64,
+        /// The public key file to verify the checkpoints with (default: DIR/signer.pub, read
+        /// without following a symbolic link).
+        #[arg(long = "pub", value_name = "PUBFILE")]
+        public: Option<PathBuf>,
+        /// Write the COSE_Sign1 bytes here (created new, then renamed; never over one of the
+        /// directory's files); without it they go to standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -255,6 +273,15 @@ fn dispatch(cmd: Cmd) -> CmdResult {
             }
         }
         .and_then(|()| registry::verify_witnessed(&public, &file, witness_policy.as_deref())),
+        Cmd::Receipts {
+            cmd:
+                ReceiptsCmd::Inclusion {
+                    dir,
+                    window,
+                    public,
+                    out,
+                },
+        } => stream_dir::export_inclusion(&dir, window, public.as_deref(), out.as_deref()),
         Cmd::Vectors {
             cmd: VectorsCmd::Check { dir },
         } => vectors::check(&dir),

@@ -299,7 +299,7 @@ fn count_lines(dir: &Path) -> Result<u64, Failure> {
 }
 
 /// Reads DIR/signer.pub: not followed if it is a symbolic link, refused unless a regular file.
-fn read_dir_key(dir: &Path) -> Result<PublicKey, Failure> {
+pub(crate) fn read_dir_key(dir: &Path) -> Result<PublicKey, Failure> {
     let path = dir.join(SIGNER_PUB);
     let file = match layout::open_input(&path)? {
         Input::File(f) => f,

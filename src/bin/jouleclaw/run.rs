@@ -76,9 +76,15 @@ pub(crate) struct RunArgs {
     transcriber: Option<String>,
     /// Seal the stream (spec/STREAM-SEAL.md): append every receipt to the stream's Merkle log,
     /// sign a stream-seal/1 checkpoint every K receipts and a final one at the end; writes
-    /// seals.cbor and inclusion.cbor.
+    /// seals.cbor (layout stream-at-rest/2: every window's inclusion receipt is derivable from
+    /// it and receipts.jsonl, `jouleclaw receipts inclusion DIR --window N`).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..))]
     seal_every: Option<u64>,
+    /// With --seal-every: also write inclusion.cbor, every window's RFC 9942 inclusion receipt
+    /// in one file (as runs before layout stream-at-rest/2 did), for a third party that wants
+    /// them all as a file. Without it the file is left out: verifiers derive the receipts.
+    #[arg(long, requires = "seal_every")]
+    inclusion_file: bool,
     /// Judge the LLM channel's text turn by turn against this JSON Schema
     /// (spec/STRUCTURED-OUTPUT.md): a tool call that leaves the schema fails on the tick that
     /// breaks it.
@@ -133,6 +139,7 @@ impl RunArgs {
             quiet,
             transcriber: None,
             seal_every: Some(seal_every),
+            inclusion_file: false,
             llm_schema: None,
             llm_tools: None,
             strict_tools: false,
@@ -385,7 +392,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let mut seals = sealing
         .then(|| Staged::create(out.path(), seals_name))
         .transpose()?;
-    let mut inclusion = sealing
+    let mut inclusion = (sealing && args.inclusion_file)
         .then(|| Staged::create(out.path(), inclusion_name))
         .transpose()?;
     let mut summary = Staged::create(out.path(), summary_name)?;
@@ -406,10 +413,12 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let mut header_printed = false;
     let mut checkpoints = 0u64;
     let mut write_seal = |batch: &SealBatch| -> Result<(), Failure> {
-        if let (Some(seals), Some(inclusion)) = (seals.as_mut(), inclusion.as_mut()) {
+        if let Some(seals) = seals.as_mut() {
             seals.write(&batch.checkpoint.cose_sign1)?;
-            for (_, receipt) in &batch.inclusion {
-                inclusion.write(receipt)?;
+            if let Some(inclusion) = inclusion.as_mut() {
+                for (_, receipt) in &batch.inclusion {
+                    inclusion.write(receipt)?;
+                }
             }
             checkpoints += 1;
         }
@@ -533,10 +542,8 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     let jsonl_hash = jsonl.finish()?;
     let cbor_hash = cbor.finish()?;
     let pub_hash = pubfile.finish()?;
-    let seal_hashes = match (seals.as_mut(), inclusion.as_mut()) {
-        (Some(s), Some(i)) => Some((s.finish()?, i.finish()?)),
-        _ => None,
-    };
+    let seals_hash = seals.as_mut().map(Staged::finish).transpose()?;
+    let inclusion_hash = inclusion.as_mut().map(Staged::finish).transpose()?;
     let mut outputs = std::collections::BTreeMap::new();
     outputs.insert(layout::SIGNER_PUB.to_owned(), pub_hash.to_hex().to_string());
     outputs.insert(
@@ -555,8 +562,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         crate::interaction::FILE.to_owned(),
         interaction_hash.to_hex().to_string(),
     );
-    if let Some((s, i)) = seal_hashes {
+    if let Some(s) = seals_hash {
         outputs.insert(layout::SEALS_CBOR.to_owned(), s.to_hex().to_string());
+    }
+    if let Some(i) = inclusion_hash {
         outputs.insert(layout::INCLUSION_CBOR.to_owned(), i.to_hex().to_string());
     }
     let [pass, need_more, yields, fail] = totals.verdicts;
@@ -573,6 +582,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         first_window: totals.window_range.map(|r| r.0),
         inbound_bytes: totals.inbound_bytes,
         last_window: totals.window_range.map(|r| r.1),
+        layout: Some(layout::LAYOUT_V2.to_owned()),
         llm_schema: grammar
             .as_ref()
             .zip(args.llm_schema.as_ref().or(args.llm_tools.as_ref()))
@@ -640,17 +650,15 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     pubfile.commit()?;
     jsonl.commit()?;
     cbor.commit()?;
-    match (seals.as_mut(), inclusion.as_mut()) {
-        (Some(s), Some(i)) => {
-            s.commit()?;
-            i.commit()?;
-        }
-        _ => {
-            // An unsealed run leaves no seals of an earlier sealed run beside its receipts.
-            for name in [seals_name, inclusion_name] {
-                out.remove(name)?;
-            }
-        }
+    // An unsealed run leaves no seals of an earlier sealed run beside its receipts, and a run
+    // without inclusion.cbor no inclusion receipts of an earlier run.
+    match seals.as_mut() {
+        Some(s) => s.commit()?,
+        None => out.remove(seals_name)?,
+    }
+    match inclusion.as_mut() {
+        Some(i) => i.commit()?,
+        None => out.remove(inclusion_name)?,
     }
     stop_latency_file.commit()?;
     interaction_file.commit()?;
@@ -668,8 +676,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         "wrote {} receipts to {} ({})",
         totals.windows,
         args.out.display(),
-        if sealing {
+        if sealing && args.inclusion_file {
             "receipts.jsonl, receipts.cbor, seals.cbor, inclusion.cbor, stop-latency.cbor, interaction-metrics.cbor, signer.pub, summary.json"
+        } else if sealing {
+            "receipts.jsonl, receipts.cbor, seals.cbor, stop-latency.cbor, interaction-metrics.cbor, signer.pub, summary.json; layout stream-at-rest/2: inclusion receipts are derived from seals.cbor (jouleclaw receipts inclusion DIR --window N)"
         } else {
             "receipts.jsonl, receipts.cbor, stop-latency.cbor, interaction-metrics.cbor, signer.pub, summary.json"
         }

@@ -1,10 +1,14 @@
 //! `receipts verify --pub PUB DIR`: a stream directory checked by the one verifier of the
 //! stream at rest (`jouleclaw_stack::store::verify_dir`, spec/STREAM-AT-REST.md), its typed
-//! report printed.
+//! report printed; `receipts inclusion DIR --window N`: one window's derived inclusion receipt.
 
 use std::path::Path;
 
-use jouleclaw_stack::store::{DirReport, MAX_NAMED_PROBLEMS, Outcome, verify_dir};
+use jouleclaw_stack::store::layout::{COMMIT_ORDER, DOCUMENT_FILES};
+use jouleclaw_stack::store::writer::write_output;
+use jouleclaw_stack::store::{
+    DirReport, MAX_NAMED_PROBLEMS, Outcome, StoreError, derive_inclusion_receipt, verify_dir,
+};
 
 use crate::keys::read_public_key;
 use crate::out::{say, tell};
@@ -30,12 +34,17 @@ pub(crate) fn verdict_line(report: &DirReport) -> String {
     match report.outcome() {
         Outcome::Complete => format!(
             "stream complete: {} receipts, {} checkpoints, final seal over {} receipts; {} window \
-             signatures and {} inclusion receipts verified",
+             signatures and {} inclusion receipts verified{}",
             report.receipts.len(),
             report.checkpoints,
             report.final_tree_size,
             report.window_signatures,
-            report.inclusion_receipts
+            report.inclusion_receipts,
+            if report.inclusion_derived {
+                " (derived from seals.cbor: no inclusion.cbor, layout stream-at-rest/2)"
+            } else {
+                ""
+            }
         ),
         Outcome::Unsealed => format!(
             "{} receipts, {} window signatures verified; NOT SEALED: COMPLETENESS UNKNOWN (no \
@@ -126,4 +135,55 @@ pub(crate) fn documents_line(report: &DirReport, dir: &Path) -> Option<String> {
             .exists()
             .then(|| "stop latency not sealed (stream-seal/1 final seal): a run made before stream-seal/2; its document is checked against the receipts only".to_owned()),
     }
+}
+
+/// `receipts inclusion DIR --window N [--pub PUBFILE] [--out FILE]`: one window's RFC 9942
+/// inclusion receipt, derived from the directory's seals.cbor and receipts.jsonl and verified
+/// (spec/STREAM-AT-REST.md section 5.6). The window without a receipt, not sealed, or a
+/// receipt that cannot be derived: exit 1 with its code; the bytes go to FILE (created new,
+/// then renamed, never over one of the directory's files or the key file) or standard output.
+pub(crate) fn export_inclusion(
+    dir: &Path,
+    window: u64,
+    public: Option<&Path>,
+    out: Option<&Path>,
+) -> CmdResult {
+    let key = match public {
+        Some(p) => read_public_key(p)?,
+        None => crate::report::read_dir_key(dir)?,
+    };
+    let derived = derive_inclusion_receipt(dir, &key, window).map_err(|e| match e {
+        StoreError::WindowOutOfRange { .. }
+        | StoreError::WindowNotSealed { .. }
+        | StoreError::InclusionNotDerivable { .. } => {
+            Failure::Refused(format!("{}: {e}", dir.display()))
+        }
+        other => Failure::from(other),
+    })?;
+    match out {
+        Some(out) => {
+            // Every file of the stream directory is an input, whether or not it was read.
+            let names: Vec<std::path::PathBuf> = COMMIT_ORDER
+                .iter()
+                .chain(DOCUMENT_FILES.iter().map(|(name, _)| name))
+                .map(|name| dir.join(name))
+                .collect();
+            let mut inputs: Vec<&Path> = names.iter().map(|p| p.as_path()).collect();
+            inputs.extend(public);
+            write_output(out, &derived.receipt, &inputs)?;
+            say!(
+                "window {} (line {} of receipts.jsonl, content hash {}): inclusion receipt under \
+                 checkpoint {} of seals.cbor (tree size {}), {} bytes, written to {}",
+                derived.window_id,
+                derived.leaf_index + 1,
+                hex::encode(derived.content_hash),
+                derived.checkpoint_index,
+                derived.tree_size,
+                derived.receipt.len(),
+                out.display()
+            );
+        }
+        None => crate::out::out_bytes(&derived.receipt),
+    }
+    Ok(())
 }
