@@ -20,8 +20,11 @@ Every job (one room) runs an ``AgentSession`` with
     EspeakTTS (tts.TTS)     espeak-ng, resampled to the room output's 12 kHz
 
 on room I/O at 16 kHz in and 12 kHz out (the rates the duplex spec's byte budget assumes).
-The scenario is the room name's prefix: ``rude-...`` turns interruptions off; any other
-(``polite-...``, ``ahead-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
+The scenario is the room name's prefix and sets LiveKit's interruption options
+(``INTERRUPTION``): ``rude-...`` turns interruptions off; ``backchannel-...`` sets LiveKit's
+``min_words`` to 2 (user speech over the agent interrupts only once its transcript has two
+words, so "mm-hmm" is talked through); any other (``polite-...``, ``ahead-...``,
+``bcdefault-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
 observer has written ``$JC_LK_OUT/<room>/run`` and the worker writes
 ``$JC_LK_OUT/<room>/agent.json`` (the stream clock's origin, the audio handed to the room,
 the turn decisions LiveKit reported, the transcripts).
@@ -74,6 +77,14 @@ LONG_ANSWER = (
     "The weekend should be warm as well, good for a walk along the river."
 )
 SHORT_REPLY = "Okay."
+
+#: LiveKit's interruption options (``turn_handling["interruption"]``) per scenario; the others
+#: keep LiveKit's defaults (enabled, ``min_duration`` 0.5 s, ``min_words`` 0, false
+#: interruptions resumed after 2 s).
+INTERRUPTION = {
+    "rude": {"enabled": False},
+    "backchannel": {"enabled": True, "min_words": 2},
+}
 
 
 def get_weather_table(city: str) -> dict:
@@ -254,19 +265,19 @@ server.setup_fnc = prewarm
 async def entrypoint(ctx: JobContext) -> None:
     scenario = ctx.room.name.split("-")[0]
     out = Path(os.environ["JC_LK_OUT"]) / ctx.room.name
-    interruptions = scenario != "rude"
     observer = ReceiptObserver(
         steward="did:example:voice-agent",
         stream_id=ctx.room.name,
         out_dir=out / "run",
         seal_every=25,
+        trace_path=out / "ticks.jsonl",
     )
     session = AgentSession(
         vad=ctx.proc.userdata["vad"],
         stt=ctx.proc.userdata["stt"],
         llm=ScriptedLLM(),
         tts=EspeakTTS(),
-        turn_handling={"interruption": {"enabled": interruptions}},
+        turn_handling={"interruption": INTERRUPTION.get(scenario, {"enabled": True})},
     )
     transcripts: list[tuple[int, str]] = []
     levels = SpeechLevels(observer)

@@ -10,8 +10,11 @@ and logs every frame of the agent's audio it receives, with its arrival time.
 
 Scenarios: ``polite`` (the user cuts in 4 s into a long answer; LiveKit's default
 interruption handling; the first 3 s of the agent's first turn are its AEC warm-up, when it
-does not interrupt), ``rude`` (the same cut-in 2.5 s into the answer, interruptions off) and
-``ahead`` (no cut-in: the TTS generates each sentence at once, seconds ahead of the room).
+does not interrupt), ``rude`` (the same cut-in 2.5 s into the answer, interruptions off),
+``ahead`` (no cut-in: the TTS generates each sentence at once, seconds ahead of the room),
+``backchannel`` (the user says "mm-hmm" 5 s into the answer; LiveKit's ``min_words`` is 2, so
+its one word does not interrupt and the agent talks on) and ``bcdefault`` (the same "mm-hmm"
+under LiveKit's defaults).
 
 For every barge-in the report puts the signed stop latency (the barge-in, LiveKit's VAD start
 of the user's speech, to the last frame the agent handed to the room after it) beside the far
@@ -58,6 +61,7 @@ SPEECH_RMS = 200.0
 
 QUESTION = "What is the weather like in Lisbon today?"
 CUT_IN = "Stop talking please I have another question"
+BACKCHANNEL = "mm-hmm"
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
@@ -196,6 +200,7 @@ def espeak_16k(text: str) -> bytes:
 class Scenario:
     name: str
     cut_in_after_s: Optional[float]  # None: the user only asks
+    cut_in: str = CUT_IN
     time_limit_s: float = 90
 
 
@@ -203,6 +208,8 @@ SCENARIOS = {
     "polite": Scenario("polite", cut_in_after_s=4.0),
     "rude": Scenario("rude", cut_in_after_s=2.5),
     "ahead": Scenario("ahead", cut_in_after_s=None),
+    "backchannel": Scenario("backchannel", cut_in_after_s=5.0, cut_in=BACKCHANNEL),
+    "bcdefault": Scenario("bcdefault", cut_in_after_s=5.0, cut_in=BACKCHANNEL),
 }
 
 
@@ -226,7 +233,7 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
     from livekit import api, rtc
 
     far = FarEnd()
-    question, cut_in = espeak_16k(QUESTION), espeak_16k(CUT_IN)
+    question, cut_in = espeak_16k(QUESTION), espeak_16k(sc.cut_in)
     token = (api.AccessToken(server.api_key, server.api_secret)
              .with_identity("user").with_name("user")
              .with_grants(api.VideoGrants(room_join=True, room=room_name)).to_jwt())
@@ -263,7 +270,7 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
     tick = 0
     plan = [(QUESTION, question, None)]
     if sc.cut_in_after_s is not None:
-        plan.append((CUT_IN, cut_in, sc.cut_in_after_s))
+        plan.append((sc.cut_in, cut_in, sc.cut_in_after_s))
     index, pos, speaking_since = 0, 0, None
     started = time.monotonic_ns()
     try:

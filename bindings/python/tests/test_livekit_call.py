@@ -14,6 +14,7 @@ of the other Python suites) this module is skipped, and that suite counts a skip
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -52,7 +53,7 @@ def calls():
         out.mkdir()
         with lc.livekit_server(server_binary(), tmp) as server:
             with lc.agent_worker(server, out, tmp):
-                for name in ("polite", "rude", "ahead"):
+                for name in ("polite", "rude", "ahead", "backchannel"):
                     try:
                         results[name] = lc.run_call(server, out, name)
                     except Exception as e:  # the logs say why
@@ -115,6 +116,21 @@ def verify_run(result: lc.CallResult) -> list[dict]:
         s["barge_in_ts_ns"] for s in result.agent["stop_latencies"]
     ]
     return decoded
+
+
+def replayed_panel(result: lc.CallResult, tmp: Path) -> dict:
+    """The interaction panel of the ticks the observer pushed (its tick trace, replayed by
+    `jouleclaw run` into a run directory with its interaction-metrics.cbor, then read by
+    `jouleclaw metrics interaction`: the Rust meter, on exactly the observer's ticks)."""
+    replay = tmp / f"replay-{result.room}"
+    cli = str(jouleclaw_cli())
+    done = subprocess.run([cli, "run", str(result.out_dir.parent / "ticks.jsonl"), "--out",
+                           str(replay)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run([cli, "metrics", "interaction", "--allow-unsealed", "--json",
+                           str(replay)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
 
 
 def late_windows(result: lc.CallResult, barge_in_ns: int) -> set[int]:
@@ -205,3 +221,28 @@ def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(c
     assert max(w["sent_ns"] for w in windows) <= 450 * lc.MS
     # The whole answer was handed to the room and heard.
     assert ahead.agent["audio"]["sent_ns"] >= ahead.agent["audio"]["generated_ns"] - 50 * lc.MS
+
+
+def test_backchannel_livekit_talks_through_mm_hmm_and_no_window_is_barge_in_ignored(
+    calls, tmp_path
+):
+    bc = call(calls, "backchannel")
+    verify_run(bc)
+    common(bc)
+    a = bc.agent
+    # LiveKit dropped the one-word turn (min_words 2): no pause, no interruption, no barge-in.
+    kinds = [d["kind"] for d in a["decisions"]]
+    assert "overlap_backchannel" in kinds and "overlap_barge_in" not in kinds
+    assert "turn_dropped" in kinds and "output_paused" not in kinds
+    assert not any(d.get("interrupted") for d in a["decisions"]
+                   if d["kind"] == "playback_finished")
+    assert a["stop_latencies"] == []
+    assert set(a["findings"].values()) == {"conforming"}
+    # The far end heard the answer go on for seconds after the user's "mm-hmm".
+    said_end = bc.far.said[-1][2]
+    assert bc.far.said[-1][0] == lc.BACKCHANNEL
+    assert max(bc.far.speech()) - said_end > 2 * lc.NS
+    # The panel of the observer's ticks: one backchannel, talked through.
+    panel = replayed_panel(bc, tmp_path)
+    assert panel["counts"]["backchannel_total"] == 1
+    assert panel["selectivity_backchannel"] == 1.0
