@@ -12,9 +12,9 @@ Scenarios: ``polite`` (the user cuts in 4 s into a long answer; LiveKit's defaul
 interruption handling; the first 3 s of the agent's first turn are its AEC warm-up, when it
 does not interrupt), ``rude`` (the same cut-in 2.5 s into the answer, interruptions off),
 ``ahead`` (no cut-in: the TTS generates each sentence at once, seconds ahead of the room),
-``backchannel`` (the user says "mm-hmm" 5 s into the answer; LiveKit's ``min_words`` is 2, so
-its one word does not interrupt and the agent talks on) and ``bcdefault`` (the same "mm-hmm"
-under LiveKit's defaults).
+``backchannel`` (the user says "uh-huh" 5 s into the answer; LiveKit's ``min_words`` is 3, so
+its transcript does not interrupt and the agent talks on) and ``bcdefault`` (the same
+"uh-huh" under LiveKit's defaults).
 
 For every barge-in the report puts the signed stop latency (the barge-in, LiveKit's VAD start
 of the user's speech, to the last frame the agent handed to the room after it) beside the far
@@ -61,7 +61,9 @@ SPEECH_RMS = 200.0
 
 QUESTION = "What is the weather like in Lisbon today?"
 CUT_IN = "Stop talking please I have another question"
-BACKCHANNEL = "mm-hmm"
+#: The backchannel: "uh-huh" (espeak-ng's "mm-hmm" reaches tiny.en as "Mm, mm.", two words, or
+#: worse after Opus; "uh-huh" is one word, "Uh-huh.").
+BACKCHANNEL = "uh-huh"
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
@@ -328,6 +330,7 @@ class CallResult:
     agent: dict  # agent.json
     far: FarEnd
     comparisons: list[dict] = field(default_factory=list)
+    panel: Optional[dict] = None
 
 
 def run_call(server: Server, out: Path, name: str) -> CallResult:
@@ -387,6 +390,35 @@ def compare(result: CallResult) -> list[dict]:
     return out
 
 
+def interaction_panel(result: CallResult, jouleclaw_bin: Path, work: Path) -> dict:
+    """τ-voice's interaction panel of the ticks the observer pushed: its tick trace
+    (``ticks.jsonl``) replayed by ``jouleclaw run`` (which writes interaction-metrics.cbor),
+    then read by ``jouleclaw metrics interaction --json``: the substrate's meter on exactly the
+    observer's ticks."""
+    replay = work / f"replay-{result.room}"
+    for args in (["run", str(result.out_dir.parent / "ticks.jsonl"), "--out", str(replay)],
+                 ["metrics", "interaction", "--allow-unsealed", "--json", str(replay)]):
+        done = subprocess.run([str(jouleclaw_bin), *args], capture_output=True, text=True,
+                              timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"jouleclaw {args[0]} failed: {done.stdout}{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def panel_line(p: dict) -> str:
+    c, s = p["counts"], p["substrate"]
+
+    def f(v, unit=""):
+        return "-" if v is None else f"{v:.2f}{unit}"
+
+    return (f"L_R {f(p['response_latency_mean'], ' s')} (n={s['response_count']}), "
+            f"R_R {f(p['response_rate'])}, L_Y {f(p['yield_latency_mean'], ' s')}, "
+            f"R_Y {f(p['yield_rate'])} (n={c['yield_total']}), R_Y@150ms "
+            f"{f(s['yield_rate_deadline'])}, I_A {f(p['agent_interruption_rate'])} "
+            f"(n={c['agent_interrupts_count']}), S_BC {f(p['selectivity_backchannel'])} "
+            f"(n={c['backchannel_total']})")
+
+
 def report(result: CallResult, out=sys.stdout) -> None:
     a = result.agent
     findings = a["findings"]
@@ -414,6 +446,11 @@ def report(result: CallResult, out=sys.stdout) -> None:
               f"{fmt(c['far_end_stop_latency_ms'])} ms (far end after the agent: "
               f"{fmt(c['far_end_minus_agent_speech_ms'])} ms); the user heard the agent "
               f"{fmt(c['user_wait_ms'])} ms past the first sound of the cut-in", file=out)
+    if len(result.far.said) > 1:
+        text, _, said_end = result.far.said[-1]
+        heard = [t for t in result.far.speech() if t > said_end]
+        print(f"  after the user said {text!r}: the far end heard agent speech for "
+              f"{(max(heard) - said_end) / NS if heard else 0:.2f} s more", file=out)
 
 
 def fmt(ms: Optional[float]) -> str:
@@ -426,6 +463,8 @@ def main(argv=None) -> int:
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--jouleclaw-bin", type=Path, default=None,
+                        help="the jouleclaw CLI: print each call's interaction panel")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="livekit-call-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -437,11 +476,15 @@ def main(argv=None) -> int:
                     result = run_call(server, out, name)
                     report(result)
                     print(f"  run directory {result.out_dir}")
+                    if args.jouleclaw_bin is not None:
+                        result.panel = interaction_panel(result, args.jouleclaw_bin, out)
+                        print(f"  interaction panel: {panel_line(result.panel)}")
                     results.append(result)
     if args.json:
         args.json.write_text(json.dumps([
             {"scenario": r.scenario.name, "room": r.room, "comparisons": r.comparisons,
-             "findings": r.agent["findings"], "stop_latencies": r.agent["stop_latencies"]}
+             "findings": r.agent["findings"], "stop_latencies": r.agent["stop_latencies"],
+             "panel": r.panel}
             for r in results], indent=1))
     return 0
 

@@ -102,7 +102,8 @@ async def user_over_agent(tmp_path, *, commits: bool, allow_interruptions: bool 
                           decide: str = "turn", **kwargs):
     """The agent speaks 300 ms from 30 ms; the user speaks over it from 50 ms to 250 ms
     (frames 0 and 1 of 200 ms); LiveKit decides at 400 ms (`decide`: "turn" calls the turn
-    hook, "false" reports a false interruption, "none" nothing); the call ends at 600 ms."""
+    hook, "false" reports a false interruption, "false_then_turn" both, "none" nothing); the
+    call ends at 600 ms."""
     clock = Clock()
     yields = []
     out = await room_output()
@@ -123,8 +124,11 @@ async def user_over_agent(tmp_path, *, commits: bool, allow_interruptions: bool 
     held_before = observer.ticks.get(CONTROL, 0)
     if decide == "turn":
         session._activity.on_end_of_turn(types.SimpleNamespace(new_transcript="Mm-hmm."))
-    elif decide == "false":
+    elif decide.startswith("false"):
         session.emit("agent_false_interruption", types.SimpleNamespace(resumed=True))
+        if decide == "false_then_turn":
+            clock.ns = 500 * MS
+            session._activity.on_end_of_turn(types.SimpleNamespace(new_transcript="mm"))
     clock.ns = 600 * MS
     session.emit("close", CloseEvent(reason=CloseReason.USER_INITIATED))
     await out.aclose()
@@ -256,10 +260,23 @@ def test_speech_over_the_agent_livekit_drops_is_a_backchannel_not_a_barge_in(tmp
     assert ts == sorted(ts) and observer.refused == {}
 
 
-def test_a_false_interruption_is_a_backchannel(tmp_path):
-    observer, yields, _ = asyncio.run(user_over_agent(tmp_path, commits=True, decide="false"))
+def test_a_false_interruption_with_no_turn_after_it_is_a_backchannel(tmp_path):
+    observer, yields, held = asyncio.run(
+        user_over_agent(tmp_path, commits=True, decide="false"))
+    assert held == 0
     assert (50 * MS, {"custom": "backchannel"}) in control_markers(tmp_path / "ticks.jsonl")
     assert observer.stop_latencies() == []
+    (decided,) = [d for d in observer.decisions if d.kind.startswith("overlap_")]
+    assert decided.detail["reason"] == "a false interruption and no turn at the end of the call"
+
+
+def test_a_turn_committed_after_a_false_interruption_is_a_barge_in(tmp_path):
+    # LiveKit's false-interruption timer resumes the speech when no transcript came within
+    # 2 s; a transcript that comes later still commits the turn and interrupts the agent.
+    observer, _, _ = asyncio.run(
+        user_over_agent(tmp_path, commits=True, decide="false_then_turn"))
+    assert control_markers(tmp_path / "ticks.jsonl")[0] == (50 * MS, "barge_in")
+    assert len(observer.stop_latencies()) == 1
 
 
 def test_speech_over_the_agent_livekit_commits_is_a_barge_in_stamped_when_it_began(tmp_path):
@@ -300,7 +317,7 @@ def test_speech_livekit_never_decides_on_is_a_barge_in_at_the_bound(tmp_path):
         user_over_agent(tmp_path / "b", commits=False, decide="none"))
     (decided,) = [d for d in observer.decisions if d.kind.startswith("overlap_")]
     assert decided.kind == "overlap_barge_in"
-    assert decided.detail["reason"] == "undecided at the end of the call"
+    assert decided.detail["reason"] == "no decision at the end of the call"
 
 
 def test_the_signed_document_states_the_room_source_vantage_by_default(tmp_path):

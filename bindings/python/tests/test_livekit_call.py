@@ -14,7 +14,6 @@ of the other Python suites) this module is skipped, and that suite counts a skip
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -118,21 +117,6 @@ def verify_run(result: lc.CallResult) -> list[dict]:
     return decoded
 
 
-def replayed_panel(result: lc.CallResult, tmp: Path) -> dict:
-    """The interaction panel of the ticks the observer pushed (its tick trace, replayed by
-    `jouleclaw run` into a run directory with its interaction-metrics.cbor, then read by
-    `jouleclaw metrics interaction`: the Rust meter, on exactly the observer's ticks)."""
-    replay = tmp / f"replay-{result.room}"
-    cli = str(jouleclaw_cli())
-    done = subprocess.run([cli, "run", str(result.out_dir.parent / "ticks.jsonl"), "--out",
-                           str(replay)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    done = subprocess.run([cli, "metrics", "interaction", "--allow-unsealed", "--json",
-                           str(replay)], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout)
-
-
 def late_windows(result: lc.CallResult, barge_in_ns: int) -> set[int]:
     """Windows in which the agent handed audio to the room more than 150 ms after the
     barge-in and before its next answer began."""
@@ -230,7 +214,7 @@ def test_backchannel_livekit_talks_through_mm_hmm_and_no_window_is_barge_in_igno
     verify_run(bc)
     common(bc)
     a = bc.agent
-    # LiveKit dropped the one-word turn (min_words 2): no pause, no interruption, no barge-in.
+    # LiveKit dropped the short turn (min_words 3): no pause, no interruption, no barge-in.
     kinds = [d["kind"] for d in a["decisions"]]
     assert "overlap_backchannel" in kinds and "overlap_barge_in" not in kinds
     assert "turn_dropped" in kinds and "output_paused" not in kinds
@@ -238,11 +222,11 @@ def test_backchannel_livekit_talks_through_mm_hmm_and_no_window_is_barge_in_igno
                    if d["kind"] == "playback_finished")
     assert a["stop_latencies"] == []
     assert set(a["findings"].values()) == {"conforming"}
-    # The far end heard the answer go on for seconds after the user's "mm-hmm".
+    # The far end heard the answer go on for seconds after the user's "uh-huh".
     said_end = bc.far.said[-1][2]
     assert bc.far.said[-1][0] == lc.BACKCHANNEL
     assert max(bc.far.speech()) - said_end > 2 * lc.NS
     # The panel of the observer's ticks: one backchannel, talked through.
-    panel = replayed_panel(bc, tmp_path)
+    panel = lc.interaction_panel(bc, jouleclaw_cli(), tmp_path)
     assert panel["counts"]["backchannel_total"] == 1
     assert panel["selectivity_backchannel"] == 1.0

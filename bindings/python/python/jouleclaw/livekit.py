@@ -60,9 +60,10 @@ speaking while the agent's interruptible speech plays, the observer holds every 
 order, with its own stamp) until LiveKit decided: the turn committed (the activity's
 ``on_end_of_turn`` returned ``True``, wrapped at ``attach``) or the speech interrupted
 (``playback_finished`` with ``interrupted``) make it a ``barge_in``; the turn dropped
-(``on_end_of_turn`` returned ``False``: fewer words than ``min_words``) or a false
-interruption (``agent_false_interruption``) make it a ``backchannel``; no decision within
-``max_hold_ns``, or the call's end, make it a ``barge_in``. Then the marker is pushed with the
+(``on_end_of_turn`` returned ``False``: fewer words than ``min_words``) makes it a
+``backchannel``; with no such decision within ``max_hold_ns`` or by the call's end, it is a
+``backchannel`` if LiveKit called its pause false (``agent_false_interruption``; not final
+before that, since a later transcript still commits the turn) and a ``barge_in`` otherwise. Then the marker is pushed with the
 speech's start time and the held ticks after it, so the receipts are those of a decision known
 at once; only their minting waits. Speech over an agent that cannot be interrupted is a
 ``barge_in`` at once (LiveKit judges nothing). spec/LIVEKIT-OBSERVER.md section 2.1 cites the
@@ -367,6 +368,7 @@ class ReceiptObserver:
         self._held: Optional[list[tuple]] = None
         self._held_since = 0
         self._turn_hooked = False
+        self._held_false = False
         self._max_hold_ns = max_hold_ns
         # Opened last: a refused argument above leaves no file behind.
         self._trace = None if trace_path is None else open(trace_path, "x", encoding="ascii")
@@ -493,7 +495,7 @@ class ReceiptObserver:
             return self.finished
         now = self._now()
         if self._held is not None:
-            self._decide("barge_in", "undecided at the end of the call", now)
+            self._decide_undecided("at the end of the call", now)
         self._finished = True
         self._close_due(now)
         try:
@@ -600,7 +602,7 @@ class ReceiptObserver:
                 self._mark_user_speech(ts)
             elif self._interruptible():
                 # LiveKit decides later whether this interrupts: hold the ticks until it did.
-                self._held, self._held_since = [], ts
+                self._held, self._held_since, self._held_false = [], ts, False
                 self._mark_user_speech(ts)
             else:
                 self._barged_in = True
@@ -651,8 +653,10 @@ class ReceiptObserver:
         self.decisions.append(
             Decision(ts, "agent_false_interruption", {"resumed": bool(getattr(ev, "resumed", False))})
         )
-        if self._held is not None and not self._finished:
-            self._decide("backchannel", "LiveKit called the interruption false", ts)
+        if self._held is not None:
+            # Not final: a transcript that comes later still commits the turn (and interrupts
+            # the resumed speech). Kept for the bound and the call's end.
+            self._held_false = True
 
     def _on_paused(self) -> None:
         self.decisions.append(Decision(self._now(), "output_paused"))
@@ -688,12 +692,18 @@ class ReceiptObserver:
             self._speech_frame = frame
             self._enqueue((ts, CONTROL, "marker", None, USER_SPEECH))
 
+    def _decide_undecided(self, when: str, ts: int) -> None:
+        if self._held_false:
+            self._decide("backchannel", f"a false interruption and no turn {when}", ts)
+        else:
+            self._decide("barge_in", f"no decision {when}", ts)
+
     def _decide(self, kind: str, reason: str, ts: int) -> None:
         """LiveKit decided on the held user speech: a ``barge_in`` (it interrupts, or the
         observer could not tell) or a ``backchannel`` marker, stamped when that speech began,
         then every held tick, in order."""
         held, since = self._held or [], self._held_since
-        self._held = None
+        self._held, self._held_false = None, False
         self.decisions.append(Decision(ts, f"overlap_{kind}", {
             "reason": reason, "user_began_ns": since, "held_ticks": len(held),
         }))
@@ -744,7 +754,7 @@ class ReceiptObserver:
             return
         self._held.append(item)
         if item[0] - self._held_since > self._max_hold_ns:
-            self._decide("barge_in", "no decision within max_hold_ns", item[0])
+            self._decide_undecided("within max_hold_ns", item[0])
 
     def _push_now(self, ts: int, channel: int, kind: str, payload: Optional[bytes],
                   marker: Any) -> None:
