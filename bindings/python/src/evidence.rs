@@ -1,8 +1,10 @@
-//! Stop latency, seals and run directories for the Python `Pipeline`.
+//! Stop latency, the interaction document, seals and run directories for the Python
+//! `Pipeline`.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use jouleclaw_interaction::PipelineMeter;
 use jouleclaw_jcr1::cose::{self, PublicKey, SoftwareSigner};
 use jouleclaw_pipeline::{ClosedWindow as RsClosedWindow, SigningPolicy, WindowSignatures};
 use jouleclaw_seal::SealBatch as RsSealBatch;
@@ -13,6 +15,7 @@ use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use crate::interaction::InteractionDocument;
 use crate::{ClosedWindow, ConfigError, ReceiptError, VerifyError, refusal};
 
 /// One barge-in and how fast the agent stopped after it (`spec/STOP-LATENCY-V1.md`).
@@ -259,6 +262,8 @@ pub struct Finished {
     seal: Option<Py<SealBatch>>,
     /// The signed stop-latency document.
     stop_latency: Py<StopLatencyDocument>,
+    /// The signed `interaction-metrics/1` document.
+    interaction: Py<InteractionDocument>,
     /// The run directory written, if `out_dir` was given.
     out_dir: Option<String>,
 }
@@ -280,6 +285,7 @@ pub(crate) struct RsFinished {
     pub(crate) last: Option<RsClosedWindow>,
     pub(crate) seal: Option<RsSealBatch>,
     pub(crate) signed: jouleclaw_stop_latency::SignedStopLatency,
+    pub(crate) interaction: jouleclaw_interaction::SignedInteraction,
     pub(crate) out_dir: Option<PathBuf>,
 }
 
@@ -296,6 +302,7 @@ impl RsFinished {
                 .map(|b| Py::new(py, SealBatch::from(b)))
                 .transpose()?,
             stop_latency: Py::new(py, StopLatencyDocument::from_signed(self.signed))?,
+            interaction: Py::new(py, InteractionDocument::from_signed(self.interaction))?,
             out_dir: self.out_dir.map(|p| p.display().to_string()),
         })
     }
@@ -364,11 +371,14 @@ pub(crate) struct RunRecord {
     checkpoints: u64,
 }
 
-/// The state behind the Python `Pipeline`'s lock: the Rust pipeline and the meter beside it.
+/// The state behind the Python `Pipeline`'s lock: the Rust pipeline and the meters beside it.
 pub(crate) struct State {
     pub(crate) pipeline: jouleclaw_pipeline::Pipeline,
     pub(crate) meter: StopLatencyMeter,
     pub(crate) meter_error: Option<StopLatencyError>,
+    /// The interaction meter (`jouleclaw_interaction`), fed as `jouleclaw run` feeds it.
+    pub(crate) interaction: PipelineMeter,
+    pub(crate) interaction_error: Option<jouleclaw_interaction::InteractionError>,
     pub(crate) hashes: Vec<[u8; 32]>,
     pub(crate) record: Option<RunRecord>,
     pub(crate) doc_signer: SoftwareSigner,
@@ -382,6 +392,7 @@ pub(crate) struct State {
 pub(crate) enum FinishError {
     Pipeline(jouleclaw_pipeline::PipelineError),
     StopLatency(StopLatencyError),
+    Interaction(jouleclaw_interaction::InteractionError),
     Io(PathBuf, std::io::Error),
 }
 
@@ -390,27 +401,45 @@ impl FinishError {
         match self {
             Self::Pipeline(e) => crate::pipeline_error(py, e, crate::Context::Tick),
             Self::StopLatency(e) => refusal::<ReceiptError>(py, e.code(), e.to_string()),
+            Self::Interaction(e) => refusal::<ReceiptError>(py, e.code(), e.to_string()),
             Self::Io(p, e) => PyOSError::new_err(format!("{}: {e}", p.display())),
         }
     }
 }
 
 impl State {
-    /// Feeds the meter one accepted tick (a refusal is kept and raised by `finish`).
-    pub(crate) fn observe(
+    /// Feeds the meters one accepted tick (`tick` as pushed) and the pipeline's outcome for
+    /// it: the window it closed first (a meter's refusal is kept and raised by `finish`).
+    pub(crate) fn pushed(
         &mut self,
         tick: &jouleclaw_stream::Tick,
-        dir: jouleclaw_stream::ChannelDirection,
+        outcome: &jouleclaw_pipeline::TickOutcome,
+        spec: &jouleclaw_stream::StreamSpec,
     ) {
+        if let Some(w) = &outcome.closed {
+            self.record(w);
+        }
         if self.meter_error.is_none()
-            && let Err(e) = self.meter.observe(tick, dir)
+            && let Err(e) = self.meter.observe(tick, outcome.direction)
         {
             self.meter_error = Some(e);
         }
+        // The interaction meter records the closed window's hash itself, then the tick.
+        if let Err(e) = self.interaction.push(tick, outcome, spec)
+            && self.interaction_error.is_none()
+        {
+            self.interaction_error = Some(e);
+        }
+    }
+
+    /// Records a window closed outside a push.
+    pub(crate) fn closed(&mut self, w: &RsClosedWindow) {
+        self.record(w);
+        self.interaction.closed(w);
     }
 
     /// Records a closed window: its content hash always, its files when writing a run.
-    pub(crate) fn closed(&mut self, w: &RsClosedWindow) {
+    fn record(&mut self, w: &RsClosedWindow) {
         self.hashes.push(*w.content_hash.as_bytes());
         if let Some(r) = self.record.as_mut() {
             r.jsonl.extend_from_slice(w.canonical_bytes());
@@ -469,10 +498,25 @@ impl State {
         doc.vantage = self.vantage;
         let signed = jouleclaw_stop_latency::sign(&self.doc_signer, &doc)
             .map_err(FinishError::StopLatency)?;
-        let documents = [(
-            doc.schema_id().to_owned(),
-            jouleclaw_seal::document_digest(&signed.cose_sign1),
-        )]
+        // interaction-metrics/1 (spec/INTERACTION-METRICS-V1.md), signed beside the stop
+        // latency and committed by the final seal with it, as `jouleclaw run` does.
+        if let Some(e) = self.interaction_error.clone() {
+            return Err(FinishError::Interaction(e));
+        }
+        let interaction = self
+            .interaction
+            .finish_signed(&self.doc_signer, &config.steward, &config.stream_id)
+            .map_err(FinishError::Interaction)?;
+        let documents = [
+            (
+                doc.schema_id().to_owned(),
+                jouleclaw_seal::document_digest(&signed.cose_sign1),
+            ),
+            (
+                jouleclaw_interaction::INTERACTION_SCHEMA.to_owned(),
+                jouleclaw_seal::document_digest(&interaction.cose_sign1),
+            ),
+        ]
         .into_iter()
         .collect();
         let fin = self
@@ -488,6 +532,7 @@ impl State {
                 &dir,
                 r,
                 &signed.cose_sign1,
+                &interaction.cose_sign1,
                 public,
                 &self.summary_base,
                 &self.pipeline,
@@ -498,17 +543,19 @@ impl State {
             last,
             seal: fin.seal,
             signed,
+            interaction,
             out_dir: self.out_dir.clone(),
         })
     }
 }
 
 /// The files of a run directory.
-pub(crate) const RUN_FILES: [&str; 7] = [
+pub(crate) const RUN_FILES: [&str; 8] = [
     "signer.pub",
     "receipts.jsonl",
     "receipts.cbor",
     "stop-latency.cbor",
+    crate::interaction::FILE,
     "seals.cbor",
     "inclusion.cbor",
     "summary.json",
@@ -546,6 +593,7 @@ fn write_run(
     dir: &Path,
     r: &RunRecord,
     stop_latency: &[u8],
+    interaction: &[u8],
     public: &PublicKey,
     base: &serde_json::Value,
     pipeline: &jouleclaw_pipeline::Pipeline,
@@ -566,6 +614,7 @@ fn write_run(
         ("receipts.jsonl", &r.jsonl),
         ("receipts.cbor", &r.cbor),
         ("stop-latency.cbor", stop_latency),
+        (crate::interaction::FILE, interaction),
     ];
     if sealed {
         files.push(("seals.cbor", &r.seals));
@@ -652,20 +701,12 @@ fn write_run(
 pub(crate) fn stop_latency_problems(
     dir: &Path,
     key: &PublicKey,
-    report: &jouleclaw_store::DirReport,
-    decoded: Vec<(u64, jouleclaw_jcr1::StreamWindowReceipt)>,
+    receipts: &[(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])],
 ) -> jouleclaw_store::Result<Vec<jouleclaw_stop_latency::BindingProblem>> {
     use jouleclaw_store::layout::{self, Input, STOP_LATENCY_CBOR};
     let problem = |code: &'static str, detail: String| {
         vec![jouleclaw_stop_latency::BindingProblem { code, detail }]
     };
-    let receipts: Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> = decoded
-        .into_iter()
-        .filter_map(|(i, r)| {
-            let rec = report.receipts.get(usize::try_from(i).ok()?)?;
-            Some((r, rec.content_hash))
-        })
-        .collect();
     let path = dir.join(STOP_LATENCY_CBOR);
     let bytes = match layout::open_input(&path)? {
         Input::Missing => {
@@ -694,8 +735,46 @@ pub(crate) fn stop_latency_problems(
     };
     Ok(match jouleclaw_stop_latency::verify(&bytes, key) {
         Err(e) => problem(e.code(), e.to_string()),
-        Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, &receipts),
+        Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, receipts),
     })
+}
+
+/// The receipts a verified directory's `report` decoded (`decoded`: by line), each with its
+/// content hash, in line order.
+pub(crate) fn decoded_receipts(
+    report: &jouleclaw_store::DirReport,
+    decoded: Vec<(u64, jouleclaw_jcr1::StreamWindowReceipt)>,
+) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
+    decoded
+        .into_iter()
+        .filter_map(|(i, r)| {
+            let rec = report.receipts.get(usize::try_from(i).ok()?)?;
+            Some((r, rec.content_hash))
+        })
+        .collect()
+}
+
+/// The receipts of the bytes of a `receipts.jsonl`, each with its content hash (BLAKE3 of
+/// its line). Raises `VerifyError` naming the first line that does not decode.
+pub(crate) fn receipts_of_jsonl(
+    py: Python<'_>,
+    text: &[u8],
+) -> PyResult<Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])>> {
+    let mut receipts = Vec::new();
+    for (i, line) in text.split(|b| *b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let r = jouleclaw_jcr1::decode_receipt(line).map_err(|r| {
+            refusal::<VerifyError>(
+                py,
+                r.code.as_str(),
+                format!("receipts line {}: refused at byte {}", i + 1, r.offset),
+            )
+        })?;
+        receipts.push((r, *blake3::hash(line).as_bytes()));
+    }
+    Ok(receipts)
 }
 
 /// Verifies a signed `stop-latency/1` document against `public_key`; with `receipts_jsonl` (the
@@ -713,20 +792,7 @@ pub(crate) fn verify_stop_latency(
     let signed = jouleclaw_stop_latency::verify(cose_sign1, &key)
         .map_err(|e| refusal::<VerifyError>(py, e.code(), e.to_string()))?;
     if let Some(text) = receipts_jsonl {
-        let mut receipts = Vec::new();
-        for (i, line) in text.split(|b| *b == b'\n').enumerate() {
-            if line.is_empty() {
-                continue;
-            }
-            let r = jouleclaw_jcr1::decode_receipt(line).map_err(|r| {
-                refusal::<VerifyError>(
-                    py,
-                    r.code.as_str(),
-                    format!("receipts line {}: refused at byte {}", i + 1, r.offset),
-                )
-            })?;
-            receipts.push((r, *blake3::hash(line).as_bytes()));
-        }
+        let receipts = receipts_of_jsonl(py, text)?;
         if let Some(p) = jouleclaw_stop_latency::check_receipts(&signed.document, &receipts)
             .into_iter()
             .next()

@@ -17,11 +17,15 @@
 //! [`ClosedWindow`], [`Verdict`], [`Finding`], [`EarlyVerdict`], [`VerifiedReceipt`], and from
 //! `evidence`: `StopLatency`, `StopLatencyDocument`, `SealBatch`, `Finished` (what
 //! `Pipeline.finish()` returns: the last window, the final seal, the signed `stop-latency/1`
-//! document measured beside the pipeline by `jouleclaw_stop_latency`); the functions `keygen`,
-//! `verify`, `verify_batch`, `verify_stop_latency`, `split_cbor_sequence`, `format_ts`, the
-//! exception classes and the duplex channel constants.
+//! document measured beside the pipeline by `jouleclaw_stop_latency`, and the signed
+//! `interaction-metrics/1` document measured by `jouleclaw_interaction`); from `interaction`:
+//! `InteractionDocument`, `InteractionEvent`; the functions `keygen`, `verify`,
+//! `verify_batch`, `verify_stop_latency`, `verify_interaction_metrics`,
+//! `split_cbor_sequence`, `format_ts`, `verify_stream_dir`, the exception classes and the
+//! duplex channel constants.
 
 mod evidence;
+mod interaction;
 
 use std::sync::{Arc, Mutex};
 
@@ -997,10 +1001,16 @@ impl Pipeline {
             Box::new(signer),
         )
         .map_err(|e| pipeline_error(py, e, Context::Build))?;
+        let interaction = jouleclaw_interaction::PipelineMeter::new(
+            jouleclaw_interaction::InteractionConfig::default(),
+        )
+        .map_err(|e| refusal::<ConfigError>(py, e.code(), e.to_string()))?;
         let state = evidence::State {
             pipeline,
             meter: jouleclaw_stop_latency::StopLatencyMeter::new(),
             meter_error: None,
+            interaction,
+            interaction_error: None,
             hashes: Vec::new(),
             record: out_dir.as_ref().map(|_| evidence::RunRecord::default()),
             doc_signer,
@@ -1078,14 +1088,12 @@ impl Pipeline {
         let window_id = window_id.unwrap_or_else(|| self.spec.window_of(ts_ns));
         let tick = Tick::new(window_id, channel_id, kind, bytes, ts_ns);
         let inner = &self.inner;
+        let spec = &*self.spec;
         let result = py.detach(move || match inner.lock() {
             Ok(mut s) => {
                 let copy = tick.clone();
                 let outcome = s.pipeline.push(tick)?;
-                if let Some(w) = &outcome.closed {
-                    s.closed(w);
-                }
-                s.observe(&copy, outcome.direction);
+                s.pushed(&copy, &outcome, spec);
                 Ok(outcome)
             }
             Err(_) => Err(PipelineError::Poisoned),
@@ -1123,9 +1131,10 @@ impl Pipeline {
         Ok(closed.map(ClosedWindow::from))
     }
 
-    /// Ends the stream: closes the open window, signs the final checkpoint (when sealing) and
-    /// the `stop-latency/1` document, and writes `out_dir` when it was given. Afterwards every
-    /// call raises `PipelinePoisoned` (`pipeline_finished`).
+    /// Ends the stream: closes the open window, signs the `stop-latency/1` and
+    /// `interaction-metrics/1` documents and the final checkpoint (when sealing; a
+    /// `stream-seal/2` committing to both documents' digests), and writes `out_dir` when it
+    /// was given. Afterwards every call raises `PipelinePoisoned` (`pipeline_finished`).
     fn finish(&self, py: Python<'_>) -> PyResult<evidence::Finished> {
         let inner = &self.inner;
         let public = self.public_key;
@@ -1280,7 +1289,9 @@ fn split_cbor_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<
 
 /// Verifies a stream directory (`receipts.jsonl`, `receipts.cbor`, and `seals.cbor` and
 /// `inclusion.cbor` when sealed) with the one verifier of the stream at rest
-/// (spec/STREAM-AT-REST.md). Returns a dict: `outcome` (`"complete"`, `"unsealed"`: every
+/// (spec/STREAM-AT-REST.md), then `stop-latency.cbor` and `interaction-metrics.cbor` as
+/// `jouleclaw receipts verify DIR` checks them (signature, binding to the receipts, missing
+/// when required). Returns a dict: `outcome` (`"complete"`, `"unsealed"`: every
 /// receipt verified but completeness is unknown, or `"failed"`), `completeness`
 /// (`"complete"`, `"incomplete"`, `"unknown"`), `receipts`, `verified`, `checkpoints`,
 /// `problem_count` and `problems` (the first 100, each a dict with `code`, `file`, `index`,
@@ -1293,19 +1304,31 @@ fn verify_stream_dir<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     use jouleclaw_store::Completeness;
     let key = public_key_arg(py, public_key)?;
-    let (report, stop_latency) = py
+    let (report, documents) = py
         .detach(move || -> jouleclaw_store::Result<_> {
             let mut decoded = Vec::new();
             let report =
                 jouleclaw_store::verify_dir(&path, &key, &mut |i, r| decoded.push((i, r.clone())))?;
-            let stop_latency = evidence::stop_latency_problems(&path, &key, &report, decoded)?;
-            Ok((report, stop_latency))
+            let receipts = evidence::decoded_receipts(&report, decoded);
+            let mut documents = Vec::new();
+            for p in evidence::stop_latency_problems(&path, &key, &receipts)? {
+                documents.push((jouleclaw_store::layout::STOP_LATENCY_CBOR, p.code, p.detail));
+            }
+            let listed = report
+                .summary
+                .as_ref()
+                .is_some_and(|s| s.outputs.contains_key(interaction::FILE));
+            for p in interaction::problems(&path, &key, &receipts, listed)? {
+                documents.push((interaction::FILE, p.code, p.detail));
+            }
+            Ok((report, documents))
         })
         .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
-    // The directory's files, then its stop-latency document (signature and binding to the
-    // receipts, spec/STOP-LATENCY-V1.md section 7), as `receipts verify DIR` checks both.
-    let outcome = if stop_latency.is_empty() {
+    // The directory's files, then its stop-latency document (spec/STOP-LATENCY-V1.md section
+    // 7) and its interaction document (spec/INTERACTION-METRICS-V1.md section 6): each
+    // signature and binding to the receipts, as `receipts verify DIR` checks them.
+    let outcome = if documents.is_empty() {
         report.outcome().code()
     } else {
         "failed"
@@ -1324,7 +1347,7 @@ fn verify_stream_dir<'py>(
     out.set_item("checkpoints", report.checkpoints)?;
     out.set_item(
         "problem_count",
-        report.problem_count + stop_latency.len() as u64,
+        report.problem_count + documents.len() as u64,
     )?;
     let problems = PyList::empty(py);
     for p in &report.problems {
@@ -1336,13 +1359,13 @@ fn verify_stream_dir<'py>(
         d.set_item("message", &p.message)?;
         problems.append(d)?;
     }
-    for p in &stop_latency {
+    for (file, code, message) in &documents {
         let d = PyDict::new(py);
-        d.set_item("code", p.code)?;
-        d.set_item("file", jouleclaw_store::layout::STOP_LATENCY_CBOR)?;
+        d.set_item("code", code)?;
+        d.set_item("file", file)?;
         d.set_item("index", py.None())?;
         d.set_item("window_id", py.None())?;
-        d.set_item("message", &p.detail)?;
+        d.set_item("message", message)?;
         problems.append(d)?;
     }
     out.set_item("problems", problems)?;
@@ -1379,6 +1402,12 @@ fn _jouleclaw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<evidence::SealBatch>()?;
     m.add_class::<evidence::Finished>()?;
     m.add_function(wrap_pyfunction!(evidence::verify_stop_latency, m)?)?;
+    m.add_class::<interaction::InteractionDocument>()?;
+    m.add_class::<interaction::InteractionEvent>()?;
+    m.add_function(wrap_pyfunction!(
+        interaction::verify_interaction_metrics,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(keygen, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(verify_batch, m)?)?;

@@ -86,3 +86,42 @@ def verify_outputs():
         return decoded
 
     return check
+
+
+def stream_verifier():
+    """conformance/verifiers/python/verify_stream.py as a module (it imports its siblings by
+    name)."""
+    sys.path.insert(0, str(REPO / "conformance/verifiers/python"))
+    try:
+        import verify_stream
+    except ImportError as e:
+        pytest.fail(
+            f"the Python stream verifier needs its dependencies ({e}): "
+            "pip install -r conformance/verifiers/python/requirements.txt"
+        )
+    return verify_stream
+
+
+def verify_dir_everywhere(out_dir: Path, *, sealed: bool) -> dict:
+    """A run directory checked three ways, each with its exit status or outcome and the problem
+    text it printed: `jouleclaw receipts verify --pub signer.pub DIR` (the CLI),
+    conformance/verifiers/python/verify_stream.py (no Rust) and the binding's
+    `verify_stream_dir`."""
+    import jouleclaw
+
+    allow = [] if sealed else ["--allow-unsealed"]
+    pub = out_dir / "signer.pub"
+    cli = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", *allow, "--pub", str(pub), str(out_dir)],
+        capture_output=True, text=True, timeout=60,
+    )
+    vs = stream_verifier()
+    chk, _info = vs.check_dir(out_dir, vs.v.read_public_key_text(pub.read_text(encoding="ascii")))
+    ok = "complete" if sealed else "unsealed"
+    binding = jouleclaw.verify_stream_dir(str(out_dir), pub.read_text())
+    return {
+        "cli": (cli.returncode, cli.stdout + cli.stderr),
+        "python": (1 if chk.count else 0, "\n".join(chk.problems)),
+        "binding": (0 if binding["outcome"] == ok else 1,
+                    "\n".join(f"{p['file']}: {p['code']}: {p['message']}" for p in binding["problems"])),
+    }

@@ -335,7 +335,11 @@ def test_a_bot_start_during_the_users_turn_does_not_end_the_stop_latency(tmp_pat
         cwd=tmp_path / "run", capture_output=True, text=True, timeout=60,
     )
     assert o.returncode == 0, o.stderr
-    assert "documents sealed by the final seal (stream-seal/2): stop-latency/1" in o.stdout
+    assert (
+        "documents sealed by the final seal (stream-seal/2): interaction-metrics/1, stop-latency/1"
+        in o.stdout
+    )
+    assert "interaction-metrics.cbor: verified and bound to the receipts" in o.stdout
 
 
 def test_a_bot_start_after_the_users_turn_ends_the_stop_latency():

@@ -204,8 +204,13 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
 
 
 def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
-    receipts = [json.loads(line) for line in receipt_lines]
-    hashes = [blake3.blake3(line.encode("utf-8")).digest() for line in receipt_lines]
+    return bind(doc, [json.loads(line) for line in receipt_lines],
+                [blake3.blake3(line.encode("utf-8")).digest() for line in receipt_lines])
+
+
+def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
+    """Section 6's problem codes, in order: `receipts` decoded, in window order, with each
+    receipt's BLAKE3 content hash in `hashes`."""
     out = []
     if any(r["steward"] != doc["steward"] or r["stream_id"] != doc["stream_id"] for r in receipts):
         out.append("stream_mismatch")

@@ -25,6 +25,13 @@ seal does not list it is document_not_sealed, and a listed kind without a known 
 document_kind_unknown (spec/STREAM-AT-REST.md section 5.1 step 8); under a stream-seal/1 final
 seal it is reported as not sealed.
 
+interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md) is checked as `jouleclaw receipts verify
+DIR` checks it, with python/check_interaction_metrics.py's functions: the COSE_Sign1 verified
+(section 5, the payload by the section 4 decoder) and bound to the decodable lines of
+receipts.jsonl (section 6: stream_mismatch, window_count_mismatch, root_mismatch,
+event_window_missing); without it the stream is refused (interaction_metrics_missing) when
+summary.json lists it, and, sealed, by the final seal's document rules above.
+
 Prints one line per problem (the first 100; the rest are counted) and a summary. Exit status:
 0 when every receipt verifies and the stream is complete; 1 on any problem, and for a stream
 that is not sealed (completeness unknown) unless --allow-unsealed; 2 on a usage or I/O error.
@@ -47,6 +54,7 @@ import cbor2
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import verify as v  # noqa: E402  (the vector verifier's functions; its main() does not run on import)
 import check_stop_latency as sl  # noqa: E402  (stop-latency/1: signature, decoder, binding)
+import check_interaction_metrics as im  # noqa: E402  (interaction-metrics/1: signature, decoder, binding)
 
 MAX_NAMED_PROBLEMS = 100
 MAX_RECEIPTS = 1 << 20
@@ -265,6 +273,20 @@ def summary_lists(d: Path, name: str) -> bool:
     return type(s) is dict and type(s.get("outputs")) is dict and name in s["outputs"]
 
 
+def read_document(chk: Check, d: Path, name: str, limit: int):
+    """The bytes of the signed document `d/name` (at most `limit` + 1 of them: more is refused by
+    its verifier), None when it is missing, False when it is not a regular file (reported)."""
+    try:
+        f = open_input(d / name)
+    except NotRegular as e:
+        chk.add("not_regular_file", name, f"{name} is a {e}, not a regular file; not read")
+        return False
+    if f is None:
+        return None
+    with f:
+        return f.read(limit + 1)
+
+
 def check_stop_latency(chk: Check, d: Path, pub: bytes, records: list, info: dict) -> None:
     """stop-latency.cbor as `jouleclaw receipts verify DIR` checks it: the COSE_Sign1 verified
     (spec/STOP-LATENCY-V1.md section 6, its payload by the section 4 decoder) and bound to every
@@ -272,12 +294,10 @@ def check_stop_latency(chk: Check, d: Path, pub: bytes, records: list, info: dic
     barge-in or summary.json lists it (stop_latency_missing)."""
     receipts = [r for _, r, _ in records if r is not None]
     hashes = [h for h, r, _ in records if r is not None]
-    try:
-        f = open_input(d / STOP_LATENCY_CBOR)
-    except NotRegular as e:
-        chk.add("not_regular_file", STOP_LATENCY_CBOR, f"{STOP_LATENCY_CBOR} is a {e}, not a regular file; not read")
+    data = read_document(chk, d, STOP_LATENCY_CBOR, sl.MAX_SIGNED)
+    if data is False:
         return
-    if f is None:
+    if data is None:
         r = sl.first_barge_in(receipts)
         if r is not None:
             what = "a barge-in (yield)" if r["verdict"]["kind"] == "yield" else "an ignored barge-in (barge_in_ignored)"
@@ -288,8 +308,6 @@ def check_stop_latency(chk: Check, d: Path, pub: bytes, records: list, info: dic
         else:
             info["notes"].append(f"{STOP_LATENCY_CBOR}: absent (no receipt records a barge-in)")
         return
-    with f:
-        data = f.read(sl.MAX_SIGNED + 1)
     try:
         doc = sl.verify_signed(data, pub)
     except sl.Refused as e:
@@ -300,6 +318,46 @@ def check_stop_latency(chk: Check, d: Path, pub: bytes, records: list, info: dic
         chk.add(code, STOP_LATENCY_CBOR, "the document is not bound to the receipts (spec/STOP-LATENCY-V1.md section 7)")
     if not problems:
         info["notes"].append(f"{STOP_LATENCY_CBOR}: verified and bound to the receipts; {describe_stop_latency(doc)}")
+
+
+def describe_interaction(doc: dict) -> str:
+    p = im.panel(doc)
+
+    def num(x):
+        return "-" if x is None else f"{x:.3f}"
+    return (f"interaction: {len(doc['events'])} events; L_R {num(p['response_latency_mean'])} s, "
+            f"L_Y {num(p['yield_latency_mean'])} s, R_R {num(p['response_rate'])}, R_Y {num(p['yield_rate'])}, "
+            f"I_A {num(p['agent_interruption_rate'])}, S_BC {num(p['selectivity_backchannel'])}, "
+            f"S_VT {num(p['selectivity_vocal_tic'])}, S_ND {num(p['selectivity_non_directed'])}")
+
+
+def check_interaction(chk: Check, d: Path, pub: bytes, records: list, info: dict) -> None:
+    """interaction-metrics.cbor as `jouleclaw receipts verify DIR` checks it: the COSE_Sign1
+    verified (spec/INTERACTION-METRICS-V1.md section 5, its payload by the section 4 decoder)
+    and bound to every decodable line of receipts.jsonl (section 6); without it, refused when
+    summary.json lists it (interaction_metrics_missing)."""
+    receipts = [r for _, r, _ in records if r is not None]
+    hashes = [h for h, r, _ in records if r is not None]
+    data = read_document(chk, d, INTERACTION_CBOR, im.MAX_SIGNED)
+    if data is False:
+        return
+    if data is None:
+        if summary_lists(d, INTERACTION_CBOR):
+            chk.add("interaction_metrics_missing", INTERACTION_CBOR, "summary.json lists it and it is gone")
+        else:
+            info["notes"].append(f"{INTERACTION_CBOR}: absent")
+        return
+    try:
+        doc = im.verify_signed(data, pub)
+    except sl.Refused as e:
+        chk.add(e.code, INTERACTION_CBOR, "the interaction document does not verify")
+        return
+    problems = im.bind(doc, receipts, hashes)
+    for code in problems:
+        chk.add(code, INTERACTION_CBOR,
+                "the document is not bound to the receipts (spec/INTERACTION-METRICS-V1.md section 6)")
+    if not problems:
+        info["notes"].append(f"{INTERACTION_CBOR}: verified and bound to the receipts; {describe_interaction(doc)}")
 
 
 def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:
@@ -506,6 +564,7 @@ def check_dir(d: Path, pub: bytes) -> tuple[Check, dict]:
         chk.add("no_receipts", "receipts.jsonl", "no receipts in receipts.jsonl")
 
     check_stop_latency(chk, d, pub, records, info)
+    check_interaction(chk, d, pub, records, info)
 
     # signer.pub (optional): the verifying key.
     f = open_or_note(chk, d, "signer.pub", False)

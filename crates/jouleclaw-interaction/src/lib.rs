@@ -10,6 +10,8 @@
 //!
 //! The public interface is:
 //! - [`InteractionMeter`], [`InteractionConfig`], [`Event`], [`EventKind`]: the measurement;
+//! - [`PipelineMeter`]: the meter beside a pipeline (its outcomes and closed windows in, the
+//!   bound, signed document out);
 //! - [`Panel`], [`PanelBuilder`], [`Counts`], [`pairwise_sum`]: the panel over one or more
 //!   streams, float for float as τ-voice computes it;
 //! - [`InteractionDocument`], [`Refusal`], [`receipts_root`]: the wire form and its strict
@@ -43,6 +45,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+mod beside;
 mod bind;
 mod cose;
 mod document;
@@ -51,6 +54,7 @@ mod meter;
 mod panel;
 pub mod tau_voice;
 
+pub use beside::PipelineMeter;
 pub use bind::{BINDING_CODES, BindingProblem, check_receipts, missing};
 pub use cose::{
     INTERACTION_CONTENT_TYPE, MAX_SIGNED_BYTES, SignedInteraction, protected_bytes, sig_structure,

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 use jouleclaw_interaction::{
-    self as im, InteractionConfig, InteractionDocument, InteractionMeter, MAX_SIGNED_BYTES, Panel,
-    PanelBuilder,
+    self as im, InteractionConfig, InteractionDocument, MAX_SIGNED_BYTES, Panel, PanelBuilder,
+    PipelineMeter,
 };
 use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
@@ -29,10 +29,9 @@ use crate::{CmdResult, Failure};
 /// The file beside the receipts.
 pub(crate) const FILE: &str = "interaction-metrics.cbor";
 
-/// The meter of a run and the receipts' content hashes, in window order.
+/// The meter of a run beside its pipeline, and the key it signs with.
 pub(crate) struct RunMeter {
-    meter: InteractionMeter,
-    hashes: Vec<[u8; 32]>,
+    meter: PipelineMeter,
     signer: SoftwareSigner,
 }
 
@@ -46,8 +45,7 @@ impl RunMeter {
         let signer = SoftwareSigner::from_key_file_text(&signer.key_file_text())
             .map_err(|e| Failure::Usage(format!("signing key: {e}")))?;
         Ok(Self {
-            meter: InteractionMeter::new(InteractionConfig::default()).map_err(refused)?,
-            hashes: Vec::new(),
+            meter: PipelineMeter::new(InteractionConfig::default()).map_err(refused)?,
             signer,
         })
     }
@@ -60,25 +58,12 @@ impl RunMeter {
         outcome: &TickOutcome,
         spec: &StreamSpec,
     ) -> Result<(), Failure> {
-        if let Some(w) = &outcome.closed {
-            self.closed(w);
-        }
-        self.meter
-            .observe(tick, outcome.direction)
-            .map_err(refused)?;
-        for report in &outcome.stages {
-            for p in report.result.iter().flatten() {
-                if let Some(c) = spec.channel(p.tick.channel_id) {
-                    self.meter.observe(&p.tick, c.direction).map_err(refused)?;
-                }
-            }
-        }
-        Ok(())
+        self.meter.push(tick, outcome, spec).map_err(refused)
     }
 
     /// A window closed outside a push (the last one).
     pub(crate) fn closed(&mut self, w: &ClosedWindow) {
-        self.hashes.push(*w.content_hash.as_bytes());
+        self.meter.closed(w);
     }
 
     /// Ends the stream: signs the document and stages `interaction-metrics.cbor` in `dir`
@@ -91,19 +76,16 @@ impl RunMeter {
         steward: &str,
         stream_id: &str,
     ) -> Result<(Staged, blake3::Hash, InteractionDocument, [u8; 32]), Failure> {
-        let config = *self.meter.config();
-        let frames = self.meter.frame_count();
-        let events = self.meter.finish().map_err(refused)?.to_vec();
-        let doc =
-            InteractionDocument::new(steward, stream_id, config, frames, &events, &self.hashes)
-                .map_err(refused)?;
-        let signed = im::sign(&self.signer, &doc).map_err(refused)?;
+        let signed = self
+            .meter
+            .finish_signed(&self.signer, steward, stream_id)
+            .map_err(refused)?;
         check_destination(&dir.join(FILE), inputs)?;
         let mut staged = Staged::create(dir, FILE)?;
         staged.write(&signed.cose_sign1)?;
         let hash = staged.finish()?;
         let digest = jouleclaw_stack::seal::document_digest(&signed.cose_sign1);
-        Ok((staged, hash, doc, digest))
+        Ok((staged, hash, signed.document, digest))
     }
 }
 

@@ -30,6 +30,8 @@ from ._jouleclaw import (
     EarlyVerdict,
     Finding,
     Finished,
+    InteractionDocument,
+    InteractionEvent,
     JouleclawError,
     Pipeline,
     PipelinePoisoned,
@@ -49,6 +51,7 @@ from ._jouleclaw import (
     split_cbor_sequence,
     verify,
     verify_batch,
+    verify_interaction_metrics,
     verify_stream_dir,
     verify_stop_latency,
 )
@@ -68,6 +71,8 @@ __all__ = [
     "EarlyVerdict",
     "Finding",
     "Finished",
+    "InteractionDocument",
+    "InteractionEvent",
     "JouleclawError",
     "Pipeline",
     "PipelinePoisoned",
@@ -87,6 +92,7 @@ __all__ = [
     "split_cbor_sequence",
     "verify",
     "verify_batch",
+    "verify_interaction_metrics",
     "verify_stream_dir",
     "verify_stop_latency",
 ]

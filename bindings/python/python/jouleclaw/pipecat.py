@@ -45,6 +45,16 @@ not speaking                                      response once the bot went qui
 speaks, or ``InterruptionFrame`` while the        (one per bot turn: the second of the pair
 bot speaks                                        is not a second barge-in)
 ``UserStoppedSpeakingFrame``                      ``end_of_turn`` marker on ``control`` (0)
+``InputAudioRawFrame`` while the user speaks      also a ``{"custom": "user_speech"}`` marker
+(Pipecat's VAD: between ``VADUserStarted-``       on ``control`` (0), one per 200 ms frame
+and ``VADUserStoppedSpeakingFrame``), or a         of the interaction panel; while the bot
+``UserSpeakingFrame``                             speaks only once Pipecat started a user
+                                                  turn (see "Interaction markers" below)
+a user-turn start strategy's                      ``{"custom": "user_speech"}`` and
+``on_reset_aggregation`` event while the bot      ``{"custom": "backchannel"}`` on
+speaks (``MinWordsUserTurnStartStrategy``: a      ``control`` (0), at the next frame the
+transcript with fewer than ``min_words``          observer takes: Pipecat decided the
+words), or a ``UserBackchannelFrame``             user's speech is not an interruption
 ``FunctionCallResultFrame``                       ``substrate`` (5) text: ``result`` as UTF-8
                                                   (a ``str`` as is, anything else as compact
                                                   JSON with sorted keys)
@@ -87,6 +97,41 @@ A transport or a test sink that reports playout can give ``clock`` the played ti
 played time that lags the mic is refused as ``tick_ts_decreasing``), so such a clock must
 report played times no earlier than the last tick it stamped.
 
+Interaction markers (the interaction panel, ``spec/INTERACTION-METRICS-V1.md``, signed as
+``interaction-metrics/1`` at the end of the call): the meter needs, per 200 ms frame, whether the
+user spoke and whether user speech over the bot was a backchannel. What Pipecat 1.14 decides,
+and what the observer maps:
+
+* **User speech** is what Pipecat's VAD says (``VADUserStartedSpeakingFrame`` to
+  ``VADUserStoppedSpeakingFrame``, from ``VADProcessor`` or the user aggregator's VAD): it starts
+  ``start_secs`` after the speech began and ends ``stop_secs`` after it ended (Silero's
+  ``VADParams``), so the panel's user segments are the VAD's.
+* **Over the bot**, Pipecat's user-turn *start strategy* decides whether speech is a new user
+  turn (and, with ``enable_interruptions``, an interruption). ``VADUserTurnStartStrategy``
+  starts one on the VAD's start; ``MinWordsUserTurnStartStrategy(min_words=N)`` starts one only
+  once a transcript has ``N`` words while the bot speaks (1 word otherwise), and for a shorter
+  transcript fires its ``on_reset_aggregation`` event and starts nothing: no
+  ``UserStartedSpeakingFrame``, no ``InterruptionFrame``, the bot keeps talking
+  (``pipecat/turns/user_start/min_words_user_turn_start_strategy.py``). No frame carries that
+  decision, so the observer listens to that event on the strategies given as
+  ``user_turn_strategies`` (the object given to ``UserTurnProcessor`` or the user aggregator).
+  Until Pipecat decided, speech over the bot is not marked as user speech: a turn start makes
+  the following frames user speech (and a ``barge_in``, as above); a reset while the bot speaks
+  is marked as a one-frame backchannel segment (``user_speech`` and ``backchannel`` in the same
+  frame), dated at the first frame the observer takes after the event, i.e. when Pipecat
+  decided (after the transcript), not when the user started to speak.
+* ``UserBackchannelFrame`` (a short acknowledgment "pushed in place of a transcription, so the
+  bot keeps talking", consumed by ``LLMUserAggregator``) is marked the same way while the bot
+  speaks; nothing in pipecat-ai 1.14 itself pushes one (a service or processor of the
+  application may).
+
+What the observer cannot know: whether the user *meant* a backchannel (only that Pipecat did not
+take the speech as a turn); speech the VAD did not detect or the STT did not transcribe (no
+transcript: no decision, nothing marked); the reason of a reset other than
+``MinWordsUserTurnStartStrategy``'s (a ``WakePhraseUserTurnStartStrategy`` also resets when no
+wake phrase was heard: not listened to); vocal tics and speech not directed at the agent
+(Pipecat 1.14 makes no such decision: ``vocal_tic`` / ``non_directed`` are never marked).
+
 Time: every tick is stamped with ``clock(data)`` in stream nanoseconds. The default is
 ``data.timestamp``, the pipeline clock (nanoseconds since the pipeline task started, read when
 the frame was pushed), so windows follow the pipeline's own time and no wall clock enters the
@@ -96,10 +141,11 @@ at ``EndFrame``/``CancelFrame`` (or ``finish()``).
 Every closed window goes to the ``on_receipt`` callback and the observer's ``on_receipt``
 event as it closes. When the call ends (``EndFrame``/``CancelFrame``, cleanup, or
 ``finish()``) the pipeline signs the ``stop-latency/1`` document (every barge-in: its time, the
-last audio sent after it, the stop latency) and, with ``seal_every``, the final seal, and
+last audio sent after it, the stop latency), the ``interaction-metrics/1`` document (the
+interaction panel's events) and, with ``seal_every``, the final seal committing to both, and
 writes ``out_dir`` as ``jouleclaw run`` does (``signer.pub``, ``receipts.jsonl``,
 ``receipts.cbor``, ``seals.cbor``, ``inclusion.cbor``, ``stop-latency.cbor``,
-``summary.json``; each file written new, then renamed). The ``on_yield`` callback and
+``interaction-metrics.cbor``, ``summary.json``; each file written new, then renamed). The ``on_yield`` callback and
 event fire on the barge-in tick itself, with a ``YieldEvent``. A tick the window refuses never
 stops the pipeline: it is counted in ``refused`` by its stable code.
 """
@@ -128,12 +174,18 @@ from pipecat.frames.frames import (
     SpeechOutputAudioRawFrame,
     TranscriptionFrame,
     TTSAudioRawFrame,
+    UserBackchannelFrame,
+    UserSpeakingFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
+    VADUserStartedSpeakingFrame,
+    VADUserStoppedSpeakingFrame,
 )
 from pipecat.observers.base_observer import BaseObserver, FramePushed
 from pipecat.processors.frame_processor import FrameDirection
 from pipecat.transports.base_output import BaseOutputTransport
+from pipecat.turns.user_start import MinWordsUserTurnStartStrategy
+from pipecat.turns.user_turn_strategies import UserTurnStrategies
 
 from . import (
     ASR,
@@ -144,6 +196,7 @@ from . import (
     TTS,
     ClosedWindow,
     Finished,
+    InteractionDocument,
     JouleclawError,
     Pipeline,
     SigningKey,
@@ -160,6 +213,13 @@ PIPECAT_VERSIONS = ">=1.14,<1.15"
 
 _NS_PER_S = 1_000_000_000
 
+#: The interaction panel's frame (``tick_ns`` of ``interaction-metrics/1``): one
+#: ``user_speech`` marker per frame of user speech.
+INTERACTION_FRAME_NS = 200_000_000
+
+USER_SPEECH = {"custom": "user_speech"}
+BACKCHANNEL = {"custom": "backchannel"}
+
 #: The files of a run directory (``out_dir``).
 RUN_FILES = (
     "signer.pub",
@@ -168,6 +228,7 @@ RUN_FILES = (
     "seals.cbor",
     "inclusion.cbor",
     "stop-latency.cbor",
+    "interaction-metrics.cbor",
     "summary.json",
 )
 
@@ -251,6 +312,11 @@ class ReceiptObserver(BaseObserver):
         excluded_buffer_ns: With ``vantage``: the audio the transport keeps buffered after
             that point, which the stop latency does not include, when known (see the module
             docs per transport); ``None``: not known.
+        user_turn_strategies: The ``UserTurnStrategies`` given to Pipecat's
+            ``UserTurnProcessor`` or user aggregator: the observer listens to the
+            ``on_reset_aggregation`` event of each ``MinWordsUserTurnStartStrategy`` in it, the
+            decision that speech over the bot is not a turn (marked as a backchannel; see
+            "Interaction markers"). ``None``: no such decision is seen.
     """
 
     def __init__(
@@ -271,6 +337,7 @@ class ReceiptObserver(BaseObserver):
         window_signatures: str = "all",
         vantage: Optional[str] = None,
         excluded_buffer_ns: Optional[int] = None,
+        user_turn_strategies: Optional[UserTurnStrategies] = None,
         **kwargs,
     ):
         # Every push, not only the first: the end of the call is the EndFrame's push by the
@@ -305,7 +372,12 @@ class ReceiptObserver(BaseObserver):
         self._barged_in = False
         self._user_speaking = False
         self._deferred_start: Optional[int] = None
+        self._vad_speaking = False
+        self._speech_frame: Optional[int] = None
+        self._backchannel_pending = False
         self._finished = False
+        #: Backchannels marked: (stream ns, what decided it: the strategy's or frame's class).
+        self.backchannels: list[tuple[int, str]] = []
         #: Times (stream ns) the bot started speaking again after a barge-in while the user's
         #: turn was still open: not taken as the bot's next turn (see ``_map``), each recorded
         #: as a ``{"custom": "turn_during_user_turn"}`` marker on ``tts``.
@@ -329,6 +401,9 @@ class ReceiptObserver(BaseObserver):
         self.finished: Optional[Finished] = None
         self._register_event_handler("on_receipt", sync=True)
         self._register_event_handler("on_yield", sync=True)
+        for strategy in (user_turn_strategies.start or []) if user_turn_strategies else []:
+            if isinstance(strategy, MinWordsUserTurnStartStrategy):
+                strategy.add_event_handler("on_reset_aggregation", self._on_reset_aggregation)
 
     @property
     def public_key(self) -> bytes:
@@ -349,6 +424,11 @@ class ReceiptObserver(BaseObserver):
     def stop_latency(self) -> Optional[StopLatencyDocument]:
         """The signed ``stop-latency/1`` document of the call, once it has ended."""
         return None if self.finished is None else self.finished.stop_latency
+
+    @property
+    def interaction(self) -> Optional[InteractionDocument]:
+        """The signed ``interaction-metrics/1`` document of the call, once it has ended."""
+        return None if self.finished is None else self.finished.interaction
 
     def stop_latencies(self) -> list[StopLatency]:
         """Every barge-in so far: its time, the last audio sent after it, the stop latency."""
@@ -386,6 +466,11 @@ class ReceiptObserver(BaseObserver):
         if isinstance(frame, CancelFrame):
             await self.finish()
             return
+        if self._backchannel_pending:
+            # Pipecat decided (between the previous frame taken and this one) that the
+            # user's speech over the bot is not a turn.
+            self._backchannel_pending = False
+            await self._backchannel(ts, "MinWordsUserTurnStartStrategy")
         sent = self._sent_by_transport(data)
         if sent and frame.transport_destination != self._destination:
             # Another destination's audio and bot-speaking frames: not this voice.
@@ -409,6 +494,20 @@ class ReceiptObserver(BaseObserver):
     async def _map(self, frame: Frame, ts: int, sent: bool):
         if isinstance(frame, InputAudioRawFrame):
             await self._push(ts, MIC, "audio", frame, payload=frame.audio)
+            await self._user_speech(ts, frame)
+        elif isinstance(frame, VADUserStartedSpeakingFrame):
+            self._vad_speaking = True
+            self._count(self.ignored, type(frame).__name__)
+        elif isinstance(frame, VADUserStoppedSpeakingFrame):
+            self._vad_speaking = False
+            self._count(self.ignored, type(frame).__name__)
+        elif isinstance(frame, UserSpeakingFrame):
+            await self._user_speech(ts, frame)
+        elif isinstance(frame, UserBackchannelFrame):
+            if self._bot_speaking:
+                await self._backchannel(ts, type(frame).__name__)
+            else:
+                self._count(self.ignored, "UserBackchannelFrame while the bot is silent")
         elif isinstance(frame, TranscriptionFrame):
             await self._push(ts, ASR, "text", frame, payload=frame.text.encode("utf-8"))
         elif isinstance(frame, LLMTextFrame):
@@ -470,6 +569,32 @@ class ReceiptObserver(BaseObserver):
             # boundaries), TTSTextFrame (the words being spoken, not new LLM output), the bot
             # speaking frames of another destination, ...
             self._count(self.ignored, type(frame).__name__)
+
+    async def _on_reset_aggregation(self, strategy) -> None:
+        """``MinWordsUserTurnStartStrategy`` reset: a transcript with fewer words than it
+        needs. While the bot speaks that is Pipecat deciding not to interrupt it; marked at
+        the next frame taken (the event carries no time)."""
+        if self._bot_speaking and not self._finished:
+            self._backchannel_pending = True
+        else:
+            self._count(self.ignored, "on_reset_aggregation while the bot is silent")
+
+    async def _backchannel(self, ts: int, why: str) -> None:
+        """A one-frame backchannel segment: ``user_speech`` and ``backchannel`` at `ts`."""
+        self.backchannels.append((ts, why))
+        self._speech_frame = ts // INTERACTION_FRAME_NS
+        await self._push(ts, CONTROL, "marker", None, marker=USER_SPEECH)
+        await self._push(ts, CONTROL, "marker", None, marker=BACKCHANNEL)
+
+    async def _user_speech(self, ts: int, frame: Frame) -> None:
+        """One ``user_speech`` marker per interaction frame while Pipecat's VAD says the user
+        speaks; over the bot only once Pipecat started a user turn."""
+        if not self._vad_speaking or (self._bot_speaking and not self._user_speaking):
+            return
+        f = ts // INTERACTION_FRAME_NS
+        if f != self._speech_frame:
+            self._speech_frame = f
+            await self._push(ts, CONTROL, "marker", frame, marker=USER_SPEECH)
 
     def _barge_in_open(self) -> bool:
         """A barge-in is pending and the user's turn has not ended."""
