@@ -27,7 +27,8 @@ words, so a backchannel, "Uh-huh." or a misheard "Mm, mm.", is talked through); 
 ``bcdefault-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
 observer has written ``$JC_LK_OUT/<room>/run`` and the worker writes
 ``$JC_LK_OUT/<room>/agent.json`` (the stream clock's origin, the audio handed to the room,
-the turn decisions LiveKit reported, the transcripts).
+the turn decisions LiveKit reported, the transcripts, the signed interaction panel and its
+events).
 """
 
 from __future__ import annotations
@@ -373,6 +374,14 @@ def write_report(out: Path, observer: ReceiptObserver, transcripts, scenario: st
                 "ended_by": s.ended_by,
             }
             for s in observer.stop_latencies()
+        ],
+        "interaction": (
+            None if observer.interaction is None else json.loads(observer.interaction.panel_json)
+        ),
+        "interaction_events": [] if observer.interaction is None else [
+            {"kind": e.kind, "tick": e.tick, "segment_tick": e.segment_tick,
+             "latency_ns": e.latency_ns, "window_id": e.window_id}
+            for e in observer.interaction.events
         ],
         "findings": {str(w.window_id): w.finding.kind for w in observer.receipts},
         "verdicts": {str(w.window_id): w.verdict.kind for w in observer.receipts},

@@ -464,7 +464,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--jouleclaw-bin", type=Path, default=None,
-                        help="the jouleclaw CLI: print each call's interaction panel")
+                        help="the jouleclaw CLI: check each call's signed interaction panel "
+                             "against its tick trace replayed by jouleclaw run")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="livekit-call-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -476,9 +477,14 @@ def main(argv=None) -> int:
                     result = run_call(server, out, name)
                     report(result)
                     print(f"  run directory {result.out_dir}")
+                    result.panel = result.agent["interaction"]
+                    if result.panel is not None:
+                        print(f"  interaction panel (signed): {panel_line(result.panel)}")
                     if args.jouleclaw_bin is not None:
-                        result.panel = interaction_panel(result, args.jouleclaw_bin, out)
-                        print(f"  interaction panel: {panel_line(result.panel)}")
+                        replayed = interaction_panel(result, args.jouleclaw_bin, out)
+                        print("  the same panel from the tick trace replayed by jouleclaw run: "
+                              + ("yes" if replayed == result.panel else
+                                 f"NO: {panel_line(replayed)}"))
                     results.append(result)
     if args.json:
         args.json.write_text(json.dumps([

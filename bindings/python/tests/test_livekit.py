@@ -252,6 +252,12 @@ def test_speech_over_the_agent_livekit_drops_is_a_backchannel_not_a_barge_in(tmp
     ]
     assert observer.stop_latencies() == [] and yields == []
     assert "barge_in_ignored" not in {w.finding.kind for w in observer.receipts}
+    # The signed interaction document reads it as a backchannel talked through (the agent's
+    # audio runs to the last frame with a tick, 250 ms), not as an interruption.
+    kinds = [e.kind for e in observer.interaction.events]
+    assert "backchannel_correct" in kinds
+    assert not {"yield", "no_yield"} & set(kinds)
+    assert (tmp_path / "run" / "interaction-metrics.cbor").is_file()
     (decided,) = [d for d in observer.decisions if d.kind.startswith("overlap_")]
     assert decided.kind == "overlap_backchannel"
     assert decided.detail["reason"] == "LiveKit dropped the user's turn"
@@ -291,6 +297,9 @@ def test_speech_over_the_agent_livekit_commits_is_a_barge_in_stamped_when_it_beg
     # test: the same ticks, LiveKit's other decision).
     assert not barge.within_deadline
     assert "barge_in_ignored" in {w.finding.kind for w in observer.receipts}
+    kinds = [e.kind for e in observer.interaction.events]
+    assert {"yield", "no_yield"} & set(kinds)
+    assert not {"backchannel_correct", "backchannel_error"} & set(kinds)
     # The yield is reported when the held barge-in reaches the pipeline.
     assert [y.ts_ns for y in yields] == [50 * MS]
 

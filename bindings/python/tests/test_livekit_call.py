@@ -14,6 +14,7 @@ of the other Python suites) this module is skipped, and that suite counts a skip
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -24,13 +25,13 @@ import pytest
 
 pytest.importorskip("livekit.agents", reason="the LiveKit tests run in .ci/suites/31-livekit.sh")
 
-from conftest import REPO, jouleclaw_cli, python_verifier  # noqa: E402
+from conftest import REPO, jouleclaw_cli, python_verifier, verify_dir_everywhere  # noqa: E402
 
 sys.path.insert(0, str(REPO / "examples/python"))
 
 import livekit_call as lc  # noqa: E402
 
-from jouleclaw import StreamSpec, verify_stop_latency  # noqa: E402
+from jouleclaw import StreamSpec, verify_interaction_metrics, verify_stop_latency  # noqa: E402
 
 
 def server_binary() -> Path:
@@ -78,11 +79,18 @@ def stop_latency_checker():
     return check_stop_latency
 
 
-def verify_run(result: lc.CallResult) -> list[dict]:
-    """The run directory verifies with the CLI (receipts, seals, stop-latency document), every
-    receipt with the Python verifier, the stop-latency document with the binding and the
-    independent checker; returns the receipts the Python verifier decoded."""
+def verify_run(result: lc.CallResult, tmp: Path) -> list[dict]:
+    """The run directory verifies with the CLI (receipts, seals, the stop-latency and
+    interaction documents), conformance/verifiers/python/verify_stream.py and the binding's
+    verify_stream_dir; every receipt with the Python verifier, the stop-latency document with
+    the binding and the independent checker, the interaction document with the binding; and
+    the signed panel is the one the substrate's meter gives on the observer's tick trace
+    replayed by `jouleclaw run`. Returns the receipts the Python verifier decoded."""
     out = result.out_dir
+    assert (out / "interaction-metrics.cbor").is_file()
+    everywhere = verify_dir_everywhere(out, sealed=True)
+    assert {k: v[0] for k, v in everywhere.items()} == {"cli": 0, "python": 0, "binding": 0}, \
+        everywhere
     done = subprocess.run(
         [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(out / "signer.pub"), str(out)],
         capture_output=True, text=True, timeout=60,
@@ -114,6 +122,15 @@ def verify_run(result: lc.CallResult) -> list[dict]:
     assert [b["barge_in_ts_ns"] for b in checked["barge_ins"]] == [
         s["barge_in_ts_ns"] for s in result.agent["stop_latencies"]
     ]
+    doc = verify_interaction_metrics(
+        (out / "interaction-metrics.cbor").read_bytes(),
+        (out / "signer.pub").read_text().strip(),
+        (out / "receipts.jsonl").read_bytes(),
+    )
+    assert doc.window_count == len(lines)
+    signed = result.agent["interaction"]
+    assert json.loads(doc.panel_json) == signed
+    assert lc.interaction_panel(result, jouleclaw_cli(), tmp) == signed
     return decoded
 
 
@@ -144,9 +161,9 @@ def common(result: lc.CallResult) -> None:
     assert len(result.far.speech()) > 100
 
 
-def test_polite_livekit_interrupts_the_agent_and_the_receipts_say_how_late(calls):
+def test_polite_livekit_interrupts_the_agent_and_the_receipts_say_how_late(calls, tmp_path):
     polite = call(calls, "polite")
-    verify_run(polite)
+    verify_run(polite, tmp_path)
     common(polite)
     (barge,) = polite.agent["stop_latencies"]
     assert polite.agent["verdicts"][str(barge["window_id"])] == "yield"
@@ -169,9 +186,9 @@ def test_polite_livekit_interrupts_the_agent_and_the_receipts_say_how_late(calls
     assert len(polite.far.speech()) < len(call(calls, "rude").far.speech())
 
 
-def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(calls):
+def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(calls, tmp_path):
     rude = call(calls, "rude")
-    verify_run(rude)
+    verify_run(rude, tmp_path)
     common(rude)
     (barge,) = rude.agent["stop_latencies"]
     late = late_windows(rude, barge["barge_in_ts_ns"])
@@ -192,9 +209,9 @@ def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(call
     assert cmp["far_end_minus_agent_speech_ms"] > 0
 
 
-def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(calls):
+def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(calls, tmp_path):
     ahead = call(calls, "ahead")
-    verify_run(ahead)
+    verify_run(ahead, tmp_path)
     common(ahead)
     assert ahead.agent["stop_latencies"] == []
     assert set(ahead.agent["findings"].values()) == {"conforming"}
@@ -211,7 +228,7 @@ def test_backchannel_livekit_talks_through_mm_hmm_and_no_window_is_barge_in_igno
     calls, tmp_path
 ):
     bc = call(calls, "backchannel")
-    verify_run(bc)
+    verify_run(bc, tmp_path)
     common(bc)
     a = bc.agent
     # LiveKit dropped the short turn (min_words 3): no pause, no interruption, no barge-in.
@@ -226,7 +243,7 @@ def test_backchannel_livekit_talks_through_mm_hmm_and_no_window_is_barge_in_igno
     said_end = bc.far.said[-1][2]
     assert bc.far.said[-1][0] == lc.BACKCHANNEL
     assert max(bc.far.speech()) - said_end > 2 * lc.NS
-    # The panel of the observer's ticks: one backchannel, talked through.
-    panel = lc.interaction_panel(bc, jouleclaw_cli(), tmp_path)
+    # The signed panel: one backchannel, talked through.
+    panel = a["interaction"]
     assert panel["counts"]["backchannel_total"] == 1
     assert panel["selectivity_backchannel"] == 1.0

@@ -95,6 +95,7 @@ same time line.) A window closes when a tick with a time in a later window arriv
 the call ends.
 
 When the call ends (the session's ``close`` event, or ``finish()``) the pipeline signs the
+``interaction-metrics/1`` document (the interaction panel of the ticks) and the
 stop-latency document (by default ``stop-latency/2`` with ``vantage`` ``"sent"`` and the 200 ms
 of RoomIO's source queue as ``excluded_buffer_ns``: the times mark the hand-over to the room's
 source, and that queue plays after it) and, with ``seal_every``, the final seal, and writes ``out_dir``
@@ -123,6 +124,7 @@ from . import (
     TTS,
     ClosedWindow,
     Finished,
+    InteractionDocument,
     JouleclawError,
     Pipeline,
     SigningKey,
@@ -167,6 +169,7 @@ RUN_FILES = (
     "seals.cbor",
     "inclusion.cbor",
     "stop-latency.cbor",
+    "interaction-metrics.cbor",
     "summary.json",
 )
 
@@ -413,6 +416,13 @@ class ReceiptObserver:
         """The signed stop-latency document of the call, once it has ended."""
         return None if self.finished is None else self.finished.stop_latency
 
+    @property
+    def interaction(self) -> Optional[InteractionDocument]:
+        """The signed ``interaction-metrics/1`` document of the call (tau-voice's interaction
+        panel of its ticks: the user_speech and backchannel markers, the agent's audio), once
+        it has ended."""
+        return None if self.finished is None else self.finished.interaction
+
     def stop_latencies(self) -> list[StopLatency]:
         """Every barge-in so far: its time, the last audio sent after it, the stop latency."""
         if self.finished is not None:
@@ -489,8 +499,8 @@ class ReceiptObserver:
         session.on("close", self._on_close)
 
     def finish(self) -> Optional[Finished]:
-        """Closes the open window, signs the stop-latency document (and the final seal) and
-        writes ``out_dir``. Called at the session's ``close``; later calls do nothing."""
+        """Closes the open window, signs the stop-latency and interaction documents (and the
+        final seal, committing to both) and writes ``out_dir``. Called at the session's ``close``; later calls do nothing."""
         if self._finished:
             return self.finished
         now = self._now()
