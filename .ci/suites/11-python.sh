@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python package (PyO3 wheel built with maturin by pip) and its tests against real Pipecat
 # (pipecat-ai 1.14.0 from PyPI) in a venv under $JC_CACHE; then the Pipecat example's receipts
-# checked by the CLI.
+# checked by the CLI, and its run directory by the CLI and by verify_stream.py.
 set -euo pipefail
 . scripts/suite-lib.sh
 jc_suite python
@@ -23,4 +23,10 @@ trap 'rm -rf "$out"' EXIT
 jc_check "examples/python/pipecat_receipts.py" "$py" examples/python/pipecat_receipts.py --out "$out/receipts"
 jc_check "receipts verify of the example's receipts" "$CARGO_TARGET_DIR/debug/jouleclaw" receipts verify \
     --pub "$out/receipts/signer.pub" "$out/receipts/receipts.cbor"
+# The whole run directory (seals, stop-latency and interaction documents), by the CLI and by the
+# Python stream verifier.
+jc_check "receipts verify of the example's run directory" "$CARGO_TARGET_DIR/debug/jouleclaw" receipts verify \
+    --pub "$out/receipts/signer.pub" "$out/receipts"
+jc_check "verify_stream.py of the example's run directory" "$py" conformance/verifiers/python/verify_stream.py \
+    --pub "$out/receipts/signer.pub" "$out/receipts"
 jc_close

@@ -262,7 +262,12 @@ def main(argv):
     a = observer.audio_stats
     print(f"audio: generated {a.generated_ns / 1e9:.2f} s, sent {a.sent_ns / 1e9:.2f} s, "
           f"never sent {a.unsent_ns / 1e9:.2f} s")
-    print(f"wrote the run directory {out} (receipts, stop-latency.cbor, summary.json)")
+    doc = observer.interaction
+    if doc is not None:
+        print(f"interaction panel (signed, interaction-metrics.cbor): {len(doc.events)} events "
+              f"{[e.kind for e in doc.events]}")
+    print(f"wrote the run directory {out} (receipts, seals, stop-latency.cbor, "
+          f"interaction-metrics.cbor, summary.json)")
     print(f"check: jouleclaw receipts verify --pub {out}/signer.pub {out}")
     print("WARNING: these receipts are signed with the published RFC 8032 test key.")
     return 1 if bad else 0

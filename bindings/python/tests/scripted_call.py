@@ -136,7 +136,8 @@ def tts_stopped() -> TTSStoppedFrame:
 async def run_call(script, observer, *, timeout_s: float = 30.0) -> None:
     """Runs `script` — ``(t_ms, who, frame)`` steps with `who` one of ``"user"``, ``"stt"``,
     ``"llm"``, ``"tts"`` (generation), ``"out"`` (the output transport: what was sent) and
-    `frame` a frame or ``INTERRUPT`` — through a Pipecat pipeline with
+    `frame` a frame, ``INTERRUPT``, or an async function called at that step (what happens
+    outside the frames, e.g. a turn strategy's decision) — through a Pipecat pipeline with
     `observer` attached, then ends the pipeline with an ``EndFrame``."""
     clock = ScriptClock()
     stand_ins = {who: StandIn(name=who) for who in ("user", "stt", "llm", "tts")}
@@ -160,7 +161,9 @@ async def run_call(script, observer, *, timeout_s: float = 30.0) -> None:
         await started.wait()
         for t_ms, who, frame in script:
             clock.now_ns = t_ms * MS
-            if frame == INTERRUPT:
+            if callable(frame):
+                await frame()
+            elif frame == INTERRUPT:
                 await stand_ins[who].broadcast_interruption()
             else:
                 await stand_ins[who].push_frame(frame)

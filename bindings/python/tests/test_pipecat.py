@@ -12,10 +12,13 @@ import scripted_call
 from scripted_call import (
     BARGE_IN_MS,
     MS,
+    mic,
     polite_bot,
     rude_bot,
     run_call,
     storyteller,
+    user_speaks,
+    user_stops,
 )
 from jouleclaw import SigningKey, verify
 from jouleclaw.pipecat import ReceiptObserver, YieldEvent
@@ -351,3 +354,122 @@ def test_a_bot_start_after_the_users_turn_ends_the_stop_latency():
     [b] = observer.stop_latencies()
     assert b.last_audio_ts_ns is None and b.stop_latency_ns == 0
     assert (b.ended_by, b.end_ts_ns) == ("start", 1260 * MS)
+
+
+# ------------------------------------------------------------------------------------------
+# Interaction markers: user speech from Pipecat's VAD, backchannels from its turn strategy.
+# ------------------------------------------------------------------------------------------
+
+
+def vad_started():
+    from pipecat.frames.frames import VADUserStartedSpeakingFrame
+
+    return VADUserStartedSpeakingFrame()
+
+
+def vad_stopped():
+    from pipecat.frames.frames import VADUserStoppedSpeakingFrame
+
+    return VADUserStoppedSpeakingFrame()
+
+
+def backchannel_call(strategy, observer, *, words: str):
+    """The question (VAD and turn), the bot's answer sent 200 ms at a time from 630 ms to
+    2.43 s, and over it at 1.0-1.3 s the user's short speech (VAD only: no turn); at 1.5 s its
+    transcript `words` reaches Pipecat's start strategy, which has seen the bot start."""
+    from pipecat.frames.frames import BotStartedSpeakingFrame
+
+    async def bot_started_seen():
+        await strategy.process_frame(BotStartedSpeakingFrame())
+        for _ in range(1000):  # the observer takes frames from its own queue
+            if observer.bot_speaking:
+                return
+            await asyncio.sleep(0.001)
+
+    async def transcript():
+        # The observer takes frames from its own queue: the decision comes once it has taken
+        # window 7's first frames (in a live call it lags by the queue's latency).
+        for _ in range(1000):
+            if observer.pipeline.open_window_id == 7:
+                break
+            await asyncio.sleep(0.001)
+        await strategy.process_frame(scripted_call.heard(words))
+
+    steps = [
+        (0, "user", vad_started()),
+        (0, "user", user_speaks()),
+        (0, "user", mic()),
+        (200, "user", mic()),
+        (300, "user", vad_stopped()),
+        (350, "stt", scripted_call.heard("what's the weather in lisbon")),
+        (380, "user", user_stops()),
+        (400, "user", mic()),
+        (402, "llm", scripted_call.tool_result({"city": "Lisbon"})),
+        (615, "out", scripted_call.bot_started()),
+        (616, "out", bot_started_seen),
+    ]
+    for k in range(10):
+        t = 630 + 200 * k
+        steps.append((t, "out", scripted_call.tts_audio()))
+        if t == 1030:
+            steps.append((1040, "user", vad_started()))
+        steps.append((t + 10, "user", mic()))
+        if t == 1230:
+            steps.append((1250, "user", vad_stopped()))
+        if t == 1430:
+            steps.append((1500, "stt", transcript))
+            steps.append((1500, "stt", scripted_call.heard(words)))
+    steps.append((2450, "out", scripted_call.bot_stopped()))
+    steps.append((2600, "user", mic()))
+    return steps
+
+
+@pytest.mark.parametrize("words, backchannel", [("Mm-hmm.", True), ("wait I have a question", False)])
+def test_a_min_words_decision_over_the_bot_is_marked_as_a_backchannel(tmp_path, words, backchannel):
+    from pipecat.turns.user_start import MinWordsUserTurnStartStrategy
+    from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
+    from pipecat.turns.user_turn_strategies import UserTurnStrategies
+
+    strategy = MinWordsUserTurnStartStrategy(min_words=3)
+    observer = ReceiptObserver(steward=STEWARD, stream_id="call-1", out_dir=tmp_path / "run",
+                               seal_every=4)
+    strategies = UserTurnStrategies(start=[strategy], stop=[SpeechTimeoutUserTurnStopStrategy()])
+    assert observer.watch_user_turn_strategies(strategies) == 1
+    asyncio.run(run_call(backchannel_call(strategy, observer, words=words), observer))
+    doc = observer.interaction
+    kinds = [e.kind for e in doc.events]
+    # The question's VAD frames 0-1 are user speech, answered at frame 3 (630 ms).
+    assert kinds[0] == "response" and doc.events[0].latency_ticks == 1
+    if backchannel:
+        # Pipecat's strategy reset (1 word < 3 while the bot speaks): marked at the next frame
+        # taken (in frame 7), a backchannel the bot talked through.
+        [(ts, why)] = observer.backchannels
+        assert (ts // (200 * MS), why) == (7, "MinWordsUserTurnStartStrategy")
+        assert kinds[1:] == ["backchannel_correct"]
+        assert doc.events[1].tick == 7
+        assert doc.selectivity_backchannel == 1.0
+    else:
+        # Enough words: the strategy starts a turn (no reset): nothing is marked; the speech
+        # over the bot that no turn took is not user speech.
+        assert observer.backchannels == []
+        assert kinds[1:] == []
+        assert doc.selectivity_backchannel is None
+    assert all(w.finding.kind == "conforming" for w in observer.receipts)
+    o = subprocess.run(
+        [str(jouleclaw_cli()), "receipts", "verify", "--pub", "signer.pub", "."],
+        cwd=tmp_path / "run", capture_output=True, text=True, timeout=60,
+    )
+    assert o.returncode == 0, o.stdout + o.stderr
+    assert "interaction-metrics.cbor: verified and bound to the receipts" in o.stdout
+
+
+def test_user_speech_is_marked_once_per_frame_while_the_vad_says_the_user_speaks():
+    observer = ReceiptObserver(steward=STEWARD, stream_id="call-1")
+    steps = [(0, "user", mic()), (100, "user", vad_started())]
+    steps += [(100 + 20 * k, "user", mic(640)) for k in range(1, 30)]  # to 680 ms
+    steps += [(690, "user", vad_stopped()), (700, "user", mic()), (900, "user", mic())]
+    asyncio.run(run_call(steps, observer))
+    # Markers in frames 0-3 (120 ms to 680 ms), one each; none before the VAD start or after
+    # its stop.
+    assert observer.ticks.get(0) == 4
+    assert observer.interaction.frame_count == 5

@@ -401,9 +401,21 @@ class ReceiptObserver(BaseObserver):
         self.finished: Optional[Finished] = None
         self._register_event_handler("on_receipt", sync=True)
         self._register_event_handler("on_yield", sync=True)
-        for strategy in (user_turn_strategies.start or []) if user_turn_strategies else []:
+        if user_turn_strategies is not None:
+            self.watch_user_turn_strategies(user_turn_strategies)
+
+    def watch_user_turn_strategies(self, strategies: UserTurnStrategies) -> int:
+        """Listens to the ``on_reset_aggregation`` event of each
+        ``MinWordsUserTurnStartStrategy`` in `strategies` (the object given to Pipecat's
+        ``UserTurnProcessor`` or user aggregator): a reset while the bot speaks is Pipecat
+        deciding that the user's speech is not a turn, marked as a backchannel (see the module
+        docs, "Interaction markers"). Returns how many strategies are watched."""
+        n = 0
+        for strategy in strategies.start or []:
             if isinstance(strategy, MinWordsUserTurnStartStrategy):
                 strategy.add_event_handler("on_reset_aggregation", self._on_reset_aggregation)
+                n += 1
+        return n
 
     @property
     def public_key(self) -> bytes:
