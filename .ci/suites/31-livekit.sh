@@ -25,9 +25,9 @@
 # prerequisite cannot be provisioned (Go missing, the proxy unreachable, the build failing,
 # PyPI unreachable). Bounded: every step runs under `timeout`; the test stops every process
 # it starts (SIGTERM, then SIGKILL to the process group). Measured on a loaded 2-core
-# machine: 2.5 minutes with everything cached (the calls 2 minutes: polite, rude and
-# generated ahead, the server and the worker started once; the package's release build and
-# the CLI are incremental; the backchannel call adds about 40 s); the livekit-server build 5.5 minutes with Go's caches cold (about
+# machine: 3 minutes with everything cached (the tests 2.4 minutes: the polite, rude,
+# generated-ahead and backchannel calls, the server and the worker started once; the package's
+# release build and the CLI are incremental); the livekit-server build 5.5 minutes with Go's caches cold (about
 # 18 minutes under heavy load; 16 s with Go's caches warm), the venv from PyPI about 6 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
