@@ -23,7 +23,8 @@ on room I/O at 16 kHz in and 12 kHz out (the rates the duplex spec's byte budget
 The scenario is the room name's prefix and sets LiveKit's interruption options
 (``INTERRUPTION``): ``rude-...`` turns interruptions off; ``backchannel-...`` sets LiveKit's
 ``min_words`` to 3 (user speech over the agent interrupts only once its transcript has three
-words, so a backchannel, "Uh-huh." or a misheard "Mm, mm.", is talked through); any other (``polite-...``, ``ahead-...``,
+words, so a backchannel, "Uh-huh." or a misheard "Mm, mm.", is talked through), and so does
+``mmhmm-...``; any other (``polite-...``, ``ahead-...``,
 ``bcdefault-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
 observer has written ``$JC_LK_OUT/<room>/run`` and the worker writes
 ``$JC_LK_OUT/<room>/agent.json`` (the stream clock's origin, the audio handed to the room,
@@ -85,6 +86,7 @@ SHORT_REPLY = "Okay."
 INTERRUPTION = {
     "rude": {"enabled": False},
     "backchannel": {"enabled": True, "min_words": 3},
+    "mmhmm": {"enabled": True, "min_words": 3},
 }
 
 
