@@ -338,3 +338,19 @@ def test_the_signed_document_states_the_room_source_vantage_by_default(tmp_path)
         user_over_agent(tmp_path / "v1", commits=True, vantage=None, excluded_buffer_ns=None))
     assert observer.stop_latency.schema == "stop-latency/1"
     assert observer.stop_latency.vantage is None
+
+
+def test_bad_arguments_are_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "ticks.jsonl").write_text("kept")
+    with pytest.raises(FileExistsError, match="tick trace"):
+        ReceiptObserver(steward="did:example:agent", stream_id="x", out_dir=tmp_path / "run",
+                        trace_path=tmp_path / "ticks.jsonl")
+    with pytest.raises(ValueError, match="max_hold_ns"):
+        ReceiptObserver(steward="did:example:agent", stream_id="x", out_dir=tmp_path / "run",
+                        max_hold_ns=0)
+    assert (tmp_path / "ticks.jsonl").read_text() == "kept"
+    assert not (tmp_path / "run").exists()
+    # the neighbour: a new trace file is accepted and written
+    ReceiptObserver(steward="did:example:agent", stream_id="x", out_dir=tmp_path / "run",
+                    trace_path=tmp_path / "new.jsonl").finish()
+    assert (tmp_path / "new.jsonl").is_file() and (tmp_path / "run").is_dir()

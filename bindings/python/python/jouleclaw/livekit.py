@@ -332,6 +332,8 @@ class ReceiptObserver:
     ):
         if max_hold_ns <= 0:
             raise ValueError("max_hold_ns must be positive")
+        if trace_path is not None and os.path.lexists(trace_path):
+            raise FileExistsError(f"{trace_path} exists: the tick trace is written to a new file")
         if out_dir is not None:
             out = Path(out_dir)
             taken = [name for name in RUN_FILES if (out / name).exists()]
