@@ -24,9 +24,9 @@ The scenario is the room name's prefix and sets LiveKit's interruption options
 (``INTERRUPTION``): ``rude-...`` turns interruptions off; ``backchannel-...`` sets LiveKit's
 ``min_words`` to 3 (user speech over the agent interrupts only once its transcript has three
 words, so a backchannel, "Uh-huh." or a misheard "Mm, mm.", is talked through), and so does
-``mmhmm-...``; any other (``polite-...``, ``ahead-...``,
-``bcdefault-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
-observer has written ``$JC_LK_OUT/<room>/run`` and the worker writes
+``mmhmm-...``; any other (``polite-...``, ``ahead-...``, ``bcdefault-...``) keeps LiveKit's
+default interruption handling. When the session closes (the user left), the observer has
+written ``$JC_LK_OUT/<room>/run`` and the worker writes
 ``$JC_LK_OUT/<room>/agent.json`` (the stream clock's origin, the audio handed to the room,
 the turn decisions LiveKit reported, the transcripts, the signed interaction panel and its
 events).

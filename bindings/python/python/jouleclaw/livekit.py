@@ -63,11 +63,11 @@ order, with its own stamp) until LiveKit decided: the turn committed (the activi
 (``on_end_of_turn`` returned ``False``: fewer words than ``min_words``) makes it a
 ``backchannel``; with no such decision within ``max_hold_ns`` or by the call's end, it is a
 ``backchannel`` if LiveKit called its pause false (``agent_false_interruption``; not final
-before that, since a later transcript still commits the turn) and a ``barge_in`` otherwise. Then the marker is pushed with the
-speech's start time and the held ticks after it, so the receipts are those of a decision known
-at once; only their minting waits. Speech over an agent that cannot be interrupted is a
-``barge_in`` at once (LiveKit judges nothing). spec/LIVEKIT-OBSERVER.md section 2.1 cites the
-livekit-agents 1.8.9 code.
+before that, since a later transcript still commits the turn) and a ``barge_in`` otherwise.
+Then the marker is pushed with the speech's start time and the held ticks after it, so the
+receipts are those of a decision known at once; only their minting waits. Speech over an
+agent that cannot be interrupted is a ``barge_in`` at once (LiveKit judges nothing).
+spec/LIVEKIT-OBSERVER.md section 2.1 cites the livekit-agents 1.8.9 code.
 
 What each stamp means, and what it hides:
 
@@ -98,8 +98,9 @@ When the call ends (the session's ``close`` event, or ``finish()``) the pipeline
 ``interaction-metrics/1`` document (the interaction panel of the ticks) and the
 stop-latency document (by default ``stop-latency/2`` with ``vantage`` ``"sent"`` and the 200 ms
 of RoomIO's source queue as ``excluded_buffer_ns``: the times mark the hand-over to the room's
-source, and that queue plays after it) and, with ``seal_every``, the final seal, and writes ``out_dir``
-exactly as the Pipecat observer does. Ticks the window refuses are counted in ``refused``.
+source, and that queue plays after it) and, with ``seal_every``, the final seal, and writes
+``out_dir`` exactly as the Pipecat observer does. Ticks the window refuses are counted in
+``refused``.
 """
 
 from __future__ import annotations
@@ -304,8 +305,8 @@ class ReceiptObserver:
             report it, so a different RoomIO needs this set). The server, Opus and the far
             end's jitter buffer follow and are not known here.
         max_hold_ns: How long (stream time) user speech over the agent is held for LiveKit's
-            decision before it counts as a barge-in (default 10 s; the held ticks are bounded
-            by it).
+            decision (default 10 s; the held ticks are bounded by it). Undecided by then, it
+            is a backchannel after a false interruption and a barge-in otherwise.
         trace_path: A new file to write every tick pushed to, as a tick trace
             (spec/TICK-TRACE.md), for ``jouleclaw run``; an existing file is refused.
     """
@@ -369,7 +370,7 @@ class ReceiptObserver:
         self._user_speaking = False
         self._speech_frame: Optional[int] = None
         # User speech that began during an interruptible agent turn, until LiveKit decided
-        # whether it interrupts: the ticks since, in push order (see _hold).
+        # whether it interrupts: the ticks since, in push order (see _decide).
         self._held: Optional[list[tuple]] = None
         self._held_since = 0
         self._turn_hooked = False
@@ -502,7 +503,8 @@ class ReceiptObserver:
 
     def finish(self) -> Optional[Finished]:
         """Closes the open window, signs the stop-latency and interaction documents (and the
-        final seal, committing to both) and writes ``out_dir``. Called at the session's ``close``; later calls do nothing."""
+        final seal, committing to both) and writes ``out_dir``. Called at the session's
+        ``close``; later calls do nothing."""
         if self._finished:
             return self.finished
         now = self._now()
@@ -662,9 +664,8 @@ class ReceiptObserver:
 
     def _on_false_interruption(self, ev: Any) -> None:
         ts = self._now()
-        self.decisions.append(
-            Decision(ts, "agent_false_interruption", {"resumed": bool(getattr(ev, "resumed", False))})
-        )
+        resumed = bool(getattr(ev, "resumed", False))
+        self.decisions.append(Decision(ts, "agent_false_interruption", {"resumed": resumed}))
         if self._held is not None:
             # Not final: a transcript that comes later still commits the turn (and interrupts
             # the resumed speech). Kept for the bound and the call's end.
