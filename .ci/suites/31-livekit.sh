@@ -15,16 +15,19 @@
 #   PyPI package: nothing downloads at run time), pytest, the Python verifier's packages, and
 #   the jouleclaw package built from this checkout (rebuilt every run: it is what is tested).
 # Then runs the calls: the server bound to 127.0.0.1 (signal, UDP and TCP), the agent worker
-# with `start`, a user participant; each run directory verified with `jouleclaw receipts
-# verify`, the Python verifier and the Python stop-latency checker.
+# with `start`, a user participant; the scenarios polite, rude, generated ahead and a
+# backchannel ("uh-huh" over the answer, talked through by LiveKit's min_words); each run
+# directory verified with `jouleclaw receipts verify`, the Python verifier and the Python
+# stop-latency checker, and the backchannel call's interaction panel read from the observer's
+# tick trace replayed by `jouleclaw run`.
 #
 # Closing line: `livekit: N passed, N failed`. Exit 3 with `NOT RUN: livekit: ...` when a
 # prerequisite cannot be provisioned (Go missing, the proxy unreachable, the build failing,
 # PyPI unreachable). Bounded: every step runs under `timeout`; the test stops every process
 # it starts (SIGTERM, then SIGKILL to the process group). Measured on a loaded 2-core
-# machine: 2.5 minutes with everything cached (the calls 2 minutes: polite, rude and
-# generated ahead, the server and the worker started once; the package's release build and
-# the CLI are incremental); the livekit-server build 5.5 minutes with Go's caches cold (about
+# machine: 3 minutes with everything cached (the tests 2.4 minutes: the polite, rude,
+# generated-ahead and backchannel calls, the server and the worker started once; the package's
+# release build and the CLI are incremental); the livekit-server build 5.5 minutes with Go's caches cold (about
 # 18 minutes under heavy load; 16 s with Go's caches warm), the venv from PyPI about 6 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

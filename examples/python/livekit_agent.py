@@ -20,11 +20,16 @@ Every job (one room) runs an ``AgentSession`` with
     EspeakTTS (tts.TTS)     espeak-ng, resampled to the room output's 12 kHz
 
 on room I/O at 16 kHz in and 12 kHz out (the rates the duplex spec's byte budget assumes).
-The scenario is the room name's prefix: ``rude-...`` turns interruptions off; any other
-(``polite-...``, ``ahead-...``) keeps LiveKit's default interruption handling. When the session closes (the user left), the
-observer has written ``$JC_LK_OUT/<room>/run`` and the worker writes
+The scenario is the room name's prefix and sets LiveKit's interruption options
+(``INTERRUPTION``): ``rude-...`` turns interruptions off; ``backchannel-...`` sets LiveKit's
+``min_words`` to 3 (user speech over the agent interrupts only once its transcript has three
+words, so a backchannel, "Uh-huh." or a misheard "Mm, mm.", is talked through), and so does
+``mmhmm-...``; any other (``polite-...``, ``ahead-...``, ``bcdefault-...``) keeps LiveKit's
+default interruption handling. When the session closes (the user left), the observer has
+written ``$JC_LK_OUT/<room>/run`` and the worker writes
 ``$JC_LK_OUT/<room>/agent.json`` (the stream clock's origin, the audio handed to the room,
-the turn decisions LiveKit reported, the transcripts).
+the turn decisions LiveKit reported, the transcripts, the signed interaction panel and its
+events).
 """
 
 from __future__ import annotations
@@ -74,6 +79,15 @@ LONG_ANSWER = (
     "The weekend should be warm as well, good for a walk along the river."
 )
 SHORT_REPLY = "Okay."
+
+#: LiveKit's interruption options (``turn_handling["interruption"]``) per scenario; the others
+#: keep LiveKit's defaults (enabled, ``min_duration`` 0.5 s, ``min_words`` 0, false
+#: interruptions resumed after 2 s).
+INTERRUPTION = {
+    "rude": {"enabled": False},
+    "backchannel": {"enabled": True, "min_words": 3},
+    "mmhmm": {"enabled": True, "min_words": 3},
+}
 
 
 def get_weather_table(city: str) -> dict:
@@ -254,19 +268,19 @@ server.setup_fnc = prewarm
 async def entrypoint(ctx: JobContext) -> None:
     scenario = ctx.room.name.split("-")[0]
     out = Path(os.environ["JC_LK_OUT"]) / ctx.room.name
-    interruptions = scenario != "rude"
     observer = ReceiptObserver(
         steward="did:example:voice-agent",
         stream_id=ctx.room.name,
         out_dir=out / "run",
         seal_every=25,
+        trace_path=out / "ticks.jsonl",
     )
     session = AgentSession(
         vad=ctx.proc.userdata["vad"],
         stt=ctx.proc.userdata["stt"],
         llm=ScriptedLLM(),
         tts=EspeakTTS(),
-        turn_handling={"interruption": {"enabled": interruptions}},
+        turn_handling={"interruption": INTERRUPTION.get(scenario, {"enabled": True})},
     )
     transcripts: list[tuple[int, str]] = []
     levels = SpeechLevels(observer)
@@ -362,6 +376,14 @@ def write_report(out: Path, observer: ReceiptObserver, transcripts, scenario: st
                 "ended_by": s.ended_by,
             }
             for s in observer.stop_latencies()
+        ],
+        "interaction": (
+            None if observer.interaction is None else json.loads(observer.interaction.panel_json)
+        ),
+        "interaction_events": [] if observer.interaction is None else [
+            {"kind": e.kind, "tick": e.tick, "segment_tick": e.segment_tick,
+             "latency_ns": e.latency_ns, "window_id": e.window_id}
+            for e in observer.interaction.events
         ],
         "findings": {str(w.window_id): w.finding.kind for w in observer.receipts},
         "verdicts": {str(w.window_id): w.verdict.kind for w in observer.receipts},

@@ -10,8 +10,12 @@ and logs every frame of the agent's audio it receives, with its arrival time.
 
 Scenarios: ``polite`` (the user cuts in 4 s into a long answer; LiveKit's default
 interruption handling; the first 3 s of the agent's first turn are its AEC warm-up, when it
-does not interrupt), ``rude`` (the same cut-in 2.5 s into the answer, interruptions off) and
-``ahead`` (no cut-in: the TTS generates each sentence at once, seconds ahead of the room).
+does not interrupt), ``rude`` (the same cut-in 2.5 s into the answer, interruptions off),
+``ahead`` (no cut-in: the TTS generates each sentence at once, seconds ahead of the room),
+``backchannel`` (the user says "uh-huh" 5 s into the answer; LiveKit's ``min_words`` is 3, so
+its transcript does not interrupt and the agent talks on) and ``bcdefault`` (the same
+"uh-huh" under LiveKit's defaults) and ``mmhmm`` (the backchannel scenario with "mm-hmm", as
+the Pipecat cascade says it; by hand: tiny.en's transcript of it varies more).
 
 For every barge-in the report puts the signed stop latency (the barge-in, LiveKit's VAD start
 of the user's speech, to the last frame the agent handed to the room after it) beside the far
@@ -58,6 +62,10 @@ SPEECH_RMS = 200.0
 
 QUESTION = "What is the weather like in Lisbon today?"
 CUT_IN = "Stop talking please I have another question"
+#: The backchannel of the suite: "uh-huh" (one word to tiny.en, "Uh-huh."); espeak-ng's
+#: "mm-hmm" reaches it as "Mm-mm." or "Mm, mm." and once here, after Opus, as "And then the...",
+#: which three words make a turn (scenario ``mmhmm``).
+BACKCHANNEL = "uh-huh"
 
 
 def free_port(kind: int = socket.SOCK_STREAM) -> int:
@@ -196,6 +204,7 @@ def espeak_16k(text: str) -> bytes:
 class Scenario:
     name: str
     cut_in_after_s: Optional[float]  # None: the user only asks
+    cut_in: str = CUT_IN
     time_limit_s: float = 90
 
 
@@ -203,6 +212,9 @@ SCENARIOS = {
     "polite": Scenario("polite", cut_in_after_s=4.0),
     "rude": Scenario("rude", cut_in_after_s=2.5),
     "ahead": Scenario("ahead", cut_in_after_s=None),
+    "backchannel": Scenario("backchannel", cut_in_after_s=5.0, cut_in=BACKCHANNEL),
+    "bcdefault": Scenario("bcdefault", cut_in_after_s=5.0, cut_in=BACKCHANNEL),
+    "mmhmm": Scenario("mmhmm", cut_in_after_s=5.0, cut_in="mm-hmm"),
 }
 
 
@@ -226,7 +238,7 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
     from livekit import api, rtc
 
     far = FarEnd()
-    question, cut_in = espeak_16k(QUESTION), espeak_16k(CUT_IN)
+    question, cut_in = espeak_16k(QUESTION), espeak_16k(sc.cut_in)
     token = (api.AccessToken(server.api_key, server.api_secret)
              .with_identity("user").with_name("user")
              .with_grants(api.VideoGrants(room_join=True, room=room_name)).to_jwt())
@@ -263,7 +275,7 @@ async def user_participant(server: Server, room_name: str, sc: Scenario, tail_s:
     tick = 0
     plan = [(QUESTION, question, None)]
     if sc.cut_in_after_s is not None:
-        plan.append((CUT_IN, cut_in, sc.cut_in_after_s))
+        plan.append((sc.cut_in, cut_in, sc.cut_in_after_s))
     index, pos, speaking_since = 0, 0, None
     started = time.monotonic_ns()
     try:
@@ -321,6 +333,7 @@ class CallResult:
     agent: dict  # agent.json
     far: FarEnd
     comparisons: list[dict] = field(default_factory=list)
+    panel: Optional[dict] = None
 
 
 def run_call(server: Server, out: Path, name: str) -> CallResult:
@@ -380,6 +393,35 @@ def compare(result: CallResult) -> list[dict]:
     return out
 
 
+def interaction_panel(result: CallResult, jouleclaw_bin: Path, work: Path) -> dict:
+    """τ-voice's interaction panel of the ticks the observer pushed: its tick trace
+    (``ticks.jsonl``) replayed by ``jouleclaw run`` (which writes interaction-metrics.cbor),
+    then read by ``jouleclaw metrics interaction --json``: the substrate's meter on exactly the
+    observer's ticks."""
+    replay = work / f"replay-{result.room}"
+    for args in (["run", str(result.out_dir.parent / "ticks.jsonl"), "--out", str(replay)],
+                 ["metrics", "interaction", "--allow-unsealed", "--json", str(replay)]):
+        done = subprocess.run([str(jouleclaw_bin), *args], capture_output=True, text=True,
+                              timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"jouleclaw {args[0]} failed: {done.stdout}{done.stderr}")
+    return json.loads(done.stdout)
+
+
+def panel_line(p: dict) -> str:
+    c, s = p["counts"], p["substrate"]
+
+    def f(v, unit=""):
+        return "-" if v is None else f"{v:.2f}{unit}"
+
+    return (f"L_R {f(p['response_latency_mean'], ' s')} (n={s['response_count']}), "
+            f"R_R {f(p['response_rate'])}, L_Y {f(p['yield_latency_mean'], ' s')}, "
+            f"R_Y {f(p['yield_rate'])} (n={c['yield_total']}), R_Y@150ms "
+            f"{f(s['yield_rate_deadline'])}, I_A {f(p['agent_interruption_rate'])} "
+            f"(n={c['agent_interrupts_count']}), S_BC {f(p['selectivity_backchannel'])} "
+            f"(n={c['backchannel_total']})")
+
+
 def report(result: CallResult, out=sys.stdout) -> None:
     a = result.agent
     findings = a["findings"]
@@ -407,6 +449,11 @@ def report(result: CallResult, out=sys.stdout) -> None:
               f"{fmt(c['far_end_stop_latency_ms'])} ms (far end after the agent: "
               f"{fmt(c['far_end_minus_agent_speech_ms'])} ms); the user heard the agent "
               f"{fmt(c['user_wait_ms'])} ms past the first sound of the cut-in", file=out)
+    if len(result.far.said) > 1:
+        text, _, said_end = result.far.said[-1]
+        heard = [t for t in result.far.speech() if t > said_end]
+        print(f"  after the user said {text!r}: the far end heard agent speech for "
+              f"{(max(heard) - said_end) / NS if heard else 0:.2f} s more", file=out)
 
 
 def fmt(ms: Optional[float]) -> str:
@@ -419,6 +466,9 @@ def main(argv=None) -> int:
     parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--jouleclaw-bin", type=Path, default=None,
+                        help="the jouleclaw CLI: check each call's signed interaction panel "
+                             "against its tick trace replayed by jouleclaw run")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="livekit-call-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -430,11 +480,20 @@ def main(argv=None) -> int:
                     result = run_call(server, out, name)
                     report(result)
                     print(f"  run directory {result.out_dir}")
+                    result.panel = result.agent["interaction"]
+                    if result.panel is not None:
+                        print(f"  interaction panel (signed): {panel_line(result.panel)}")
+                    if args.jouleclaw_bin is not None:
+                        replayed = interaction_panel(result, args.jouleclaw_bin, out)
+                        print("  the same panel from the tick trace replayed by jouleclaw run: "
+                              + ("yes" if replayed == result.panel else
+                                 f"NO: {panel_line(replayed)}"))
                     results.append(result)
     if args.json:
         args.json.write_text(json.dumps([
             {"scenario": r.scenario.name, "room": r.room, "comparisons": r.comparisons,
-             "findings": r.agent["findings"], "stop_latencies": r.agent["stop_latencies"]}
+             "findings": r.agent["findings"], "stop_latencies": r.agent["stop_latencies"],
+             "panel": r.panel}
             for r in results], indent=1))
     return 0
 

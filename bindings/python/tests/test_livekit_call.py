@@ -14,6 +14,7 @@ of the other Python suites) this module is skipped, and that suite counts a skip
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -24,13 +25,13 @@ import pytest
 
 pytest.importorskip("livekit.agents", reason="the LiveKit tests run in .ci/suites/31-livekit.sh")
 
-from conftest import REPO, jouleclaw_cli, python_verifier  # noqa: E402
+from conftest import REPO, jouleclaw_cli, python_verifier, verify_dir_everywhere  # noqa: E402
 
 sys.path.insert(0, str(REPO / "examples/python"))
 
 import livekit_call as lc  # noqa: E402
 
-from jouleclaw import StreamSpec, verify_stop_latency  # noqa: E402
+from jouleclaw import StreamSpec, verify_interaction_metrics, verify_stop_latency  # noqa: E402
 
 
 def server_binary() -> Path:
@@ -52,7 +53,7 @@ def calls():
         out.mkdir()
         with lc.livekit_server(server_binary(), tmp) as server:
             with lc.agent_worker(server, out, tmp):
-                for name in ("polite", "rude", "ahead"):
+                for name in ("polite", "rude", "ahead", "backchannel"):
                     try:
                         results[name] = lc.run_call(server, out, name)
                     except Exception as e:  # the logs say why
@@ -78,11 +79,18 @@ def stop_latency_checker():
     return check_stop_latency
 
 
-def verify_run(result: lc.CallResult) -> list[dict]:
-    """The run directory verifies with the CLI (receipts, seals, stop-latency document), every
-    receipt with the Python verifier, the stop-latency document with the binding and the
-    independent checker; returns the receipts the Python verifier decoded."""
+def verify_run(result: lc.CallResult, tmp: Path) -> list[dict]:
+    """The run directory verifies with the CLI (receipts, seals, the stop-latency and
+    interaction documents), conformance/verifiers/python/verify_stream.py and the binding's
+    verify_stream_dir; every receipt with the Python verifier, the stop-latency document with
+    the binding and the independent checker, the interaction document with the binding; and
+    the signed panel is the one the substrate's meter gives on the observer's tick trace
+    replayed by `jouleclaw run`. Returns the receipts the Python verifier decoded."""
     out = result.out_dir
+    assert (out / "interaction-metrics.cbor").is_file()
+    everywhere = verify_dir_everywhere(out, sealed=True)
+    assert {k: v[0] for k, v in everywhere.items()} == {"cli": 0, "python": 0, "binding": 0}, \
+        everywhere
     done = subprocess.run(
         [str(jouleclaw_cli()), "receipts", "verify", "--pub", str(out / "signer.pub"), str(out)],
         capture_output=True, text=True, timeout=60,
@@ -114,6 +122,15 @@ def verify_run(result: lc.CallResult) -> list[dict]:
     assert [b["barge_in_ts_ns"] for b in checked["barge_ins"]] == [
         s["barge_in_ts_ns"] for s in result.agent["stop_latencies"]
     ]
+    doc = verify_interaction_metrics(
+        (out / "interaction-metrics.cbor").read_bytes(),
+        (out / "signer.pub").read_text().strip(),
+        (out / "receipts.jsonl").read_bytes(),
+    )
+    assert doc.window_count == len(lines)
+    signed = result.agent["interaction"]
+    assert json.loads(doc.panel_json) == signed
+    assert lc.interaction_panel(result, jouleclaw_cli(), tmp) == signed
     return decoded
 
 
@@ -136,17 +153,20 @@ def common(result: lc.CallResult) -> None:
     assert a["finished"] and a["refused"] == {}
     # The function call ran and backs the answer; the question was transcribed.
     assert a["ticks"].get("5") == 1
-    # (tiny.en hears "Lisbon" on espeak-ng's voice after Opus as "enlistment" at times)
-    assert a["transcripts"] and "weather" in a["transcripts"][0]["text"].lower()
+    # (tiny.en hears "Lisbon" on espeak-ng's voice after Opus as "enlistment" at times, and
+    # "weather" as "whether": "Well, it's not whether I can listen to me.")
+    assert a["transcripts"]
+    heard = a["transcripts"][0]["text"].lower()
+    assert "weather" in heard or "whether" in heard, heard
     # The user's audio and the LLM's text reached the receipts through the taps.
     assert a["ticks"].get("1", 0) > 100 and a["ticks"].get("4", 0) > 10
     # The far end received the agent's speech.
     assert len(result.far.speech()) > 100
 
 
-def test_polite_livekit_interrupts_the_agent_and_the_receipts_say_how_late(calls):
+def test_polite_livekit_interrupts_the_agent_and_the_receipts_say_how_late(calls, tmp_path):
     polite = call(calls, "polite")
-    verify_run(polite)
+    verify_run(polite, tmp_path)
     common(polite)
     (barge,) = polite.agent["stop_latencies"]
     assert polite.agent["verdicts"][str(barge["window_id"])] == "yield"
@@ -169,9 +189,9 @@ def test_polite_livekit_interrupts_the_agent_and_the_receipts_say_how_late(calls
     assert len(polite.far.speech()) < len(call(calls, "rude").far.speech())
 
 
-def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(calls):
+def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(calls, tmp_path):
     rude = call(calls, "rude")
-    verify_run(rude)
+    verify_run(rude, tmp_path)
     common(rude)
     (barge,) = rude.agent["stop_latencies"]
     late = late_windows(rude, barge["barge_in_ts_ns"])
@@ -192,9 +212,9 @@ def test_rude_every_window_with_audio_past_the_deadline_is_barge_in_ignored(call
     assert cmp["far_end_minus_agent_speech_ms"] > 0
 
 
-def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(calls):
+def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(calls, tmp_path):
     ahead = call(calls, "ahead")
-    verify_run(ahead)
+    verify_run(ahead, tmp_path)
     common(ahead)
     assert ahead.agent["stop_latencies"] == []
     assert set(ahead.agent["findings"].values()) == {"conforming"}
@@ -205,3 +225,28 @@ def test_generated_ahead_a_call_without_barge_in_is_conforming_in_every_window(c
     assert max(w["sent_ns"] for w in windows) <= 450 * lc.MS
     # The whole answer was handed to the room and heard.
     assert ahead.agent["audio"]["sent_ns"] >= ahead.agent["audio"]["generated_ns"] - 50 * lc.MS
+
+
+def test_backchannel_livekit_talks_through_mm_hmm_and_no_window_is_barge_in_ignored(
+    calls, tmp_path
+):
+    bc = call(calls, "backchannel")
+    verify_run(bc, tmp_path)
+    common(bc)
+    a = bc.agent
+    # LiveKit dropped the short turn (min_words 3): no pause, no interruption, no barge-in.
+    kinds = [d["kind"] for d in a["decisions"]]
+    assert "overlap_backchannel" in kinds and "overlap_barge_in" not in kinds
+    assert "turn_dropped" in kinds and "output_paused" not in kinds
+    assert not any(d.get("interrupted") for d in a["decisions"]
+                   if d["kind"] == "playback_finished")
+    assert a["stop_latencies"] == []
+    assert set(a["findings"].values()) == {"conforming"}
+    # The far end heard the answer go on for seconds after the user's "uh-huh".
+    said_end = bc.far.said[-1][2]
+    assert bc.far.said[-1][0] == lc.BACKCHANNEL
+    assert max(bc.far.speech()) - said_end > 2 * lc.NS
+    # The signed panel: one backchannel, talked through.
+    panel = a["interaction"]
+    assert panel["counts"]["backchannel_total"] == 1
+    assert panel["selectivity_backchannel"] == 1.0

@@ -40,8 +40,13 @@ agent is not speaking                                  new response once the age
 returned (the tap)                                     (the output's sample rate)
 ``playback_started`` of the room output                ``start`` marker on ``tts`` (3)
 ``playback_finished`` of the room output               ``end`` marker on ``tts`` (3)
+``user_state_changed`` to ``speaking``, then each     ``{"custom":"user_speech"}`` marker on
+200 ms frame with a tick until ``listening``           ``control`` (0), one per frame
 ``user_state_changed`` to ``speaking`` while the       ``barge_in`` marker on ``control`` (0),
-agent speaks (between the two playback events)         once per agent turn
+agent speaks (between the two playback events),        once per agent turn, stamped when the
+once LiveKit decided it interrupts (see below)         speech began
+the same speech, once LiveKit decided it does not      ``{"custom":"backchannel"}`` marker on
+interrupt                                              ``control`` (0), stamped likewise
 ``user_state_changed`` to ``listening``                ``end_of_turn`` marker on ``control``
 ``function_tools_executed``                            ``substrate`` (5) text: each output
                                                        (``FunctionCallOutput.output``)
@@ -49,6 +54,20 @@ agent speaks (between the two playback events)         once per agent turn
                                                        closed, documents signed, ``out_dir``
                                                        written
 =====================================================  ====================================
+
+User speech over the agent is decided by LiveKit, not guessed here. When the user starts
+speaking while the agent's interruptible speech plays, the observer holds every tick (in
+order, with its own stamp) until LiveKit decided: the turn committed (the activity's
+``on_end_of_turn`` returned ``True``, wrapped at ``attach``) or the speech interrupted
+(``playback_finished`` with ``interrupted``) make it a ``barge_in``; the turn dropped
+(``on_end_of_turn`` returned ``False``: fewer words than ``min_words``) makes it a
+``backchannel``; with no such decision within ``max_hold_ns`` or by the call's end, it is a
+``backchannel`` if LiveKit called its pause false (``agent_false_interruption``; not final
+before that, since a later transcript still commits the turn) and a ``barge_in`` otherwise.
+Then the marker is pushed with the speech's start time and the held ticks after it, so the
+receipts are those of a decision known at once; only their minting waits. Speech over an
+agent that cannot be interrupted is a ``barge_in`` at once (LiveKit judges nothing).
+spec/LIVEKIT-OBSERVER.md section 2.1 cites the livekit-agents 1.8.9 code.
 
 What each stamp means, and what it hides:
 
@@ -76,8 +95,12 @@ same time line.) A window closes when a tick with a time in a later window arriv
 the call ends.
 
 When the call ends (the session's ``close`` event, or ``finish()``) the pipeline signs the
-``stop-latency/1`` document and, with ``seal_every``, the final seal, and writes ``out_dir``
-exactly as the Pipecat observer does. Ticks the window refuses are counted in ``refused``.
+``interaction-metrics/1`` document (the interaction panel of the ticks) and the
+stop-latency document (by default ``stop-latency/2`` with ``vantage`` ``"sent"`` and the 200 ms
+of RoomIO's source queue as ``excluded_buffer_ns``: the times mark the hand-over to the room's
+source, and that queue plays after it) and, with ``seal_every``, the final seal, and writes
+``out_dir`` exactly as the Pipecat observer does. Ticks the window refuses are counted in
+``refused``.
 """
 
 from __future__ import annotations
@@ -102,6 +125,7 @@ from . import (
     TTS,
     ClosedWindow,
     Finished,
+    InteractionDocument,
     JouleclawError,
     Pipeline,
     SigningKey,
@@ -111,12 +135,32 @@ from . import (
     Verdict,
 )
 
-__all__ = ["AudioStats", "ReceiptObserver", "YieldEvent", "LIVEKIT_AGENTS_VERSIONS"]
+__all__ = [
+    "AudioStats",
+    "ReceiptObserver",
+    "YieldEvent",
+    "LIVEKIT_AGENTS_VERSIONS",
+    "ROOM_SOURCE_QUEUE_NS",
+    "USER_SPEECH",
+    "BACKCHANNEL",
+]
 
 #: The livekit-agents versions this observer is tested against.
 LIVEKIT_AGENTS_VERSIONS = ">=1.8,<1.9"
 
 _NS_PER_S = 1_000_000_000
+
+#: The audio RoomIO's ``rtc.AudioSource`` queues after the observer's stamp in livekit-agents
+#: 1.8.9 (``queue_size_ms=200``): the default ``excluded_buffer_ns`` of the signed document.
+ROOM_SOURCE_QUEUE_NS = 200_000_000
+
+#: The interaction markers (spec/STREAM-SUBSTRATE.md, "Interaction markers") the observer writes.
+USER_SPEECH = {"custom": "user_speech"}
+BACKCHANNEL = {"custom": "backchannel"}
+
+#: The user's speech frame for ``user_speech`` markers: tau-voice's 200 ms tick, the interaction
+#: meter's default frame (spec/INTERACTION-METRICS-V1.md section 1).
+SPEECH_FRAME_NS = 200_000_000
 
 #: The files of a run directory (``out_dir``), as the Pipecat observer writes them.
 RUN_FILES = (
@@ -126,6 +170,7 @@ RUN_FILES = (
     "seals.cbor",
     "inclusion.cbor",
     "stop-latency.cbor",
+    "interaction-metrics.cbor",
     "summary.json",
 )
 
@@ -251,13 +296,19 @@ class ReceiptObserver:
         keep_receipts: How many of the latest receipts (and windows' audio) are kept.
         seal_every: Seal the stream every this many windows (default ``None``: unsealed).
         window_signatures: With ``seal_every``: ``"all"``, ``"non_pass"`` or ``"none"``.
-        vantage: ``"sent"`` to sign a ``stop-latency/2`` document that states its audio times
-            mark the hand-over to the room's audio source (the default, ``None``, signs
-            ``stop-latency/1``, which states nothing).
+        vantage: What the TTS ticks' times mark, stated in the signed ``stop-latency/2``
+            document: ``"sent"`` (the default), the hand-over to the room's audio source.
+            ``None`` signs ``stop-latency/1``, which states nothing.
         excluded_buffer_ns: With ``vantage``: the audio buffered after that point which the
-            stop latency does not include, when known. In livekit-agents 1.8.9 RoomIO's audio
-            source queues 200 ms (``queue_size_ms=200``); the server, Opus and the far end's
-            jitter buffer follow and are not known here.
+            stop latency does not include. Default ``ROOM_SOURCE_QUEUE_NS`` (200 ms): RoomIO's
+            audio source in livekit-agents 1.8.9 (``queue_size_ms=200``; the SDK does not
+            report it, so a different RoomIO needs this set). The server, Opus and the far
+            end's jitter buffer follow and are not known here.
+        max_hold_ns: How long (stream time) user speech over the agent is held for LiveKit's
+            decision (default 10 s; the held ticks are bounded by it). Undecided by then, it
+            is a backchannel after a false interruption and a barge-in otherwise.
+        trace_path: A new file to write every tick pushed to, as a tick trace
+            (spec/TICK-TRACE.md), for ``jouleclaw run``; an existing file is refused.
     """
 
     def __init__(
@@ -275,9 +326,15 @@ class ReceiptObserver:
         keep_receipts: int = 1024,
         seal_every: Optional[int] = None,
         window_signatures: str = "all",
-        vantage: Optional[str] = None,
-        excluded_buffer_ns: Optional[int] = None,
+        vantage: Optional[str] = "sent",
+        excluded_buffer_ns: Optional[int] = ROOM_SOURCE_QUEUE_NS,
+        max_hold_ns: int = 10 * _NS_PER_S,
+        trace_path: Union[str, os.PathLike, None] = None,
     ):
+        if max_hold_ns <= 0:
+            raise ValueError("max_hold_ns must be positive")
+        if trace_path is not None and os.path.lexists(trace_path):
+            raise FileExistsError(f"{trace_path} exists: the tick trace is written to a new file")
         if out_dir is not None:
             out = Path(out_dir)
             taken = [name for name in RUN_FILES if (out / name).exists()]
@@ -310,6 +367,17 @@ class ReceiptObserver:
         self._session: Any = None
         self._audio_output: Optional[_ParticipantAudioOutput] = None
         self._last_ts = 0
+        self._user_speaking = False
+        self._speech_frame: Optional[int] = None
+        # User speech that began during an interruptible agent turn, until LiveKit decided
+        # whether it interrupts: the ticks since, in push order (see _decide).
+        self._held: Optional[list[tuple]] = None
+        self._held_since = 0
+        self._turn_hooked = False
+        self._held_false = False
+        self._max_hold_ns = max_hold_ns
+        # Opened last: a refused argument above leaves no file behind.
+        self._trace = None if trace_path is None else open(trace_path, "x", encoding="ascii")
         #: The latest ``keep_receipts`` receipts, in window order.
         self.receipts: deque[ClosedWindow] = deque(maxlen=keep_receipts)
         #: Ticks pushed, by channel id.
@@ -348,8 +416,15 @@ class ReceiptObserver:
 
     @property
     def stop_latency(self) -> Optional[StopLatencyDocument]:
-        """The signed ``stop-latency/1`` document of the call, once it has ended."""
+        """The signed stop-latency document of the call, once it has ended."""
         return None if self.finished is None else self.finished.stop_latency
+
+    @property
+    def interaction(self) -> Optional[InteractionDocument]:
+        """The signed ``interaction-metrics/1`` document of the call (tau-voice's interaction
+        panel of its ticks: the user_speech and backchannel markers, the agent's audio), once
+        it has ended."""
+        return None if self.finished is None else self.finished.interaction
 
     def stop_latencies(self) -> list[StopLatency]:
         """Every barge-in so far: its time, the last audio sent after it, the stop latency."""
@@ -368,8 +443,9 @@ class ReceiptObserver:
 
     def attach(self, session: Any) -> None:
         """Observes ``session`` (an ``AgentSession`` already started with room I/O): taps its
-        audio input, its transcription output and the room audio output's ``rtc.AudioSource``,
-        and listens to its events. Raises ``ValueError`` when the session has no room audio
+        audio input, its transcription output, the room audio output's ``rtc.AudioSource`` and
+        ``pause``, and the current activity's turn decisions (``on_end_of_turn``), and listens
+        to its events. Raises ``ValueError`` when the session has no room audio
         output (nothing would reach the receipts as sent)."""
         if self._session is not None:
             raise ValueError("this observer is already attached to a session")
@@ -384,6 +460,27 @@ class ReceiptObserver:
         self._session = session
         self._audio_output = room_out
         room_out._audio_source = _SourceTap(room_out._audio_source, self)
+        upstream_pause = room_out.pause
+
+        def pause() -> None:
+            self._on_paused()
+            upstream_pause()
+
+        room_out.pause = pause
+        # LiveKit's turn decision: AudioRecognition calls its hooks' (the AgentActivity's)
+        # on_end_of_turn with the user's turn; it returns whether the turn was committed (a
+        # reply, interrupting the agent) or dropped (too few words while the agent speaks).
+        activity = getattr(session, "_activity", None)
+        upstream_turn = getattr(activity, "on_end_of_turn", None)
+        self._turn_hooked = upstream_turn is not None
+        if upstream_turn is not None:
+
+            def on_end_of_turn(info: Any) -> bool:
+                committed = upstream_turn(info)
+                self._on_turn_decided(bool(committed), getattr(info, "new_transcript", ""))
+                return committed
+
+            activity.on_end_of_turn = on_end_of_turn
         upstream_capture = room_out.capture_frame
 
         async def capture_frame(frame: Any) -> None:
@@ -405,17 +502,24 @@ class ReceiptObserver:
         session.on("close", self._on_close)
 
     def finish(self) -> Optional[Finished]:
-        """Closes the open window, signs the stop-latency document (and the final seal) and
-        writes ``out_dir``. Called at the session's ``close``; later calls do nothing."""
+        """Closes the open window, signs the stop-latency and interaction documents (and the
+        final seal, committing to both) and writes ``out_dir``. Called at the session's
+        ``close``; later calls do nothing."""
         if self._finished:
             return self.finished
+        now = self._now()
+        if self._held is not None:
+            self._decide_undecided("at the end of the call", now)
         self._finished = True
-        self._close_due(self._now())
+        self._close_due(now)
         try:
             self.finished = self._pipeline.finish()
         except JouleclawError as e:
             self._count(self.refused, e.code)
             return None
+        finally:
+            if self._trace is not None:
+                self._trace.close()
         if self.finished.last is not None:
             self._emit(self.finished.last)
         return self.finished
@@ -493,6 +597,8 @@ class ReceiptObserver:
             })
         )
         self._agent_speaking = False
+        if ev.interrupted and self._held is not None:
+            self._decide("barge_in", "the agent's speech was interrupted", ts)
         self._push(ts, TTS, "marker", marker="end")
 
     def _on_user_state(self, ev: Any) -> None:
@@ -502,12 +608,22 @@ class ReceiptObserver:
         self._close_due(ts)
         self.decisions.append(Decision(ts, f"user_{ev.new_state}"))
         if ev.new_state == "speaking":
-            if self._agent_speaking and not self._barged_in:
-                self._barged_in = True
-                self._push(ts, CONTROL, "marker", marker="barge_in")
-            else:
+            self._user_speaking, self._speech_frame = True, None
+            if not self._agent_speaking or self._barged_in or self._held is not None:
+                # No agent turn to interrupt, one already interrupted, or one LiveKit is still
+                # deciding on (this speech is decided with it).
                 self._count(self.ignored, "user_state_changed:speaking")
+                self._mark_user_speech(ts)
+            elif self._interruptible():
+                # LiveKit decides later whether this interrupts: hold the ticks until it did.
+                self._held, self._held_since, self._held_false = [], ts, False
+                self._mark_user_speech(ts)
+            else:
+                self._barged_in = True
+                self._mark_user_speech(ts)
+                self._push(ts, CONTROL, "marker", marker="barge_in")
         elif ev.new_state == "listening":
+            self._user_speaking = False
             self._push(ts, CONTROL, "marker", marker="end_of_turn")
         else:
             self._count(self.ignored, f"user_state_changed:{ev.new_state}")
@@ -547,7 +663,73 @@ class ReceiptObserver:
             self._push(ts, SUBSTRATE, "text", payload=result.encode("utf-8"))
 
     def _on_false_interruption(self, ev: Any) -> None:
-        self.decisions.append(Decision(self._now(), "agent_false_interruption"))
+        ts = self._now()
+        resumed = bool(getattr(ev, "resumed", False))
+        self.decisions.append(Decision(ts, "agent_false_interruption", {"resumed": resumed}))
+        if self._held is not None:
+            # Not final: a transcript that comes later still commits the turn (and interrupts
+            # the resumed speech). Kept for the bound and the call's end.
+            self._held_false = True
+
+    def _on_paused(self) -> None:
+        self.decisions.append(Decision(self._now(), "output_paused"))
+
+    def _on_turn_decided(self, committed: bool, transcript: str) -> None:
+        ts = self._now()
+        self.decisions.append(
+            Decision(ts, "turn_committed" if committed else "turn_dropped",
+                     {"transcript": transcript})
+        )
+        if self._held is not None and not self._finished:
+            if committed:
+                self._decide("barge_in", "LiveKit committed the user's turn", ts)
+            else:
+                self._decide("backchannel", "LiveKit dropped the user's turn", ts)
+
+    # -- user speech over the agent -----------------------------------------------------------
+
+    def _interruptible(self) -> bool:
+        """Whether LiveKit will decide on user speech now: the agent's current speech allows
+        interruptions and the observer sees LiveKit's turn decisions."""
+        speech = getattr(self._session, "current_speech", None)
+        return (
+            self._turn_hooked
+            and speech is not None
+            and bool(getattr(speech, "allow_interruptions", False))
+            and not getattr(speech, "interrupted", True)
+        )
+
+    def _mark_user_speech(self, ts: int) -> None:
+        frame = ts // SPEECH_FRAME_NS
+        if self._user_speaking and frame != self._speech_frame:
+            self._speech_frame = frame
+            self._enqueue((ts, CONTROL, "marker", None, USER_SPEECH))
+
+    def _decide_undecided(self, when: str, ts: int) -> None:
+        if self._held_false:
+            self._decide("backchannel", f"a false interruption and no turn {when}", ts)
+        else:
+            self._decide("barge_in", f"no decision {when}", ts)
+
+    def _decide(self, kind: str, reason: str, ts: int) -> None:
+        """LiveKit decided on the held user speech: a ``barge_in`` (it interrupts, or the
+        observer could not tell) or a ``backchannel`` marker, stamped when that speech began,
+        then every held tick, in order."""
+        held, since = self._held or [], self._held_since
+        self._held, self._held_false = None, False
+        self.decisions.append(Decision(ts, f"overlap_{kind}", {
+            "reason": reason, "user_began_ns": since, "held_ticks": len(held),
+        }))
+        if kind == "barge_in":
+            self._barged_in = True
+            marker: Any = "barge_in"
+        else:
+            marker = BACKCHANNEL
+        self._close_due(since)
+        self._push_now(since, CONTROL, "marker", None, marker)
+        for item in held:
+            self._close_due(item[0])
+            self._push_now(*item)
 
     def _on_close(self, ev: Any) -> None:
         self.decisions.append(Decision(self._now(), "close", {"reason": str(ev.reason)}))
@@ -562,6 +744,8 @@ class ReceiptObserver:
         return self.window_audio[-1]
 
     def _close_due(self, ts: int) -> None:
+        if self._held is not None:
+            return  # windows close as the held ticks are pushed
         open_id = self._pipeline.open_window_id
         if open_id is not None and self._spec.window_of(ts) > open_id:
             try:
@@ -574,6 +758,19 @@ class ReceiptObserver:
 
     def _push(self, ts: int, channel: int, kind: str, *, payload: Optional[bytes] = None,
               marker: Optional[str] = None) -> None:
+        self._mark_user_speech(ts)
+        self._enqueue((ts, channel, kind, payload, marker))
+
+    def _enqueue(self, item: tuple) -> None:
+        if self._held is None:
+            self._push_now(*item)
+            return
+        self._held.append(item)
+        if item[0] - self._held_since > self._max_hold_ns:
+            self._decide_undecided("within max_hold_ns", item[0])
+
+    def _push_now(self, ts: int, channel: int, kind: str, payload: Optional[bytes],
+                  marker: Any) -> None:
         chunks = [payload] if payload is None or len(payload) <= self._max_chunk else [
             payload[i : i + self._max_chunk] for i in range(0, len(payload), self._max_chunk)
         ]
@@ -584,11 +781,25 @@ class ReceiptObserver:
                 self._count(self.refused, e.code)
                 return
             self._count(self.ticks, channel)
+            if self._trace is not None:
+                self._write_trace(ts, channel, kind, chunk, marker, outcome.window_id)
             if outcome.closed is not None:
                 self._emit(outcome.closed)
             if outcome.early is not None and outcome.early.kind == "yield":
                 if self._on_yield is not None:
                     self._on_yield(YieldEvent(ts, outcome.window_id, outcome.early))
+
+    def _write_trace(self, ts: int, channel: int, kind: str, payload: Optional[bytes],
+                     marker: Any, window_id: int) -> None:
+        # One line of spec/TICK-TRACE.md per accepted tick: `jouleclaw run` replays the call.
+        line: dict[str, Any] = {"ts_ns": ts, "channel_id": channel, "kind": kind}
+        if marker is not None:
+            line["marker"] = marker
+        if payload:
+            line["bytes_hex"] = payload.hex()
+        if window_id != self._spec.window_of(ts):
+            line["window_id"] = window_id
+        self._trace.write(json.dumps(line, separators=(",", ":")) + "\n")
 
     def _emit(self, closed: ClosedWindow) -> None:
         self.receipts.append(closed)
