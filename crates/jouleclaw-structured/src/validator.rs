@@ -1587,6 +1587,27 @@ impl StructuredValidator {
             },
             Target::TagValue => (None, usize::MAX),
             Target::Value(_) => (None, (s.max - s.chars.min(s.max)) as usize),
+            Target::TagKey => {
+                // The plain bytes that continue the tag's name, compared at once (as `feed`
+                // would one by one: one work unit each); the first other byte is left to `feed`.
+                let Some(f) = self.stack.last() else {
+                    return 0;
+                };
+                let Kind::OneOf { tag, .. } = &self.g.nodes[f.node as usize].kind else {
+                    return 0;
+                };
+                let rest = tag.as_bytes().get(s.pos as usize..).unwrap_or_default();
+                let run = plain_run(bytes);
+                let n = bytes[..run]
+                    .iter()
+                    .zip(rest)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // At most the tag's length (a name of the schema, at most 1 MiB).
+                s.pos += n as u32;
+                self.work += n as u64;
+                return n;
+            }
             _ => return 0,
         };
         // Plain member texts stop the walk at any byte that is not plain by themselves.
