@@ -84,20 +84,35 @@ fn tools(routine: &str, var: &str, n: usize) {
 }
 
 /// `mcp`: the MCP corpus `JOULECLAW_MCP_TOOLS` names (written by `tests/corpus/mcp_tools.mjs`)
-/// as one toolset of 50 tools (its 37, then renamed copies), and one `edit_file` call of the
-/// filesystem server. Routines: `toolset_compile` (`Toolset::compile`), `toolset_route` (the
-/// call `{"name":"edit_file","arguments":...}` over the toolset's grammar), `toolset_alone` (its
-/// arguments over `edit_file`'s own grammar) and `none`.
+/// as one toolset of 50 tools (the filesystem server's, then the other servers' in the
+/// corpus's order, a name already taken skipped; renamed copies if the corpus has fewer), and
+/// one `edit_file` call of the filesystem server. Routines: `toolset_compile`
+/// (`Toolset::compile`), `toolset_route` (the call `{"name":"edit_file","arguments":...}` over
+/// the toolset's grammar), `toolset_alone` (its arguments over `edit_file`'s own grammar) and
+/// `none`.
 fn mcp(routine: &str, n: usize) {
     let path = std::env::var("JOULECLAW_MCP_TOOLS").expect("JOULECLAW_MCP_TOOLS");
     let corpus: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let base: Vec<serde_json::Value> = corpus
-        .as_object()
+    let servers = corpus.as_object().unwrap();
+    let fs = "@modelcontextprotocol/server-filesystem";
+    let base: Vec<serde_json::Value> = servers[fs]["tools"]
+        .as_array()
         .unwrap()
-        .values()
-        .flat_map(|v| v["tools"].as_array().unwrap().clone())
+        .iter()
+        .chain(
+            servers
+                .iter()
+                .filter(|(k, _)| k.as_str() != fs)
+                .flat_map(|(_, v)| v["tools"].as_array().unwrap()),
+        )
+        .cloned()
         .collect();
-    let mut tools = base.clone();
+    let mut tools: Vec<serde_json::Value> = Vec::new();
+    for t in &base {
+        if tools.len() < 50 && !tools.iter().any(|u| u["name"] == t["name"]) {
+            tools.push(t.clone());
+        }
+    }
     for i in 0.. {
         if tools.len() >= 50 {
             break;

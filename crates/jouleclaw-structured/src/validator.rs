@@ -548,9 +548,7 @@ impl StructuredValidator {
 
     /// Steps through `chunk` until the value closes, a byte is refused, or the chunk ends.
     fn run_branch(&mut self, chunk: &[u8]) -> Run {
-        if let Some(u) = self.uniq.as_deref_mut() {
-            u.doc.extend_from_slice(chunk);
-        }
+        self.keep_text(chunk);
         let mut i = 0;
         let mut out = Run::More;
         while i < chunk.len() {
@@ -572,18 +570,19 @@ impl StructuredValidator {
         }
         self.offset += i as u64;
         self.work += i as u64;
-        self.forget_text();
         out
     }
 
-    /// With no `uniqueItems` array open, the document's bytes so far are needed no more.
+    /// Keeps `bytes`, the next ones of the document, when the grammar has `uniqueItems`
+    /// arrays; the bytes before them only while such an array is open.
     #[inline]
-    fn forget_text(&mut self) {
-        if let Some(u) = self.uniq.as_deref_mut()
-            && u.open.is_empty()
-        {
-            u.doc.clear();
-            u.base = self.offset;
+    fn keep_text(&mut self, bytes: &[u8]) {
+        if let Some(u) = self.uniq.as_deref_mut() {
+            if u.open.is_empty() {
+                u.doc.clear();
+                u.base = self.offset;
+            }
+            u.doc.extend_from_slice(bytes);
         }
     }
 
@@ -682,15 +681,6 @@ impl StructuredValidator {
     /// refused with `after_finish` and the acceptance stands.
     #[inline]
     pub fn push(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
-        if let Some(u) = self.uniq.as_deref_mut()
-            && !self.accepted
-            && self.refusal.is_none()
-        {
-            // The bytes below the document limit (the rest is refused).
-            let room = self.g.limits.max_document_bytes.saturating_sub(self.offset);
-            let n = usize::try_from(room).map_or(chunk.len(), |r| r.min(chunk.len()));
-            u.doc.extend_from_slice(chunk.get(..n).unwrap_or_default());
-        }
         // A byte-wise feed's commonest byte, without entering the machine: one plain byte of
         // an unconstrained value string below its length and the document limit. `step` would
         // take exactly this path for it (`string_byte` counts it as one character).
@@ -735,6 +725,7 @@ impl StructuredValidator {
         let avail = self.g.limits.max_document_bytes.saturating_sub(self.offset);
         let n = usize::try_from(avail).map_or(chunk.len(), |a| a.min(chunk.len()));
         let (body, over) = chunk.split_at(n);
+        self.keep_text(body);
         // Nothing the machine does reads the offset, so it (and the one work unit per byte)
         // is added once the chunk, or the refused byte, is reached.
         let mut i = 0;
@@ -750,11 +741,12 @@ impl StructuredValidator {
         }
         self.offset += i as u64;
         self.work += i as u64;
-        self.forget_text();
         if !over.is_empty() {
             return Err(self.refuse(val(C::DocumentTooLarge)));
         }
+        // Not with `uniqueItems` arrays: their validator keeps the bytes `push_chunk` reads.
         self.plain_budget = if self.mode == Mode::Str
+            && self.uniq.is_none()
             && !self.s.constrained
             && self.s.need == 0
             && self.s.esc == Esc::None
@@ -1587,6 +1579,27 @@ impl StructuredValidator {
             },
             Target::TagValue => (None, usize::MAX),
             Target::Value(_) => (None, (s.max - s.chars.min(s.max)) as usize),
+            Target::TagKey => {
+                // The plain bytes that continue the tag's name, compared at once (as `feed`
+                // would one by one: one work unit each); the first other byte is left to `feed`.
+                let Some(f) = self.stack.last() else {
+                    return 0;
+                };
+                let Kind::OneOf { tag, .. } = &self.g.nodes[f.node as usize].kind else {
+                    return 0;
+                };
+                let rest = tag.as_bytes().get(s.pos as usize..).unwrap_or_default();
+                let run = plain_run(bytes);
+                let n = bytes[..run]
+                    .iter()
+                    .zip(rest)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                // At most the tag's length (a name of the schema, at most 1 MiB).
+                s.pos += n as u32;
+                self.work += n as u64;
+                return n;
+            }
             _ => return 0,
         };
         // Plain member texts stop the walk at any byte that is not plain by themselves.

@@ -281,6 +281,23 @@ fn one_of_needs_its_tag_first_and_a_known_tag_value() {
     let g = tool_call();
     let d = r#"{"args":{"text":"hi"},"tool":"say"}"#;
     refused(&g, d, "tag_not_first", 2, "");
+    // The tag's key read as one run of plain bytes refuses where byte by byte does (every
+    // split is compared): past its end, before it, and at a byte that leaves it.
+    let d = r#"{"toolx":"say","args":{"text":"hi"}}"#;
+    refused(&g, d, "tag_not_first", at(d, "x", 0), "");
+    let d = r#"{"to":"say","args":{"text":"hi"}}"#;
+    refused(&g, d, "tag_not_first", at(d, "\":", 0), "");
+    let d = r#"{"tXol":"say","args":{"text":"hi"}}"#;
+    refused(&g, d, "tag_not_first", 3, "");
+    // Its work is the same whole and byte by byte (one unit per tag byte compared).
+    let call = br#"{"tool":"say","args":{"text":"hi"}}"#;
+    let mut whole = StructuredValidator::new(Arc::clone(&g));
+    whole.push(call).unwrap();
+    let mut bytewise = StructuredValidator::new(Arc::clone(&g));
+    for b in call {
+        bytewise.push(&[*b]).unwrap();
+    }
+    assert_eq!(whole.usage(), bytewise.usage());
     let d = r#"{"tool":"sax","args":{"text":"hi"}}"#;
     refused(&g, d, "unknown_tag", at(d, "x", 0), "/tool");
     let d = r#"{"tool":"say"}"#;
