@@ -383,6 +383,10 @@ pub(crate) struct State {
     pub(crate) record: Option<RunRecord>,
     pub(crate) doc_signer: SoftwareSigner,
     pub(crate) out_dir: Option<PathBuf>,
+    /// `out_dir` held under the store's exclusive lock from construction until the run is
+    /// written, so two pipelines never share one run directory (the second is refused when it
+    /// is made, before any tick).
+    pub(crate) out_lock: Option<jouleclaw_store::writer::LockedDir>,
     pub(crate) summary_base: serde_json::Value,
     /// Stated in the document (`stop-latency/2`) when given.
     pub(crate) vantage: Option<jouleclaw_stop_latency::Vantage>,
@@ -538,6 +542,7 @@ impl State {
                 &self.pipeline,
             )
             .map_err(|(p, e)| FinishError::Io(p, e))?;
+            self.out_lock = None;
         }
         Ok(RsFinished {
             last,

@@ -1005,7 +1005,24 @@ impl Pipeline {
             jouleclaw_interaction::InteractionConfig::default(),
         )
         .map_err(|e| refusal::<ConfigError>(py, e.code(), e.to_string()))?;
+        // Last, once nothing else can refuse: the directory is created if missing and held
+        // until `finish` writes it.
+        let out_lock = match out_dir.as_deref() {
+            None => None,
+            Some(dir) => Some(jouleclaw_store::writer::LockedDir::open(dir).map_err(
+                |e| match e {
+                    jouleclaw_store::StoreError::Io { .. } => {
+                        pyo3::exceptions::PyOSError::new_err(e.to_string())
+                    }
+                    jouleclaw_store::StoreError::Locked { .. } => {
+                        refusal::<ConfigError>(py, "out_dir_locked", e.to_string())
+                    }
+                    _ => refusal::<ConfigError>(py, "out_dir_not_a_directory", e.to_string()),
+                },
+            )?),
+        };
         let state = evidence::State {
+            out_lock,
             pipeline,
             meter: jouleclaw_stop_latency::StopLatencyMeter::new(),
             meter_error: None,

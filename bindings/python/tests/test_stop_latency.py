@@ -173,8 +173,46 @@ def test_a_run_planted_before_finish_is_not_written_over(tmp_path):
     out = tmp_path / "run"
     p = Pipeline("did:example:steward", "call-1", out_dir=out)
     p.push(0, MIC, "audio", bytes(640))
-    out.mkdir()
+    assert out.is_dir()  # created (and locked) when the pipeline was made
     (out / "stop-latency.cbor").write_bytes(b"planted")
     with pytest.raises(OSError):
         p.finish()
     assert (out / "stop-latency.cbor").read_bytes() == b"planted"
+
+
+def test_two_pipelines_never_share_an_out_dir(tmp_path):
+    out = tmp_path / "run"
+    first = Pipeline("did:example:steward", "call-1", out_dir=out)
+    # The second is refused when it is made, before it takes a tick: its call is not lost at
+    # finish() (the lock is the store's, the one `jouleclaw run --out` takes).
+    with pytest.raises(jouleclaw.ConfigError) as e:
+        Pipeline("did:example:steward", "call-2", out_dir=out)
+    assert e.value.code == "out_dir_locked"
+    first.push(0, MIC, "audio", bytes(640))
+    first.finish()
+    assert (out / "summary.json").is_file()
+    # Its neighbour: the lock goes with the run's writing; another directory is free all along.
+    other = Pipeline("did:example:steward", "call-2", out_dir=tmp_path / "other")
+    other.push(0, MIC, "audio", bytes(640))
+    other.finish()
+    assert "call-2" in (tmp_path / "other" / "receipts.jsonl").read_text()
+    # A pipeline dropped without finish() releases it.
+    spare = tmp_path / "spare"
+    dropped = Pipeline("did:example:steward", "call-3", out_dir=spare)
+    del dropped
+    import gc
+
+    gc.collect()
+    taken = Pipeline("did:example:steward", "call-4", out_dir=spare)
+    taken.push(0, MIC, "audio", bytes(640))
+    taken.finish()
+    assert (spare / "summary.json").is_file()
+
+
+def test_an_out_dir_that_is_a_file_is_refused_and_left_alone(tmp_path):
+    f = tmp_path / "file"
+    f.write_bytes(b"mine")
+    with pytest.raises(jouleclaw.ConfigError) as e:
+        Pipeline("did:example:steward", "call-1", out_dir=f)
+    assert e.value.code == "out_dir_not_a_directory"
+    assert f.read_bytes() == b"mine"
