@@ -139,11 +139,7 @@ fn submit(url: &str, log: &RegistryLog, old_size: u64, note: &[u8]) -> Result<Ve
                     resized = true;
                     attempt -= 1;
                 }
-                Some(s) => {
-                    return Err(format!(
-                        "refused (409): the witness holds a checkpoint of size {s} that this one does not extend"
-                    ));
-                }
+                Some(s) => return Err(conflict_refusal(s, old, new_size)),
                 None => return Err("refused (409) without a size".into()),
             },
             500..=599 => last = format!("HTTP {status}"),
@@ -166,4 +162,45 @@ fn submit(url: &str, log: &RegistryLog, old_size: u64, note: &[u8]) -> Result<Ve
         }
     }
     Err(format!("{last} after {WITNESS_ATTEMPTS} attempts"))
+}
+
+/// Why a `409 Conflict` naming size `s` ends the submission of a checkpoint of `new_size` made
+/// from `old` (after at most one retry from the size a first 409 named).
+#[cfg(feature = "witness-http")]
+fn conflict_refusal(s: u64, old: u64, new_size: u64) -> String {
+    if s > new_size {
+        format!(
+            "refused (409): the witness holds a checkpoint of size {s}, larger than this one ({new_size})"
+        )
+    } else if s == old {
+        format!(
+            "refused (409): the witness names size {s}, the size this request was made from (it contradicts itself)"
+        )
+    } else {
+        format!(
+            "refused (409): asked again from size {old}, the witness names size {s} (it changed its answer)"
+        )
+    }
+}
+
+#[cfg(all(test, feature = "witness-http"))]
+mod tests {
+    use super::conflict_refusal;
+
+    #[test]
+    fn a_conflict_says_which_way_the_witness_disagrees() {
+        // Ahead of this checkpoint.
+        assert!(conflict_refusal(12, 4, 10).contains("size 12, larger than this one (10)"));
+        // Naming the very size the request came from: no checkpoint it holds is described.
+        let same = conflict_refusal(0, 0, 10);
+        assert!(
+            same.contains("the size this request was made from"),
+            "{same}"
+        );
+        assert!(!same.contains("larger"), "{same}");
+        // A second 409 naming yet another size after the retry.
+        let changed = conflict_refusal(3, 7, 10);
+        assert!(changed.contains("asked again from size 7"), "{changed}");
+        assert!(changed.contains("names size 3"), "{changed}");
+    }
 }
