@@ -286,7 +286,7 @@ impl SignedCheckpoint {
 struct Parsed {
     seal: StreamSeal,
     protected: Vec<u8>,
-    unprotected: Value,
+    unprotected: Unprotected,
     unprotected_bytes: Vec<u8>,
     signature: Vec<u8>,
     kid: [u8; 32],
@@ -305,9 +305,166 @@ fn int_of(v: &Value) -> Option<i128> {
     }
 }
 
+/// The unprotected header as [`parse`] read it.
+enum Unprotected {
+    /// `{}`.
+    Empty,
+    /// `{396: {label: [<<[a, b, path]>>]}}` read by [`parse_fast`]: its bytes are exactly
+    /// [`vdp_bytes`]`(label, a, b, path)`.
+    Proof {
+        label: i64,
+        a: u64,
+        b: u64,
+        path: Vec<Hash>,
+    },
+    /// Anything else, as the general CBOR reader decoded it.
+    Value(Value),
+}
+
 /// Envelope and protected header checks shared by checkpoints and inclusion receipts, in the
-/// order of the spec's verification table.
-fn parse(bytes: &[u8], key: &VerifyingKey) -> Result<Parsed> {
+/// order of the spec's verification table. `key_kid` is `kid(key)`.
+///
+/// A checkpoint or receipt exactly as [`sign_checkpoint`] writes them is read by
+/// [`parse_fast`] without building CBOR values; anything else (and every refusal) goes
+/// through the general reader below, so each input gets the answer and code it always got.
+fn parse(bytes: &[u8], key_kid: &[u8; 32]) -> Result<Parsed> {
+    if let Some(p) = parse_fast(bytes, key_kid) {
+        return Ok(p);
+    }
+    parse_general(bytes, key_kid)
+}
+
+/// A reader of CBOR data items' heads over a byte slice (definite lengths only).
+struct Cursor<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Cursor<'a> {
+    /// The literal bytes `lit` next.
+    fn lit(&mut self, lit: &[u8]) -> Option<()> {
+        self.rest = self.rest.strip_prefix(lit)?;
+        Some(())
+    }
+
+    /// `n` bytes.
+    fn take(&mut self, n: u64) -> Option<&'a [u8]> {
+        let n = usize::try_from(n).ok()?;
+        if n > self.rest.len() {
+            return None;
+        }
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Some(head)
+    }
+
+    /// The argument of a head of major type `major` (additional information 0 to 27).
+    fn head(&mut self, major: u8) -> Option<u64> {
+        let (&first, rest) = self.rest.split_first()?;
+        if first >> 5 != major {
+            return None;
+        }
+        self.rest = rest;
+        let width = match first & 0x1f {
+            n @ 0..=23 => return Some(u64::from(n)),
+            24 => 1,
+            25 => 2,
+            26 => 4,
+            27 => 8,
+            _ => return None,
+        };
+        let arg = self.take(width)?;
+        Some(arg.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+    }
+
+    /// A byte string (`major` 2) or text string (`major` 3) of definite length.
+    fn string(&mut self, major: u8) -> Option<&'a [u8]> {
+        let n = self.head(major)?;
+        self.take(n)
+    }
+}
+
+/// The envelope of a checkpoint or receipt in exactly the form [`sign_checkpoint`] and
+/// [`SignedCheckpoint::inclusion_receipt`] write (deterministic encoding, the protected header's
+/// five entries in their order, an empty unprotected header or one proof): `None` for anything
+/// else, which [`parse_general`] then reads and refuses as it always did. What this accepts,
+/// [`parse_general`] accepts with the same result: the protected header is compared byte for
+/// byte with [`protected_bytes`] of the decoded seal (so `alg`, `vds`, `iss` and `sub` hold),
+/// the envelope with [`envelope`] of its parts, and the proof with [`vdp_bytes`].
+fn parse_fast(bytes: &[u8], key_kid: &[u8; 32]) -> Option<Parsed> {
+    let mut c = Cursor { rest: bytes };
+    c.lit(&[0xd2, 0x84])?;
+    let protected = c.string(2)?;
+    // The unprotected header runs to the nil and the 64-byte signature at the end.
+    let end = c.rest.len().checked_sub(3 + 64)?;
+    let (unprotected_bytes, tail) = c.rest.split_at(end);
+    let signature = tail.strip_prefix(&[0xf6, 0x58, 0x40])?;
+
+    let mut h = Cursor { rest: protected };
+    h.lit(&[0xa5, 0x01, 0x27, 0x04, 0x58, 0x20])?;
+    let kid_value: [u8; 32] = h.take(32)?.try_into().ok()?;
+    h.lit(&[0x0f, 0xa2, 0x01])?;
+    h.string(3)?;
+    h.lit(&[0x02])?;
+    h.string(3)?;
+    h.lit(&[0x19, 0x01, 0x8b, 0x01, 0x3a, 0x00, 0x01, 0x00, 0x00])?;
+    let seal_json = h.string(2)?;
+    if !h.rest.is_empty() || kid_value != *key_kid {
+        return None;
+    }
+    let seal = decode_seal(seal_json).ok()?;
+    if protected_bytes(&seal, seal_json, &kid_value) != protected {
+        return None;
+    }
+    let unprotected = fast_unprotected(unprotected_bytes)?;
+    if envelope(protected, unprotected_bytes, signature) != bytes {
+        return None;
+    }
+    Some(Parsed {
+        seal,
+        protected: protected.to_vec(),
+        unprotected,
+        unprotected_bytes: unprotected_bytes.to_vec(),
+        signature: signature.to_vec(),
+        kid: kid_value,
+    })
+}
+
+/// `{}`, or one proof `{396: {label: [<<[a, b, path]>>]}}` whose bytes are exactly
+/// [`vdp_bytes`] of what it holds; `None` for anything else.
+fn fast_unprotected(bytes: &[u8]) -> Option<Unprotected> {
+    if bytes == [0xa0] {
+        return Some(Unprotected::Empty);
+    }
+    let mut c = Cursor { rest: bytes };
+    c.lit(&[0xa1, 0x19, 0x01, 0x8c, 0xa1])?;
+    let label = match c.rest.first()? {
+        0x20 => INCLUSION_PROOFS,
+        0x21 => CONSISTENCY_PROOFS,
+        _ => return None,
+    };
+    c.take(1)?;
+    c.lit(&[0x81])?;
+    let p = c.string(2)?;
+    if !c.rest.is_empty() {
+        return None;
+    }
+    let mut q = Cursor { rest: p };
+    q.lit(&[0x83])?;
+    let a = q.head(0)?;
+    let b = q.head(0)?;
+    let n = q.head(4)?;
+    let mut path = Vec::new();
+    for _ in 0..n {
+        path.push(<[u8; 32]>::try_from(q.string(2)?).ok()?);
+    }
+    if !q.rest.is_empty() || vdp_bytes(label, a, b, &path) != bytes {
+        return None;
+    }
+    Some(Unprotected::Proof { label, a, b, path })
+}
+
+/// The general reader of [`parse`], in the order of the spec's verification table.
+fn parse_general(bytes: &[u8], key_kid: &[u8; 32]) -> Result<Parsed> {
     match bytes.first() {
         Some(0xd2) => {}
         Some(0x84) => return Err(CoseCode::Untagged.into()),
@@ -383,13 +540,13 @@ fn parse(bytes: &[u8], key: &VerifyingKey) -> Result<Parsed> {
     if envelope(protected, &unprotected_bytes, signature) != bytes || signature.len() != 64 {
         return Err(CoseCode::EnvelopeNotCanonical.into());
     }
-    if kid_value != kid(key) {
+    if kid_value != *key_kid {
         return Err(CoseCode::UnknownKid.into());
     }
     Ok(Parsed {
         seal,
         protected: protected.clone(),
-        unprotected,
+        unprotected: Unprotected::Value(unprotected),
         unprotected_bytes,
         signature: signature.clone(),
         kid: kid_value,
@@ -397,8 +554,25 @@ fn parse(bytes: &[u8], key: &VerifyingKey) -> Result<Parsed> {
 }
 
 /// Extracts the one proof of `{396: {label: [bstr]}}`; `None` when the header is `{}`.
-fn one_proof(unprotected: &Value, label: i64) -> Result<Option<(u64, u64, Vec<Hash>)>> {
-    let Value::Map(m) = unprotected else {
+fn one_proof(unprotected: Unprotected, label: i64) -> Result<Option<(u64, u64, Vec<Hash>)>> {
+    let unprotected = match unprotected {
+        Unprotected::Empty => return Ok(None),
+        Unprotected::Proof {
+            label: l,
+            a,
+            b,
+            path,
+        } => {
+            // Read whole by `fast_unprotected`: only the label can still be wrong here.
+            return if l == label {
+                Ok(Some((a, b, path)))
+            } else {
+                Err(CoseCode::BadVdp.into())
+            };
+        }
+        Unprotected::Value(v) => v,
+    };
+    let Value::Map(m) = &unprotected else {
         return Err(CoseCode::BadVdp.into());
     };
     if m.is_empty() {
@@ -476,10 +650,9 @@ fn inclusion_inner(
     cose: &[u8],
     leaf_content_hash: &[u8; 32],
 ) -> Result<VerifiedInclusion> {
-    let key = v.key;
-    let p = parse(cose, &key)?;
+    let p = parse(cose, &v.kid)?;
     let (tree_size, leaf_index, path) =
-        one_proof(&p.unprotected, INCLUSION_PROOFS)?.ok_or(CoseCode::BadVdp)?;
+        one_proof(p.unprotected, INCLUSION_PROOFS)?.ok_or(CoseCode::BadVdp)?;
     let proof = InclusionProof {
         tree_size,
         leaf_index,
@@ -517,10 +690,9 @@ pub fn verify_checkpoint(cose: &[u8], key: &VerifyingKey) -> Result<Checkpoint> 
 }
 
 fn checkpoint_inner(v: &mut SealVerifier, cose: &[u8]) -> Result<Checkpoint> {
-    let key = v.key;
-    let p = parse(cose, &key)?;
+    let p = parse(cose, &v.kid)?;
     let consistency =
-        one_proof(&p.unprotected, CONSISTENCY_PROOFS)?.map(|(first_size, second_size, path)| {
+        one_proof(p.unprotected, CONSISTENCY_PROOFS)?.map(|(first_size, second_size, path)| {
             ConsistencyProof {
                 first_size,
                 second_size,
@@ -560,6 +732,7 @@ pub const MAX_CACHED_SIGNATURES: usize = 1 << 16;
 #[derive(Debug, Clone)]
 pub struct SealVerifier {
     key: VerifyingKey,
+    kid: [u8; 32],
     key_prime: bool,
     verified: std::collections::HashSet<[u8; 32]>,
 }
@@ -569,6 +742,7 @@ impl SealVerifier {
     pub fn new(key: VerifyingKey) -> Self {
         Self {
             key_prime: jouleclaw_jcr1::cose::ValidKey::new(key).is_ok(),
+            kid: kid(&key),
             key,
             verified: std::collections::HashSet::new(),
         }
@@ -605,7 +779,7 @@ impl SealVerifier {
         leaf_index: u64,
         leaf_content_hash: &[u8; 32],
     ) -> Result<Vec<u8>> {
-        let p = parse(checkpoint, &self.key)?;
+        let p = parse(checkpoint, &self.kid)?;
         let tree_size = p.seal.tree_size;
         if leaf_index >= tree_size {
             return Err(ProofCode::IndexOutOfRange.into());
@@ -664,6 +838,131 @@ pub fn verify_consistency_step(previous: &StreamSeal, next: &Checkpoint) -> Resu
                 &next.seal.root,
                 &c.path,
             )
+        }
+    }
+}
+
+#[cfg(test)]
+mod fast_path_tests {
+    //! [`parse_fast`] is a shortcut: it may decline anything, but what it accepts the general
+    //! reader accepts with the same result, and [`parse`] answers every input as the general
+    //! reader does (the same value or the same code).
+
+    use super::*;
+    use crate::sealer::StreamSealer;
+    use jouleclaw_jcr1::UtcSecond;
+    use jouleclaw_jcr1::cose::SoftwareSigner;
+
+    /// Checkpoints (the first without a proof, later ones with one, the final seal with its
+    /// documents list) and inclusion receipts of one stream.
+    fn inputs() -> (Vec<Vec<u8>>, [u8; 32]) {
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let mut sealer = StreamSealer::new("stream-demo", "did:example:steward", 64);
+        let mut out = Vec::new();
+        for w in 0..6u64 {
+            let closed = UtcSecond::from_unix(1_780_617_600 + w as i64).ok_or(w);
+            let Ok(closed) = closed else {
+                return (out, [0; 32]);
+            };
+            if sealer
+                .append(w + 1, blake3::hash(&w.to_le_bytes()).as_bytes(), closed)
+                .is_err()
+            {
+                return (out, [0; 32]);
+            }
+            if w % 2 == 1 {
+                let Ok(batch) = sealer.checkpoint(&signer, w == 5) else {
+                    return (out, [0; 32]);
+                };
+                out.push(batch.checkpoint.cose_sign1.clone());
+                out.extend(batch.inclusion.iter().take(2).map(|(_, r)| r.clone()));
+            }
+        }
+        (out, kid(&signer.verifying_key()))
+    }
+
+    /// What a caller sees of a parse: the fields, or the code; and each proof label's reading.
+    fn seen(p: Result<Parsed>) -> String {
+        match p {
+            Err(e) => format!("refused {e:?}"),
+            Ok(p) => {
+                let head = format!(
+                    "{:?} {:?} {:?} {:?} {:?}",
+                    p.seal, p.protected, p.unprotected_bytes, p.signature, p.kid
+                );
+                let proof = |label| {
+                    let u = match &p.unprotected {
+                        Unprotected::Empty => Unprotected::Empty,
+                        Unprotected::Proof { label, a, b, path } => Unprotected::Proof {
+                            label: *label,
+                            a: *a,
+                            b: *b,
+                            path: path.clone(),
+                        },
+                        Unprotected::Value(v) => Unprotected::Value(v.clone()),
+                    };
+                    format!("{:?}", one_proof(u, label))
+                };
+                format!(
+                    "{head} {} {}",
+                    proof(INCLUSION_PROOFS),
+                    proof(CONSISTENCY_PROOFS)
+                )
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_answers_as_the_general_reader() {
+        let (inputs, key_kid) = inputs();
+        assert_eq!(inputs.len(), 9, "three checkpoints, two receipts each");
+        let mut fast = 0;
+        let mut cases = 0;
+        for input in &inputs {
+            // The input itself, then every single-byte change and every truncation.
+            let mut variants = vec![input.clone()];
+            for i in 0..input.len() {
+                for flip in [0x01u8, 0x20, 0x80] {
+                    let mut m = input.clone();
+                    m[i] ^= flip;
+                    variants.push(m);
+                }
+                variants.push(input[..i].to_vec());
+            }
+            let mut longer = input.clone();
+            longer.push(0x00);
+            variants.push(longer);
+            // The protected bstr's length in a longer head than needed: not deterministic.
+            assert_eq!(input[2], 0x59, "a protected header of 256 to 65,535 bytes");
+            variants.push([&[0xd2, 0x84, 0x5a, 0, 0], &input[3..]].concat());
+            for m in variants {
+                cases += 1;
+                let general = seen(parse_general(&m, &key_kid));
+                if let Some(p) = parse_fast(&m, &key_kid) {
+                    fast += 1;
+                    assert_eq!(seen(Ok(p)), general, "fast path differs on {m:02x?}");
+                }
+                assert_eq!(seen(parse(&m, &key_kid)), general);
+            }
+        }
+        // Every unchanged input takes the fast path; most changes do not (a changed signature
+        // or proof hash still reads, to be refused by the signature or proof check).
+        assert!(fast >= inputs.len(), "fast path taken {fast} times");
+        assert!(fast < cases / 2, "fast path taken {fast} of {cases}");
+    }
+
+    #[test]
+    fn another_kid_is_declined_by_the_fast_path_and_refused() {
+        let (inputs, key_kid) = inputs();
+        let mut other = key_kid;
+        other[0] ^= 1;
+        for input in &inputs {
+            assert!(parse_fast(input, &key_kid).is_some());
+            assert!(parse_fast(input, &other).is_none());
+            assert_eq!(
+                seen(parse(input, &other)),
+                format!("refused {:?}", SealError::from(CoseCode::UnknownKid))
+            );
         }
     }
 }

@@ -260,11 +260,15 @@ fn window_count_holds(s: &StreamSeal) -> bool {
 
 /// Strictly decodes a whole seal document (the same path as [`SealDecoder`]).
 pub fn decode_seal(bytes: &[u8]) -> Result<StreamSeal, SealRefusal> {
-    let mut d = SealDecoder::new();
-    if let Some(r) = d.push(bytes) {
-        return Err(r);
+    if bytes.len() > SEAL_LIMITS.max_document_bytes {
+        let mut d = SealDecoder::new();
+        if let Some(r) = d.push(bytes) {
+            return Err(r);
+        }
+        return d.finish();
     }
-    d.finish()
+    // Within the limit `push` refuses nothing: `finish` alone decides, on the bytes as given.
+    decode_within_limit(bytes)
 }
 
 /// An incremental seal decoder. It buffers at most [`SEAL_LIMITS`]`.max_document_bytes + 1`
@@ -316,9 +320,14 @@ impl SealDecoder {
         if let Some(r) = self.refused {
             return Err(r);
         }
-        let v = decode_canonical_value(&self.buf, SEAL_LIMITS).map_err(json_refusal)?;
-        check_schema(&v, self.buf.len() as u64)
+        decode_within_limit(&self.buf)
     }
+}
+
+/// [`SealDecoder::finish`] on a whole input of at most `max_document_bytes` + 1 bytes.
+fn decode_within_limit(bytes: &[u8]) -> Result<StreamSeal, SealRefusal> {
+    let v = decode_canonical_value(bytes, SEAL_LIMITS).map_err(json_refusal)?;
+    check_schema(&v, bytes.len() as u64)
 }
 
 fn json_refusal(r: Refusal) -> SealRefusal {
