@@ -9,23 +9,11 @@
 #![deny(missing_docs)]
 
 mod audit;
-mod import;
-mod interaction;
-mod journal;
+mod commands;
+mod failure;
 mod keys;
-mod live;
-mod metrics;
-mod misc;
 mod out;
-mod receipt;
-mod registry;
-mod report;
-mod run;
-mod stop_latency;
-mod stream_dir;
-mod table;
-mod tools;
-mod vectors;
+mod present;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,31 +21,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::out::tell;
+use commands::{import, journal, live, misc, receipt, report, run, stream_dir, vectors};
 
-/// Why a command failed, and so its exit code.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// A refusal or a verification failure: exit 1.
-    Refused(String),
-    /// A usage or I/O error: exit 2.
-    Usage(String),
-}
-
-impl Failure {
-    /// A usage or I/O error about `path`.
-    pub(crate) fn io(path: &std::path::Path, e: impl std::fmt::Display) -> Self {
-        Self::Usage(format!("{}: {e}", path.display()))
-    }
-}
-
-impl From<jouleclaw_stack::store::StoreError> for Failure {
-    fn from(e: jouleclaw_stack::store::StoreError) -> Self {
-        Self::Usage(e.to_string())
-    }
-}
-
-/// `Result` of a command.
-pub(crate) type CmdResult = Result<(), Failure>;
+pub(crate) use failure::{CmdResult, Failure};
+// `audit.rs` names these two at the crate root.
+pub(crate) use commands::{interaction, registry};
 
 #[derive(Parser, Debug)]
 #[command(

@@ -1,7 +1,7 @@
 //! `jouleclaw live`: N synthetic duplex calls in real time through the live substrate into a
 //! file folder or a NATS JetStream cluster (spec/LIVE.md); with `--registry DIR`, each call whose
 //! final seal is signed is registered in a call registry (spec/CALL-REGISTRY.md) through the
-//! registry's one appender (`crate::registry::Appender`, the code of `registry add`).
+//! registry's one appender (`crate::commands::registry::Appender`, the code of `registry add`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ pub(crate) struct LiveArgs {
 /// Where `--registry` registrations go: the registry, opened and locked, and the folders the
 /// proofs go into.
 struct Registration {
-    appender: crate::registry::Appender,
+    appender: crate::commands::registry::Appender,
     registry: PathBuf,
     target: Target,
 }
@@ -159,7 +159,7 @@ fn registration(args: &LiveArgs) -> Result<Option<Registration>, Failure> {
             ));
         }
     };
-    let appender = crate::registry::Appender::open(
+    let appender = crate::commands::registry::Appender::open(
         registry,
         key,
         // A second copy for the registry (the substrate owns the first); its permissions were
@@ -420,7 +420,7 @@ async fn run_calls(
         .map(|i| scheduled_ticks(windows, ignores(i), window_ns))
         .sum();
     if let Some(addr) = args.metrics {
-        let source = Arc::new(crate::metrics::Source {
+        let source = Arc::new(crate::present::metrics::Source {
             substrate: s.clone(),
             push: push.clone(),
             yields: yields.clone(),
@@ -428,9 +428,10 @@ async fn run_calls(
             scheduled: (scheduled_windows, scheduled),
             kept_up: kept_up.clone(),
         });
-        let bound = crate::metrics::serve(addr, move || crate::metrics::render(&source))
-            .await
-            .map_err(|e| Failure::Usage(format!("--metrics: {e}")))?;
+        let bound =
+            crate::present::metrics::serve(addr, move || crate::present::metrics::render(&source))
+                .await
+                .map_err(|e| Failure::Usage(format!("--metrics: {e}")))?;
         tell!("metrics: http://{bound}/metrics");
     }
     let started = Instant::now();

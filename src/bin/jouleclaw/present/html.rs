@@ -12,7 +12,9 @@ use jouleclaw_stack::stream::{BARGE_IN_DEADLINE_MS, NS_PER_MS, WindowConservatio
 
 use jouleclaw_interaction::{Event, EventKind, InteractionDocument};
 
-use super::{Col, DocSeal, MAX_BARGE_INS, MAX_COLUMNS, MAX_TABLE_ROWS, Report, Row, doc_seal};
+use crate::commands::report::{
+    Col, DocSeal, MAX_BARGE_INS, MAX_COLUMNS, MAX_TABLE_ROWS, Report, Row, doc_seal,
+};
 
 /// Columns per timeline strip (one SVG each).
 const STRIP: usize = 100;
@@ -734,14 +736,14 @@ fn seal_note(out: &mut String, id: &str, what: &str, seal: &DocSeal) {
 /// document, whether the final seal commits to it.
 fn stop_latency(out: &mut String, report: &Report) {
     let mut section = String::new();
-    crate::stop_latency::html_section(&mut section, &report.stop_latency, esc);
+    crate::commands::stop_latency::html_section(&mut section, &report.stop_latency, esc);
     let note = report.stop_latency.doc.as_ref().map(|_| {
         let mut p = String::new();
         seal_note(
             &mut p,
             "stop-latency-seal",
             "stop latency",
-            &doc_seal(&report.store, crate::stop_latency::FILE),
+            &doc_seal(&report.store, crate::commands::stop_latency::FILE),
         );
         p
     });
@@ -807,13 +809,13 @@ fn interaction(
         out,
         "interaction-seal",
         "interaction panel",
-        &doc_seal(&report.store, crate::interaction::FILE),
+        &doc_seal(&report.store, crate::commands::interaction::FILE),
     );
     out.push_str(
         "<table id=\"interaction-panel\"><thead><tr><th>metric</th><th>τ-voice field</th>\
          <th>value</th><th>events behind it</th></tr></thead><tbody>",
     );
-    for (short, field, value, behind) in crate::interaction::panel_rows(&panel) {
+    for (short, field, value, behind) in crate::commands::interaction::panel_rows(&panel) {
         let unit = if field.ends_with("latency_mean") {
             " s"
         } else {

@@ -31,7 +31,7 @@ use jouleclaw_stack::store::{
 };
 
 use crate::keys::read_secret_key;
-use crate::table::{RunTotals, table_header, table_row};
+use crate::present::table::{RunTotals, table_header, table_row};
 use crate::{CmdResult, Failure};
 
 /// Traces at least this long (in bytes) get a progress bar on standard error (when it is a
@@ -242,7 +242,10 @@ fn check_destinations(out: &LockedDir, inputs: &[&Path]) -> CmdResult {
         check_destination(&out.path().join(name), inputs)?;
     }
     // Removed (or, with --registry, written) after the others are renamed into place.
-    check_destination(&out.path().join(crate::registry::PROOF_FILE), inputs)?;
+    check_destination(
+        &out.path().join(crate::commands::registry::PROOF_FILE),
+        inputs,
+    )?;
     Ok(())
 }
 
@@ -291,7 +294,7 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     // cannot take this call fails the run with nothing written.
     let mut registry = match (&args.registry, &args.key) {
         (Some(dir), Some(key)) => Some(
-            crate::registry::Appender::open(
+            crate::commands::registry::Appender::open(
                 dir,
                 key,
                 // Read again for the registry (the pipeline owns the first copy); its
@@ -304,8 +307,8 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         _ => None,
     };
     let public = signer.verifying_key();
-    let mut stop_latency = crate::stop_latency::RunMeter::new(&signer)?;
-    let mut interaction = crate::interaction::RunMeter::new(&signer)?;
+    let mut stop_latency = crate::commands::stop_latency::RunMeter::new(&signer)?;
+    let mut interaction = crate::commands::interaction::RunMeter::new(&signer)?;
     let mut config = PipelineConfig::new(&args.steward, &stream_id)
         .with_closed_at(ClosedAt::StreamTime { epoch_unix });
     if let Some(every_windows) = args.seal_every {
@@ -325,7 +328,10 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         .map(transcriber_stage)
         .transpose()?;
     let grammar = match &args.llm_tools {
-        Some(tools) => Some(crate::tools::read_toolset(tools, args.strict_tools)?),
+        Some(tools) => Some(crate::commands::tools::read_toolset(
+            tools,
+            args.strict_tools,
+        )?),
         None => args.llm_schema.as_deref().map(read_grammar).transpose()?,
     };
     let oracle = if stage.is_none() && grammar.is_none() {
@@ -555,11 +561,11 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
         cbor_hash.to_hex().to_string(),
     );
     outputs.insert(
-        crate::stop_latency::FILE.to_owned(),
+        crate::commands::stop_latency::FILE.to_owned(),
         stop_latency_hash.to_hex().to_string(),
     );
     outputs.insert(
-        crate::interaction::FILE.to_owned(),
+        crate::commands::interaction::FILE.to_owned(),
         interaction_hash.to_hex().to_string(),
     );
     if let Some(s) = seals_hash {
@@ -642,8 +648,14 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     // Every destination is checked again just before the first rename, so a failing rename
     // (a directory planted at a destination) cannot leave some outputs replaced and others not.
     check_destinations(&out, &inputs)?;
-    check_destination(&out.path().join(crate::stop_latency::FILE), &inputs)?;
-    check_destination(&out.path().join(crate::interaction::FILE), &inputs)?;
+    check_destination(
+        &out.path().join(crate::commands::stop_latency::FILE),
+        &inputs,
+    )?;
+    check_destination(
+        &out.path().join(crate::commands::interaction::FILE),
+        &inputs,
+    )?;
     // The old summary.json goes first: until the new one lands last, no summary marks the
     // directory complete, so a crash between two renames cannot leave a mix that looks whole.
     out.remove(summary_name)?;
@@ -663,10 +675,16 @@ fn run_in(args: &RunArgs, created: &mut Option<PathBuf>) -> CmdResult {
     stop_latency_file.commit()?;
     interaction_file.commit()?;
     // A proof of an earlier run's call in this directory would not be this call's.
-    out.remove(crate::registry::PROOF_FILE)?;
+    out.remove(crate::commands::registry::PROOF_FILE)?;
     summary.commit()?;
-    say!("{}", crate::stop_latency::describe(&stop_latency_doc));
-    say!("{}", crate::interaction::describe(&interaction_doc));
+    say!(
+        "{}",
+        crate::commands::stop_latency::describe(&stop_latency_doc)
+    );
+    say!(
+        "{}",
+        crate::commands::interaction::describe(&interaction_doc)
+    );
 
     if !args.quiet {
         say!();

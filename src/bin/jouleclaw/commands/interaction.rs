@@ -291,7 +291,7 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
             Outcome::Unsealed => problems.push("not sealed: completeness unknown".to_owned()),
             Outcome::Failed => problems.push(format!("{} problems", report.problem_count)),
         }
-        let sl = crate::stop_latency::check(&key, dir)?;
+        let sl = crate::commands::stop_latency::check(&key, dir)?;
         problems.extend(sl.problems);
         let ev = check(&key, dir)?;
         problems.extend(ev.problems);

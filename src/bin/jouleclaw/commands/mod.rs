@@ -1,0 +1,15 @@
+//! The commands: each file holds a command's arguments and what it does.
+
+pub(crate) mod import;
+pub(crate) mod interaction;
+pub(crate) mod journal;
+pub(crate) mod live;
+pub(crate) mod misc;
+pub(crate) mod receipt;
+pub(crate) mod registry;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod stop_latency;
+pub(crate) mod stream_dir;
+pub(crate) mod tools;
+pub(crate) mod vectors;
