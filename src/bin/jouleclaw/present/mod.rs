@@ -2,5 +2,6 @@
 //! the HTML report page, the Prometheus metrics), apart from the commands that gather it.
 
 pub(crate) mod html;
+pub(crate) mod live;
 pub(crate) mod metrics;
 pub(crate) mod table;
