@@ -218,9 +218,41 @@ xmlns=\"http://www.w3.org/2000/svg\"><defs>\
 /// The whole page.
 pub(crate) fn render(report: &Report) -> String {
     let mut out = String::with_capacity(16_384 + report.rows.len() * 1_200);
+    header(&mut out, report);
+    verification(&mut out, report);
+    out.push_str("</header>");
+    completeness(&mut out, report);
+    // The panel and its events are drawn from a document that verified and is bound to these
+    // receipts, never from one that is not.
+    let drawn = report
+        .interaction
+        .doc
+        .as_ref()
+        .filter(|_| report.interaction.problems.is_empty());
+    let marks = drawn.map(|doc| marks(&report.cols, doc));
+    timeline(&mut out, report, marks.as_ref());
+    barge_ins(&mut out, report);
+    stop_latency(&mut out, report);
+    interaction(&mut out, report, drawn, marks.as_ref());
+    summary(&mut out, report);
+    receipts_table(&mut out, report);
+    out.push_str(
+        "<section id=\"cannot\"><h2>What this page cannot show</h2><ul class=\"cannot\">\
+         <li>Early verdicts and their tick times: <code>jouleclaw run</code> prints them but \
+         writes them to no file.</li>\
+         <li>Stream time of a window: receipts carry the window id and a whole-second \
+         <code>closed_at</code>, not the window length.</li>\
+         <li>The exact rolling budget when the run had substrate bytes: receipts carry no \
+         substrate bytes.</li>\
+         <li>Completeness: without seals nothing tells a dropped receipt from an empty \
+         window.</li></ul></section></body></html>\n",
+    );
+    out
+}
+
+/// The page's head and the call's facts.
+fn header(out: &mut String, report: &Report) {
     let store = &report.store;
-    let total = store.receipts.len();
-    let verified = store.verified();
     let _ = write!(
         out,
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
@@ -257,6 +289,13 @@ pub(crate) fn render(report: &Report) -> String {
         }
     }
     out.push_str("</dl>");
+}
+
+/// The verification badge, the test-key warning, the problems named.
+fn verification(out: &mut String, report: &Report) {
+    let store = &report.store;
+    let total = store.receipts.len();
+    let verified = store.verified();
     let problems = store.problem_count;
     match store.outcome() {
         Outcome::Complete => {
@@ -317,7 +356,12 @@ pub(crate) fn render(report: &Report) -> String {
         }
         out.push_str("</ul>");
     }
-    out.push_str("</header>");
+}
+
+/// Whether the receipts are the whole stream.
+fn completeness(out: &mut String, report: &Report) {
+    let store = &report.store;
+    let problems = store.problem_count;
     match store.completeness {
         Completeness::Unknown => out.push_str(
             "<section id=\"completeness\"><h2>Completeness</h2><p class=\"badge unknown\">\
@@ -341,32 +385,6 @@ pub(crate) fn render(report: &Report) -> String {
             );
         }
     }
-    // The panel and its events are drawn from a document that verified and is bound to these
-    // receipts, never from one that is not.
-    let drawn = report
-        .interaction
-        .doc
-        .as_ref()
-        .filter(|_| report.interaction.problems.is_empty());
-    let marks = drawn.map(|doc| marks(&report.cols, doc));
-    timeline(&mut out, report, marks.as_ref());
-    barge_ins(&mut out, report);
-    stop_latency(&mut out, report);
-    interaction(&mut out, report, drawn, marks.as_ref());
-    summary(&mut out, report);
-    receipts_table(&mut out, report);
-    out.push_str(
-        "<section id=\"cannot\"><h2>What this page cannot show</h2><ul class=\"cannot\">\
-         <li>Early verdicts and their tick times: <code>jouleclaw run</code> prints them but \
-         writes them to no file.</li>\
-         <li>Stream time of a window: receipts carry the window id and a whole-second \
-         <code>closed_at</code>, not the window length.</li>\
-         <li>The exact rolling budget when the run had substrate bytes: receipts carry no \
-         substrate bytes.</li>\
-         <li>Completeness: without seals nothing tells a dropped receipt from an empty \
-         window.</li></ul></section></body></html>\n",
-    );
-    out
 }
 
 #[cfg(test)]

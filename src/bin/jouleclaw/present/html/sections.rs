@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use jouleclaw_interaction::InteractionDocument;
+use jouleclaw_interaction::{InteractionDocument, Panel};
 use jouleclaw_stack::pipeline::format_ts;
 use jouleclaw_stack::stream::{BARGE_IN_DEADLINE_MS, NS_PER_MS};
 
@@ -207,11 +207,44 @@ pub(super) fn interaction(
         "interaction panel",
         &doc_seal(&report.store, crate::commands::interaction::FILE),
     );
+    panel_table(out, doc, &panel);
+    windows_table(out, doc);
+    let c = &panel.counts;
+    let _ = write!(
+        out,
+        "<p class=\"scale\">Counts: {} responses, {} no responses, {} yields ({} within the {} ms \
+         deadline), {} no yields, backchannels {} correct / {} error, vocal tics {} / {}, \
+         non-directed {} / {}, {} agent interruptions. Yield rate at the deadline: a yield whose \
+         last agent-speech frame began at most 150 ms after the interruption's frame.</p>",
+        c.response_count,
+        c.no_response_count,
+        c.yield_count,
+        c.yield_within_deadline_count,
+        BARGE_IN_DEADLINE_MS,
+        c.no_yield_count,
+        c.backchannel_correct_count,
+        c.backchannel_error_count,
+        c.vocal_tic_correct_count,
+        c.vocal_tic_error_count,
+        c.non_directed_correct_count,
+        c.non_directed_error_count,
+        c.agent_interrupts_count,
+    );
+    if doc.events.is_empty() {
+        out.push_str("<p id=\"interaction-no-events\">No interaction event: the call has no user turn, interruption, backchannel, vocal tic, non-directed speech or agent start over the user.</p></section>");
+        return;
+    }
+    events_table(out, doc, marks);
+    out.push_str("</section>");
+}
+
+/// The interaction panel's metrics, each with its τ-voice field and the events behind it.
+fn panel_table(out: &mut String, doc: &InteractionDocument, panel: &Panel) {
     out.push_str(
         "<table id=\"interaction-panel\"><thead><tr><th>metric</th><th>τ-voice field</th>\
          <th>value</th><th>events behind it</th></tr></thead><tbody>",
     );
-    for (short, field, value, behind) in crate::commands::interaction::panel_rows(&panel) {
+    for (short, field, value, behind) in crate::commands::interaction::panel_rows(panel) {
         let unit = if field.ends_with("latency_mean") {
             " s"
         } else {
@@ -239,6 +272,11 @@ pub(super) fn interaction(
         );
     }
     out.push_str("</tbody></table>");
+}
+
+/// The detection windows the panel was measured with.
+fn windows_table(out: &mut String, doc: &InteractionDocument) {
+    let tick_ns = doc.config.tick_ns;
     out.push_str(
         "<table id=\"interaction-windows\"><thead><tr><th>detection window</th><th>length</th>\
          <th>ns</th><th>frames</th></tr></thead><tbody>",
@@ -254,31 +292,11 @@ pub(super) fn interaction(
         );
     }
     out.push_str("</tbody></table>");
-    let c = &panel.counts;
-    let _ = write!(
-        out,
-        "<p class=\"scale\">Counts: {} responses, {} no responses, {} yields ({} within the {} ms \
-         deadline), {} no yields, backchannels {} correct / {} error, vocal tics {} / {}, \
-         non-directed {} / {}, {} agent interruptions. Yield rate at the deadline: a yield whose \
-         last agent-speech frame began at most 150 ms after the interruption's frame.</p>",
-        c.response_count,
-        c.no_response_count,
-        c.yield_count,
-        c.yield_within_deadline_count,
-        BARGE_IN_DEADLINE_MS,
-        c.no_yield_count,
-        c.backchannel_correct_count,
-        c.backchannel_error_count,
-        c.vocal_tic_correct_count,
-        c.vocal_tic_error_count,
-        c.non_directed_correct_count,
-        c.non_directed_error_count,
-        c.agent_interrupts_count,
-    );
-    if doc.events.is_empty() {
-        out.push_str("<p id=\"interaction-no-events\">No interaction event: the call has no user turn, interruption, backchannel, vocal tic, non-directed speech or agent start over the user.</p></section>");
-        return;
-    }
+}
+
+/// The events (the first [`MAX_EVENTS_SHOWN`] by frame), and what is not drawn or listed.
+fn events_table(out: &mut String, doc: &InteractionDocument, marks: &Marks) {
+    let tick_ns = doc.config.tick_ns;
     out.push_str(
         "<table id=\"interaction-events\"><thead><tr><th>frame</th><th>time</th><th>window</th>\
          <th>event</th><th>latency</th></tr></thead><tbody>",
@@ -320,7 +338,6 @@ pub(super) fn interaction(
             marks.more
         );
     }
-    out.push_str("</section>");
 }
 
 pub(super) fn summary(out: &mut String, report: &Report) {

@@ -105,6 +105,31 @@ fn event_marks(out: &mut String, events: &[Event], tick_ns: u64, x: f64, col_w: 
     }
 }
 
+/// One strip's scale: column width, the largest bar and rolling sum, the font size, which
+/// columns are labelled, and the interaction events per column (with the frame length).
+struct Scale<'a> {
+    col_w: f64,
+    max_bar: u64,
+    max_roll: u64,
+    font: f64,
+    label_every: usize,
+    first_index: usize,
+    events: Option<(&'a [Vec<Event>], u64)>,
+}
+
+impl Scale<'_> {
+    /// A bar's height. The top 16 units of the bar panel are kept for the notes (overshoot,
+    /// lateness).
+    fn bar_y(&self, v: u64) -> f64 {
+        (H_BARS - 16.0) * v as f64 / self.max_bar.max(1) as f64
+    }
+
+    /// A point of a rolling-sum line.
+    fn roll_y(&self, v: u64) -> f64 {
+        Y_ROLL + H_ROLL - H_ROLL * v as f64 / self.max_roll.max(1) as f64
+    }
+}
+
 fn strip(
     out: &mut String,
     cols: &[Col],
@@ -114,11 +139,42 @@ fn strip(
     max_roll: u64,
     events: Option<(&[Vec<Event>], u64)>,
 ) {
-    // The top 16 units of the bar panel are kept for the notes (overshoot, lateness).
-    let bar_y = |v: u64| (H_BARS - 16.0) * v as f64 / max_bar.max(1) as f64;
-    let roll_y = |v: u64| Y_ROLL + H_ROLL - H_ROLL * v as f64 / max_roll.max(1) as f64;
-    let label_every = if cols.len() <= 30 { 1 } else { 10 };
-    let font = (col_w * 0.55).clamp(6.0, 13.0);
+    let scale = Scale {
+        col_w,
+        max_bar,
+        max_roll,
+        font: (col_w * 0.55).clamp(6.0, 13.0),
+        label_every: if cols.len() <= 30 { 1 } else { 10 },
+        first_index,
+        events,
+    };
+    strip_frame(out, cols, &scale);
+    let mut roll_out_pts = String::new();
+    let mut roll_in_pts = String::new();
+    for (k, c) in cols.iter().enumerate() {
+        let x = LEFT + col_w * k as f64;
+        column_bands(out, &scale, k, x, c);
+        column_bars(out, &scale, x, c);
+        if let Some((ri, ro)) = c.rolling {
+            let cx = x + col_w / 2.0;
+            let _ = write!(roll_in_pts, "{cx},{} ", scale.roll_y(ri));
+            let _ = write!(roll_out_pts, "{cx},{} ", scale.roll_y(ro));
+        }
+        column_foot(out, &scale, k, x, c);
+    }
+    if !roll_in_pts.is_empty() {
+        let _ = write!(
+            out,
+            "<polyline class=\"budget\" points=\"{roll_in_pts}\"/>\
+             <polyline class=\"rollout\" points=\"{roll_out_pts}\"/>"
+        );
+    }
+    out.push_str("</svg>");
+}
+
+/// The strip's SVG element, its band names and axes.
+fn strip_frame(out: &mut String, cols: &[Col], scale: &Scale<'_>) {
+    let events = scale.events;
     let _ = write!(
         out,
         "<svg class=\"strip\" viewBox=\"0 0 {w} {h}\" width=\"100%\" role=\"img\" \
@@ -157,165 +213,164 @@ fn strip(
         y = Y_BARS + H_BARS,
         y2 = Y_ROLL + H_ROLL,
     );
-    let mut roll_out_pts = String::new();
-    let mut roll_in_pts = String::new();
-    for (k, c) in cols.iter().enumerate() {
-        let x = LEFT + col_w * k as f64;
-        let (vclass, vletter) = verdict_style(&c.verdict);
-        let (fclass, fletter) = finding_style(&c.finding);
-        // Narrow columns: a blank grey band is conforming, and the exact figures of a finding
-        // are in the column's title and the table, not written over the neighbours.
-        let fletter = if col_w < 14.0 && fletter == "ok" {
-            ""
-        } else {
-            fletter
-        };
-        let notes = col_w >= 30.0;
-        let range = if c.first == c.last {
-            format!("window {}", c.first)
-        } else {
-            format!("windows {}-{} ({} receipts)", c.first, c.last, c.receipts)
-        };
-        let rolling_attrs = c.rolling.map_or_else(String::new, |(ri, ro)| {
-            format!(" data-rolling-in=\"{ri}\" data-rolling-out=\"{ro}\"")
-        });
-        let _ = write!(
-            out,
-            "<g class=\"window\" data-window=\"{first}\" data-last=\"{last}\" \
+}
+
+/// A column's group, its title, its id label, its verdict and ledger bands.
+fn column_bands(out: &mut String, scale: &Scale<'_>, k: usize, x: f64, c: &Col) {
+    let (col_w, font) = (scale.col_w, scale.font);
+    let (vclass, vletter) = verdict_style(&c.verdict);
+    let (fclass, fletter) = finding_style(&c.finding);
+    // Narrow columns: a blank grey band is conforming, and the exact figures of a finding
+    // are in the column's title and the table, not written over the neighbours.
+    let fletter = if col_w < 14.0 && fletter == "ok" {
+        ""
+    } else {
+        fletter
+    };
+    let range = if c.first == c.last {
+        format!("window {}", c.first)
+    } else {
+        format!("windows {}-{} ({} receipts)", c.first, c.last, c.receipts)
+    };
+    let rolling_attrs = c.rolling.map_or_else(String::new, |(ri, ro)| {
+        format!(" data-rolling-in=\"{ri}\" data-rolling-out=\"{ro}\"")
+    });
+    let _ = write!(
+        out,
+        "<g class=\"window\" data-window=\"{first}\" data-last=\"{last}\" \
              data-verdict=\"{vclass}\" data-finding=\"{fclass}\"{rolling_attrs}><title>{title}</title>",
-            first = c.first,
-            last = c.last,
-            title = esc(&format!(
-                "{range}: {} B in, {} B out; {}; {}; {}",
-                c.inbound,
-                c.outbound,
-                verdict_text(&c.verdict),
-                finding_text(&c.finding),
-                if c.all_verified {
-                    "verified"
-                } else {
-                    "NOT VERIFIED"
-                }
-            )),
-        );
-        if (first_index + k).is_multiple_of(label_every) || c.gap_before > 0 {
-            let _ = write!(
-                out,
-                "<text class=\"wid\" x=\"{cx}\" y=\"{Y_ID}\" font-size=\"{font}\">{id}</text>",
-                cx = x + col_w / 2.0,
-                id = c.first
-            );
-        }
+        first = c.first,
+        last = c.last,
+        title = esc(&format!(
+            "{range}: {} B in, {} B out; {}; {}; {}",
+            c.inbound,
+            c.outbound,
+            verdict_text(&c.verdict),
+            finding_text(&c.finding),
+            if c.all_verified {
+                "verified"
+            } else {
+                "NOT VERIFIED"
+            }
+        )),
+    );
+    if (scale.first_index + k).is_multiple_of(scale.label_every) || c.gap_before > 0 {
         let _ = write!(
             out,
-            "<rect class=\"v-{vclass}\" x=\"{x}\" y=\"{Y_VERDICT}\" width=\"{w}\" height=\"{H_BAND}\"/>\
+            "<text class=\"wid\" x=\"{cx}\" y=\"{Y_ID}\" font-size=\"{font}\">{id}</text>",
+            cx = x + col_w / 2.0,
+            id = c.first
+        );
+    }
+    let _ = write!(
+        out,
+        "<rect class=\"v-{vclass}\" x=\"{x}\" y=\"{Y_VERDICT}\" width=\"{w}\" height=\"{H_BAND}\"/>\
              <text class=\"letter\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">{vletter}</text>\
              <rect class=\"f-{fclass}\" x=\"{x}\" y=\"{Y_FINDING}\" width=\"{w}\" height=\"{H_BAND}\"/>\
              <text class=\"letter f\" x=\"{cx}\" y=\"{ty2}\" font-size=\"{font}\">{fletter}</text>",
-            w = col_w - 1.0,
-            cx = x + col_w / 2.0,
-            ty = Y_VERDICT + 13.0,
-            ty2 = Y_FINDING + 13.0,
-        );
-        let half = (col_w - 2.0) / 2.0;
-        let hin = bar_y(c.inbound);
-        let hout = bar_y(c.outbound);
-        let base = Y_BARS + H_BARS;
-        let _ = write!(
-            out,
-            "<rect class=\"in\" x=\"{x}\" y=\"{yi}\" width=\"{half}\" height=\"{hin}\"/>\
+        w = col_w - 1.0,
+        cx = x + col_w / 2.0,
+        ty = Y_VERDICT + 13.0,
+        ty2 = Y_FINDING + 13.0,
+    );
+}
+
+/// A column's bytes in and out, the overshoot and lateness notes, the byte figures.
+fn column_bars(out: &mut String, scale: &Scale<'_>, x: f64, c: &Col) {
+    let (col_w, font) = (scale.col_w, scale.font);
+    let notes = col_w >= 30.0;
+    let half = (col_w - 2.0) / 2.0;
+    let hin = scale.bar_y(c.inbound);
+    let hout = scale.bar_y(c.outbound);
+    let base = Y_BARS + H_BARS;
+    let _ = write!(
+        out,
+        "<rect class=\"in\" x=\"{x}\" y=\"{yi}\" width=\"{half}\" height=\"{hin}\"/>\
              <rect class=\"out\" x=\"{xo}\" y=\"{yo}\" width=\"{half}\" height=\"{hout}\"/>",
-            yi = base - hin,
-            xo = x + half,
-            yo = base - hout,
-        );
-        if let WindowConservationFinding::Hallucination { unaccounted } = c.finding {
-            let h = bar_y(unaccounted.min(c.outbound));
-            let _ = write!(
-                out,
-                "<rect class=\"overshoot\" x=\"{xo}\" y=\"{y}\" width=\"{half}\" height=\"{h}\"/>",
-                xo = x + half,
-                y = base - hout,
-            );
-        }
-        if let (WindowConservationFinding::Hallucination { unaccounted }, true) = (c.finding, notes)
-        {
-            let _ = write!(
-                out,
-                "<text class=\"note\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">+{n} B</text>",
-                cx = x + col_w / 2.0,
-                ty = Y_BARS + 11.0,
-                n = unaccounted,
-            );
-        }
-        if let (
-            WindowConservationFinding::BargeInIgnored {
-                barge_in_ts_ns,
-                outbound_ts_ns,
-            },
-            true,
-        ) = (c.finding, notes)
-        {
-            let _ = write!(
-                out,
-                "<text class=\"note\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">{late}</text>",
-                cx = x + col_w / 2.0,
-                ty = Y_BARS + 10.0,
-                late = esc(&ms(outbound_ts_ns.saturating_sub(barge_in_ts_ns))),
-            );
-        }
-        if col_w >= 40.0 {
-            let _ = write!(
-                out,
-                "<text class=\"num\" x=\"{cx}\" y=\"{ty}\" font-size=\"{f}\">{a}|{b}</text>",
-                cx = x + col_w / 2.0,
-                ty = base + 12.0,
-                f = font * 0.8,
-                a = kb(c.inbound),
-                b = kb(c.outbound),
-            );
-        }
-        if let Some((ri, ro)) = c.rolling {
-            let cx = x + col_w / 2.0;
-            let _ = write!(roll_in_pts, "{cx},{} ", roll_y(ri));
-            let _ = write!(roll_out_pts, "{cx},{} ", roll_y(ro));
-        }
+        yi = base - hin,
+        xo = x + half,
+        yo = base - hout,
+    );
+    if let WindowConservationFinding::Hallucination { unaccounted } = c.finding {
+        let h = scale.bar_y(unaccounted.min(c.outbound));
         let _ = write!(
             out,
-            "<text class=\"check {ok}\" x=\"{cx}\" y=\"{y}\" font-size=\"{font}\">{mark}</text>",
-            ok = if c.all_verified { "ok" } else { "bad" },
-            cx = x + col_w / 2.0,
-            y = Y_CHECK + 4.0,
-            mark = if c.all_verified { "✓" } else { "✗" },
+            "<rect class=\"overshoot\" x=\"{xo}\" y=\"{y}\" width=\"{half}\" height=\"{h}\"/>",
+            xo = x + half,
+            y = base - hout,
         );
-        if c.gap_before > 0 {
-            let _ = write!(
-                out,
-                "<line class=\"gap\" x1=\"{x}\" x2=\"{x}\" y1=\"{y1}\" y2=\"{y2}\">\
+    }
+    if let (WindowConservationFinding::Hallucination { unaccounted }, true) = (c.finding, notes) {
+        let _ = write!(
+            out,
+            "<text class=\"note\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">+{n} B</text>",
+            cx = x + col_w / 2.0,
+            ty = Y_BARS + 11.0,
+            n = unaccounted,
+        );
+    }
+    if let (
+        WindowConservationFinding::BargeInIgnored {
+            barge_in_ts_ns,
+            outbound_ts_ns,
+        },
+        true,
+    ) = (c.finding, notes)
+    {
+        let _ = write!(
+            out,
+            "<text class=\"note\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">{late}</text>",
+            cx = x + col_w / 2.0,
+            ty = Y_BARS + 10.0,
+            late = esc(&ms(outbound_ts_ns.saturating_sub(barge_in_ts_ns))),
+        );
+    }
+    if col_w >= 40.0 {
+        let _ = write!(
+            out,
+            "<text class=\"num\" x=\"{cx}\" y=\"{ty}\" font-size=\"{f}\">{a}|{b}</text>",
+            cx = x + col_w / 2.0,
+            ty = base + 12.0,
+            f = font * 0.8,
+            a = kb(c.inbound),
+            b = kb(c.outbound),
+        );
+    }
+}
+
+/// A column's signature mark, the gap before it, its interaction events; the group closed.
+fn column_foot(out: &mut String, scale: &Scale<'_>, k: usize, x: f64, c: &Col) {
+    let (col_w, font) = (scale.col_w, scale.font);
+    let _ = write!(
+        out,
+        "<text class=\"check {ok}\" x=\"{cx}\" y=\"{y}\" font-size=\"{font}\">{mark}</text>",
+        ok = if c.all_verified { "ok" } else { "bad" },
+        cx = x + col_w / 2.0,
+        y = Y_CHECK + 4.0,
+        mark = if c.all_verified { "✓" } else { "✗" },
+    );
+    if c.gap_before > 0 {
+        let _ = write!(
+            out,
+            "<line class=\"gap\" x1=\"{x}\" x2=\"{x}\" y1=\"{y1}\" y2=\"{y2}\">\
                  <title>{n} empty window(s) without a receipt</title></line>\
                  <text class=\"gapnote\" x=\"{tx}\" y=\"{ty}\" font-size=\"{f}\">+{n} empty</text>",
-                x = x - 0.5,
-                y1 = Y_VERDICT,
-                y2 = Y_CHECK - 8.0,
-                tx = x + 2.0,
-                ty = Y_BARS + 22.0,
-                f = font * 0.8,
-                n = c.gap_before,
-            );
-        }
-        if let Some((ev, tick_ns)) = events.and_then(|(per_col, t)| Some((per_col.get(k)?, t))) {
-            event_marks(out, ev, tick_ns, x, col_w);
-        }
-        out.push_str("</g>");
-    }
-    if !roll_in_pts.is_empty() {
-        let _ = write!(
-            out,
-            "<polyline class=\"budget\" points=\"{roll_in_pts}\"/>\
-             <polyline class=\"rollout\" points=\"{roll_out_pts}\"/>"
+            x = x - 0.5,
+            y1 = Y_VERDICT,
+            y2 = Y_CHECK - 8.0,
+            tx = x + 2.0,
+            ty = Y_BARS + 22.0,
+            f = font * 0.8,
+            n = c.gap_before,
         );
     }
-    out.push_str("</svg>");
+    if let Some((ev, tick_ns)) = scale
+        .events
+        .and_then(|(per_col, t)| Some((per_col.get(k)?, t)))
+    {
+        event_marks(out, ev, tick_ns, x, col_w);
+    }
+    out.push_str("</g>");
 }
 
 fn swatch(class: &str, letter: &str) -> String {
