@@ -7,7 +7,7 @@ use std::path::Path;
 use jouleclaw_stack::store::layout::{COMMIT_ORDER, DOCUMENT_FILES};
 use jouleclaw_stack::store::writer::write_output;
 use jouleclaw_stack::store::{
-    DirReport, MAX_NAMED_PROBLEMS, Outcome, StoreError, derive_inclusion_receipt, verify_dir,
+    DirReport, MAX_NAMED_PROBLEMS, Outcome, derive_inclusion_receipt, verify_dir,
 };
 
 use crate::keys::read_public_key;
@@ -152,14 +152,12 @@ pub(crate) fn export_inclusion(
         Some(p) => read_public_key(p)?,
         None => crate::commands::report::read_dir_key(dir)?,
     };
-    let derived = derive_inclusion_receipt(dir, &key, window).map_err(|e| match e {
-        StoreError::WindowOutOfRange { .. }
-        | StoreError::WindowNotSealed { .. }
-        | StoreError::InclusionNotDerivable { .. } => {
-            Failure::Refused(format!("{}: {e}", dir.display()))
-        }
-        other => Failure::from(other),
-    })?;
+    // A refusal names the directory; an I/O error names its file already.
+    let derived =
+        derive_inclusion_receipt(dir, &key, window).map_err(|e| match Failure::from(e) {
+            Failure::Refused(msg) => Failure::Refused(format!("{}: {msg}", dir.display())),
+            usage => usage,
+        })?;
     match out {
         Some(out) => {
             // Every file of the stream directory is an input, whether or not it was read.
