@@ -13,6 +13,7 @@ use jouleclaw_stack::stream::{BARGE_IN_DEADLINE_MS, NS_PER_MS, WindowConservatio
 use jouleclaw_interaction::{Event, EventKind};
 
 mod sections;
+mod stop_latency;
 mod timeline;
 
 use sections::{barge_ins, interaction, receipts_table, stop_latency, summary};

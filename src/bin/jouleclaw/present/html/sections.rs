@@ -132,7 +132,7 @@ fn seal_note(out: &mut String, id: &str, what: &str, seal: &DocSeal) {
 /// document, whether the final seal commits to it.
 pub(super) fn stop_latency(out: &mut String, report: &Report) {
     let mut section = String::new();
-    crate::commands::stop_latency::html_section(&mut section, &report.stop_latency, esc);
+    super::stop_latency::html_section(&mut section, &report.stop_latency, esc);
     let note = report.stop_latency.doc.as_ref().map(|_| {
         let mut p = String::new();
         seal_note(
@@ -244,7 +244,7 @@ fn panel_table(out: &mut String, doc: &InteractionDocument, panel: &Panel) {
         "<table id=\"interaction-panel\"><thead><tr><th>metric</th><th>τ-voice field</th>\
          <th>value</th><th>events behind it</th></tr></thead><tbody>",
     );
-    for (short, field, value, behind) in crate::commands::interaction::panel_rows(panel) {
+    for (short, field, value, behind) in crate::present::panel::panel_rows(panel) {
         let unit = if field.ends_with("latency_mean") {
             " s"
         } else {
