@@ -51,51 +51,36 @@ struct Facts {
 /// The finish stage: closes the last window, signs the call's documents (stop latency,
 /// interaction metrics) and the final seal that commits to them, then completes every staged
 /// file and writes summary.json.
-pub(super) fn finish(args: &RunArgs, run: Run) -> Result<Finished, Failure> {
-    let Run {
-        spec_name,
-        stream_id,
-        test_key,
-        epoch_unix,
-        registry,
-        public,
-        mut stop_latency,
-        mut interaction,
-        grammar,
-        oracle_names,
-        stage_names,
-        mut pipeline,
-        line_no,
-        out,
-        mut sink,
-        ..
-    } = run;
+pub(super) fn finish(args: &RunArgs, mut run: Run) -> Result<Finished, Failure> {
     let trace = &args.trace;
     // The last window first: the call's documents bind to every receipt, and the final seal
     // (stream-seal/2) commits to the documents, so they are signed between the two.
-    let last = pipeline
+    let last = run
+        .pipeline
         .end_windows()
-        .map_err(|e| at_line(trace, line_no, &e))?;
+        .map_err(|e| at_line(trace, run.line_no, &e))?;
     if let Some(w) = &last {
-        stop_latency.closed(w);
-        interaction.closed(w);
+        run.stop_latency.closed(w);
+        run.interaction.closed(w);
     }
     if let Some(w) = last {
-        sink.window(w)?;
+        run.sink.window(w)?;
     }
-    if sink.totals.windows == 0 {
+    if run.sink.totals.windows == 0 {
         return Err(Failure::Refused(format!(
             "{}: trace_empty: the trace holds no ticks",
             trace.display()
         )));
     }
     let inputs = inputs(args);
-    let (stop_latency_file, stop_latency_hash, stop_latency_doc, stop_latency_digest) =
-        stop_latency.finish(out.path(), &inputs, &args.steward, &stream_id)?;
+    let (stop_latency_file, stop_latency_hash, stop_latency_doc, stop_latency_digest) = run
+        .stop_latency
+        .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
     // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md), signed beside the stop
     // latency and committed by the final seal with it.
-    let (interaction_file, interaction_hash, interaction_doc, interaction_digest) =
-        interaction.finish(out.path(), &inputs, &args.steward, &stream_id)?;
+    let (interaction_file, interaction_hash, interaction_doc, interaction_digest) = run
+        .interaction
+        .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
     let documents = [
         (stop_latency_doc.schema_id().to_owned(), stop_latency_digest),
         (
@@ -105,21 +90,22 @@ pub(super) fn finish(args: &RunArgs, run: Run) -> Result<Finished, Failure> {
     ]
     .into_iter()
     .collect();
-    let finished = pipeline
+    let finished = run
+        .pipeline
         .finish_with_documents(documents)
-        .map_err(|e| at_line(trace, line_no, &e))?;
+        .map_err(|e| at_line(trace, run.line_no, &e))?;
     if let Some(w) = finished.last {
         // end_windows closed it; nothing can open another before finish.
-        sink.window(w)?;
+        run.sink.window(w)?;
     }
     if let Some(batch) = &finished.seal {
-        sink.seal(batch)?;
+        run.sink.seal(batch)?;
     }
-    sink.progress.finish_and_clear();
-    let mut files = sink.files;
+    run.sink.progress.finish_and_clear();
+    let mut files = run.sink.files;
     files
         .pubfile
-        .write(cose::public_key_text(&public).as_bytes())?;
+        .write(cose::public_key_text(&run.public).as_bytes())?;
     let mut outputs = file_hashes(&mut files)?;
     outputs.insert(
         stop_latency::FILE.to_owned(),
@@ -130,29 +116,29 @@ pub(super) fn finish(args: &RunArgs, run: Run) -> Result<Finished, Failure> {
         interaction_hash.to_hex().to_string(),
     );
     let facts = Facts {
-        spec_name,
-        stream_id,
-        test_key,
-        epoch_unix,
-        public,
-        grammar_digest: grammar.map(|g| g.digest().to_hex().to_string()),
-        oracle_names,
-        stage_names,
-        checkpoints: sink.checkpoints,
+        spec_name: run.spec_name,
+        stream_id: run.stream_id,
+        test_key: run.test_key,
+        epoch_unix: run.epoch_unix,
+        public: run.public,
+        grammar_digest: run.grammar.map(|g| g.digest().to_hex().to_string()),
+        oracle_names: run.oracle_names,
+        stage_names: run.stage_names,
+        checkpoints: run.sink.checkpoints,
     };
-    let text = summary(args, facts, &sink.totals, outputs).to_text()?;
+    let text = summary(args, facts, &run.sink.totals, outputs).to_text()?;
     files.summary.write(text.as_bytes())?;
     files.summary.finish()?;
     Ok(Finished {
-        out,
+        out: run.out,
         files,
         stop_latency_file,
         interaction_file,
         stop_latency_doc,
         interaction_doc,
-        totals: sink.totals,
-        test_key,
-        registry,
+        totals: run.sink.totals,
+        test_key: run.test_key,
+        registry: run.registry,
     })
 }
 
