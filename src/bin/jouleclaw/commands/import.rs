@@ -177,7 +177,7 @@ fn tau_voice(args: &TauVoiceArgs) -> CmdResult {
             sim.frames.len(),
             dir.display()
         );
-        let run = crate::run::RunArgs::for_import(
+        let run = crate::commands::run::RunArgs::for_import(
             trace,
             dir,
             args.key.clone(),
@@ -186,7 +186,7 @@ fn tau_voice(args: &TauVoiceArgs) -> CmdResult {
             args.seal_every,
             args.quiet,
         );
-        crate::run::run(&run)?;
+        crate::commands::run::run(&run)?;
     }
     Ok(())
 }

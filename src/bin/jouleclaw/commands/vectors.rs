@@ -1,7 +1,9 @@
 //! `vectors check [DIR]`: every conformance vector file in DIR, checked with the Rust library.
 
 use crate::out::say;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
 
 use jouleclaw_stack::jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
 use jouleclaw_stack::jcr1::{Limits, decode_canonical_value, decode_receipt, encode_value, schema};
@@ -269,4 +271,21 @@ pub(crate) fn check(dir: &Path) -> CmdResult {
         )));
     }
     Ok(())
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum VectorsCmd {
+    /// Check every conformance vector file in DIR with the Rust library.
+    Check {
+        /// The vector directory.
+        #[arg(default_value = "conformance")]
+        dir: PathBuf,
+    },
+}
+
+/// `jouleclaw vectors`.
+pub(crate) fn exec(cmd: &VectorsCmd) -> CmdResult {
+    match cmd {
+        VectorsCmd::Check { dir } => check(dir),
+    }
 }

@@ -87,58 +87,65 @@ impl prometheus_client::encoding::EncodeMetric for AckHistogram {
 
 /// The metrics now, in the Prometheus text format.
 pub(crate) fn render(s: &Source) -> String {
+    let mut reg = Registry::with_prefix("jouleclaw");
+    streams_and_windows(&mut reg, s);
+    ticks(&mut reg, s.substrate.stats());
+    receipts(&mut reg, s.substrate.sink_stats());
+    latencies_and_schedule(&mut reg, s);
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = encode(&mut out, &reg);
+    out
+}
+
+/// Streams, windows and checkpoints.
+fn streams_and_windows(reg: &mut Registry, s: &Source) {
     let st = s.substrate.stats();
     let sk = s.substrate.sink_stats();
     let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-    let mut reg = Registry::with_prefix("jouleclaw");
     gauge(
-        &mut reg,
+        reg,
         "streams_open",
         "Streams open now",
         s.substrate.open_streams() as u64,
     );
     counter(
-        &mut reg,
+        reg,
         "streams_opened",
         "Streams opened",
         r(&st.streams_opened),
     );
     counter(
-        &mut reg,
+        reg,
         "streams_sealed",
         "Streams whose final batch (final seal) is durable: live's sealed durable",
         r(&sk.seals_durable),
     );
     counter(
-        &mut reg,
+        reg,
         "streams_final_signed",
         "Streams closed with their final seal signed (durable or not)",
         r(&st.streams_sealed),
     );
     counter(
-        &mut reg,
+        reg,
         "streams_failed",
         "Streams failed, each once (by its workers or the sink)",
         r(&st.failed_streams),
     );
     counter(
-        &mut reg,
+        reg,
         "windows",
         "Windows closed (receipts minted)",
         r(&st.windows),
     );
-    counter(
-        &mut reg,
-        "checkpoints",
-        "Checkpoints signed",
-        r(&st.checkpoints),
-    );
-    counter(
-        &mut reg,
-        "ticks_accepted",
-        "Ticks accepted",
-        r(&st.accepted),
-    );
+    counter(reg, "checkpoints", "Checkpoints signed", r(&st.checkpoints));
+    counter(reg, "ticks_accepted", "Ticks accepted", r(&st.accepted));
+}
+
+/// Ticks refused by code, windows by verdict and by finding.
+fn ticks(reg: &mut Registry, st: &jouleclaw_live::SubstrateStats) {
+    let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
     let refused = Family::<Labels, Counter>::default();
     let closed = r(&st.refused_closed);
     let overloaded = r(&st.refused_overloaded);
@@ -175,66 +182,78 @@ pub(crate) fn render(s: &Source) -> String {
         "Windows minted, by conservation finding",
         findings,
     );
+}
+
+/// The receipts' fate at the sink, and its journal.
+fn receipts(reg: &mut Registry, sk: &jouleclaw_live::SinkStats) {
+    let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
     counter(
-        &mut reg,
+        reg,
         "receipts_durable",
         "Receipts acknowledged or fsynced by the sink",
         r(&sk.receipts_durable),
     );
     gauge(
-        &mut reg,
+        reg,
         "receipts_pending",
         "Receipts journaled and not acknowledged",
         r(&sk.receipts_pending),
     );
     gauge(
-        &mut reg,
+        reg,
         "receipts_unknown_fate",
         "At the drain timeout: pending receipts sent without an ack (the cluster may hold them)",
         r(&sk.receipts_unknown_fate),
     );
     gauge(
-        &mut reg,
+        reg,
         "receipts_unsent",
         "At the drain timeout: pending receipts never sent",
         r(&sk.receipts_unsent),
     );
     gauge(
-        &mut reg,
+        reg,
         "journal_undelivered",
         "When the sink ended: batches the journal file lists undelivered",
         r(&sk.journal_undelivered),
     );
     gauge(
-        &mut reg,
+        reg,
         "journal_unmarked",
         "When the sink ended: of them, acknowledged without their delivered mark on disk",
         r(&sk.journal_unmarked),
     );
     counter(
-        &mut reg,
+        reg,
         "journal_write_errors",
         "Journal writes that failed and were cut back",
         r(&sk.journal_write_errors),
     );
     counter(
-        &mut reg,
+        reg,
         "receipts_lost",
         "Receipts neither durable nor journaled",
         r(&sk.receipts_lost),
     );
     counter(
-        &mut reg,
+        reg,
         "sink_retries",
         "Publish attempts that failed and were retried",
         r(&sk.retries),
     );
     gauge(
-        &mut reg,
+        reg,
         "journal_bytes",
         "Bytes of undelivered batches in the journal",
         r(&sk.journal_bytes),
     );
+}
+
+/// The sink's acknowledgement latency, the push, tick-to-yield and generator latencies, the
+/// schedule and whether the run kept up with it.
+fn latencies_and_schedule(reg: &mut Registry, s: &Source) {
+    let sk = s.substrate.sink_stats();
+    let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
     // Per-bucket counts: the encoder makes them cumulative.
     let buckets: Vec<(f64, u64)> = jouleclaw_live::LAG_BUCKETS_MS
         .iter()
@@ -258,31 +277,31 @@ pub(crate) fn render(s: &Source) -> String {
         lag,
     );
     quantiles(
-        &mut reg,
+        reg,
         "push_latency_seconds",
         "Push latency quantiles (1 is the maximum)",
         &s.push,
     );
     quantiles(
-        &mut reg,
+        reg,
         "tick_to_yield_seconds",
         "Tick-to-yield latency quantiles (1 is the maximum)",
         &s.yields,
     );
     gauge(
-        &mut reg,
+        reg,
         "scheduled_windows",
         "Windows the run's calls scheduled (beside windows_total, minted)",
         s.scheduled.0,
     );
     gauge(
-        &mut reg,
+        reg,
         "scheduled_ticks",
         "Ticks the run's calls scheduled (beside ticks_accepted_total)",
         s.scheduled.1,
     );
     quantiles(
-        &mut reg,
+        reg,
         "generator_lag_seconds",
         "The load generator's lag behind its schedule, quantiles (1 is the maximum)",
         &s.lag,
@@ -294,10 +313,6 @@ pub(crate) fn render(s: &Source) -> String {
         "-1 while the run lasts; then 1 when it kept up with its schedule, 0 when it fell behind",
         kept,
     );
-    let mut out = String::new();
-    // Writing into a String cannot fail.
-    let _ = encode(&mut out, &reg);
-    out
 }
 
 /// Connections kept at once. A new connection past the bound closes the oldest one that is

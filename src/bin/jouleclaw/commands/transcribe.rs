@@ -1,44 +1,46 @@
-//! `replay` and `transcribe`.
+//! `jouleclaw transcribe`: a WAV file through a whisper.cpp or Wyoming server, its measurement
+//! printed.
 
-use crate::out::{say, say_raw};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use jouleclaw_stack::replay::replay_corpus;
+use clap::Args;
 use jouleclaw_stack::voice::{
     Transcriber, Transcript, WhisperTranscriber, WyomingTranscriber, hear_wav_with, parse_endpoint,
 };
 
+use crate::out::say;
 use crate::{CmdResult, Failure};
 
-/// `replay FILE... [--json]`.
-pub(crate) fn replay(files: &[PathBuf], json: bool) -> CmdResult {
-    let mut corpus = Vec::with_capacity(files.len());
-    for path in files {
-        let bytes = std::fs::read(path).map_err(|e| Failure::io(path, e))?;
-        corpus.push((path.display().to_string(), bytes));
-    }
-    let report = replay_corpus(&corpus);
-    if json {
-        let provenance = jouleclaw_stack::replay::Provenance::from_build(
-            env!("CARGO_PKG_VERSION"),
-            option_env!("JOULECLAW_GIT_REV").unwrap_or(""),
-        );
-        say!("{}", report.render_json_with(&provenance));
-    } else {
-        say_raw!("{}", report.render_text());
-    }
-    if report.all_expectations_hold() {
-        Ok(())
-    } else {
-        Err(Failure::Refused(
-            "replay: not every expectation holds (see the report)".to_owned(),
-        ))
-    }
+/// Arguments of `jouleclaw transcribe`.
+#[derive(Args, Debug)]
+pub(crate) struct TranscribeArgs {
+    /// A whisper.cpp server's Unix socket; if it does not exist, prints `no transcriber`.
+    #[arg(long)]
+    socket: Option<PathBuf>,
+    /// A Wyoming speech-to-text server, `unix:PATH` or `tcp:HOST:PORT`; a Unix socket that
+    /// does not exist prints `no transcriber`.
+    #[arg(long, value_name = "unix:PATH|tcp:HOST:PORT")]
+    wyoming: Option<String>,
+    /// Longest wait for the answer, in seconds (default: scaled to the audio's length).
+    #[arg(long, value_name = "SECS")]
+    max_wait: Option<f64>,
+    /// The WAV file.
+    file: PathBuf,
+}
+
+/// `jouleclaw transcribe`.
+pub(crate) fn exec(args: &TranscribeArgs) -> CmdResult {
+    transcribe(
+        args.socket.as_deref(),
+        args.wyoming.as_deref(),
+        args.max_wait,
+        &args.file,
+    )
 }
 
 /// `transcribe (--socket PATH | --wyoming unix:PATH|tcp:HOST:PORT) [--max-wait SECS] FILE.wav`.
-pub(crate) fn transcribe(
+fn transcribe(
     socket: Option<&Path>,
     wyoming: Option<&str>,
     max_wait: Option<f64>,

@@ -7,7 +7,7 @@ use std::path::Path;
 use jouleclaw_stack::store::layout::{COMMIT_ORDER, DOCUMENT_FILES};
 use jouleclaw_stack::store::writer::write_output;
 use jouleclaw_stack::store::{
-    DirReport, MAX_NAMED_PROBLEMS, Outcome, StoreError, derive_inclusion_receipt, verify_dir,
+    DirReport, MAX_NAMED_PROBLEMS, Outcome, derive_inclusion_receipt, verify_dir,
 };
 
 use crate::keys::read_public_key;
@@ -88,9 +88,9 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
     let report = verify_dir(dir, &key, &mut |_, _| {})?;
     tell_problems(&report);
     // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
-    let stop_latency_problems = crate::stop_latency::verify_dir(&key, dir)?;
+    let stop_latency_problems = crate::commands::stop_latency::verify_dir(&key, dir)?;
     // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md): signature and binding.
-    let interaction_problems = crate::interaction::verify_dir(&key, dir)?;
+    let interaction_problems = crate::commands::interaction::verify_dir(&key, dir)?;
     if let Some(line) = documents_line(&report, dir) {
         say!("{line}");
     }
@@ -98,13 +98,13 @@ pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResu
     if stop_latency_problems > 0 {
         return Err(Failure::Refused(format!(
             "{}: {stop_latency_problems} problems",
-            crate::stop_latency::FILE
+            crate::commands::stop_latency::FILE
         )));
     }
     if interaction_problems > 0 {
         return Err(Failure::Refused(format!(
             "{}: {interaction_problems} problems",
-            crate::interaction::FILE
+            crate::commands::interaction::FILE
         )));
     }
     outcome_result(&report, allow_unsealed)
@@ -131,7 +131,7 @@ pub(crate) fn documents_line(report: &DirReport, dir: &Path) -> Option<String> {
             docs.keys().cloned().collect::<Vec<_>>().join(", ")
         )),
         None => dir
-            .join(crate::stop_latency::FILE)
+            .join(crate::commands::stop_latency::FILE)
             .exists()
             .then(|| "stop latency not sealed (stream-seal/1 final seal): a run made before stream-seal/2; its document is checked against the receipts only".to_owned()),
     }
@@ -150,16 +150,14 @@ pub(crate) fn export_inclusion(
 ) -> CmdResult {
     let key = match public {
         Some(p) => read_public_key(p)?,
-        None => crate::report::read_dir_key(dir)?,
+        None => crate::commands::report::read_dir_key(dir)?,
     };
-    let derived = derive_inclusion_receipt(dir, &key, window).map_err(|e| match e {
-        StoreError::WindowOutOfRange { .. }
-        | StoreError::WindowNotSealed { .. }
-        | StoreError::InclusionNotDerivable { .. } => {
-            Failure::Refused(format!("{}: {e}", dir.display()))
-        }
-        other => Failure::from(other),
-    })?;
+    // A refusal names the directory; an I/O error names its file already.
+    let derived =
+        derive_inclusion_receipt(dir, &key, window).map_err(|e| match Failure::from(e) {
+            Failure::Refused(msg) => Failure::Refused(format!("{}: {msg}", dir.display())),
+            usage => usage,
+        })?;
     match out {
         Some(out) => {
             // Every file of the stream directory is an input, whether or not it was read.

@@ -5,9 +5,7 @@
 //! this file gathers, while it reads, what the page draws, within fixed bounds: at most
 //! [`MAX_COLUMNS`] timeline columns, [`MAX_TABLE_ROWS`] table rows and [`MAX_BARGE_INS`]
 //! barge-in rows, whatever the directory holds; the interaction section draws and lists at most
-//! `html::MAX_EVENTS_SHOWN` events. Drawing is `report/html.rs`.
-
-mod html;
+//! `html::MAX_EVENTS_SHOWN` events. Drawing is `present/html.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -19,8 +17,9 @@ use jouleclaw_stack::store::layout::{self, COMMIT_ORDER, Input, RECEIPTS_JSONL, 
 use jouleclaw_stack::store::{Completeness, DirReport, Outcome, ReceiptStatus, verify_dir};
 use jouleclaw_stack::stream::{LedgerPolicy, WindowConservationFinding};
 
+use crate::commands::stream_dir::{outcome_result, tell_problems, verdict_line};
 use crate::out::{say, tell};
-use crate::stream_dir::{outcome_result, tell_problems, verdict_line};
+use crate::present::html;
 use crate::{CmdResult, Failure};
 
 /// Above this many receipts the timeline aggregates consecutive receipts into one column each
@@ -221,9 +220,9 @@ pub(crate) struct Report {
     /// Whether an unsealed stream is accepted (the exit status; the page is the same).
     pub(crate) allow_unsealed: bool,
     /// stop-latency.cbor, verified and checked against the receipts.
-    pub(crate) stop_latency: crate::stop_latency::Evidence,
+    pub(crate) stop_latency: crate::commands::stop_latency::Evidence,
     /// interaction-metrics.cbor, verified and checked against the receipts.
-    pub(crate) interaction: crate::interaction::Evidence,
+    pub(crate) interaction: crate::commands::interaction::Evidence,
 }
 
 /// Whether one of the call's signed documents is inside its final seal (spec/REPORT.md,
@@ -368,8 +367,8 @@ fn build(
         }
     }
     let (cols, per) = columns.finish(&store);
-    let stop_latency = crate::stop_latency::check(&key, dir)?;
-    let interaction = crate::interaction::check(&key, dir)?;
+    let stop_latency = crate::commands::stop_latency::check(&key, dir)?;
+    let interaction = crate::commands::interaction::check(&key, dir)?;
     Ok(Report {
         public_key_hex: hex::encode(key.as_bytes()),
         kid_hex: hex::encode(cose::kid(&key)),
@@ -459,14 +458,14 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
     if !report.stop_latency.problems.is_empty() {
         return Err(Failure::Refused(format!(
             "{}: {} problems",
-            crate::stop_latency::FILE,
+            crate::commands::stop_latency::FILE,
             report.stop_latency.problems.len()
         )));
     }
     if !report.interaction.problems.is_empty() {
         return Err(Failure::Refused(format!(
             "{}: {} problems",
-            crate::interaction::FILE,
+            crate::commands::interaction::FILE,
             report.interaction.problems.len()
         )));
     }

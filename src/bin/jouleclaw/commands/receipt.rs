@@ -1,11 +1,13 @@
-//! One receipt (`receipt decode|sign|verify`), a CBOR sequence of them (`receipts verify FILE`),
-//! `keygen`.
+//! `jouleclaw receipt decode|sign|verify`: one receipt; and a CBOR sequence of them verified
+//! (`receipts verify FILE`).
 
 use crate::out::{say, tell};
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use jouleclaw_stack::jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
+use clap::Subcommand;
+
+use jouleclaw_stack::jcr1::cose::{self, Signer, SingleKey};
 use jouleclaw_stack::jcr1::{Jcr1Error, Progress, ReceiptDecoder, StreamWindowReceipt};
 
 use crate::keys::{read_public_key, read_secret_key};
@@ -147,34 +149,39 @@ pub(crate) fn verify_sequence(public: &Path, path: &Path) -> CmdResult {
     Ok(())
 }
 
-/// `keygen --out FILE [--pub-out FILE]`.
-///
-/// Both files are created exclusively (an existing path, a dangling symlink included, is
-/// refused), the secret with mode 0600 and the public key with mode 0644 whatever the umask. If
-/// the public key cannot be written, the new secret key file is removed again.
-pub(crate) fn keygen(out: &Path, pub_out: Option<&Path>) -> CmdResult {
-    if pub_out == Some(out) {
-        return Err(Failure::Usage(format!(
-            "{}: --out and --pub-out name the same file",
-            out.display()
-        )));
+#[derive(Subcommand, Debug)]
+pub(crate) enum ReceiptCmd {
+    /// Strictly decode the file's exact bytes as a receipt; print its content hash.
+    Decode {
+        /// The receipt's canonical JSON (no trailing newline).
+        file: PathBuf,
+    },
+    /// Sign the receipt in FILE as a tagged COSE_Sign1.
+    Sign {
+        /// The secret key file.
+        #[arg(long)]
+        key: PathBuf,
+        /// The receipt's canonical JSON.
+        file: PathBuf,
+        /// Where to write the COSE_Sign1 bytes (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Verify a tagged COSE_Sign1; print the content hash and the receipt.
+    Verify {
+        /// The public key file.
+        #[arg(long = "pub", value_name = "PUBFILE")]
+        public: PathBuf,
+        /// The COSE_Sign1 bytes.
+        file: PathBuf,
+    },
+}
+
+/// `jouleclaw receipt`.
+pub(crate) fn exec(cmd: &ReceiptCmd) -> CmdResult {
+    match cmd {
+        ReceiptCmd::Decode { file } => decode(file),
+        ReceiptCmd::Sign { key, file, out } => sign(key, file, out.as_deref()),
+        ReceiptCmd::Verify { public, file } => verify(public, file),
     }
-    for p in std::iter::once(out).chain(pub_out) {
-        match std::fs::symlink_metadata(p) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Ok(_) => return Err(Failure::io(p, "already exists; refusing to overwrite")),
-            Err(e) => return Err(Failure::io(p, e)),
-        }
-    }
-    let signer = SoftwareSigner::generate();
-    match pub_out {
-        Some(p) => cose::write_key_pair(&signer, out, p).map_err(|e| Failure::io(p, e))?,
-        None => signer
-            .write_key_file(out)
-            .map_err(|e| Failure::io(out, e))?,
-    }
-    let public = signer.verifying_key();
-    say!("public_key {}", hex::encode(public.as_bytes()));
-    say!("kid {}", hex::encode(cose::kid(&public)));
-    Ok(())
 }
