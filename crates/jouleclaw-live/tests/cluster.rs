@@ -492,7 +492,6 @@ fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
             payload: b"{}".to_vec(),
         }],
         checkpoint: vec![0xd2, 9],
-        inclusion: vec![(seq, vec![7, 7])],
         stop_latency: None,
         interaction_metrics: None,
         created_ns: 0,
@@ -817,27 +816,42 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
             .len(),
         4
     );
-    // The inclusion receipts are checked: dropped, swapped or damaged ones are named.
+    // Version-2 messages carry no inclusion receipts, and the audit above asked for none.
+    assert!(only.iter().all(|s| s.inclusion.is_none()));
+    // Those a version-1 stream carries are checked: dropped, swapped or damaged ones are named.
     let mut s = only[0].clone();
-    assert!(check_inclusion(&s.records, &s.inclusion, &key).is_empty());
-    s.inclusion.swap(0, 1);
-    let p = check_inclusion(&s.records, &s.inclusion, &key);
+    let derived = common::derived_inclusion(&s.records, &key);
+    s.inclusion = Some(derived.clone());
+    assert!(audit_nats_stream(&s, &key).is_complete());
+    assert!(check_inclusion(&s.records, &derived, &key).is_empty());
+    let mut inc = derived;
+    inc.swap(0, 1);
+    let p = check_inclusion(&s.records, &inc, &key);
     assert_eq!(p.len(), 2, "{p:?}");
     assert!(
         p.iter().all(|p| p.starts_with("unverifiable_inclusion")),
         "{p:?}"
     );
-    s.inclusion.swap(0, 1);
-    let n = s.inclusion[2].len();
-    s.inclusion[2][n - 1] ^= 1;
+    inc.swap(0, 1);
+    let n = inc[2].len();
+    inc[2][n - 1] ^= 1;
+    s.inclusion = Some(inc.clone());
     assert!(
         audit_nats_stream(&s, &key)
             .problems
             .iter()
             .any(|p| p.starts_with("unverifiable_inclusion"))
     );
-    s.inclusion.pop();
-    assert!(check_inclusion(&s.records, &s.inclusion, &key)[0].starts_with("missing_inclusion"));
+    inc.pop();
+    assert!(check_inclusion(&s.records, &inc, &key)[0].starts_with("missing_inclusion"));
+    // A version-1 stream whose batches carried none (an empty `inclusion`) is missing them.
+    s.inclusion = Some(Vec::new());
+    assert!(
+        audit_nats_stream(&s, &key)
+            .problems
+            .iter()
+            .any(|p| p.starts_with("missing_inclusion"))
+    );
     // The reader's per-stream bounds: past them a stream is too_large, its bytes not kept.
     let mut small = cluster.sink_config("audit");
     small.read_max_stream_bytes = 1000;

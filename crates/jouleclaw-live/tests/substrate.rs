@@ -482,11 +482,31 @@ async fn a_live_stream_mints_the_pipelines_bytes() {
         .collect();
     assert_eq!(receipts, want);
     assert_eq!(live.len(), seals.len());
+    // The live stream mints no inclusion receipt; each one the pipeline minted is derived,
+    // byte for byte, from the live batch's checkpoint and the receipts it seals.
+    let mut log = jouleclaw_seal::MerkleLog::new(max);
+    for (_, _, payload) in &receipts {
+        log.append(blake3::hash(payload).as_bytes()).unwrap();
+    }
+    let mut derive =
+        jouleclaw_seal::SealVerifier::new(SoftwareSigner::rfc8032_test_key().verifying_key());
+    let mut derived = 0;
     for (seq, (b, seal)) in live.iter().zip(&seals).enumerate() {
         assert_eq!(b.seq, seq as u64);
         assert_eq!(b.is_final, seal.checkpoint.seal.is_final);
         assert_eq!(b.checkpoint, seal.checkpoint.cose_sign1);
-        assert_eq!(b.inclusion, seal.inclusion);
+        assert_eq!(seal.inclusion.len(), b.receipts.len());
+        for (leaf, (window_id, minted)) in (seal.first_leaf..).zip(&seal.inclusion) {
+            let payload = &receipts[leaf as usize].2;
+            assert_eq!(receipts[leaf as usize].0, *window_id);
+            let hash = *blake3::hash(payload).as_bytes();
+            let d = derive
+                .derive_inclusion_receipt(&b.checkpoint, &log, leaf, &hash)
+                .unwrap();
+            assert_eq!(&d, minted);
+            derived += 1;
+        }
     }
+    assert_eq!(derived, demo::WINDOWS);
     assert!(live.last().unwrap().is_final);
 }

@@ -56,3 +56,45 @@ impl ReceiptSink for Collect {
         })
     }
 }
+
+/// The inclusion receipts a version-1 batch carried for `rec`'s receipts, derived from its
+/// checkpoints (`spec/STREAM-AT-REST.md` section 1.1: receipt `i` under the first checkpoint
+/// whose tree size exceeds `i`), byte for byte what the sealer minted.
+pub fn derived_inclusion(
+    rec: &jouleclaw_live::audit::StreamRecords,
+    key: &jouleclaw_jcr1::cose::PublicKey,
+) -> Vec<Vec<u8>> {
+    let resolver = jouleclaw_jcr1::cose::SingleKey::new(*key);
+    let hashes: Vec<[u8; 32]> = rec
+        .receipts
+        .iter()
+        .map(|r| {
+            *jouleclaw_jcr1::cose::verify(r, &resolver)
+                .unwrap()
+                .content_hash
+                .as_bytes()
+        })
+        .collect();
+    let mut log = jouleclaw_seal::MerkleLog::new(1 << 20);
+    for h in &hashes {
+        log.append(h).unwrap();
+    }
+    let sizes: Vec<u64> = rec
+        .seals
+        .iter()
+        .map(|s| {
+            jouleclaw_seal::verify_checkpoint(s, key)
+                .unwrap()
+                .seal
+                .tree_size
+        })
+        .collect();
+    let mut v = jouleclaw_seal::SealVerifier::new(*key);
+    (0..hashes.len() as u64)
+        .map(|i| {
+            let at = sizes.iter().position(|n| *n > i).unwrap();
+            v.derive_inclusion_receipt(&rec.seals[at], &log, i, &hashes[i as usize])
+                .unwrap()
+        })
+        .collect()
+}
