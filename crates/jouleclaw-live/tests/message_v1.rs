@@ -11,14 +11,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+use common::{Inclusion, encode_v1, v1_demo_batches};
+
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use jouleclaw_jcr1::cose::SoftwareSigner;
 use jouleclaw_live::*;
-use jouleclaw_pipeline::{
-    ClosedAt, Pipeline, PipelineConfig, SigningPolicy, WindowSignatures, demo, duplex_voice_oracle,
-};
+use jouleclaw_pipeline::demo;
 
 /// The committed version-1 messages: the first (non-final) batch and the final one.
 const FIXTURES: [&str; 2] = [
@@ -33,100 +33,11 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `(window_id, inclusion receipt)` per receipt of a batch.
-type Inclusion = Vec<(u64, Vec<u8>)>;
-
-/// The demo story's first and final batches with their inclusion receipts, as the live
-/// runtime handed them to its sinks when it minted inclusion receipts.
+/// The demo story's first and final batches with their inclusion receipts.
 fn v1_batches() -> Vec<(SinkBatch, Inclusion)> {
-    let mut p = Pipeline::new(
-        Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
-        PipelineConfig::new(demo::STEWARD, demo::STREAM_ID)
-            .with_closed_at(ClosedAt::StreamTime {
-                epoch_unix: demo::EPOCH_UNIX,
-            })
-            .with_signing(SigningPolicy::Checkpoint {
-                every_windows: 5,
-                window_signatures: WindowSignatures::All,
-                max_windows: 1 << 20,
-            }),
-        duplex_voice_oracle(),
-        jouleclaw_jcr1::Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
-    )
-    .unwrap();
-    let mut windows = Vec::new();
-    for tick in demo::ticks() {
-        windows.extend(p.push(tick).unwrap().closed);
-    }
-    let finished = p.finish().unwrap();
-    windows.extend(finished.last);
-    let mut out = Vec::new();
-    let mut receipts = Vec::new();
-    let mut seq = 0;
-    let mut seals: Vec<_> = Vec::new();
-    for w in &windows {
-        receipts.push(ReceiptItem {
-            window_id: w.receipt.window_id,
-            cose_sign1: w.cose_sign1().unwrap().to_vec(),
-            payload: w.canonical.clone(),
-        });
-        if let Some(seal) = &w.seal {
-            seals.push((core::mem::take(&mut receipts), seal.clone()));
-        }
-    }
-    seals.push((receipts, finished.seal.unwrap()));
-    let n = seals.len();
-    for (i, (receipts, seal)) in seals.into_iter().enumerate() {
-        if i != 0 && i + 1 != n {
-            seq += 1;
-            continue;
-        }
-        out.push((
-            SinkBatch {
-                stream_id: demo::STREAM_ID.into(),
-                steward: demo::STEWARD.into(),
-                seq,
-                is_final: seal.checkpoint.seal.is_final,
-                receipts,
-                checkpoint: seal.checkpoint.cose_sign1,
-                stop_latency: None,
-                interaction_metrics: None,
-                created_ns: 0,
-                status: Arc::new(StreamStatus::default()),
-            },
-            seal.inclusion,
-        ));
-        seq += 1;
-    }
-    out
-}
-
-/// A version-1 message: the version-2 body of `b` with `v` 1 and `inclusion` after
-/// `checkpoint` (`spec/LIVE.md` section 6.2).
-fn encode_v1(b: &SinkBatch, inclusion: &[(u64, Vec<u8>)]) -> Vec<u8> {
-    use ciborium::Value;
-    let body = jouleclaw_live::jetstream::encode_batch(b).unwrap();
-    let Value::Map(mut m) = ciborium::from_reader(body.as_slice()).unwrap() else {
-        panic!("not a map")
-    };
-    assert_eq!(m[0].1, Value::Integer(2.into()));
-    m[0].1 = Value::Integer(1.into());
-    m.insert(
-        7,
-        (
-            Value::Text("inclusion".into()),
-            Value::Array(
-                inclusion
-                    .iter()
-                    .map(|(_, r)| Value::Bytes(r.clone()))
-                    .collect(),
-            ),
-        ),
-    );
-    let mut out = Vec::new();
-    ciborium::into_writer(&Value::Map(m), &mut out).unwrap();
-    out
+    let mut all = v1_demo_batches();
+    let last = all.pop().unwrap();
+    vec![all.swap_remove(0), last]
 }
 
 #[test]
