@@ -1,15 +1,13 @@
-// The properties of the `verify_sequence` fuzz target, shared word for word with the test that
-// replays the committed corpus (`crates/jouleclaw-jcr1/tests/fuzz_corpus.rs`), which
-// `include!`s this file. It needs `jouleclaw_jcr1`, `jouleclaw_stream`,
-// `jouleclaw_stream_oracle` and `blake3` in scope as crates.
-//
-// For any input, read as an RFC 8742 CBOR sequence behind one envelope that verifies:
-// - `SequenceReader` never panics, yields the good envelope first, stores no item longer than
-//   `MAX_ITEM_BYTES` and none that does not start with tag 18, and stays ended once ended;
-// - `verify_sequence` reports every item once, in order, and the same results for batch sizes
-//   1, 3 and 64; each stored item's result is exactly `verify`'s on its bytes; refused items
-//   carry the reader's refusal;
-// - a verified receipt re-encodes to its payload and decodes on its own.
+//! The properties of the `verify_sequence` fuzz target, checked by the target and by
+//! `crates/jouleclaw-jcr1/tests/it/fuzz_corpus.rs` on every committed input.
+//!
+//! For any input, read as an RFC 8742 CBOR sequence behind one envelope that verifies:
+//! - `SequenceReader` never panics, yields the good envelope first, stores no item longer than
+//!   `MAX_ITEM_BYTES` and none that does not start with tag 18, and stays ended once ended;
+//! - `verify_sequence` reports every item once, in order, and the same results for batch sizes
+//!   1, 3 and 64; each stored item's result is exactly `verify`'s on its bytes; refused items
+//!   carry the reader's refusal;
+//! - a verified receipt re-encodes to its payload and decodes on its own.
 
 /// The good envelope and the key's resolver.
 struct SequenceFixture {
@@ -49,7 +47,7 @@ fn sequence_fixture() -> &'static SequenceFixture {
 }
 
 /// Checks every property on `data`; panics on a violation.
-fn check_verify_sequence(data: &[u8]) {
+pub fn check_verify_sequence(data: &[u8]) {
     use jouleclaw_jcr1::Jcr1Error;
     use jouleclaw_jcr1::cose::{self, CoseRefusal, SequenceReader};
 
@@ -57,8 +55,7 @@ fn check_verify_sequence(data: &[u8]) {
     let input = [f.good.as_slice(), data].concat();
 
     // The reader alone: what each item is.
-    let mut expected: Vec<Result<jouleclaw_jcr1::cose::VerifiedReceipt, CoseRefusal>> =
-        Vec::new();
+    let mut expected: Vec<Result<jouleclaw_jcr1::cose::VerifiedReceipt, CoseRefusal>> = Vec::new();
     let mut reader = SequenceReader::new(input.as_slice());
     for item in &mut reader {
         match item {
@@ -73,7 +70,10 @@ fn check_verify_sequence(data: &[u8]) {
     }
     assert!(reader.next().is_none(), "the reader stays ended");
     assert_eq!(reader.items(), expected.len());
-    assert!(expected.first().is_some_and(Result::is_ok), "the good envelope");
+    assert!(
+        expected.first().is_some_and(Result::is_ok),
+        "the good envelope"
+    );
 
     for batch in [1, 3, 64] {
         let mut got = Vec::new();

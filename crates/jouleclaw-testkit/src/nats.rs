@@ -1,8 +1,9 @@
-//! Starting `nats-server` in tests: one definition for the live crate's tests and the
-//! `jouleclaw` command's (`tests/support`). Each test file uses a part of it.
+//! Starting `nats-server` in tests, for the live crate's tests and the `jouleclaw` command's.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+
+pub use crate::free_port;
 
 /// `JOULECLAW_NATS_SERVER` when set (suite 41 points it at a newer server), else Debian's.
 pub fn nats_server() -> PathBuf {
@@ -17,16 +18,9 @@ pub fn nats_server() -> PathBuf {
     PathBuf::from("nats-server")
 }
 
-/// A loopback port nothing listens on at the time of the call.
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// One `nats-server -js` on a free loopback port, its store in `store`; killed when dropped.
+/// One `nats-server -js` on a free loopback port, its store in a given folder; killed when
+/// dropped.
+#[derive(Debug)]
 pub struct NatsServer {
     child: Child,
     /// `nats://127.0.0.1:PORT`.
@@ -49,9 +43,7 @@ impl NatsServer {
             url: format!("nats://127.0.0.1:{port}"),
         }
     }
-}
 
-impl NatsServer {
     /// The server's process id (to freeze it with `kill -STOP`: it then holds its connections
     /// and answers nothing).
     pub fn pid(&self) -> u32 {
