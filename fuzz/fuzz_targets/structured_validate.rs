@@ -1,6 +1,6 @@
 //! Arbitrary documents through the structured-output validator of the JSON Schema profile
 //! (spec/STRUCTURED-OUTPUT.md). The properties live in `jouleclaw-testkit` (`crates/jouleclaw-testkit/src/fuzz/structured_validate.rs`),
-//! which the corpus replay test in `crates/jouleclaw-structured/tests/fuzz_corpus.rs` runs on
+//! which the corpus replay test in `crates/jouleclaw-structured/tests/it/fuzz_corpus.rs` runs on
 //! every committed input.
 #![no_main]
 

@@ -6,9 +6,11 @@
 //!   text and its exit code;
 //! - [`nats`]: one JetStream `nats-server` on loopback;
 //! - [`witness`]: one `litewitness` with its own `ssh-agent`, database and key;
+//! - [`data`]: files of another crate that tests of a crate read (the structured crate's
+//!   tool-call schema);
 //! - [`corpus`]: the committed fuzz seed corpora (`fuzz/corpus/<target>/`) and their replay;
 //! - [`fuzz`]: the properties the fuzz targets check, behind one feature per target, shared by
-//!   the targets and by the crates' `tests/fuzz_corpus.rs`.
+//!   the targets and by the crates' corpus replay tests (`fuzz_corpus.rs`).
 //!
 //! A fixture that cannot do its work (a folder that cannot be made, a server that does not
 //! start) panics with the reason: in a test that is the failure to report.
@@ -20,6 +22,7 @@
 )]
 
 pub mod corpus;
+pub mod data;
 pub mod fuzz;
 pub mod nats;
 pub mod witness;

@@ -1,6 +1,6 @@
 //! The properties the fuzz targets of `fuzz/` check on every input, one module per target,
 //! each behind the feature of its name. A check panics on a violated property (that is what
-//! the fuzzer catches); the crates' `tests/fuzz_corpus.rs` run the same checks on every file
+//! the fuzzer catches); the crates' corpus replay tests (`fuzz_corpus.rs`) run the same checks on every file
 //! of the committed corpus through [`crate::corpus::replay_committed_corpus`].
 
 #[cfg(feature = "parse-trace-line")]

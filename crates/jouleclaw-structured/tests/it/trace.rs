@@ -2,7 +2,7 @@
 //! `spec/STREAM-ORACLE.md`) through `StructuredOutputOracle` with `schemas/tool-call.schema.json`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -13,7 +13,7 @@ use jouleclaw_stream_oracle::{StreamOracle, WindowContext, WindowVerdict};
 use jouleclaw_structured::*;
 use serde_json::Value;
 
-const TRACE: &str = include_str!("../../../conformance/traces/tool-call.jsonl");
+const TRACE: &str = include_str!("../../../../conformance/traces/tool-call.jsonl");
 
 fn tick(line: &Value, spec: &StreamSpec) -> Tick {
     let ts = line["ts_ns"].as_u64().unwrap();

@@ -4,7 +4,7 @@
 
 use jouleclaw_replay::*;
 
-const ONE: &str = include_str!("../../../conformance/replay/01_single_hold_burst.jsonl");
+const ONE: &str = include_str!("../../../../conformance/replay/01_single_hold_burst.jsonl");
 
 #[test]
 fn the_json_report_carries_the_callers_provenance_and_the_rule_set_version() {

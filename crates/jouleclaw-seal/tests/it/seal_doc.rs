@@ -83,7 +83,7 @@ fn the_encoder_refuses_what_the_decoder_refuses() {
 #[test]
 fn every_negative_seal_vector_and_a_large_document_decide_the_same_in_every_chunking() {
     let v: Value = serde_json::from_str(include_str!(
-        "../../../conformance/stream-seal-vectors.json"
+        "../../../../conformance/stream-seal-vectors.json"
     ))
     .unwrap();
     let mut n = 0;

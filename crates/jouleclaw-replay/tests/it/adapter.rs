@@ -15,13 +15,13 @@ fn fixture(text: &str) -> Fixture {
 
 fn fixture_31() -> Fixture {
     fixture(include_str!(
-        "../../../conformance/replay/31_staged_streaming_no_partial_writes.jsonl"
+        "../../../../conformance/replay/31_staged_streaming_no_partial_writes.jsonl"
     ))
 }
 
 fn fixture_01() -> Fixture {
     fixture(include_str!(
-        "../../../conformance/replay/01_single_hold_burst.jsonl"
+        "../../../../conformance/replay/01_single_hold_burst.jsonl"
     ))
 }
 
@@ -147,7 +147,7 @@ fn a_compliant_injector_meets_fixture_31_and_fixture_01() {
 fn the_streaming_injector_also_breaks_ordinary_mode_and_its_retractions_are_its_own() {
     // 38: partials retract words; the injector deletes only what it typed itself.
     let fx = fixture(include_str!(
-        "../../../conformance/replay/38_preview_churn.jsonl"
+        "../../../../conformance/replay/38_preview_churn.jsonl"
     ));
     let r = run_adapter(&fx, &mut StreamingPartialInjector::default());
     assert!(r.violates_fixture());

@@ -1,7 +1,7 @@
 //! The document, its signature and its binding to the receipts.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
 use jouleclaw_stop_latency::*;

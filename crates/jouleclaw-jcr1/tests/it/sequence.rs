@@ -2,7 +2,7 @@
 //! without storing, in memory bounded by constants whatever the input's size.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read};
 
@@ -178,7 +178,7 @@ fn memory_stays_bounded_whatever_the_input_size() {
         let status = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "memory_stays_bounded_whatever_the_input_size",
+                "sequence::memory_stays_bounded_whatever_the_input_size",
                 "--test-threads=1",
                 "--nocapture",
             ])

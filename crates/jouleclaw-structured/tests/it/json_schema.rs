@@ -2,7 +2,7 @@
 //! `spec/STRUCTURED-OUTPUT.md` "The JSON Schema profile" with its accepted neighbour.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! The strict decoder: chunking invariance, limits, stickiness, and properties.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::*;
 use jouleclaw_jcr1::*;

@@ -41,7 +41,7 @@ fn churn_and_staleness_helpers() {
 #[test]
 fn preview_metrics_of_a_churning_burst() {
     let f = parse_fixtures(include_bytes!(
-        "../../../conformance/replay/38_preview_churn.jsonl"
+        "../../../../conformance/replay/38_preview_churn.jsonl"
     ))
     .unwrap();
     let r = replay_fixture(&f[0]);

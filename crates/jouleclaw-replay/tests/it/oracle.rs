@@ -19,7 +19,7 @@ fn mode() -> Mode {
 }
 
 fn events() -> Vec<Event> {
-    let line = include_str!("../../../conformance/replay/01_single_hold_burst.jsonl");
+    let line = include_str!("../../../../conformance/replay/01_single_hold_burst.jsonl");
     parse_fixtures(line.as_bytes()).unwrap().remove(0).events
 }
 

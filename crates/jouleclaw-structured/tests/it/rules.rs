@@ -2,7 +2,7 @@
 //! validator's contract (push never accepts, sticky refusals, cancel, usage, expected-next).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

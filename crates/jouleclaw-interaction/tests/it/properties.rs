@@ -2,7 +2,7 @@
 //! meter's refusals.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 use bytes::Bytes;
 use common::events;
 use jouleclaw_interaction::*;

@@ -1,7 +1,7 @@
 //! `StructuredOutputOracle` over real windows of the duplex voice layout.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -484,8 +484,8 @@ fn rule7_nothing_writes_after_seal_and_target_changes_withhold() {
 #[test]
 fn rule7_the_reducer_never_emits_a_deletion() {
     let files = [
-        include_str!("../../../conformance/replay/38_preview_churn.jsonl"),
-        include_str!("../../../conformance/replay/17_focus_change_before_write.jsonl"),
+        include_str!("../../../../conformance/replay/38_preview_churn.jsonl"),
+        include_str!("../../../../conformance/replay/17_focus_change_before_write.jsonl"),
     ];
     for f in files {
         for fx in parse_fixtures(f.as_bytes()).unwrap() {

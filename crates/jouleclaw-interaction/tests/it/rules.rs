@@ -2,7 +2,7 @@
 //! with its neighbour on the other side of the rule.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 use common::{brief, events, events_with};
 use jouleclaw_interaction::{InteractionConfig, Panel};
 

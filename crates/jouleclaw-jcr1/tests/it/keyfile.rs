@@ -142,7 +142,7 @@ fn key_files_get_0600_and_0644_whatever_the_umask() {
             .arg(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "key_files_get_0600_and_0644_whatever_the_umask",
+                "keyfile::key_files_get_0600_and_0644_whatever_the_umask",
                 "--test-threads=1",
             ])
             .env(CHILD, &dir.0)

@@ -1,7 +1,7 @@
 //! The meter's rules, each with its accepted neighbour, and the meter against the ledger.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use jouleclaw_stop_latency::*;
 use jouleclaw_stream::{ChannelDirection::*, TickMarker, WindowConservationFinding, duplex};

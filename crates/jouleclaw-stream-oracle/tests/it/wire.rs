@@ -40,7 +40,7 @@ fn reference_canon(v: &Value) -> String {
 fn seed_verdicts() -> Vec<Value> {
     // The seed's vectors as checked in with the project (jouleclaw-jcr1's conformance tests
     // check that this copy equals the seed's reference file).
-    let text = include_str!("../../../conformance/stream-window-vectors.json");
+    let text = include_str!("../../../../conformance/stream-window-vectors.json");
     let doc: Value = serde_json::from_str(text).unwrap();
     doc["vectors"]
         .as_array()

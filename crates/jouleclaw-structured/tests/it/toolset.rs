@@ -2,7 +2,7 @@
 //! as the bytes arrive, arguments judged by the named tool's schema, refused tools named.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
