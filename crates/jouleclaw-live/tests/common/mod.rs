@@ -6,9 +6,8 @@ use jouleclaw_live::{BoxFuture, ReceiptSink, Result, SinkBatch, SinkContext};
 use jouleclaw_stream::{Tick, TickKind, duplex};
 use tokio::sync::mpsc;
 
-mod nats_server;
 #[allow(unused_imports)] // the test files that start no server
-pub use nats_server::{NatsServer, free_port, nats_server};
+pub use jouleclaw_testkit::nats::{NatsServer, free_port, nats_server};
 
 /// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line, in order.
 pub fn receipts(dir: &std::path::Path) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
