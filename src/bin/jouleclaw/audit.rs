@@ -198,6 +198,12 @@ fn audit_dir(
     if only.is_some_and(|id| id != audit.stream_id) {
         return Ok(None);
     }
+    // A folder `audit_stream_dir` found without a problem had its interaction-metrics.cbor, if
+    // there, read (a regular file, bounded), verified under the key and bound to every
+    // decodable line of receipts.jsonl (`check_interaction_metrics`): the check below, the same
+    // checks of the same document against the same lines, can then name nothing, and is run
+    // only for a folder with problems, to name the document's own in its words.
+    let clean = audit.problems.is_empty();
     if let Some(policy) = policy
         && let Err(Failure::Refused(why) | Failure::Usage(why)) =
             crate::registry::verify_run(d, policy)
@@ -206,7 +212,7 @@ fn audit_dir(
     }
     // interaction-metrics.cbor, when there is one (spec/INTERACTION-METRICS-V1.md):
     // its signature and binding, as receipts verify DIR checks them.
-    if d.join(crate::interaction::FILE).symlink_metadata().is_ok() {
+    if !clean && d.join(crate::interaction::FILE).symlink_metadata().is_ok() {
         audit
             .problems
             .extend(crate::interaction::check(key, d)?.problems);
