@@ -416,7 +416,7 @@ pub fn verify_dir(
         &mut entry_line,
         each_receipt,
     )?;
-    read_window_signatures(&mut report, dir, key)?;
+    read_window_signatures(&mut report, dir, key, &entries, &entry_line)?;
 
     let seals_there = layout::exists(&dir.join(SEALS_CBOR))?;
     let inclusion_there = layout::exists(&dir.join(INCLUSION_CBOR))?;
@@ -746,19 +746,39 @@ fn read_lines(
     Ok(())
 }
 
-fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
+/// Every window signature of `receipts.cbor`, matched to the lines. `entries` are the
+/// decodable lines (`entry_line` says which line each is): a signed payload with one's content
+/// hash is that line's bytes, so it is not decoded again (`cose::verify_known`).
+fn read_window_signatures(
+    report: &mut DirReport,
+    dir: &Path,
+    key: &PublicKey,
+    entries: &[ReceiptEntry],
+    entry_line: &[u64],
+) -> Result<()> {
     let path = dir.join(RECEIPTS_CBOR);
     let Some(file) = open(report, dir, RECEIPTS_CBOR, true)? else {
         return Ok(());
     };
-    // Where each content hash occurs among the lines, in order: an item is matched to the
-    // first such line after the previous match (one lookup per item, never a scan).
-    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
-    for (i, r) in report.receipts.iter().enumerate() {
-        if r.window_id.is_some() {
-            at.entry(r.content_hash).or_default().push(i);
-        }
+    // Where each content hash occurs among the decodable lines, in order: an item is matched
+    // to the first such line after the previous match (one lookup per item, never a scan).
+    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::with_capacity(entries.len());
+    // Which decodable line (its entry) has each content hash: any, as they are the same bytes.
+    let mut entry_of: HashMap<[u8; 32], usize> = HashMap::with_capacity(entries.len());
+    for (k, (e, &line)) in entries.iter().zip(entry_line).enumerate() {
+        at.entry(e.content_hash)
+            .or_default()
+            .push(usize::try_from(line).unwrap_or(usize::MAX));
+        entry_of.entry(e.content_hash).or_insert(k);
     }
+    let known = |hash: &blake3::Hash| {
+        let e = entries.get(*entry_of.get(hash.as_bytes())?)?;
+        Some(cose::KnownReceipt {
+            steward: &e.steward,
+            stream_id: &e.stream_id,
+            window_id: e.window_id,
+        })
+    };
     let resolver = SingleKey::new(*key);
     let mut next_line = 0usize;
     let mut index = 0u64;
@@ -774,7 +794,7 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
             return Ok(());
         }
         let verified = match item {
-            Ok(bytes) => cose::verify(&bytes, &resolver),
+            Ok(bytes) => cose::verify_known(&bytes, &resolver, known),
             Err(Jcr1Error::Cose(c)) => Err(c),
             Err(_) => {
                 return Err(StoreError::io(
@@ -794,7 +814,7 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
                 format!("{}: {c}", c.as_str()),
             ),
             Ok(v) => {
-                let found = at.get(v.content_hash.as_bytes()).and_then(|idx| {
+                let found = at.get(v.content_hash().as_bytes()).and_then(|idx| {
                     let k = idx.partition_point(|&j| j < next_line);
                     idx.get(k).copied()
                 });
@@ -810,7 +830,7 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
                         "unmatched_signature",
                         RECEIPTS_CBOR,
                         Some(index),
-                        Some(v.receipt.window_id),
+                        Some(v.window_id()),
                         "signs a receipt that is not a later line of receipts.jsonl".to_owned(),
                     ),
                 }
