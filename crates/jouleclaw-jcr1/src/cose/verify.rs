@@ -252,7 +252,7 @@ pub enum VerifiedKnown {
         window_id: u64,
     },
     /// Any other payload, decoded as [`verify`] decodes it.
-    Decoded(VerifiedReceipt),
+    Decoded(Box<VerifiedReceipt>),
 }
 
 impl VerifiedKnown {
@@ -291,7 +291,7 @@ pub fn verify_known<'k>(
         .map_err(|_| CoseRefusal::BadSignature)?;
     let content_hash = blake3::hash(p.payload());
     let Some(k) = known(&content_hash) else {
-        return finish(p).map(VerifiedKnown::Decoded);
+        return finish(p).map(|v| VerifiedKnown::Decoded(Box::new(v)));
     };
     if k.steward != p.iss {
         return Err(CoseRefusal::IssMismatch);
