@@ -1,6 +1,7 @@
 //! `jouleclaw audit --jobs N`: the stream folders are audited by N worker threads, and what is
 //! printed for each stream, the totals and the exit code do not depend on N; the closing
-//! `audited` line reports receipts, streams, wall and CPU time and the throughput.
+//! `audited` line reports receipts, streams, wall and CPU time and the throughput. The
+//! JetStream case needs nats-server and is `#[ignore]`d (run with `--ignored`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -8,7 +9,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{TempDir, code, jouleclaw, text};
+use support::{NatsServer, TempDir, code, jouleclaw, text};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 
@@ -156,4 +157,100 @@ fn zero_jobs_is_a_usage_error() {
     // Its neighbour: one job runs.
     let o = audit(&public, &parent, "1");
     assert_eq!(code(&o), 0, "{}", text(&o));
+}
+
+/// The lines of `o`'s standard output that name a stream, sorted (`--nats` prints streams as
+/// they finish), and its summary line.
+fn nats_verdicts(o: &Output) -> (Vec<String>, String) {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let mut streams: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with("complete ") || l.starts_with("INCOMPLETE "))
+        .map(str::to_owned)
+        .collect();
+    streams.sort();
+    let summary = stdout
+        .lines()
+        .find(|l| l.contains(" streams: "))
+        .unwrap_or_default()
+        .to_owned();
+    (streams, summary)
+}
+
+#[test]
+#[ignore = "needs nats-server: run with --ignored"]
+fn jetstream_streams_audited_by_one_job_and_several_give_the_same_verdicts() {
+    let t = TempDir::new("audit-jobs-nats");
+    let (key, public) = (t.path("k.key"), t.path("k.pub"));
+    let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &public]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let server = NatsServer::start(&t.path("js"));
+    let url = server.url.clone();
+    let o = jouleclaw(&[
+        &"live",
+        &"--streams",
+        &"4",
+        &"--seconds",
+        &"2",
+        &"--prefix",
+        &"call",
+        &"--key",
+        &key,
+        &"--sink",
+        &url,
+        &"--journal",
+        &t.path("live.journal"),
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let audit = |jobs: &str| {
+        jouleclaw(&[
+            &"audit", &"--pub", &public, &"--nats", &url, &"--all", &"--jobs", &jobs,
+        ])
+    };
+    let one = audit("1");
+    assert_eq!(code(&one), 0, "{}", text(&one));
+    let (streams, summary) = nats_verdicts(&one);
+    assert_eq!(streams.len(), 4, "{}", text(&one));
+    assert!(
+        summary.starts_with("4 streams: 4 complete, 0 incomplete; "),
+        "{}",
+        text(&one)
+    );
+    assert!(
+        audited_line(&one).contains(" receipts in 4 streams with 1 jobs: "),
+        "{}",
+        text(&one)
+    );
+    for jobs in ["2", "3"] {
+        let many = audit(jobs);
+        assert_eq!(code(&many), 0, "--jobs {jobs}: {}", text(&many));
+        assert_eq!(nats_verdicts(&many), (streams.clone(), summary.clone()));
+    }
+    // A key the streams were not signed with: every stream incomplete, exit 1, whatever the
+    // jobs.
+    let other = t.path("other.pub");
+    let o = jouleclaw(&[
+        &"keygen",
+        &"--out",
+        &t.path("other.key"),
+        &"--pub-out",
+        &other,
+    ]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    let wrong = |jobs: &str| {
+        jouleclaw(&[
+            &"audit", &"--pub", &other, &"--nats", &url, &"--all", &"--jobs", &jobs,
+        ])
+    };
+    let (w1, w3) = (wrong("1"), wrong("3"));
+    assert_eq!(code(&w1), 1, "{}", text(&w1));
+    assert_eq!(code(&w3), 1, "{}", text(&w3));
+    assert_eq!(nats_verdicts(&w1), nats_verdicts(&w3));
+    assert!(
+        nats_verdicts(&w1)
+            .1
+            .starts_with("4 streams: 0 complete, 4 incomplete; "),
+        "{}",
+        text(&w1)
+    );
 }
