@@ -1,5 +1,5 @@
 //! The jcr1 crate's integration tests in one binary: the decoder, the committed fuzz corpus, key files,
-//! minting, CBOR sequences and small-order keys. (`conformance.rs` and `cose.rs`, the generators of
+//! minting, CBOR sequences, small-order keys and `verify_known`. (`conformance.rs` and `cose.rs`, the generators of
 //! committed vectors, are their own.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -11,3 +11,4 @@ mod keyfile;
 mod mint;
 mod sequence;
 mod torsion;
+mod verify_known;
