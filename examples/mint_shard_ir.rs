@@ -20,10 +20,14 @@
 //! - `verdict-two-pipelines`: what the verdict shard did then: the same pushes into a pipeline
 //!   whose signer returns zeros, and its window closes (judge, mint, window hash, COSE
 //!   envelope) whose output was dropped;
-//! - `mint-notary`: what the mint shard does now, one message per window: the `Notary`
-//!   notarizes the `JudgedWindow` (mint, window hash, Ed25519 signature, Merkle append, a
-//!   checkpoint every 25 windows) and the receipt's bytes move into the sink's item; the
-//!   windows are judged beforehand, outside the collected function;
+//! - `mint-notary`: what the mint shard did while it minted inclusion receipts, one message
+//!   per window: the `Notary` notarizes the `JudgedWindow` (mint, window hash, Ed25519
+//!   signature, Merkle append, a checkpoint every 25 windows with its windows' inclusion
+//!   receipts) and the receipt's bytes move into the sink's item; the windows are judged
+//!   beforehand, outside the collected function;
+//! - `mint-notary-no-inclusion`: `mint-notary` as the live runtime runs it since its sinks
+//!   store no inclusion receipts (`Notary::without_inclusion_receipts`): the checkpoint every 25
+//!   windows is signed, and none of its windows' inclusion receipts is built;
 //! - `verdict-judge`: what the verdict shard does now: the `Judge` alone (window, ledger,
 //!   oracles, judgement at close), each judged window handed on (kept, as a send would);
 //! - `pipeline-push`: the tick push path of the `Pipeline` (`e2e` fixture, one signature per
@@ -52,7 +56,7 @@ const WINDOWS: u64 = 200;
 const CHECKPOINT_EVERY: u64 = 25;
 const STEWARD: &str = "did:keri:EJ9testStewardAID000000000000000";
 const STREAM: &str = "stream-bench";
-const USAGE: &str = "usage: mint_shard_ir mint-two-pipelines|verdict-two-pipelines|mint-notary|verdict-judge|pipeline-push";
+const USAGE: &str = "usage: mint_shard_ir mint-two-pipelines|verdict-two-pipelines|mint-notary|mint-notary-no-inclusion|verdict-judge|pipeline-push";
 
 /// The zero signer the verdict shard's pipeline used.
 struct ZeroSigner(PublicKey);
@@ -191,7 +195,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "verdict-two-pipelines" => {
             Mode::VerdictTwoPipelines(pipeline(Box::new(ZeroSigner(signer.verifying_key())))?)
         }
-        "mint-notary" => {
+        "mint-notary" | "mint-notary-no-inclusion" => {
             let mut judge = Judge::new(
                 Arc::new(StreamSpec::duplex_voice_default()),
                 Default::default(),
@@ -209,8 +213,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     window_signatures: WindowSignatures::All,
                     max_windows: 1 << 20,
                 });
+            let notary = Notary::new(&config, Estimator::default())?;
+            let notary = if arg == "mint-notary" {
+                notary
+            } else {
+                notary.without_inclusion_receipts()
+            };
             Mode::MintNotary(OneNotary {
-                notary: Notary::new(&config, Estimator::default())?,
+                notary,
                 signer,
                 judged: judged.into_iter(),
                 pending: Vec::new(),

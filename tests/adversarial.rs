@@ -88,7 +88,7 @@ fn a_sealed_run_stripped_of_its_seals_and_one_window_does_not_verify() {
 }
 
 // FINDING 2 (low): `--llm-schema` is an input of `jouleclaw run`, but not one of the inputs the
-// output check protects (src/bin/jouleclaw/run.rs, `inputs` in run_in; spec/TICK-TRACE.md lists
+// output check protects (src/bin/jouleclaw/commands/run/mod.rs, `inputs`; spec/TICK-TRACE.md lists
 // only the trace, --spec and --key). A schema at an output path is silently replaced, while
 // the same file given as the trace is refused with exit 2.
 #[test]

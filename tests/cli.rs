@@ -2356,6 +2356,55 @@ fn tamper_table_is_current_and_every_rust_checker_agrees() {
     }
 }
 
+/// The store's errors keep their exit codes: a refused input (here a window the sealed directory
+/// has no receipt of) exits 1, an I/O error (here a directory that does not exist, with the key
+/// given so the store is what reads it) exits 2.
+#[test]
+fn a_store_refusal_exits_1_and_a_store_io_error_exits_2() {
+    let t = TempDir::new("store-failure");
+    let dir = t.path("run");
+    let o = jouleclaw(&[
+        &"run",
+        &TRACE,
+        &"--out",
+        &dir,
+        &"--quiet",
+        &"--seal-every",
+        &"5",
+    ]);
+    expect(&o, 0);
+    let public = dir.join("signer.pub");
+    let o = jouleclaw(&[
+        &"receipts",
+        &"inclusion",
+        &dir,
+        &"--window",
+        &"99",
+        &"--pub",
+        &public,
+    ]);
+    expect(&o, 1);
+    assert!(stderr(&o).contains("window_out_of_range"), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
+    let missing = t.path("missing");
+    let o = jouleclaw(&[
+        &"receipts",
+        &"inclusion",
+        &missing,
+        &"--window",
+        &"0",
+        &"--pub",
+        &public,
+    ]);
+    expect(&o, 2);
+    assert!(
+        stderr(&o).contains(&missing.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.is_empty());
+}
+
 /// `run --seal-every` leaves inclusion.cbor out by default (layout stream-at-rest/2, named in
 /// summary.json) and removes one an earlier run left; `receipts inclusion DIR --window N`
 /// derives, for every window, the bytes `--inclusion-file` writes; a window without a receipt,

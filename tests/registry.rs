@@ -10,179 +10,14 @@
 
 mod support;
 
+use jouleclaw_testkit::witness::Witness;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
-use support::{NatsServer, TempDir, code, free_port, jouleclaw, root, text};
+use support::{NatsServer, TempDir, code, jouleclaw, root, text};
 
 const ORIGIN: &str = "registry.example/steward";
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
-
-/// A tool from PATH, or from the Go bin folder (`$GOBIN`, `$HOME/go/bin`).
-fn tool(name: &str) -> PathBuf {
-    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    if let Some(d) = std::env::var_os("GOBIN") {
-        dirs.push(d.into());
-    }
-    if let Some(h) = std::env::var_os("HOME") {
-        dirs.push(PathBuf::from(h).join("go/bin"));
-    }
-    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file()).unwrap_or_else(|| {
-        panic!("NOT RUN: {name} is not installed (run .ci/suites/25-registry.sh, which installs it)")
-    })
-}
-
-/// One litewitness with its own ssh-agent, database and key.
-struct Witness {
-    name: String,
-    port: u16,
-    dir: PathBuf,
-    fingerprint: String,
-    agent: Child,
-    server: Option<Child>,
-    vkey: String,
-}
-
-impl Witness {
-    fn start(dir: &Path, i: usize, steward_vkey: &str) -> Self {
-        let dir = dir.join(format!("w{i}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let key = dir.join("id");
-        let ok = Command::new(tool("ssh-keygen"))
-            .args(["-q", "-t", "ed25519", "-N", "", "-C", "witness", "-f"])
-            .arg(&key)
-            .status()
-            .unwrap();
-        assert!(ok.success());
-        let sock = dir.join("agent.sock");
-        let agent = Command::new(tool("ssh-agent"))
-            .arg("-D")
-            .arg("-a")
-            .arg(&sock)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_for(|| sock.exists(), "ssh-agent socket");
-        let added = Command::new(tool("ssh-add"))
-            .arg("-q")
-            .arg(&key)
-            .env("SSH_AUTH_SOCK", &sock)
-            .status()
-            .unwrap();
-        assert!(added.success());
-        let fp = Command::new(tool("ssh-keygen"))
-            .args(["-E", "sha256", "-lf"])
-            .arg(key.with_extension("pub"))
-            .output()
-            .unwrap();
-        let fingerprint = String::from_utf8(fp.stdout)
-            .unwrap()
-            .split_whitespace()
-            .nth(1)
-            .unwrap()
-            .to_owned();
-        let db = dir.join("witness.db");
-        for args in [
-            vec!["add-log", "-db", db.to_str().unwrap(), "-origin", ORIGIN],
-            vec![
-                "add-key",
-                "-db",
-                db.to_str().unwrap(),
-                "-origin",
-                ORIGIN,
-                "-key",
-                steward_vkey,
-            ],
-        ] {
-            let o = Command::new(tool("witnessctl"))
-                .args(&args)
-                .output()
-                .unwrap();
-            assert!(o.status.success(), "witnessctl {args:?}: {}", text(&o));
-        }
-        let mut w = Self {
-            name: format!("witness.example/w{i}"),
-            port: free_port(),
-            dir,
-            fingerprint,
-            agent,
-            server: None,
-            vkey: String::new(),
-        };
-        w.serve();
-        w
-    }
-
-    /// Starts (or restarts) the server on the same database, port and key.
-    fn serve(&mut self) {
-        let log = self.dir.join(format!(
-            "server-{}.log",
-            Instant::now().elapsed().as_nanos()
-        ));
-        let _ = std::fs::remove_file(self.dir.join("server.log"));
-        let out = std::fs::File::create(self.dir.join("server.log")).unwrap();
-        let child = Command::new(tool("litewitness"))
-            .arg("-db")
-            .arg(self.dir.join("witness.db"))
-            .arg("-name")
-            .arg(&self.name)
-            .arg("-key")
-            .arg(&self.fingerprint)
-            .arg("-ssh-agent")
-            .arg(self.dir.join("agent.sock"))
-            .arg("-listen")
-            .arg(format!("127.0.0.1:{}", self.port))
-            .stdout(Stdio::null())
-            .stderr(out)
-            .spawn()
-            .unwrap();
-        drop(log);
-        self.server = Some(child);
-        let port = self.port;
-        wait_for(
-            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-            "litewitness listening",
-        );
-        let logged = std::fs::read_to_string(self.dir.join("server.log")).unwrap();
-        self.vkey = logged
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("vkey="))
-            .expect("litewitness logs its verifier key")
-            .to_owned();
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut c) = self.server.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-
-    fn policy_line(&self) -> String {
-        format!("witness {} http://127.0.0.1:{}\n", self.vkey, self.port)
-    }
-}
-
-impl Drop for Witness {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = self.agent.kill();
-        let _ = self.agent.wait();
-    }
-}
-
-fn wait_for(mut ready: impl FnMut() -> bool, what: &str) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(
-            start.elapsed() < Duration::from_secs(15),
-            "{what} not ready within 15 s"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 fn sealed_run(tmp: &TempDir, key: &Path, name: &str, stream_id: &str, trace: &Path) -> PathBuf {
     let out = tmp.path(name);
@@ -237,7 +72,7 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
         "{steward_vkey}"
     );
     let mut witnesses: Vec<Witness> = (0..3)
-        .map(|i| Witness::start(&tmp.0, i, &steward_vkey))
+        .map(|i| Witness::start(&tmp.0, i, ORIGIN, &steward_vkey))
         .collect();
     let write_policy = |name: &str, quorum: usize, ws: &[Witness]| {
         let mut p = format!("log {steward_vkey}\n");
@@ -540,7 +375,7 @@ impl Setup {
             .unwrap()
             .to_owned();
         let witnesses = (0..3)
-            .map(|i| Witness::start(&tmp.0, i, &steward_vkey))
+            .map(|i| Witness::start(&tmp.0, i, ORIGIN, &steward_vkey))
             .collect();
         Self {
             tmp,

@@ -366,7 +366,6 @@ pub(crate) struct RunRecord {
     jsonl: Vec<u8>,
     cbor: Vec<u8>,
     seals: Vec<u8>,
-    inclusion: Vec<u8>,
     totals: Totals,
     checkpoints: u64,
 }
@@ -471,11 +470,11 @@ impl State {
         }
     }
 
+    /// A checkpoint into `seals.cbor`. Its inclusion receipts are not written: the run
+    /// directory is layout `stream-at-rest/2`, as `jouleclaw run` writes it (each is derived
+    /// from `seals.cbor` and `receipts.jsonl`).
     fn seal_into(r: &mut RunRecord, b: &RsSealBatch) {
         r.seals.extend_from_slice(&b.checkpoint.cose_sign1);
-        for (_, i) in &b.inclusion {
-            r.inclusion.extend_from_slice(i);
-        }
         r.checkpoints += 1;
     }
 
@@ -554,7 +553,9 @@ impl State {
     }
 }
 
-/// The files of a run directory.
+/// The files of a run directory, and `inclusion.cbor`, which this writer no longer writes
+/// (layout `stream-at-rest/2`) but a run written before holds: a directory holding any of
+/// them is never written over.
 pub(crate) const RUN_FILES: [&str; 8] = [
     "signer.pub",
     "receipts.jsonl",
@@ -623,7 +624,6 @@ fn write_run(
     ];
     if sealed {
         files.push(("seals.cbor", &r.seals));
-        files.push(("inclusion.cbor", &r.inclusion));
     }
     let mut outputs = serde_json::Map::new();
     for (name, bytes) in &files {
@@ -672,6 +672,10 @@ fn write_run(
             }),
         );
         o.insert("outputs".into(), serde_json::Value::Object(outputs));
+        o.insert(
+            "layout".into(),
+            jouleclaw_store::layout::LAYOUT_V2.to_owned().into(),
+        );
         for (k, v) in [
             ("receipts", serde_json::json!(t.windows)),
             ("first_window", serde_json::json!(t.range.map(|r| r.0))),

@@ -1304,9 +1304,9 @@ fn split_cbor_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<
     }
 }
 
-/// Verifies a stream directory (`receipts.jsonl`, `receipts.cbor`, and `seals.cbor` and
-/// `inclusion.cbor` when sealed) with the one verifier of the stream at rest
-/// (spec/STREAM-AT-REST.md), then `stop-latency.cbor` and `interaction-metrics.cbor` as
+/// Verifies a stream directory (`receipts.jsonl`, `receipts.cbor`, and `seals.cbor` when
+/// sealed, with `inclusion.cbor` when present: layouts `stream-at-rest/1` and `/2`) with the one
+/// verifier of the stream at rest (spec/STREAM-AT-REST.md), then `stop-latency.cbor` and `interaction-metrics.cbor` as
 /// `jouleclaw receipts verify DIR` checks them (signature, binding to the receipts, missing
 /// when required). Returns a dict: `outcome` (`"complete"`, `"unsealed"`: every
 /// receipt verified but completeness is unknown, or `"failed"`), `completeness`

@@ -140,6 +140,38 @@ def test_the_run_directory_holds_it_and_every_verifier_accepts_it(tmp_path, seal
     assert not list(out.glob(".*.tmp"))
 
 
+def test_a_sealed_run_directory_is_layout_2_and_layout_1_still_verifies(tmp_path):
+    """out_dir is written as `jouleclaw run` writes it: layout stream-at-rest/2, no
+    inclusion.cbor (every verifier derives the inclusion receipts from seals.cbor). The same
+    directory with inclusion.cbor (layout stream-at-rest/1, from the receipts the pipeline
+    returned) verifies too, and one receipt short is refused by every verifier."""
+    out = tmp_path / "run"
+    p = Pipeline("did:example:steward", "call-1", signing_key=SigningKey.generate(),
+                 seal_every=4, out_dir=out)
+    seals = []
+    for f in range(18):
+        o = p.push(f * FRAME, MIC, "audio", bytes(640))
+        if o.closed and o.closed.seal:
+            seals.append(o.closed.seal)
+    seals.append(p.finish().seal)
+    assert not (out / "inclusion.cbor").exists()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["layout"] == "stream-at-rest/2"
+    assert "inclusion.cbor" not in summary["outputs"] and "seals.cbor" in summary["outputs"]
+    for who, (code, text) in verify_dir_everywhere(out, sealed=True).items():
+        assert code == 0, f"{who}: {text}"
+    inclusion = [r for s in seals for _, r in s.inclusion]
+    assert len(inclusion) == 18
+    # Layout stream-at-rest/1: the summary names the files it wrote, so it goes.
+    (out / "summary.json").unlink()
+    (out / "inclusion.cbor").write_bytes(b"".join(inclusion))
+    for who, (code, text) in verify_dir_everywhere(out, sealed=True).items():
+        assert code == 0, f"{who}: {text}"
+    (out / "inclusion.cbor").write_bytes(b"".join(inclusion[:-1]))
+    for who, (code, text) in verify_dir_everywhere(out, sealed=True).items():
+        assert code != 0, f"{who} accepted an inclusion.cbor one receipt short"
+
+
 def other_call(tmp_path, key, sealed):
     """The document of another call signed by the same key."""
     _, fin = run(tmp_path, "other", sealed=sealed, key=key, stream_id="call-2")

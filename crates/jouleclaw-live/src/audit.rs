@@ -396,7 +396,7 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// Verifies one stream read from JetStream: [`audit_stream`]; then that the final seal
 /// names the steward of the subject the stream was stored under (`misplaced_steward`), so that
 /// two stewards' streams with one id stay two streams, each checked against its own seal; then
-/// every inclusion receipt ([`check_inclusion`]); then the final seal's commitment to the
+/// the inclusion receipts version-1 batches carry ([`check_inclusion`]); then the final seal's commitment to the
 /// documents the final batch carries ([`check_sealed_documents`]); then, for a stream with a
 /// final batch, its stop-latency document ([`check_stop_latency`]: verified when present,
 /// required when a receipt records a barge-in) and its interaction-metrics document
@@ -413,9 +413,13 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
             s.steward, c.seal.steward
         ));
     }
-    audit
-        .problems
-        .extend(check_inclusion(&s.records, &s.inclusion, key));
+    // Version-1 batches carry inclusion receipts, checked; version 2 carries none (each is
+    // derivable from the checkpoints, which are verified) and none is asked for.
+    if let Some(inclusion) = &s.inclusion {
+        audit
+            .problems
+            .extend(check_inclusion(&s.records, inclusion, key));
+    }
     let documents = StreamDocuments {
         stop_latency: s.stop_latency.as_deref(),
         interaction_metrics: s.interaction_metrics.as_deref(),

@@ -98,6 +98,12 @@ pub enum LiveError {
         /// What is wrong.
         message: String,
     },
+    /// A JetStream message of a version this reader does not know (it reads 1 and 2,
+    /// `spec/LIVE.md` section 6.2): refused, never misread.
+    UnknownMessageVersion {
+        /// The message's `v`.
+        version: u64,
+    },
     /// An internal invariant did not hold: a bug in this crate, never a property of the input.
     Internal {
         /// The invariant that failed.
@@ -124,6 +130,7 @@ impl LiveError {
             Self::IdTooLong { .. } => "id_too_long",
             Self::Config { .. } => "config",
             Self::Malformed { .. } => "malformed",
+            Self::UnknownMessageVersion { .. } => "unknown_message_version",
             Self::Internal { .. } => "internal",
         }
     }
@@ -179,6 +186,10 @@ impl fmt::Display for LiveError {
             ),
             Self::Config { message } => write!(f, "bad configuration: {message}"),
             Self::Malformed { place, message } => write!(f, "{place}: {message}"),
+            Self::UnknownMessageVersion { version } => write!(
+                f,
+                "message: version {version} is not known (this reader reads versions 1 and 2)"
+            ),
             Self::Internal { invariant } => {
                 write!(
                     f,

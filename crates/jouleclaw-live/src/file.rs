@@ -7,14 +7,15 @@
 //!   final seal is durable;
 //! - `receipts.cbor`: the receipts' tagged COSE_Sign1, an RFC 8742 CBOR sequence in window
 //!   order; `receipts.jsonl`: their canonical JSON payloads, one a line, same order;
-//! - `seals.cbor`: the checkpoints' COSE_Sign1 in order; `inclusion.cbor`: one RFC 9942
-//!   inclusion receipt per receipt, same order;
+//! - `seals.cbor`: the checkpoints' COSE_Sign1 in order; no `inclusion.cbor`: the folder is
+//!   a stream directory of layout `stream-at-rest/2` (`spec/STREAM-AT-REST.md` section 1.1),
+//!   whose inclusion receipts are derived from `seals.cbor` and the receipts;
 //! - `stop-latency.cbor`: the stream's signed `stop-latency/1` document
 //!   (`spec/STOP-LATENCY-V1.md`), and `interaction-metrics.cbor`: its signed
 //!   `interaction-metrics/1` document (`spec/INTERACTION-METRICS-V1.md`), both written with the
 //!   final batch under the names `jouleclaw run` uses.
 //!
-//! Each checkpoint's bytes are appended to the four files and each file is fsynced before the
+//! Each checkpoint's bytes are appended to the three files and each file is fsynced before the
 //! checkpoint counts as durable. At the final seal each document is written under a new
 //! temporary name (created exclusively), fsynced and renamed into place (the store's writer
 //! protocol), then the folder is renamed and `DIR` fsynced.
@@ -40,8 +41,9 @@ pub const RECEIPTS_CBOR: &str = "receipts.cbor";
 pub const RECEIPTS_JSONL: &str = "receipts.jsonl";
 /// The checkpoints.
 pub const SEALS_CBOR: &str = "seals.cbor";
-/// The inclusion receipts.
-pub const INCLUSION_CBOR: &str = "inclusion.cbor";
+/// The inclusion receipts of layout `stream-at-rest/1`: the sink no longer writes this file
+/// (layout `stream-at-rest/2`); a folder written before holds it, and the audit checks it there.
+pub const INCLUSION_CBOR: &str = jouleclaw_store::layout::INCLUSION_CBOR;
 /// The signed stop-latency document (the name `jouleclaw run` and `receipts verify DIR` use).
 pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
 /// The signed interaction-metrics document (the name `jouleclaw run` and `receipts verify DIR`
@@ -204,11 +206,6 @@ pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
         &partial.join(SEALS_CBOR),
         first,
         &mut std::iter::once(batch.checkpoint.as_slice()),
-    )?;
-    append(
-        &partial.join(INCLUSION_CBOR),
-        first,
-        &mut batch.inclusion.iter().map(|(_, r)| r.as_slice()),
     )?;
     if let Some(doc) = &batch.stop_latency {
         write_new(&partial, STOP_LATENCY_CBOR, doc)?;

@@ -27,8 +27,13 @@ use crate::error::{LiveError, Result};
 use crate::journal::{Finished, Journal, JournalWriter, Record, Recovered};
 use crate::sink::{ReceiptSink, SinkBatch, SinkContext, check_ids, escape_id, unescape_id};
 
-/// The message format's version (`"v"`).
-pub const MESSAGE_VERSION: u64 = 1;
+/// The message format's version (`"v"`) the encoder writes: 2, the batch without inclusion
+/// receipts ([`MESSAGE_KEYS`]). The decoder also reads version 1 ([`MESSAGE_VERSION_1`]).
+pub const MESSAGE_VERSION: u64 = 2;
+
+/// The first version of the message format: [`MESSAGE_KEYS_V1`], with one inclusion receipt
+/// per receipt. Still read (journals and streams written before version 2), never written.
+pub const MESSAGE_VERSION_1: u64 = 1;
 
 /// Where and how the sink publishes, and its bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,9 +117,9 @@ impl JetStreamConfig {
     }
 }
 
-/// Encodes a batch as the message body: a CBOR map with text keys `v` (1), `stream_id`,
-/// `steward` (text), `seq` (uint), `final` (bool), `receipts` (array of bstr: COSE_Sign1),
-/// `checkpoint` (bstr: COSE_Sign1), `inclusion` (array of bstr), in that order; a final batch
+/// Encodes a batch as the message body, version 2: a CBOR map with text keys `v` (2),
+/// `stream_id`, `steward` (text), `seq` (uint), `final` (bool), `receipts` (array of bstr:
+/// COSE_Sign1), `checkpoint` (bstr: COSE_Sign1), in that order ([`MESSAGE_KEYS`]); a final batch
 /// adds the stream's signed documents after them, each when it carries it, in
 /// [`DOCUMENT_KEYS`] order: `stop_latency` (`stop-latency/1`) then `interaction_metrics`
 /// (`interaction-metrics/1`), each a bstr holding the COSE_Sign1 (`spec/LIVE.md` section 6.2).
@@ -153,10 +158,6 @@ pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
             Value::Text("checkpoint".into()),
             Value::Bytes(batch.checkpoint.clone()),
         ),
-        (
-            Value::Text("inclusion".into()),
-            bstrs(&mut batch.inclusion.iter().map(|(_, r)| r)),
-        ),
     ]);
     let map = match map {
         Value::Map(mut entries) => {
@@ -180,6 +181,8 @@ pub fn encode_batch(batch: &SinkBatch) -> Result<Vec<u8>> {
 /// A message body decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedBatch {
+    /// `v`: [`MESSAGE_VERSION_1`] or [`MESSAGE_VERSION`].
+    pub version: u64,
     /// `stream_id`.
     pub stream_id: String,
     /// `steward`.
@@ -192,16 +195,18 @@ pub struct DecodedBatch {
     pub receipts: Vec<Vec<u8>>,
     /// `checkpoint`.
     pub checkpoint: Vec<u8>,
-    /// `inclusion`.
-    pub inclusion: Vec<Vec<u8>>,
+    /// `inclusion`: in a version-1 message (one inclusion receipt per receipt, which the audit
+    /// checks); `None` in a version-2 message, which carries none.
+    pub inclusion: Option<Vec<Vec<u8>>>,
     /// `stop_latency`, when the (final) batch carries it.
     pub stop_latency: Option<Vec<u8>>,
     /// `interaction_metrics`, when the (final) batch carries it.
     pub interaction_metrics: Option<Vec<u8>>,
 }
 
-/// The keys of a message body, in order; a final batch may add [`DOCUMENT_KEYS`] after them.
-pub const MESSAGE_KEYS: [&str; 8] = [
+/// The keys of a version-2 message body ([`MESSAGE_VERSION`]), in order; a final batch may
+/// add [`DOCUMENT_KEYS`] after them.
+pub const MESSAGE_KEYS: [&str; 7] = [
     "v",
     "stream_id",
     "steward",
@@ -209,8 +214,23 @@ pub const MESSAGE_KEYS: [&str; 8] = [
     "final",
     "receipts",
     "checkpoint",
-    "inclusion",
 ];
+
+/// The keys of a version-1 message body ([`MESSAGE_VERSION_1`]), in order: [`MESSAGE_KEYS`]
+/// then `inclusion` (array of bstr); a final batch may add [`DOCUMENT_KEYS`] after them.
+pub const MESSAGE_KEYS_V1: [&str; 8] = [
+    "v",
+    "stream_id",
+    "steward",
+    "seq",
+    "final",
+    "receipts",
+    "checkpoint",
+    INCLUSION_KEY,
+];
+
+/// The key of a version-1 message holding its inclusion receipts.
+pub const INCLUSION_KEY: &str = "inclusion";
 
 /// The optional key of a final batch holding its signed `stop-latency/1` document.
 pub const STOP_LATENCY_KEY: &str = "stop_latency";
@@ -222,9 +242,10 @@ pub const INTERACTION_METRICS_KEY: &str = "interaction_metrics";
 /// order: the stream's signed documents.
 pub const DOCUMENT_KEYS: [&str; 2] = [STOP_LATENCY_KEY, INTERACTION_METRICS_KEY];
 
-/// Decodes a message body written by [`encode_batch`]; refuses anything else: other keys,
-/// another order, a document that is not a byte string or is in a batch that is not final,
-/// another version.
+/// Decodes a message body of version 2 (written by [`encode_batch`]) or version 1 (with
+/// `inclusion`, written before); refuses anything else: an unknown version
+/// ([`LiveError::UnknownMessageVersion`]), other keys, another order, `inclusion` in a
+/// version-2 message, a document that is not a byte string or is in a batch that is not final.
 pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
     let bad = |m: &str| LiveError::Malformed {
         place: "message".into(),
@@ -238,12 +259,30 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
         .iter()
         .map(|(k, _)| k.as_text().unwrap_or(""))
         .collect();
-    // MESSAGE_KEYS, then a subsequence of DOCUMENT_KEYS.
-    let Some((head, extra)) = keys.split_at_checked(MESSAGE_KEYS.len()) else {
+    // `v` first: it says which keys follow.
+    let version = match entries.first() {
+        Some((k, v)) if k.as_text() == Some("v") => v
+            .as_integer()
+            .and_then(|i| u64::try_from(i).ok())
+            .ok_or_else(|| bad("v not an unsigned integer"))?,
+        _ => return Err(bad("unexpected keys: v is not the first key")),
+    };
+    let expected: &[&str] = match version {
+        MESSAGE_VERSION => &MESSAGE_KEYS,
+        MESSAGE_VERSION_1 => &MESSAGE_KEYS_V1,
+        version => return Err(LiveError::UnknownMessageVersion { version }),
+    };
+    if version == MESSAGE_VERSION && keys.contains(&INCLUSION_KEY) {
+        return Err(bad(
+            "inclusion in a version 2 message (version 2 carries no inclusion receipts)",
+        ));
+    }
+    // The version's keys, then a subsequence of DOCUMENT_KEYS.
+    let Some((head, extra)) = keys.split_at_checked(expected.len()) else {
         return Err(bad("unexpected keys"));
     };
     let mut optional = DOCUMENT_KEYS.iter();
-    if head != MESSAGE_KEYS || !extra.iter().all(|k| optional.any(|o| o == k)) {
+    if head != expected || !extra.iter().all(|k| optional.any(|o| o == k)) {
         return Err(bad("unexpected keys"));
     }
     let int = |v: &Value| -> Result<u64> {
@@ -267,15 +306,12 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
             })
             .collect()
     };
-    if int(&entries[0].1)? != MESSAGE_VERSION {
-        return Err(bad("unknown version"));
-    }
     let is_final = entries[4]
         .1
         .as_bool()
         .ok_or_else(|| bad("final not a bool"))?;
     let mut documents: [Option<Vec<u8>>; 2] = [None, None];
-    for (k, v) in entries.iter().skip(MESSAGE_KEYS.len()) {
+    for (k, v) in entries.iter().skip(expected.len()) {
         let key = k.as_text().unwrap_or("");
         if !is_final {
             return Err(bad(&format!("{key} in a batch that is not final")));
@@ -294,6 +330,7 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
     }
     let [stop_latency, interaction_metrics] = documents;
     Ok(DecodedBatch {
+        version,
         stream_id: text(&entries[1].1)?,
         steward: text(&entries[2].1)?,
         seq: int(&entries[3].1)?,
@@ -304,7 +341,10 @@ pub fn decode_batch(body: &[u8]) -> Result<DecodedBatch> {
             .as_bytes()
             .cloned()
             .ok_or_else(|| bad("checkpoint not a byte string"))?,
-        inclusion: bytes_list(&entries[7].1)?,
+        inclusion: match entries.get(7) {
+            Some((_, v)) if version == MESSAGE_VERSION_1 => Some(bytes_list(v)?),
+            _ => None,
+        },
         stop_latency,
         interaction_metrics,
     })
@@ -1397,8 +1437,11 @@ pub struct NatsStream {
     pub steward: String,
     /// Its receipts and checkpoints, ordered by `seq`.
     pub records: StreamRecords,
-    /// The inclusion receipts stored beside the receipts, same order.
-    pub inclusion: Vec<Vec<u8>>,
+    /// The inclusion receipts stored beside the receipts, same order: `Some` when a batch
+    /// read is of message version 1 (which carries them: every receipt must then have one),
+    /// `None` when every batch is of version 2 (which carries none: each is derivable from
+    /// the checkpoints and the receipts, and none is needed).
+    pub inclusion: Option<Vec<Vec<u8>>>,
     /// The signed `stop-latency/1` document of the final batch, if it carries one.
     pub stop_latency: Option<Vec<u8>>,
     /// The signed `interaction-metrics/1` document of the final batch, if it carries one.
@@ -1593,7 +1636,9 @@ impl Reading {
                 continue;
             }
             out.records.receipts.extend(d.receipts);
-            out.inclusion.extend(d.inclusion);
+            if let Some(inclusion) = d.inclusion {
+                out.inclusion.get_or_insert_default().extend(inclusion);
+            }
             out.records.seals.push(d.checkpoint);
             out.records.sealed |= d.is_final;
             if d.stop_latency.is_some() {

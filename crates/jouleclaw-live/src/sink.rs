@@ -22,9 +22,11 @@ pub struct ReceiptItem {
 }
 
 /// What a stream hands to its sink at one checkpoint: the receipts minted since the previous
-/// checkpoint, in window order, the signed checkpoint and the inclusion receipts of those
-/// receipts; the final batch also carries the stream's signed stop-latency and
-/// interaction-metrics documents. One batch is one unit of durability.
+/// checkpoint, in window order, and the signed checkpoint; the final batch also carries the
+/// stream's signed stop-latency and interaction-metrics documents. One batch is one unit of
+/// durability. No inclusion receipt is minted or stored: each is derivable from the
+/// checkpoint and the receipts it seals (`jouleclaw_seal::SignedCheckpoint::inclusion_receipts`,
+/// `spec/STREAM-AT-REST.md` layout `stream-at-rest/2`).
 #[derive(Debug, Clone)]
 pub struct SinkBatch {
     /// The stream.
@@ -39,8 +41,6 @@ pub struct SinkBatch {
     pub receipts: Vec<ReceiptItem>,
     /// The signed `stream-seal/1` checkpoint (tagged COSE_Sign1).
     pub checkpoint: Vec<u8>,
-    /// `(window_id, RFC 9942 inclusion receipt)` per receipt of this batch.
-    pub inclusion: Vec<(u64, Vec<u8>)>,
     /// The stream's signed `stop-latency/1` document (tagged COSE_Sign1,
     /// `spec/STOP-LATENCY-V1.md`): in the final batch, `None` in every other one.
     pub stop_latency: Option<Vec<u8>>,

@@ -584,7 +584,9 @@ fn build_halves(inner: &Inner, stream_id: &str, origin_ns: u64) -> Result<(Judge
             max_windows: inner.config.max_windows_per_stream,
         });
     let judge = Judge::new(inner.spec.clone(), config.policy, duplex_voice_oracle())?;
-    let notary = Notary::new(&config, Estimator::default())?;
+    // The sinks store the checkpoints and no inclusion receipt (each is derivable from its
+    // checkpoint and the receipts): none is minted.
+    let notary = Notary::new(&config, Estimator::default())?.without_inclusion_receipts();
     Ok((judge, notary))
 }
 
@@ -1062,7 +1064,6 @@ impl MState {
             is_final: seal.checkpoint.seal.is_final,
             receipts: core::mem::take(&mut self.receipts),
             checkpoint: seal.checkpoint.cose_sign1,
-            inclusion: seal.inclusion,
             stop_latency: None,
             interaction_metrics: None,
             created_ns: now_ns,

@@ -492,7 +492,6 @@ fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
             payload: b"{}".to_vec(),
         }],
         checkpoint: vec![0xd2, 9],
-        inclusion: vec![(seq, vec![7, 7])],
         stop_latency: None,
         interaction_metrics: None,
         created_ns: 0,
@@ -817,27 +816,42 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
             .len(),
         4
     );
-    // The inclusion receipts are checked: dropped, swapped or damaged ones are named.
+    // Version-2 messages carry no inclusion receipts, and the audit above asked for none.
+    assert!(only.iter().all(|s| s.inclusion.is_none()));
+    // Those a version-1 stream carries are checked: dropped, swapped or damaged ones are named.
     let mut s = only[0].clone();
-    assert!(check_inclusion(&s.records, &s.inclusion, &key).is_empty());
-    s.inclusion.swap(0, 1);
-    let p = check_inclusion(&s.records, &s.inclusion, &key);
+    let derived = common::derived_inclusion(&s.records, &key);
+    s.inclusion = Some(derived.clone());
+    assert!(audit_nats_stream(&s, &key).is_complete());
+    assert!(check_inclusion(&s.records, &derived, &key).is_empty());
+    let mut inc = derived;
+    inc.swap(0, 1);
+    let p = check_inclusion(&s.records, &inc, &key);
     assert_eq!(p.len(), 2, "{p:?}");
     assert!(
         p.iter().all(|p| p.starts_with("unverifiable_inclusion")),
         "{p:?}"
     );
-    s.inclusion.swap(0, 1);
-    let n = s.inclusion[2].len();
-    s.inclusion[2][n - 1] ^= 1;
+    inc.swap(0, 1);
+    let n = inc[2].len();
+    inc[2][n - 1] ^= 1;
+    s.inclusion = Some(inc.clone());
     assert!(
         audit_nats_stream(&s, &key)
             .problems
             .iter()
             .any(|p| p.starts_with("unverifiable_inclusion"))
     );
-    s.inclusion.pop();
-    assert!(check_inclusion(&s.records, &s.inclusion, &key)[0].starts_with("missing_inclusion"));
+    inc.pop();
+    assert!(check_inclusion(&s.records, &inc, &key)[0].starts_with("missing_inclusion"));
+    // A version-1 stream whose batches carried none (an empty `inclusion`) is missing them.
+    s.inclusion = Some(Vec::new());
+    assert!(
+        audit_nats_stream(&s, &key)
+            .problems
+            .iter()
+            .any(|p| p.starts_with("missing_inclusion"))
+    );
     // The reader's per-stream bounds: past them a stream is too_large, its bytes not kept.
     let mut small = cluster.sink_config("audit");
     small.read_max_stream_bytes = 1000;
@@ -943,6 +957,91 @@ async fn a_batch_stored_under_another_steward_is_named() {
                 "{:?}",
                 a.problems
             );
+        }
+    }
+}
+
+/// Streams written before message version 2: a journal of version-1 messages (the demo
+/// story's batches with their inclusion receipts, as `tests/vectors/jetstream-message-v1-*`)
+/// replays them byte for byte, the reader decodes them as version 1 and the audit checks their
+/// inclusion receipts (a damaged one is named); a live stream beside them, of version-2
+/// messages, carries none and needs none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server: run by scripts/test-all (.ci/suites/14-live-cluster.sh)"]
+async fn a_journal_of_version_1_messages_replays_unchanged_and_the_audit_checks_their_inclusion() {
+    use jouleclaw_pipeline::demo;
+    let cluster = Cluster::start();
+    let config = cluster.sink_config("v1");
+    ready(&config).await;
+    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let batches = common::v1_demo_batches();
+    assert_eq!(batches.len(), 3);
+    let bodies: Vec<Vec<u8>> = batches
+        .iter()
+        .map(|(b, inc)| common::encode_v1(b, inc))
+        .collect();
+    let subject = config.subject(demo::STEWARD, demo::STREAM_ID);
+    let path = cluster.dir.path().join("old.journal");
+    let mut j = Journal::create(&path, 1 << 20).unwrap();
+    for b in &bodies {
+        j.append(&[(subject.as_str(), b.as_slice(), 1)])
+            .pop()
+            .unwrap()
+            .unwrap();
+    }
+    drop(j);
+    let r = replay(&path, &config).await.unwrap();
+    assert_eq!((r.published, r.left, r.receipts), (3, 0, demo::WINDOWS));
+    // Stored as journaled, byte for byte.
+    let (js, _) = jouleclaw_live::jetstream::connect(&config).await.unwrap();
+    let stream = js.get_stream(&config.stream).await.unwrap();
+    let mut stored = Vec::new();
+    jouleclaw_live::jetstream::for_each_message(&stream, &subject, 10, |_, b| {
+        stored.push(b.to_vec());
+        Ok(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(stored, bodies);
+    // A live stream beside it (version 2).
+    let s = substrate_of(demo::STEWARD, JetStreamSink::new(cluster.sink_config("v2")));
+    call(s.clone(), "call-now".into(), 3).await.unwrap();
+    s.shutdown().await.unwrap();
+    let all = read_back(&config, None).await.unwrap();
+    assert_eq!(all.len(), 2);
+    for s in &all {
+        let a = audit_nats_stream(s, &key);
+        if s.records.stream_id == demo::STREAM_ID {
+            let want: Vec<Vec<u8>> = batches
+                .iter()
+                .flat_map(|(_, inc)| inc.iter().map(|(_, r)| r.clone()))
+                .collect();
+            assert_eq!(s.inclusion.as_ref(), Some(&want));
+            assert!(check_inclusion(&s.records, &want, &key).is_empty());
+            // The demo story records a barge-in and its version-1 final batch carries no
+            // stop-latency document: that, and nothing about inclusion receipts.
+            assert!(
+                !a.problems.is_empty()
+                    && a.problems
+                        .iter()
+                        .all(|p| p.starts_with("stop_latency_missing")),
+                "{:?}",
+                a.problems
+            );
+            let mut damaged = s.clone();
+            let inc = damaged.inclusion.as_mut().unwrap();
+            let n = inc[7].len();
+            inc[7][n - 1] ^= 1;
+            assert!(
+                audit_nats_stream(&damaged, &key)
+                    .problems
+                    .iter()
+                    .any(|p| p.starts_with("unverifiable_inclusion: inclusion receipt 7")),
+            );
+        } else {
+            assert_eq!(s.records.stream_id, "call-now");
+            assert_eq!(s.inclusion, None);
+            assert!(a.is_complete(), "{:?}", a.problems);
         }
     }
 }

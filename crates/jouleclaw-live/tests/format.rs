@@ -57,7 +57,6 @@ fn batch(seq: u64, is_final: bool) -> SinkBatch {
             payload: b"{}".to_vec(),
         }],
         checkpoint: vec![0xd2, 9],
-        inclusion: vec![(3, vec![7, 7])],
         stop_latency: None,
         interaction_metrics: None,
         created_ns: 0,
@@ -75,7 +74,8 @@ fn a_batch_message_round_trips_and_its_id_is_the_body_hash() {
     );
     assert_eq!(d.receipts, vec![vec![0xd2, 1, 2]]);
     assert_eq!(d.checkpoint, vec![0xd2, 9]);
-    assert_eq!(d.inclusion, vec![vec![7, 7]]);
+    // Version 2: the batch carries no inclusion receipts.
+    assert_eq!((d.version, d.inclusion), (2, None));
     assert_eq!(message_id(&body), blake3::hash(&body).to_hex().to_string());
     // Other content, other id.
     let other = encode_batch(&batch(3, true)).unwrap();
@@ -93,14 +93,96 @@ fn a_message_of_another_shape_is_refused() {
     .unwrap();
     assert_eq!(decode_batch(&body).unwrap_err().code(), "malformed");
     assert_eq!(decode_batch(b"\xff").unwrap_err().code(), "malformed");
-    // Version 2 is refused.
+    // Version 3 is refused with its own code; version 2 (the neighbour) decodes.
     let good = encode_batch(&batch(0, false)).unwrap();
-    let v: Value = ciborium::from_reader(good.as_slice()).unwrap();
-    let Value::Map(mut m) = v else { panic!() };
-    m[0].1 = Value::Integer(2.into());
-    let mut bad = Vec::new();
-    ciborium::into_writer(&Value::Map(m), &mut bad).unwrap();
-    assert_eq!(decode_batch(&bad).unwrap_err().code(), "malformed");
+    assert!(decode_batch(&good).is_ok());
+    for v in [0u64, 3, u64::MAX] {
+        let mut m = entries(&good);
+        m[0].1 = Value::Integer(v.into());
+        let e = decode_batch(&body_of(m)).unwrap_err();
+        assert_eq!(e.code(), "unknown_message_version");
+        assert_eq!(e, LiveError::UnknownMessageVersion { version: v });
+    }
+    // A version that is not an unsigned integer, or `v` not first.
+    let mut m = entries(&good);
+    m[0].1 = Value::Text("2".into());
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    let mut m = entries(&good);
+    m.swap(0, 1);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+}
+
+/// `m` (a version-2 message's entries) as version 1: `v` 1 and `inclusion` after
+/// `checkpoint`.
+fn as_v1(
+    mut m: Vec<(ciborium::Value, ciborium::Value)>,
+    inclusion: Vec<Vec<u8>>,
+) -> Vec<(ciborium::Value, ciborium::Value)> {
+    use ciborium::Value;
+    m[0].1 = Value::Integer(1.into());
+    m.insert(
+        7,
+        (
+            Value::Text("inclusion".into()),
+            Value::Array(inclusion.into_iter().map(Value::Bytes).collect()),
+        ),
+    );
+    m
+}
+
+#[test]
+fn version_1_keeps_its_inclusion_key_and_version_2_has_none() {
+    use ciborium::Value;
+    let mut f = batch(5, true);
+    f.stop_latency = Some(vec![1]);
+    f.interaction_metrics = Some(vec![2]);
+    for b in [batch(0, false), f] {
+        let v2 = entries(&encode_batch(&b).unwrap());
+        assert_eq!(v2[0].1, Value::Integer(2.into()));
+        assert!(v2.iter().all(|(k, _)| k.as_text() != Some("inclusion")));
+        // Version 1 with its `inclusion` key decodes, the inclusion receipts kept.
+        let v1 = as_v1(v2.clone(), vec![vec![7, 7]]);
+        let d = decode_batch(&body_of(v1.clone())).unwrap();
+        assert_eq!((d.version, d.inclusion), (1, Some(vec![vec![7, 7]])));
+        assert_eq!(d.receipts, vec![vec![0xd2, 1, 2]]);
+        assert_eq!(
+            (d.stop_latency, d.interaction_metrics),
+            (b.stop_latency.clone(), b.interaction_metrics.clone())
+        );
+        // Version 1 without it: refused.
+        let mut m = v1.clone();
+        m.remove(7);
+        assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+        // Version 1 with it out of place (after the documents, or before `checkpoint`).
+        if b.is_final {
+            let mut m = v1.clone();
+            let inc = m.remove(7);
+            m.push(inc);
+            assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+        }
+        let mut m = v1.clone();
+        m.swap(6, 7);
+        assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+        // Version 1 whose inclusion is not an array of byte strings.
+        let mut m = v1;
+        m[7].1 = Value::Array(vec![Value::Text("x".into())]);
+        assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+        // Version 2 with an `inclusion` key, in version 1's place or at the end: refused.
+        let mut m = as_v1(v2.clone(), vec![vec![7, 7]]);
+        m[0].1 = Value::Integer(2.into());
+        let e = decode_batch(&body_of(m)).unwrap_err();
+        assert_eq!(e.code(), "malformed");
+        assert!(
+            e.to_string().contains("inclusion in a version 2 message"),
+            "{e}"
+        );
+        let mut m = v2.clone();
+        m.push((Value::Text("inclusion".into()), Value::Array(vec![])));
+        assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+        // The neighbour: version 2 as encoded decodes without inclusion receipts.
+        let d = decode_batch(&body_of(v2)).unwrap();
+        assert_eq!((d.version, d.inclusion), (2, None));
+    }
 }
 
 #[test]
@@ -236,22 +318,22 @@ fn body_of(m: Vec<(ciborium::Value, ciborium::Value)>) -> Vec<u8> {
 }
 
 #[test]
-fn a_final_batch_carries_its_stop_latency_document_as_a_ninth_key_last() {
+fn a_final_batch_carries_its_stop_latency_document_as_an_eighth_key_last() {
     use ciborium::Value;
     let mut b = batch(4, true);
     b.stop_latency = Some(vec![0xd2, 0x84, 5]);
     let body = encode_batch(&b).unwrap();
     let m = entries(&body);
-    assert_eq!(m.len(), 9);
-    assert_eq!(m[8].0, Value::Text("stop_latency".into()));
+    assert_eq!(m.len(), 8);
+    assert_eq!(m[7].0, Value::Text("stop_latency".into()));
     let d = decode_batch(&body).unwrap();
     assert_eq!(d.stop_latency, Some(vec![0xd2, 0x84, 5]));
     assert!(d.is_final);
-    // Without one the message is the eight-key map it always was.
+    // Without one the message is the seven-key map of version 2.
     let plain = encode_batch(&batch(4, true)).unwrap();
-    assert_eq!(entries(&plain).len(), 8);
+    assert_eq!(entries(&plain).len(), 7);
     assert_eq!(decode_batch(&plain).unwrap().stop_latency, None);
-    assert_eq!(body_of(m[..8].to_vec()), plain);
+    assert_eq!(body_of(m[..7].to_vec()), plain);
 }
 
 #[test]
@@ -271,18 +353,18 @@ fn a_stop_latency_key_out_of_place_is_refused() {
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     // Not a byte string.
     let mut m = good.clone();
-    m[8].1 = Value::Text("d284".into());
+    m[7].1 = Value::Text("d284".into());
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     // Not last.
     let mut m = good.clone();
-    m.swap(7, 8);
+    m.swap(6, 7);
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
-    // A tenth key, or another name in its place.
+    // A ninth key, or another name in its place.
     let mut m = good.clone();
     m.push((Value::Text("extra".into()), Value::Bytes(vec![])));
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     let mut m = good;
-    m[8].0 = Value::Text("stop-latency".into());
+    m[7].0 = Value::Text("stop-latency".into());
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
 }
 
@@ -294,25 +376,25 @@ fn a_final_batch_carries_its_interaction_document_after_the_stop_latency_one() {
     b.interaction_metrics = Some(vec![0xd2, 0x84, 6]);
     let body = encode_batch(&b).unwrap();
     let m = entries(&body);
-    assert_eq!(m.len(), 10);
-    assert_eq!(m[8].0, Value::Text("stop_latency".into()));
-    assert_eq!(m[9].0, Value::Text("interaction_metrics".into()));
+    assert_eq!(m.len(), 9);
+    assert_eq!(m[7].0, Value::Text("stop_latency".into()));
+    assert_eq!(m[8].0, Value::Text("interaction_metrics".into()));
     let d = decode_batch(&body).unwrap();
     assert_eq!(d.stop_latency, Some(vec![0xd2, 0x84, 5]));
     assert_eq!(d.interaction_metrics, Some(vec![0xd2, 0x84, 6]));
-    // Without it, the nine-key message a stream with only a stop-latency document sent.
+    // Without it, the eight-key message of a stream with only a stop-latency document.
     let mut sl = batch(4, true);
     sl.stop_latency = Some(vec![0xd2, 0x84, 5]);
-    let nine = encode_batch(&sl).unwrap();
-    assert_eq!(body_of(m[..9].to_vec()), nine);
-    assert_eq!(decode_batch(&nine).unwrap().interaction_metrics, None);
-    // Alone: the ninth key.
+    let eight = encode_batch(&sl).unwrap();
+    assert_eq!(body_of(m[..8].to_vec()), eight);
+    assert_eq!(decode_batch(&eight).unwrap().interaction_metrics, None);
+    // Alone: the eighth key.
     let mut only = batch(4, true);
     only.interaction_metrics = Some(vec![7]);
     let body = encode_batch(&only).unwrap();
     let m = entries(&body);
-    assert_eq!(m.len(), 9);
-    assert_eq!(m[8].0, Value::Text("interaction_metrics".into()));
+    assert_eq!(m.len(), 8);
+    assert_eq!(m[7].0, Value::Text("interaction_metrics".into()));
     let d = decode_batch(&body).unwrap();
     assert_eq!(
         (d.stop_latency, d.interaction_metrics),
@@ -337,19 +419,19 @@ fn an_interaction_key_out_of_place_is_refused() {
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     // Alone in a batch that is not final.
     let mut m = good.clone();
-    m.remove(8);
+    m.remove(7);
     m[4].1 = Value::Bool(false);
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     // Not a byte string.
     let mut m = good.clone();
-    m[9].1 = Value::Text("d284".into());
+    m[8].1 = Value::Text("d284".into());
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     // Before the stop-latency key.
     let mut m = good.clone();
-    m.swap(8, 9);
+    m.swap(7, 8);
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
     // Twice.
     let mut m = good.clone();
-    m.push(m[9].clone());
+    m.push(m[8].clone());
     assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
 }

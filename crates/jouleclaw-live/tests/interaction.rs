@@ -226,14 +226,10 @@ async fn the_binding_check_refuses_another_calls_document_and_another_key() {
 }
 
 /// A stream as the JetStream reader returns it, built from a folder the file sink wrote (the
-/// same batches): its records, inclusion receipts and the final batch's documents.
+/// same batches): its records and the final batch's documents (message version 2: no
+/// inclusion receipts).
 fn nats_stream(dir: &Path, id: &str) -> NatsStream {
-    let inclusion = std::fs::read(dir.join(file::INCLUSION_CBOR)).unwrap();
-    let inclusion = jouleclaw_jcr1::cose::split_cbor_sequence(&inclusion)
-        .unwrap()
-        .into_iter()
-        .map(<[u8]>::to_vec)
-        .collect();
+    let inclusion = None;
     NatsStream {
         subject: format!("jouleclaw.x.{id}"),
         steward: STEWARD.to_owned(),

@@ -44,7 +44,7 @@ fn batch(i: usize, seq: u8, size: usize) -> Vec<u8> {
     use ciborium::Value;
     let t = |s: &str| Value::Text(s.into());
     let map = Value::Map(vec![
-        (t("v"), Value::Integer(1.into())),
+        (t("v"), Value::Integer(2.into())),
         (t("stream_id"), t(&format!("s{i}"))),
         (t("steward"), t("st")),
         (t("seq"), Value::Integer(seq.into())),
@@ -54,7 +54,6 @@ fn batch(i: usize, seq: u8, size: usize) -> Vec<u8> {
             Value::Array(vec![Value::Bytes(vec![seq; size])]),
         ),
         (t("checkpoint"), Value::Bytes(vec![7; 16])),
-        (t("inclusion"), Value::Array(vec![])),
     ]);
     let mut out = Vec::new();
     ciborium::into_writer(&map, &mut out).unwrap();

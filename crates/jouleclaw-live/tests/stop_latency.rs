@@ -74,7 +74,8 @@ async fn each_file_sink_stream_has_its_signed_stop_latency_measured_from_the_tic
         assert_eq!(b.late_audio_bytes > 0, late, "{id}");
         assert_eq!(b.ended_by, EndedBy::Start, "{id}");
         assert_eq!(b.end_ts_ns, Some(11 * 200_000_000 + 8_000_000), "{id}");
-        // Bound to the receipts as stored, and nothing else left in the folder.
+        // Bound to the receipts as stored, and nothing else left in the folder: no
+        // `inclusion.cbor` (layout stream-at-rest/2).
         assert_eq!(
             check_stop_latency(Some(&bytes), &receipts(&dir), &key()),
             Vec::<String>::new()
@@ -87,7 +88,6 @@ async fn each_file_sink_stream_has_its_signed_stop_latency_measured_from_the_tic
         assert_eq!(
             names,
             [
-                "inclusion.cbor",
                 "interaction-metrics.cbor",
                 "receipts.cbor",
                 "receipts.jsonl",
@@ -322,5 +322,52 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
     assert!(
         p.len() == 1 && p[0].starts_with("document_missing"),
         "{p:?}"
+    );
+}
+
+/// The file sink writes layout `stream-at-rest/2`: no `inclusion.cbor`; the store's verifier
+/// derives every window's inclusion receipt from `seals.cbor` and the receipts, and the folder
+/// verifies complete. An `inclusion.cbor` placed there is checked (one a line), as in
+/// `stream-at-rest/1`; without `seals.cbor` the folder is unsealed.
+#[tokio::test(start_paused = true)]
+async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derived_ones() {
+    use jouleclaw_live::audit::audit_stream_dir;
+    use jouleclaw_store::{Completeness, verify_dir};
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let dir = t.path().join("call-1");
+    assert!(!dir.join(file::INCLUSION_CBOR).exists());
+    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert_eq!(r.completeness, Completeness::Complete);
+    assert!(r.inclusion_derived);
+    assert_eq!(r.inclusion_receipts, 12);
+    assert_eq!(
+        audit_stream_dir(&dir, &key()).unwrap().problems,
+        Vec::<String>::new()
+    );
+    // The derived receipts, written as a stream-at-rest/1 `inclusion.cbor`, verify as stored
+    // ones; one receipt short is refused.
+    let records = jouleclaw_live::audit::read_stream_dir(&dir).unwrap();
+    let derived = common::derived_inclusion(&records, &key());
+    std::fs::write(dir.join(file::INCLUSION_CBOR), derived.concat()).unwrap();
+    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    assert!(!r.inclusion_derived);
+    assert_eq!(r.inclusion_receipts, 12);
+    std::fs::write(dir.join(file::INCLUSION_CBOR), derived[..11].concat()).unwrap();
+    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    assert!(!r.problems.is_empty());
+    std::fs::remove_file(dir.join(file::INCLUSION_CBOR)).unwrap();
+    // Without seals.cbor nothing is sealed: completeness unknown, the audit says unsealed.
+    std::fs::remove_file(dir.join(file::SEALS_CBOR)).unwrap();
+    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    assert_eq!(r.completeness, Completeness::Unknown);
+    assert!(
+        audit_stream_dir(&dir, &key())
+            .unwrap()
+            .problems
+            .iter()
+            .any(|p| p.starts_with("unsealed"))
     );
 }

@@ -482,11 +482,86 @@ async fn a_live_stream_mints_the_pipelines_bytes() {
         .collect();
     assert_eq!(receipts, want);
     assert_eq!(live.len(), seals.len());
+    // The live stream mints no inclusion receipt; each one the pipeline minted is derived,
+    // byte for byte, from the live batch's checkpoint and the receipts it seals.
+    let mut log = jouleclaw_seal::MerkleLog::new(max);
+    for (_, _, payload) in &receipts {
+        log.append(blake3::hash(payload).as_bytes()).unwrap();
+    }
+    let mut derive =
+        jouleclaw_seal::SealVerifier::new(SoftwareSigner::rfc8032_test_key().verifying_key());
+    let mut derived = 0;
     for (seq, (b, seal)) in live.iter().zip(&seals).enumerate() {
         assert_eq!(b.seq, seq as u64);
         assert_eq!(b.is_final, seal.checkpoint.seal.is_final);
         assert_eq!(b.checkpoint, seal.checkpoint.cose_sign1);
-        assert_eq!(b.inclusion, seal.inclusion);
+        assert_eq!(seal.inclusion.len(), b.receipts.len());
+        for (leaf, (window_id, minted)) in (seal.first_leaf..).zip(&seal.inclusion) {
+            let payload = &receipts[leaf as usize].2;
+            assert_eq!(receipts[leaf as usize].0, *window_id);
+            let hash = *blake3::hash(payload).as_bytes();
+            let d = derive
+                .derive_inclusion_receipt(&b.checkpoint, &log, leaf, &hash)
+                .unwrap();
+            assert_eq!(&d, minted);
+            derived += 1;
+        }
     }
+    assert_eq!(derived, demo::WINDOWS);
     assert!(live.last().unwrap().is_final);
+}
+
+/// The notary the live runtime runs (`Notary::without_inclusion_receipts`) signs the same
+/// receipts and checkpoints, byte for byte, as one that mints inclusion receipts, and mints
+/// none of them (the cost the sinks no longer pay); the other notary's are its neighbour.
+#[test]
+fn the_live_notary_mints_the_same_checkpoints_and_no_inclusion_receipts() {
+    use jouleclaw_pipeline::{
+        ClosedAt, Judge, Notary, PipelineConfig, SigningPolicy, WindowSignatures, demo,
+        duplex_voice_oracle,
+    };
+    let config = PipelineConfig::new(STEWARD, demo::STREAM_ID)
+        .with_closed_at(ClosedAt::StreamTime { epoch_unix: EPOCH })
+        .with_signing(SigningPolicy::Checkpoint {
+            every_windows: 4,
+            window_signatures: WindowSignatures::All,
+            max_windows: 1 << 20,
+        });
+    let spec = Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default());
+    let mut judge = Judge::new(spec, config.policy, duplex_voice_oracle()).unwrap();
+    let mut judged = Vec::new();
+    for tick in demo::ticks() {
+        judged.extend(judge.push(tick).unwrap().closed);
+    }
+    judged.extend(judge.finish().unwrap());
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let run = |notary: Notary| {
+        let mut notary = notary;
+        let mut out = Vec::new();
+        for j in judged.clone() {
+            let c = notary.notarize(j, &signer).unwrap();
+            out.push((c.cose_sign1().map(<[u8]>::to_vec), c.seal));
+        }
+        out.push((None, notary.finish(&signer).unwrap()));
+        out
+    };
+    let minting = run(Notary::new(&config, jouleclaw_jcr1::Estimator::default()).unwrap());
+    let live = run(Notary::new(&config, jouleclaw_jcr1::Estimator::default())
+        .unwrap()
+        .without_inclusion_receipts());
+    assert_eq!(minting.len(), live.len());
+    let (mut seals, mut minted) = (0, 0);
+    for ((cose_a, seal_a), (cose_b, seal_b)) in minting.iter().zip(&live) {
+        assert_eq!(cose_a, cose_b);
+        assert_eq!(seal_a.is_some(), seal_b.is_some());
+        if let (Some(a), Some(b)) = (seal_a, seal_b) {
+            assert_eq!(a.checkpoint, b.checkpoint);
+            assert_eq!(a.first_leaf, b.first_leaf);
+            assert!(b.inclusion.is_empty());
+            minted += a.inclusion.len() as u64;
+            seals += 1;
+        }
+    }
+    assert_eq!(seals, demo::WINDOWS.div_ceil(4));
+    assert_eq!(minted, demo::WINDOWS);
 }

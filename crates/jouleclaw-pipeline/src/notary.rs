@@ -111,6 +111,20 @@ impl<E: EnergySource> Notary<E> {
         })
     }
 
+    /// This notary without inclusion receipts: under [`SigningPolicy::Checkpoint`] its
+    /// checkpoints' [`SealBatch::inclusion`] is empty (the sealer's
+    /// [`StreamSealer::without_inclusion_receipts`]); every other byte is the same. For a
+    /// writer that stores the checkpoints and derives an inclusion receipt only when one is
+    /// asked for (`spec/STREAM-AT-REST.md` layout `stream-at-rest/2`): a checkpoint then costs
+    /// its signature and no per-window receipt.
+    pub fn without_inclusion_receipts(mut self) -> Self {
+        self.sealer = self
+            .sealer
+            .take()
+            .map(StreamSealer::without_inclusion_receipts);
+        self
+    }
+
     /// Under [`SigningPolicy::Checkpoint`], the receipts sealed so far: their count and the
     /// RFC 9162 root over their content hashes (what a document bound to the receipts signs,
     /// and what the final seal will seal). `None` without a sealer.

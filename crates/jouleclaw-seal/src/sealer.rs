@@ -10,14 +10,16 @@ use crate::seal::{SealedDocuments, StreamSeal};
 
 /// What one checkpoint yields: the signed checkpoint (for `seals.cbor`) and one inclusion
 /// receipt per window appended since the previous checkpoint, in leaf order (for
-/// `inclusion.cbor`).
+/// `inclusion.cbor`), or none from a sealer that mints none
+/// ([`StreamSealer::without_inclusion_receipts`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SealBatch {
     /// The checkpoint.
     pub checkpoint: SignedCheckpoint,
     /// Leaf index of the first receipt in `inclusion`.
     pub first_leaf: u64,
-    /// `(window_id, inclusion receipt)` for leaves `first_leaf..tree_size`.
+    /// `(window_id, inclusion receipt)` for leaves `first_leaf..tree_size`; empty from a
+    /// sealer that mints none ([`StreamSealer::without_inclusion_receipts`]).
     pub inclusion: Vec<(u64, Vec<u8>)>,
 }
 
@@ -32,6 +34,7 @@ pub struct StreamSealer {
     last_closed_at: Option<UtcSecond>,
     previous: Option<(u64, Hash)>,
     finished: bool,
+    inclusion_receipts: bool,
 }
 
 impl StreamSealer {
@@ -45,7 +48,17 @@ impl StreamSealer {
             last_closed_at: None,
             previous: None,
             finished: false,
+            inclusion_receipts: true,
         }
+    }
+
+    /// This sealer without inclusion receipts: its checkpoints' [`SealBatch::inclusion`] is
+    /// empty. Each of them is derivable, byte for byte, from the checkpoint and the receipts
+    /// it seals ([`SignedCheckpoint::inclusion_receipts`], `spec/STREAM-AT-REST.md` layout
+    /// `stream-at-rest/2`), so a writer that stores none need not mint them.
+    pub fn without_inclusion_receipts(mut self) -> Self {
+        self.inclusion_receipts = false;
+        self
     }
 
     /// Receipts appended so far.
@@ -90,7 +103,7 @@ impl StreamSealer {
     }
 
     /// Signs a checkpoint over every receipt appended so far and builds the inclusion receipts
-    /// of the ones appended since the previous checkpoint. `is_final` closes the stream.
+    /// of the ones appended since the previous checkpoint (unless the sealer mints none). `is_final` closes the stream.
     /// Needs at least one receipt.
     pub fn checkpoint(&mut self, signer: &dyn Signer, is_final: bool) -> Result<SealBatch> {
         self.checkpoint_with(signer, is_final, None)
@@ -151,11 +164,15 @@ impl StreamSealer {
             _ => None,
         };
         let checkpoint = sign_checkpoint(signer, &seal, consistency)?;
-        let receipts = checkpoint.inclusion_receipts(&self.log, first_leaf, n)?;
-        let inclusion = (first_leaf..n)
-            .zip(receipts)
-            .map(|(i, r)| (self.window_ids[i as usize], r))
-            .collect();
+        let inclusion = if self.inclusion_receipts {
+            let receipts = checkpoint.inclusion_receipts(&self.log, first_leaf, n)?;
+            (first_leaf..n)
+                .zip(receipts)
+                .map(|(i, r)| (self.window_ids[i as usize], r))
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.previous = Some((n, root));
         self.finished = is_final;
         Ok(SealBatch {

@@ -13,8 +13,8 @@ use std::path::Path;
 use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_seal::{
-    DEFAULT_MAX_LEAVES, MerkleLog, ReceiptEntry, SealVerifier, SealedDocuments, check_stream,
-    document_digest, leaf_hash, root_from_inclusion,
+    DEFAULT_MAX_LEAVES, Frontier, ReceiptEntry, SealVerifier, SealedDocuments, check_stream,
+    document_digest,
 };
 
 use crate::error::{Result, StoreError};
@@ -416,7 +416,7 @@ pub fn verify_dir(
         &mut entry_line,
         each_receipt,
     )?;
-    read_window_signatures(&mut report, dir, key)?;
+    read_window_signatures(&mut report, dir, key, &entries, &entry_line)?;
 
     let seals_there = layout::exists(&dir.join(SEALS_CBOR))?;
     let inclusion_there = layout::exists(&dir.join(INCLUSION_CBOR))?;
@@ -746,19 +746,39 @@ fn read_lines(
     Ok(())
 }
 
-fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
+/// Every window signature of `receipts.cbor`, matched to the lines. `entries` are the
+/// decodable lines (`entry_line` says which line each is): a signed payload with one's content
+/// hash is that line's bytes, so it is not decoded again (`cose::verify_known`).
+fn read_window_signatures(
+    report: &mut DirReport,
+    dir: &Path,
+    key: &PublicKey,
+    entries: &[ReceiptEntry],
+    entry_line: &[u64],
+) -> Result<()> {
     let path = dir.join(RECEIPTS_CBOR);
     let Some(file) = open(report, dir, RECEIPTS_CBOR, true)? else {
         return Ok(());
     };
-    // Where each content hash occurs among the lines, in order: an item is matched to the
-    // first such line after the previous match (one lookup per item, never a scan).
-    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
-    for (i, r) in report.receipts.iter().enumerate() {
-        if r.window_id.is_some() {
-            at.entry(r.content_hash).or_default().push(i);
-        }
+    // Where each content hash occurs among the decodable lines, in order: an item is matched
+    // to the first such line after the previous match (one lookup per item, never a scan).
+    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::with_capacity(entries.len());
+    // Which decodable line (its entry) has each content hash: any, as they are the same bytes.
+    let mut entry_of: HashMap<[u8; 32], usize> = HashMap::with_capacity(entries.len());
+    for (k, (e, &line)) in entries.iter().zip(entry_line).enumerate() {
+        at.entry(e.content_hash)
+            .or_default()
+            .push(usize::try_from(line).unwrap_or(usize::MAX));
+        entry_of.entry(e.content_hash).or_insert(k);
     }
+    let known = |hash: &blake3::Hash| {
+        let e = entries.get(*entry_of.get(hash.as_bytes())?)?;
+        Some(cose::KnownReceipt {
+            steward: &e.steward,
+            stream_id: &e.stream_id,
+            window_id: e.window_id,
+        })
+    };
     let resolver = SingleKey::new(*key);
     let mut next_line = 0usize;
     let mut index = 0u64;
@@ -774,7 +794,7 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
             return Ok(());
         }
         let verified = match item {
-            Ok(bytes) => cose::verify(&bytes, &resolver),
+            Ok(bytes) => cose::verify_known(&bytes, &resolver, known),
             Err(Jcr1Error::Cose(c)) => Err(c),
             Err(_) => {
                 return Err(StoreError::io(
@@ -794,7 +814,7 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
                 format!("{}: {c}", c.as_str()),
             ),
             Ok(v) => {
-                let found = at.get(v.content_hash.as_bytes()).and_then(|idx| {
+                let found = at.get(v.content_hash().as_bytes()).and_then(|idx| {
                     let k = idx.partition_point(|&j| j < next_line);
                     idx.get(k).copied()
                 });
@@ -810,7 +830,7 @@ fn read_window_signatures(report: &mut DirReport, dir: &Path, key: &PublicKey) -
                         "unmatched_signature",
                         RECEIPTS_CBOR,
                         Some(index),
-                        Some(v.receipt.window_id),
+                        Some(v.window_id()),
                         "signs a receipt that is not a later line of receipts.jsonl".to_owned(),
                     ),
                 }
@@ -964,46 +984,51 @@ fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result
 /// checkpoint's protected header and signature around the derived proof; the signature was
 /// verified over the checkpoint's root with [`read_seals`], so the proof leading from the
 /// line's leaf to that root is what is left to check.
+///
+/// The proofs are derived from the lines themselves, so the one leading from leaf `i` to the
+/// root over `n` lines leads to the root of the tree of those `n` lines, whichever `i`: every
+/// line a checkpoint newly seals is proven exactly when that root is the checkpoint's. The root
+/// is computed once per checkpoint, on a frontier the lines are appended to in order (one leaf
+/// hash and one node hash a line amortized, and O(log n) for each root), instead of one path
+/// of O(log n) hashes derived and walked per line; the verdicts and their messages are the
+/// same.
 fn derive_inclusion(report: &mut DirReport, checkpoints: &[jouleclaw_seal::Checkpoint]) {
     report.inclusion_derived = true;
     let lines = report.receipts.len() as u64;
-    let mut log = MerkleLog::new(MAX_RECEIPTS);
-    for r in &report.receipts {
-        // At most MAX_RECEIPTS lines are read, so the log never refuses.
-        let _ = log.append(&r.content_hash);
-    }
+    let mut frontier = Frontier::new();
     let mut covered = 0u64;
     for c in checkpoints {
         let n = c.seal.tree_size;
         if n <= covered {
             continue;
         }
+        let proved = if n > lines {
+            Err(format!(
+                "the checkpoint that seals it covers {n} receipts and receipts.jsonl has \
+                 {lines} lines"
+            ))
+        } else {
+            while frontier.size() < n {
+                let Some(record) = report.record(frontier.size()) else {
+                    break;
+                };
+                // At most MAX_RECEIPTS lines are read, so the frontier never refuses.
+                let _ = frontier.append(&record.content_hash);
+            }
+            (frontier.root() == c.seal.root)
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "proof_root_mismatch: the lines do not lead to the root of the \
+                     checkpoint over {n} receipts"
+                    )
+                })
+        };
         for i in covered..n.min(lines) {
             let Some(record) = report.record(i) else {
                 continue;
             };
-            let proved = if n > lines {
-                Err(format!(
-                    "the checkpoint that seals it covers {n} receipts and receipts.jsonl has \
-                     {lines} lines"
-                ))
-            } else {
-                log.inclusion_proof(i, n)
-                    .map_err(|e| e.code().to_owned())
-                    .and_then(|path| {
-                        root_from_inclusion(i, n, &leaf_hash(&record.content_hash), &path)
-                            .map_err(|e| e.as_str().to_owned())
-                    })
-                    .and_then(|root| {
-                        (root == c.seal.root).then_some(()).ok_or_else(|| {
-                            format!(
-                                "proof_root_mismatch: the lines do not lead to the root of the \
-                                 checkpoint over {n} receipts"
-                            )
-                        })
-                    })
-            };
-            match proved {
+            match &proved {
                 Ok(()) => report.included(i),
                 Err(why) => report.problem(
                     "derived_inclusion_failed",

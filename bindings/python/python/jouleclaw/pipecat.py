@@ -144,8 +144,9 @@ event as it closes. When the call ends (``EndFrame``/``CancelFrame``, cleanup, o
 last audio sent after it, the stop latency), the ``interaction-metrics/1`` document (the
 interaction panel's events) and, with ``seal_every``, the final seal committing to both, and
 writes ``out_dir`` as ``jouleclaw run`` does (``signer.pub``, ``receipts.jsonl``,
-``receipts.cbor``, ``seals.cbor``, ``inclusion.cbor``, ``stop-latency.cbor``,
-``interaction-metrics.cbor``, ``summary.json``; each file written new, then renamed). The ``on_yield`` callback and
+``receipts.cbor``, ``seals.cbor``, ``stop-latency.cbor``, ``interaction-metrics.cbor``,
+``summary.json``; each file written new, then renamed; layout ``stream-at-rest/2``: no
+``inclusion.cbor``, each window's inclusion receipt is derived from ``seals.cbor``). The ``on_yield`` callback and
 event fire on the barge-in tick itself, with a ``YieldEvent``. A tick the window refuses never
 stops the pipeline: it is counted in ``refused`` by its stable code.
 """
@@ -220,7 +221,8 @@ INTERACTION_FRAME_NS = 200_000_000
 USER_SPEECH = {"custom": "user_speech"}
 BACKCHANNEL = {"custom": "backchannel"}
 
-#: The files of a run directory (``out_dir``).
+#: The files of a run directory (``out_dir``), and ``inclusion.cbor``, which a run written
+#: before layout ``stream-at-rest/2`` holds: a directory holding any of them is refused.
 RUN_FILES = (
     "signer.pub",
     "receipts.jsonl",
@@ -292,8 +294,9 @@ class ReceiptObserver(BaseObserver):
         window_signatures: With ``seal_every``: which windows are also signed one by one,
             ``"all"`` (default), ``"non_pass"`` or ``"none"``.
         out_dir: A run directory the pipeline writes when the call ends (``signer.pub``,
-            ``receipts.jsonl``, ``receipts.cbor``, ``seals.cbor`` and ``inclusion.cbor`` when
-            sealed, ``stop-latency.cbor``, ``summary.json``: what ``jouleclaw receipts
+            ``receipts.jsonl``, ``receipts.cbor``, ``seals.cbor`` when sealed (no
+            ``inclusion.cbor``: layout ``stream-at-rest/2``), ``stop-latency.cbor``,
+            ``interaction-metrics.cbor``, ``summary.json``: what ``jouleclaw receipts
             verify --pub DIR/signer.pub DIR`` and ``jouleclaw report DIR`` read). Created if
             missing; a directory that already holds one of these files is refused.
         on_receipt: Called with every ``ClosedWindow``.

@@ -41,7 +41,8 @@ pub use sign::{
     SignedReceipt, Signer, SoftwareSigner, sign_payload, sign_receipt, sign1, to_be_signed,
 };
 pub use verify::{
-    KeyResolver, SingleKey, ValidKey, VerifiedReceipt, verify, verify_sign1_signature_only,
+    KeyResolver, KnownReceipt, SingleKey, ValidKey, VerifiedKnown, VerifiedReceipt, verify,
+    verify_known, verify_sign1_signature_only,
 };
 
 pub use ed25519_dalek::VerifyingKey as PublicKey;

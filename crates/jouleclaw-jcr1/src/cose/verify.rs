@@ -227,3 +227,80 @@ pub fn verify_sign1_signature_only(bytes: &[u8], key: &VerifyingKey) -> bool {
     };
     ValidKey::new(*key).is_ok() && key.verify_strict(&sign1.tbs_data(b""), &sig).is_ok()
 }
+
+/// A receipt the caller already holds strictly decoded (`decode_receipt` accepted its exact
+/// bytes), found by its content hash for [`verify_known`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KnownReceipt<'a> {
+    /// Its `steward`.
+    pub steward: &'a str,
+    /// Its `stream_id`.
+    pub stream_id: &'a str,
+    /// Its `window_id`.
+    pub window_id: u64,
+}
+
+/// What [`verify_known`] accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifiedKnown {
+    /// The payload is a receipt the caller holds (its BLAKE3 is one the caller knows): not
+    /// decoded again.
+    Known {
+        /// BLAKE3 of the payload.
+        content_hash: blake3::Hash,
+        /// The known receipt's `window_id`.
+        window_id: u64,
+    },
+    /// Any other payload, decoded as [`verify`] decodes it.
+    Decoded(Box<VerifiedReceipt>),
+}
+
+impl VerifiedKnown {
+    /// BLAKE3 of the payload.
+    pub fn content_hash(&self) -> &blake3::Hash {
+        match self {
+            Self::Known { content_hash, .. } => content_hash,
+            Self::Decoded(v) => &v.content_hash,
+        }
+    }
+
+    /// The receipt's `window_id`.
+    pub fn window_id(&self) -> u64 {
+        match self {
+            Self::Known { window_id, .. } => *window_id,
+            Self::Decoded(v) => v.receipt.window_id,
+        }
+    }
+}
+
+/// [`verify`] for a verifier that already holds strictly decoded receipts by their content
+/// hash (a stream directory's lines): the same checks in the same order (checks 1-16, then
+/// the payload, then `iss` and `sub`) and the same refusals, except that a payload whose BLAKE3
+/// `known` returns a receipt for is not decoded again: those exact bytes decoded to that
+/// receipt (BLAKE3 is collision resistant), so `iss` and `sub` are checked against its
+/// `steward` and id. Any other payload is decoded as [`verify`] decodes it.
+pub fn verify_known<'k>(
+    bytes: &[u8],
+    resolver: &dyn KeyResolver,
+    known: impl FnOnce(&blake3::Hash) -> Option<KnownReceipt<'k>>,
+) -> core::result::Result<VerifiedKnown, CoseRefusal> {
+    let p = prepare(bytes, resolver)?;
+    p.key
+        .verifying_key()
+        .verify_strict(&p.tbs, &p.signature)
+        .map_err(|_| CoseRefusal::BadSignature)?;
+    let content_hash = blake3::hash(p.payload());
+    let Some(k) = known(&content_hash) else {
+        return finish(p).map(|v| VerifiedKnown::Decoded(Box::new(v)));
+    };
+    if k.steward != p.iss {
+        return Err(CoseRefusal::IssMismatch);
+    }
+    if crate::receipt::receipt_id(k.stream_id, k.window_id) != p.sub {
+        return Err(CoseRefusal::SubMismatch);
+    }
+    Ok(VerifiedKnown::Known {
+        content_hash,
+        window_id: k.window_id,
+    })
+}

@@ -6,9 +6,8 @@ use jouleclaw_live::{BoxFuture, ReceiptSink, Result, SinkBatch, SinkContext};
 use jouleclaw_stream::{Tick, TickKind, duplex};
 use tokio::sync::mpsc;
 
-mod nats_server;
 #[allow(unused_imports)] // the test files that start no server
-pub use nats_server::{NatsServer, free_port, nats_server};
+pub use jouleclaw_testkit::nats::{NatsServer, free_port, nats_server};
 
 /// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line, in order.
 pub fn receipts(dir: &std::path::Path) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
@@ -55,4 +54,145 @@ impl ReceiptSink for Collect {
             Ok(())
         })
     }
+}
+
+/// The inclusion receipts a version-1 batch carried for `rec`'s receipts, derived from its
+/// checkpoints (`spec/STREAM-AT-REST.md` section 1.1: receipt `i` under the first checkpoint
+/// whose tree size exceeds `i`), byte for byte what the sealer minted.
+pub fn derived_inclusion(
+    rec: &jouleclaw_live::audit::StreamRecords,
+    key: &jouleclaw_jcr1::cose::PublicKey,
+) -> Vec<Vec<u8>> {
+    let resolver = jouleclaw_jcr1::cose::SingleKey::new(*key);
+    let hashes: Vec<[u8; 32]> = rec
+        .receipts
+        .iter()
+        .map(|r| {
+            *jouleclaw_jcr1::cose::verify(r, &resolver)
+                .unwrap()
+                .content_hash
+                .as_bytes()
+        })
+        .collect();
+    let mut log = jouleclaw_seal::MerkleLog::new(1 << 20);
+    for h in &hashes {
+        log.append(h).unwrap();
+    }
+    let sizes: Vec<u64> = rec
+        .seals
+        .iter()
+        .map(|s| {
+            jouleclaw_seal::verify_checkpoint(s, key)
+                .unwrap()
+                .seal
+                .tree_size
+        })
+        .collect();
+    let mut v = jouleclaw_seal::SealVerifier::new(*key);
+    (0..hashes.len() as u64)
+        .map(|i| {
+            let at = sizes.iter().position(|n| *n > i).unwrap();
+            v.derive_inclusion_receipt(&rec.seals[at], &log, i, &hashes[i as usize])
+                .unwrap()
+        })
+        .collect()
+}
+
+/// `(window_id, inclusion receipt)` per receipt of a batch.
+pub type Inclusion = Vec<(u64, Vec<u8>)>;
+
+/// The demo story's batches (every window signed, a checkpoint every 5 windows, the RFC 8032
+/// test key) with their inclusion receipts, as the live runtime handed them to its sinks when
+/// it minted inclusion receipts (message version 1).
+pub fn v1_demo_batches() -> Vec<(jouleclaw_live::SinkBatch, Inclusion)> {
+    use jouleclaw_jcr1::cose::SoftwareSigner;
+    use jouleclaw_live::{ReceiptItem, SinkBatch, StreamStatus};
+    use jouleclaw_pipeline::{
+        ClosedAt, Pipeline, PipelineConfig, SigningPolicy, WindowSignatures, demo,
+        duplex_voice_oracle,
+    };
+    use std::sync::Arc;
+    let mut p = Pipeline::new(
+        Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
+        PipelineConfig::new(demo::STEWARD, demo::STREAM_ID)
+            .with_closed_at(ClosedAt::StreamTime {
+                epoch_unix: demo::EPOCH_UNIX,
+            })
+            .with_signing(SigningPolicy::Checkpoint {
+                every_windows: 5,
+                window_signatures: WindowSignatures::All,
+                max_windows: 1 << 20,
+            }),
+        duplex_voice_oracle(),
+        jouleclaw_jcr1::Estimator::default(),
+        Box::new(SoftwareSigner::rfc8032_test_key()),
+    )
+    .unwrap();
+    let mut windows = Vec::new();
+    for tick in demo::ticks() {
+        windows.extend(p.push(tick).unwrap().closed);
+    }
+    let finished = p.finish().unwrap();
+    windows.extend(finished.last);
+    let mut out = Vec::new();
+    let mut receipts = Vec::new();
+    let mut seq = 0;
+    let mut seals: Vec<_> = Vec::new();
+    for w in &windows {
+        receipts.push(ReceiptItem {
+            window_id: w.receipt.window_id,
+            cose_sign1: w.cose_sign1().unwrap().to_vec(),
+            payload: w.canonical.clone(),
+        });
+        if let Some(seal) = &w.seal {
+            seals.push((core::mem::take(&mut receipts), seal.clone()));
+        }
+    }
+    seals.push((receipts, finished.seal.unwrap()));
+    for (receipts, seal) in seals {
+        out.push((
+            SinkBatch {
+                stream_id: demo::STREAM_ID.into(),
+                steward: demo::STEWARD.into(),
+                seq,
+                is_final: seal.checkpoint.seal.is_final,
+                receipts,
+                checkpoint: seal.checkpoint.cose_sign1,
+                stop_latency: None,
+                interaction_metrics: None,
+                created_ns: 0,
+                status: Arc::new(StreamStatus::default()),
+            },
+            seal.inclusion,
+        ));
+        seq += 1;
+    }
+    out
+}
+
+/// A version-1 message: the version-2 body of `b` with `v` 1 and `inclusion` after
+/// `checkpoint` (`spec/LIVE.md` section 6.2).
+pub fn encode_v1(b: &jouleclaw_live::SinkBatch, inclusion: &[(u64, Vec<u8>)]) -> Vec<u8> {
+    use ciborium::Value;
+    let body = jouleclaw_live::jetstream::encode_batch(b).unwrap();
+    let Value::Map(mut m) = ciborium::from_reader(body.as_slice()).unwrap() else {
+        panic!("not a map")
+    };
+    assert_eq!(m[0].1, Value::Integer(2.into()));
+    m[0].1 = Value::Integer(1.into());
+    m.insert(
+        7,
+        (
+            Value::Text("inclusion".into()),
+            Value::Array(
+                inclusion
+                    .iter()
+                    .map(|(_, r)| Value::Bytes(r.clone()))
+                    .collect(),
+            ),
+        ),
+    );
+    let mut out = Vec::new();
+    ciborium::into_writer(&Value::Map(m), &mut out).unwrap();
+    out
 }

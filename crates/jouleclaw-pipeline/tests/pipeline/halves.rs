@@ -14,8 +14,7 @@ use jouleclaw_structured::{Grammar, StructuredOutputOracle};
 
 const DEMO_TRACE: &str = include_str!("../../../../conformance/traces/duplex-demo.jsonl");
 const TOOL_TRACE: &str = include_str!("../../../../conformance/traces/tool-call.jsonl");
-const TOOL_SCHEMA: &str =
-    include_str!("../../../jouleclaw-structured/schemas/tool-call.schema.json");
+const TOOL_SCHEMA: &str = jouleclaw_testkit::data::TOOL_CALL_SCHEMA;
 const DEMO_GOLDEN: &str =
     include_str!("../../../../examples/golden/wave47_streaming_pipeline.receipts.jsonl");
 const TOOL_GOLDEN: &str = include_str!("../../../../examples/golden/tool-call.receipts.jsonl");

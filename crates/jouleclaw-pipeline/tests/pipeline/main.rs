@@ -1,8 +1,8 @@
 //! The pipeline crate's integration tests, one binary: the driver, its two halves, signing
-//! policies, the stage seam and the trace formats. (The fuzz corpus replay is
-//! `tests/fuzz_corpus.rs`, where the fuzz targets name it.)
+//! policies, the stage seam, the trace formats and the replay of the committed fuzz corpus.
 
 mod driver;
+mod fuzz_corpus;
 mod halves;
 mod sealing;
 mod stage;

@@ -1,0 +1,261 @@
+//! The document, its signature and its binding to the receipts.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crate::support;
+
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_stop_latency::*;
+use jouleclaw_stream_oracle::WindowVerdict;
+use support::*;
+
+fn key() -> jouleclaw_jcr1::cose::PublicKey {
+    SoftwareSigner::rfc8032_test_key().verifying_key()
+}
+
+#[test]
+fn a_signed_document_verifies_and_decodes_to_itself() {
+    let r = run(rude());
+    let v = verify(&r.signed.cose_sign1, &key()).unwrap();
+    assert_eq!(v.document, r.doc);
+    assert_eq!(v.content_hash, r.signed.content_hash);
+    assert_eq!(
+        StopLatencyDocument::decode(&r.signed.payload).unwrap(),
+        r.doc
+    );
+    assert_eq!(r.doc.summary(), Some((450 * MS, 450 * MS, 450 * MS)));
+}
+
+#[test]
+fn another_key_and_any_flipped_byte_are_refused() {
+    let r = run(polite());
+    let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
+    assert_eq!(
+        verify(&r.signed.cose_sign1, &other).unwrap_err().code(),
+        "cose_unknown_kid"
+    );
+    for i in 0..r.signed.cose_sign1.len() {
+        let mut b = r.signed.cose_sign1.clone();
+        b[i] ^= 0x01;
+        assert!(verify(&b, &key()).is_err(), "byte {i} flipped was accepted");
+    }
+}
+
+#[test]
+fn the_receipts_bind_the_document() {
+    let r = run(polite());
+    assert!(check_receipts(&r.doc, &r.receipts).is_empty());
+    assert!(required(
+        &r.receipts
+            .iter()
+            .map(|(x, _)| x.clone())
+            .collect::<Vec<_>>()
+    ));
+    let codes = |doc: &StopLatencyDocument,
+                 rs: &[(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])]| {
+        check_receipts(doc, rs)
+            .iter()
+            .map(|p| p.code)
+            .collect::<Vec<_>>()
+    };
+    // A receipt removed: count and root.
+    let mut fewer = r.receipts.clone();
+    fewer.pop();
+    assert_eq!(
+        codes(&r.doc, &fewer),
+        ["window_count_mismatch", "root_mismatch"]
+    );
+    // A receipt altered: root only.
+    let mut altered = r.receipts.clone();
+    altered[0].1[0] ^= 1;
+    assert_eq!(codes(&r.doc, &altered), ["root_mismatch"]);
+    // The barge-in's entry deleted from the document.
+    let mut doc = r.doc.clone();
+    doc.barge_ins.clear();
+    assert_eq!(codes(&doc, &r.receipts), ["yield_unlisted"]);
+    // An entry naming a window without a barge-in.
+    let mut doc = r.doc.clone();
+    doc.barge_ins[0].window_id = 1;
+    assert_eq!(
+        codes(&doc, &r.receipts),
+        ["barge_in_not_yielded", "yield_unlisted"]
+    );
+    // A window that has no receipt.
+    let mut doc = r.doc.clone();
+    doc.barge_ins[0].window_id = 99;
+    assert_eq!(
+        codes(&doc, &r.receipts),
+        ["barge_in_window_missing", "yield_unlisted"]
+    );
+    // Another stream's document.
+    let mut doc = r.doc.clone();
+    doc.stream_id = "call-2".into();
+    assert_eq!(codes(&doc, &r.receipts), ["stream_mismatch"]);
+    // A fail verdict dominates the yield: still bound.
+    let mut failed = r.receipts.clone();
+    let w = failed.iter().position(|(x, _)| x.window_id == 5).unwrap();
+    failed[w].0.verdict = WindowVerdict::fail("x", "y");
+    // (the content hashes are the caller's: only the verdict changed here)
+    assert!(codes(&r.doc, &failed).is_empty());
+    failed[w].0.verdict = WindowVerdict::need_more("x", "y");
+    assert_eq!(codes(&r.doc, &failed), ["barge_in_not_yielded"]);
+}
+
+#[test]
+fn removal_is_detected_when_a_barge_in_exists() {
+    let r = run(polite());
+    let receipts: Vec<_> = r.receipts.iter().map(|(x, _)| x.clone()).collect();
+    assert_eq!(missing(&receipts).unwrap().code, "stop_latency_missing");
+    let quiet = run(call(1000 * MS, &[(0, 500 * MS)], &[], &[]));
+    let receipts: Vec<_> = quiet.receipts.iter().map(|(x, _)| x.clone()).collect();
+    assert!(missing(&receipts).is_none());
+    assert!(quiet.doc.barge_ins.is_empty());
+}
+
+#[test]
+fn the_encoder_refuses_what_the_decoder_would() {
+    let r = run(polite());
+    let mut doc = r.doc.clone();
+    doc.steward.clear();
+    assert_eq!(doc.encode().unwrap_err().code(), "unencodable");
+    let mut doc = r.doc.clone();
+    doc.barge_ins[0].ended_by = EndedBy::Open;
+    assert_eq!(doc.encode().unwrap_err().code(), "unencodable");
+    let mut doc = r.doc.clone();
+    doc.barge_ins[0].late_audio_bytes = 1;
+    assert_eq!(doc.encode().unwrap_err().code(), "unencodable");
+}
+
+mod mutations {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// Any byte of a valid document changed: the decoder refuses it, or what it accepts
+        /// encodes back to exactly those bytes (one document, one encoding).
+        #[test]
+        fn a_changed_byte_is_refused_or_is_another_canonical_document(at in 0usize..4096, to in any::<u8>()) {
+            let r = run(rude());
+            let mut bytes = r.signed.payload.clone();
+            let i = at % bytes.len();
+            bytes[i] = to;
+            if let Ok(doc) = StopLatencyDocument::decode(&bytes) {
+                prop_assert_eq!(doc.encode().unwrap(), bytes);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stated_vantage_is_stop_latency_2_and_signs_and_decodes_to_itself() {
+    let r = run(rude());
+    let mut doc = r.doc.clone();
+    doc.vantage = Some(Vantage {
+        point: VantagePoint::Sent,
+        excluded_buffer_ns: Some(200 * MS),
+    });
+    assert_eq!(doc.schema_id(), "stop-latency/2");
+    let bytes = doc.encode().unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert!(text.contains(r#""jc_stop_latency":"stop-latency/2","receipts_root""#));
+    assert!(text.contains(r#""vantage":{"excluded_buffer_ns":200000000,"point":"sent"}"#));
+    assert_eq!(StopLatencyDocument::decode(&bytes).unwrap(), doc);
+    let signed = sign(&SoftwareSigner::rfc8032_test_key(), &doc).unwrap();
+    assert_eq!(verify(&signed.cose_sign1, &key()).unwrap().document, doc);
+    // The values bind to the receipts as a stop-latency/1 document's do.
+    assert!(check_receipts(&doc, &r.receipts).is_empty());
+    // Unknown buffer: null; played: accepted.
+    doc.vantage = Some(Vantage {
+        point: VantagePoint::Played,
+        excluded_buffer_ns: None,
+    });
+    let bytes = doc.encode().unwrap();
+    assert!(
+        String::from_utf8(bytes.clone())
+            .unwrap()
+            .contains(r#""vantage":{"excluded_buffer_ns":null,"point":"played"}"#)
+    );
+    assert_eq!(StopLatencyDocument::decode(&bytes).unwrap(), doc);
+    // Without a vantage the same document is stop-latency/1, byte for byte as before.
+    assert_eq!(r.doc.schema_id(), "stop-latency/1");
+    assert_eq!(r.doc.encode().unwrap(), r.signed.payload);
+}
+
+#[test]
+fn the_vantage_rules_refuse_each_fault_and_its_neighbour_passes() {
+    let r = run(polite());
+    let mut doc = r.doc.clone();
+    doc.vantage = Some(Vantage {
+        point: VantagePoint::Sent,
+        excluded_buffer_ns: Some(0),
+    });
+    let good = String::from_utf8(doc.encode().unwrap()).unwrap();
+    assert!(StopLatencyDocument::decode(good.as_bytes()).is_ok());
+    let refused = |from: &str, to: &str| {
+        assert!(good.contains(from), "{from}");
+        StopLatencyDocument::decode(good.replacen(from, to, 1).as_bytes())
+            .unwrap_err()
+            .code
+    };
+    assert_eq!(
+        refused(r#""point":"sent""#, r#""point":"heard""#),
+        "bad_vantage"
+    );
+    assert_eq!(refused(r#""point":"sent""#, r#""point":1"#), "wrong_type");
+    assert_eq!(
+        refused(r#""excluded_buffer_ns":0"#, r#""excluded_buffer_ns":-1"#),
+        "negative_unsigned"
+    );
+    assert_eq!(
+        refused(r#""excluded_buffer_ns":0"#, r#""excluded_buffer_ns":true"#),
+        "wrong_type"
+    );
+    assert_eq!(refused(r#""excluded_buffer_ns":0,"#, ""), "missing_field");
+    assert_eq!(
+        refused(r#""point":"sent""#, r#""point":"sent","x":1"#),
+        "unknown_field"
+    );
+    assert_eq!(
+        refused(
+            r#""vantage":{"excluded_buffer_ns":0,"point":"sent"}"#,
+            r#""vantage":null"#
+        ),
+        "null"
+    );
+    // stop-latency/2 without its vantage; stop-latency/1 with one.
+    let v1 = String::from_utf8(r.doc.encode().unwrap()).unwrap();
+    let without = v1.replacen("stop-latency/1", "stop-latency/2", 1);
+    assert_eq!(
+        StopLatencyDocument::decode(without.as_bytes())
+            .unwrap_err()
+            .code,
+        "missing_field"
+    );
+    let with = good.replacen("stop-latency/2", "stop-latency/1", 1);
+    assert_eq!(
+        StopLatencyDocument::decode(with.as_bytes())
+            .unwrap_err()
+            .code,
+        "unknown_field"
+    );
+    // Any other id reads the stop-latency/1 field set: a vantage is then unknown, and
+    // without one the id itself is refused.
+    assert_eq!(
+        StopLatencyDocument::decode(
+            good.replacen("stop-latency/2", "stop-latency/3", 1)
+                .as_bytes()
+        )
+        .unwrap_err()
+        .code,
+        "unknown_field"
+    );
+    assert_eq!(
+        StopLatencyDocument::decode(
+            v1.replacen("stop-latency/1", "stop-latency/3", 1)
+                .as_bytes()
+        )
+        .unwrap_err()
+        .code,
+        "wrong_schema"
+    );
+}

@@ -1,0 +1,138 @@
+//! What the jouleclaw crates' tests share, so that no test includes a file from another
+//! crate's folder:
+//!
+//! - [`TempDir`], a self-removing temporary folder;
+//! - [`run`], [`text`] and [`code`]: a command line binary run to completion, its output as
+//!   text and its exit code;
+//! - [`nats`]: one JetStream `nats-server` on loopback;
+//! - [`witness`]: one `litewitness` with its own `ssh-agent`, database and key;
+//! - [`data`]: files of another crate that tests of a crate read (the structured crate's
+//!   tool-call schema);
+//! - [`corpus`]: the committed fuzz seed corpora (`fuzz/corpus/<target>/`) and their replay;
+//! - [`fuzz`]: the properties the fuzz targets check, behind one feature per target, shared by
+//!   the targets and by the crates' corpus replay tests (`fuzz_corpus.rs`).
+//!
+//! A fixture that cannot do its work (a folder that cannot be made, a server that does not
+//! start) panics with the reason: in a test that is the failure to report.
+#![forbid(unsafe_code)]
+#![allow(
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test support: a fixture that cannot start fails the test that uses it"
+)]
+
+pub mod corpus;
+pub mod data;
+pub mod fuzz;
+pub mod nats;
+pub mod witness;
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A folder under the system's temporary folder, named by a tag, the process and a counter
+/// (the tests of one binary run in parallel), removed with its contents when dropped.
+#[derive(Debug)]
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A new empty folder `jouleclaw-<tag>-<pid>-<n>`.
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "jouleclaw-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)
+            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
+        Self(dir)
+    }
+
+    /// The folder itself.
+    pub fn dir(&self) -> &Path {
+        &self.0
+    }
+
+    /// A path inside the folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// Writes `bytes` to a file inside the folder and returns its path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.path(name);
+        std::fs::write(&p, bytes).unwrap_or_else(|e| panic!("cannot write {}: {e}", p.display()));
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `bin` with `args` from the folder `cwd` to completion and returns what it did.
+/// (A test of a package's binary passes `env!("CARGO_BIN_EXE_<name>")`.)
+pub fn run(bin: impl AsRef<OsStr>, cwd: impl AsRef<Path>, args: &[&dyn AsRef<OsStr>]) -> Output {
+    let bin = bin.as_ref();
+    Command::new(bin)
+        .current_dir(cwd)
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", Path::new(bin).display()))
+}
+
+/// Standard output then standard error, as text.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The exit code (-1 when a signal ended the process).
+pub fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+/// A loopback port nothing listens on at the time of the call.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free loopback port")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_temp_dir_is_made_empty_and_removed_when_dropped() {
+        let t = TempDir::new("testkit");
+        let other = TempDir::new("testkit");
+        assert_ne!(t.dir(), other.dir());
+        let p = t.write("a", b"x");
+        assert_eq!(std::fs::read(&p).ok(), Some(b"x".to_vec()));
+        let dir = t.dir().to_path_buf();
+        drop(t);
+        assert!(!dir.exists());
+        assert!(other.dir().is_dir());
+    }
+
+    #[test]
+    fn run_gives_the_output_and_the_exit_code() {
+        let t = TempDir::new("testkit");
+        let o = run("sh", t.dir(), &[&"-c", &"pwd; echo err >&2; exit 3"]);
+        assert_eq!(code(&o), 3);
+        let out = text(&o);
+        assert!(out.ends_with("err\n"), "{out}");
+        assert!(out.contains("jouleclaw-testkit-"), "{out}");
+    }
+}

@@ -1,0 +1,350 @@
+//! `interaction-metrics.cbor` (spec/INTERACTION-METRICS-V1.md): measured beside the pipeline
+//! by `jouleclaw run` (and `import tau-voice`), and `jouleclaw metrics interaction DIR...`:
+//! every call directory verified, then τ-voice's panel over them.
+//!
+//! Memory: the meter holds 9 bytes per 200 ms frame (at most `MAX_FRAMES`) and one 32-byte
+//! hash per receipt; the checks read `receipts.jsonl` one line at a time and
+//! `interaction-metrics.cbor` up to its own bound.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use jouleclaw_interaction::{
+    self as im, InteractionConfig, InteractionDocument, MAX_SIGNED_BYTES, PanelBuilder,
+    PipelineMeter,
+};
+use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
+use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
+use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
+use jouleclaw_stack::store::layout::{Input, open_input};
+use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
+use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
+use jouleclaw_stack::stream::{StreamSpec, Tick};
+
+use crate::keys::read_public_key;
+use crate::out::{say, say_raw, tell};
+use crate::present::panel::{num, table};
+use crate::{CmdResult, Failure};
+
+/// The file beside the receipts.
+pub(crate) const FILE: &str = "interaction-metrics.cbor";
+
+/// The meter of a run beside its pipeline, and the key it signs with.
+pub(crate) struct RunMeter {
+    meter: PipelineMeter,
+    signer: SoftwareSigner,
+}
+
+fn refused(e: im::InteractionError) -> Failure {
+    Failure::Refused(format!("{FILE}: {}: {e}", e.code()))
+}
+
+impl RunMeter {
+    /// A meter with τ-voice's default windows that signs with a copy of `signer`.
+    pub(crate) fn new(signer: &SoftwareSigner) -> Result<Self, Failure> {
+        let signer = SoftwareSigner::from_key_file_text(&signer.key_file_text())
+            .map_err(|e| Failure::Usage(format!("signing key: {e}")))?;
+        Ok(Self {
+            meter: PipelineMeter::new(InteractionConfig::default()).map_err(refused)?,
+            signer,
+        })
+    }
+
+    /// One pushed tick and its outcome: the window it closed, the tick, and the ticks the
+    /// stages produced from it, in that order.
+    pub(crate) fn push(
+        &mut self,
+        tick: &Tick,
+        outcome: &TickOutcome,
+        spec: &StreamSpec,
+    ) -> Result<(), Failure> {
+        self.meter.push(tick, outcome, spec).map_err(refused)
+    }
+
+    /// A window closed outside a push (the last one).
+    pub(crate) fn closed(&mut self, w: &ClosedWindow) {
+        self.meter.closed(w);
+    }
+
+    /// Ends the stream: signs the document and stages `interaction-metrics.cbor` in `dir`
+    /// (renamed into place by [`Staged::commit`]). Returns the staged file, its BLAKE3, and
+    /// the document.
+    pub(crate) fn finish(
+        mut self,
+        dir: &Path,
+        inputs: &[&Path],
+        steward: &str,
+        stream_id: &str,
+    ) -> Result<(Staged, blake3::Hash, InteractionDocument, [u8; 32]), Failure> {
+        let signed = self
+            .meter
+            .finish_signed(&self.signer, steward, stream_id)
+            .map_err(refused)?;
+        check_destination(&dir.join(FILE), inputs)?;
+        let mut staged = Staged::create(dir, FILE)?;
+        staged.write(&signed.cose_sign1)?;
+        let hash = staged.finish()?;
+        let digest = jouleclaw_stack::seal::document_digest(&signed.cose_sign1);
+        Ok((staged, hash, signed.document, digest))
+    }
+}
+
+/// One line of text about a document's panel.
+pub(crate) fn describe(doc: &InteractionDocument) -> String {
+    let p = doc.panel();
+    format!(
+        "interaction: {} events; L_R {} s, L_Y {} s, R_R {}, R_Y {} (at 150 ms {}), I_A {}, S_BC {}, S_VT {}, S_ND {}",
+        doc.events.len(),
+        num(p.response_latency_mean, 3),
+        num(p.yield_latency_mean, 3),
+        num(p.response_rate, 3),
+        num(p.yield_rate, 3),
+        num(p.yield_rate_deadline, 3),
+        num(p.agent_interruption_rate, 3),
+        num(p.selectivity_backchannel, 3),
+        num(p.selectivity_vocal_tic, 3),
+        num(p.selectivity_non_directed, 3),
+    )
+}
+
+fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
+    Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
+        Input::File(f) => Ok(Some(f)),
+        Input::Missing => Ok(None),
+        Input::NotRegular(what) => Err(what),
+    })
+}
+
+/// `receipts.jsonl` of `dir`, each line decoded with its content hash (an undecodable line is
+/// skipped here: the stream verifier names it).
+fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
+    let path = dir.join("receipts.jsonl");
+    let file = match open_in(&path)? {
+        Ok(Some(f)) => f,
+        Ok(None) | Err(_) => return Ok(Vec::new()),
+    };
+    let mut reader = BufReader::new(file);
+    let max = Limits::RECEIPT.max_document_bytes as u64;
+    let mut out = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut reader)
+            .take(max + 2)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Failure::io(&path, e))?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        if let Ok(r) = decode_receipt(&line) {
+            out.push((r, *blake3::hash(&line).as_bytes()));
+        }
+        if out.len() as u64 > jouleclaw_stack::seal::DEFAULT_MAX_LEAVES {
+            return Err(Failure::Refused(format!(
+                "{}: more receipts than one stream's log holds",
+                path.display()
+            )));
+        }
+    }
+}
+
+fn summary_lists_it(dir: &Path) -> bool {
+    open_in(&dir.join("summary.json"))
+        .ok()
+        .and_then(|f| f.ok().flatten())
+        .and_then(|f| {
+            let mut text = String::new();
+            f.take(1 << 20).read_to_string(&mut text).ok()?;
+            serde_json::from_str::<serde_json::Value>(&text).ok()
+        })
+        .is_some_and(|v| v["outputs"].get(FILE).is_some())
+}
+
+/// What checking a directory's document found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Evidence {
+    /// The verified document, if there is one.
+    pub(crate) doc: Option<InteractionDocument>,
+    /// Every problem, one line each.
+    pub(crate) problems: Vec<String>,
+}
+
+/// Verifies `dir/interaction-metrics.cbor` under `key` and checks its binding to
+/// `receipts.jsonl` (spec/INTERACTION-METRICS-V1.md section 7). A missing file is a problem
+/// when summary.json lists it.
+pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
+    let path = dir.join(FILE);
+    let mut ev = Evidence::default();
+    let bytes = match open_in(&path)? {
+        Ok(Some(f)) => {
+            let mut b = Vec::new();
+            f.take(MAX_SIGNED_BYTES as u64 + 1)
+                .read_to_end(&mut b)
+                .map_err(|e| Failure::io(&path, e))?;
+            b
+        }
+        Err(what) => {
+            ev.problems.push(format!(
+                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
+            ));
+            return Ok(ev);
+        }
+        Ok(None) => {
+            if let Some(p) = im::missing(summary_lists_it(dir)) {
+                ev.problems.push(format!("{FILE}: {p}"));
+            }
+            return Ok(ev);
+        }
+    };
+    match im::verify(&bytes, key) {
+        Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
+        Ok(v) => {
+            for p in im::check_receipts(&v.document, &receipts(dir)?) {
+                ev.problems.push(format!("{FILE}: {p}"));
+            }
+            ev.doc = Some(v.document);
+        }
+    }
+    Ok(ev)
+}
+
+/// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
+pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
+    let ev = check(key, dir)?;
+    for p in &ev.problems {
+        tell!("{}", crate::out::untrusted(p));
+    }
+    match (&ev.doc, ev.problems.is_empty()) {
+        (Some(doc), true) => say!(
+            "{FILE}: verified and bound to the receipts; {}",
+            describe(doc)
+        ),
+        (None, true) => say!("{FILE}: absent"),
+        _ => {}
+    }
+    Ok(ev.problems.len())
+}
+
+/// `jouleclaw metrics ...`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum MetricsCmd {
+    /// τ-voice's interaction panel over call directories (each verified first; one that does
+    /// not verify is refused, never counted), aggregated as τ-voice aggregates one domain.
+    Interaction(InteractionArgs),
+}
+
+/// Arguments of `jouleclaw metrics interaction`.
+#[derive(Args, Debug)]
+pub(crate) struct InteractionArgs {
+    /// Call directories (as `jouleclaw run` or `jouleclaw import tau-voice` writes them), in
+    /// the order their events are concatenated.
+    #[arg(required = true, value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+    /// The steward's public key file (default: each directory's own signer.pub, which proves
+    /// only that the directory is consistent with itself; the output says so).
+    #[arg(long = "pub", value_name = "PUB")]
+    public: Option<PathBuf>,
+    /// Count calls that are not sealed (their completeness cannot be checked).
+    #[arg(long)]
+    allow_unsealed: bool,
+    /// Print the panel as JSON (τ-voice's `interaction_metrics` block and the substrate's
+    /// additions).
+    #[arg(long)]
+    json: bool,
+}
+
+/// `jouleclaw metrics <cmd>`.
+pub(crate) fn metrics(cmd: &MetricsCmd) -> CmdResult {
+    match cmd {
+        MetricsCmd::Interaction(args) => interaction(args),
+    }
+}
+
+fn interaction(args: &InteractionArgs) -> CmdResult {
+    let mut docs = Vec::with_capacity(args.dirs.len());
+    let mut refused = 0usize;
+    for dir in &args.dirs {
+        if !dir.is_dir() {
+            return Err(Failure::Usage(format!(
+                "{}: not a directory",
+                dir.display()
+            )));
+        }
+        let key = read_public_key(
+            &args
+                .public
+                .clone()
+                .unwrap_or_else(|| dir.join("signer.pub")),
+        )?;
+        let report = verify_stream_dir(dir, &key, &mut |_, _| {})?;
+        let mut problems: Vec<String> = report.problems.iter().map(|p| p.to_string()).collect();
+        match report.outcome() {
+            Outcome::Complete => {}
+            Outcome::Unsealed if args.allow_unsealed => {}
+            Outcome::Unsealed => problems.push("not sealed: completeness unknown".to_owned()),
+            Outcome::Failed => problems.push(format!("{} problems", report.problem_count)),
+        }
+        let sl = crate::commands::stop_latency::check(&key, dir)?;
+        problems.extend(sl.problems);
+        let ev = check(&key, dir)?;
+        problems.extend(ev.problems);
+        match ev.doc {
+            Some(doc) if problems.is_empty() => docs.push(doc),
+            None if problems.is_empty() => {
+                problems.push(format!("{FILE}: absent: the call has no interaction panel"));
+            }
+            _ => {}
+        }
+        if !problems.is_empty() {
+            refused += 1;
+            for p in &problems {
+                tell!("{}: {}", dir.display(), crate::out::untrusted(p));
+            }
+        }
+    }
+    if refused > 0 {
+        return Err(Failure::Refused(format!(
+            "{refused} of {} call directories do not verify: no panel",
+            args.dirs.len()
+        )));
+    }
+    // One call counted twice would weigh twice: refused.
+    let mut seen = std::collections::BTreeSet::new();
+    for (doc, dir) in docs.iter().zip(&args.dirs) {
+        if !seen.insert((doc.steward.as_str(), doc.stream_id.as_str())) {
+            return Err(Failure::Refused(format!(
+                "{}: call {} of {} given twice: no panel",
+                dir.display(),
+                crate::out::untrusted(&doc.stream_id),
+                crate::out::untrusted(&doc.steward)
+            )));
+        }
+    }
+    let config = docs
+        .first()
+        .map_or_else(InteractionConfig::default, |d| d.config);
+    let mut panel = PanelBuilder::new(config);
+    for (doc, dir) in docs.iter().zip(&args.dirs) {
+        panel
+            .add(&doc.config, &doc.events)
+            .map_err(|e| Failure::Refused(format!("{}: {}: {e}", dir.display(), e.code())))?;
+    }
+    let panel = panel.panel();
+    if args.public.is_none() {
+        tell!(
+            "note: each directory verified under its own signer.pub (--pub PUB names the steward's key)"
+        );
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&panel.to_json())
+            .map_err(|e| Failure::Usage(format!("json: {e}")))?;
+        say!("{text}");
+    } else {
+        say_raw!("{}", table(&panel));
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! `stop-latency.cbor` (spec/STOP-LATENCY-V1.md): measured beside the pipeline by `jouleclaw
+//! run`, checked by `receipts verify DIR` and `report`.
+//!
+//! Memory: the meter holds at most `MAX_BARGE_INS` records and one 32-byte hash per receipt;
+//! the checks read `receipts.jsonl` one line at a time (each at most a receipt's 64 KiB) and
+//! `stop-latency.cbor` up to its own bound.
+
+use std::io::{BufRead as _, BufReader, Read as _};
+use std::path::Path;
+
+use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
+use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
+use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
+use jouleclaw_stack::store::layout::{Input, open_input};
+use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
+use jouleclaw_stack::stream::{StreamSpec, Tick};
+use jouleclaw_stop_latency::{self as sl, MAX_SIGNED_BYTES, StopLatencyDocument, StopLatencyMeter};
+
+use crate::Failure;
+use crate::out::{say, tell};
+
+/// The file beside the receipts.
+pub(crate) const FILE: &str = "stop-latency.cbor";
+
+/// The meter of a run and the receipts' content hashes, in window order.
+pub(crate) struct RunMeter {
+    meter: StopLatencyMeter,
+    hashes: Vec<[u8; 32]>,
+    signer: SoftwareSigner,
+}
+
+impl RunMeter {
+    /// A meter that signs with a copy of `signer`.
+    pub(crate) fn new(signer: &SoftwareSigner) -> Result<Self, Failure> {
+        let signer = SoftwareSigner::from_key_file_text(&signer.key_file_text())
+            .map_err(|e| Failure::Usage(format!("signing key: {e}")))?;
+        Ok(Self {
+            meter: StopLatencyMeter::new(),
+            hashes: Vec::new(),
+            signer,
+        })
+    }
+
+    /// One pushed tick (`tick` as pushed) and its outcome: the window it closed, the tick, and
+    /// the ticks the stages produced from it, in that order.
+    pub(crate) fn push(
+        &mut self,
+        tick: &Tick,
+        outcome: &TickOutcome,
+        spec: &StreamSpec,
+    ) -> Result<(), Failure> {
+        if let Some(w) = &outcome.closed {
+            self.closed(w);
+        }
+        let refused = |e: sl::StopLatencyError| Failure::Refused(format!("{}: {e}", e.code()));
+        self.meter
+            .observe(tick, outcome.direction)
+            .map_err(refused)?;
+        for report in &outcome.stages {
+            for p in report.result.iter().flatten() {
+                if let Some(c) = spec.channel(p.tick.channel_id) {
+                    self.meter.observe(&p.tick, c.direction).map_err(refused)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A window closed outside a push (the last one).
+    pub(crate) fn closed(&mut self, w: &ClosedWindow) {
+        self.hashes.push(*w.content_hash.as_bytes());
+    }
+
+    /// Ends the stream: signs the document and stages `stop-latency.cbor` in `dir` (renamed
+    /// into place by [`Staged::commit`]). Returns the staged file, its BLAKE3, and the document.
+    pub(crate) fn finish(
+        mut self,
+        dir: &Path,
+        inputs: &[&Path],
+        steward: &str,
+        stream_id: &str,
+    ) -> Result<(Staged, blake3::Hash, StopLatencyDocument, [u8; 32]), Failure> {
+        self.meter.finish();
+        let fail = |e: sl::StopLatencyError| Failure::Refused(format!("{FILE}: {}: {e}", e.code()));
+        let doc =
+            StopLatencyDocument::new(steward, stream_id, self.meter.barge_ins(), &self.hashes)
+                .map_err(fail)?;
+        let signed = sl::sign(&self.signer, &doc).map_err(fail)?;
+        check_destination(&dir.join(FILE), inputs)?;
+        let mut staged = Staged::create(dir, FILE)?;
+        staged.write(&signed.cose_sign1)?;
+        let hash = staged.finish()?;
+        let digest = jouleclaw_stack::seal::document_digest(&signed.cose_sign1);
+        Ok((staged, hash, doc, digest))
+    }
+}
+
+/// One line of text about a document: barge-ins, p50, p95, max.
+pub(crate) fn describe(doc: &StopLatencyDocument) -> String {
+    let late = doc
+        .barge_ins
+        .iter()
+        .filter(|b| !b.within_deadline())
+        .count();
+    let vantage = match &doc.vantage {
+        None => String::new(),
+        Some(v) => format!(
+            " (times as {}; {})",
+            v.point.as_str(),
+            match v.excluded_buffer_ns {
+                Some(n) => format!("{} buffered after that not included", ms(n)),
+                None => "the buffer after that unknown".to_owned(),
+            }
+        ),
+    };
+    match doc.summary() {
+        None => format!("stop latency: no barge-in{vantage}"),
+        Some((p50, p95, max)) => {
+            format!(
+                "stop latency over {} barge-ins: p50 {}, p95 {}, max {}; {late} past the {} ms deadline",
+                doc.barge_ins.len(),
+                ms(p50),
+                ms(p95),
+                ms(max),
+                sl::DEADLINE_NS / 1_000_000
+            ) + &vantage
+        }
+    }
+}
+
+/// Nanoseconds as milliseconds, exact.
+pub(crate) fn ms(ns: u64) -> String {
+    let (whole, frac) = (ns / 1_000_000, ns % 1_000_000);
+    if frac == 0 {
+        format!("{whole} ms")
+    } else {
+        let f = format!("{frac:06}");
+        format!("{whole}.{} ms", f.trim_end_matches('0'))
+    }
+}
+
+/// What checking a directory's document found.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Evidence {
+    /// The verified document, if there is one.
+    pub(crate) doc: Option<StopLatencyDocument>,
+    /// Every problem, one line each (empty: verified and bound, or absent and not needed).
+    pub(crate) problems: Vec<String>,
+}
+
+/// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
+/// the receipts check names it) with each line's content hash; a missing file holds none (the
+/// stream verifier names it).
+/// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link
+/// followed, no FIFO blocked on, regular files only): `Ok(None)` when it is missing,
+/// `Err(what it is)` when it is not a regular file.
+fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
+    Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
+        Input::File(f) => Ok(Some(f)),
+        Input::Missing => Ok(None),
+        Input::NotRegular(what) => Err(what),
+    })
+}
+
+fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
+    let path = dir.join("receipts.jsonl");
+    let file = match open_in(&path)? {
+        Ok(Some(f)) => f,
+        // The stream verifier names a missing file or one that is not a regular file (it
+        // is not read); here it holds no receipt.
+        Ok(None) | Err(_) => return Ok(Vec::new()),
+    };
+    let mut reader = BufReader::new(file);
+    let max = Limits::RECEIPT.max_document_bytes as u64;
+    let mut out = Vec::new();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut reader)
+            .take(max + 2)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| Failure::io(&path, e))?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        if let Ok(r) = decode_receipt(&line) {
+            out.push((r, *blake3::hash(&line).as_bytes()));
+        }
+        if out.len() as u64 > jouleclaw_stack::seal::DEFAULT_MAX_LEAVES {
+            return Err(Failure::Refused(format!(
+                "{}: more receipts than one stream's log holds",
+                path.display()
+            )));
+        }
+    }
+}
+
+fn summary_lists_it(dir: &Path) -> bool {
+    open_in(&dir.join("summary.json"))
+        .ok()
+        .and_then(|f| f.ok().flatten())
+        .and_then(|f| {
+            let mut text = String::new();
+            f.take(1 << 20).read_to_string(&mut text).ok()?;
+            serde_json::from_str::<serde_json::Value>(&text).ok()
+        })
+        .is_some_and(|v| v["outputs"].get(FILE).is_some())
+}
+
+/// Verifies `dir/stop-latency.cbor` under `key` and checks its binding to `receipts.jsonl`
+/// (spec/STOP-LATENCY-V1.md section 7): signature, document, receipt count and root, every
+/// barge-in window a yield and every yield listed. A missing file is a problem when a receipt
+/// records a barge-in or summary.json lists the file.
+pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
+    let receipts = receipts(dir)?;
+    let path = dir.join(FILE);
+    let mut ev = Evidence::default();
+    let bytes = match open_in(&path)? {
+        Ok(Some(f)) => {
+            let mut b = Vec::new();
+            f.take(MAX_SIGNED_BYTES as u64 + 1)
+                .read_to_end(&mut b)
+                .map_err(|e| Failure::io(&path, e))?;
+            b
+        }
+        Err(what) => {
+            ev.problems.push(format!(
+                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
+            ));
+            return Ok(ev);
+        }
+        Ok(None) => {
+            let plain: Vec<StreamWindowReceipt> = receipts.into_iter().map(|(r, _)| r).collect();
+            if let Some(p) = sl::missing(&plain) {
+                ev.problems.push(format!("{FILE}: {p}"));
+            } else if summary_lists_it(dir) {
+                ev.problems.push(format!(
+                    "{FILE}: stop_latency_missing: summary.json lists it and it is gone"
+                ));
+            }
+            return Ok(ev);
+        }
+    };
+    match sl::verify(&bytes, key) {
+        Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
+        Ok(v) => {
+            for p in sl::check_receipts(&v.document, &receipts) {
+                ev.problems.push(format!("{FILE}: {p}"));
+            }
+            ev.doc = Some(v.document);
+        }
+    }
+    Ok(ev)
+}
+
+/// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
+pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
+    let ev = check(key, dir)?;
+    for p in &ev.problems {
+        // A problem quotes the receipts' own text (stream ids): shown, never obeyed.
+        tell!("{}", crate::out::untrusted(p));
+    }
+    match (&ev.doc, ev.problems.is_empty()) {
+        (Some(doc), true) => say!(
+            "{FILE}: verified and bound to the receipts; {}",
+            describe(doc)
+        ),
+        (None, true) => say!("{FILE}: absent (no receipt records a barge-in)"),
+        _ => {}
+    }
+    Ok(ev.problems.len())
+}

@@ -1,0 +1,102 @@
+//! The report's stop-latency section (spec/STOP-LATENCY-V1.md): drawn from the evidence
+//! `crate::commands::stop_latency::check` gathered.
+
+use jouleclaw_stop_latency::{self as sl, BargeIn};
+
+use crate::commands::stop_latency::{Evidence, describe, ms};
+
+/// The report's section: each barge-in's stop latency against the deadline, and p50, p95, max.
+pub(super) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -> String) {
+    use std::fmt::Write as _;
+    let deadline = sl::DEADLINE_NS;
+    out.push_str("<section id=\"stop-latency\"><h2>Stop latency</h2>");
+    if !ev.problems.is_empty() {
+        out.push_str("<ul class=\"problems\" id=\"stop-latency-problems\">");
+        for p in &ev.problems {
+            let _ = write!(out, "<li>{}</li>", esc(p));
+        }
+        out.push_str("</ul>");
+    }
+    let Some(doc) = &ev.doc else {
+        let _ = write!(
+            out,
+            "<p class=\"badge {}\">{}</p></section>",
+            if ev.problems.is_empty() {
+                "neutral"
+            } else {
+                "bad"
+            },
+            if ev.problems.is_empty() {
+                "no stop-latency.cbor and no barge-in in the receipts"
+            } else {
+                "NOT VERIFIED: see the problems listed here"
+            }
+        );
+        return;
+    };
+    let _ = write!(
+        out,
+        "<p id=\"stop-latency-summary\">{}{}</p>",
+        esc(&describe(doc)),
+        if ev.problems.is_empty() {
+            " (signed, bound to the receipts)"
+        } else {
+            " (NOT bound to these receipts: see the problems listed here)"
+        }
+    );
+    if doc.barge_ins.is_empty() {
+        out.push_str("</section>");
+        return;
+    }
+    let max = doc
+        .barge_ins
+        .iter()
+        .map(BargeIn::stop_latency_ns)
+        .max()
+        .unwrap_or(0)
+        .max(2 * deadline);
+    let scale = 600.0 / max as f64;
+    let row_h = 22.0;
+    let h = row_h * doc.barge_ins.len() as f64 + 30.0;
+    let _ = write!(
+        out,
+        "<svg class=\"bars\" id=\"stop-latency-bars\" viewBox=\"0 0 1000 {h}\" width=\"100%\" \
+         role=\"img\" aria-label=\"stop latency per barge-in\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    for (i, b) in doc.barge_ins.iter().enumerate() {
+        let y = 6.0 + row_h * i as f64;
+        let d = b.stop_latency_ns();
+        let full = d as f64 * scale;
+        let ok = d.min(deadline) as f64 * scale;
+        let _ = write!(
+            out,
+            "<g class=\"stop\" data-window=\"{w}\" data-stop-latency-ns=\"{d}\"><text x=\"4\" y=\"{ty}\" font-size=\"12\">window {w}</text>\
+             <rect x=\"160\" y=\"{y}\" width=\"{ok}\" height=\"14\" fill=\"#4c8c4a\"/>\
+             <rect x=\"{x2}\" y=\"{y}\" width=\"{late}\" height=\"14\" fill=\"url(#p-hall)\" stroke=\"#b71c1c\"/>\
+             <text x=\"{tx}\" y=\"{ty}\" font-size=\"12\">{label}</text></g>",
+            w = b.window_id,
+            ty = y + 11.0,
+            x2 = 160.0 + ok,
+            late = (full - ok).max(0.0),
+            tx = 168.0 + full,
+            label = esc(&format!(
+                "{}{} ({} B after the deadline)",
+                ms(d),
+                if b.within_deadline() { "" } else { " LATE" },
+                b.late_audio_bytes
+            )),
+        );
+    }
+    let dx = 160.0 + deadline as f64 * scale;
+    let _ = write!(
+        out,
+        "<line x1=\"{dx}\" x2=\"{dx}\" y1=\"2\" y2=\"{y2}\" stroke=\"#111\" stroke-width=\"2\" stroke-dasharray=\"5 3\"/>\
+         <text x=\"{dx}\" y=\"{ty}\" font-size=\"12\" text-anchor=\"middle\">deadline {} ms</text></svg>\
+         <p class=\"scale\">Stop latency: barge-in to the last outbound audio tick sent after it \
+         (its timestamp; until the agent's next outbound start or the end of the stream), from \
+         the signed stop-latency/1 document.</p></section>",
+        deadline / 1_000_000,
+        y2 = h - 16.0,
+        ty = h - 4.0,
+    );
+}
