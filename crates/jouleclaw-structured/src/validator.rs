@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::bigint::{self, Big};
 use crate::decimal;
-use crate::error::{Refusal, RefusalCode as C};
+use crate::error::{Refusal, RefusalCode};
 use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 use crate::pattern::{Pattern, Step};
@@ -18,14 +18,14 @@ enum Level {
     Container,
 }
 
-type Fail = (C, Level);
+type Failure = (RefusalCode, Level);
 
-fn val(c: C) -> Fail {
-    (c, Level::Value)
+fn at_value(code: RefusalCode) -> Failure {
+    (code, Level::Value)
 }
 
-fn ctr(c: C) -> Fail {
-    (c, Level::Container)
+fn at_container(code: RefusalCode) -> Failure {
+    (code, Level::Container)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,15 +34,15 @@ enum Mode {
     Value(NodeId),
     /// The value of a `oneOf` tag.
     TagValue,
-    ObjFirst,
-    ObjKey,
+    ObjectFirst,
+    ObjectKey,
     Colon,
-    After,
-    ArrFirst,
-    ArrNext,
-    Str,
-    Num,
-    Lit,
+    AfterValue,
+    ArrayFirst,
+    ArrayNext,
+    String,
+    Number,
+    Literal,
     /// A value of a [`Kind::Parallel`] node, read by its branches' machines side by side.
     Fork,
     Done,
@@ -51,7 +51,7 @@ enum Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Key {
     None,
-    Prop(u16),
+    Property(u16),
     Tag,
     /// A property no declared name matches (an open object's or a free-form object's): the
     /// index of its text in the validator's extra-key list.
@@ -62,7 +62,7 @@ enum Key {
 struct Frame {
     /// The object, `oneOf` (until its tag selects a branch) or array node.
     node: NodeId,
-    obj: bool,
+    is_object: bool,
     seen: Bits,
     /// Members (object) or elements (array) so far.
     count: u32,
@@ -81,22 +81,22 @@ enum Target {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Esc {
+enum Escape {
     None,
     Backslash,
-    Hex,
+    UnicodeHex,
     ExpectBackslash,
-    ExpectU,
-    LowHex,
+    ExpectLowU,
+    LowSurrogateHex,
 }
 
 #[derive(Debug, Clone)]
-struct Str {
+struct StringState {
     target: Target,
     /// Characters so far (value strings).
     chars: u32,
     /// Decoded UTF-8 bytes so far.
-    pos: u32,
+    decoded_bytes: u32,
     /// The state of the node's member trie for the decoded prefix (keys: declared
     /// properties, ignoring which are present; tag values: branches; value strings: enum
     /// members): the members whose text still matches it.
@@ -112,40 +112,40 @@ struct Str {
     min: u32,
     /// The state of the string's `pattern` automaton while no match is found yet (value
     /// strings with a `pattern`); `None` without a pattern or once it matched.
-    pat: Option<StateID>,
-    esc: Esc,
-    hex: u32,
-    hexn: u8,
-    high: u32,
-    need: u8,
-    lo: u8,
-    hi: u8,
+    pattern_state: Option<StateID>,
+    escape: Escape,
+    hex_value: u32,
+    hex_digits: u8,
+    high_surrogate: u32,
+    continuation_left: u8,
+    continuation_min: u8,
+    continuation_max: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ph {
+enum NumberPhase {
     Sign,
     Zero,
-    Int,
+    Integer,
     Dot,
-    Frac,
-    E,
-    ESign,
-    Exp,
+    Fraction,
+    ExponentMark,
+    ExponentSign,
+    Exponent,
 }
 
 #[derive(Debug, Clone)]
-struct Numb {
+struct NumberState {
     node: NodeId,
-    is_int: bool,
+    is_integer: bool,
     /// An integer with plain `i64` bounds (no `enum`, no wide bound): `[lo, hi]`.
-    plain: Option<(i64, i64)>,
-    phase: Ph,
-    neg: bool,
-    mag: u64,
+    plain_bounds: Option<(i64, i64)>,
+    phase: NumberPhase,
+    negative: bool,
+    magnitude: u64,
     digits: u32,
     len: usize,
-    buf: [u8; MAX_NUMBER_CHARS_CEILING],
+    text: [u8; MAX_NUMBER_CHARS_CEILING],
 }
 
 /// What the validator concludes, as [`StructuredValidator::status`] reports it.
@@ -205,14 +205,14 @@ impl ExpectedNext {
 ///
 /// * [`StructuredValidator::push`] never accepts: `Ok(())` means the bytes so far are a prefix of
 ///   some valid document. It refuses at the first byte after which no valid document exists,
-///   with a stable [`C`] code, the byte offset and a JSON Pointer path.
+///   with a stable [`RefusalCode`] code, the byte offset and a JSON Pointer path.
 /// * Refusals are sticky: every later `push` and `finish` return the same refusal.
 /// * The outcome does not depend on how the bytes are split into chunks.
 /// * Memory is bounded by the grammar (one frame per open container, at most the schema's
 ///   depth; a fixed number buffer), never by the input.
 #[derive(Debug, Clone)]
 pub struct StructuredValidator {
-    g: Arc<Grammar>,
+    grammar: Arc<Grammar>,
     /// How many plain bytes `push` may take one at a time without entering the machine: while
     /// inside an unconstrained value string with no escape or UTF-8 sequence open, the room
     /// left before its `maxLength` and the document limit; 0 otherwise. Set at the end of
@@ -225,10 +225,10 @@ pub struct StructuredValidator {
     cancel_reason: Option<String>,
     stack: Stack<Frame>,
     mode: Mode,
-    s: Str,
-    n: Numb,
-    lit: &'static [u8],
-    lit_pos: usize,
+    string: StringState,
+    number: NumberState,
+    literal: &'static [u8],
+    literal_pos: usize,
     /// Other properties of the open objects (stack depth, key text), innermost last, and the
     /// decoded text of the key being read in an object that allows them once it matches no
     /// declared name (bounded by `max_document_bytes`).
@@ -238,13 +238,13 @@ pub struct StructuredValidator {
     forks: Vec<StructuredValidator>,
     /// The refusal of the branch that lived longest, once every branch has refused: reported
     /// at its byte, with its path below the value's.
-    fork_fail: Option<Box<Refusal>>,
+    fork_refusal: Option<Box<Refusal>>,
     /// Containers open around this machine's root (a branch's machine: the value's depth).
     depth_base: usize,
     /// The elements of the open `uniqueItems` arrays (`None` when the grammar has none).
-    uniq: Option<Box<Unique>>,
+    unique: Option<Box<Unique>>,
     /// The index in the chunk of the byte [`Self::structural`] reads.
-    at: usize,
+    structural_index: usize,
 }
 
 /// How far a branch's machine got through the bytes it was given.
@@ -298,7 +298,7 @@ fn plain_run(s: &[u8]) -> usize {
         .unwrap_or(rest.len())
 }
 
-fn is_ws(b: u8) -> bool {
+fn is_whitespace(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
@@ -339,7 +339,7 @@ fn prefix_can_reach(m: u64, zero: bool, mlo: i128, mhi: i128) -> bool {
 
 /// Whether the integer prefix (sign, digits so far as `mag`, `digits` of them, a lone `0`
 /// when `zero`) can still become an allowed value.
-fn int_possible(
+fn integer_prefix_possible(
     lo: i64,
     hi: i64,
     allowed: Option<&[i64]>,
@@ -384,24 +384,24 @@ fn int_possible(
 
 /// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
 #[inline(always)]
-fn take_declared(f: &mut Frame, i: usize) -> Result<(), Fail> {
+fn take_declared(f: &mut Frame, i: usize) -> Result<(), Failure> {
     let Some(word) = f.seen.get_mut(i / 64) else {
-        return Err(ctr(C::Syntax));
+        return Err(at_container(RefusalCode::Syntax));
     };
     let b = 1u64 << (i % 64);
     if *word & b != 0 {
-        return Err(ctr(C::DuplicateProperty));
+        return Err(at_container(RefusalCode::DuplicateProperty));
     }
     *word |= b;
     f.count += 1;
     // At most 256 properties.
-    f.key = Key::Prop(i as u16);
+    f.key = Key::Property(i as u16);
     Ok(())
 }
 
-/// [`int_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
+/// [`integer_prefix_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
 /// sign (`zero`: exactly `0`).
-fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
+fn wide_prefix_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
     let zero_ok = w.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
         && w.hi.as_ref().is_none_or(|h| !h.neg);
     if zero {
@@ -484,7 +484,7 @@ impl StructuredValidator {
         let grammar_unique = grammar.unique;
         Self {
             plain_budget: 0,
-            g: grammar,
+            grammar,
             offset: 0,
             work: 0,
             refusal: None,
@@ -492,49 +492,49 @@ impl StructuredValidator {
             cancel_reason: None,
             stack: Stack::new(Frame {
                 node: 0,
-                obj: false,
+                is_object: false,
                 seen: [0; 4],
                 count: 0,
                 key: Key::None,
             }),
             mode: Mode::Value(root),
-            s: Str {
+            string: StringState {
                 target: Target::Key,
                 chars: 0,
-                pos: 0,
+                decoded_bytes: 0,
                 state: NONE,
                 constrained: false,
                 spill: false,
                 max: u32::MAX,
                 min: 0,
-                pat: None,
-                esc: Esc::None,
-                hex: 0,
-                hexn: 0,
-                high: 0,
-                need: 0,
-                lo: 0x80,
-                hi: 0xbf,
+                pattern_state: None,
+                escape: Escape::None,
+                hex_value: 0,
+                hex_digits: 0,
+                high_surrogate: 0,
+                continuation_left: 0,
+                continuation_min: 0x80,
+                continuation_max: 0xbf,
             },
-            n: Numb {
+            number: NumberState {
                 node: 0,
-                is_int: false,
-                plain: None,
-                phase: Ph::Sign,
-                neg: false,
-                mag: 0,
+                is_integer: false,
+                plain_bounds: None,
+                phase: NumberPhase::Sign,
+                negative: false,
+                magnitude: 0,
                 digits: 0,
                 len: 0,
-                buf: [0; MAX_NUMBER_CHARS_CEILING],
+                text: [0; MAX_NUMBER_CHARS_CEILING],
             },
-            lit: b"",
-            lit_pos: 0,
+            literal: b"",
+            literal_pos: 0,
             extra: ExtraKeys::default(),
             forks: Vec::new(),
-            fork_fail: None,
+            fork_refusal: None,
             depth_base: 0,
-            uniq: grammar_unique.then(Box::default),
-            at: 0,
+            unique: grammar_unique.then(Box::default),
+            structural_index: 0,
         }
     }
 
@@ -577,7 +577,7 @@ impl StructuredValidator {
     /// arrays; the bytes before them only while such an array is open.
     #[inline]
     fn keep_text(&mut self, bytes: &[u8]) {
-        if let Some(u) = self.uniq.as_deref_mut() {
+        if let Some(u) = self.unique.as_deref_mut() {
             if u.open.is_empty() {
                 u.doc.clear();
                 u.base = self.offset;
@@ -587,11 +587,14 @@ impl StructuredValidator {
     }
 
     /// The bytes from `chunk[i]` through the live branches of the value read side by side.
-    fn fork_step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+    fn fork_step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
         if self.forks.is_empty() {
             // Every branch refused at this byte (found on the step before).
-            let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
-            return Err(val(code));
+            let code = self
+                .fork_refusal
+                .as_ref()
+                .map_or(RefusalCode::Syntax, |r| r.code);
+            return Err(at_value(code));
         }
         let rest = &chunk[i..];
         let (mut live, mut done, mut last) = (false, None, None::<usize>);
@@ -607,7 +610,7 @@ impl StructuredValidator {
                 Run::Refused(j) => {
                     if last.is_none_or(|l| j > l) {
                         last = Some(j);
-                        self.fork_fail = f.refusal.clone().map(Box::new);
+                        self.fork_refusal = f.refusal.clone().map(Box::new);
                     }
                 }
             }
@@ -615,7 +618,7 @@ impl StructuredValidator {
         }
         self.work += work;
         if live {
-            self.fork_fail = None;
+            self.fork_refusal = None;
             // The branches read the same bytes: every live one closes the value at one byte.
             if let Some(k) = done {
                 self.forks.clear();
@@ -630,15 +633,18 @@ impl StructuredValidator {
             // Consume up to the byte the last branch refused; the next step refuses it.
             Some(j) if j > 0 => Ok(j),
             _ => {
-                let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
-                Err(val(code))
+                let code = self
+                    .fork_refusal
+                    .as_ref()
+                    .map_or(RefusalCode::Syntax, |r| r.code);
+                Err(at_value(code))
             }
         }
     }
 
     /// The grammar.
     pub fn grammar(&self) -> &Arc<Grammar> {
-        &self.g
+        &self.grammar
     }
 
     /// Where the validator stands.
@@ -672,7 +678,7 @@ impl StructuredValidator {
             return;
         }
         self.cancel_reason = Some(reason.into());
-        self.refuse(val(C::Cancelled));
+        self.refuse(at_value(RefusalCode::Cancelled));
     }
 
     /// Feeds the next bytes of the document. `Ok(())` means every byte so far can still be
@@ -689,7 +695,7 @@ impl StructuredValidator {
             && PLAIN[usize::from(b)]
         {
             self.plain_budget -= 1;
-            self.s.chars += 1;
+            self.string.chars += 1;
             self.offset += 1;
             self.work += 1;
             return Ok(());
@@ -701,7 +707,7 @@ impl StructuredValidator {
         if n > 1 && self.plain_budget >= n && plain_run(chunk) == chunk.len() {
             self.plain_budget -= n;
             // Below the string's `maxLength` (a u32), by the budget.
-            self.s.chars += n as u32;
+            self.string.chars += n as u32;
             self.offset += n;
             self.work += n;
             return Ok(());
@@ -714,7 +720,7 @@ impl StructuredValidator {
     fn push_chunk(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
         if self.accepted {
             return Err(Refusal {
-                code: C::AfterFinish,
+                code: RefusalCode::AfterFinish,
                 offset: self.offset,
                 path: String::new(),
             });
@@ -722,7 +728,11 @@ impl StructuredValidator {
         if let Some(r) = &self.refusal {
             return Err(r.clone());
         }
-        let avail = self.g.limits.max_document_bytes.saturating_sub(self.offset);
+        let avail = self
+            .grammar
+            .limits
+            .max_document_bytes
+            .saturating_sub(self.offset);
         let n = usize::try_from(avail).map_or(chunk.len(), |a| a.min(chunk.len()));
         let (body, over) = chunk.split_at(n);
         self.keep_text(body);
@@ -742,17 +752,21 @@ impl StructuredValidator {
         self.offset += i as u64;
         self.work += i as u64;
         if !over.is_empty() {
-            return Err(self.refuse(val(C::DocumentTooLarge)));
+            return Err(self.refuse(at_value(RefusalCode::DocumentTooLarge)));
         }
         // Not with `uniqueItems` arrays: their validator keeps the bytes `push_chunk` reads.
-        self.plain_budget = if self.mode == Mode::Str
-            && self.uniq.is_none()
-            && !self.s.constrained
-            && self.s.need == 0
-            && self.s.esc == Esc::None
+        self.plain_budget = if self.mode == Mode::String
+            && self.unique.is_none()
+            && !self.string.constrained
+            && self.string.continuation_left == 0
+            && self.string.escape == Escape::None
         {
-            u64::from(self.s.max.saturating_sub(self.s.chars))
-                .min(self.g.limits.max_document_bytes.saturating_sub(self.offset))
+            u64::from(self.string.max.saturating_sub(self.string.chars)).min(
+                self.grammar
+                    .limits
+                    .max_document_bytes
+                    .saturating_sub(self.offset),
+            )
         } else {
             0
         };
@@ -771,27 +785,33 @@ impl StructuredValidator {
         }
         match self.mode {
             Mode::Done => {}
-            Mode::Num
+            Mode::Number
                 if self.stack.is_empty()
-                    && matches!(self.n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) =>
+                    && matches!(
+                        self.number.phase,
+                        NumberPhase::Zero
+                            | NumberPhase::Integer
+                            | NumberPhase::Fraction
+                            | NumberPhase::Exponent
+                    ) =>
             {
                 if let Err(f) = self.end_number() {
                     return Err(self.refuse(f));
                 }
             }
             Mode::Value(_) if self.stack.is_empty() => {
-                return Err(self.refuse(val(C::EmptyDocument)));
+                return Err(self.refuse(at_value(RefusalCode::EmptyDocument)));
             }
             Mode::Fork => {
                 // Truncated inside the value: where the first live branch stands.
-                self.fork_fail = self
+                self.fork_refusal = self
                     .forks
                     .first()
                     .and_then(|f| f.clone().finish().err())
                     .map(Box::new);
-                return Err(self.refuse(val(C::Truncated)));
+                return Err(self.refuse(at_value(RefusalCode::Truncated)));
             }
-            _ => return Err(self.refuse(val(C::Truncated))),
+            _ => return Err(self.refuse(at_value(RefusalCode::Truncated))),
         }
         self.accepted = true;
         Ok(())
@@ -818,10 +838,10 @@ impl StructuredValidator {
         out
     }
 
-    fn refuse(&mut self, (code, level): Fail) -> Refusal {
+    fn refuse(&mut self, (code, level): Failure) -> Refusal {
         self.plain_budget = 0;
         let mut path = self.path(level);
-        if let Some(f) = self.fork_fail.take() {
+        if let Some(f) = self.fork_refusal.take() {
             path.push_str(&f.path);
         }
         self.forks.clear();
@@ -841,9 +861,9 @@ impl StructuredValidator {
         };
         let mut p = String::new();
         for f in (0..n).filter_map(|i| self.stack.get(i)) {
-            let seg: Option<String> = if f.obj {
-                match (&self.g.nodes[f.node as usize].kind, f.key) {
-                    (Kind::Object { props, .. }, Key::Prop(i)) => {
+            let seg: Option<String> = if f.is_object {
+                match (&self.grammar.nodes[f.node as usize].kind, f.key) {
+                    (Kind::Object { props, .. }, Key::Property(i)) => {
                         props.get(usize::from(i)).map(|p| p.name.clone())
                     }
                     (Kind::OneOf { tag, .. }, Key::Tag) => Some(tag.clone()),
@@ -875,47 +895,47 @@ impl StructuredValidator {
     // Inlined into both of its loops (`push_chunk` and a branch's `run_branch`): as a call it
     // cost 6 % more instructions per tool call.
     #[inline(always)]
-    fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+    fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
         let b = chunk[i];
         match self.mode {
-            Mode::Str => self.string_byte(chunk, i),
+            Mode::String => self.string_byte(chunk, i),
             Mode::Fork => self.fork_step(chunk, i),
-            Mode::Num => {
+            Mode::Number => {
                 if self.number_byte(b)? {
                     Ok(1)
                 } else {
                     self.end_number()?;
-                    if is_ws(b) {
+                    if is_whitespace(b) {
                         return Ok(1);
                     }
-                    self.at = i;
+                    self.structural_index = i;
                     self.structural(b).map(|()| 1)
                 }
             }
-            Mode::Lit => {
+            Mode::Literal => {
                 // As many of the literal's remaining bytes as the chunk matches, at once.
-                let rest = self.lit.get(self.lit_pos..).unwrap_or_default();
+                let rest = self.literal.get(self.literal_pos..).unwrap_or_default();
                 let n = chunk[i..]
                     .iter()
                     .zip(rest)
                     .position(|(x, y)| x != y)
                     .unwrap_or(rest.len().min(chunk.len() - i));
                 if n == 0 {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 }
-                self.lit_pos += n;
-                if self.lit_pos == self.lit.len() {
+                self.literal_pos += n;
+                if self.literal_pos == self.literal.len() {
                     self.complete_value();
                 }
                 Ok(n)
             }
             _ => {
-                if is_ws(b) {
+                if is_whitespace(b) {
                     // A run of whitespace.
-                    let run = chunk[i..].iter().take_while(|&&c| is_ws(c)).count();
+                    let run = chunk[i..].iter().take_while(|&&c| is_whitespace(c)).count();
                     return Ok(run);
                 }
-                self.at = i;
+                self.structural_index = i;
                 self.structural(b).map(|()| 1)
             }
         }
@@ -925,68 +945,71 @@ impl StructuredValidator {
         self.mode = if self.stack.is_empty() {
             Mode::Done
         } else {
-            Mode::After
+            Mode::AfterValue
         };
     }
 
     /// A byte outside strings, numbers and literals that is not whitespace.
-    fn structural(&mut self, b: u8) -> Result<(), Fail> {
+    fn structural(&mut self, b: u8) -> Result<(), Failure> {
         match self.mode {
             Mode::Value(node) => self.value_start(node, b),
             Mode::TagValue => {
                 if b == b'"' {
-                    let node = self.top()?.node;
-                    if !matches!(&self.g.nodes[node as usize].kind, Kind::OneOf { .. }) {
-                        return Err(val(C::Syntax));
+                    let node = self.top_frame()?.node;
+                    if !matches!(&self.grammar.nodes[node as usize].kind, Kind::OneOf { .. }) {
+                        return Err(at_value(RefusalCode::Syntax));
                     }
-                    let state = self.g.tries.root(node);
+                    let state = self.grammar.tries.root(node);
                     self.start_string(Target::TagValue, state, true);
                     Ok(())
                 } else if is_value_start(b) {
-                    Err(val(C::WrongType))
+                    Err(at_value(RefusalCode::WrongType))
                 } else {
-                    Err(val(C::Syntax))
+                    Err(at_value(RefusalCode::Syntax))
                 }
             }
-            Mode::ObjFirst => match b {
+            Mode::ObjectFirst => match b {
                 b'}' => self.close_object(),
                 b'"' => self.start_key(),
-                _ => Err(ctr(C::Syntax)),
+                _ => Err(at_container(RefusalCode::Syntax)),
             },
-            Mode::ObjKey => match b {
+            Mode::ObjectKey => match b {
                 b'"' => self.start_key(),
-                _ => Err(ctr(C::Syntax)),
+                _ => Err(at_container(RefusalCode::Syntax)),
             },
             Mode::Colon => {
                 if b != b':' {
-                    return Err(ctr(C::Syntax));
+                    return Err(at_container(RefusalCode::Syntax));
                 }
-                let f = self.top()?;
-                self.mode = match (&self.g.nodes[f.node as usize].kind, f.key) {
+                let f = self.top_frame()?;
+                self.mode = match (&self.grammar.nodes[f.node as usize].kind, f.key) {
                     (Kind::OneOf { .. }, Key::Tag) => Mode::TagValue,
-                    (Kind::Object { props, .. }, Key::Prop(i)) => match props.get(usize::from(i)) {
-                        Some(p) => Mode::Value(p.node),
-                        None => return Err(ctr(C::Syntax)),
-                    },
+                    (Kind::Object { props, .. }, Key::Property(i)) => {
+                        match props.get(usize::from(i)) {
+                            Some(p) => Mode::Value(p.node),
+                            None => return Err(at_container(RefusalCode::Syntax)),
+                        }
+                    }
                     (Kind::Object { extra: Some(x), .. }, Key::Extra(_)) => Mode::Value(*x),
                     (Kind::Any, Key::Extra(_)) => Mode::Value(f.node),
-                    _ => return Err(ctr(C::Syntax)),
+                    _ => return Err(at_container(RefusalCode::Syntax)),
                 };
                 Ok(())
             }
-            Mode::After => {
-                let obj = self.top()?.obj;
-                match (b, obj) {
+            Mode::AfterValue => {
+                let is_object = self.top_frame()?.is_object;
+                match (b, is_object) {
                     (b',', true) => self.comma_object(),
                     (b',', false) => {
                         self.unique_element()?;
-                        let f = self.top()?;
-                        if let Kind::Array { max_items, .. } = self.g.nodes[f.node as usize].kind
+                        let f = self.top_frame()?;
+                        if let Kind::Array { max_items, .. } =
+                            self.grammar.nodes[f.node as usize].kind
                             && f.count >= max_items
                         {
-                            return Err(ctr(C::TooManyItems));
+                            return Err(at_container(RefusalCode::TooManyItems));
                         }
-                        self.mode = Mode::ArrNext;
+                        self.mode = Mode::ArrayNext;
                         Ok(())
                     }
                     (b'}', true) => self.close_object(),
@@ -994,19 +1017,19 @@ impl StructuredValidator {
                         self.unique_element()?;
                         self.close_array()
                     }
-                    _ => Err(ctr(C::Syntax)),
+                    _ => Err(at_container(RefusalCode::Syntax)),
                 }
             }
-            Mode::ArrFirst if b == b']' => self.close_array(),
-            Mode::ArrFirst | Mode::ArrNext => {
+            Mode::ArrayFirst if b == b']' => self.close_array(),
+            Mode::ArrayFirst | Mode::ArrayNext => {
                 if !is_value_start(b) {
-                    return Err(ctr(C::Syntax));
+                    return Err(at_container(RefusalCode::Syntax));
                 }
                 let (items, max_items, count) = match (
                     self.stack.last(),
                     self.stack
                         .last()
-                        .map(|f| &self.g.nodes[f.node as usize].kind),
+                        .map(|f| &self.grammar.nodes[f.node as usize].kind),
                 ) {
                     (
                         Some(f),
@@ -1022,27 +1045,29 @@ impl StructuredValidator {
                         f.count,
                     ),
                     (Some(f), Some(Kind::Any)) => (f.node, u32::MAX, f.count),
-                    _ => return Err(ctr(C::Syntax)),
+                    _ => return Err(at_container(RefusalCode::Syntax)),
                 };
                 if count >= max_items {
-                    return Err(ctr(C::TooManyItems));
+                    return Err(at_container(RefusalCode::TooManyItems));
                 }
                 if let Some(f) = self.stack.last_mut() {
                     f.count += 1;
                 }
                 self.value_start(items, b)
             }
-            Mode::Done => Err(val(C::TrailingBytes)),
-            Mode::Str | Mode::Num | Mode::Lit | Mode::Fork => Err(val(C::Syntax)),
+            Mode::Done => Err(at_value(RefusalCode::TrailingBytes)),
+            Mode::String | Mode::Number | Mode::Literal | Mode::Fork => {
+                Err(at_value(RefusalCode::Syntax))
+            }
         }
     }
 
-    fn top(&self) -> Result<&Frame, Fail> {
-        self.stack.last().ok_or(val(C::Syntax))
+    fn top_frame(&self) -> Result<&Frame, Failure> {
+        self.stack.last().ok_or(at_value(RefusalCode::Syntax))
     }
 
-    fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Fail> {
-        let g = &self.g;
+    fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Failure> {
+        let g = &self.grammar;
         if matches!(b, b'{' | b'[')
             && self.stack.len() + self.depth_base >= g.limits.max_depth as usize
             && matches!(
@@ -1060,7 +1085,7 @@ impl StructuredValidator {
                 )
             )
         {
-            return Err(val(C::TooDeep));
+            return Err(at_value(RefusalCode::TooDeep));
         }
         match (&g.nodes[node as usize].kind, b) {
             (Kind::Union { by, .. }, _) => {
@@ -1071,11 +1096,11 @@ impl StructuredValidator {
                     b'-' | b'0'..=b'9' => 3,
                     b't' | b'f' => 4,
                     b'n' => 5,
-                    _ => return Err(val(C::Syntax)),
+                    _ => return Err(at_value(RefusalCode::Syntax)),
                 };
                 let next = by[class];
                 if next == NONE {
-                    return Err(val(C::WrongType));
+                    return Err(at_value(RefusalCode::WrongType));
                 }
                 return self.value_start(next, b);
             }
@@ -1083,7 +1108,7 @@ impl StructuredValidator {
                 let depth = self.stack.len() + self.depth_base;
                 let mut forks: Vec<StructuredValidator> = branches
                     .iter()
-                    .map(|&n| Self::branch(&self.g, n, depth))
+                    .map(|&n| Self::branch(&self.grammar, n, depth))
                     .collect();
                 // Each branch reads the value's first byte; its work is added to this machine's
                 // (which counts the byte once itself).
@@ -1096,9 +1121,9 @@ impl StructuredValidator {
                 }
                 forks.retain(|f| f.refusal.is_none());
                 if forks.is_empty() {
-                    let code = fail.as_ref().map_or(C::WrongType, |r| r.code);
-                    self.fork_fail = fail.map(Box::new);
-                    return Err(val(code));
+                    let code = fail.as_ref().map_or(RefusalCode::WrongType, |r| r.code);
+                    self.fork_refusal = fail.map(Box::new);
+                    return Err(at_value(code));
                 }
                 self.forks = forks;
                 self.mode = Mode::Fork;
@@ -1106,54 +1131,54 @@ impl StructuredValidator {
             (Kind::Any, b'{') => {
                 self.stack.push(Frame {
                     node,
-                    obj: true,
+                    is_object: true,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ObjFirst;
+                self.mode = Mode::ObjectFirst;
             }
             (Kind::Any, b'[') => {
                 self.stack.push(Frame {
                     node,
-                    obj: false,
+                    is_object: false,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ArrFirst;
+                self.mode = Mode::ArrayFirst;
             }
             (Kind::Any, b'"') => self.start_string(Target::Value(node), NONE, false),
             (Kind::Any, b't' | b'f' | b'n') => {
-                self.lit = match b {
+                self.literal = match b {
                     b't' => TRUE,
                     b'f' => FALSE,
                     _ => NULL,
                 };
-                self.lit_pos = 1;
-                self.mode = Mode::Lit;
+                self.literal_pos = 1;
+                self.mode = Mode::Literal;
             }
             (Kind::Object { .. } | Kind::OneOf { .. }, b'{') => {
                 self.stack.push(Frame {
                     node,
-                    obj: true,
+                    is_object: true,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ObjFirst;
+                self.mode = Mode::ObjectFirst;
             }
             (Kind::Array { unique, .. }, b'[') => {
                 self.stack.push(Frame {
                     node,
-                    obj: false,
+                    is_object: false,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ArrFirst;
-                if *unique && let Some(u) = self.uniq.as_deref_mut() {
-                    u.open(self.stack.len(), self.offset + self.at as u64);
+                self.mode = Mode::ArrayFirst;
+                if *unique && let Some(u) = self.unique.as_deref_mut() {
+                    u.open(self.stack.len(), self.offset + self.structural_index as u64);
                 }
             }
             (
@@ -1171,14 +1196,14 @@ impl StructuredValidator {
                     None | Some(Step::Matched) => None,
                     Some(Step::Open(id)) => Some(id),
                     // No string matches: refused at its opening quote.
-                    Some(Step::Dead) => return Err(val(C::PatternMismatch)),
+                    Some(Step::Dead) => return Err(at_value(RefusalCode::PatternMismatch)),
                 };
-                let state = self.g.tries.root(node);
+                let state = self.grammar.tries.root(node);
                 self.begin_string(Target::Value(node), state, constrained, (min, max));
-                self.s.pat = pat;
+                self.string.pattern_state = pat;
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
-                let (is_int, plain) = match &g.nodes[node as usize].kind {
+                let (is_integer, plain) = match &g.nodes[node as usize].kind {
                     Kind::Integer {
                         lo,
                         hi,
@@ -1188,55 +1213,55 @@ impl StructuredValidator {
                     Kind::Integer { .. } => (true, None),
                     _ => (false, None),
                 };
-                let n = &mut self.n;
+                let n = &mut self.number;
                 n.node = node;
-                n.is_int = is_int;
-                n.plain = plain;
+                n.is_integer = is_integer;
+                n.plain_bounds = plain;
                 n.len = 1;
-                n.buf[0] = b;
-                n.neg = b == b'-';
+                n.text[0] = b;
+                n.negative = b == b'-';
                 n.digits = u32::from(b != b'-');
-                n.mag = u64::from(b.wrapping_sub(b'0')).min(9) * u64::from(b != b'-');
+                n.magnitude = u64::from(b.wrapping_sub(b'0')).min(9) * u64::from(b != b'-');
                 n.phase = match b {
-                    b'-' => Ph::Sign,
-                    b'0' => Ph::Zero,
-                    _ => Ph::Int,
+                    b'-' => NumberPhase::Sign,
+                    b'0' => NumberPhase::Zero,
+                    _ => NumberPhase::Integer,
                 };
-                self.mode = Mode::Num;
-                // What `check_int_prefix` finds first: nothing to check but for an integer, and
+                self.mode = Mode::Number;
+                // What `check_integer_prefix` finds first: nothing to check but for an integer, and
                 // a first digit within plain bounds is itself a completion.
-                let settled = !is_int
+                let settled = !is_integer
                     || plain.is_some_and(|(lo, hi)| {
                         let v = i64::from(b.wrapping_sub(b'0'));
                         b != b'-' && lo <= v && v <= hi
                     });
                 if !settled {
-                    self.check_int_prefix()?;
+                    self.check_integer_prefix()?;
                 }
             }
             (Kind::Boolean { allowed }, b't' | b'f') => {
                 let v = b == b't';
                 if allowed.as_ref().is_some_and(|a| !a.contains(&v)) {
-                    return Err(val(C::ValueNotAllowed));
+                    return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
-                self.lit = if v { TRUE } else { FALSE };
-                self.lit_pos = 1;
-                self.mode = Mode::Lit;
+                self.literal = if v { TRUE } else { FALSE };
+                self.literal_pos = 1;
+                self.mode = Mode::Literal;
             }
             (Kind::Null, b'n') => {
-                self.lit = NULL;
-                self.lit_pos = 1;
-                self.mode = Mode::Lit;
+                self.literal = NULL;
+                self.literal_pos = 1;
+                self.mode = Mode::Literal;
             }
-            _ if is_value_start(b) => return Err(val(C::WrongType)),
-            _ => return Err(val(C::Syntax)),
+            _ if is_value_start(b) => return Err(at_value(RefusalCode::WrongType)),
+            _ => return Err(at_value(RefusalCode::Syntax)),
         }
         Ok(())
     }
 
     fn start_string(&mut self, target: Target, state: u32, constrained: bool) {
         let bounds = match target {
-            Target::Value(node) => match &self.g.nodes[node as usize].kind {
+            Target::Value(node) => match &self.grammar.nodes[node as usize].kind {
                 Kind::String { min, max, .. } => (*min, *max),
                 _ => (0, u32::MAX),
             },
@@ -1254,25 +1279,25 @@ impl StructuredValidator {
         constrained: bool,
         (min, max): (u32, u32),
     ) {
-        let s = &mut self.s;
+        let s = &mut self.string;
         s.max = max;
         s.min = min;
         s.target = target;
         s.chars = 0;
-        s.pos = 0;
+        s.decoded_bytes = 0;
         s.state = state;
         s.spill = state == NONE;
         s.constrained = constrained;
-        s.pat = None;
-        s.esc = Esc::None;
-        s.need = 0;
-        s.hexn = 0;
-        self.mode = Mode::Str;
+        s.pattern_state = None;
+        s.escape = Escape::None;
+        s.continuation_left = 0;
+        s.hex_digits = 0;
+        self.mode = Mode::String;
     }
 
-    fn start_key(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
-        match &self.g.nodes[f.node as usize].kind {
+    fn start_key(&mut self) -> Result<(), Failure> {
+        let f = self.top_frame()?;
+        match &self.grammar.nodes[f.node as usize].kind {
             Kind::OneOf { .. } => {
                 self.start_string(Target::TagKey, NONE, true);
                 Ok(())
@@ -1284,18 +1309,18 @@ impl StructuredValidator {
                 ..
             } => {
                 if max_properties.is_some_and(|m| f.count >= m) {
-                    return Err(ctr(C::TooManyProperties));
+                    return Err(at_container(RefusalCode::TooManyProperties));
                 }
                 if extra.is_some() {
-                    let state = self.g.tries.root(f.node);
+                    let state = self.grammar.tries.root(f.node);
                     self.extra.begin();
                     self.start_string(Target::OpenKey, state, true);
                     return Ok(());
                 }
                 if !bits_any(&and_not(all, &f.seen)) {
-                    return Err(ctr(C::UnknownProperty));
+                    return Err(at_container(RefusalCode::UnknownProperty));
                 }
-                let state = self.g.tries.root(f.node);
+                let state = self.grammar.tries.root(f.node);
                 self.start_string(Target::Key, state, true);
                 Ok(())
             }
@@ -1304,33 +1329,33 @@ impl StructuredValidator {
                 self.start_string(Target::OpenKey, NONE, true);
                 Ok(())
             }
-            _ => Err(ctr(C::Syntax)),
+            _ => Err(at_container(RefusalCode::Syntax)),
         }
     }
 
-    fn comma_object(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
+    fn comma_object(&mut self) -> Result<(), Failure> {
+        let f = self.top_frame()?;
         if let Kind::Object {
             all,
             max_properties,
             extra,
             ..
-        } = &self.g.nodes[f.node as usize].kind
+        } = &self.grammar.nodes[f.node as usize].kind
         {
             if max_properties.is_some_and(|m| f.count >= m) {
-                return Err(ctr(C::TooManyProperties));
+                return Err(at_container(RefusalCode::TooManyProperties));
             }
             if extra.is_none() && !bits_any(&and_not(all, &f.seen)) {
-                return Err(ctr(C::UnknownProperty));
+                return Err(at_container(RefusalCode::UnknownProperty));
             }
         }
-        self.mode = Mode::ObjKey;
+        self.mode = Mode::ObjectKey;
         Ok(())
     }
 
-    fn close_object(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
-        match &self.g.nodes[f.node as usize].kind {
+    fn close_object(&mut self) -> Result<(), Failure> {
+        let f = self.top_frame()?;
+        match &self.grammar.nodes[f.node as usize].kind {
             Kind::Object {
                 required,
                 min_properties,
@@ -1338,31 +1363,31 @@ impl StructuredValidator {
                 ..
             } if !bits_any(&and_not(required, &f.seen)) => {
                 if f.count < *min_properties {
-                    return Err(ctr(C::TooFewProperties));
+                    return Err(at_container(RefusalCode::TooFewProperties));
                 }
                 // A present property's dependents (`dependentRequired`).
                 for (i, need) in dependent.iter().flat_map(|d| d.0.iter()) {
                     let i = usize::from(*i);
                     if f.seen[i / 64] & (1 << (i % 64)) != 0 && bits_any(&and_not(need, &f.seen)) {
-                        return Err(ctr(C::MissingProperty));
+                        return Err(at_container(RefusalCode::MissingProperty));
                     }
                 }
             }
             Kind::Any => {}
-            _ => return Err(ctr(C::MissingProperty)),
+            _ => return Err(at_container(RefusalCode::MissingProperty)),
         }
         self.pop_frame();
         Ok(())
     }
 
-    fn close_array(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
-        if let Kind::Array { min_items, .. } = self.g.nodes[f.node as usize].kind
+    fn close_array(&mut self) -> Result<(), Failure> {
+        let f = self.top_frame()?;
+        if let Kind::Array { min_items, .. } = self.grammar.nodes[f.node as usize].kind
             && f.count < min_items
         {
-            return Err(ctr(C::TooFewItems));
+            return Err(at_container(RefusalCode::TooFewItems));
         }
-        if let Some(u) = self.uniq.as_deref_mut() {
+        if let Some(u) = self.unique.as_deref_mut() {
             u.close(self.stack.len());
         }
         self.pop_frame();
@@ -1372,13 +1397,13 @@ impl StructuredValidator {
     /// The element of the array on top ended before the `,` or `]` being read: in a
     /// `uniqueItems` array, refused when an earlier element equals it (`duplicate_item`).
     #[inline]
-    fn unique_element(&mut self) -> Result<(), Fail> {
+    fn unique_element(&mut self) -> Result<(), Failure> {
         let depth = self.stack.len();
-        let at = self.offset + self.at as u64;
-        if let Some(u) = self.uniq.as_deref_mut() {
+        let at = self.offset + self.structural_index as u64;
+        if let Some(u) = self.unique.as_deref_mut() {
             match u.element(depth, at) {
                 Some(Ok(work)) => self.work += work,
-                Some(Err(())) => return Err(ctr(C::DuplicateItem)),
+                Some(Err(())) => return Err(at_container(RefusalCode::DuplicateItem)),
                 None => {}
             }
         }
@@ -1393,21 +1418,21 @@ impl StructuredValidator {
     }
 
     #[inline(always)]
-    fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+    fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
         let b = chunk[i];
-        if self.s.need > 0 {
-            if b < self.s.lo || b > self.s.hi {
-                return Err(val(C::InvalidUtf8));
+        if self.string.continuation_left > 0 {
+            if b < self.string.continuation_min || b > self.string.continuation_max {
+                return Err(at_value(RefusalCode::InvalidUtf8));
             }
-            self.s.need -= 1;
-            self.s.lo = 0x80;
-            self.s.hi = 0xbf;
+            self.string.continuation_left -= 1;
+            self.string.continuation_min = 0x80;
+            self.string.continuation_max = 0xbf;
             self.feed(b)?;
             return Ok(1);
         }
-        match self.s.esc {
-            Esc::None => {}
-            Esc::Backslash => {
+        match self.string.escape {
+            Escape::None => {}
+            Escape::Backslash => {
                 let d = match b {
                     b'"' => b'"',
                     b'\\' => b'\\',
@@ -1418,69 +1443,69 @@ impl StructuredValidator {
                     b'r' => b'\r',
                     b't' => b'\t',
                     b'u' => {
-                        self.s.esc = Esc::Hex;
-                        self.s.hex = 0;
-                        self.s.hexn = 0;
+                        self.string.escape = Escape::UnicodeHex;
+                        self.string.hex_value = 0;
+                        self.string.hex_digits = 0;
                         return Ok(1);
                     }
-                    _ => return Err(val(C::InvalidEscape)),
+                    _ => return Err(at_value(RefusalCode::InvalidEscape)),
                 };
-                self.s.esc = Esc::None;
+                self.string.escape = Escape::None;
                 self.feed(d)?;
                 return Ok(1);
             }
-            Esc::Hex | Esc::LowHex => {
+            Escape::UnicodeHex | Escape::LowSurrogateHex => {
                 let d = match b {
                     b'0'..=b'9' => b - b'0',
                     b'a'..=b'f' => b - b'a' + 10,
                     b'A'..=b'F' => b - b'A' + 10,
-                    _ => return Err(val(C::InvalidEscape)),
+                    _ => return Err(at_value(RefusalCode::InvalidEscape)),
                 };
-                self.s.hex = self.s.hex * 16 + u32::from(d);
-                self.s.hexn += 1;
-                if self.s.hexn < 4 {
+                self.string.hex_value = self.string.hex_value * 16 + u32::from(d);
+                self.string.hex_digits += 1;
+                if self.string.hex_digits < 4 {
                     return Ok(1);
                 }
-                let v = self.s.hex;
-                let cp = if self.s.esc == Esc::Hex {
+                let v = self.string.hex_value;
+                let cp = if self.string.escape == Escape::UnicodeHex {
                     match v {
                         0xd800..=0xdbff => {
-                            self.s.high = v;
-                            self.s.esc = Esc::ExpectBackslash;
+                            self.string.high_surrogate = v;
+                            self.string.escape = Escape::ExpectBackslash;
                             return Ok(1);
                         }
-                        0xdc00..=0xdfff => return Err(val(C::LoneSurrogate)),
+                        0xdc00..=0xdfff => return Err(at_value(RefusalCode::LoneSurrogate)),
                         _ => v,
                     }
                 } else if (0xdc00..=0xdfff).contains(&v) {
-                    0x10000 + ((self.s.high - 0xd800) << 10) + (v - 0xdc00)
+                    0x10000 + ((self.string.high_surrogate - 0xd800) << 10) + (v - 0xdc00)
                 } else {
-                    return Err(val(C::LoneSurrogate));
+                    return Err(at_value(RefusalCode::LoneSurrogate));
                 };
-                self.s.esc = Esc::None;
-                let c = char::from_u32(cp).ok_or(val(C::LoneSurrogate))?;
+                self.string.escape = Escape::None;
+                let c = char::from_u32(cp).ok_or(at_value(RefusalCode::LoneSurrogate))?;
                 let mut buf = [0u8; 4];
                 for &x in c.encode_utf8(&mut buf).as_bytes() {
                     self.feed(x)?;
                 }
                 return Ok(1);
             }
-            Esc::ExpectBackslash => {
+            Escape::ExpectBackslash => {
                 return if b == b'\\' {
-                    self.s.esc = Esc::ExpectU;
+                    self.string.escape = Escape::ExpectLowU;
                     Ok(1)
                 } else {
-                    Err(val(C::LoneSurrogate))
+                    Err(at_value(RefusalCode::LoneSurrogate))
                 };
             }
-            Esc::ExpectU => {
+            Escape::ExpectLowU => {
                 return if b == b'u' {
-                    self.s.esc = Esc::LowHex;
-                    self.s.hex = 0;
-                    self.s.hexn = 0;
+                    self.string.escape = Escape::LowSurrogateHex;
+                    self.string.hex_value = 0;
+                    self.string.hex_digits = 0;
                     Ok(1)
                 } else {
-                    Err(val(C::LoneSurrogate))
+                    Err(at_value(RefusalCode::LoneSurrogate))
                 };
             }
         }
@@ -1491,20 +1516,24 @@ impl StructuredValidator {
             }
             b'\\' => {
                 self.char_start()?;
-                self.s.esc = Esc::Backslash;
+                self.string.escape = Escape::Backslash;
                 Ok(1)
             }
-            0x00..=0x1f => Err(val(C::ControlCharacter)),
+            0x00..=0x1f => Err(at_value(RefusalCode::ControlCharacter)),
             0x20..=0x7f => {
-                if self.s.target == Target::OpenKey {
+                if self.string.target == Target::OpenKey {
                     // A key that may be another property: a run of plain bytes at once.
                     let run = self.open_key_bytes(&chunk[i..]);
                     return Ok(run + self.key_end(chunk, i + run));
                 }
-                if self.s.constrained {
+                if self.string.constrained {
                     // A run pays off from two bytes on; a last byte goes straight to `feed`.
                     if i + 1 < chunk.len() {
-                        let run = match (self.s.target, self.s.state == NONE, self.s.pat) {
+                        let run = match (
+                            self.string.target,
+                            self.string.state == NONE,
+                            self.string.pattern_state,
+                        ) {
                             // A `pattern` and no enum: its automaton over the run.
                             (Target::Value(node), true, _) => self.pattern_run(node, &chunk[i..]),
                             // An enum and a `pattern` still open: byte by byte.
@@ -1525,20 +1554,20 @@ impl StructuredValidator {
                 } else {
                     plain_run(&chunk[i..])
                 };
-                let max = self.s.max;
-                let room = (max - self.s.chars.min(max)) as usize;
+                let max = self.string.max;
+                let room = (max - self.string.chars.min(max)) as usize;
                 if run > room {
                     if room == 0 {
-                        return Err(val(C::StringTooLong));
+                        return Err(at_value(RefusalCode::StringTooLong));
                     }
-                    self.s.chars += room as u32;
+                    self.string.chars += room as u32;
                     return Ok(room);
                 }
-                self.s.chars += run as u32;
+                self.string.chars += run as u32;
                 // The closing quote right after the run ends the string in the same step when
                 // `end_string` cannot refuse it (an unconstrained value string is refused at its
                 // end only below its `minLength`); otherwise the next step reads the quote.
-                if chunk.get(i + run) == Some(&b'"') && self.s.chars >= self.s.min {
+                if chunk.get(i + run) == Some(&b'"') && self.string.chars >= self.string.min {
                     self.complete_value();
                     return Ok(run + 1 + self.after_value(chunk, i + run + 1));
                 }
@@ -1553,13 +1582,13 @@ impl StructuredValidator {
                     0xf0 => (3, 0x90, 0xbf),
                     0xf1..=0xf3 => (3, 0x80, 0xbf),
                     0xf4 => (3, 0x80, 0x8f),
-                    _ => return Err(val(C::InvalidUtf8)),
+                    _ => return Err(at_value(RefusalCode::InvalidUtf8)),
                 };
                 self.char_start()?;
                 self.feed(b)?;
-                self.s.need = need;
-                self.s.lo = lo;
-                self.s.hi = hi;
+                self.string.continuation_left = need;
+                self.string.continuation_min = lo;
+                self.string.continuation_max = hi;
                 Ok(1)
             }
         }
@@ -1571,7 +1600,7 @@ impl StructuredValidator {
     /// (which the caller then feeds alone). Returns how many were taken.
     #[inline]
     fn member_run(&mut self, bytes: &[u8]) -> usize {
-        let s = &mut self.s;
+        let s = &mut self.string;
         let (seen, room) = match s.target {
             Target::Key => match self.stack.last() {
                 Some(f) => (Some(&f.seen), usize::MAX),
@@ -1585,10 +1614,13 @@ impl StructuredValidator {
                 let Some(f) = self.stack.last() else {
                     return 0;
                 };
-                let Kind::OneOf { tag, .. } = &self.g.nodes[f.node as usize].kind else {
+                let Kind::OneOf { tag, .. } = &self.grammar.nodes[f.node as usize].kind else {
                     return 0;
                 };
-                let rest = tag.as_bytes().get(s.pos as usize..).unwrap_or_default();
+                let rest = tag
+                    .as_bytes()
+                    .get(s.decoded_bytes as usize..)
+                    .unwrap_or_default();
                 let run = plain_run(bytes);
                 let n = bytes[..run]
                     .iter()
@@ -1596,22 +1628,22 @@ impl StructuredValidator {
                     .take_while(|(a, b)| a == b)
                     .count();
                 // At most the tag's length (a name of the schema, at most 1 MiB).
-                s.pos += n as u32;
+                s.decoded_bytes += n as u32;
                 self.work += n as u64;
                 return n;
             }
             _ => return 0,
         };
         // Plain member texts stop the walk at any byte that is not plain by themselves.
-        let run = if self.g.tries.plain(s.state) {
+        let run = if self.grammar.tries.plain(s.state) {
             bytes.len()
         } else {
             plain_run(bytes)
         };
-        let (n, state, work) = self.g.tries.walk(s.state, &bytes[..run], room, seen);
+        let (n, state, work) = self.grammar.tries.walk(s.state, &bytes[..run], room, seen);
         s.state = state;
         // `n` is at most a member text's length (1 MiB).
-        s.pos += n as u32;
+        s.decoded_bytes += n as u32;
         if let Target::Value(_) = s.target {
             s.chars += n as u32;
         }
@@ -1631,15 +1663,15 @@ impl StructuredValidator {
         if chunk.get(at) != Some(&b'"') {
             return 0;
         }
-        let open = match self.s.target {
+        let open = match self.string.target {
             Target::Key => false,
-            Target::OpenKey if !self.s.spill => true,
+            Target::OpenKey if !self.string.spill => true,
             Target::Value(_) => {
                 // No pattern left to match (`member_run` runs only then; checked again here):
                 // `end_string` refuses only below `minLength` or for no member.
-                if self.s.pat.is_none()
-                    && self.g.tries.exact(self.s.state).is_some()
-                    && self.s.chars >= self.s.min
+                if self.string.pattern_state.is_none()
+                    && self.grammar.tries.exact(self.string.state).is_some()
+                    && self.string.chars >= self.string.min
                 {
                     self.complete_value();
                     return 1 + self.after_value(chunk, at + 1);
@@ -1648,8 +1680,8 @@ impl StructuredValidator {
             }
             _ => return 0,
         };
-        let g = &*self.g;
-        let Some(j) = g.tries.exact(self.s.state) else {
+        let g = &*self.grammar;
+        let Some(j) = g.tries.exact(self.string.state) else {
             return 0;
         };
         let Some(f) = self.stack.last_mut() else {
@@ -1701,7 +1733,7 @@ impl StructuredValidator {
     /// left to the next step, which refuses it at its own offset. Returns the bytes taken.
     #[inline]
     fn after_value(&mut self, chunk: &[u8], at: usize) -> usize {
-        if self.mode != Mode::After || !self.stack.last().is_some_and(|f| f.obj) {
+        if self.mode != Mode::AfterValue || !self.stack.last().is_some_and(|f| f.is_object) {
             return 0;
         }
         match chunk.get(at) {
@@ -1726,7 +1758,7 @@ impl StructuredValidator {
     /// first byte they would refuse (which the caller then feeds alone).
     #[inline]
     fn pattern_run(&mut self, node: NodeId, bytes: &[u8]) -> usize {
-        let s = &mut self.s;
+        let s = &mut self.string;
         let room = (s.max - s.chars.min(s.max)) as usize;
         let run = plain_run(bytes).min(room);
         let mut n = run;
@@ -1735,7 +1767,7 @@ impl StructuredValidator {
             Kind::String {
                 pattern: Some(p), ..
             },
-        ) = (s.pat, &self.g.nodes[node as usize].kind)
+        ) = (s.pattern_state, &self.grammar.nodes[node as usize].kind)
         {
             n = 0;
             let mut open = true;
@@ -1754,35 +1786,41 @@ impl StructuredValidator {
                     Step::Dead => break,
                 }
             }
-            s.pat = open.then_some(id);
+            s.pattern_state = open.then_some(id);
         }
         // `n` is at most the string's `maxLength` room (a u32).
         s.chars += n as u32;
-        s.pos += n as u32;
+        s.decoded_bytes += n as u32;
         n
     }
 
     /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
     /// property; returns how many were taken.
     fn open_key_bytes(&mut self, rest: &[u8]) -> usize {
-        let g = &*self.g;
-        let s = &mut self.s;
+        let g = &*self.grammar;
+        let s = &mut self.string;
         if !s.spill && g.tries.plain(s.state) {
             // Plain declared names: the walk stops at any byte that is not plain by itself.
             let (n, state, _) = g.tries.walk(s.state, rest, usize::MAX, None);
             s.state = state;
             // At most a name's length (1 MiB).
-            s.pos += n as u32;
+            s.decoded_bytes += n as u32;
             match rest.get(n) {
                 Some(&b) if PLAIN[usize::from(b)] => {}
                 _ => return n,
             }
             // A plain byte no declared name continues with: the key is another property.
             s.spill = true;
-            spill_key(&mut self.extra, g, self.stack.last(), state, s.pos);
+            spill_key(
+                &mut self.extra,
+                g,
+                self.stack.last(),
+                state,
+                s.decoded_bytes,
+            );
             let more = plain_run(rest.get(n..).unwrap_or_default());
             self.extra.extend(rest.get(n..n + more).unwrap_or_default());
-            s.pos = s.pos.saturating_add(more as u32);
+            s.decoded_bytes = s.decoded_bytes.saturating_add(more as u32);
             return n + more;
         }
         let run = plain_run(rest).max(1);
@@ -1793,16 +1831,16 @@ impl StructuredValidator {
 
     /// A run of plain bytes of a key that may be another property.
     fn open_key_run(&mut self, bytes: &[u8]) {
-        let s = &mut self.s;
-        let at = s.pos;
+        let s = &mut self.string;
+        let at = s.decoded_bytes;
         // Below `max_document_bytes`, checked below 2^53; a key longer than u32::MAX bytes
         // leaves every declared name long before (they are at most 1 MiB).
-        s.pos = s.pos.saturating_add(bytes.len() as u32);
+        s.decoded_bytes = s.decoded_bytes.saturating_add(bytes.len() as u32);
         if s.spill {
             self.extra.extend(bytes);
             return;
         }
-        let g = &*self.g;
+        let g = &*self.grammar;
         let (n, state, _) = g.tries.walk(s.state, bytes, usize::MAX, None);
         s.state = state;
         if n < bytes.len() {
@@ -1814,41 +1852,41 @@ impl StructuredValidator {
     }
 
     /// A character starts (a plain byte, a UTF-8 lead byte, or the backslash of an escape).
-    fn char_start(&mut self) -> Result<(), Fail> {
-        if let Target::Value(_) = self.s.target {
-            if self.s.chars >= self.s.max {
-                return Err(val(C::StringTooLong));
+    fn char_start(&mut self) -> Result<(), Failure> {
+        if let Target::Value(_) = self.string.target {
+            if self.string.chars >= self.string.max {
+                return Err(at_value(RefusalCode::StringTooLong));
             }
-            self.s.chars += 1;
+            self.string.chars += 1;
         }
         Ok(())
     }
 
     /// One decoded UTF-8 byte of the string's value.
-    fn feed(&mut self, byte: u8) -> Result<(), Fail> {
-        if !self.s.constrained {
+    fn feed(&mut self, byte: u8) -> Result<(), Failure> {
+        if !self.string.constrained {
             return Ok(());
         }
-        let g = &*self.g;
-        let s = &mut self.s;
-        let pos = s.pos;
-        s.pos += 1;
+        let g = &*self.grammar;
+        let s = &mut self.string;
+        let pos = s.decoded_bytes;
+        s.decoded_bytes += 1;
         match s.target {
             Target::Key => {
                 let Some(f) = self.stack.last() else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 // Every member with the prefix is compared against the byte.
                 self.work += g.tries.count(s.state);
                 let Some(next) = g.tries.next(s.state, byte) else {
-                    return Err(ctr(C::UnknownProperty));
+                    return Err(at_container(RefusalCode::UnknownProperty));
                 };
                 s.state = next;
                 // Only present properties (a repeat) or undeclared names (unknown) can follow:
                 // nothing repeats yet, so the key is one the object no longer allows. A repeat
                 // is `duplicate_property` only when it is whole (at its closing quote).
                 if !bits_any(&and_not(&g.tries.set(next), &f.seen)) {
-                    return Err(ctr(C::UnknownProperty));
+                    return Err(at_container(RefusalCode::UnknownProperty));
                 }
             }
             Target::OpenKey => {
@@ -1864,20 +1902,20 @@ impl StructuredValidator {
             }
             Target::TagKey => {
                 let Some(f) = self.stack.last() else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 self.work += 1;
                 if tag.as_bytes().get(pos as usize) != Some(&byte) {
-                    return Err(ctr(C::TagNotFirst));
+                    return Err(at_container(RefusalCode::TagNotFirst));
                 }
             }
             Target::TagValue => {
                 self.work += g.tries.count(s.state);
                 let Some(next) = g.tries.next(s.state, byte) else {
-                    return Err(val(C::UnknownTag));
+                    return Err(at_value(RefusalCode::UnknownTag));
                 };
                 s.state = next;
             }
@@ -1885,7 +1923,7 @@ impl StructuredValidator {
                 if s.state != NONE {
                     self.work += g.tries.count(s.state);
                     let Some(next) = g.tries.next(s.state, byte) else {
-                        return Err(val(C::ValueNotAllowed));
+                        return Err(at_value(RefusalCode::ValueNotAllowed));
                     };
                     s.state = next;
                 }
@@ -1894,12 +1932,12 @@ impl StructuredValidator {
                     Kind::String {
                         pattern: Some(p), ..
                     },
-                ) = (s.pat, &g.nodes[node as usize].kind)
+                ) = (s.pattern_state, &g.nodes[node as usize].kind)
                 {
-                    s.pat = match p.next(id, byte) {
+                    s.pattern_state = match p.next(id, byte) {
                         Step::Open(next) => Some(next),
                         Step::Matched => None,
-                        Step::Dead => return Err(val(C::PatternMismatch)),
+                        Step::Dead => return Err(at_value(RefusalCode::PatternMismatch)),
                     };
                 }
             }
@@ -1907,37 +1945,37 @@ impl StructuredValidator {
         Ok(())
     }
 
-    fn end_string(&mut self) -> Result<(), Fail> {
-        let g = &*self.g;
-        let pos = self.s.pos;
+    fn end_string(&mut self) -> Result<(), Failure> {
+        let g = &*self.grammar;
+        let pos = self.string.decoded_bytes;
         // The member whose text is the whole string.
-        let exact = g.tries.exact(self.s.state);
-        match self.s.target {
+        let exact = g.tries.exact(self.string.state);
+        match self.string.target {
             Target::Key => {
                 let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 match exact {
                     Some(i) => {
                         take_declared(f, i)?;
                         self.mode = Mode::Colon;
                     }
-                    None => return Err(ctr(C::UnknownProperty)),
+                    None => return Err(at_container(RefusalCode::UnknownProperty)),
                 }
             }
             Target::OpenKey => {
                 let depth = self.stack.len() as u32;
                 let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 let declared = match &g.nodes[f.node as usize].kind {
                     Kind::Object { props, .. } => {
                         // Every declared name is compared against the key.
                         self.work += props.len() as u64;
-                        if self.s.spill {
+                        if self.string.spill {
                             None
                         } else {
-                            g.tries.exact(self.s.state)
+                            g.tries.exact(self.string.state)
                         }
                     }
                     _ => None,
@@ -1945,11 +1983,11 @@ impl StructuredValidator {
                 if let Some(i) = declared {
                     take_declared(f, i)?;
                 } else {
-                    if !self.s.spill {
-                        spill_key(&mut self.extra, g, Some(f), self.s.state, pos);
+                    if !self.string.spill {
+                        spill_key(&mut self.extra, g, Some(f), self.string.state, pos);
                     }
                     let Some(i) = self.extra.commit(depth) else {
-                        return Err(ctr(C::DuplicateProperty));
+                        return Err(at_container(RefusalCode::DuplicateProperty));
                     };
                     f.count += 1;
                     // Index of a key of the document, which is read in memory.
@@ -1959,32 +1997,32 @@ impl StructuredValidator {
             }
             Target::TagKey => {
                 let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 if pos as usize != tag.len() {
-                    return Err(ctr(C::TagNotFirst));
+                    return Err(at_container(RefusalCode::TagNotFirst));
                 }
                 f.key = Key::Tag;
                 self.mode = Mode::Colon;
             }
             Target::TagValue => {
                 let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 let Some(j) = exact else {
-                    return Err(val(C::UnknownTag));
+                    return Err(at_value(RefusalCode::UnknownTag));
                 };
                 let br = &branches[j];
                 f.node = br.node;
                 f.seen = bit(usize::from(br.tag_index));
                 f.count = 1;
-                f.key = Key::Prop(br.tag_index);
+                f.key = Key::Property(br.tag_index);
                 self.complete_value();
             }
             Target::Value(node) => {
@@ -1995,16 +2033,16 @@ impl StructuredValidator {
                     ..
                 } = &g.nodes[node as usize].kind
                 {
-                    if self.s.chars < *min {
-                        return Err(val(C::StringTooShort));
+                    if self.string.chars < *min {
+                        return Err(at_value(RefusalCode::StringTooShort));
                     }
                     if allowed.is_some() && exact.is_none() {
-                        return Err(val(C::ValueNotAllowed));
+                        return Err(at_value(RefusalCode::ValueNotAllowed));
                     }
-                    if let (Some(p), Some(id)) = (pattern, self.s.pat)
+                    if let (Some(p), Some(id)) = (pattern, self.string.pattern_state)
                         && !p.ends_matched(id)
                     {
-                        return Err(val(C::PatternMismatch));
+                        return Err(at_value(RefusalCode::PatternMismatch));
                     }
                 }
                 self.complete_value();
@@ -2015,51 +2053,67 @@ impl StructuredValidator {
 
     /// `Ok(true)`: the byte continues the number; `Ok(false)`: it ends it (not consumed).
     #[inline(always)]
-    fn number_byte(&mut self, b: u8) -> Result<bool, Fail> {
-        let n = &mut self.n;
+    fn number_byte(&mut self, b: u8) -> Result<bool, Failure> {
+        let n = &mut self.number;
         let next = match (n.phase, b) {
-            (Ph::Sign, b'0') => Ph::Zero,
-            (Ph::Sign, b'1'..=b'9') | (Ph::Int, b'0'..=b'9') => Ph::Int,
-            (Ph::Zero, b'0'..=b'9') => return Err(val(C::Syntax)),
-            (Ph::Zero | Ph::Int, b'.') => Ph::Dot,
-            (Ph::Zero | Ph::Int | Ph::Frac, b'e' | b'E') => Ph::E,
-            (Ph::Dot | Ph::Frac, b'0'..=b'9') => Ph::Frac,
-            (Ph::E, b'+' | b'-') => Ph::ESign,
-            (Ph::E | Ph::ESign | Ph::Exp, b'0'..=b'9') => Ph::Exp,
-            (Ph::Sign | Ph::Dot | Ph::E | Ph::ESign, _) => return Err(val(C::Syntax)),
+            (NumberPhase::Sign, b'0') => NumberPhase::Zero,
+            (NumberPhase::Sign, b'1'..=b'9') | (NumberPhase::Integer, b'0'..=b'9') => {
+                NumberPhase::Integer
+            }
+            (NumberPhase::Zero, b'0'..=b'9') => return Err(at_value(RefusalCode::Syntax)),
+            (NumberPhase::Zero | NumberPhase::Integer, b'.') => NumberPhase::Dot,
+            (NumberPhase::Zero | NumberPhase::Integer | NumberPhase::Fraction, b'e' | b'E') => {
+                NumberPhase::ExponentMark
+            }
+            (NumberPhase::Dot | NumberPhase::Fraction, b'0'..=b'9') => NumberPhase::Fraction,
+            (NumberPhase::ExponentMark, b'+' | b'-') => NumberPhase::ExponentSign,
+            (
+                NumberPhase::ExponentMark | NumberPhase::ExponentSign | NumberPhase::Exponent,
+                b'0'..=b'9',
+            ) => NumberPhase::Exponent,
+            (
+                NumberPhase::Sign
+                | NumberPhase::Dot
+                | NumberPhase::ExponentMark
+                | NumberPhase::ExponentSign,
+                _,
+            ) => return Err(at_value(RefusalCode::Syntax)),
             _ => return Ok(false),
         };
-        if n.is_int && matches!(next, Ph::Dot | Ph::E) {
-            return Err(val(C::WrongType));
+        if n.is_integer && matches!(next, NumberPhase::Dot | NumberPhase::ExponentMark) {
+            return Err(at_value(RefusalCode::WrongType));
         }
-        if n.len >= self.g.limits.max_number_chars as usize {
-            return Err(val(C::NumberTooLong));
+        if n.len >= self.grammar.limits.max_number_chars as usize {
+            return Err(at_value(RefusalCode::NumberTooLong));
         }
-        n.buf[n.len] = b;
+        n.text[n.len] = b;
         n.len += 1;
         n.phase = next;
-        if n.is_int {
+        if n.is_integer {
             n.digits += 1;
-            n.mag = n.mag.saturating_mul(10).saturating_add(u64::from(b - b'0'));
+            n.magnitude = n
+                .magnitude
+                .saturating_mul(10)
+                .saturating_add(u64::from(b - b'0'));
             // Below 10^18 digits `mag` is exact: an integer so far in plain bounds is itself a
-            // completion (what `check_int_prefix` finds first, without the grammar).
-            if let Some((lo, hi)) = n.plain
+            // completion (what `check_integer_prefix` finds first, without the grammar).
+            if let Some((lo, hi)) = n.plain_bounds
                 && n.digits <= 18
             {
-                let m = n.mag as i64;
-                let v = if n.neg { -m } else { m };
+                let m = n.magnitude as i64;
+                let v = if n.negative { -m } else { m };
                 if lo <= v && v <= hi {
                     return Ok(true);
                 }
             }
-            self.check_int_prefix()?;
+            self.check_integer_prefix()?;
         }
         Ok(true)
     }
 
-    fn check_int_prefix(&self) -> Result<(), Fail> {
-        let n = &self.n;
-        if !n.is_int {
+    fn check_integer_prefix(&self) -> Result<(), Failure> {
+        let n = &self.number;
+        if !n.is_integer {
             return Ok(());
         }
         let Kind::Integer {
@@ -2067,101 +2121,113 @@ impl StructuredValidator {
             hi,
             allowed,
             wide,
-        } = &self.g.nodes[n.node as usize].kind
+        } = &self.grammar.nodes[n.node as usize].kind
         else {
             return Ok(());
         };
         if let Some(w) = wide {
-            let digits = &n.buf[usize::from(n.neg)..n.len];
+            let digits = &n.text[usize::from(n.negative)..n.len];
             // The integer typed so far is itself a completion: in bounds, it can be one.
-            if !digits.is_empty() && wide_contains(w, n.neg, digits) {
+            if !digits.is_empty() && wide_contains(w, n.negative, digits) {
                 return Ok(());
             }
-            return if wide_possible(w, n.neg, digits, n.phase == Ph::Zero) {
+            return if wide_prefix_possible(w, n.negative, digits, n.phase == NumberPhase::Zero) {
                 Ok(())
             } else {
-                let v = Big::from_token(&n.buf[..n.len]);
-                Err(val(match &w.hi {
-                    Some(h) if v > *h => C::AboveMaximum,
-                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => C::BelowMinimum,
-                    _ if n.neg && n.digits == 0 => C::BelowMinimum,
-                    _ => C::AboveMaximum,
+                let v = Big::from_token(&n.text[..n.len]);
+                Err(at_value(match &w.hi {
+                    Some(h) if v > *h => RefusalCode::AboveMaximum,
+                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => {
+                        RefusalCode::BelowMinimum
+                    }
+                    _ if n.negative && n.digits == 0 => RefusalCode::BelowMinimum,
+                    _ => RefusalCode::AboveMaximum,
                 }))
             };
         }
         if allowed.is_none() && (1..=18).contains(&n.digits) {
             // Below 10^18: `mag` is exact. In bounds, the integer so far is a completion.
-            let m = n.mag as i64;
-            let v = if n.neg { -m } else { m };
+            let m = n.magnitude as i64;
+            let v = if n.negative { -m } else { m };
             if *lo <= v && v <= *hi {
                 return Ok(());
             }
         }
-        if int_possible(
+        if integer_prefix_possible(
             *lo,
             *hi,
             allowed.as_deref(),
-            n.neg,
-            n.mag,
+            n.negative,
+            n.magnitude,
             n.digits,
-            n.phase == Ph::Zero,
+            n.phase == NumberPhase::Zero,
         ) {
             return Ok(());
         }
-        Err(val(self.int_code(*lo, *hi, allowed.is_some())))
+        Err(at_value(self.integer_refusal_code(
+            *lo,
+            *hi,
+            allowed.is_some(),
+        )))
     }
 
-    fn int_code(&self, lo: i64, hi: i64, enumerated: bool) -> C {
-        let n = &self.n;
-        let v = if n.neg {
-            -i128::from(n.mag)
+    fn integer_refusal_code(&self, lo: i64, hi: i64, enumerated: bool) -> RefusalCode {
+        let n = &self.number;
+        let v = if n.negative {
+            -i128::from(n.magnitude)
         } else {
-            i128::from(n.mag)
+            i128::from(n.magnitude)
         };
         if v > i128::from(hi) {
-            C::AboveMaximum
-        } else if v < i128::from(lo) || (n.neg && n.digits == 0 && lo > 0) {
-            C::BelowMinimum
+            RefusalCode::AboveMaximum
+        } else if v < i128::from(lo) || (n.negative && n.digits == 0 && lo > 0) {
+            RefusalCode::BelowMinimum
         } else if enumerated {
-            C::ValueNotAllowed
+            RefusalCode::ValueNotAllowed
         } else {
-            C::AboveMaximum
+            RefusalCode::AboveMaximum
         }
     }
 
-    fn end_number(&mut self) -> Result<(), Fail> {
-        let n = &self.n;
-        if !matches!(n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) {
-            return Err(val(C::Syntax));
+    fn end_number(&mut self) -> Result<(), Failure> {
+        let n = &self.number;
+        if !matches!(
+            n.phase,
+            NumberPhase::Zero
+                | NumberPhase::Integer
+                | NumberPhase::Fraction
+                | NumberPhase::Exponent
+        ) {
+            return Err(at_value(RefusalCode::Syntax));
         }
-        match &self.g.nodes[n.node as usize].kind {
+        match &self.grammar.nodes[n.node as usize].kind {
             Kind::Integer { wide: Some(w), .. } => {
-                let v = Big::from_token(&n.buf[..n.len]);
+                let v = Big::from_token(&n.text[..n.len]);
                 if w.lo.as_ref().is_some_and(|l| v < *l) {
-                    return Err(val(C::BelowMinimum));
+                    return Err(at_value(RefusalCode::BelowMinimum));
                 }
                 if w.hi.as_ref().is_some_and(|h| v > *h) {
-                    return Err(val(C::AboveMaximum));
+                    return Err(at_value(RefusalCode::AboveMaximum));
                 }
             }
             Kind::Integer {
                 lo, hi, allowed, ..
             } => {
-                let v = if n.neg {
-                    -i128::from(n.mag)
+                let v = if n.negative {
+                    -i128::from(n.magnitude)
                 } else {
-                    i128::from(n.mag)
+                    i128::from(n.magnitude)
                 };
                 if v < i128::from(*lo) {
-                    return Err(val(C::BelowMinimum));
+                    return Err(at_value(RefusalCode::BelowMinimum));
                 }
                 if v > i128::from(*hi) {
-                    return Err(val(C::AboveMaximum));
+                    return Err(at_value(RefusalCode::AboveMaximum));
                 }
                 if let Some(a) = allowed
                     && !a.iter().any(|&x| i128::from(x) == v)
                 {
-                    return Err(val(C::ValueNotAllowed));
+                    return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
             }
             Kind::Number {
@@ -2171,24 +2237,24 @@ impl StructuredValidator {
                 xmax,
                 allowed,
             } => {
-                let t = &n.buf[..n.len];
+                let t = &n.text[..n.len];
                 let vs = |b: &Option<crate::grammar::Bound>| {
                     b.as_ref().map(|m| decimal::cmp(t, m.0.as_bytes()))
                 };
                 if vs(min).is_some_and(|o| o.is_lt()) || vs(xmin).is_some_and(|o| o.is_le()) {
-                    return Err(val(C::BelowMinimum));
+                    return Err(at_value(RefusalCode::BelowMinimum));
                 }
                 if vs(max).is_some_and(|o| o.is_gt()) || vs(xmax).is_some_and(|o| o.is_ge()) {
-                    return Err(val(C::AboveMaximum));
+                    return Err(at_value(RefusalCode::AboveMaximum));
                 }
                 if let Some(a) = allowed
                     && !a.iter().any(|m| decimal::cmp(t, m.0.as_bytes()).is_eq())
                 {
-                    return Err(val(C::ValueNotAllowed));
+                    return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
             }
             Kind::Any => {}
-            _ => return Err(val(C::Syntax)),
+            _ => return Err(at_value(RefusalCode::Syntax)),
         }
         self.complete_value();
         Ok(())
@@ -2258,7 +2324,7 @@ mod tests {
                     for c in doc.chunks(size) {
                         assert_eq!(fast.push(c), full.push_chunk(c), "{size}");
                         assert_eq!(fast.usage(), full.usage(), "{size}");
-                        assert_eq!(fast.s.chars, full.s.chars, "{size}");
+                        assert_eq!(fast.string.chars, full.string.chars, "{size}");
                     }
                     assert_eq!(fast.finish(), full.finish());
                     assert_eq!(fast.status(), full.status());
