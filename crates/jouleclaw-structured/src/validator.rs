@@ -258,13 +258,13 @@ enum Run {
 }
 
 const PLAIN: [bool; 256] = {
-    let mut t = [false; 256];
+    let mut table = [false; 256];
     let mut b = 0x20;
     while b < 0x80 {
-        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        table[b] = b != b'"' as usize && b != b'\\' as usize;
         b += 1;
     }
-    t
+    table
 };
 
 /// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
@@ -274,25 +274,25 @@ const PLAIN: [bool; 256] = {
 fn plain_run(s: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut n = 0;
-    for w in s.chunks_exact(8) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        let x = u64::from_le_bytes(a);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let bslash = x ^ (ONES * u64::from(b'\\'));
-        let special = (x
-            | (x.wrapping_sub(ONES * 0x20) & !x)
+    let mut run = 0;
+    for eight in s.chunks_exact(8) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(eight);
+        let word = u64::from_le_bytes(bytes);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let bslash = word ^ (ONES * u64::from(b'\\'));
+        let special = (word
+            | (word.wrapping_sub(ONES * 0x20) & !word)
             | (quote.wrapping_sub(ONES) & !quote)
             | (bslash.wrapping_sub(ONES) & !bslash))
             & HIGH;
         if special != 0 {
-            return n + (special.trailing_zeros() / 8) as usize;
+            return run + (special.trailing_zeros() / 8) as usize;
         }
-        n += 8;
+        run += 8;
     }
-    let rest = s.get(n..).unwrap_or_default();
-    n + rest
+    let rest = s.get(run..).unwrap_or_default();
+    run + rest
         .iter()
         .position(|&c| !PLAIN[usize::from(c)])
         .unwrap_or(rest.len())
@@ -317,18 +317,18 @@ fn and_not(a: &Bits, b: &Bits) -> Bits {
     [a[0] & !b[0], a[1] & !b[1], a[2] & !b[2], a[3] & !b[3]]
 }
 
-/// Whether a magnitude with decimal prefix `m` (or exactly 0 when `zero`) can lie in
-/// `[mlo, mhi]`.
-fn prefix_can_reach(m: u64, zero: bool, mlo: i128, mhi: i128) -> bool {
-    if mlo > mhi {
+/// Whether a magnitude with decimal prefix `prefix` (or exactly 0 when `zero`) can lie in
+/// `[min_magnitude, max_magnitude]`.
+fn prefix_can_reach(prefix: u64, zero: bool, min_magnitude: i128, max_magnitude: i128) -> bool {
+    if min_magnitude > max_magnitude {
         return false;
     }
     if zero {
-        return mlo <= 0;
+        return min_magnitude <= 0;
     }
-    let (mut lo, mut span) = (i128::from(m), 1i128);
-    while lo <= mhi {
-        if lo + span > mlo {
+    let (mut lo, mut span) = (i128::from(prefix), 1i128);
+    while lo <= max_magnitude {
+        if lo + span > min_magnitude {
             return true;
         }
         lo *= 10;
@@ -337,55 +337,55 @@ fn prefix_can_reach(m: u64, zero: bool, mlo: i128, mhi: i128) -> bool {
     false
 }
 
-/// Whether the integer prefix (sign, digits so far as `mag`, `digits` of them, a lone `0`
+/// Whether the integer prefix (sign, digits so far as `magnitude`, `digits` of them, a lone `0`
 /// when `zero`) can still become an allowed value.
 fn integer_prefix_possible(
     lo: i64,
     hi: i64,
     allowed: Option<&[i64]>,
-    neg: bool,
-    mag: u64,
+    negative: bool,
+    magnitude: u64,
     digits: u32,
     zero: bool,
 ) -> bool {
-    let consistent = |v: i64| -> bool {
-        if v < lo || v > hi {
+    let consistent = |candidate: i64| -> bool {
+        if candidate < lo || candidate > hi {
             return false;
         }
-        if neg && v > 0 || !neg && v < 0 {
+        if negative && candidate > 0 || !negative && candidate < 0 {
             return false;
         }
         if digits == 0 {
             return true;
         }
-        let big = v.unsigned_abs();
+        let candidate_magnitude = candidate.unsigned_abs();
         if zero {
-            return big == 0;
+            return candidate_magnitude == 0;
         }
-        let mut x = big;
-        while x > mag {
-            x /= 10;
+        let mut leading = candidate_magnitude;
+        while leading > magnitude {
+            leading /= 10;
         }
-        x == mag && big != 0
+        leading == magnitude && candidate_magnitude != 0
     };
     if let Some(a) = allowed {
-        return a.iter().any(|&v| consistent(v));
+        return a.iter().any(|&candidate| consistent(candidate));
     }
     let (lo, hi) = (i128::from(lo), i128::from(hi));
     if digits == 0 {
-        return neg && lo <= 0 && hi >= lo;
+        return negative && lo <= 0 && hi >= lo;
     }
-    if neg {
-        prefix_can_reach(mag, zero, (-hi).max(0), -lo)
+    if negative {
+        prefix_can_reach(magnitude, zero, (-hi).max(0), -lo)
     } else {
-        prefix_can_reach(mag, zero, lo.max(0), hi)
+        prefix_can_reach(magnitude, zero, lo.max(0), hi)
     }
 }
 
-/// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
+/// Marks declared property `i` present in object frame `frame` (a repeat is `duplicate_property`).
 #[inline(always)]
-fn take_declared(f: &mut Frame, i: usize) -> Result<(), Failure> {
-    let Some(word) = f.seen.get_mut(i / 64) else {
+fn take_declared(frame: &mut Frame, i: usize) -> Result<(), Failure> {
+    let Some(word) = frame.seen.get_mut(i / 64) else {
         return Err(at_container(RefusalCode::Syntax));
     };
     let b = 1u64 << (i % 64);
@@ -393,23 +393,23 @@ fn take_declared(f: &mut Frame, i: usize) -> Result<(), Failure> {
         return Err(at_container(RefusalCode::DuplicateProperty));
     }
     *word |= b;
-    f.count += 1;
+    frame.count += 1;
     // At most 256 properties.
-    f.key = Key::Property(i as u16);
+    frame.key = Key::Property(i as u16);
     Ok(())
 }
 
 /// [`integer_prefix_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
 /// sign (`zero`: exactly `0`).
-fn wide_prefix_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
-    let zero_ok = w.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
-        && w.hi.as_ref().is_none_or(|h| !h.neg);
+fn wide_prefix_possible(wide: &Wide, negative: bool, digits: &[u8], zero: bool) -> bool {
+    let zero_ok = wide.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
+        && wide.hi.as_ref().is_none_or(|h| !h.neg);
     if zero {
         return zero_ok;
     }
-    // Magnitude range for the sign: [mlo, mhi] (`None`: unbounded), or empty.
-    let (mlo, mhi): (Vec<u8>, Option<Vec<u8>>) = if neg {
-        match (&w.hi, &w.lo) {
+    // Magnitude range for the sign: [min_magnitude, max_magnitude] (`None`: unbounded), or empty.
+    let (min_magnitude, max_magnitude): (Vec<u8>, Option<Vec<u8>>) = if negative {
+        match (&wide.hi, &wide.lo) {
             (_, Some(l)) if !l.neg => return digits.is_empty() && zero_ok,
             (Some(h), l) => (
                 if h.neg { h.mag.clone() } else { b"1".to_vec() },
@@ -418,7 +418,7 @@ fn wide_prefix_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool 
             (None, l) => (b"1".to_vec(), l.as_ref().map(|l| l.mag.clone())),
         }
     } else {
-        match (&w.lo, &w.hi) {
+        match (&wide.lo, &wide.hi) {
             (_, Some(h)) if h.neg => return false,
             (Some(l), h) => (
                 if l.neg { b"1".to_vec() } else { l.mag.clone() },
@@ -430,41 +430,48 @@ fn wide_prefix_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool 
     if digits.is_empty() {
         // Only the sign so far.
         return zero_ok
-            || mhi
+            || max_magnitude
                 .as_ref()
-                .is_none_or(|h| bigint::cmp_mag(&mlo, h).is_le());
+                .is_none_or(|h| bigint::cmp_mag(&min_magnitude, h).is_le());
     }
-    bigint::prefix_reaches(digits, &mlo, mhi.as_deref())
+    bigint::prefix_reaches(digits, &min_magnitude, max_magnitude.as_deref())
 }
 
-/// Whether the integer with sign `neg` and decimal digits `digits` (non-empty, no leading
-/// zero but a lone `0`) lies within the wide bounds `w`.
-fn wide_contains(w: &Wide, neg: bool, digits: &[u8]) -> bool {
-    let neg = neg && digits != b"0";
+/// Whether the integer with sign `negative` and decimal digits `digits` (non-empty, no leading
+/// zero but a lone `0`) lies within the wide bounds `wide`.
+fn wide_contains(wide: &Wide, negative: bool, digits: &[u8]) -> bool {
+    let negative = negative && digits != b"0";
     // The order of the integer against bound `b`.
-    let cmp = |b: &Big| match (neg, b.neg) {
+    let cmp = |b: &Big| match (negative, b.neg) {
         (false, true) => core::cmp::Ordering::Greater,
         (true, false) => core::cmp::Ordering::Less,
         (false, false) => bigint::cmp_mag(digits, &b.mag),
         (true, true) => bigint::cmp_mag(&b.mag, digits),
     };
-    w.lo.as_ref().is_none_or(|l| cmp(l).is_ge()) && w.hi.as_ref().is_none_or(|h| cmp(h).is_le())
+    wide.lo.as_ref().is_none_or(|l| cmp(l).is_ge())
+        && wide.hi.as_ref().is_none_or(|h| cmp(h).is_le())
 }
 
 /// Writes the first `len` bytes of the key being read into `extra` as its pending text: the
-/// key has followed trie `state` of the object in frame `f` so far, so they are the prefix of
+/// key has followed trie `state` of the object in frame `frame` so far, so they are the prefix of
 /// any declared name the state stands for.
-fn spill_key(extra: &mut ExtraKeys, g: &Grammar, f: Option<&Frame>, state: u32, len: u32) {
+fn spill_key(
+    extra: &mut ExtraKeys,
+    grammar: &Grammar,
+    frame: Option<&Frame>,
+    state: u32,
+    len: u32,
+) {
     if len == 0 {
         return;
     }
-    let Some(f) = f else {
+    let Some(frame) = frame else {
         return;
     };
-    let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+    let Kind::Object { props, .. } = &grammar.nodes[frame.node as usize].kind else {
         return;
     };
-    let set = g.tries.set(state);
+    let set = grammar.tries.set(state);
     let member = (0..4)
         .find(|&w| set[w] != 0)
         .map(|w| w * 64 + set[w].trailing_zeros() as usize);
@@ -540,10 +547,10 @@ impl StructuredValidator {
 
     /// A branch's machine for a value of `node` opening under `depth_base` containers.
     fn branch(grammar: &Arc<Grammar>, node: NodeId, depth_base: usize) -> Self {
-        let mut v = Self::new(Arc::clone(grammar));
-        v.mode = Mode::Value(node);
-        v.depth_base = depth_base;
-        v
+        let mut machine = Self::new(Arc::clone(grammar));
+        machine.mode = Mode::Value(node);
+        machine.depth_base = depth_base;
+        machine
     }
 
     /// Steps through `chunk` until the value closes, a byte is refused, or the chunk ends.
@@ -560,10 +567,10 @@ impl StructuredValidator {
                         break;
                     }
                 }
-                Err(f) => {
+                Err(failure) => {
                     self.offset += i as u64;
                     self.work += i as u64;
-                    self.refuse(f);
+                    self.refuse(failure);
                     return Run::Refused(i);
                 }
             }
@@ -577,12 +584,12 @@ impl StructuredValidator {
     /// arrays; the bytes before them only while such an array is open.
     #[inline]
     fn keep_text(&mut self, bytes: &[u8]) {
-        if let Some(u) = self.unique.as_deref_mut() {
-            if u.open.is_empty() {
-                u.doc.clear();
-                u.base = self.offset;
+        if let Some(unique) = self.unique.as_deref_mut() {
+            if unique.open.is_empty() {
+                unique.doc.clear();
+                unique.base = self.offset;
             }
-            u.doc.extend_from_slice(bytes);
+            unique.doc.extend_from_slice(bytes);
         }
     }
 
@@ -593,45 +600,45 @@ impl StructuredValidator {
             let code = self
                 .fork_refusal
                 .as_ref()
-                .map_or(RefusalCode::Syntax, |r| r.code);
+                .map_or(RefusalCode::Syntax, |refusal| refusal.code);
             return Err(at_value(code));
         }
         let rest = &chunk[i..];
-        let (mut live, mut done, mut last) = (false, None, None::<usize>);
+        let (mut live, mut done, mut furthest) = (false, None, None::<usize>);
         let mut work = 0;
-        for f in &mut self.forks {
-            let before = f.work;
-            match f.run_branch(rest) {
+        for fork in &mut self.forks {
+            let before = fork.work;
+            match fork.run_branch(rest) {
                 Run::More => live = true,
-                Run::Done(k) => {
+                Run::Done(end) => {
                     live = true;
-                    done = Some(k);
+                    done = Some(end);
                 }
-                Run::Refused(j) => {
-                    if last.is_none_or(|l| j > l) {
-                        last = Some(j);
-                        self.fork_refusal = f.refusal.clone().map(Box::new);
+                Run::Refused(refused_at) => {
+                    if furthest.is_none_or(|at| refused_at > at) {
+                        furthest = Some(refused_at);
+                        self.fork_refusal = fork.refusal.clone().map(Box::new);
                     }
                 }
             }
-            work += f.work - before;
+            work += fork.work - before;
         }
         self.work += work;
         if live {
             self.fork_refusal = None;
             // The branches read the same bytes: every live one closes the value at one byte.
-            if let Some(k) = done {
+            if let Some(end) = done {
                 self.forks.clear();
                 self.complete_value();
-                return Ok(k);
+                return Ok(end);
             }
-            self.forks.retain(|f| f.refusal.is_none());
+            self.forks.retain(|fork| fork.refusal.is_none());
             return Ok(rest.len());
         }
         self.forks.clear();
-        match last {
+        match furthest {
             // Consume up to the byte the last branch refused; the next step refuses it.
-            Some(j) if j > 0 => Ok(j),
+            Some(refused_at) if refused_at > 0 => Ok(refused_at),
             _ => {
                 let code = self
                     .fork_refusal
@@ -690,9 +697,9 @@ impl StructuredValidator {
         // A byte-wise feed's commonest byte, without entering the machine: one plain byte of
         // an unconstrained value string below its length and the document limit. `step` would
         // take exactly this path for it (`string_byte` counts it as one character).
-        if let [b] = *chunk
+        if let [byte] = *chunk
             && self.plain_budget > 0
-            && PLAIN[usize::from(b)]
+            && PLAIN[usize::from(byte)]
         {
             self.plain_budget -= 1;
             self.string.chars += 1;
@@ -742,10 +749,10 @@ impl StructuredValidator {
         while i < body.len() {
             match self.step(body, i) {
                 Ok(used) => i += used,
-                Err(f) => {
+                Err(failure) => {
                     self.offset += i as u64;
                     self.work += i as u64;
-                    return Err(self.refuse(f));
+                    return Err(self.refuse(failure));
                 }
             }
         }
@@ -795,8 +802,8 @@ impl StructuredValidator {
                             | NumberPhase::Exponent
                     ) =>
             {
-                if let Err(f) = self.end_number() {
-                    return Err(self.refuse(f));
+                if let Err(failure) = self.end_number() {
+                    return Err(self.refuse(failure));
                 }
             }
             Mode::Value(_) if self.stack.is_empty() => {
@@ -807,7 +814,7 @@ impl StructuredValidator {
                 self.fork_refusal = self
                     .forks
                     .first()
-                    .and_then(|f| f.clone().finish().err())
+                    .and_then(|fork| fork.clone().finish().err())
                     .map(Box::new);
                 return Err(self.refuse(at_value(RefusalCode::Truncated)));
             }
@@ -828,10 +835,10 @@ impl StructuredValidator {
         if self.accepted || self.refusal.is_some() {
             return out;
         }
-        for b in 0..=255u8 {
+        for byte in 0..=255u8 {
             let mut trial = self.clone();
-            if trial.push(&[b]).is_ok() {
-                out.bytes[usize::from(b) / 64] |= 1 << (b % 64);
+            if trial.push(&[byte]).is_ok() {
+                out.bytes[usize::from(byte) / 64] |= 1 << (byte % 64);
             }
         }
         out.finish = self.clone().finish().is_ok();
@@ -841,17 +848,17 @@ impl StructuredValidator {
     fn refuse(&mut self, (code, level): Failure) -> Refusal {
         self.plain_budget = 0;
         let mut path = self.path(level);
-        if let Some(f) = self.fork_refusal.take() {
-            path.push_str(&f.path);
+        if let Some(branch_refusal) = self.fork_refusal.take() {
+            path.push_str(&branch_refusal.path);
         }
         self.forks.clear();
-        let r = Refusal {
+        let refusal = Refusal {
             code,
             offset: self.offset,
             path,
         };
-        self.refusal = Some(r.clone());
-        r
+        self.refusal = Some(refusal.clone());
+        refusal
     }
 
     fn path(&self, level: Level) -> String {
@@ -860,9 +867,9 @@ impl StructuredValidator {
             Level::Container => self.stack.len().saturating_sub(1),
         };
         let mut p = String::new();
-        for f in (0..n).filter_map(|i| self.stack.get(i)) {
-            let seg: Option<String> = if f.is_object {
-                match (&self.grammar.nodes[f.node as usize].kind, f.key) {
+        for frame in (0..n).filter_map(|i| self.stack.get(i)) {
+            let segment: Option<String> = if frame.is_object {
+                match (&self.grammar.nodes[frame.node as usize].kind, frame.key) {
                     (Kind::Object { props, .. }, Key::Property(i)) => {
                         props.get(usize::from(i)).map(|p| p.name.clone())
                     }
@@ -874,11 +881,11 @@ impl StructuredValidator {
                     _ => None,
                 }
             } else {
-                Some(f.count.saturating_sub(1).to_string())
+                Some(frame.count.saturating_sub(1).to_string())
             };
-            if let Some(seg) = seg {
+            if let Some(segment) = segment {
                 p.push('/');
-                for c in seg.chars() {
+                for c in segment.chars() {
                     match c {
                         '~' => p.push_str("~0"),
                         '/' => p.push_str("~1"),
@@ -896,20 +903,20 @@ impl StructuredValidator {
     // cost 6 % more instructions per tool call.
     #[inline(always)]
     fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
-        let b = chunk[i];
+        let byte = chunk[i];
         match self.mode {
             Mode::String => self.string_byte(chunk, i),
             Mode::Fork => self.fork_step(chunk, i),
             Mode::Number => {
-                if self.number_byte(b)? {
+                if self.number_byte(byte)? {
                     Ok(1)
                 } else {
                     self.end_number()?;
-                    if is_whitespace(b) {
+                    if is_whitespace(byte) {
                         return Ok(1);
                     }
                     self.structural_index = i;
-                    self.structural(b).map(|()| 1)
+                    self.structural(byte).map(|()| 1)
                 }
             }
             Mode::Literal => {
@@ -930,13 +937,13 @@ impl StructuredValidator {
                 Ok(n)
             }
             _ => {
-                if is_whitespace(b) {
+                if is_whitespace(byte) {
                     // A run of whitespace.
                     let run = chunk[i..].iter().take_while(|&&c| is_whitespace(c)).count();
                     return Ok(run);
                 }
                 self.structural_index = i;
-                self.structural(b).map(|()| 1)
+                self.structural(byte).map(|()| 1)
             }
         }
     }
@@ -950,11 +957,11 @@ impl StructuredValidator {
     }
 
     /// A byte outside strings, numbers and literals that is not whitespace.
-    fn structural(&mut self, b: u8) -> Result<(), Failure> {
+    fn structural(&mut self, byte: u8) -> Result<(), Failure> {
         match self.mode {
-            Mode::Value(node) => self.value_start(node, b),
+            Mode::Value(node) => self.value_start(node, byte),
             Mode::TagValue => {
-                if b == b'"' {
+                if byte == b'"' {
                     let node = self.top_frame()?.node;
                     if !matches!(&self.grammar.nodes[node as usize].kind, Kind::OneOf { .. }) {
                         return Err(at_value(RefusalCode::Syntax));
@@ -962,27 +969,27 @@ impl StructuredValidator {
                     let state = self.grammar.tries.root(node);
                     self.start_string(Target::TagValue, state, true);
                     Ok(())
-                } else if is_value_start(b) {
+                } else if is_value_start(byte) {
                     Err(at_value(RefusalCode::WrongType))
                 } else {
                     Err(at_value(RefusalCode::Syntax))
                 }
             }
-            Mode::ObjectFirst => match b {
+            Mode::ObjectFirst => match byte {
                 b'}' => self.close_object(),
                 b'"' => self.start_key(),
                 _ => Err(at_container(RefusalCode::Syntax)),
             },
-            Mode::ObjectKey => match b {
+            Mode::ObjectKey => match byte {
                 b'"' => self.start_key(),
                 _ => Err(at_container(RefusalCode::Syntax)),
             },
             Mode::Colon => {
-                if b != b':' {
+                if byte != b':' {
                     return Err(at_container(RefusalCode::Syntax));
                 }
-                let f = self.top_frame()?;
-                self.mode = match (&self.grammar.nodes[f.node as usize].kind, f.key) {
+                let frame = self.top_frame()?;
+                self.mode = match (&self.grammar.nodes[frame.node as usize].kind, frame.key) {
                     (Kind::OneOf { .. }, Key::Tag) => Mode::TagValue,
                     (Kind::Object { props, .. }, Key::Property(i)) => {
                         match props.get(usize::from(i)) {
@@ -990,22 +997,28 @@ impl StructuredValidator {
                             None => return Err(at_container(RefusalCode::Syntax)),
                         }
                     }
-                    (Kind::Object { extra: Some(x), .. }, Key::Extra(_)) => Mode::Value(*x),
-                    (Kind::Any, Key::Extra(_)) => Mode::Value(f.node),
+                    (
+                        Kind::Object {
+                            extra: Some(extra_node),
+                            ..
+                        },
+                        Key::Extra(_),
+                    ) => Mode::Value(*extra_node),
+                    (Kind::Any, Key::Extra(_)) => Mode::Value(frame.node),
                     _ => return Err(at_container(RefusalCode::Syntax)),
                 };
                 Ok(())
             }
             Mode::AfterValue => {
                 let is_object = self.top_frame()?.is_object;
-                match (b, is_object) {
+                match (byte, is_object) {
                     (b',', true) => self.comma_object(),
                     (b',', false) => {
                         self.unique_element()?;
-                        let f = self.top_frame()?;
+                        let frame = self.top_frame()?;
                         if let Kind::Array { max_items, .. } =
-                            self.grammar.nodes[f.node as usize].kind
-                            && f.count >= max_items
+                            self.grammar.nodes[frame.node as usize].kind
+                            && frame.count >= max_items
                         {
                             return Err(at_container(RefusalCode::TooManyItems));
                         }
@@ -1020,19 +1033,19 @@ impl StructuredValidator {
                     _ => Err(at_container(RefusalCode::Syntax)),
                 }
             }
-            Mode::ArrayFirst if b == b']' => self.close_array(),
+            Mode::ArrayFirst if byte == b']' => self.close_array(),
             Mode::ArrayFirst | Mode::ArrayNext => {
-                if !is_value_start(b) {
+                if !is_value_start(byte) {
                     return Err(at_container(RefusalCode::Syntax));
                 }
                 let (items, max_items, count) = match (
                     self.stack.last(),
                     self.stack
                         .last()
-                        .map(|f| &self.grammar.nodes[f.node as usize].kind),
+                        .map(|frame| &self.grammar.nodes[frame.node as usize].kind),
                 ) {
                     (
-                        Some(f),
+                        Some(frame),
                         Some(Kind::Array {
                             prefix,
                             items,
@@ -1040,20 +1053,20 @@ impl StructuredValidator {
                             ..
                         }),
                     ) => (
-                        prefix.get(f.count as usize).copied().unwrap_or(*items),
+                        prefix.get(frame.count as usize).copied().unwrap_or(*items),
                         *max_items,
-                        f.count,
+                        frame.count,
                     ),
-                    (Some(f), Some(Kind::Any)) => (f.node, u32::MAX, f.count),
+                    (Some(frame), Some(Kind::Any)) => (frame.node, u32::MAX, frame.count),
                     _ => return Err(at_container(RefusalCode::Syntax)),
                 };
                 if count >= max_items {
                     return Err(at_container(RefusalCode::TooManyItems));
                 }
-                if let Some(f) = self.stack.last_mut() {
-                    f.count += 1;
+                if let Some(frame) = self.stack.last_mut() {
+                    frame.count += 1;
                 }
-                self.value_start(items, b)
+                self.value_start(items, byte)
             }
             Mode::Done => Err(at_value(RefusalCode::TrailingBytes)),
             Mode::String | Mode::Number | Mode::Literal | Mode::Fork => {
@@ -1066,12 +1079,12 @@ impl StructuredValidator {
         self.stack.last().ok_or(at_value(RefusalCode::Syntax))
     }
 
-    fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Failure> {
-        let g = &self.grammar;
-        if matches!(b, b'{' | b'[')
-            && self.stack.len() + self.depth_base >= g.limits.max_depth as usize
+    fn value_start(&mut self, node: NodeId, byte: u8) -> Result<(), Failure> {
+        let grammar = &self.grammar;
+        if matches!(byte, b'{' | b'[')
+            && self.stack.len() + self.depth_base >= grammar.limits.max_depth as usize
             && matches!(
-                (&g.nodes[node as usize].kind, b),
+                (&grammar.nodes[node as usize].kind, byte),
                 (
                     Kind::Object { .. }
                         | Kind::OneOf { .. }
@@ -1087,9 +1100,9 @@ impl StructuredValidator {
         {
             return Err(at_value(RefusalCode::TooDeep));
         }
-        match (&g.nodes[node as usize].kind, b) {
+        match (&grammar.nodes[node as usize].kind, byte) {
             (Kind::Union { by, .. }, _) => {
-                let class = match b {
+                let class = match byte {
                     b'{' => 0,
                     b'[' => 1,
                     b'"' => 2,
@@ -1102,7 +1115,7 @@ impl StructuredValidator {
                 if next == NONE {
                     return Err(at_value(RefusalCode::WrongType));
                 }
-                return self.value_start(next, b);
+                return self.value_start(next, byte);
             }
             (Kind::Parallel { branches }, _) => {
                 let depth = self.stack.len() + self.depth_base;
@@ -1113,13 +1126,13 @@ impl StructuredValidator {
                 // Each branch reads the value's first byte; its work is added to this machine's
                 // (which counts the byte once itself).
                 let mut fail = None;
-                for f in &mut forks {
-                    if let Run::Refused(_) = f.run_branch(&[b]) {
-                        fail = fail.or_else(|| f.refusal.clone());
+                for fork in &mut forks {
+                    if let Run::Refused(_) = fork.run_branch(&[byte]) {
+                        fail = fail.or_else(|| fork.refusal.clone());
                     }
-                    self.work += f.work;
+                    self.work += fork.work;
                 }
-                forks.retain(|f| f.refusal.is_none());
+                forks.retain(|fork| fork.refusal.is_none());
                 if forks.is_empty() {
                     let code = fail.as_ref().map_or(RefusalCode::WrongType, |r| r.code);
                     self.fork_refusal = fail.map(Box::new);
@@ -1150,7 +1163,7 @@ impl StructuredValidator {
             }
             (Kind::Any, b'"') => self.start_string(Target::Value(node), NONE, false),
             (Kind::Any, b't' | b'f' | b'n') => {
-                self.literal = match b {
+                self.literal = match byte {
                     b't' => TRUE,
                     b'f' => FALSE,
                     _ => NULL,
@@ -1177,8 +1190,8 @@ impl StructuredValidator {
                     key: Key::None,
                 });
                 self.mode = Mode::ArrayFirst;
-                if *unique && let Some(u) = self.unique.as_deref_mut() {
-                    u.open(self.stack.len(), self.offset + self.structural_index as u64);
+                if *unique && let Some(unique) = self.unique.as_deref_mut() {
+                    unique.open(self.stack.len(), self.offset + self.structural_index as u64);
                 }
             }
             (
@@ -1203,7 +1216,7 @@ impl StructuredValidator {
                 self.string.pattern_state = pat;
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
-                let (is_integer, plain) = match &g.nodes[node as usize].kind {
+                let (is_integer, plain) = match &grammar.nodes[node as usize].kind {
                     Kind::Integer {
                         lo,
                         hi,
@@ -1213,16 +1226,17 @@ impl StructuredValidator {
                     Kind::Integer { .. } => (true, None),
                     _ => (false, None),
                 };
-                let n = &mut self.number;
-                n.node = node;
-                n.is_integer = is_integer;
-                n.plain_bounds = plain;
-                n.len = 1;
-                n.text[0] = b;
-                n.negative = b == b'-';
-                n.digits = u32::from(b != b'-');
-                n.magnitude = u64::from(b.wrapping_sub(b'0')).min(9) * u64::from(b != b'-');
-                n.phase = match b {
+                let number = &mut self.number;
+                number.node = node;
+                number.is_integer = is_integer;
+                number.plain_bounds = plain;
+                number.len = 1;
+                number.text[0] = byte;
+                number.negative = byte == b'-';
+                number.digits = u32::from(byte != b'-');
+                number.magnitude =
+                    u64::from(byte.wrapping_sub(b'0')).min(9) * u64::from(byte != b'-');
+                number.phase = match byte {
                     b'-' => NumberPhase::Sign,
                     b'0' => NumberPhase::Zero,
                     _ => NumberPhase::Integer,
@@ -1232,19 +1246,19 @@ impl StructuredValidator {
                 // a first digit within plain bounds is itself a completion.
                 let settled = !is_integer
                     || plain.is_some_and(|(lo, hi)| {
-                        let v = i64::from(b.wrapping_sub(b'0'));
-                        b != b'-' && lo <= v && v <= hi
+                        let first_digit = i64::from(byte.wrapping_sub(b'0'));
+                        byte != b'-' && lo <= first_digit && first_digit <= hi
                     });
                 if !settled {
                     self.check_integer_prefix()?;
                 }
             }
             (Kind::Boolean { allowed }, b't' | b'f') => {
-                let v = b == b't';
-                if allowed.as_ref().is_some_and(|a| !a.contains(&v)) {
+                let value = byte == b't';
+                if allowed.as_ref().is_some_and(|a| !a.contains(&value)) {
                     return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
-                self.literal = if v { TRUE } else { FALSE };
+                self.literal = if value { TRUE } else { FALSE };
                 self.literal_pos = 1;
                 self.mode = Mode::Literal;
             }
@@ -1253,7 +1267,7 @@ impl StructuredValidator {
                 self.literal_pos = 1;
                 self.mode = Mode::Literal;
             }
-            _ if is_value_start(b) => return Err(at_value(RefusalCode::WrongType)),
+            _ if is_value_start(byte) => return Err(at_value(RefusalCode::WrongType)),
             _ => return Err(at_value(RefusalCode::Syntax)),
         }
         Ok(())
@@ -1279,25 +1293,25 @@ impl StructuredValidator {
         constrained: bool,
         (min, max): (u32, u32),
     ) {
-        let s = &mut self.string;
-        s.max = max;
-        s.min = min;
-        s.target = target;
-        s.chars = 0;
-        s.decoded_bytes = 0;
-        s.state = state;
-        s.spill = state == NONE;
-        s.constrained = constrained;
-        s.pattern_state = None;
-        s.escape = Escape::None;
-        s.continuation_left = 0;
-        s.hex_digits = 0;
+        let string = &mut self.string;
+        string.max = max;
+        string.min = min;
+        string.target = target;
+        string.chars = 0;
+        string.decoded_bytes = 0;
+        string.state = state;
+        string.spill = state == NONE;
+        string.constrained = constrained;
+        string.pattern_state = None;
+        string.escape = Escape::None;
+        string.continuation_left = 0;
+        string.hex_digits = 0;
         self.mode = Mode::String;
     }
 
     fn start_key(&mut self) -> Result<(), Failure> {
-        let f = self.top_frame()?;
-        match &self.grammar.nodes[f.node as usize].kind {
+        let frame = self.top_frame()?;
+        match &self.grammar.nodes[frame.node as usize].kind {
             Kind::OneOf { .. } => {
                 self.start_string(Target::TagKey, NONE, true);
                 Ok(())
@@ -1308,19 +1322,19 @@ impl StructuredValidator {
                 extra,
                 ..
             } => {
-                if max_properties.is_some_and(|m| f.count >= m) {
+                if max_properties.is_some_and(|m| frame.count >= m) {
                     return Err(at_container(RefusalCode::TooManyProperties));
                 }
                 if extra.is_some() {
-                    let state = self.grammar.tries.root(f.node);
+                    let state = self.grammar.tries.root(frame.node);
                     self.extra.begin();
                     self.start_string(Target::OpenKey, state, true);
                     return Ok(());
                 }
-                if !bits_any(&and_not(all, &f.seen)) {
+                if !bits_any(&and_not(all, &frame.seen)) {
                     return Err(at_container(RefusalCode::UnknownProperty));
                 }
-                let state = self.grammar.tries.root(f.node);
+                let state = self.grammar.tries.root(frame.node);
                 self.start_string(Target::Key, state, true);
                 Ok(())
             }
@@ -1334,18 +1348,18 @@ impl StructuredValidator {
     }
 
     fn comma_object(&mut self) -> Result<(), Failure> {
-        let f = self.top_frame()?;
+        let frame = self.top_frame()?;
         if let Kind::Object {
             all,
             max_properties,
             extra,
             ..
-        } = &self.grammar.nodes[f.node as usize].kind
+        } = &self.grammar.nodes[frame.node as usize].kind
         {
-            if max_properties.is_some_and(|m| f.count >= m) {
+            if max_properties.is_some_and(|m| frame.count >= m) {
                 return Err(at_container(RefusalCode::TooManyProperties));
             }
-            if extra.is_none() && !bits_any(&and_not(all, &f.seen)) {
+            if extra.is_none() && !bits_any(&and_not(all, &frame.seen)) {
                 return Err(at_container(RefusalCode::UnknownProperty));
             }
         }
@@ -1354,21 +1368,23 @@ impl StructuredValidator {
     }
 
     fn close_object(&mut self) -> Result<(), Failure> {
-        let f = self.top_frame()?;
-        match &self.grammar.nodes[f.node as usize].kind {
+        let frame = self.top_frame()?;
+        match &self.grammar.nodes[frame.node as usize].kind {
             Kind::Object {
                 required,
                 min_properties,
                 dependent,
                 ..
-            } if !bits_any(&and_not(required, &f.seen)) => {
-                if f.count < *min_properties {
+            } if !bits_any(&and_not(required, &frame.seen)) => {
+                if frame.count < *min_properties {
                     return Err(at_container(RefusalCode::TooFewProperties));
                 }
                 // A present property's dependents (`dependentRequired`).
                 for (i, need) in dependent.iter().flat_map(|d| d.0.iter()) {
                     let i = usize::from(*i);
-                    if f.seen[i / 64] & (1 << (i % 64)) != 0 && bits_any(&and_not(need, &f.seen)) {
+                    if frame.seen[i / 64] & (1 << (i % 64)) != 0
+                        && bits_any(&and_not(need, &frame.seen))
+                    {
                         return Err(at_container(RefusalCode::MissingProperty));
                     }
                 }
@@ -1381,14 +1397,14 @@ impl StructuredValidator {
     }
 
     fn close_array(&mut self) -> Result<(), Failure> {
-        let f = self.top_frame()?;
-        if let Kind::Array { min_items, .. } = self.grammar.nodes[f.node as usize].kind
-            && f.count < min_items
+        let frame = self.top_frame()?;
+        if let Kind::Array { min_items, .. } = self.grammar.nodes[frame.node as usize].kind
+            && frame.count < min_items
         {
             return Err(at_container(RefusalCode::TooFewItems));
         }
-        if let Some(u) = self.unique.as_deref_mut() {
-            u.close(self.stack.len());
+        if let Some(unique) = self.unique.as_deref_mut() {
+            unique.close(self.stack.len());
         }
         self.pop_frame();
         Ok(())
@@ -1400,8 +1416,8 @@ impl StructuredValidator {
     fn unique_element(&mut self) -> Result<(), Failure> {
         let depth = self.stack.len();
         let at = self.offset + self.structural_index as u64;
-        if let Some(u) = self.unique.as_deref_mut() {
-            match u.element(depth, at) {
+        if let Some(unique) = self.unique.as_deref_mut() {
+            match unique.element(depth, at) {
                 Some(Ok(work)) => self.work += work,
                 Some(Err(())) => return Err(at_container(RefusalCode::DuplicateItem)),
                 None => {}
@@ -1419,21 +1435,21 @@ impl StructuredValidator {
 
     #[inline(always)]
     fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
-        let b = chunk[i];
+        let byte = chunk[i];
         if self.string.continuation_left > 0 {
-            if b < self.string.continuation_min || b > self.string.continuation_max {
+            if byte < self.string.continuation_min || byte > self.string.continuation_max {
                 return Err(at_value(RefusalCode::InvalidUtf8));
             }
             self.string.continuation_left -= 1;
             self.string.continuation_min = 0x80;
             self.string.continuation_max = 0xbf;
-            self.feed(b)?;
+            self.feed(byte)?;
             return Ok(1);
         }
         match self.string.escape {
             Escape::None => {}
             Escape::Backslash => {
-                let d = match b {
+                let decoded = match byte {
                     b'"' => b'"',
                     b'\\' => b'\\',
                     b'/' => b'/',
@@ -1451,47 +1467,48 @@ impl StructuredValidator {
                     _ => return Err(at_value(RefusalCode::InvalidEscape)),
                 };
                 self.string.escape = Escape::None;
-                self.feed(d)?;
+                self.feed(decoded)?;
                 return Ok(1);
             }
             Escape::UnicodeHex | Escape::LowSurrogateHex => {
-                let d = match b {
-                    b'0'..=b'9' => b - b'0',
-                    b'a'..=b'f' => b - b'a' + 10,
-                    b'A'..=b'F' => b - b'A' + 10,
+                let digit = match byte {
+                    b'0'..=b'9' => byte - b'0',
+                    b'a'..=b'f' => byte - b'a' + 10,
+                    b'A'..=b'F' => byte - b'A' + 10,
                     _ => return Err(at_value(RefusalCode::InvalidEscape)),
                 };
-                self.string.hex_value = self.string.hex_value * 16 + u32::from(d);
+                self.string.hex_value = self.string.hex_value * 16 + u32::from(digit);
                 self.string.hex_digits += 1;
                 if self.string.hex_digits < 4 {
                     return Ok(1);
                 }
-                let v = self.string.hex_value;
-                let cp = if self.string.escape == Escape::UnicodeHex {
-                    match v {
+                let code_unit = self.string.hex_value;
+                let code_point = if self.string.escape == Escape::UnicodeHex {
+                    match code_unit {
                         0xd800..=0xdbff => {
-                            self.string.high_surrogate = v;
+                            self.string.high_surrogate = code_unit;
                             self.string.escape = Escape::ExpectBackslash;
                             return Ok(1);
                         }
                         0xdc00..=0xdfff => return Err(at_value(RefusalCode::LoneSurrogate)),
-                        _ => v,
+                        _ => code_unit,
                     }
-                } else if (0xdc00..=0xdfff).contains(&v) {
-                    0x10000 + ((self.string.high_surrogate - 0xd800) << 10) + (v - 0xdc00)
+                } else if (0xdc00..=0xdfff).contains(&code_unit) {
+                    0x10000 + ((self.string.high_surrogate - 0xd800) << 10) + (code_unit - 0xdc00)
                 } else {
                     return Err(at_value(RefusalCode::LoneSurrogate));
                 };
                 self.string.escape = Escape::None;
-                let c = char::from_u32(cp).ok_or(at_value(RefusalCode::LoneSurrogate))?;
+                let character =
+                    char::from_u32(code_point).ok_or(at_value(RefusalCode::LoneSurrogate))?;
                 let mut buf = [0u8; 4];
-                for &x in c.encode_utf8(&mut buf).as_bytes() {
-                    self.feed(x)?;
+                for &utf8_byte in character.encode_utf8(&mut buf).as_bytes() {
+                    self.feed(utf8_byte)?;
                 }
                 return Ok(1);
             }
             Escape::ExpectBackslash => {
-                return if b == b'\\' {
+                return if byte == b'\\' {
                     self.string.escape = Escape::ExpectLowU;
                     Ok(1)
                 } else {
@@ -1499,7 +1516,7 @@ impl StructuredValidator {
                 };
             }
             Escape::ExpectLowU => {
-                return if b == b'u' {
+                return if byte == b'u' {
                     self.string.escape = Escape::LowSurrogateHex;
                     self.string.hex_value = 0;
                     self.string.hex_digits = 0;
@@ -1509,7 +1526,7 @@ impl StructuredValidator {
                 };
             }
         }
-        match b {
+        match byte {
             b'"' => {
                 self.end_string()?;
                 Ok(1)
@@ -1545,7 +1562,7 @@ impl StructuredValidator {
                         }
                     }
                     self.char_start()?;
-                    self.feed(b)?;
+                    self.feed(byte)?;
                     return Ok(1);
                 }
                 // An unconstrained value string: count the run of plain bytes at once.
@@ -1574,7 +1591,7 @@ impl StructuredValidator {
                 Ok(run)
             }
             _ => {
-                let (need, lo, hi) = match b {
+                let (need, lo, hi) = match byte {
                     0xc2..=0xdf => (1, 0x80, 0xbf),
                     0xe0 => (2, 0xa0, 0xbf),
                     0xed => (2, 0x80, 0x9f),
@@ -1585,7 +1602,7 @@ impl StructuredValidator {
                     _ => return Err(at_value(RefusalCode::InvalidUtf8)),
                 };
                 self.char_start()?;
-                self.feed(b)?;
+                self.feed(byte)?;
                 self.string.continuation_left = need;
                 self.string.continuation_min = lo;
                 self.string.continuation_max = hi;
@@ -1600,52 +1617,55 @@ impl StructuredValidator {
     /// (which the caller then feeds alone). Returns how many were taken.
     #[inline]
     fn member_run(&mut self, bytes: &[u8]) -> usize {
-        let s = &mut self.string;
-        let (seen, room) = match s.target {
+        let string = &mut self.string;
+        let (seen, room) = match string.target {
             Target::Key => match self.stack.last() {
-                Some(f) => (Some(&f.seen), usize::MAX),
+                Some(frame) => (Some(&frame.seen), usize::MAX),
                 None => return 0,
             },
             Target::TagValue => (None, usize::MAX),
-            Target::Value(_) => (None, (s.max - s.chars.min(s.max)) as usize),
+            Target::Value(_) => (None, (string.max - string.chars.min(string.max)) as usize),
             Target::TagKey => {
                 // The plain bytes that continue the tag's name, compared at once (as `feed`
                 // would one by one: one work unit each); the first other byte is left to `feed`.
-                let Some(f) = self.stack.last() else {
+                let Some(frame) = self.stack.last() else {
                     return 0;
                 };
-                let Kind::OneOf { tag, .. } = &self.grammar.nodes[f.node as usize].kind else {
+                let Kind::OneOf { tag, .. } = &self.grammar.nodes[frame.node as usize].kind else {
                     return 0;
                 };
                 let rest = tag
                     .as_bytes()
-                    .get(s.decoded_bytes as usize..)
+                    .get(string.decoded_bytes as usize..)
                     .unwrap_or_default();
                 let run = plain_run(bytes);
                 let n = bytes[..run]
                     .iter()
                     .zip(rest)
-                    .take_while(|(a, b)| a == b)
+                    .take_while(|(key_byte, tag_byte)| key_byte == tag_byte)
                     .count();
                 // At most the tag's length (a name of the schema, at most 1 MiB).
-                s.decoded_bytes += n as u32;
+                string.decoded_bytes += n as u32;
                 self.work += n as u64;
                 return n;
             }
             _ => return 0,
         };
         // Plain member texts stop the walk at any byte that is not plain by themselves.
-        let run = if self.grammar.tries.plain(s.state) {
+        let run = if self.grammar.tries.plain(string.state) {
             bytes.len()
         } else {
             plain_run(bytes)
         };
-        let (n, state, work) = self.grammar.tries.walk(s.state, &bytes[..run], room, seen);
-        s.state = state;
+        let (n, state, work) = self
+            .grammar
+            .tries
+            .walk(string.state, &bytes[..run], room, seen);
+        string.state = state;
         // `n` is at most a member text's length (1 MiB).
-        s.decoded_bytes += n as u32;
-        if let Target::Value(_) = s.target {
-            s.chars += n as u32;
+        string.decoded_bytes += n as u32;
+        if let Target::Value(_) = string.target {
+            string.chars += n as u32;
         }
         self.work += work;
         n
@@ -1680,24 +1700,24 @@ impl StructuredValidator {
             }
             _ => return 0,
         };
-        let g = &*self.grammar;
-        let Some(j) = g.tries.exact(self.string.state) else {
+        let grammar = &*self.grammar;
+        let Some(property) = grammar.tries.exact(self.string.state) else {
             return 0;
         };
-        let Some(f) = self.stack.last_mut() else {
+        let Some(frame) = self.stack.last_mut() else {
             return 0;
         };
-        let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+        let Kind::Object { props, .. } = &grammar.nodes[frame.node as usize].kind else {
             return 0;
         };
-        if take_declared(f, j).is_err() {
+        if take_declared(frame, property).is_err() {
             return 0;
         }
         if open {
             // Every declared name is compared against the key (as `end_string` counts).
             self.work += props.len() as u64;
         }
-        match (chunk.get(at + 1), props.get(j)) {
+        match (chunk.get(at + 1), props.get(property)) {
             (Some(b':'), Some(p)) => {
                 let node = p.node;
                 // A string value's opening quote right after the colon starts it, as
@@ -1709,10 +1729,10 @@ impl StructuredValidator {
                         max,
                         allowed,
                         pattern: None,
-                    } = &g.nodes[node as usize].kind
+                    } = &grammar.nodes[node as usize].kind
                 {
                     let (min, max, constrained) = (*min, *max, allowed.is_some());
-                    let state = g.tries.root(node);
+                    let state = grammar.tries.root(node);
                     self.begin_string(Target::Value(node), state, constrained, (min, max));
                     return 3;
                 }
@@ -1733,7 +1753,8 @@ impl StructuredValidator {
     /// left to the next step, which refuses it at its own offset. Returns the bytes taken.
     #[inline]
     fn after_value(&mut self, chunk: &[u8], at: usize) -> usize {
-        if self.mode != Mode::AfterValue || !self.stack.last().is_some_and(|f| f.is_object) {
+        if self.mode != Mode::AfterValue || !self.stack.last().is_some_and(|frame| frame.is_object)
+        {
             return 0;
         }
         match chunk.get(at) {
@@ -1758,8 +1779,8 @@ impl StructuredValidator {
     /// first byte they would refuse (which the caller then feeds alone).
     #[inline]
     fn pattern_run(&mut self, node: NodeId, bytes: &[u8]) -> usize {
-        let s = &mut self.string;
-        let room = (s.max - s.chars.min(s.max)) as usize;
+        let string = &mut self.string;
+        let room = (string.max - string.chars.min(string.max)) as usize;
         let run = plain_run(bytes).min(room);
         let mut n = run;
         if let (
@@ -1767,8 +1788,10 @@ impl StructuredValidator {
             Kind::String {
                 pattern: Some(p), ..
             },
-        ) = (s.pattern_state, &self.grammar.nodes[node as usize].kind)
-        {
+        ) = (
+            string.pattern_state,
+            &self.grammar.nodes[node as usize].kind,
+        ) {
             n = 0;
             let mut open = true;
             while n < run {
@@ -1786,41 +1809,41 @@ impl StructuredValidator {
                     Step::Dead => break,
                 }
             }
-            s.pattern_state = open.then_some(id);
+            string.pattern_state = open.then_some(id);
         }
         // `n` is at most the string's `maxLength` room (a u32).
-        s.chars += n as u32;
-        s.decoded_bytes += n as u32;
+        string.chars += n as u32;
+        string.decoded_bytes += n as u32;
         n
     }
 
     /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
     /// property; returns how many were taken.
     fn open_key_bytes(&mut self, rest: &[u8]) -> usize {
-        let g = &*self.grammar;
-        let s = &mut self.string;
-        if !s.spill && g.tries.plain(s.state) {
+        let grammar = &*self.grammar;
+        let string = &mut self.string;
+        if !string.spill && grammar.tries.plain(string.state) {
             // Plain declared names: the walk stops at any byte that is not plain by itself.
-            let (n, state, _) = g.tries.walk(s.state, rest, usize::MAX, None);
-            s.state = state;
+            let (n, state, _) = grammar.tries.walk(string.state, rest, usize::MAX, None);
+            string.state = state;
             // At most a name's length (1 MiB).
-            s.decoded_bytes += n as u32;
+            string.decoded_bytes += n as u32;
             match rest.get(n) {
-                Some(&b) if PLAIN[usize::from(b)] => {}
+                Some(&byte) if PLAIN[usize::from(byte)] => {}
                 _ => return n,
             }
             // A plain byte no declared name continues with: the key is another property.
-            s.spill = true;
+            string.spill = true;
             spill_key(
                 &mut self.extra,
-                g,
+                grammar,
                 self.stack.last(),
                 state,
-                s.decoded_bytes,
+                string.decoded_bytes,
             );
             let more = plain_run(rest.get(n..).unwrap_or_default());
             self.extra.extend(rest.get(n..n + more).unwrap_or_default());
-            s.decoded_bytes = s.decoded_bytes.saturating_add(more as u32);
+            string.decoded_bytes = string.decoded_bytes.saturating_add(more as u32);
             return n + more;
         }
         let run = plain_run(rest).max(1);
@@ -1831,22 +1854,22 @@ impl StructuredValidator {
 
     /// A run of plain bytes of a key that may be another property.
     fn open_key_run(&mut self, bytes: &[u8]) {
-        let s = &mut self.string;
-        let at = s.decoded_bytes;
+        let string = &mut self.string;
+        let at = string.decoded_bytes;
         // Below `max_document_bytes`, checked below 2^53; a key longer than u32::MAX bytes
         // leaves every declared name long before (they are at most 1 MiB).
-        s.decoded_bytes = s.decoded_bytes.saturating_add(bytes.len() as u32);
-        if s.spill {
+        string.decoded_bytes = string.decoded_bytes.saturating_add(bytes.len() as u32);
+        if string.spill {
             self.extra.extend(bytes);
             return;
         }
-        let g = &*self.grammar;
-        let (n, state, _) = g.tries.walk(s.state, bytes, usize::MAX, None);
-        s.state = state;
+        let grammar = &*self.grammar;
+        let (n, state, _) = grammar.tries.walk(string.state, bytes, usize::MAX, None);
+        string.state = state;
         if n < bytes.len() {
-            s.spill = true;
+            string.spill = true;
             let len = at.saturating_add(n as u32);
-            spill_key(&mut self.extra, g, self.stack.last(), state, len);
+            spill_key(&mut self.extra, grammar, self.stack.last(), state, len);
             self.extra.extend(bytes.get(n..).unwrap_or_default());
         }
     }
@@ -1867,44 +1890,50 @@ impl StructuredValidator {
         if !self.string.constrained {
             return Ok(());
         }
-        let g = &*self.grammar;
-        let s = &mut self.string;
-        let pos = s.decoded_bytes;
-        s.decoded_bytes += 1;
-        match s.target {
+        let grammar = &*self.grammar;
+        let string = &mut self.string;
+        let pos = string.decoded_bytes;
+        string.decoded_bytes += 1;
+        match string.target {
             Target::Key => {
-                let Some(f) = self.stack.last() else {
+                let Some(frame) = self.stack.last() else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
                 // Every member with the prefix is compared against the byte.
-                self.work += g.tries.count(s.state);
-                let Some(next) = g.tries.next(s.state, byte) else {
+                self.work += grammar.tries.count(string.state);
+                let Some(next) = grammar.tries.next(string.state, byte) else {
                     return Err(at_container(RefusalCode::UnknownProperty));
                 };
-                s.state = next;
+                string.state = next;
                 // Only present properties (a repeat) or undeclared names (unknown) can follow:
                 // nothing repeats yet, so the key is one the object no longer allows. A repeat
                 // is `duplicate_property` only when it is whole (at its closing quote).
-                if !bits_any(&and_not(&g.tries.set(next), &f.seen)) {
+                if !bits_any(&and_not(&grammar.tries.set(next), &frame.seen)) {
                     return Err(at_container(RefusalCode::UnknownProperty));
                 }
             }
             Target::OpenKey => {
-                if s.spill {
+                if string.spill {
                     self.extra.push(byte);
-                } else if let Some(next) = g.tries.next(s.state, byte) {
-                    s.state = next;
+                } else if let Some(next) = grammar.tries.next(string.state, byte) {
+                    string.state = next;
                 } else {
-                    s.spill = true;
-                    spill_key(&mut self.extra, g, self.stack.last(), s.state, pos);
+                    string.spill = true;
+                    spill_key(
+                        &mut self.extra,
+                        grammar,
+                        self.stack.last(),
+                        string.state,
+                        pos,
+                    );
                     self.extra.push(byte);
                 }
             }
             Target::TagKey => {
-                let Some(f) = self.stack.last() else {
+                let Some(frame) = self.stack.last() else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
-                let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
+                let Kind::OneOf { tag, .. } = &grammar.nodes[frame.node as usize].kind else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
                 self.work += 1;
@@ -1913,28 +1942,28 @@ impl StructuredValidator {
                 }
             }
             Target::TagValue => {
-                self.work += g.tries.count(s.state);
-                let Some(next) = g.tries.next(s.state, byte) else {
+                self.work += grammar.tries.count(string.state);
+                let Some(next) = grammar.tries.next(string.state, byte) else {
                     return Err(at_value(RefusalCode::UnknownTag));
                 };
-                s.state = next;
+                string.state = next;
             }
             Target::Value(node) => {
-                if s.state != NONE {
-                    self.work += g.tries.count(s.state);
-                    let Some(next) = g.tries.next(s.state, byte) else {
+                if string.state != NONE {
+                    self.work += grammar.tries.count(string.state);
+                    let Some(next) = grammar.tries.next(string.state, byte) else {
                         return Err(at_value(RefusalCode::ValueNotAllowed));
                     };
-                    s.state = next;
+                    string.state = next;
                 }
                 if let (
                     Some(id),
                     Kind::String {
                         pattern: Some(p), ..
                     },
-                ) = (s.pattern_state, &g.nodes[node as usize].kind)
+                ) = (string.pattern_state, &grammar.nodes[node as usize].kind)
                 {
-                    s.pattern_state = match p.next(id, byte) {
+                    string.pattern_state = match p.next(id, byte) {
                         Step::Open(next) => Some(next),
                         Step::Matched => None,
                         Step::Dead => return Err(at_value(RefusalCode::PatternMismatch)),
@@ -1946,18 +1975,18 @@ impl StructuredValidator {
     }
 
     fn end_string(&mut self) -> Result<(), Failure> {
-        let g = &*self.grammar;
+        let grammar = &*self.grammar;
         let pos = self.string.decoded_bytes;
         // The member whose text is the whole string.
-        let exact = g.tries.exact(self.string.state);
+        let exact = grammar.tries.exact(self.string.state);
         match self.string.target {
             Target::Key => {
-                let Some(f) = self.stack.last_mut() else {
+                let Some(frame) = self.stack.last_mut() else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
                 match exact {
                     Some(i) => {
-                        take_declared(f, i)?;
+                        take_declared(frame, i)?;
                         self.mode = Mode::Colon;
                     }
                     None => return Err(at_container(RefusalCode::UnknownProperty)),
@@ -1965,64 +1994,70 @@ impl StructuredValidator {
             }
             Target::OpenKey => {
                 let depth = self.stack.len() as u32;
-                let Some(f) = self.stack.last_mut() else {
+                let Some(frame) = self.stack.last_mut() else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
-                let declared = match &g.nodes[f.node as usize].kind {
+                let declared = match &grammar.nodes[frame.node as usize].kind {
                     Kind::Object { props, .. } => {
                         // Every declared name is compared against the key.
                         self.work += props.len() as u64;
                         if self.string.spill {
                             None
                         } else {
-                            g.tries.exact(self.string.state)
+                            grammar.tries.exact(self.string.state)
                         }
                     }
                     _ => None,
                 };
                 if let Some(i) = declared {
-                    take_declared(f, i)?;
+                    take_declared(frame, i)?;
                 } else {
                     if !self.string.spill {
-                        spill_key(&mut self.extra, g, Some(f), self.string.state, pos);
+                        spill_key(
+                            &mut self.extra,
+                            grammar,
+                            Some(frame),
+                            self.string.state,
+                            pos,
+                        );
                     }
                     let Some(i) = self.extra.commit(depth) else {
                         return Err(at_container(RefusalCode::DuplicateProperty));
                     };
-                    f.count += 1;
+                    frame.count += 1;
                     // Index of a key of the document, which is read in memory.
-                    f.key = Key::Extra(i as u32);
+                    frame.key = Key::Extra(i as u32);
                 }
                 self.mode = Mode::Colon;
             }
             Target::TagKey => {
-                let Some(f) = self.stack.last_mut() else {
+                let Some(frame) = self.stack.last_mut() else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
-                let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
+                let Kind::OneOf { tag, .. } = &grammar.nodes[frame.node as usize].kind else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
                 if pos as usize != tag.len() {
                     return Err(at_container(RefusalCode::TagNotFirst));
                 }
-                f.key = Key::Tag;
+                frame.key = Key::Tag;
                 self.mode = Mode::Colon;
             }
             Target::TagValue => {
-                let Some(f) = self.stack.last_mut() else {
+                let Some(frame) = self.stack.last_mut() else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
-                let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
+                let Kind::OneOf { branches, .. } = &grammar.nodes[frame.node as usize].kind else {
                     return Err(at_value(RefusalCode::Syntax));
                 };
                 let Some(j) = exact else {
                     return Err(at_value(RefusalCode::UnknownTag));
                 };
                 let br = &branches[j];
-                f.node = br.node;
-                f.seen = bit(usize::from(br.tag_index));
-                f.count = 1;
-                f.key = Key::Property(br.tag_index);
+                frame.node = br.node;
+                frame.seen = bit(usize::from(br.tag_index));
+                frame.count = 1;
+                frame.key = Key::Property(br.tag_index);
                 self.complete_value();
             }
             Target::Value(node) => {
@@ -2031,7 +2066,7 @@ impl StructuredValidator {
                     allowed,
                     pattern,
                     ..
-                } = &g.nodes[node as usize].kind
+                } = &grammar.nodes[node as usize].kind
                 {
                     if self.string.chars < *min {
                         return Err(at_value(RefusalCode::StringTooShort));
@@ -2053,9 +2088,9 @@ impl StructuredValidator {
 
     /// `Ok(true)`: the byte continues the number; `Ok(false)`: it ends it (not consumed).
     #[inline(always)]
-    fn number_byte(&mut self, b: u8) -> Result<bool, Failure> {
-        let n = &mut self.number;
-        let next = match (n.phase, b) {
+    fn number_byte(&mut self, byte: u8) -> Result<bool, Failure> {
+        let number = &mut self.number;
+        let next = match (number.phase, byte) {
             (NumberPhase::Sign, b'0') => NumberPhase::Zero,
             (NumberPhase::Sign, b'1'..=b'9') | (NumberPhase::Integer, b'0'..=b'9') => {
                 NumberPhase::Integer
@@ -2080,28 +2115,28 @@ impl StructuredValidator {
             ) => return Err(at_value(RefusalCode::Syntax)),
             _ => return Ok(false),
         };
-        if n.is_integer && matches!(next, NumberPhase::Dot | NumberPhase::ExponentMark) {
+        if number.is_integer && matches!(next, NumberPhase::Dot | NumberPhase::ExponentMark) {
             return Err(at_value(RefusalCode::WrongType));
         }
-        if n.len >= self.grammar.limits.max_number_chars as usize {
+        if number.len >= self.grammar.limits.max_number_chars as usize {
             return Err(at_value(RefusalCode::NumberTooLong));
         }
-        n.text[n.len] = b;
-        n.len += 1;
-        n.phase = next;
-        if n.is_integer {
-            n.digits += 1;
-            n.magnitude = n
+        number.text[number.len] = byte;
+        number.len += 1;
+        number.phase = next;
+        if number.is_integer {
+            number.digits += 1;
+            number.magnitude = number
                 .magnitude
                 .saturating_mul(10)
-                .saturating_add(u64::from(b - b'0'));
-            // Below 10^18 digits `mag` is exact: an integer so far in plain bounds is itself a
+                .saturating_add(u64::from(byte - b'0'));
+            // Below 10^18 digits `magnitude` is exact: an integer so far in plain bounds is itself a
             // completion (what `check_integer_prefix` finds first, without the grammar).
-            if let Some((lo, hi)) = n.plain_bounds
-                && n.digits <= 18
+            if let Some((lo, hi)) = number.plain_bounds
+                && number.digits <= 18
             {
-                let m = n.magnitude as i64;
-                let v = if n.negative { -m } else { m };
+                let m = number.magnitude as i64;
+                let v = if number.negative { -m } else { m };
                 if lo <= v && v <= hi {
                     return Ok(true);
                 }
@@ -2112,8 +2147,8 @@ impl StructuredValidator {
     }
 
     fn check_integer_prefix(&self) -> Result<(), Failure> {
-        let n = &self.number;
-        if !n.is_integer {
+        let number = &self.number;
+        if !number.is_integer {
             return Ok(());
         }
         let Kind::Integer {
@@ -2121,34 +2156,39 @@ impl StructuredValidator {
             hi,
             allowed,
             wide,
-        } = &self.grammar.nodes[n.node as usize].kind
+        } = &self.grammar.nodes[number.node as usize].kind
         else {
             return Ok(());
         };
         if let Some(w) = wide {
-            let digits = &n.text[usize::from(n.negative)..n.len];
+            let digits = &number.text[usize::from(number.negative)..number.len];
             // The integer typed so far is itself a completion: in bounds, it can be one.
-            if !digits.is_empty() && wide_contains(w, n.negative, digits) {
+            if !digits.is_empty() && wide_contains(w, number.negative, digits) {
                 return Ok(());
             }
-            return if wide_prefix_possible(w, n.negative, digits, n.phase == NumberPhase::Zero) {
+            return if wide_prefix_possible(
+                w,
+                number.negative,
+                digits,
+                number.phase == NumberPhase::Zero,
+            ) {
                 Ok(())
             } else {
-                let v = Big::from_token(&n.text[..n.len]);
+                let v = Big::from_token(&number.text[..number.len]);
                 Err(at_value(match &w.hi {
                     Some(h) if v > *h => RefusalCode::AboveMaximum,
-                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => {
+                    _ if number.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => {
                         RefusalCode::BelowMinimum
                     }
-                    _ if n.negative && n.digits == 0 => RefusalCode::BelowMinimum,
+                    _ if number.negative && number.digits == 0 => RefusalCode::BelowMinimum,
                     _ => RefusalCode::AboveMaximum,
                 }))
             };
         }
-        if allowed.is_none() && (1..=18).contains(&n.digits) {
-            // Below 10^18: `mag` is exact. In bounds, the integer so far is a completion.
-            let m = n.magnitude as i64;
-            let v = if n.negative { -m } else { m };
+        if allowed.is_none() && (1..=18).contains(&number.digits) {
+            // Below 10^18: `magnitude` is exact. In bounds, the integer so far is a completion.
+            let m = number.magnitude as i64;
+            let v = if number.negative { -m } else { m };
             if *lo <= v && v <= *hi {
                 return Ok(());
             }
@@ -2157,10 +2197,10 @@ impl StructuredValidator {
             *lo,
             *hi,
             allowed.as_deref(),
-            n.negative,
-            n.magnitude,
-            n.digits,
-            n.phase == NumberPhase::Zero,
+            number.negative,
+            number.magnitude,
+            number.digits,
+            number.phase == NumberPhase::Zero,
         ) {
             return Ok(());
         }
@@ -2172,15 +2212,15 @@ impl StructuredValidator {
     }
 
     fn integer_refusal_code(&self, lo: i64, hi: i64, enumerated: bool) -> RefusalCode {
-        let n = &self.number;
-        let v = if n.negative {
-            -i128::from(n.magnitude)
+        let number = &self.number;
+        let v = if number.negative {
+            -i128::from(number.magnitude)
         } else {
-            i128::from(n.magnitude)
+            i128::from(number.magnitude)
         };
         if v > i128::from(hi) {
             RefusalCode::AboveMaximum
-        } else if v < i128::from(lo) || (n.negative && n.digits == 0 && lo > 0) {
+        } else if v < i128::from(lo) || (number.negative && number.digits == 0 && lo > 0) {
             RefusalCode::BelowMinimum
         } else if enumerated {
             RefusalCode::ValueNotAllowed
@@ -2190,9 +2230,9 @@ impl StructuredValidator {
     }
 
     fn end_number(&mut self) -> Result<(), Failure> {
-        let n = &self.number;
+        let number = &self.number;
         if !matches!(
-            n.phase,
+            number.phase,
             NumberPhase::Zero
                 | NumberPhase::Integer
                 | NumberPhase::Fraction
@@ -2200,9 +2240,9 @@ impl StructuredValidator {
         ) {
             return Err(at_value(RefusalCode::Syntax));
         }
-        match &self.grammar.nodes[n.node as usize].kind {
+        match &self.grammar.nodes[number.node as usize].kind {
             Kind::Integer { wide: Some(w), .. } => {
-                let v = Big::from_token(&n.text[..n.len]);
+                let v = Big::from_token(&number.text[..number.len]);
                 if w.lo.as_ref().is_some_and(|l| v < *l) {
                     return Err(at_value(RefusalCode::BelowMinimum));
                 }
@@ -2213,10 +2253,10 @@ impl StructuredValidator {
             Kind::Integer {
                 lo, hi, allowed, ..
             } => {
-                let v = if n.negative {
-                    -i128::from(n.magnitude)
+                let v = if number.negative {
+                    -i128::from(number.magnitude)
                 } else {
-                    i128::from(n.magnitude)
+                    i128::from(number.magnitude)
                 };
                 if v < i128::from(*lo) {
                     return Err(at_value(RefusalCode::BelowMinimum));
@@ -2237,18 +2277,24 @@ impl StructuredValidator {
                 xmax,
                 allowed,
             } => {
-                let t = &n.text[..n.len];
-                let vs = |b: &Option<crate::grammar::Bound>| {
-                    b.as_ref().map(|m| decimal::cmp(t, m.0.as_bytes()))
+                let token = &number.text[..number.len];
+                let compare = |bound: &Option<crate::grammar::Bound>| {
+                    bound.as_ref().map(|m| decimal::cmp(token, m.0.as_bytes()))
                 };
-                if vs(min).is_some_and(|o| o.is_lt()) || vs(xmin).is_some_and(|o| o.is_le()) {
+                if compare(min).is_some_and(|o| o.is_lt())
+                    || compare(xmin).is_some_and(|o| o.is_le())
+                {
                     return Err(at_value(RefusalCode::BelowMinimum));
                 }
-                if vs(max).is_some_and(|o| o.is_gt()) || vs(xmax).is_some_and(|o| o.is_ge()) {
+                if compare(max).is_some_and(|o| o.is_gt())
+                    || compare(xmax).is_some_and(|o| o.is_ge())
+                {
                     return Err(at_value(RefusalCode::AboveMaximum));
                 }
                 if let Some(a) = allowed
-                    && !a.iter().any(|m| decimal::cmp(t, m.0.as_bytes()).is_eq())
+                    && !a
+                        .iter()
+                        .any(|m| decimal::cmp(token, m.0.as_bytes()).is_eq())
                 {
                     return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
@@ -2306,11 +2352,11 @@ mod tests {
             max_document_bytes: 24,
             ..Limits::DEFAULT
         };
-        for g in [
+        for grammar in [
             Grammar::compile(schema).expect("compiles"),
             Grammar::compile_with_limits(schema, limited).expect("compiles"),
         ] {
-            let g = Arc::new(g);
+            let grammar = Arc::new(grammar);
             for doc in [
                 &br#"["abc","abcdefgh","x\"y"]"#[..],
                 br#"["abcdefg","abcdef","a"]"#,
@@ -2319,8 +2365,8 @@ mod tests {
                 br#"["abcdefg","abcdefg","abcdefg"]"#,
             ] {
                 for size in 1..=6 {
-                    let mut fast = StructuredValidator::new(Arc::clone(&g));
-                    let mut full = StructuredValidator::new(Arc::clone(&g));
+                    let mut fast = StructuredValidator::new(Arc::clone(&grammar));
+                    let mut full = StructuredValidator::new(Arc::clone(&grammar));
                     for c in doc.chunks(size) {
                         assert_eq!(fast.push(c), full.push_chunk(c), "{size}");
                         assert_eq!(fast.usage(), full.usage(), "{size}");
@@ -2389,11 +2435,11 @@ mod tests {
             ),
         ];
         for (schema, docs) in docs {
-            let g = Arc::new(Grammar::compile_json_schema(schema).expect("compiles"));
+            let grammar = Arc::new(Grammar::compile_json_schema(schema).expect("compiles"));
             for doc in docs {
-                let mut whole = StructuredValidator::new(Arc::clone(&g));
+                let mut whole = StructuredValidator::new(Arc::clone(&grammar));
                 let pushed = whole.push(doc);
-                let mut bytewise = StructuredValidator::new(Arc::clone(&g));
+                let mut bytewise = StructuredValidator::new(Arc::clone(&grammar));
                 let mut first = Ok(());
                 for b in doc.chunks(1) {
                     if let Err(e) = bytewise.push(b)
