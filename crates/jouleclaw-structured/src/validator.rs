@@ -399,8 +399,8 @@ fn take_declared(frame: &mut Frame, i: usize) -> Result<(), Failure> {
     Ok(())
 }
 
-/// [`integer_prefix_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
-/// sign (`zero`: exactly `0`).
+/// [`integer_prefix_possible`] for bounds beyond the `i64` fast path: `digits` typed so far
+/// after the sign (`zero`: exactly `0`).
 fn wide_prefix_possible(wide: &Wide, negative: bool, digits: &[u8], zero: bool) -> bool {
     let zero_ok = wide.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
         && wide.hi.as_ref().is_none_or(|h| !h.neg);
@@ -2130,8 +2130,8 @@ impl StructuredValidator {
                 .magnitude
                 .saturating_mul(10)
                 .saturating_add(u64::from(byte - b'0'));
-            // Below 10^18 digits `magnitude` is exact: an integer so far in plain bounds is itself a
-            // completion (what `check_integer_prefix` finds first, without the grammar).
+            // Below 10^18 digits `magnitude` is exact: an integer so far in plain bounds is itself
+            // a completion (what `check_integer_prefix` finds first, without the grammar).
             if let Some((lo, hi)) = number.plain_bounds
                 && number.digits <= 18
             {
