@@ -658,8 +658,8 @@ impl StructuredValidator {
     pub fn status(&self) -> Status {
         if self.accepted {
             Status::Accepted
-        } else if let Some(r) = &self.refusal {
-            Status::Refused(r.clone())
+        } else if let Some(refusal) = &self.refusal {
+            Status::Refused(refusal.clone())
         } else {
             Status::Incomplete
         }
@@ -732,8 +732,8 @@ impl StructuredValidator {
                 path: String::new(),
             });
         }
-        if let Some(r) = &self.refusal {
-            return Err(r.clone());
+        if let Some(refusal) = &self.refusal {
+            return Err(refusal.clone());
         }
         let avail = self
             .grammar
@@ -787,8 +787,8 @@ impl StructuredValidator {
         if self.accepted {
             return Ok(());
         }
-        if let Some(r) = &self.refusal {
-            return Err(r.clone());
+        if let Some(refusal) = &self.refusal {
+            return Err(refusal.clone());
         }
         match self.mode {
             Mode::Done => {}
@@ -866,35 +866,35 @@ impl StructuredValidator {
             Level::Value => self.stack.len(),
             Level::Container => self.stack.len().saturating_sub(1),
         };
-        let mut p = String::new();
+        let mut path = String::new();
         for frame in (0..n).filter_map(|i| self.stack.get(i)) {
             let segment: Option<String> = if frame.is_object {
                 match (&self.grammar.nodes[frame.node as usize].kind, frame.key) {
-                    (Kind::Object { props, .. }, Key::Property(i)) => {
-                        props.get(usize::from(i)).map(|p| p.name.clone())
-                    }
+                    (Kind::Object { props, .. }, Key::Property(i)) => props
+                        .get(usize::from(i))
+                        .map(|property| property.name.clone()),
                     (Kind::OneOf { tag, .. }, Key::Tag) => Some(tag.clone()),
                     (_, Key::Extra(i)) => self
                         .extra
                         .text(i as usize)
-                        .map(|k| String::from_utf8_lossy(k).into_owned()),
+                        .map(|key| String::from_utf8_lossy(key).into_owned()),
                     _ => None,
                 }
             } else {
                 Some(frame.count.saturating_sub(1).to_string())
             };
             if let Some(segment) = segment {
-                p.push('/');
+                path.push('/');
                 for c in segment.chars() {
                     match c {
-                        '~' => p.push_str("~0"),
-                        '/' => p.push_str("~1"),
-                        c => p.push(c),
+                        '~' => path.push_str("~0"),
+                        '/' => path.push_str("~1"),
+                        c => path.push(c),
                     }
                 }
             }
         }
-        p
+        path
     }
 
     /// Processes the byte at `chunk[i]` (inside a string, the run of plain bytes it starts).
@@ -993,7 +993,7 @@ impl StructuredValidator {
                     (Kind::OneOf { .. }, Key::Tag) => Mode::TagValue,
                     (Kind::Object { props, .. }, Key::Property(i)) => {
                         match props.get(usize::from(i)) {
-                            Some(p) => Mode::Value(p.node),
+                            Some(property) => Mode::Value(property.node),
                             None => return Err(at_container(RefusalCode::Syntax)),
                         }
                     }
@@ -1322,7 +1322,7 @@ impl StructuredValidator {
                 extra,
                 ..
             } => {
-                if max_properties.is_some_and(|m| frame.count >= m) {
+                if max_properties.is_some_and(|max| frame.count >= max) {
                     return Err(at_container(RefusalCode::TooManyProperties));
                 }
                 if extra.is_some() {
@@ -1356,7 +1356,7 @@ impl StructuredValidator {
             ..
         } = &self.grammar.nodes[frame.node as usize].kind
         {
-            if max_properties.is_some_and(|m| frame.count >= m) {
+            if max_properties.is_some_and(|max| frame.count >= max) {
                 return Err(at_container(RefusalCode::TooManyProperties));
             }
             if extra.is_none() && !bits_any(&and_not(all, &frame.seen)) {
@@ -1718,8 +1718,8 @@ impl StructuredValidator {
             self.work += props.len() as u64;
         }
         match (chunk.get(at + 1), props.get(property)) {
-            (Some(b':'), Some(p)) => {
-                let node = p.node;
+            (Some(b':'), Some(declared)) => {
+                let node = declared.node;
                 // A string value's opening quote right after the colon starts it, as
                 // `value_start` would (it cannot refuse the quote of a string node without a
                 // `pattern`).
@@ -2135,9 +2135,13 @@ impl StructuredValidator {
             if let Some((lo, hi)) = number.plain_bounds
                 && number.digits <= 18
             {
-                let m = number.magnitude as i64;
-                let v = if number.negative { -m } else { m };
-                if lo <= v && v <= hi {
+                let magnitude = number.magnitude as i64;
+                let value = if number.negative {
+                    -magnitude
+                } else {
+                    magnitude
+                };
+                if lo <= value && value <= hi {
                     return Ok(true);
                 }
             }
@@ -2160,24 +2164,26 @@ impl StructuredValidator {
         else {
             return Ok(());
         };
-        if let Some(w) = wide {
+        if let Some(bounds) = wide {
             let digits = &number.text[usize::from(number.negative)..number.len];
             // The integer typed so far is itself a completion: in bounds, it can be one.
-            if !digits.is_empty() && wide_contains(w, number.negative, digits) {
+            if !digits.is_empty() && wide_contains(bounds, number.negative, digits) {
                 return Ok(());
             }
             return if wide_prefix_possible(
-                w,
+                bounds,
                 number.negative,
                 digits,
                 number.phase == NumberPhase::Zero,
             ) {
                 Ok(())
             } else {
-                let v = Big::from_token(&number.text[..number.len]);
-                Err(at_value(match &w.hi {
-                    Some(h) if v > *h => RefusalCode::AboveMaximum,
-                    _ if number.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => {
+                let value = Big::from_token(&number.text[..number.len]);
+                Err(at_value(match &bounds.hi {
+                    Some(high) if value > *high => RefusalCode::AboveMaximum,
+                    _ if number.digits > 0
+                        && bounds.lo.as_ref().is_some_and(|low| value < *low) =>
+                    {
                         RefusalCode::BelowMinimum
                     }
                     _ if number.negative && number.digits == 0 => RefusalCode::BelowMinimum,
@@ -2187,9 +2193,13 @@ impl StructuredValidator {
         }
         if allowed.is_none() && (1..=18).contains(&number.digits) {
             // Below 10^18: `magnitude` is exact. In bounds, the integer so far is a completion.
-            let m = number.magnitude as i64;
-            let v = if number.negative { -m } else { m };
-            if *lo <= v && v <= *hi {
+            let magnitude = number.magnitude as i64;
+            let value = if number.negative {
+                -magnitude
+            } else {
+                magnitude
+            };
+            if *lo <= value && value <= *hi {
                 return Ok(());
             }
         }
@@ -2213,14 +2223,14 @@ impl StructuredValidator {
 
     fn integer_refusal_code(&self, lo: i64, hi: i64, enumerated: bool) -> RefusalCode {
         let number = &self.number;
-        let v = if number.negative {
+        let value = if number.negative {
             -i128::from(number.magnitude)
         } else {
             i128::from(number.magnitude)
         };
-        if v > i128::from(hi) {
+        if value > i128::from(hi) {
             RefusalCode::AboveMaximum
-        } else if v < i128::from(lo) || (number.negative && number.digits == 0 && lo > 0) {
+        } else if value < i128::from(lo) || (number.negative && number.digits == 0 && lo > 0) {
             RefusalCode::BelowMinimum
         } else if enumerated {
             RefusalCode::ValueNotAllowed
@@ -2241,31 +2251,33 @@ impl StructuredValidator {
             return Err(at_value(RefusalCode::Syntax));
         }
         match &self.grammar.nodes[number.node as usize].kind {
-            Kind::Integer { wide: Some(w), .. } => {
-                let v = Big::from_token(&number.text[..number.len]);
-                if w.lo.as_ref().is_some_and(|l| v < *l) {
+            Kind::Integer {
+                wide: Some(bounds), ..
+            } => {
+                let value = Big::from_token(&number.text[..number.len]);
+                if bounds.lo.as_ref().is_some_and(|low| value < *low) {
                     return Err(at_value(RefusalCode::BelowMinimum));
                 }
-                if w.hi.as_ref().is_some_and(|h| v > *h) {
+                if bounds.hi.as_ref().is_some_and(|high| value > *high) {
                     return Err(at_value(RefusalCode::AboveMaximum));
                 }
             }
             Kind::Integer {
                 lo, hi, allowed, ..
             } => {
-                let v = if number.negative {
+                let value = if number.negative {
                     -i128::from(number.magnitude)
                 } else {
                     i128::from(number.magnitude)
                 };
-                if v < i128::from(*lo) {
+                if value < i128::from(*lo) {
                     return Err(at_value(RefusalCode::BelowMinimum));
                 }
-                if v > i128::from(*hi) {
+                if value > i128::from(*hi) {
                     return Err(at_value(RefusalCode::AboveMaximum));
                 }
-                if let Some(a) = allowed
-                    && !a.iter().any(|&x| i128::from(x) == v)
+                if let Some(members) = allowed
+                    && !members.iter().any(|&member| i128::from(member) == value)
                 {
                     return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
@@ -2279,22 +2291,24 @@ impl StructuredValidator {
             } => {
                 let token = &number.text[..number.len];
                 let compare = |bound: &Option<crate::grammar::Bound>| {
-                    bound.as_ref().map(|m| decimal::cmp(token, m.0.as_bytes()))
+                    bound
+                        .as_ref()
+                        .map(|limit| decimal::cmp(token, limit.0.as_bytes()))
                 };
-                if compare(min).is_some_and(|o| o.is_lt())
-                    || compare(xmin).is_some_and(|o| o.is_le())
+                if compare(min).is_some_and(|order| order.is_lt())
+                    || compare(xmin).is_some_and(|order| order.is_le())
                 {
                     return Err(at_value(RefusalCode::BelowMinimum));
                 }
-                if compare(max).is_some_and(|o| o.is_gt())
-                    || compare(xmax).is_some_and(|o| o.is_ge())
+                if compare(max).is_some_and(|order| order.is_gt())
+                    || compare(xmax).is_some_and(|order| order.is_ge())
                 {
                     return Err(at_value(RefusalCode::AboveMaximum));
                 }
-                if let Some(a) = allowed
-                    && !a
+                if let Some(members) = allowed
+                    && !members
                         .iter()
-                        .any(|m| decimal::cmp(token, m.0.as_bytes()).is_eq())
+                        .any(|limit| decimal::cmp(token, limit.0.as_bytes()).is_eq())
                 {
                     return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
