@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::bigint::{self, Big};
 use crate::decimal;
-use crate::error::{Refusal, RefusalCode as C};
+use crate::error::{Refusal, RefusalCode};
 use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 use crate::pattern::{Pattern, Step};
@@ -18,14 +18,14 @@ enum Level {
     Container,
 }
 
-type Fail = (C, Level);
+type Failure = (RefusalCode, Level);
 
-fn val(c: C) -> Fail {
-    (c, Level::Value)
+fn at_value(code: RefusalCode) -> Failure {
+    (code, Level::Value)
 }
 
-fn ctr(c: C) -> Fail {
-    (c, Level::Container)
+fn at_container(code: RefusalCode) -> Failure {
+    (code, Level::Container)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,15 +34,15 @@ enum Mode {
     Value(NodeId),
     /// The value of a `oneOf` tag.
     TagValue,
-    ObjFirst,
-    ObjKey,
+    ObjectFirst,
+    ObjectKey,
     Colon,
-    After,
-    ArrFirst,
-    ArrNext,
-    Str,
-    Num,
-    Lit,
+    AfterValue,
+    ArrayFirst,
+    ArrayNext,
+    String,
+    Number,
+    Literal,
     /// A value of a [`Kind::Parallel`] node, read by its branches' machines side by side.
     Fork,
     Done,
@@ -51,7 +51,7 @@ enum Mode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Key {
     None,
-    Prop(u16),
+    Property(u16),
     Tag,
     /// A property no declared name matches (an open object's or a free-form object's): the
     /// index of its text in the validator's extra-key list.
@@ -62,7 +62,7 @@ enum Key {
 struct Frame {
     /// The object, `oneOf` (until its tag selects a branch) or array node.
     node: NodeId,
-    obj: bool,
+    is_object: bool,
     seen: Bits,
     /// Members (object) or elements (array) so far.
     count: u32,
@@ -81,22 +81,22 @@ enum Target {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Esc {
+enum Escape {
     None,
     Backslash,
-    Hex,
+    UnicodeHex,
     ExpectBackslash,
-    ExpectU,
-    LowHex,
+    ExpectLowU,
+    LowSurrogateHex,
 }
 
 #[derive(Debug, Clone)]
-struct Str {
+struct StringState {
     target: Target,
     /// Characters so far (value strings).
     chars: u32,
     /// Decoded UTF-8 bytes so far.
-    pos: u32,
+    decoded_bytes: u32,
     /// The state of the node's member trie for the decoded prefix (keys: declared
     /// properties, ignoring which are present; tag values: branches; value strings: enum
     /// members): the members whose text still matches it.
@@ -112,40 +112,40 @@ struct Str {
     min: u32,
     /// The state of the string's `pattern` automaton while no match is found yet (value
     /// strings with a `pattern`); `None` without a pattern or once it matched.
-    pat: Option<StateID>,
-    esc: Esc,
-    hex: u32,
-    hexn: u8,
-    high: u32,
-    need: u8,
-    lo: u8,
-    hi: u8,
+    pattern_state: Option<StateID>,
+    escape: Escape,
+    hex_value: u32,
+    hex_digits: u8,
+    high_surrogate: u32,
+    continuation_left: u8,
+    continuation_min: u8,
+    continuation_max: u8,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ph {
+enum NumberPhase {
     Sign,
     Zero,
-    Int,
+    Integer,
     Dot,
-    Frac,
-    E,
-    ESign,
-    Exp,
+    Fraction,
+    ExponentMark,
+    ExponentSign,
+    Exponent,
 }
 
 #[derive(Debug, Clone)]
-struct Numb {
+struct NumberState {
     node: NodeId,
-    is_int: bool,
+    is_integer: bool,
     /// An integer with plain `i64` bounds (no `enum`, no wide bound): `[lo, hi]`.
-    plain: Option<(i64, i64)>,
-    phase: Ph,
-    neg: bool,
-    mag: u64,
+    plain_bounds: Option<(i64, i64)>,
+    phase: NumberPhase,
+    negative: bool,
+    magnitude: u64,
     digits: u32,
     len: usize,
-    buf: [u8; MAX_NUMBER_CHARS_CEILING],
+    text: [u8; MAX_NUMBER_CHARS_CEILING],
 }
 
 /// What the validator concludes, as [`StructuredValidator::status`] reports it.
@@ -205,14 +205,14 @@ impl ExpectedNext {
 ///
 /// * [`StructuredValidator::push`] never accepts: `Ok(())` means the bytes so far are a prefix of
 ///   some valid document. It refuses at the first byte after which no valid document exists,
-///   with a stable [`C`] code, the byte offset and a JSON Pointer path.
+///   with a stable [`RefusalCode`] code, the byte offset and a JSON Pointer path.
 /// * Refusals are sticky: every later `push` and `finish` return the same refusal.
 /// * The outcome does not depend on how the bytes are split into chunks.
 /// * Memory is bounded by the grammar (one frame per open container, at most the schema's
 ///   depth; a fixed number buffer), never by the input.
 #[derive(Debug, Clone)]
 pub struct StructuredValidator {
-    g: Arc<Grammar>,
+    grammar: Arc<Grammar>,
     /// How many plain bytes `push` may take one at a time without entering the machine: while
     /// inside an unconstrained value string with no escape or UTF-8 sequence open, the room
     /// left before its `maxLength` and the document limit; 0 otherwise. Set at the end of
@@ -225,10 +225,10 @@ pub struct StructuredValidator {
     cancel_reason: Option<String>,
     stack: Stack<Frame>,
     mode: Mode,
-    s: Str,
-    n: Numb,
-    lit: &'static [u8],
-    lit_pos: usize,
+    string: StringState,
+    number: NumberState,
+    literal: &'static [u8],
+    literal_pos: usize,
     /// Other properties of the open objects (stack depth, key text), innermost last, and the
     /// decoded text of the key being read in an object that allows them once it matches no
     /// declared name (bounded by `max_document_bytes`).
@@ -238,13 +238,13 @@ pub struct StructuredValidator {
     forks: Vec<StructuredValidator>,
     /// The refusal of the branch that lived longest, once every branch has refused: reported
     /// at its byte, with its path below the value's.
-    fork_fail: Option<Box<Refusal>>,
+    fork_refusal: Option<Box<Refusal>>,
     /// Containers open around this machine's root (a branch's machine: the value's depth).
     depth_base: usize,
     /// The elements of the open `uniqueItems` arrays (`None` when the grammar has none).
-    uniq: Option<Box<Unique>>,
+    unique: Option<Box<Unique>>,
     /// The index in the chunk of the byte [`Self::structural`] reads.
-    at: usize,
+    structural_index: usize,
 }
 
 /// How far a branch's machine got through the bytes it was given.
@@ -258,13 +258,13 @@ enum Run {
 }
 
 const PLAIN: [bool; 256] = {
-    let mut t = [false; 256];
+    let mut table = [false; 256];
     let mut b = 0x20;
     while b < 0x80 {
-        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        table[b] = b != b'"' as usize && b != b'\\' as usize;
         b += 1;
     }
-    t
+    table
 };
 
 /// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
@@ -274,31 +274,31 @@ const PLAIN: [bool; 256] = {
 fn plain_run(s: &[u8]) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut n = 0;
-    for w in s.chunks_exact(8) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        let x = u64::from_le_bytes(a);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let bslash = x ^ (ONES * u64::from(b'\\'));
-        let special = (x
-            | (x.wrapping_sub(ONES * 0x20) & !x)
+    let mut run = 0;
+    for eight in s.chunks_exact(8) {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(eight);
+        let word = u64::from_le_bytes(bytes);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let bslash = word ^ (ONES * u64::from(b'\\'));
+        let special = (word
+            | (word.wrapping_sub(ONES * 0x20) & !word)
             | (quote.wrapping_sub(ONES) & !quote)
             | (bslash.wrapping_sub(ONES) & !bslash))
             & HIGH;
         if special != 0 {
-            return n + (special.trailing_zeros() / 8) as usize;
+            return run + (special.trailing_zeros() / 8) as usize;
         }
-        n += 8;
+        run += 8;
     }
-    let rest = s.get(n..).unwrap_or_default();
-    n + rest
+    let rest = s.get(run..).unwrap_or_default();
+    run + rest
         .iter()
         .position(|&c| !PLAIN[usize::from(c)])
         .unwrap_or(rest.len())
 }
 
-fn is_ws(b: u8) -> bool {
+fn is_whitespace(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
@@ -317,18 +317,18 @@ fn and_not(a: &Bits, b: &Bits) -> Bits {
     [a[0] & !b[0], a[1] & !b[1], a[2] & !b[2], a[3] & !b[3]]
 }
 
-/// Whether a magnitude with decimal prefix `m` (or exactly 0 when `zero`) can lie in
-/// `[mlo, mhi]`.
-fn prefix_can_reach(m: u64, zero: bool, mlo: i128, mhi: i128) -> bool {
-    if mlo > mhi {
+/// Whether a magnitude with decimal prefix `prefix` (or exactly 0 when `zero`) can lie in
+/// `[min_magnitude, max_magnitude]`.
+fn prefix_can_reach(prefix: u64, zero: bool, min_magnitude: i128, max_magnitude: i128) -> bool {
+    if min_magnitude > max_magnitude {
         return false;
     }
     if zero {
-        return mlo <= 0;
+        return min_magnitude <= 0;
     }
-    let (mut lo, mut span) = (i128::from(m), 1i128);
-    while lo <= mhi {
-        if lo + span > mlo {
+    let (mut lo, mut span) = (i128::from(prefix), 1i128);
+    while lo <= max_magnitude {
+        if lo + span > min_magnitude {
             return true;
         }
         lo *= 10;
@@ -337,79 +337,79 @@ fn prefix_can_reach(m: u64, zero: bool, mlo: i128, mhi: i128) -> bool {
     false
 }
 
-/// Whether the integer prefix (sign, digits so far as `mag`, `digits` of them, a lone `0`
+/// Whether the integer prefix (sign, digits so far as `magnitude`, `digits` of them, a lone `0`
 /// when `zero`) can still become an allowed value.
-fn int_possible(
+fn integer_prefix_possible(
     lo: i64,
     hi: i64,
     allowed: Option<&[i64]>,
-    neg: bool,
-    mag: u64,
+    negative: bool,
+    magnitude: u64,
     digits: u32,
     zero: bool,
 ) -> bool {
-    let consistent = |v: i64| -> bool {
-        if v < lo || v > hi {
+    let consistent = |candidate: i64| -> bool {
+        if candidate < lo || candidate > hi {
             return false;
         }
-        if neg && v > 0 || !neg && v < 0 {
+        if negative && candidate > 0 || !negative && candidate < 0 {
             return false;
         }
         if digits == 0 {
             return true;
         }
-        let big = v.unsigned_abs();
+        let candidate_magnitude = candidate.unsigned_abs();
         if zero {
-            return big == 0;
+            return candidate_magnitude == 0;
         }
-        let mut x = big;
-        while x > mag {
-            x /= 10;
+        let mut leading = candidate_magnitude;
+        while leading > magnitude {
+            leading /= 10;
         }
-        x == mag && big != 0
+        leading == magnitude && candidate_magnitude != 0
     };
     if let Some(a) = allowed {
-        return a.iter().any(|&v| consistent(v));
+        return a.iter().any(|&candidate| consistent(candidate));
     }
     let (lo, hi) = (i128::from(lo), i128::from(hi));
     if digits == 0 {
-        return neg && lo <= 0 && hi >= lo;
+        return negative && lo <= 0 && hi >= lo;
     }
-    if neg {
-        prefix_can_reach(mag, zero, (-hi).max(0), -lo)
+    if negative {
+        prefix_can_reach(magnitude, zero, (-hi).max(0), -lo)
     } else {
-        prefix_can_reach(mag, zero, lo.max(0), hi)
+        prefix_can_reach(magnitude, zero, lo.max(0), hi)
     }
 }
 
-/// Marks declared property `i` present in object frame `f` (a repeat is `duplicate_property`).
+/// Marks declared property `i` present in object frame `frame` (a repeat is `duplicate_property`).
 #[inline(always)]
-fn take_declared(f: &mut Frame, i: usize) -> Result<(), Fail> {
-    let Some(word) = f.seen.get_mut(i / 64) else {
-        return Err(ctr(C::Syntax));
+fn take_declared(frame: &mut Frame, i: usize) -> Result<(), Failure> {
+    let Some(word) = frame.seen.get_mut(i / 64) else {
+        return Err(at_container(RefusalCode::Syntax));
     };
     let b = 1u64 << (i % 64);
     if *word & b != 0 {
-        return Err(ctr(C::DuplicateProperty));
+        return Err(at_container(RefusalCode::DuplicateProperty));
     }
     *word |= b;
-    f.count += 1;
+    frame.count += 1;
     // At most 256 properties.
-    f.key = Key::Prop(i as u16);
+    frame.key = Key::Property(i as u16);
     Ok(())
 }
 
-/// [`int_possible`] for bounds beyond the `i64` fast path: `digits` typed so far after the
-/// sign (`zero`: exactly `0`).
-fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
-    let zero_ok = w.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
-        && w.hi.as_ref().is_none_or(|h| !h.neg);
+/// [`integer_prefix_possible`] for bounds beyond the `i64` fast path: `digits` typed so far
+/// after the sign (`zero`: exactly `0`).
+fn wide_prefix_possible(wide: &Wide, negative: bool, digits: &[u8], zero: bool) -> bool {
+    let zero_ok = wide.lo.as_ref().is_none_or(|l| l.neg || l.mag == b"0")
+        && wide.hi.as_ref().is_none_or(|h| !h.neg);
     if zero {
         return zero_ok;
     }
-    // Magnitude range for the sign: [mlo, mhi] (`None`: unbounded), or empty.
-    let (mlo, mhi): (Vec<u8>, Option<Vec<u8>>) = if neg {
-        match (&w.hi, &w.lo) {
+    // Magnitude range for the sign: [min_magnitude, max_magnitude] (`None`: unbounded), or empty.
+    let (min_magnitude, max_magnitude): (Vec<u8>, Option<Vec<u8>>) = if negative {
+        match (&wide.hi, &wide.lo) {
             (_, Some(l)) if !l.neg => return digits.is_empty() && zero_ok,
             (Some(h), l) => (
                 if h.neg { h.mag.clone() } else { b"1".to_vec() },
@@ -418,7 +418,7 @@ fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
             (None, l) => (b"1".to_vec(), l.as_ref().map(|l| l.mag.clone())),
         }
     } else {
-        match (&w.lo, &w.hi) {
+        match (&wide.lo, &wide.hi) {
             (_, Some(h)) if h.neg => return false,
             (Some(l), h) => (
                 if l.neg { b"1".to_vec() } else { l.mag.clone() },
@@ -430,41 +430,48 @@ fn wide_possible(w: &Wide, neg: bool, digits: &[u8], zero: bool) -> bool {
     if digits.is_empty() {
         // Only the sign so far.
         return zero_ok
-            || mhi
+            || max_magnitude
                 .as_ref()
-                .is_none_or(|h| bigint::cmp_mag(&mlo, h).is_le());
+                .is_none_or(|h| bigint::cmp_mag(&min_magnitude, h).is_le());
     }
-    bigint::prefix_reaches(digits, &mlo, mhi.as_deref())
+    bigint::prefix_reaches(digits, &min_magnitude, max_magnitude.as_deref())
 }
 
-/// Whether the integer with sign `neg` and decimal digits `digits` (non-empty, no leading
-/// zero but a lone `0`) lies within the wide bounds `w`.
-fn wide_contains(w: &Wide, neg: bool, digits: &[u8]) -> bool {
-    let neg = neg && digits != b"0";
+/// Whether the integer with sign `negative` and decimal digits `digits` (non-empty, no leading
+/// zero but a lone `0`) lies within the wide bounds `wide`.
+fn wide_contains(wide: &Wide, negative: bool, digits: &[u8]) -> bool {
+    let negative = negative && digits != b"0";
     // The order of the integer against bound `b`.
-    let cmp = |b: &Big| match (neg, b.neg) {
+    let cmp = |b: &Big| match (negative, b.neg) {
         (false, true) => core::cmp::Ordering::Greater,
         (true, false) => core::cmp::Ordering::Less,
         (false, false) => bigint::cmp_mag(digits, &b.mag),
         (true, true) => bigint::cmp_mag(&b.mag, digits),
     };
-    w.lo.as_ref().is_none_or(|l| cmp(l).is_ge()) && w.hi.as_ref().is_none_or(|h| cmp(h).is_le())
+    wide.lo.as_ref().is_none_or(|l| cmp(l).is_ge())
+        && wide.hi.as_ref().is_none_or(|h| cmp(h).is_le())
 }
 
 /// Writes the first `len` bytes of the key being read into `extra` as its pending text: the
-/// key has followed trie `state` of the object in frame `f` so far, so they are the prefix of
+/// key has followed trie `state` of the object in frame `frame` so far, so they are the prefix of
 /// any declared name the state stands for.
-fn spill_key(extra: &mut ExtraKeys, g: &Grammar, f: Option<&Frame>, state: u32, len: u32) {
+fn spill_key(
+    extra: &mut ExtraKeys,
+    grammar: &Grammar,
+    frame: Option<&Frame>,
+    state: u32,
+    len: u32,
+) {
     if len == 0 {
         return;
     }
-    let Some(f) = f else {
+    let Some(frame) = frame else {
         return;
     };
-    let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+    let Kind::Object { props, .. } = &grammar.nodes[frame.node as usize].kind else {
         return;
     };
-    let set = g.tries.set(state);
+    let set = grammar.tries.set(state);
     let member = (0..4)
         .find(|&w| set[w] != 0)
         .map(|w| w * 64 + set[w].trailing_zeros() as usize);
@@ -484,7 +491,7 @@ impl StructuredValidator {
         let grammar_unique = grammar.unique;
         Self {
             plain_budget: 0,
-            g: grammar,
+            grammar,
             offset: 0,
             work: 0,
             refusal: None,
@@ -492,58 +499,58 @@ impl StructuredValidator {
             cancel_reason: None,
             stack: Stack::new(Frame {
                 node: 0,
-                obj: false,
+                is_object: false,
                 seen: [0; 4],
                 count: 0,
                 key: Key::None,
             }),
             mode: Mode::Value(root),
-            s: Str {
+            string: StringState {
                 target: Target::Key,
                 chars: 0,
-                pos: 0,
+                decoded_bytes: 0,
                 state: NONE,
                 constrained: false,
                 spill: false,
                 max: u32::MAX,
                 min: 0,
-                pat: None,
-                esc: Esc::None,
-                hex: 0,
-                hexn: 0,
-                high: 0,
-                need: 0,
-                lo: 0x80,
-                hi: 0xbf,
+                pattern_state: None,
+                escape: Escape::None,
+                hex_value: 0,
+                hex_digits: 0,
+                high_surrogate: 0,
+                continuation_left: 0,
+                continuation_min: 0x80,
+                continuation_max: 0xbf,
             },
-            n: Numb {
+            number: NumberState {
                 node: 0,
-                is_int: false,
-                plain: None,
-                phase: Ph::Sign,
-                neg: false,
-                mag: 0,
+                is_integer: false,
+                plain_bounds: None,
+                phase: NumberPhase::Sign,
+                negative: false,
+                magnitude: 0,
                 digits: 0,
                 len: 0,
-                buf: [0; MAX_NUMBER_CHARS_CEILING],
+                text: [0; MAX_NUMBER_CHARS_CEILING],
             },
-            lit: b"",
-            lit_pos: 0,
+            literal: b"",
+            literal_pos: 0,
             extra: ExtraKeys::default(),
             forks: Vec::new(),
-            fork_fail: None,
+            fork_refusal: None,
             depth_base: 0,
-            uniq: grammar_unique.then(Box::default),
-            at: 0,
+            unique: grammar_unique.then(Box::default),
+            structural_index: 0,
         }
     }
 
     /// A branch's machine for a value of `node` opening under `depth_base` containers.
     fn branch(grammar: &Arc<Grammar>, node: NodeId, depth_base: usize) -> Self {
-        let mut v = Self::new(Arc::clone(grammar));
-        v.mode = Mode::Value(node);
-        v.depth_base = depth_base;
-        v
+        let mut machine = Self::new(Arc::clone(grammar));
+        machine.mode = Mode::Value(node);
+        machine.depth_base = depth_base;
+        machine
     }
 
     /// Steps through `chunk` until the value closes, a byte is refused, or the chunk ends.
@@ -560,10 +567,10 @@ impl StructuredValidator {
                         break;
                     }
                 }
-                Err(f) => {
+                Err(failure) => {
                     self.offset += i as u64;
                     self.work += i as u64;
-                    self.refuse(f);
+                    self.refuse(failure);
                     return Run::Refused(i);
                 }
             }
@@ -577,76 +584,82 @@ impl StructuredValidator {
     /// arrays; the bytes before them only while such an array is open.
     #[inline]
     fn keep_text(&mut self, bytes: &[u8]) {
-        if let Some(u) = self.uniq.as_deref_mut() {
-            if u.open.is_empty() {
-                u.doc.clear();
-                u.base = self.offset;
+        if let Some(unique) = self.unique.as_deref_mut() {
+            if unique.open.is_empty() {
+                unique.doc.clear();
+                unique.base = self.offset;
             }
-            u.doc.extend_from_slice(bytes);
+            unique.doc.extend_from_slice(bytes);
         }
     }
 
     /// The bytes from `chunk[i]` through the live branches of the value read side by side.
-    fn fork_step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
+    fn fork_step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
         if self.forks.is_empty() {
             // Every branch refused at this byte (found on the step before).
-            let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
-            return Err(val(code));
+            let code = self
+                .fork_refusal
+                .as_ref()
+                .map_or(RefusalCode::Syntax, |refusal| refusal.code);
+            return Err(at_value(code));
         }
         let rest = &chunk[i..];
-        let (mut live, mut done, mut last) = (false, None, None::<usize>);
+        let (mut live, mut done, mut furthest) = (false, None, None::<usize>);
         let mut work = 0;
-        for f in &mut self.forks {
-            let before = f.work;
-            match f.run_branch(rest) {
+        for fork in &mut self.forks {
+            let before = fork.work;
+            match fork.run_branch(rest) {
                 Run::More => live = true,
-                Run::Done(k) => {
+                Run::Done(end) => {
                     live = true;
-                    done = Some(k);
+                    done = Some(end);
                 }
-                Run::Refused(j) => {
-                    if last.is_none_or(|l| j > l) {
-                        last = Some(j);
-                        self.fork_fail = f.refusal.clone().map(Box::new);
+                Run::Refused(refused_at) => {
+                    if furthest.is_none_or(|at| refused_at > at) {
+                        furthest = Some(refused_at);
+                        self.fork_refusal = fork.refusal.clone().map(Box::new);
                     }
                 }
             }
-            work += f.work - before;
+            work += fork.work - before;
         }
         self.work += work;
         if live {
-            self.fork_fail = None;
+            self.fork_refusal = None;
             // The branches read the same bytes: every live one closes the value at one byte.
-            if let Some(k) = done {
+            if let Some(end) = done {
                 self.forks.clear();
                 self.complete_value();
-                return Ok(k);
+                return Ok(end);
             }
-            self.forks.retain(|f| f.refusal.is_none());
+            self.forks.retain(|fork| fork.refusal.is_none());
             return Ok(rest.len());
         }
         self.forks.clear();
-        match last {
+        match furthest {
             // Consume up to the byte the last branch refused; the next step refuses it.
-            Some(j) if j > 0 => Ok(j),
+            Some(refused_at) if refused_at > 0 => Ok(refused_at),
             _ => {
-                let code = self.fork_fail.as_ref().map_or(C::Syntax, |r| r.code);
-                Err(val(code))
+                let code = self
+                    .fork_refusal
+                    .as_ref()
+                    .map_or(RefusalCode::Syntax, |r| r.code);
+                Err(at_value(code))
             }
         }
     }
 
     /// The grammar.
     pub fn grammar(&self) -> &Arc<Grammar> {
-        &self.g
+        &self.grammar
     }
 
     /// Where the validator stands.
     pub fn status(&self) -> Status {
         if self.accepted {
             Status::Accepted
-        } else if let Some(r) = &self.refusal {
-            Status::Refused(r.clone())
+        } else if let Some(refusal) = &self.refusal {
+            Status::Refused(refusal.clone())
         } else {
             Status::Incomplete
         }
@@ -672,7 +685,7 @@ impl StructuredValidator {
             return;
         }
         self.cancel_reason = Some(reason.into());
-        self.refuse(val(C::Cancelled));
+        self.refuse(at_value(RefusalCode::Cancelled));
     }
 
     /// Feeds the next bytes of the document. `Ok(())` means every byte so far can still be
@@ -684,12 +697,12 @@ impl StructuredValidator {
         // A byte-wise feed's commonest byte, without entering the machine: one plain byte of
         // an unconstrained value string below its length and the document limit. `step` would
         // take exactly this path for it (`string_byte` counts it as one character).
-        if let [b] = *chunk
+        if let [byte] = *chunk
             && self.plain_budget > 0
-            && PLAIN[usize::from(b)]
+            && PLAIN[usize::from(byte)]
         {
             self.plain_budget -= 1;
-            self.s.chars += 1;
+            self.string.chars += 1;
             self.offset += 1;
             self.work += 1;
             return Ok(());
@@ -701,7 +714,7 @@ impl StructuredValidator {
         if n > 1 && self.plain_budget >= n && plain_run(chunk) == chunk.len() {
             self.plain_budget -= n;
             // Below the string's `maxLength` (a u32), by the budget.
-            self.s.chars += n as u32;
+            self.string.chars += n as u32;
             self.offset += n;
             self.work += n;
             return Ok(());
@@ -714,15 +727,19 @@ impl StructuredValidator {
     fn push_chunk(&mut self, chunk: &[u8]) -> Result<(), Refusal> {
         if self.accepted {
             return Err(Refusal {
-                code: C::AfterFinish,
+                code: RefusalCode::AfterFinish,
                 offset: self.offset,
                 path: String::new(),
             });
         }
-        if let Some(r) = &self.refusal {
-            return Err(r.clone());
+        if let Some(refusal) = &self.refusal {
+            return Err(refusal.clone());
         }
-        let avail = self.g.limits.max_document_bytes.saturating_sub(self.offset);
+        let avail = self
+            .grammar
+            .limits
+            .max_document_bytes
+            .saturating_sub(self.offset);
         let n = usize::try_from(avail).map_or(chunk.len(), |a| a.min(chunk.len()));
         let (body, over) = chunk.split_at(n);
         self.keep_text(body);
@@ -732,27 +749,31 @@ impl StructuredValidator {
         while i < body.len() {
             match self.step(body, i) {
                 Ok(used) => i += used,
-                Err(f) => {
+                Err(failure) => {
                     self.offset += i as u64;
                     self.work += i as u64;
-                    return Err(self.refuse(f));
+                    return Err(self.refuse(failure));
                 }
             }
         }
         self.offset += i as u64;
         self.work += i as u64;
         if !over.is_empty() {
-            return Err(self.refuse(val(C::DocumentTooLarge)));
+            return Err(self.refuse(at_value(RefusalCode::DocumentTooLarge)));
         }
         // Not with `uniqueItems` arrays: their validator keeps the bytes `push_chunk` reads.
-        self.plain_budget = if self.mode == Mode::Str
-            && self.uniq.is_none()
-            && !self.s.constrained
-            && self.s.need == 0
-            && self.s.esc == Esc::None
+        self.plain_budget = if self.mode == Mode::String
+            && self.unique.is_none()
+            && !self.string.constrained
+            && self.string.continuation_left == 0
+            && self.string.escape == Escape::None
         {
-            u64::from(self.s.max.saturating_sub(self.s.chars))
-                .min(self.g.limits.max_document_bytes.saturating_sub(self.offset))
+            u64::from(self.string.max.saturating_sub(self.string.chars)).min(
+                self.grammar
+                    .limits
+                    .max_document_bytes
+                    .saturating_sub(self.offset),
+            )
         } else {
             0
         };
@@ -766,32 +787,38 @@ impl StructuredValidator {
         if self.accepted {
             return Ok(());
         }
-        if let Some(r) = &self.refusal {
-            return Err(r.clone());
+        if let Some(refusal) = &self.refusal {
+            return Err(refusal.clone());
         }
         match self.mode {
             Mode::Done => {}
-            Mode::Num
+            Mode::Number
                 if self.stack.is_empty()
-                    && matches!(self.n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) =>
+                    && matches!(
+                        self.number.phase,
+                        NumberPhase::Zero
+                            | NumberPhase::Integer
+                            | NumberPhase::Fraction
+                            | NumberPhase::Exponent
+                    ) =>
             {
-                if let Err(f) = self.end_number() {
-                    return Err(self.refuse(f));
+                if let Err(failure) = self.end_number() {
+                    return Err(self.refuse(failure));
                 }
             }
             Mode::Value(_) if self.stack.is_empty() => {
-                return Err(self.refuse(val(C::EmptyDocument)));
+                return Err(self.refuse(at_value(RefusalCode::EmptyDocument)));
             }
             Mode::Fork => {
                 // Truncated inside the value: where the first live branch stands.
-                self.fork_fail = self
+                self.fork_refusal = self
                     .forks
                     .first()
-                    .and_then(|f| f.clone().finish().err())
+                    .and_then(|fork| fork.clone().finish().err())
                     .map(Box::new);
-                return Err(self.refuse(val(C::Truncated)));
+                return Err(self.refuse(at_value(RefusalCode::Truncated)));
             }
-            _ => return Err(self.refuse(val(C::Truncated))),
+            _ => return Err(self.refuse(at_value(RefusalCode::Truncated))),
         }
         self.accepted = true;
         Ok(())
@@ -808,30 +835,30 @@ impl StructuredValidator {
         if self.accepted || self.refusal.is_some() {
             return out;
         }
-        for b in 0..=255u8 {
+        for byte in 0..=255u8 {
             let mut trial = self.clone();
-            if trial.push(&[b]).is_ok() {
-                out.bytes[usize::from(b) / 64] |= 1 << (b % 64);
+            if trial.push(&[byte]).is_ok() {
+                out.bytes[usize::from(byte) / 64] |= 1 << (byte % 64);
             }
         }
         out.finish = self.clone().finish().is_ok();
         out
     }
 
-    fn refuse(&mut self, (code, level): Fail) -> Refusal {
+    fn refuse(&mut self, (code, level): Failure) -> Refusal {
         self.plain_budget = 0;
         let mut path = self.path(level);
-        if let Some(f) = self.fork_fail.take() {
-            path.push_str(&f.path);
+        if let Some(branch_refusal) = self.fork_refusal.take() {
+            path.push_str(&branch_refusal.path);
         }
         self.forks.clear();
-        let r = Refusal {
+        let refusal = Refusal {
             code,
             offset: self.offset,
             path,
         };
-        self.refusal = Some(r.clone());
-        r
+        self.refusal = Some(refusal.clone());
+        refusal
     }
 
     fn path(&self, level: Level) -> String {
@@ -839,35 +866,35 @@ impl StructuredValidator {
             Level::Value => self.stack.len(),
             Level::Container => self.stack.len().saturating_sub(1),
         };
-        let mut p = String::new();
-        for f in (0..n).filter_map(|i| self.stack.get(i)) {
-            let seg: Option<String> = if f.obj {
-                match (&self.g.nodes[f.node as usize].kind, f.key) {
-                    (Kind::Object { props, .. }, Key::Prop(i)) => {
-                        props.get(usize::from(i)).map(|p| p.name.clone())
-                    }
+        let mut path = String::new();
+        for frame in (0..n).filter_map(|i| self.stack.get(i)) {
+            let segment: Option<String> = if frame.is_object {
+                match (&self.grammar.nodes[frame.node as usize].kind, frame.key) {
+                    (Kind::Object { props, .. }, Key::Property(i)) => props
+                        .get(usize::from(i))
+                        .map(|property| property.name.clone()),
                     (Kind::OneOf { tag, .. }, Key::Tag) => Some(tag.clone()),
                     (_, Key::Extra(i)) => self
                         .extra
                         .text(i as usize)
-                        .map(|k| String::from_utf8_lossy(k).into_owned()),
+                        .map(|key| String::from_utf8_lossy(key).into_owned()),
                     _ => None,
                 }
             } else {
-                Some(f.count.saturating_sub(1).to_string())
+                Some(frame.count.saturating_sub(1).to_string())
             };
-            if let Some(seg) = seg {
-                p.push('/');
-                for c in seg.chars() {
+            if let Some(segment) = segment {
+                path.push('/');
+                for c in segment.chars() {
                     match c {
-                        '~' => p.push_str("~0"),
-                        '/' => p.push_str("~1"),
-                        c => p.push(c),
+                        '~' => path.push_str("~0"),
+                        '/' => path.push_str("~1"),
+                        c => path.push(c),
                     }
                 }
             }
         }
-        p
+        path
     }
 
     /// Processes the byte at `chunk[i]` (inside a string, the run of plain bytes it starts).
@@ -875,48 +902,48 @@ impl StructuredValidator {
     // Inlined into both of its loops (`push_chunk` and a branch's `run_branch`): as a call it
     // cost 6 % more instructions per tool call.
     #[inline(always)]
-    fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
-        let b = chunk[i];
+    fn step(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
+        let byte = chunk[i];
         match self.mode {
-            Mode::Str => self.string_byte(chunk, i),
+            Mode::String => self.string_byte(chunk, i),
             Mode::Fork => self.fork_step(chunk, i),
-            Mode::Num => {
-                if self.number_byte(b)? {
+            Mode::Number => {
+                if self.number_byte(byte)? {
                     Ok(1)
                 } else {
                     self.end_number()?;
-                    if is_ws(b) {
+                    if is_whitespace(byte) {
                         return Ok(1);
                     }
-                    self.at = i;
-                    self.structural(b).map(|()| 1)
+                    self.structural_index = i;
+                    self.structural(byte).map(|()| 1)
                 }
             }
-            Mode::Lit => {
+            Mode::Literal => {
                 // As many of the literal's remaining bytes as the chunk matches, at once.
-                let rest = self.lit.get(self.lit_pos..).unwrap_or_default();
+                let rest = self.literal.get(self.literal_pos..).unwrap_or_default();
                 let n = chunk[i..]
                     .iter()
                     .zip(rest)
                     .position(|(x, y)| x != y)
                     .unwrap_or(rest.len().min(chunk.len() - i));
                 if n == 0 {
-                    return Err(val(C::Syntax));
+                    return Err(at_value(RefusalCode::Syntax));
                 }
-                self.lit_pos += n;
-                if self.lit_pos == self.lit.len() {
+                self.literal_pos += n;
+                if self.literal_pos == self.literal.len() {
                     self.complete_value();
                 }
                 Ok(n)
             }
             _ => {
-                if is_ws(b) {
+                if is_whitespace(byte) {
                     // A run of whitespace.
-                    let run = chunk[i..].iter().take_while(|&&c| is_ws(c)).count();
+                    let run = chunk[i..].iter().take_while(|&&c| is_whitespace(c)).count();
                     return Ok(run);
                 }
-                self.at = i;
-                self.structural(b).map(|()| 1)
+                self.structural_index = i;
+                self.structural(byte).map(|()| 1)
             }
         }
     }
@@ -925,68 +952,77 @@ impl StructuredValidator {
         self.mode = if self.stack.is_empty() {
             Mode::Done
         } else {
-            Mode::After
+            Mode::AfterValue
         };
     }
 
     /// A byte outside strings, numbers and literals that is not whitespace.
-    fn structural(&mut self, b: u8) -> Result<(), Fail> {
+    fn structural(&mut self, byte: u8) -> Result<(), Failure> {
         match self.mode {
-            Mode::Value(node) => self.value_start(node, b),
+            Mode::Value(node) => self.value_start(node, byte),
             Mode::TagValue => {
-                if b == b'"' {
-                    let node = self.top()?.node;
-                    if !matches!(&self.g.nodes[node as usize].kind, Kind::OneOf { .. }) {
-                        return Err(val(C::Syntax));
+                if byte == b'"' {
+                    let node = self.top_frame()?.node;
+                    if !matches!(&self.grammar.nodes[node as usize].kind, Kind::OneOf { .. }) {
+                        return Err(at_value(RefusalCode::Syntax));
                     }
-                    let state = self.g.tries.root(node);
+                    let state = self.grammar.tries.root(node);
                     self.start_string(Target::TagValue, state, true);
                     Ok(())
-                } else if is_value_start(b) {
-                    Err(val(C::WrongType))
+                } else if is_value_start(byte) {
+                    Err(at_value(RefusalCode::WrongType))
                 } else {
-                    Err(val(C::Syntax))
+                    Err(at_value(RefusalCode::Syntax))
                 }
             }
-            Mode::ObjFirst => match b {
+            Mode::ObjectFirst => match byte {
                 b'}' => self.close_object(),
                 b'"' => self.start_key(),
-                _ => Err(ctr(C::Syntax)),
+                _ => Err(at_container(RefusalCode::Syntax)),
             },
-            Mode::ObjKey => match b {
+            Mode::ObjectKey => match byte {
                 b'"' => self.start_key(),
-                _ => Err(ctr(C::Syntax)),
+                _ => Err(at_container(RefusalCode::Syntax)),
             },
             Mode::Colon => {
-                if b != b':' {
-                    return Err(ctr(C::Syntax));
+                if byte != b':' {
+                    return Err(at_container(RefusalCode::Syntax));
                 }
-                let f = self.top()?;
-                self.mode = match (&self.g.nodes[f.node as usize].kind, f.key) {
+                let frame = self.top_frame()?;
+                self.mode = match (&self.grammar.nodes[frame.node as usize].kind, frame.key) {
                     (Kind::OneOf { .. }, Key::Tag) => Mode::TagValue,
-                    (Kind::Object { props, .. }, Key::Prop(i)) => match props.get(usize::from(i)) {
-                        Some(p) => Mode::Value(p.node),
-                        None => return Err(ctr(C::Syntax)),
-                    },
-                    (Kind::Object { extra: Some(x), .. }, Key::Extra(_)) => Mode::Value(*x),
-                    (Kind::Any, Key::Extra(_)) => Mode::Value(f.node),
-                    _ => return Err(ctr(C::Syntax)),
+                    (Kind::Object { props, .. }, Key::Property(i)) => {
+                        match props.get(usize::from(i)) {
+                            Some(property) => Mode::Value(property.node),
+                            None => return Err(at_container(RefusalCode::Syntax)),
+                        }
+                    }
+                    (
+                        Kind::Object {
+                            extra: Some(extra_node),
+                            ..
+                        },
+                        Key::Extra(_),
+                    ) => Mode::Value(*extra_node),
+                    (Kind::Any, Key::Extra(_)) => Mode::Value(frame.node),
+                    _ => return Err(at_container(RefusalCode::Syntax)),
                 };
                 Ok(())
             }
-            Mode::After => {
-                let obj = self.top()?.obj;
-                match (b, obj) {
+            Mode::AfterValue => {
+                let is_object = self.top_frame()?.is_object;
+                match (byte, is_object) {
                     (b',', true) => self.comma_object(),
                     (b',', false) => {
                         self.unique_element()?;
-                        let f = self.top()?;
-                        if let Kind::Array { max_items, .. } = self.g.nodes[f.node as usize].kind
-                            && f.count >= max_items
+                        let frame = self.top_frame()?;
+                        if let Kind::Array { max_items, .. } =
+                            self.grammar.nodes[frame.node as usize].kind
+                            && frame.count >= max_items
                         {
-                            return Err(ctr(C::TooManyItems));
+                            return Err(at_container(RefusalCode::TooManyItems));
                         }
-                        self.mode = Mode::ArrNext;
+                        self.mode = Mode::ArrayNext;
                         Ok(())
                     }
                     (b'}', true) => self.close_object(),
@@ -994,22 +1030,22 @@ impl StructuredValidator {
                         self.unique_element()?;
                         self.close_array()
                     }
-                    _ => Err(ctr(C::Syntax)),
+                    _ => Err(at_container(RefusalCode::Syntax)),
                 }
             }
-            Mode::ArrFirst if b == b']' => self.close_array(),
-            Mode::ArrFirst | Mode::ArrNext => {
-                if !is_value_start(b) {
-                    return Err(ctr(C::Syntax));
+            Mode::ArrayFirst if byte == b']' => self.close_array(),
+            Mode::ArrayFirst | Mode::ArrayNext => {
+                if !is_value_start(byte) {
+                    return Err(at_container(RefusalCode::Syntax));
                 }
                 let (items, max_items, count) = match (
                     self.stack.last(),
                     self.stack
                         .last()
-                        .map(|f| &self.g.nodes[f.node as usize].kind),
+                        .map(|frame| &self.grammar.nodes[frame.node as usize].kind),
                 ) {
                     (
-                        Some(f),
+                        Some(frame),
                         Some(Kind::Array {
                             prefix,
                             items,
@@ -1017,36 +1053,38 @@ impl StructuredValidator {
                             ..
                         }),
                     ) => (
-                        prefix.get(f.count as usize).copied().unwrap_or(*items),
+                        prefix.get(frame.count as usize).copied().unwrap_or(*items),
                         *max_items,
-                        f.count,
+                        frame.count,
                     ),
-                    (Some(f), Some(Kind::Any)) => (f.node, u32::MAX, f.count),
-                    _ => return Err(ctr(C::Syntax)),
+                    (Some(frame), Some(Kind::Any)) => (frame.node, u32::MAX, frame.count),
+                    _ => return Err(at_container(RefusalCode::Syntax)),
                 };
                 if count >= max_items {
-                    return Err(ctr(C::TooManyItems));
+                    return Err(at_container(RefusalCode::TooManyItems));
                 }
-                if let Some(f) = self.stack.last_mut() {
-                    f.count += 1;
+                if let Some(frame) = self.stack.last_mut() {
+                    frame.count += 1;
                 }
-                self.value_start(items, b)
+                self.value_start(items, byte)
             }
-            Mode::Done => Err(val(C::TrailingBytes)),
-            Mode::Str | Mode::Num | Mode::Lit | Mode::Fork => Err(val(C::Syntax)),
+            Mode::Done => Err(at_value(RefusalCode::TrailingBytes)),
+            Mode::String | Mode::Number | Mode::Literal | Mode::Fork => {
+                Err(at_value(RefusalCode::Syntax))
+            }
         }
     }
 
-    fn top(&self) -> Result<&Frame, Fail> {
-        self.stack.last().ok_or(val(C::Syntax))
+    fn top_frame(&self) -> Result<&Frame, Failure> {
+        self.stack.last().ok_or(at_value(RefusalCode::Syntax))
     }
 
-    fn value_start(&mut self, node: NodeId, b: u8) -> Result<(), Fail> {
-        let g = &self.g;
-        if matches!(b, b'{' | b'[')
-            && self.stack.len() + self.depth_base >= g.limits.max_depth as usize
+    fn value_start(&mut self, node: NodeId, byte: u8) -> Result<(), Failure> {
+        let grammar = &self.grammar;
+        if matches!(byte, b'{' | b'[')
+            && self.stack.len() + self.depth_base >= grammar.limits.max_depth as usize
             && matches!(
-                (&g.nodes[node as usize].kind, b),
+                (&grammar.nodes[node as usize].kind, byte),
                 (
                     Kind::Object { .. }
                         | Kind::OneOf { .. }
@@ -1060,45 +1098,45 @@ impl StructuredValidator {
                 )
             )
         {
-            return Err(val(C::TooDeep));
+            return Err(at_value(RefusalCode::TooDeep));
         }
-        match (&g.nodes[node as usize].kind, b) {
+        match (&grammar.nodes[node as usize].kind, byte) {
             (Kind::Union { by, .. }, _) => {
-                let class = match b {
+                let class = match byte {
                     b'{' => 0,
                     b'[' => 1,
                     b'"' => 2,
                     b'-' | b'0'..=b'9' => 3,
                     b't' | b'f' => 4,
                     b'n' => 5,
-                    _ => return Err(val(C::Syntax)),
+                    _ => return Err(at_value(RefusalCode::Syntax)),
                 };
                 let next = by[class];
                 if next == NONE {
-                    return Err(val(C::WrongType));
+                    return Err(at_value(RefusalCode::WrongType));
                 }
-                return self.value_start(next, b);
+                return self.value_start(next, byte);
             }
             (Kind::Parallel { branches }, _) => {
                 let depth = self.stack.len() + self.depth_base;
                 let mut forks: Vec<StructuredValidator> = branches
                     .iter()
-                    .map(|&n| Self::branch(&self.g, n, depth))
+                    .map(|&n| Self::branch(&self.grammar, n, depth))
                     .collect();
                 // Each branch reads the value's first byte; its work is added to this machine's
                 // (which counts the byte once itself).
                 let mut fail = None;
-                for f in &mut forks {
-                    if let Run::Refused(_) = f.run_branch(&[b]) {
-                        fail = fail.or_else(|| f.refusal.clone());
+                for fork in &mut forks {
+                    if let Run::Refused(_) = fork.run_branch(&[byte]) {
+                        fail = fail.or_else(|| fork.refusal.clone());
                     }
-                    self.work += f.work;
+                    self.work += fork.work;
                 }
-                forks.retain(|f| f.refusal.is_none());
+                forks.retain(|fork| fork.refusal.is_none());
                 if forks.is_empty() {
-                    let code = fail.as_ref().map_or(C::WrongType, |r| r.code);
-                    self.fork_fail = fail.map(Box::new);
-                    return Err(val(code));
+                    let code = fail.as_ref().map_or(RefusalCode::WrongType, |r| r.code);
+                    self.fork_refusal = fail.map(Box::new);
+                    return Err(at_value(code));
                 }
                 self.forks = forks;
                 self.mode = Mode::Fork;
@@ -1106,54 +1144,54 @@ impl StructuredValidator {
             (Kind::Any, b'{') => {
                 self.stack.push(Frame {
                     node,
-                    obj: true,
+                    is_object: true,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ObjFirst;
+                self.mode = Mode::ObjectFirst;
             }
             (Kind::Any, b'[') => {
                 self.stack.push(Frame {
                     node,
-                    obj: false,
+                    is_object: false,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ArrFirst;
+                self.mode = Mode::ArrayFirst;
             }
             (Kind::Any, b'"') => self.start_string(Target::Value(node), NONE, false),
             (Kind::Any, b't' | b'f' | b'n') => {
-                self.lit = match b {
+                self.literal = match byte {
                     b't' => TRUE,
                     b'f' => FALSE,
                     _ => NULL,
                 };
-                self.lit_pos = 1;
-                self.mode = Mode::Lit;
+                self.literal_pos = 1;
+                self.mode = Mode::Literal;
             }
             (Kind::Object { .. } | Kind::OneOf { .. }, b'{') => {
                 self.stack.push(Frame {
                     node,
-                    obj: true,
+                    is_object: true,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ObjFirst;
+                self.mode = Mode::ObjectFirst;
             }
             (Kind::Array { unique, .. }, b'[') => {
                 self.stack.push(Frame {
                     node,
-                    obj: false,
+                    is_object: false,
                     seen: [0; 4],
                     count: 0,
                     key: Key::None,
                 });
-                self.mode = Mode::ArrFirst;
-                if *unique && let Some(u) = self.uniq.as_deref_mut() {
-                    u.open(self.stack.len(), self.offset + self.at as u64);
+                self.mode = Mode::ArrayFirst;
+                if *unique && let Some(unique) = self.unique.as_deref_mut() {
+                    unique.open(self.stack.len(), self.offset + self.structural_index as u64);
                 }
             }
             (
@@ -1171,14 +1209,14 @@ impl StructuredValidator {
                     None | Some(Step::Matched) => None,
                     Some(Step::Open(id)) => Some(id),
                     // No string matches: refused at its opening quote.
-                    Some(Step::Dead) => return Err(val(C::PatternMismatch)),
+                    Some(Step::Dead) => return Err(at_value(RefusalCode::PatternMismatch)),
                 };
-                let state = self.g.tries.root(node);
+                let state = self.grammar.tries.root(node);
                 self.begin_string(Target::Value(node), state, constrained, (min, max));
-                self.s.pat = pat;
+                self.string.pattern_state = pat;
             }
             (Kind::Integer { .. } | Kind::Number { .. } | Kind::Any, b'-' | b'0'..=b'9') => {
-                let (is_int, plain) = match &g.nodes[node as usize].kind {
+                let (is_integer, plain) = match &grammar.nodes[node as usize].kind {
                     Kind::Integer {
                         lo,
                         hi,
@@ -1188,55 +1226,56 @@ impl StructuredValidator {
                     Kind::Integer { .. } => (true, None),
                     _ => (false, None),
                 };
-                let n = &mut self.n;
-                n.node = node;
-                n.is_int = is_int;
-                n.plain = plain;
-                n.len = 1;
-                n.buf[0] = b;
-                n.neg = b == b'-';
-                n.digits = u32::from(b != b'-');
-                n.mag = u64::from(b.wrapping_sub(b'0')).min(9) * u64::from(b != b'-');
-                n.phase = match b {
-                    b'-' => Ph::Sign,
-                    b'0' => Ph::Zero,
-                    _ => Ph::Int,
+                let number = &mut self.number;
+                number.node = node;
+                number.is_integer = is_integer;
+                number.plain_bounds = plain;
+                number.len = 1;
+                number.text[0] = byte;
+                number.negative = byte == b'-';
+                number.digits = u32::from(byte != b'-');
+                number.magnitude =
+                    u64::from(byte.wrapping_sub(b'0')).min(9) * u64::from(byte != b'-');
+                number.phase = match byte {
+                    b'-' => NumberPhase::Sign,
+                    b'0' => NumberPhase::Zero,
+                    _ => NumberPhase::Integer,
                 };
-                self.mode = Mode::Num;
-                // What `check_int_prefix` finds first: nothing to check but for an integer, and
+                self.mode = Mode::Number;
+                // What `check_integer_prefix` finds first: nothing to check but for an integer, and
                 // a first digit within plain bounds is itself a completion.
-                let settled = !is_int
+                let settled = !is_integer
                     || plain.is_some_and(|(lo, hi)| {
-                        let v = i64::from(b.wrapping_sub(b'0'));
-                        b != b'-' && lo <= v && v <= hi
+                        let first_digit = i64::from(byte.wrapping_sub(b'0'));
+                        byte != b'-' && lo <= first_digit && first_digit <= hi
                     });
                 if !settled {
-                    self.check_int_prefix()?;
+                    self.check_integer_prefix()?;
                 }
             }
             (Kind::Boolean { allowed }, b't' | b'f') => {
-                let v = b == b't';
-                if allowed.as_ref().is_some_and(|a| !a.contains(&v)) {
-                    return Err(val(C::ValueNotAllowed));
+                let value = byte == b't';
+                if allowed.as_ref().is_some_and(|a| !a.contains(&value)) {
+                    return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
-                self.lit = if v { TRUE } else { FALSE };
-                self.lit_pos = 1;
-                self.mode = Mode::Lit;
+                self.literal = if value { TRUE } else { FALSE };
+                self.literal_pos = 1;
+                self.mode = Mode::Literal;
             }
             (Kind::Null, b'n') => {
-                self.lit = NULL;
-                self.lit_pos = 1;
-                self.mode = Mode::Lit;
+                self.literal = NULL;
+                self.literal_pos = 1;
+                self.mode = Mode::Literal;
             }
-            _ if is_value_start(b) => return Err(val(C::WrongType)),
-            _ => return Err(val(C::Syntax)),
+            _ if is_value_start(byte) => return Err(at_value(RefusalCode::WrongType)),
+            _ => return Err(at_value(RefusalCode::Syntax)),
         }
         Ok(())
     }
 
     fn start_string(&mut self, target: Target, state: u32, constrained: bool) {
         let bounds = match target {
-            Target::Value(node) => match &self.g.nodes[node as usize].kind {
+            Target::Value(node) => match &self.grammar.nodes[node as usize].kind {
                 Kind::String { min, max, .. } => (*min, *max),
                 _ => (0, u32::MAX),
             },
@@ -1254,25 +1293,25 @@ impl StructuredValidator {
         constrained: bool,
         (min, max): (u32, u32),
     ) {
-        let s = &mut self.s;
-        s.max = max;
-        s.min = min;
-        s.target = target;
-        s.chars = 0;
-        s.pos = 0;
-        s.state = state;
-        s.spill = state == NONE;
-        s.constrained = constrained;
-        s.pat = None;
-        s.esc = Esc::None;
-        s.need = 0;
-        s.hexn = 0;
-        self.mode = Mode::Str;
+        let string = &mut self.string;
+        string.max = max;
+        string.min = min;
+        string.target = target;
+        string.chars = 0;
+        string.decoded_bytes = 0;
+        string.state = state;
+        string.spill = state == NONE;
+        string.constrained = constrained;
+        string.pattern_state = None;
+        string.escape = Escape::None;
+        string.continuation_left = 0;
+        string.hex_digits = 0;
+        self.mode = Mode::String;
     }
 
-    fn start_key(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
-        match &self.g.nodes[f.node as usize].kind {
+    fn start_key(&mut self) -> Result<(), Failure> {
+        let frame = self.top_frame()?;
+        match &self.grammar.nodes[frame.node as usize].kind {
             Kind::OneOf { .. } => {
                 self.start_string(Target::TagKey, NONE, true);
                 Ok(())
@@ -1283,19 +1322,19 @@ impl StructuredValidator {
                 extra,
                 ..
             } => {
-                if max_properties.is_some_and(|m| f.count >= m) {
-                    return Err(ctr(C::TooManyProperties));
+                if max_properties.is_some_and(|max| frame.count >= max) {
+                    return Err(at_container(RefusalCode::TooManyProperties));
                 }
                 if extra.is_some() {
-                    let state = self.g.tries.root(f.node);
+                    let state = self.grammar.tries.root(frame.node);
                     self.extra.begin();
                     self.start_string(Target::OpenKey, state, true);
                     return Ok(());
                 }
-                if !bits_any(&and_not(all, &f.seen)) {
-                    return Err(ctr(C::UnknownProperty));
+                if !bits_any(&and_not(all, &frame.seen)) {
+                    return Err(at_container(RefusalCode::UnknownProperty));
                 }
-                let state = self.g.tries.root(f.node);
+                let state = self.grammar.tries.root(frame.node);
                 self.start_string(Target::Key, state, true);
                 Ok(())
             }
@@ -1304,66 +1343,68 @@ impl StructuredValidator {
                 self.start_string(Target::OpenKey, NONE, true);
                 Ok(())
             }
-            _ => Err(ctr(C::Syntax)),
+            _ => Err(at_container(RefusalCode::Syntax)),
         }
     }
 
-    fn comma_object(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
+    fn comma_object(&mut self) -> Result<(), Failure> {
+        let frame = self.top_frame()?;
         if let Kind::Object {
             all,
             max_properties,
             extra,
             ..
-        } = &self.g.nodes[f.node as usize].kind
+        } = &self.grammar.nodes[frame.node as usize].kind
         {
-            if max_properties.is_some_and(|m| f.count >= m) {
-                return Err(ctr(C::TooManyProperties));
+            if max_properties.is_some_and(|max| frame.count >= max) {
+                return Err(at_container(RefusalCode::TooManyProperties));
             }
-            if extra.is_none() && !bits_any(&and_not(all, &f.seen)) {
-                return Err(ctr(C::UnknownProperty));
+            if extra.is_none() && !bits_any(&and_not(all, &frame.seen)) {
+                return Err(at_container(RefusalCode::UnknownProperty));
             }
         }
-        self.mode = Mode::ObjKey;
+        self.mode = Mode::ObjectKey;
         Ok(())
     }
 
-    fn close_object(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
-        match &self.g.nodes[f.node as usize].kind {
+    fn close_object(&mut self) -> Result<(), Failure> {
+        let frame = self.top_frame()?;
+        match &self.grammar.nodes[frame.node as usize].kind {
             Kind::Object {
                 required,
                 min_properties,
                 dependent,
                 ..
-            } if !bits_any(&and_not(required, &f.seen)) => {
-                if f.count < *min_properties {
-                    return Err(ctr(C::TooFewProperties));
+            } if !bits_any(&and_not(required, &frame.seen)) => {
+                if frame.count < *min_properties {
+                    return Err(at_container(RefusalCode::TooFewProperties));
                 }
                 // A present property's dependents (`dependentRequired`).
                 for (i, need) in dependent.iter().flat_map(|d| d.0.iter()) {
                     let i = usize::from(*i);
-                    if f.seen[i / 64] & (1 << (i % 64)) != 0 && bits_any(&and_not(need, &f.seen)) {
-                        return Err(ctr(C::MissingProperty));
+                    if frame.seen[i / 64] & (1 << (i % 64)) != 0
+                        && bits_any(&and_not(need, &frame.seen))
+                    {
+                        return Err(at_container(RefusalCode::MissingProperty));
                     }
                 }
             }
             Kind::Any => {}
-            _ => return Err(ctr(C::MissingProperty)),
+            _ => return Err(at_container(RefusalCode::MissingProperty)),
         }
         self.pop_frame();
         Ok(())
     }
 
-    fn close_array(&mut self) -> Result<(), Fail> {
-        let f = self.top()?;
-        if let Kind::Array { min_items, .. } = self.g.nodes[f.node as usize].kind
-            && f.count < min_items
+    fn close_array(&mut self) -> Result<(), Failure> {
+        let frame = self.top_frame()?;
+        if let Kind::Array { min_items, .. } = self.grammar.nodes[frame.node as usize].kind
+            && frame.count < min_items
         {
-            return Err(ctr(C::TooFewItems));
+            return Err(at_container(RefusalCode::TooFewItems));
         }
-        if let Some(u) = self.uniq.as_deref_mut() {
-            u.close(self.stack.len());
+        if let Some(unique) = self.unique.as_deref_mut() {
+            unique.close(self.stack.len());
         }
         self.pop_frame();
         Ok(())
@@ -1372,13 +1413,13 @@ impl StructuredValidator {
     /// The element of the array on top ended before the `,` or `]` being read: in a
     /// `uniqueItems` array, refused when an earlier element equals it (`duplicate_item`).
     #[inline]
-    fn unique_element(&mut self) -> Result<(), Fail> {
+    fn unique_element(&mut self) -> Result<(), Failure> {
         let depth = self.stack.len();
-        let at = self.offset + self.at as u64;
-        if let Some(u) = self.uniq.as_deref_mut() {
-            match u.element(depth, at) {
+        let at = self.offset + self.structural_index as u64;
+        if let Some(unique) = self.unique.as_deref_mut() {
+            match unique.element(depth, at) {
                 Some(Ok(work)) => self.work += work,
-                Some(Err(())) => return Err(ctr(C::DuplicateItem)),
+                Some(Err(())) => return Err(at_container(RefusalCode::DuplicateItem)),
                 None => {}
             }
         }
@@ -1393,22 +1434,22 @@ impl StructuredValidator {
     }
 
     #[inline(always)]
-    fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Fail> {
-        let b = chunk[i];
-        if self.s.need > 0 {
-            if b < self.s.lo || b > self.s.hi {
-                return Err(val(C::InvalidUtf8));
+    fn string_byte(&mut self, chunk: &[u8], i: usize) -> Result<usize, Failure> {
+        let byte = chunk[i];
+        if self.string.continuation_left > 0 {
+            if byte < self.string.continuation_min || byte > self.string.continuation_max {
+                return Err(at_value(RefusalCode::InvalidUtf8));
             }
-            self.s.need -= 1;
-            self.s.lo = 0x80;
-            self.s.hi = 0xbf;
-            self.feed(b)?;
+            self.string.continuation_left -= 1;
+            self.string.continuation_min = 0x80;
+            self.string.continuation_max = 0xbf;
+            self.feed(byte)?;
             return Ok(1);
         }
-        match self.s.esc {
-            Esc::None => {}
-            Esc::Backslash => {
-                let d = match b {
+        match self.string.escape {
+            Escape::None => {}
+            Escape::Backslash => {
+                let decoded = match byte {
                     b'"' => b'"',
                     b'\\' => b'\\',
                     b'/' => b'/',
@@ -1418,93 +1459,98 @@ impl StructuredValidator {
                     b'r' => b'\r',
                     b't' => b'\t',
                     b'u' => {
-                        self.s.esc = Esc::Hex;
-                        self.s.hex = 0;
-                        self.s.hexn = 0;
+                        self.string.escape = Escape::UnicodeHex;
+                        self.string.hex_value = 0;
+                        self.string.hex_digits = 0;
                         return Ok(1);
                     }
-                    _ => return Err(val(C::InvalidEscape)),
+                    _ => return Err(at_value(RefusalCode::InvalidEscape)),
                 };
-                self.s.esc = Esc::None;
-                self.feed(d)?;
+                self.string.escape = Escape::None;
+                self.feed(decoded)?;
                 return Ok(1);
             }
-            Esc::Hex | Esc::LowHex => {
-                let d = match b {
-                    b'0'..=b'9' => b - b'0',
-                    b'a'..=b'f' => b - b'a' + 10,
-                    b'A'..=b'F' => b - b'A' + 10,
-                    _ => return Err(val(C::InvalidEscape)),
+            Escape::UnicodeHex | Escape::LowSurrogateHex => {
+                let digit = match byte {
+                    b'0'..=b'9' => byte - b'0',
+                    b'a'..=b'f' => byte - b'a' + 10,
+                    b'A'..=b'F' => byte - b'A' + 10,
+                    _ => return Err(at_value(RefusalCode::InvalidEscape)),
                 };
-                self.s.hex = self.s.hex * 16 + u32::from(d);
-                self.s.hexn += 1;
-                if self.s.hexn < 4 {
+                self.string.hex_value = self.string.hex_value * 16 + u32::from(digit);
+                self.string.hex_digits += 1;
+                if self.string.hex_digits < 4 {
                     return Ok(1);
                 }
-                let v = self.s.hex;
-                let cp = if self.s.esc == Esc::Hex {
-                    match v {
+                let code_unit = self.string.hex_value;
+                let code_point = if self.string.escape == Escape::UnicodeHex {
+                    match code_unit {
                         0xd800..=0xdbff => {
-                            self.s.high = v;
-                            self.s.esc = Esc::ExpectBackslash;
+                            self.string.high_surrogate = code_unit;
+                            self.string.escape = Escape::ExpectBackslash;
                             return Ok(1);
                         }
-                        0xdc00..=0xdfff => return Err(val(C::LoneSurrogate)),
-                        _ => v,
+                        0xdc00..=0xdfff => return Err(at_value(RefusalCode::LoneSurrogate)),
+                        _ => code_unit,
                     }
-                } else if (0xdc00..=0xdfff).contains(&v) {
-                    0x10000 + ((self.s.high - 0xd800) << 10) + (v - 0xdc00)
+                } else if (0xdc00..=0xdfff).contains(&code_unit) {
+                    0x10000 + ((self.string.high_surrogate - 0xd800) << 10) + (code_unit - 0xdc00)
                 } else {
-                    return Err(val(C::LoneSurrogate));
+                    return Err(at_value(RefusalCode::LoneSurrogate));
                 };
-                self.s.esc = Esc::None;
-                let c = char::from_u32(cp).ok_or(val(C::LoneSurrogate))?;
+                self.string.escape = Escape::None;
+                let character =
+                    char::from_u32(code_point).ok_or(at_value(RefusalCode::LoneSurrogate))?;
                 let mut buf = [0u8; 4];
-                for &x in c.encode_utf8(&mut buf).as_bytes() {
-                    self.feed(x)?;
+                for &utf8_byte in character.encode_utf8(&mut buf).as_bytes() {
+                    self.feed(utf8_byte)?;
                 }
                 return Ok(1);
             }
-            Esc::ExpectBackslash => {
-                return if b == b'\\' {
-                    self.s.esc = Esc::ExpectU;
+            Escape::ExpectBackslash => {
+                return if byte == b'\\' {
+                    self.string.escape = Escape::ExpectLowU;
                     Ok(1)
                 } else {
-                    Err(val(C::LoneSurrogate))
+                    Err(at_value(RefusalCode::LoneSurrogate))
                 };
             }
-            Esc::ExpectU => {
-                return if b == b'u' {
-                    self.s.esc = Esc::LowHex;
-                    self.s.hex = 0;
-                    self.s.hexn = 0;
+            Escape::ExpectLowU => {
+                return if byte == b'u' {
+                    self.string.escape = Escape::LowSurrogateHex;
+                    self.string.hex_value = 0;
+                    self.string.hex_digits = 0;
                     Ok(1)
                 } else {
-                    Err(val(C::LoneSurrogate))
+                    Err(at_value(RefusalCode::LoneSurrogate))
                 };
             }
         }
-        match b {
+        match byte {
             b'"' => {
                 self.end_string()?;
                 Ok(1)
             }
             b'\\' => {
                 self.char_start()?;
-                self.s.esc = Esc::Backslash;
+                self.string.escape = Escape::Backslash;
                 Ok(1)
             }
-            0x00..=0x1f => Err(val(C::ControlCharacter)),
+            0x00..=0x1f => Err(at_value(RefusalCode::ControlCharacter)),
             0x20..=0x7f => {
-                if self.s.target == Target::OpenKey {
+                if self.string.target == Target::OpenKey {
                     // A key that may be another property: a run of plain bytes at once.
                     let run = self.open_key_bytes(&chunk[i..]);
                     return Ok(run + self.key_end(chunk, i + run));
                 }
-                if self.s.constrained {
+                if self.string.constrained {
                     // A run pays off from two bytes on; a last byte goes straight to `feed`.
                     if i + 1 < chunk.len() {
-                        let run = match (self.s.target, self.s.state == NONE, self.s.pat) {
+                        let run = match (
+                            self.string.target,
+                            self.string.state == NONE,
+                            self.string.pattern_state,
+                        ) {
                             // A `pattern` and no enum: its automaton over the run.
                             (Target::Value(node), true, _) => self.pattern_run(node, &chunk[i..]),
                             // An enum and a `pattern` still open: byte by byte.
@@ -1516,7 +1562,7 @@ impl StructuredValidator {
                         }
                     }
                     self.char_start()?;
-                    self.feed(b)?;
+                    self.feed(byte)?;
                     return Ok(1);
                 }
                 // An unconstrained value string: count the run of plain bytes at once.
@@ -1525,27 +1571,27 @@ impl StructuredValidator {
                 } else {
                     plain_run(&chunk[i..])
                 };
-                let max = self.s.max;
-                let room = (max - self.s.chars.min(max)) as usize;
+                let max = self.string.max;
+                let room = (max - self.string.chars.min(max)) as usize;
                 if run > room {
                     if room == 0 {
-                        return Err(val(C::StringTooLong));
+                        return Err(at_value(RefusalCode::StringTooLong));
                     }
-                    self.s.chars += room as u32;
+                    self.string.chars += room as u32;
                     return Ok(room);
                 }
-                self.s.chars += run as u32;
+                self.string.chars += run as u32;
                 // The closing quote right after the run ends the string in the same step when
                 // `end_string` cannot refuse it (an unconstrained value string is refused at its
                 // end only below its `minLength`); otherwise the next step reads the quote.
-                if chunk.get(i + run) == Some(&b'"') && self.s.chars >= self.s.min {
+                if chunk.get(i + run) == Some(&b'"') && self.string.chars >= self.string.min {
                     self.complete_value();
                     return Ok(run + 1 + self.after_value(chunk, i + run + 1));
                 }
                 Ok(run)
             }
             _ => {
-                let (need, lo, hi) = match b {
+                let (need, lo, hi) = match byte {
                     0xc2..=0xdf => (1, 0x80, 0xbf),
                     0xe0 => (2, 0xa0, 0xbf),
                     0xed => (2, 0x80, 0x9f),
@@ -1553,13 +1599,13 @@ impl StructuredValidator {
                     0xf0 => (3, 0x90, 0xbf),
                     0xf1..=0xf3 => (3, 0x80, 0xbf),
                     0xf4 => (3, 0x80, 0x8f),
-                    _ => return Err(val(C::InvalidUtf8)),
+                    _ => return Err(at_value(RefusalCode::InvalidUtf8)),
                 };
                 self.char_start()?;
-                self.feed(b)?;
-                self.s.need = need;
-                self.s.lo = lo;
-                self.s.hi = hi;
+                self.feed(byte)?;
+                self.string.continuation_left = need;
+                self.string.continuation_min = lo;
+                self.string.continuation_max = hi;
                 Ok(1)
             }
         }
@@ -1571,49 +1617,55 @@ impl StructuredValidator {
     /// (which the caller then feeds alone). Returns how many were taken.
     #[inline]
     fn member_run(&mut self, bytes: &[u8]) -> usize {
-        let s = &mut self.s;
-        let (seen, room) = match s.target {
+        let string = &mut self.string;
+        let (seen, room) = match string.target {
             Target::Key => match self.stack.last() {
-                Some(f) => (Some(&f.seen), usize::MAX),
+                Some(frame) => (Some(&frame.seen), usize::MAX),
                 None => return 0,
             },
             Target::TagValue => (None, usize::MAX),
-            Target::Value(_) => (None, (s.max - s.chars.min(s.max)) as usize),
+            Target::Value(_) => (None, (string.max - string.chars.min(string.max)) as usize),
             Target::TagKey => {
                 // The plain bytes that continue the tag's name, compared at once (as `feed`
                 // would one by one: one work unit each); the first other byte is left to `feed`.
-                let Some(f) = self.stack.last() else {
+                let Some(frame) = self.stack.last() else {
                     return 0;
                 };
-                let Kind::OneOf { tag, .. } = &self.g.nodes[f.node as usize].kind else {
+                let Kind::OneOf { tag, .. } = &self.grammar.nodes[frame.node as usize].kind else {
                     return 0;
                 };
-                let rest = tag.as_bytes().get(s.pos as usize..).unwrap_or_default();
+                let rest = tag
+                    .as_bytes()
+                    .get(string.decoded_bytes as usize..)
+                    .unwrap_or_default();
                 let run = plain_run(bytes);
                 let n = bytes[..run]
                     .iter()
                     .zip(rest)
-                    .take_while(|(a, b)| a == b)
+                    .take_while(|(key_byte, tag_byte)| key_byte == tag_byte)
                     .count();
                 // At most the tag's length (a name of the schema, at most 1 MiB).
-                s.pos += n as u32;
+                string.decoded_bytes += n as u32;
                 self.work += n as u64;
                 return n;
             }
             _ => return 0,
         };
         // Plain member texts stop the walk at any byte that is not plain by themselves.
-        let run = if self.g.tries.plain(s.state) {
+        let run = if self.grammar.tries.plain(string.state) {
             bytes.len()
         } else {
             plain_run(bytes)
         };
-        let (n, state, work) = self.g.tries.walk(s.state, &bytes[..run], room, seen);
-        s.state = state;
+        let (n, state, work) = self
+            .grammar
+            .tries
+            .walk(string.state, &bytes[..run], room, seen);
+        string.state = state;
         // `n` is at most a member text's length (1 MiB).
-        s.pos += n as u32;
-        if let Target::Value(_) = s.target {
-            s.chars += n as u32;
+        string.decoded_bytes += n as u32;
+        if let Target::Value(_) = string.target {
+            string.chars += n as u32;
         }
         self.work += work;
         n
@@ -1631,15 +1683,15 @@ impl StructuredValidator {
         if chunk.get(at) != Some(&b'"') {
             return 0;
         }
-        let open = match self.s.target {
+        let open = match self.string.target {
             Target::Key => false,
-            Target::OpenKey if !self.s.spill => true,
+            Target::OpenKey if !self.string.spill => true,
             Target::Value(_) => {
                 // No pattern left to match (`member_run` runs only then; checked again here):
                 // `end_string` refuses only below `minLength` or for no member.
-                if self.s.pat.is_none()
-                    && self.g.tries.exact(self.s.state).is_some()
-                    && self.s.chars >= self.s.min
+                if self.string.pattern_state.is_none()
+                    && self.grammar.tries.exact(self.string.state).is_some()
+                    && self.string.chars >= self.string.min
                 {
                     self.complete_value();
                     return 1 + self.after_value(chunk, at + 1);
@@ -1648,26 +1700,26 @@ impl StructuredValidator {
             }
             _ => return 0,
         };
-        let g = &*self.g;
-        let Some(j) = g.tries.exact(self.s.state) else {
+        let grammar = &*self.grammar;
+        let Some(property) = grammar.tries.exact(self.string.state) else {
             return 0;
         };
-        let Some(f) = self.stack.last_mut() else {
+        let Some(frame) = self.stack.last_mut() else {
             return 0;
         };
-        let Kind::Object { props, .. } = &g.nodes[f.node as usize].kind else {
+        let Kind::Object { props, .. } = &grammar.nodes[frame.node as usize].kind else {
             return 0;
         };
-        if take_declared(f, j).is_err() {
+        if take_declared(frame, property).is_err() {
             return 0;
         }
         if open {
             // Every declared name is compared against the key (as `end_string` counts).
             self.work += props.len() as u64;
         }
-        match (chunk.get(at + 1), props.get(j)) {
-            (Some(b':'), Some(p)) => {
-                let node = p.node;
+        match (chunk.get(at + 1), props.get(property)) {
+            (Some(b':'), Some(declared)) => {
+                let node = declared.node;
                 // A string value's opening quote right after the colon starts it, as
                 // `value_start` would (it cannot refuse the quote of a string node without a
                 // `pattern`).
@@ -1677,10 +1729,10 @@ impl StructuredValidator {
                         max,
                         allowed,
                         pattern: None,
-                    } = &g.nodes[node as usize].kind
+                    } = &grammar.nodes[node as usize].kind
                 {
                     let (min, max, constrained) = (*min, *max, allowed.is_some());
-                    let state = g.tries.root(node);
+                    let state = grammar.tries.root(node);
                     self.begin_string(Target::Value(node), state, constrained, (min, max));
                     return 3;
                 }
@@ -1701,7 +1753,8 @@ impl StructuredValidator {
     /// left to the next step, which refuses it at its own offset. Returns the bytes taken.
     #[inline]
     fn after_value(&mut self, chunk: &[u8], at: usize) -> usize {
-        if self.mode != Mode::After || !self.stack.last().is_some_and(|f| f.obj) {
+        if self.mode != Mode::AfterValue || !self.stack.last().is_some_and(|frame| frame.is_object)
+        {
             return 0;
         }
         match chunk.get(at) {
@@ -1726,8 +1779,8 @@ impl StructuredValidator {
     /// first byte they would refuse (which the caller then feeds alone).
     #[inline]
     fn pattern_run(&mut self, node: NodeId, bytes: &[u8]) -> usize {
-        let s = &mut self.s;
-        let room = (s.max - s.chars.min(s.max)) as usize;
+        let string = &mut self.string;
+        let room = (string.max - string.chars.min(string.max)) as usize;
         let run = plain_run(bytes).min(room);
         let mut n = run;
         if let (
@@ -1735,8 +1788,10 @@ impl StructuredValidator {
             Kind::String {
                 pattern: Some(p), ..
             },
-        ) = (s.pat, &self.g.nodes[node as usize].kind)
-        {
+        ) = (
+            string.pattern_state,
+            &self.grammar.nodes[node as usize].kind,
+        ) {
             n = 0;
             let mut open = true;
             while n < run {
@@ -1754,35 +1809,41 @@ impl StructuredValidator {
                     Step::Dead => break,
                 }
             }
-            s.pat = open.then_some(id);
+            string.pattern_state = open.then_some(id);
         }
         // `n` is at most the string's `maxLength` room (a u32).
-        s.chars += n as u32;
-        s.pos += n as u32;
+        string.chars += n as u32;
+        string.decoded_bytes += n as u32;
         n
     }
 
     /// Plain bytes at the start of `rest` (at least its first) of a key that may be another
     /// property; returns how many were taken.
     fn open_key_bytes(&mut self, rest: &[u8]) -> usize {
-        let g = &*self.g;
-        let s = &mut self.s;
-        if !s.spill && g.tries.plain(s.state) {
+        let grammar = &*self.grammar;
+        let string = &mut self.string;
+        if !string.spill && grammar.tries.plain(string.state) {
             // Plain declared names: the walk stops at any byte that is not plain by itself.
-            let (n, state, _) = g.tries.walk(s.state, rest, usize::MAX, None);
-            s.state = state;
+            let (n, state, _) = grammar.tries.walk(string.state, rest, usize::MAX, None);
+            string.state = state;
             // At most a name's length (1 MiB).
-            s.pos += n as u32;
+            string.decoded_bytes += n as u32;
             match rest.get(n) {
-                Some(&b) if PLAIN[usize::from(b)] => {}
+                Some(&byte) if PLAIN[usize::from(byte)] => {}
                 _ => return n,
             }
             // A plain byte no declared name continues with: the key is another property.
-            s.spill = true;
-            spill_key(&mut self.extra, g, self.stack.last(), state, s.pos);
+            string.spill = true;
+            spill_key(
+                &mut self.extra,
+                grammar,
+                self.stack.last(),
+                state,
+                string.decoded_bytes,
+            );
             let more = plain_run(rest.get(n..).unwrap_or_default());
             self.extra.extend(rest.get(n..n + more).unwrap_or_default());
-            s.pos = s.pos.saturating_add(more as u32);
+            string.decoded_bytes = string.decoded_bytes.saturating_add(more as u32);
             return n + more;
         }
         let run = plain_run(rest).max(1);
@@ -1793,113 +1854,119 @@ impl StructuredValidator {
 
     /// A run of plain bytes of a key that may be another property.
     fn open_key_run(&mut self, bytes: &[u8]) {
-        let s = &mut self.s;
-        let at = s.pos;
+        let string = &mut self.string;
+        let at = string.decoded_bytes;
         // Below `max_document_bytes`, checked below 2^53; a key longer than u32::MAX bytes
         // leaves every declared name long before (they are at most 1 MiB).
-        s.pos = s.pos.saturating_add(bytes.len() as u32);
-        if s.spill {
+        string.decoded_bytes = string.decoded_bytes.saturating_add(bytes.len() as u32);
+        if string.spill {
             self.extra.extend(bytes);
             return;
         }
-        let g = &*self.g;
-        let (n, state, _) = g.tries.walk(s.state, bytes, usize::MAX, None);
-        s.state = state;
+        let grammar = &*self.grammar;
+        let (n, state, _) = grammar.tries.walk(string.state, bytes, usize::MAX, None);
+        string.state = state;
         if n < bytes.len() {
-            s.spill = true;
+            string.spill = true;
             let len = at.saturating_add(n as u32);
-            spill_key(&mut self.extra, g, self.stack.last(), state, len);
+            spill_key(&mut self.extra, grammar, self.stack.last(), state, len);
             self.extra.extend(bytes.get(n..).unwrap_or_default());
         }
     }
 
     /// A character starts (a plain byte, a UTF-8 lead byte, or the backslash of an escape).
-    fn char_start(&mut self) -> Result<(), Fail> {
-        if let Target::Value(_) = self.s.target {
-            if self.s.chars >= self.s.max {
-                return Err(val(C::StringTooLong));
+    fn char_start(&mut self) -> Result<(), Failure> {
+        if let Target::Value(_) = self.string.target {
+            if self.string.chars >= self.string.max {
+                return Err(at_value(RefusalCode::StringTooLong));
             }
-            self.s.chars += 1;
+            self.string.chars += 1;
         }
         Ok(())
     }
 
     /// One decoded UTF-8 byte of the string's value.
-    fn feed(&mut self, byte: u8) -> Result<(), Fail> {
-        if !self.s.constrained {
+    fn feed(&mut self, byte: u8) -> Result<(), Failure> {
+        if !self.string.constrained {
             return Ok(());
         }
-        let g = &*self.g;
-        let s = &mut self.s;
-        let pos = s.pos;
-        s.pos += 1;
-        match s.target {
+        let grammar = &*self.grammar;
+        let string = &mut self.string;
+        let pos = string.decoded_bytes;
+        string.decoded_bytes += 1;
+        match string.target {
             Target::Key => {
-                let Some(f) = self.stack.last() else {
-                    return Err(val(C::Syntax));
+                let Some(frame) = self.stack.last() else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 // Every member with the prefix is compared against the byte.
-                self.work += g.tries.count(s.state);
-                let Some(next) = g.tries.next(s.state, byte) else {
-                    return Err(ctr(C::UnknownProperty));
+                self.work += grammar.tries.count(string.state);
+                let Some(next) = grammar.tries.next(string.state, byte) else {
+                    return Err(at_container(RefusalCode::UnknownProperty));
                 };
-                s.state = next;
+                string.state = next;
                 // Only present properties (a repeat) or undeclared names (unknown) can follow:
                 // nothing repeats yet, so the key is one the object no longer allows. A repeat
                 // is `duplicate_property` only when it is whole (at its closing quote).
-                if !bits_any(&and_not(&g.tries.set(next), &f.seen)) {
-                    return Err(ctr(C::UnknownProperty));
+                if !bits_any(&and_not(&grammar.tries.set(next), &frame.seen)) {
+                    return Err(at_container(RefusalCode::UnknownProperty));
                 }
             }
             Target::OpenKey => {
-                if s.spill {
+                if string.spill {
                     self.extra.push(byte);
-                } else if let Some(next) = g.tries.next(s.state, byte) {
-                    s.state = next;
+                } else if let Some(next) = grammar.tries.next(string.state, byte) {
+                    string.state = next;
                 } else {
-                    s.spill = true;
-                    spill_key(&mut self.extra, g, self.stack.last(), s.state, pos);
+                    string.spill = true;
+                    spill_key(
+                        &mut self.extra,
+                        grammar,
+                        self.stack.last(),
+                        string.state,
+                        pos,
+                    );
                     self.extra.push(byte);
                 }
             }
             Target::TagKey => {
-                let Some(f) = self.stack.last() else {
-                    return Err(val(C::Syntax));
+                let Some(frame) = self.stack.last() else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
-                let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                let Kind::OneOf { tag, .. } = &grammar.nodes[frame.node as usize].kind else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 self.work += 1;
                 if tag.as_bytes().get(pos as usize) != Some(&byte) {
-                    return Err(ctr(C::TagNotFirst));
+                    return Err(at_container(RefusalCode::TagNotFirst));
                 }
             }
             Target::TagValue => {
-                self.work += g.tries.count(s.state);
-                let Some(next) = g.tries.next(s.state, byte) else {
-                    return Err(val(C::UnknownTag));
+                self.work += grammar.tries.count(string.state);
+                let Some(next) = grammar.tries.next(string.state, byte) else {
+                    return Err(at_value(RefusalCode::UnknownTag));
                 };
-                s.state = next;
+                string.state = next;
             }
             Target::Value(node) => {
-                if s.state != NONE {
-                    self.work += g.tries.count(s.state);
-                    let Some(next) = g.tries.next(s.state, byte) else {
-                        return Err(val(C::ValueNotAllowed));
+                if string.state != NONE {
+                    self.work += grammar.tries.count(string.state);
+                    let Some(next) = grammar.tries.next(string.state, byte) else {
+                        return Err(at_value(RefusalCode::ValueNotAllowed));
                     };
-                    s.state = next;
+                    string.state = next;
                 }
                 if let (
                     Some(id),
                     Kind::String {
                         pattern: Some(p), ..
                     },
-                ) = (s.pat, &g.nodes[node as usize].kind)
+                ) = (string.pattern_state, &grammar.nodes[node as usize].kind)
                 {
-                    s.pat = match p.next(id, byte) {
+                    string.pattern_state = match p.next(id, byte) {
                         Step::Open(next) => Some(next),
                         Step::Matched => None,
-                        Step::Dead => return Err(val(C::PatternMismatch)),
+                        Step::Dead => return Err(at_value(RefusalCode::PatternMismatch)),
                     };
                 }
             }
@@ -1907,84 +1974,90 @@ impl StructuredValidator {
         Ok(())
     }
 
-    fn end_string(&mut self) -> Result<(), Fail> {
-        let g = &*self.g;
-        let pos = self.s.pos;
+    fn end_string(&mut self) -> Result<(), Failure> {
+        let grammar = &*self.grammar;
+        let pos = self.string.decoded_bytes;
         // The member whose text is the whole string.
-        let exact = g.tries.exact(self.s.state);
-        match self.s.target {
+        let exact = grammar.tries.exact(self.string.state);
+        match self.string.target {
             Target::Key => {
-                let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 match exact {
                     Some(i) => {
-                        take_declared(f, i)?;
+                        take_declared(frame, i)?;
                         self.mode = Mode::Colon;
                     }
-                    None => return Err(ctr(C::UnknownProperty)),
+                    None => return Err(at_container(RefusalCode::UnknownProperty)),
                 }
             }
             Target::OpenKey => {
                 let depth = self.stack.len() as u32;
-                let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
-                let declared = match &g.nodes[f.node as usize].kind {
+                let declared = match &grammar.nodes[frame.node as usize].kind {
                     Kind::Object { props, .. } => {
                         // Every declared name is compared against the key.
                         self.work += props.len() as u64;
-                        if self.s.spill {
+                        if self.string.spill {
                             None
                         } else {
-                            g.tries.exact(self.s.state)
+                            grammar.tries.exact(self.string.state)
                         }
                     }
                     _ => None,
                 };
                 if let Some(i) = declared {
-                    take_declared(f, i)?;
+                    take_declared(frame, i)?;
                 } else {
-                    if !self.s.spill {
-                        spill_key(&mut self.extra, g, Some(f), self.s.state, pos);
+                    if !self.string.spill {
+                        spill_key(
+                            &mut self.extra,
+                            grammar,
+                            Some(frame),
+                            self.string.state,
+                            pos,
+                        );
                     }
                     let Some(i) = self.extra.commit(depth) else {
-                        return Err(ctr(C::DuplicateProperty));
+                        return Err(at_container(RefusalCode::DuplicateProperty));
                     };
-                    f.count += 1;
+                    frame.count += 1;
                     // Index of a key of the document, which is read in memory.
-                    f.key = Key::Extra(i as u32);
+                    frame.key = Key::Extra(i as u32);
                 }
                 self.mode = Mode::Colon;
             }
             Target::TagKey => {
-                let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
-                let Kind::OneOf { tag, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                let Kind::OneOf { tag, .. } = &grammar.nodes[frame.node as usize].kind else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 if pos as usize != tag.len() {
-                    return Err(ctr(C::TagNotFirst));
+                    return Err(at_container(RefusalCode::TagNotFirst));
                 }
-                f.key = Key::Tag;
+                frame.key = Key::Tag;
                 self.mode = Mode::Colon;
             }
             Target::TagValue => {
-                let Some(f) = self.stack.last_mut() else {
-                    return Err(val(C::Syntax));
+                let Some(frame) = self.stack.last_mut() else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
-                let Kind::OneOf { branches, .. } = &g.nodes[f.node as usize].kind else {
-                    return Err(val(C::Syntax));
+                let Kind::OneOf { branches, .. } = &grammar.nodes[frame.node as usize].kind else {
+                    return Err(at_value(RefusalCode::Syntax));
                 };
                 let Some(j) = exact else {
-                    return Err(val(C::UnknownTag));
+                    return Err(at_value(RefusalCode::UnknownTag));
                 };
                 let br = &branches[j];
-                f.node = br.node;
-                f.seen = bit(usize::from(br.tag_index));
-                f.count = 1;
-                f.key = Key::Prop(br.tag_index);
+                frame.node = br.node;
+                frame.seen = bit(usize::from(br.tag_index));
+                frame.count = 1;
+                frame.key = Key::Property(br.tag_index);
                 self.complete_value();
             }
             Target::Value(node) => {
@@ -1993,18 +2066,18 @@ impl StructuredValidator {
                     allowed,
                     pattern,
                     ..
-                } = &g.nodes[node as usize].kind
+                } = &grammar.nodes[node as usize].kind
                 {
-                    if self.s.chars < *min {
-                        return Err(val(C::StringTooShort));
+                    if self.string.chars < *min {
+                        return Err(at_value(RefusalCode::StringTooShort));
                     }
                     if allowed.is_some() && exact.is_none() {
-                        return Err(val(C::ValueNotAllowed));
+                        return Err(at_value(RefusalCode::ValueNotAllowed));
                     }
-                    if let (Some(p), Some(id)) = (pattern, self.s.pat)
+                    if let (Some(p), Some(id)) = (pattern, self.string.pattern_state)
                         && !p.ends_matched(id)
                     {
-                        return Err(val(C::PatternMismatch));
+                        return Err(at_value(RefusalCode::PatternMismatch));
                     }
                 }
                 self.complete_value();
@@ -2015,51 +2088,71 @@ impl StructuredValidator {
 
     /// `Ok(true)`: the byte continues the number; `Ok(false)`: it ends it (not consumed).
     #[inline(always)]
-    fn number_byte(&mut self, b: u8) -> Result<bool, Fail> {
-        let n = &mut self.n;
-        let next = match (n.phase, b) {
-            (Ph::Sign, b'0') => Ph::Zero,
-            (Ph::Sign, b'1'..=b'9') | (Ph::Int, b'0'..=b'9') => Ph::Int,
-            (Ph::Zero, b'0'..=b'9') => return Err(val(C::Syntax)),
-            (Ph::Zero | Ph::Int, b'.') => Ph::Dot,
-            (Ph::Zero | Ph::Int | Ph::Frac, b'e' | b'E') => Ph::E,
-            (Ph::Dot | Ph::Frac, b'0'..=b'9') => Ph::Frac,
-            (Ph::E, b'+' | b'-') => Ph::ESign,
-            (Ph::E | Ph::ESign | Ph::Exp, b'0'..=b'9') => Ph::Exp,
-            (Ph::Sign | Ph::Dot | Ph::E | Ph::ESign, _) => return Err(val(C::Syntax)),
+    fn number_byte(&mut self, byte: u8) -> Result<bool, Failure> {
+        let number = &mut self.number;
+        let next = match (number.phase, byte) {
+            (NumberPhase::Sign, b'0') => NumberPhase::Zero,
+            (NumberPhase::Sign, b'1'..=b'9') | (NumberPhase::Integer, b'0'..=b'9') => {
+                NumberPhase::Integer
+            }
+            (NumberPhase::Zero, b'0'..=b'9') => return Err(at_value(RefusalCode::Syntax)),
+            (NumberPhase::Zero | NumberPhase::Integer, b'.') => NumberPhase::Dot,
+            (NumberPhase::Zero | NumberPhase::Integer | NumberPhase::Fraction, b'e' | b'E') => {
+                NumberPhase::ExponentMark
+            }
+            (NumberPhase::Dot | NumberPhase::Fraction, b'0'..=b'9') => NumberPhase::Fraction,
+            (NumberPhase::ExponentMark, b'+' | b'-') => NumberPhase::ExponentSign,
+            (
+                NumberPhase::ExponentMark | NumberPhase::ExponentSign | NumberPhase::Exponent,
+                b'0'..=b'9',
+            ) => NumberPhase::Exponent,
+            (
+                NumberPhase::Sign
+                | NumberPhase::Dot
+                | NumberPhase::ExponentMark
+                | NumberPhase::ExponentSign,
+                _,
+            ) => return Err(at_value(RefusalCode::Syntax)),
             _ => return Ok(false),
         };
-        if n.is_int && matches!(next, Ph::Dot | Ph::E) {
-            return Err(val(C::WrongType));
+        if number.is_integer && matches!(next, NumberPhase::Dot | NumberPhase::ExponentMark) {
+            return Err(at_value(RefusalCode::WrongType));
         }
-        if n.len >= self.g.limits.max_number_chars as usize {
-            return Err(val(C::NumberTooLong));
+        if number.len >= self.grammar.limits.max_number_chars as usize {
+            return Err(at_value(RefusalCode::NumberTooLong));
         }
-        n.buf[n.len] = b;
-        n.len += 1;
-        n.phase = next;
-        if n.is_int {
-            n.digits += 1;
-            n.mag = n.mag.saturating_mul(10).saturating_add(u64::from(b - b'0'));
-            // Below 10^18 digits `mag` is exact: an integer so far in plain bounds is itself a
-            // completion (what `check_int_prefix` finds first, without the grammar).
-            if let Some((lo, hi)) = n.plain
-                && n.digits <= 18
+        number.text[number.len] = byte;
+        number.len += 1;
+        number.phase = next;
+        if number.is_integer {
+            number.digits += 1;
+            number.magnitude = number
+                .magnitude
+                .saturating_mul(10)
+                .saturating_add(u64::from(byte - b'0'));
+            // Below 10^18 digits `magnitude` is exact: an integer so far in plain bounds is itself
+            // a completion (what `check_integer_prefix` finds first, without the grammar).
+            if let Some((lo, hi)) = number.plain_bounds
+                && number.digits <= 18
             {
-                let m = n.mag as i64;
-                let v = if n.neg { -m } else { m };
-                if lo <= v && v <= hi {
+                let magnitude = number.magnitude as i64;
+                let value = if number.negative {
+                    -magnitude
+                } else {
+                    magnitude
+                };
+                if lo <= value && value <= hi {
                     return Ok(true);
                 }
             }
-            self.check_int_prefix()?;
+            self.check_integer_prefix()?;
         }
         Ok(true)
     }
 
-    fn check_int_prefix(&self) -> Result<(), Fail> {
-        let n = &self.n;
-        if !n.is_int {
+    fn check_integer_prefix(&self) -> Result<(), Failure> {
+        let number = &self.number;
+        if !number.is_integer {
             return Ok(());
         }
         let Kind::Integer {
@@ -2067,101 +2160,126 @@ impl StructuredValidator {
             hi,
             allowed,
             wide,
-        } = &self.g.nodes[n.node as usize].kind
+        } = &self.grammar.nodes[number.node as usize].kind
         else {
             return Ok(());
         };
-        if let Some(w) = wide {
-            let digits = &n.buf[usize::from(n.neg)..n.len];
+        if let Some(bounds) = wide {
+            let digits = &number.text[usize::from(number.negative)..number.len];
             // The integer typed so far is itself a completion: in bounds, it can be one.
-            if !digits.is_empty() && wide_contains(w, n.neg, digits) {
+            if !digits.is_empty() && wide_contains(bounds, number.negative, digits) {
                 return Ok(());
             }
-            return if wide_possible(w, n.neg, digits, n.phase == Ph::Zero) {
+            return if wide_prefix_possible(
+                bounds,
+                number.negative,
+                digits,
+                number.phase == NumberPhase::Zero,
+            ) {
                 Ok(())
             } else {
-                let v = Big::from_token(&n.buf[..n.len]);
-                Err(val(match &w.hi {
-                    Some(h) if v > *h => C::AboveMaximum,
-                    _ if n.digits > 0 && w.lo.as_ref().is_some_and(|l| v < *l) => C::BelowMinimum,
-                    _ if n.neg && n.digits == 0 => C::BelowMinimum,
-                    _ => C::AboveMaximum,
+                let value = Big::from_token(&number.text[..number.len]);
+                Err(at_value(match &bounds.hi {
+                    Some(high) if value > *high => RefusalCode::AboveMaximum,
+                    _ if number.digits > 0
+                        && bounds.lo.as_ref().is_some_and(|low| value < *low) =>
+                    {
+                        RefusalCode::BelowMinimum
+                    }
+                    _ if number.negative && number.digits == 0 => RefusalCode::BelowMinimum,
+                    _ => RefusalCode::AboveMaximum,
                 }))
             };
         }
-        if allowed.is_none() && (1..=18).contains(&n.digits) {
-            // Below 10^18: `mag` is exact. In bounds, the integer so far is a completion.
-            let m = n.mag as i64;
-            let v = if n.neg { -m } else { m };
-            if *lo <= v && v <= *hi {
+        if allowed.is_none() && (1..=18).contains(&number.digits) {
+            // Below 10^18: `magnitude` is exact. In bounds, the integer so far is a completion.
+            let magnitude = number.magnitude as i64;
+            let value = if number.negative {
+                -magnitude
+            } else {
+                magnitude
+            };
+            if *lo <= value && value <= *hi {
                 return Ok(());
             }
         }
-        if int_possible(
+        if integer_prefix_possible(
             *lo,
             *hi,
             allowed.as_deref(),
-            n.neg,
-            n.mag,
-            n.digits,
-            n.phase == Ph::Zero,
+            number.negative,
+            number.magnitude,
+            number.digits,
+            number.phase == NumberPhase::Zero,
         ) {
             return Ok(());
         }
-        Err(val(self.int_code(*lo, *hi, allowed.is_some())))
+        Err(at_value(self.integer_refusal_code(
+            *lo,
+            *hi,
+            allowed.is_some(),
+        )))
     }
 
-    fn int_code(&self, lo: i64, hi: i64, enumerated: bool) -> C {
-        let n = &self.n;
-        let v = if n.neg {
-            -i128::from(n.mag)
+    fn integer_refusal_code(&self, lo: i64, hi: i64, enumerated: bool) -> RefusalCode {
+        let number = &self.number;
+        let value = if number.negative {
+            -i128::from(number.magnitude)
         } else {
-            i128::from(n.mag)
+            i128::from(number.magnitude)
         };
-        if v > i128::from(hi) {
-            C::AboveMaximum
-        } else if v < i128::from(lo) || (n.neg && n.digits == 0 && lo > 0) {
-            C::BelowMinimum
+        if value > i128::from(hi) {
+            RefusalCode::AboveMaximum
+        } else if value < i128::from(lo) || (number.negative && number.digits == 0 && lo > 0) {
+            RefusalCode::BelowMinimum
         } else if enumerated {
-            C::ValueNotAllowed
+            RefusalCode::ValueNotAllowed
         } else {
-            C::AboveMaximum
+            RefusalCode::AboveMaximum
         }
     }
 
-    fn end_number(&mut self) -> Result<(), Fail> {
-        let n = &self.n;
-        if !matches!(n.phase, Ph::Zero | Ph::Int | Ph::Frac | Ph::Exp) {
-            return Err(val(C::Syntax));
+    fn end_number(&mut self) -> Result<(), Failure> {
+        let number = &self.number;
+        if !matches!(
+            number.phase,
+            NumberPhase::Zero
+                | NumberPhase::Integer
+                | NumberPhase::Fraction
+                | NumberPhase::Exponent
+        ) {
+            return Err(at_value(RefusalCode::Syntax));
         }
-        match &self.g.nodes[n.node as usize].kind {
-            Kind::Integer { wide: Some(w), .. } => {
-                let v = Big::from_token(&n.buf[..n.len]);
-                if w.lo.as_ref().is_some_and(|l| v < *l) {
-                    return Err(val(C::BelowMinimum));
+        match &self.grammar.nodes[number.node as usize].kind {
+            Kind::Integer {
+                wide: Some(bounds), ..
+            } => {
+                let value = Big::from_token(&number.text[..number.len]);
+                if bounds.lo.as_ref().is_some_and(|low| value < *low) {
+                    return Err(at_value(RefusalCode::BelowMinimum));
                 }
-                if w.hi.as_ref().is_some_and(|h| v > *h) {
-                    return Err(val(C::AboveMaximum));
+                if bounds.hi.as_ref().is_some_and(|high| value > *high) {
+                    return Err(at_value(RefusalCode::AboveMaximum));
                 }
             }
             Kind::Integer {
                 lo, hi, allowed, ..
             } => {
-                let v = if n.neg {
-                    -i128::from(n.mag)
+                let value = if number.negative {
+                    -i128::from(number.magnitude)
                 } else {
-                    i128::from(n.mag)
+                    i128::from(number.magnitude)
                 };
-                if v < i128::from(*lo) {
-                    return Err(val(C::BelowMinimum));
+                if value < i128::from(*lo) {
+                    return Err(at_value(RefusalCode::BelowMinimum));
                 }
-                if v > i128::from(*hi) {
-                    return Err(val(C::AboveMaximum));
+                if value > i128::from(*hi) {
+                    return Err(at_value(RefusalCode::AboveMaximum));
                 }
-                if let Some(a) = allowed
-                    && !a.iter().any(|&x| i128::from(x) == v)
+                if let Some(members) = allowed
+                    && !members.iter().any(|&member| i128::from(member) == value)
                 {
-                    return Err(val(C::ValueNotAllowed));
+                    return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
             }
             Kind::Number {
@@ -2171,24 +2289,32 @@ impl StructuredValidator {
                 xmax,
                 allowed,
             } => {
-                let t = &n.buf[..n.len];
-                let vs = |b: &Option<crate::grammar::Bound>| {
-                    b.as_ref().map(|m| decimal::cmp(t, m.0.as_bytes()))
+                let token = &number.text[..number.len];
+                let compare = |bound: &Option<crate::grammar::Bound>| {
+                    bound
+                        .as_ref()
+                        .map(|limit| decimal::cmp(token, limit.0.as_bytes()))
                 };
-                if vs(min).is_some_and(|o| o.is_lt()) || vs(xmin).is_some_and(|o| o.is_le()) {
-                    return Err(val(C::BelowMinimum));
-                }
-                if vs(max).is_some_and(|o| o.is_gt()) || vs(xmax).is_some_and(|o| o.is_ge()) {
-                    return Err(val(C::AboveMaximum));
-                }
-                if let Some(a) = allowed
-                    && !a.iter().any(|m| decimal::cmp(t, m.0.as_bytes()).is_eq())
+                if compare(min).is_some_and(|order| order.is_lt())
+                    || compare(xmin).is_some_and(|order| order.is_le())
                 {
-                    return Err(val(C::ValueNotAllowed));
+                    return Err(at_value(RefusalCode::BelowMinimum));
+                }
+                if compare(max).is_some_and(|order| order.is_gt())
+                    || compare(xmax).is_some_and(|order| order.is_ge())
+                {
+                    return Err(at_value(RefusalCode::AboveMaximum));
+                }
+                if let Some(members) = allowed
+                    && !members
+                        .iter()
+                        .any(|limit| decimal::cmp(token, limit.0.as_bytes()).is_eq())
+                {
+                    return Err(at_value(RefusalCode::ValueNotAllowed));
                 }
             }
             Kind::Any => {}
-            _ => return Err(val(C::Syntax)),
+            _ => return Err(at_value(RefusalCode::Syntax)),
         }
         self.complete_value();
         Ok(())
@@ -2240,11 +2366,11 @@ mod tests {
             max_document_bytes: 24,
             ..Limits::DEFAULT
         };
-        for g in [
+        for grammar in [
             Grammar::compile(schema).expect("compiles"),
             Grammar::compile_with_limits(schema, limited).expect("compiles"),
         ] {
-            let g = Arc::new(g);
+            let grammar = Arc::new(grammar);
             for doc in [
                 &br#"["abc","abcdefgh","x\"y"]"#[..],
                 br#"["abcdefg","abcdef","a"]"#,
@@ -2253,12 +2379,12 @@ mod tests {
                 br#"["abcdefg","abcdefg","abcdefg"]"#,
             ] {
                 for size in 1..=6 {
-                    let mut fast = StructuredValidator::new(Arc::clone(&g));
-                    let mut full = StructuredValidator::new(Arc::clone(&g));
+                    let mut fast = StructuredValidator::new(Arc::clone(&grammar));
+                    let mut full = StructuredValidator::new(Arc::clone(&grammar));
                     for c in doc.chunks(size) {
                         assert_eq!(fast.push(c), full.push_chunk(c), "{size}");
                         assert_eq!(fast.usage(), full.usage(), "{size}");
-                        assert_eq!(fast.s.chars, full.s.chars, "{size}");
+                        assert_eq!(fast.string.chars, full.string.chars, "{size}");
                     }
                     assert_eq!(fast.finish(), full.finish());
                     assert_eq!(fast.status(), full.status());
@@ -2323,11 +2449,11 @@ mod tests {
             ),
         ];
         for (schema, docs) in docs {
-            let g = Arc::new(Grammar::compile_json_schema(schema).expect("compiles"));
+            let grammar = Arc::new(Grammar::compile_json_schema(schema).expect("compiles"));
             for doc in docs {
-                let mut whole = StructuredValidator::new(Arc::clone(&g));
+                let mut whole = StructuredValidator::new(Arc::clone(&grammar));
                 let pushed = whole.push(doc);
-                let mut bytewise = StructuredValidator::new(Arc::clone(&g));
+                let mut bytewise = StructuredValidator::new(Arc::clone(&grammar));
                 let mut first = Ok(());
                 for b in doc.chunks(1) {
                     if let Err(e) = bytewise.push(b)
