@@ -59,6 +59,7 @@
 #![deny(clippy::unwrap_used)]
 
 pub mod canon;
+mod codes;
 mod error;
 pub mod interaction;
 mod ledger;

@@ -2,113 +2,78 @@
 
 use core::fmt;
 
-macro_rules! codes {
-    ($($(#[$doc:meta])* $name:ident => $code:literal, $class:ident,)*) => {
-        /// Why the validator refused a document. Each code is stable: its string never changes
-        /// meaning (`spec/STRUCTURED-OUTPUT.md` tables them).
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        #[non_exhaustive]
-        pub enum RefusalCode {
-            $($(#[$doc])* $name,)*
-        }
-
-        impl RefusalCode {
-            /// Every code, in declaration order.
-            pub const ALL: &'static [RefusalCode] = &[$(RefusalCode::$name,)*];
-
-            /// The stable string form.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(RefusalCode::$name => $code,)*
-                }
-            }
-
-            /// The code's class.
-            pub fn class(self) -> RefusalClass {
-                match self {
-                    $(RefusalCode::$name => RefusalClass::$class,)*
-                }
-            }
-
-            /// The code with string form `s`.
-            pub fn from_str_code(s: &str) -> Option<Self> {
-                match s {
-                    $($code => Some(RefusalCode::$name),)*
-                    _ => None,
-                }
-            }
-        }
-    };
-}
-
-codes! {
-    /// A byte that cannot continue RFC 8259 JSON text here.
-    Syntax => "syntax", Syntax,
-    /// A byte that is not part of well-formed UTF-8 (overlong, surrogate, out of range, stray
-    /// continuation).
-    InvalidUtf8 => "invalid_utf8", Syntax,
-    /// A raw control character (below U+0020) inside a string.
-    ControlCharacter => "control_character", Syntax,
-    /// A backslash escape RFC 8259 does not define, or a bad hex digit in `\uXXXX`.
-    InvalidEscape => "invalid_escape", Syntax,
-    /// A `\uXXXX` escape of a surrogate that is not half of a high-low pair.
-    LoneSurrogate => "lone_surrogate", Syntax,
-    /// A non-whitespace byte after the document's value.
-    TrailingBytes => "trailing_bytes", Syntax,
-    /// `finish` before the document's value was complete.
-    Truncated => "truncated", Syntax,
-    /// `finish` before any value byte (nothing, or whitespace only).
-    EmptyDocument => "empty_document", Syntax,
-    /// The document is longer than the grammar's `max_document_bytes`.
-    DocumentTooLarge => "document_too_large", Limit,
-    /// A number token is longer than the grammar's `max_number_chars`.
-    NumberTooLong => "number_too_long", Limit,
-    /// A value of a JSON type the schema does not allow here (decided at its first byte; for
-    /// an integer, at the `.`, `e` or `E` that makes it a non-integer).
-    WrongType => "wrong_type", Schema,
-    /// An object key the object does not allow: undeclared (decided at the first key byte no
-    /// declared property not yet present can continue, even when a present one can: nothing
-    /// repeats until the key ends), or a key where no more may follow.
-    UnknownProperty => "unknown_property", Schema,
-    /// A whole object key already present in the object (at its closing quote).
-    DuplicateProperty => "duplicate_property", Schema,
-    /// An object closes without a required property.
-    MissingProperty => "missing_property", Schema,
-    /// An object would hold more members than its `maxProperties`.
-    TooManyProperties => "too_many_properties", Schema,
-    /// An object of a `oneOf` whose first key is not the tag property.
-    TagNotFirst => "tag_not_first", Schema,
-    /// A `oneOf` tag value that names no branch.
-    UnknownTag => "unknown_tag", Schema,
-    /// A value outside the schema's `enum` or `const`.
-    ValueNotAllowed => "value_not_allowed", Schema,
-    /// A string shorter than its `minLength`.
-    StringTooShort => "string_too_short", Schema,
-    /// A string longer than its `maxLength` (characters, as JSON Schema counts them).
-    StringTooLong => "string_too_long", Schema,
-    /// A string no continuation of which can match its `pattern` (at the byte that makes it
-    /// impossible), or that ends without a match (at its closing quote).
-    PatternMismatch => "pattern_mismatch", Schema,
-    /// A number below its `minimum`.
-    BelowMinimum => "below_minimum", Schema,
-    /// A number above its `maximum`.
-    AboveMaximum => "above_maximum", Schema,
-    /// An array would hold more elements than its `maxItems`.
-    TooManyItems => "too_many_items", Schema,
-    /// An array closes with fewer elements than its `minItems`.
-    TooFewItems => "too_few_items", Schema,
-    /// An element of a `uniqueItems` array equal to an earlier one (at the `,` or `]` that
-    /// ends it).
-    DuplicateItem => "duplicate_item", Schema,
-    /// An object closes with fewer members than its `minProperties`.
-    TooFewProperties => "too_few_properties", Schema,
-    /// A container would open deeper than the grammar's `max_depth` (only where the schema
-    /// itself does not bound the depth: recursive references, free-form values).
-    TooDeep => "too_deep", Limit,
-    /// The caller cancelled the stream.
-    Cancelled => "cancelled", Control,
-    /// Bytes pushed after the document was accepted (the acceptance stands).
-    AfterFinish => "after_finish", Control,
+jouleclaw_stream::stable_codes! {
+    /// Why the validator refused a document. Each code is stable: its string never changes
+    /// meaning (`spec/STRUCTURED-OUTPUT.md` tables them).
+    pub enum RefusalCode: RefusalClass {
+        /// A byte that cannot continue RFC 8259 JSON text here.
+        Syntax => "syntax", Syntax,
+        /// A byte that is not part of well-formed UTF-8 (overlong, surrogate, out of range, stray
+        /// continuation).
+        InvalidUtf8 => "invalid_utf8", Syntax,
+        /// A raw control character (below U+0020) inside a string.
+        ControlCharacter => "control_character", Syntax,
+        /// A backslash escape RFC 8259 does not define, or a bad hex digit in `\uXXXX`.
+        InvalidEscape => "invalid_escape", Syntax,
+        /// A `\uXXXX` escape of a surrogate that is not half of a high-low pair.
+        LoneSurrogate => "lone_surrogate", Syntax,
+        /// A non-whitespace byte after the document's value.
+        TrailingBytes => "trailing_bytes", Syntax,
+        /// `finish` before the document's value was complete.
+        Truncated => "truncated", Syntax,
+        /// `finish` before any value byte (nothing, or whitespace only).
+        EmptyDocument => "empty_document", Syntax,
+        /// The document is longer than the grammar's `max_document_bytes`.
+        DocumentTooLarge => "document_too_large", Limit,
+        /// A number token is longer than the grammar's `max_number_chars`.
+        NumberTooLong => "number_too_long", Limit,
+        /// A value of a JSON type the schema does not allow here (decided at its first byte; for
+        /// an integer, at the `.`, `e` or `E` that makes it a non-integer).
+        WrongType => "wrong_type", Schema,
+        /// An object key the object does not allow: undeclared (decided at the first key byte no
+        /// declared property not yet present can continue, even when a present one can: nothing
+        /// repeats until the key ends), or a key where no more may follow.
+        UnknownProperty => "unknown_property", Schema,
+        /// A whole object key already present in the object (at its closing quote).
+        DuplicateProperty => "duplicate_property", Schema,
+        /// An object closes without a required property.
+        MissingProperty => "missing_property", Schema,
+        /// An object would hold more members than its `maxProperties`.
+        TooManyProperties => "too_many_properties", Schema,
+        /// An object of a `oneOf` whose first key is not the tag property.
+        TagNotFirst => "tag_not_first", Schema,
+        /// A `oneOf` tag value that names no branch.
+        UnknownTag => "unknown_tag", Schema,
+        /// A value outside the schema's `enum` or `const`.
+        ValueNotAllowed => "value_not_allowed", Schema,
+        /// A string shorter than its `minLength`.
+        StringTooShort => "string_too_short", Schema,
+        /// A string longer than its `maxLength` (characters, as JSON Schema counts them).
+        StringTooLong => "string_too_long", Schema,
+        /// A string no continuation of which can match its `pattern` (at the byte that makes it
+        /// impossible), or that ends without a match (at its closing quote).
+        PatternMismatch => "pattern_mismatch", Schema,
+        /// A number below its `minimum`.
+        BelowMinimum => "below_minimum", Schema,
+        /// A number above its `maximum`.
+        AboveMaximum => "above_maximum", Schema,
+        /// An array would hold more elements than its `maxItems`.
+        TooManyItems => "too_many_items", Schema,
+        /// An array closes with fewer elements than its `minItems`.
+        TooFewItems => "too_few_items", Schema,
+        /// An element of a `uniqueItems` array equal to an earlier one (at the `,` or `]` that
+        /// ends it).
+        DuplicateItem => "duplicate_item", Schema,
+        /// An object closes with fewer members than its `minProperties`.
+        TooFewProperties => "too_few_properties", Schema,
+        /// A container would open deeper than the grammar's `max_depth` (only where the schema
+        /// itself does not bound the depth: recursive references, free-form values).
+        TooDeep => "too_deep", Limit,
+        /// The caller cancelled the stream.
+        Cancelled => "cancelled", Control,
+        /// Bytes pushed after the document was accepted (the acceptance stands).
+        AfterFinish => "after_finish", Control,
+    }
 }
 
 impl fmt::Display for RefusalCode {
