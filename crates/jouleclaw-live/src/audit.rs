@@ -128,6 +128,25 @@ pub fn check_stop_latency(
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     key: &PublicKey,
 ) -> Vec<String> {
+    let root = document.and_then(|_| root_of(receipts));
+    stop_latency_problems(document, receipts, key, root)
+}
+
+/// The RFC 9162 root over the receipts' content hashes in order, which both documents bind
+/// (`receipts_root`); `None` past what a Merkle log holds (then `root_mismatch`).
+fn root_of(receipts: &[(StreamWindowReceipt, [u8; 32])]) -> Option<[u8; 32]> {
+    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
+    jouleclaw_stop_latency::receipts_root(&hashes).ok()
+}
+
+/// [`check_stop_latency`] with the receipts' root computed once by the caller ([`root_of`],
+/// or the final seal's root of a complete directory).
+fn stop_latency_problems(
+    document: Option<&[u8]>,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    key: &PublicKey,
+    root: Option<[u8; 32]>,
+) -> Vec<String> {
     let Some(bytes) = document else {
         let plain: Vec<StreamWindowReceipt> = receipts.iter().map(|(r, _)| r.clone()).collect();
         return jouleclaw_stop_latency::missing(&plain)
@@ -140,7 +159,7 @@ pub fn check_stop_latency(
             "{}: the stop-latency document does not verify: {e}",
             e.code()
         )],
-        Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, receipts)
+        Ok(v) => jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root)
             .iter()
             .map(ToString::to_string)
             .collect(),
@@ -159,6 +178,17 @@ pub fn check_interaction_metrics(
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     key: &PublicKey,
 ) -> Vec<String> {
+    let root = document.and_then(|_| root_of(receipts));
+    interaction_problems(document, receipts, key, root)
+}
+
+/// [`check_interaction_metrics`] with the receipts' root computed once by the caller.
+fn interaction_problems(
+    document: Option<&[u8]>,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    key: &PublicKey,
+    root: Option<[u8; 32]>,
+) -> Vec<String> {
     let Some(bytes) = document else {
         return Vec::new();
     };
@@ -167,7 +197,7 @@ pub fn check_interaction_metrics(
             "{}: the interaction-metrics document does not verify: {e}",
             e.code()
         )],
-        Ok(v) => jouleclaw_interaction::check_receipts(&v.document, receipts)
+        Ok(v) => jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root)
             .iter()
             .map(|p| format!("{}: interaction-metrics/1: {}", p.code, p.detail))
             .collect(),
@@ -284,17 +314,39 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
             Some((r, rec.content_hash))
         })
         .collect();
-    type Check = fn(Option<&[u8]>, &[(StreamWindowReceipt, [u8; 32])], &PublicKey) -> Vec<String>;
+    // The root both documents bind: a complete directory's final seal covers exactly these
+    // receipts, so its (verified) root is theirs; otherwise it is computed, once.
+    let root = match report.final_root {
+        Some(r)
+            if report.completeness == jouleclaw_store::Completeness::Complete
+                && report.final_tree_size == receipts.len() as u64 =>
+        {
+            Some(r)
+        }
+        _ if [&stop_latency, &interaction]
+            .iter()
+            .any(|d| matches!(d, DocumentFile::Bytes(_))) =>
+        {
+            root_of(&receipts)
+        }
+        _ => None,
+    };
+    type Check = fn(
+        Option<&[u8]>,
+        &[(StreamWindowReceipt, [u8; 32])],
+        &PublicKey,
+        Option<[u8; 32]>,
+    ) -> Vec<String>;
     let checks: [(DocumentFile, Check); 2] = [
-        (stop_latency, check_stop_latency),
-        (interaction, check_interaction_metrics),
+        (stop_latency, stop_latency_problems),
+        (interaction, interaction_problems),
     ];
     for (doc, check) in checks {
         match doc {
             DocumentFile::Missing if !sealed => {}
             DocumentFile::Refused(p) => problems.push(p),
-            DocumentFile::Missing => problems.extend(check(None, &receipts, key)),
-            DocumentFile::Bytes(b) => problems.extend(check(Some(&b), &receipts, key)),
+            DocumentFile::Missing => problems.extend(check(None, &receipts, key, root)),
+            DocumentFile::Bytes(b) => problems.extend(check(Some(&b), &receipts, key, root)),
         }
     }
     Ok(StreamAudit {
@@ -429,17 +481,22 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
         .extend(check_sealed_documents(&s.records, documents, key));
     // The documents travel in the final batch: a stream without one is already `unsealed`,
     // and its missing document says nothing more.
+    let root = (s.stop_latency.is_some() || s.interaction_metrics.is_some())
+        .then(|| root_of(&verified))
+        .flatten();
     if s.records.sealed || s.stop_latency.is_some() {
-        audit.problems.extend(check_stop_latency(
+        audit.problems.extend(stop_latency_problems(
             s.stop_latency.as_deref(),
             &verified,
             key,
+            root,
         ));
     }
-    audit.problems.extend(check_interaction_metrics(
+    audit.problems.extend(interaction_problems(
         s.interaction_metrics.as_deref(),
         &verified,
         key,
+        root,
     ));
     audit
 }

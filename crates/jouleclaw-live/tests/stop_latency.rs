@@ -371,3 +371,46 @@ async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derive
             .any(|p| p.starts_with("unsealed"))
     );
 }
+
+/// The audit of a folder binds the documents to the receipts' root: the final seal's root only
+/// when the folder is complete (the seal then covers exactly these lines), otherwise the root
+/// computed over the lines as stored. A line altered in place (it still decodes, the count
+/// still matches the seal) leaves the seal's root equal to the documents' own: only the
+/// computed root shows that these receipts are not the ones they were made over.
+#[tokio::test(start_paused = true)]
+async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
+    let t = tempfile::tempdir().unwrap();
+    two_calls(t.path()).await;
+    let dir = t.path().join("call-0");
+    let clean = jouleclaw_live::audit::audit_stream_dir(&dir, &key()).unwrap();
+    assert_eq!(clean.problems, Vec::<String>::new());
+
+    let jsonl = dir.join(jouleclaw_live::file::RECEIPTS_JSONL);
+    let text = std::fs::read_to_string(&jsonl).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let at = lines[3].find("\"joules_uj\":").unwrap() + "\"joules_uj\":".len();
+    let digits = lines[3][at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .count();
+    let joules: u64 = lines[3][at..at + digits].parse().unwrap();
+    lines[3].replace_range(at..at + digits, &(joules + 1).to_string());
+    std::fs::write(&jsonl, lines.join("\n") + "\n").unwrap();
+
+    let audit = jouleclaw_live::audit::audit_stream_dir(&dir, &key()).unwrap();
+    let has = |code: &str| audit.problems.iter().any(|p| p.starts_with(code));
+    assert!(!audit.problems.is_empty());
+    assert!(
+        has("root_mismatch"),
+        "the stop-latency document bound to the lines as stored: {:?}",
+        audit.problems
+    );
+    assert!(
+        audit
+            .problems
+            .iter()
+            .any(|p| p.starts_with("root_mismatch: interaction-metrics/1")),
+        "the interaction document too: {:?}",
+        audit.problems
+    );
+}

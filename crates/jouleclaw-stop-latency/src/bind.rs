@@ -75,6 +75,20 @@ pub fn check_receipts(
     doc: &StopLatencyDocument,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
 ) -> Vec<BindingProblem> {
+    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
+    check_receipts_under_root(doc, receipts, receipts_root(&hashes).ok())
+}
+
+/// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
+/// exactly `receipts`' content hashes in order, as [`receipts_root`] computes it (a caller that
+/// verified a seal over these receipts holds it already), `None` when there is none (more
+/// receipts than a Merkle log holds: `root_mismatch`). A root over other receipts makes the
+/// answer meaningless.
+pub fn check_receipts_under_root(
+    doc: &StopLatencyDocument,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    root: Option<[u8; 32]>,
+) -> Vec<BindingProblem> {
     let mut out = Vec::new();
     let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
     if let Some((r, _)) = receipts
@@ -101,9 +115,8 @@ pub fn check_receipts(
             ),
         );
     }
-    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
-    match receipts_root(&hashes) {
-        Ok(root) if root == doc.receipts_root => {}
+    match root {
+        Some(root) if root == doc.receipts_root => {}
         _ => p(
             "root_mismatch",
             format!(

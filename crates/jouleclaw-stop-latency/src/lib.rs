@@ -50,7 +50,9 @@ mod document;
 mod error;
 mod meter;
 
-pub use bind::{BINDING_CODES, BindingProblem, check_receipts, missing, required};
+pub use bind::{
+    BINDING_CODES, BindingProblem, check_receipts, check_receipts_under_root, missing, required,
+};
 pub use cose::{
     MAX_SIGNED_BYTES, STOP_LATENCY_CONTENT_TYPE, SignedStopLatency, protected_bytes, sig_structure,
     sign, verify,

@@ -231,6 +231,11 @@ pub struct DirReport {
     pub checkpoints: u64,
     /// The last verified checkpoint's tree size.
     pub final_tree_size: u64,
+    /// The last verified checkpoint's root. When the directory is
+    /// [`Completeness::Complete`] it is the RFC 9162 root over every line's content hash in
+    /// order (the final seal covers exactly these receipts), which a document's binding check
+    /// may take instead of computing it again.
+    pub final_root: Option<[u8; 32]>,
     /// Inclusion receipts that verified and prove their line.
     pub inclusion_receipts: u64,
     /// Whether the inclusion receipts were derived from `seals.cbor` and the lines (a sealed
@@ -396,6 +401,7 @@ pub fn verify_dir(
         sealed: false,
         checkpoints: 0,
         final_tree_size: 0,
+        final_root: None,
         inclusion_receipts: 0,
         inclusion_derived: false,
         completeness: Completeness::Unknown,
@@ -465,6 +471,7 @@ pub fn verify_dir(
         }
         report.checkpoints = checkpoints.len() as u64;
         report.final_tree_size = checkpoints.last().map_or(0, |c| c.seal.tree_size);
+        report.final_root = checkpoints.last().map(|c| c.seal.root);
         if let Some(docs) = checkpoints
             .last()
             .filter(|c| c.seal.is_final)
