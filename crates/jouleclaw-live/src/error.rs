@@ -91,6 +91,12 @@ pub enum LiveError {
         /// What is wrong.
         message: String,
     },
+    /// A call out of order (the API misused, e.g. [`crate::Substrate::shutdown`] while streams
+    /// are open): nothing changed; the caller may call again once the order is right.
+    Misuse {
+        /// What is out of order.
+        message: String,
+    },
     /// Something read back (a file, a message) is malformed.
     Malformed {
         /// Where.
@@ -129,6 +135,7 @@ impl LiveError {
             Self::Sink { code, .. } => code,
             Self::IdTooLong { .. } => "id_too_long",
             Self::Config { .. } => "config",
+            Self::Misuse { .. } => "misuse",
             Self::Malformed { .. } => "malformed",
             Self::UnknownMessageVersion { .. } => "unknown_message_version",
             Self::Internal { .. } => "internal",
@@ -185,6 +192,7 @@ impl fmt::Display for LiveError {
                 "the {what} is {escaped_bytes} bytes once escaped; a sink stores 1 to {limit}"
             ),
             Self::Config { message } => write!(f, "bad configuration: {message}"),
+            Self::Misuse { message } => write!(f, "call out of order: {message}"),
             Self::Malformed { place, message } => write!(f, "{place}: {message}"),
             Self::UnknownMessageVersion { version } => write!(
                 f,

@@ -253,9 +253,10 @@ enum VerdictCmd {
     },
     /// Stops taking the stream's ticks and ends its judge; the handle then sends the last
     /// window to the mint shard (so the verdict shard never waits on a full mint queue).
+    /// `None` back: the stream is no longer on the shard (another handle closed it).
     Close {
         key: u64,
-        reply: oneshot::Sender<Result<Option<JudgedWindow>>>,
+        reply: oneshot::Sender<Option<Option<JudgedWindow>>>,
     },
     Stop,
 }
@@ -507,11 +508,12 @@ impl Substrate {
     }
 
     /// Stops the substrate: every stream must be closed first (open ones are refused with
-    /// `config`). Stops the shards, lets the sink finish every batch and returns its result.
+    /// `misuse`, nothing stopped). Stops the shards, lets the sink finish every batch and
+    /// returns its result.
     pub async fn shutdown(&self) -> Result<()> {
         let open = self.open_streams();
         if open > 0 {
-            return Err(LiveError::Config {
+            return Err(LiveError::Misuse {
                 message: format!("{open} streams are still open; close them first"),
             });
         }
@@ -534,9 +536,7 @@ impl Substrate {
             }
         })
         .await
-        .map_err(|e| LiveError::Config {
-            message: format!("shard join: {e}"),
-        })?;
+        .map_err(shard_join_failed)?;
         drop(self.inner.sink_tx.lock().ok().and_then(|mut s| s.take()));
         let task = self.inner.sink_task.lock().ok().and_then(|mut t| t.take());
         match task {
@@ -549,9 +549,17 @@ impl Substrate {
     }
 }
 
+/// A lock found poisoned: a thread panicked holding it.
 fn poisoned() -> LiveError {
-    LiveError::Config {
-        message: "a lock was poisoned".to_owned(),
+    LiveError::Internal {
+        invariant: "no thread panics holding a lock",
+    }
+}
+
+/// The task that joins the shard threads did not finish (it panicked or was cancelled).
+fn shard_join_failed(_: tokio::task::JoinError) -> LiveError {
+    LiveError::Internal {
+        invariant: "the task joining the shard threads finishes",
     }
 }
 
@@ -692,7 +700,8 @@ impl StreamHandle {
             })
             .await
             .map_err(|_| self.closed())?;
-        let last = rx.await.map_err(|_| self.closed())??;
+        // Not on its verdict shard: a clone of this handle closed it first.
+        let last = rx.await.ok().flatten().ok_or_else(|| self.closed())?;
         // Every window the verdict shard closed is already in the mint queue, ahead of this.
         let (reply, rx) = oneshot::channel();
         self.mint_tx
@@ -859,20 +868,17 @@ impl VerdictShard {
 
     /// Stops taking the stream's ticks and ends its judge; the last window goes back to the
     /// handle, which sends it to the mint shard behind every window already handed over (so
-    /// the verdict shard never waits on a full mint queue).
-    fn close(&mut self, key: u64) -> Result<Option<JudgedWindow>> {
-        let Some(mut s) = self.streams.remove(&key) else {
-            return Err(LiveError::Config {
-                message: "stream already closed".to_owned(),
-            });
-        };
+    /// the verdict shard never waits on a full mint queue). `None`: the stream is not on
+    /// this shard (a clone of its handle closed it first).
+    fn close(&mut self, key: u64) -> Option<Option<JudgedWindow>> {
+        let mut s = self.streams.remove(&key)?;
         s.shared.closing.store(true, Ordering::SeqCst);
         match s.judge.finish() {
-            Ok(last) => Ok(last),
+            Ok(last) => Some(last),
             Err(e) => {
                 // A poisoned judge already failed the stream; the mint shard reports it.
                 s.shared.status.fail(&e.to_string());
-                Ok(None)
+                Some(None)
             }
         }
     }
@@ -1298,5 +1304,26 @@ impl MintShard {
             refused_closed: shared.refused_closed.load(Ordering::SeqCst),
             final_seal,
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_poisoned_lock_is_internal_not_config() {
+        let e = poisoned();
+        assert_eq!(e.code(), "internal", "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_failed_shard_join_is_internal_not_config() {
+        let join = tokio::task::spawn_blocking(|| std::panic::resume_unwind(Box::new("shard")))
+            .await
+            .unwrap_err();
+        let e = shard_join_failed(join);
+        assert_eq!(e.code(), "internal", "{e}");
     }
 }

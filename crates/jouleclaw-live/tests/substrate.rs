@@ -251,6 +251,72 @@ async fn closing_seals_the_stream_and_later_pushes_are_refused() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn shutdown_with_a_stream_open_is_misuse_and_stops_nothing() {
+    let (s, mut rx) = start(config(), None);
+    let call = s.open_stream("open").unwrap();
+    call.push(mic(0, 0)).unwrap();
+    let e = s.shutdown().await.unwrap_err();
+    assert_eq!(e.code(), "misuse", "{e}");
+    // Nothing stopped: the stream still takes ticks and seals, and then shutdown succeeds.
+    at(&call, WINDOW_NS).await;
+    call.push(mic(1, WINDOW_NS)).unwrap();
+    let summary = call.close().await.unwrap();
+    assert_eq!(summary.windows, 2);
+    s.shutdown().await.unwrap();
+    let all = drain(&mut rx);
+    assert!(all.last().is_some_and(|b| b.is_final), "{}", all.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn bad_configuration_is_still_config() {
+    for c in [
+        SubstrateConfig {
+            checkpoint_every: 0,
+            ..config()
+        },
+        SubstrateConfig {
+            mint_shards: 0,
+            ..config()
+        },
+    ] {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let e = Substrate::start(
+            c,
+            Arc::new(TokioClock::new(EPOCH)),
+            Arc::new(SoftwareSigner::rfc8032_test_key()),
+            Box::new(ChannelSink {
+                out: tx,
+                gate: None,
+            }),
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.code(), "config", "{e}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_handles_closing_one_stream_at_once_seal_it_once_and_the_other_is_refused_as_closed() {
+    let (s, mut rx) = start(config(), None);
+    let a = s.open_stream("twice").unwrap();
+    let b = a.clone();
+    a.push(mic(0, 0)).unwrap();
+    // Both closes are sent before either is answered: the second finds the stream closing
+    // (on its handle or, having passed that check, no longer on its verdict shard).
+    let (ra, rb) = tokio::join!(a.close(), b.close());
+    let (sealed, refused) = match (ra, rb) {
+        (Ok(x), Err(e)) | (Err(e), Ok(x)) => (x, e),
+        other => panic!("one close seals, the other is refused: {other:?}"),
+    };
+    assert_eq!(sealed.windows, 1);
+    assert_eq!(refused.code(), "stream_closed", "{refused}");
+    assert_eq!(a.close().await.unwrap_err().code(), "stream_closed");
+    s.shutdown().await.unwrap();
+    let all = drain(&mut rx);
+    assert_eq!(all.iter().filter(|b| b.is_final).count(), 1);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_full_queue_refuses_pushes_as_overloaded_and_counts_them() {
     let mut c = config();
     c.checkpoint_every = 1;
