@@ -62,6 +62,8 @@ mod error;
 pub mod file;
 pub mod jetstream;
 pub mod journal;
+#[cfg(feature = "registry")]
+pub mod registry;
 mod sink;
 mod substrate;
 pub mod synth;

@@ -1,0 +1,234 @@
+//! Registering the sealed calls a JetStream cluster holds in a call registry (feature
+//! `registry`; spec/CALL-REGISTRY.md): the library behind `jouleclaw registry add-stored`.
+//!
+//! [`collect_stored`] reads the cluster stream by stream (as the auditor does) and keeps the
+//! final seal of each complete call of the steward whose folder under the proofs folder has no
+//! proof yet; [`register_stored`] then registers them one by one through the registry's
+//! [`Appender`], each in its folder `PROOFS/<escaped id>/` holding `seals.cbor` and
+//! `registry.tlog-proof`. A call registered before (its proof lost) gets its proof written
+//! again instead of a second leaf. What happens to each call is handed to an observer as a
+//! [`StoredEvent`], in order, as it happens; the counts come back as a [`StoredReport`].
+//!
+//! Reading is async (on the caller's runtime); registering is blocking (files, the registry's
+//! lock, the witnesses' HTTP), so it is a plain function.
+
+use std::path::{Path, PathBuf};
+
+use jouleclaw_jcr1::cose::PublicKey;
+use jouleclaw_registry::{
+    Appender, PROOF_FILE, Registration, RegistryError, prepare_stored_call, write_file,
+};
+use jouleclaw_seal::verify_checkpoint;
+
+use crate::jetstream::{JetStreamConfig, read_each};
+use crate::{Result, escape_id};
+
+/// The most calls one [`collect_stored`] keeps to register (each held as its final seal, about
+/// half a KiB, until the cluster has been read); the rest are counted in
+/// [`StoredCalls::left`] and wait for the next run.
+pub const MAX_STORED_REGISTRATIONS: usize = 10_000;
+
+/// What happened to one call, handed to the observer as it happens.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StoredEvent<'a> {
+    /// A call of the steward with no proof is not complete in the cluster: not registered.
+    Incomplete {
+        /// The stream id (untrusted text: escape it to print it).
+        stream_id: &'a str,
+        /// The auditor's first problem with it (untrusted text), empty when it named none.
+        problem: &'a str,
+    },
+    /// The call was registered: its leaf appended, a checkpoint signed, its proof written to
+    /// `folder`'s [`PROOF_FILE`]. When a policy's quorum did not cosign, a
+    /// [`StoredEvent::NotRegistered`] with `not_witnessed` follows.
+    Registered {
+        /// The call's folder.
+        folder: &'a Path,
+        /// What the appender did.
+        registration: &'a Registration,
+    },
+    /// The call was registered before: its proof was written again to `proof`.
+    ProofWritten {
+        /// The proof file written.
+        proof: &'a Path,
+        /// The call's leaf index.
+        index: u64,
+        /// The registry's size the proof is for.
+        size: u64,
+    },
+    /// The call was not registered (or, after [`StoredEvent::Registered`], not witnessed).
+    NotRegistered(&'a RegistryError),
+}
+
+/// The calls [`collect_stored`] kept to register, and what it counted.
+#[derive(Debug, Default)]
+pub struct StoredCalls {
+    /// Each call's folder and final seal, in the order the cluster handed them.
+    todo: Vec<(PathBuf, Vec<u8>)>,
+    /// Calls of the steward whose folder already holds a proof.
+    pub had_proof: usize,
+    /// Streams whose final seal is not the steward's (or that have none).
+    pub others: usize,
+    /// Calls of the steward with no proof that are not complete in the cluster.
+    pub incomplete: usize,
+    /// Calls past [`MAX_STORED_REGISTRATIONS`]: left for the next run.
+    pub left: usize,
+}
+
+impl StoredCalls {
+    /// How many calls are kept to register.
+    pub fn len(&self) -> usize {
+        self.todo.len()
+    }
+
+    /// `true` when no call is kept to register.
+    pub fn is_empty(&self) -> bool {
+        self.todo.is_empty()
+    }
+}
+
+/// What [`register_stored`] did, with the counts of [`collect_stored`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoredReport {
+    /// Calls registered (new leaves).
+    pub registered: usize,
+    /// Calls registered before whose proof was written again.
+    pub proved: usize,
+    /// Calls whose folder already held a proof.
+    pub had_proof: usize,
+    /// Calls not complete in the cluster.
+    pub incomplete: usize,
+    /// Calls whose registration failed (or was not witnessed by a policy's quorum).
+    pub failed: usize,
+    /// Streams of other keys.
+    pub others: usize,
+    /// Calls left for the next run ([`MAX_STORED_REGISTRATIONS`]).
+    pub left: usize,
+}
+
+impl StoredReport {
+    /// The calls of the steward that still have no proof: failed, incomplete or left.
+    pub fn not_registered(&self) -> usize {
+        self.failed + self.incomplete + self.left
+    }
+}
+
+/// Reads the cluster `config` stream by stream (only the stream `only` when given) and keeps
+/// the final seal of each complete call whose final seal verifies under `steward` and whose
+/// folder `proofs/<escaped id>/` holds no [`PROOF_FILE`]. Each call of the steward that is not
+/// complete is handed to `on_event` as [`StoredEvent::Incomplete`]. Nothing is written.
+///
+/// # Errors
+/// The cluster could not be read (a [`crate::LiveError`] of [`read_each`]).
+pub async fn collect_stored(
+    config: &JetStreamConfig,
+    only: Option<&str>,
+    steward: &PublicKey,
+    proofs: &Path,
+    mut on_event: impl FnMut(StoredEvent<'_>),
+) -> Result<StoredCalls> {
+    let mut calls = StoredCalls::default();
+    read_each(config, only, |s| {
+        let ours = s
+            .records
+            .seals
+            .last()
+            .is_some_and(|seal| verify_checkpoint(seal, steward).is_ok());
+        if !ours {
+            calls.others += 1;
+            return;
+        }
+        let folder = proofs.join(escape_id(&s.records.stream_id));
+        if std::fs::symlink_metadata(folder.join(PROOF_FILE)).is_ok() {
+            calls.had_proof += 1;
+            return;
+        }
+        let audit = crate::audit::audit_nats_stream(&s, steward);
+        if !audit.is_complete() {
+            calls.incomplete += 1;
+            on_event(StoredEvent::Incomplete {
+                stream_id: &audit.stream_id,
+                problem: audit.problems.first().map_or("", String::as_str),
+            });
+            return;
+        }
+        match s.records.seals.last() {
+            Some(seal) if calls.todo.len() < MAX_STORED_REGISTRATIONS => {
+                calls.todo.push((folder, seal.clone()));
+            }
+            _ => calls.left += 1,
+        }
+    })
+    .await?;
+    Ok(calls)
+}
+
+/// Registers each call `calls` kept, one by one, through `appender` (the registry opened and
+/// locked for the steward `calls` was collected for): writes its folder under `proofs` with its
+/// final seal, then either writes its proof again (a call registered before) or registers it.
+/// A call that fails is handed to `on_event` as [`StoredEvent::NotRegistered`], counted and
+/// skipped; the next one is tried.
+///
+/// # Errors
+/// Only writing the proof of a call registered before failed (an I/O error: the rest are not
+/// tried). The calls handled before it were reported to `on_event`.
+pub fn register_stored(
+    appender: &mut Appender,
+    proofs: &Path,
+    calls: StoredCalls,
+    mut on_event: impl FnMut(StoredEvent<'_>),
+) -> std::result::Result<StoredReport, RegistryError> {
+    let mut report = StoredReport {
+        had_proof: calls.had_proof,
+        incomplete: calls.incomplete,
+        others: calls.others,
+        left: calls.left,
+        ..StoredReport::default()
+    };
+    let steward = *appender.registry().steward().key();
+    for (folder, seal) in calls.todo {
+        if let Err(e) = prepare_stored_call(proofs, &folder, &seal, &steward) {
+            report.failed += 1;
+            on_event(StoredEvent::NotRegistered(&e));
+            continue;
+        }
+        match appender.registry().proof_of_run(&folder) {
+            Ok(Some((proof, size))) => {
+                let path = folder.join(PROOF_FILE);
+                let inputs: Vec<&Path> = appender.key_file().into_iter().collect();
+                write_file(&path, &proof.encode(), &inputs)?;
+                report.proved += 1;
+                on_event(StoredEvent::ProofWritten {
+                    proof: &path,
+                    index: proof.index,
+                    size,
+                });
+            }
+            Ok(None) => match appender.register_run(&folder) {
+                Ok(registration) => {
+                    on_event(StoredEvent::Registered {
+                        folder: &folder,
+                        registration: &registration,
+                    });
+                    match registration.witnessed() {
+                        Ok(()) => report.registered += 1,
+                        Err(e) => {
+                            report.failed += 1;
+                            on_event(StoredEvent::NotRegistered(&e));
+                        }
+                    }
+                }
+                Err(e) => {
+                    report.failed += 1;
+                    on_event(StoredEvent::NotRegistered(&e));
+                }
+            },
+            Err(e) => {
+                report.failed += 1;
+                on_event(StoredEvent::NotRegistered(&e));
+            }
+        }
+    }
+    Ok(report)
+}
