@@ -232,3 +232,140 @@ pub fn register_stored(
     }
     Ok(report)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use jouleclaw_jcr1::UtcSecond;
+    use jouleclaw_jcr1::cose::{Signer as _, SoftwareSigner};
+    use jouleclaw_registry::{ALG_ED25519, NoteKey, Registry};
+    use jouleclaw_store::layout::SEALS_CBOR as SEALS_FILE;
+
+    fn steward() -> SoftwareSigner {
+        SoftwareSigner::from_seed(&[7; 32])
+    }
+
+    /// A registry for the steward of seed 7, opened for appending.
+    fn appender(dir: &Path) -> Appender {
+        let s = steward();
+        let key = NoteKey::new(
+            "registry.example/steward",
+            ALG_ED25519,
+            s.verifying_key().as_bytes(),
+        )
+        .unwrap();
+        Registry::create(&dir.join("reg"), &key, &[]).unwrap();
+        Appender::open(&dir.join("reg"), s, None, None).unwrap()
+    }
+
+    /// The final seal of a one-window call `id` signed by the steward.
+    fn seal(id: &str) -> Vec<u8> {
+        let mut sealer = jouleclaw_seal::StreamSealer::new(id, "did:example:steward", 1 << 10);
+        let at = UtcSecond::parse("2026-06-05T00:00:00Z").unwrap();
+        sealer
+            .append(1, blake3::hash(id.as_bytes()).as_bytes(), at)
+            .unwrap();
+        sealer
+            .checkpoint(&steward(), true)
+            .unwrap()
+            .checkpoint
+            .cose_sign1
+    }
+
+    fn calls(proofs: &Path, ids: &[&str]) -> StoredCalls {
+        StoredCalls {
+            todo: ids
+                .iter()
+                .map(|id| (proofs.join(escape_id(id)), seal(id)))
+                .collect(),
+            ..StoredCalls::default()
+        }
+    }
+
+    /// Registered once, then (its proof lost) proved again without a second leaf; a folder
+    /// that holds another call's seal is refused and counted, and the next call is still
+    /// registered.
+    #[test]
+    fn stored_calls_are_registered_once_and_proved_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let proofs = tmp.path().join("proofs");
+        let mut appender = appender(tmp.path());
+        let mut seen = Vec::new();
+        let mut note = |e: StoredEvent<'_>| seen.push(format!("{e:?}"));
+        let r = register_stored(&mut appender, &proofs, calls(&proofs, &["a"]), &mut note).unwrap();
+        assert_eq!((r.registered, r.failed, r.not_registered()), (1, 0, 0));
+        let folder = proofs.join(escape_id("a"));
+        assert_eq!(std::fs::read(folder.join(SEALS_FILE)).unwrap(), seal("a"));
+        let proof = std::fs::read(folder.join(PROOF_FILE)).unwrap();
+        assert_eq!(appender.registry().log().size(), 1);
+
+        // The proof lost: written again, no second leaf.
+        std::fs::remove_file(folder.join(PROOF_FILE)).unwrap();
+        let r = register_stored(&mut appender, &proofs, calls(&proofs, &["a"]), &mut note).unwrap();
+        assert_eq!((r.registered, r.proved, r.failed), (0, 1, 0));
+        assert_eq!(std::fs::read(folder.join(PROOF_FILE)).unwrap(), proof);
+        assert_eq!(appender.registry().log().size(), 1);
+
+        // A folder holding another seal: refused, counted; the next call is registered.
+        let other = proofs.join(escape_id("b"));
+        std::fs::create_dir(&other).unwrap();
+        std::fs::write(other.join(SEALS_FILE), seal("c")).unwrap();
+        let r = register_stored(
+            &mut appender,
+            &proofs,
+            calls(&proofs, &["b", "d"]),
+            &mut note,
+        )
+        .unwrap();
+        assert_eq!((r.registered, r.failed, r.not_registered()), (1, 1, 1));
+        assert!(!other.join(PROOF_FILE).exists());
+        assert_eq!(appender.registry().log().size(), 2);
+        drop(note);
+        assert_eq!(seen.len(), 4, "{seen:?}");
+        assert!(seen[0].starts_with("Registered"), "{seen:?}");
+        assert!(seen[1].starts_with("ProofWritten"), "{seen:?}");
+        assert!(seen[2].starts_with("NotRegistered"), "{seen:?}");
+        assert!(seen[3].starts_with("Registered"), "{seen:?}");
+    }
+
+    /// What was counted while reading is carried into the report and refuses the run.
+    #[test]
+    fn counts_of_the_read_are_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let proofs = tmp.path().join("proofs");
+        let mut appender = appender(tmp.path());
+        let mut c = StoredCalls::default();
+        (c.had_proof, c.others, c.incomplete, c.left) = (1, 2, 3, 4);
+        let r = register_stored(&mut appender, &proofs, c, |e| panic!("{e:?}")).unwrap();
+        assert_eq!(
+            r,
+            StoredReport {
+                had_proof: 1,
+                others: 2,
+                incomplete: 3,
+                left: 4,
+                ..StoredReport::default()
+            }
+        );
+        assert_eq!(r.not_registered(), 7);
+        assert!(!proofs.exists());
+        assert_eq!(appender.registry().log().size(), 0);
+    }
+
+    /// A prefix no subject can carry is refused before any connection; nothing is written.
+    #[tokio::test]
+    async fn a_bad_prefix_is_refused_before_reading() {
+        let tmp = tempfile::tempdir().unwrap();
+        let proofs = tmp.path().join("proofs");
+        let mut config = JetStreamConfig::new("nats://127.0.0.1:1", tmp.path().join("unused"));
+        config.prefix = "bad prefix".into();
+        let e = collect_stored(&config, None, &steward().verifying_key(), &proofs, |e| {
+            panic!("{e:?}")
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(e.code(), "config", "{e}");
+        assert!(!proofs.exists());
+    }
+}
