@@ -321,7 +321,6 @@ mod tests {
         assert_eq!((r.registered, r.failed, r.not_registered()), (1, 1, 1));
         assert!(!other.join(PROOF_FILE).exists());
         assert_eq!(appender.registry().log().size(), 2);
-        drop(note);
         assert_eq!(seen.len(), 4, "{seen:?}");
         assert!(seen[0].starts_with("Registered"), "{seen:?}");
         assert!(seen[1].starts_with("ProofWritten"), "{seen:?}");
