@@ -1,6 +1,7 @@
 //! `registry init|add|add-stored|witness|prove|verify|audit`: the command's arguments and what
 //! it prints. The registry itself (its files, lock, appender, witness client and the check of a
-//! registered call) is the library `jouleclaw_registry` (spec/CALL-REGISTRY.md).
+//! registered call) is the library `jouleclaw_registry` (spec/CALL-REGISTRY.md); registering
+//! the calls a JetStream cluster holds (`add-stored`) is `jouleclaw_live::registry`.
 //!
 //! Every writer of a registry goes through [`Appender`] (`registry add`, `run --registry`, and a
 //! live sink that registers its calls), which prints what the library's appender did. Every
