@@ -233,6 +233,59 @@ pub fn register_stored(
     Ok(report)
 }
 
+/// Where [`register_call`] registers a live run's calls: the file sink's folder (each sealed
+/// stream folder registered in place), or the folder the NATS sink's calls get a folder in
+/// (holding the final seal and the proof).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFolders {
+    /// The file sink's folder: `DIR/<escaped id>/` is the call's stream folder.
+    StreamFolders(PathBuf),
+    /// A proofs folder: `DIR/<escaped id>/` is created for the call (it must not exist).
+    ProofFolders(PathBuf),
+}
+
+/// Registers one call of a live run whose final seal is signed, through `appender`: a sealed
+/// stream folder of the file sink in place, or (NATS) a new folder holding the final seal, each
+/// as a sealed run directory is registered. Returns the call's folder and what the appender did
+/// (check [`Registration::witnessed`] for a policy's quorum), or `None` for a call that is not
+/// registered: never sealed, failed, or (file sink) not sealed durably in its folder.
+///
+/// # Errors
+/// The folder could not be written, or the appender refused the call.
+pub fn register_call(
+    appender: &mut Appender,
+    folders: &CallFolders,
+    summary: &crate::StreamSummary,
+    status: &crate::StreamStatus,
+) -> std::result::Result<Option<(PathBuf, Registration)>, RegistryError> {
+    let Some(seal) = &summary.final_seal else {
+        return Ok(None);
+    };
+    if status.failure().is_some() {
+        return Ok(None);
+    }
+    let io = |path: &Path, e: std::io::Error| RegistryError::Io {
+        message: format!("{}: {e}", path.display()),
+    };
+    let folder = match folders {
+        CallFolders::StreamFolders(dir) => {
+            if !status.sealed_durable() {
+                return Ok(None);
+            }
+            dir.join(escape_id(&summary.stream_id))
+        }
+        CallFolders::ProofFolders(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+            let folder = dir.join(escape_id(&summary.stream_id));
+            std::fs::create_dir(&folder).map_err(|e| io(&folder, e))?;
+            write_file(&folder.join(jouleclaw_store::layout::SEALS_CBOR), seal, &[])?;
+            folder
+        }
+    };
+    let registration = appender.register_run(&folder)?;
+    Ok(Some((folder, registration)))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

@@ -194,6 +194,12 @@ impl RegisterError {
     }
 }
 
+impl From<RegistryError> for RegisterError {
+    fn from(e: RegistryError) -> Self {
+        Self(e)
+    }
+}
+
 impl From<RegisterError> for Failure {
     fn from(e: RegisterError) -> Self {
         e.into_failure("")
@@ -222,6 +228,11 @@ impl Appender {
             .map_err(RegisterError)
     }
 
+    /// The library's appender (for [`jouleclaw_live::registry`], whose caller prints).
+    pub(crate) fn library(&mut self) -> &mut lib::Appender {
+        &mut self.0
+    }
+
     /// Registers the call of the sealed run directory `run`, writes `run/registry.tlog-proof`
     /// and prints what it did; `not_witnessed` when a policy's quorum did not cosign.
     pub(crate) fn register_run(&mut self, run: &Path) -> Result<Registration, RegisterError> {
@@ -235,7 +246,7 @@ impl Appender {
 /// Prints what registering the call of `run` did: a re-registration, the leaf, one line per
 /// witness, and the quorum met or no policy (nothing when a policy's quorum was not met: the
 /// caller reports `not_witnessed`).
-fn print_registration(registration: &Registration, run: &Path) {
+pub(crate) fn print_registration(registration: &Registration, run: &Path) {
     let terminal = crate::out::stdout_is_terminal();
     if !registration.earlier.is_empty() {
         tell!(
@@ -490,7 +501,7 @@ fn add_stored(
     let calls = rt
         .block_on(collect_stored(config, only, &public, proofs, print))
         .map_err(|e| Failure::Usage(format!("{}: {e}", config.url)))?;
-    let r = register_stored(&mut appender.0, proofs, calls, print)?;
+    let r = register_stored(appender.library(), proofs, calls, print)?;
     say!(
         "registry    {} calls registered, {} proofs written for calls registered before, \
          {} had a proof, {} incomplete, {} failed, {} of other keys",
