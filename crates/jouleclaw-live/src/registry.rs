@@ -420,4 +420,65 @@ mod tests {
         assert_eq!(e.code(), "config", "{e}");
         assert!(!proofs.exists());
     }
+
+    fn summary(id: &str, final_seal: Option<Vec<u8>>) -> crate::StreamSummary {
+        crate::StreamSummary {
+            stream_id: id.into(),
+            windows: 1,
+            checkpoints: 1,
+            accepted: 1,
+            refused: 0,
+            refused_closed: 0,
+            final_seal,
+        }
+    }
+
+    /// A NATS call gets a new folder with its final seal and proof; a second one of the same id
+    /// is refused (its folder exists) and changes nothing; a call with no final seal, a failed
+    /// one and (file sink) one not sealed durably are not registered.
+    #[test]
+    fn a_live_call_is_registered_in_its_own_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let proofs = tmp.path().join("proofs");
+        let folders = CallFolders::ProofFolders(proofs.clone());
+        let mut appender = appender(tmp.path());
+        let ok = crate::StreamStatus::default();
+        let (folder, reg) =
+            register_call(&mut appender, &folders, &summary("n", Some(seal("n"))), &ok)
+                .unwrap()
+                .unwrap();
+        assert_eq!(folder, proofs.join(escape_id("n")));
+        assert_eq!((reg.index, reg.size), (0, 1));
+        assert_eq!(std::fs::read(folder.join(SEALS_FILE)).unwrap(), seal("n"));
+        assert_eq!(std::fs::read(folder.join(PROOF_FILE)).unwrap(), reg.proof);
+
+        let e = register_call(&mut appender, &folders, &summary("n", Some(seal("n"))), &ok)
+            .unwrap_err();
+        assert_eq!(e.code(), "io_failed", "{e}");
+        assert_eq!(appender.registry().log().size(), 1);
+
+        let none = register_call(&mut appender, &folders, &summary("m", None), &ok).unwrap();
+        assert!(none.is_none());
+        let failed = crate::StreamStatus::default();
+        failed.fail("sink");
+        let none = register_call(
+            &mut appender,
+            &folders,
+            &summary("m", Some(seal("m"))),
+            &failed,
+        )
+        .unwrap();
+        assert!(none.is_none());
+        let in_place = CallFolders::StreamFolders(tmp.path().join("streams"));
+        let none = register_call(
+            &mut appender,
+            &in_place,
+            &summary("m", Some(seal("m"))),
+            &ok,
+        )
+        .unwrap();
+        assert!(none.is_none());
+        assert!(!proofs.join(escape_id("m")).exists());
+        assert_eq!(appender.registry().log().size(), 1);
+    }
 }
