@@ -19,6 +19,9 @@
 //!   [`audit::check_interaction_metrics`], [`audit::check_sealed_documents`],
 //!   [`audit::StreamDocuments`],
 //!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
+//! - `registry` (feature `registry`): `registry::collect_stored` and
+//!   `registry::register_stored`, registering the sealed calls a cluster holds in a call registry
+//!   (the library of `jouleclaw registry add-stored`);
 //! - [`synth`]: synthetic duplex calls, a bounded latency histogram, the schedule and
 //!   [`synth::Capacity`] (whether a run kept up with it: the load generator);
 //! - [`tokio`]: the runtime crate, re-exported;
@@ -62,6 +65,8 @@ mod error;
 pub mod file;
 pub mod jetstream;
 pub mod journal;
+#[cfg(feature = "registry")]
+pub mod registry;
 mod sink;
 mod substrate;
 pub mod synth;

@@ -167,6 +167,11 @@ impl Appender {
         &self.reg
     }
 
+    /// The steward's key file given to [`Appender::open`]: a file no output may overwrite.
+    pub fn key_file(&self) -> Option<&Path> {
+        self.key_file.as_deref()
+    }
+
     /// Files that must not be overwritten: the steward's key file.
     fn inputs(&self) -> Vec<&Path> {
         self.key_file.iter().map(PathBuf::as_path).collect()

@@ -1,6 +1,7 @@
 //! `registry init|add|add-stored|witness|prove|verify|audit`: the command's arguments and what
 //! it prints. The registry itself (its files, lock, appender, witness client and the check of a
-//! registered call) is the library `jouleclaw_registry` (spec/CALL-REGISTRY.md).
+//! registered call) is the library `jouleclaw_registry` (spec/CALL-REGISTRY.md); registering
+//! the calls a JetStream cluster holds (`add-stored`) is `jouleclaw_live::registry`.
 //!
 //! Every writer of a registry goes through [`Appender`] (`registry add`, `run --registry`, and a
 //! live sink that registers its calls), which prints what the library's appender did. Every
@@ -17,7 +18,6 @@ use jouleclaw_stack::registry::{
     self as lib, ALG_ED25519, CHECKPOINT_FILE, NoteKey, Quorum, Registry, RegistryError, Resign,
     VerifiedCall, WitnessPolicy,
 };
-use jouleclaw_stack::seal::verify_checkpoint;
 
 use crate::keys::read_secret_key;
 use crate::out::{for_terminal, say, tell};
@@ -194,6 +194,12 @@ impl RegisterError {
     }
 }
 
+impl From<RegistryError> for RegisterError {
+    fn from(e: RegistryError) -> Self {
+        Self(e)
+    }
+}
+
 impl From<RegisterError> for Failure {
     fn from(e: RegisterError) -> Self {
         e.into_failure("")
@@ -222,27 +228,54 @@ impl Appender {
             .map_err(RegisterError)
     }
 
+    /// The library's appender (for [`jouleclaw_live::registry`], whose caller prints).
+    pub(crate) fn library(&mut self) -> &mut lib::Appender {
+        &mut self.0
+    }
+
     /// Registers the call of the sealed run directory `run`, writes `run/registry.tlog-proof`
     /// and prints what it did; `not_witnessed` when a policy's quorum did not cosign.
     pub(crate) fn register_run(&mut self, run: &Path) -> Result<Registration, RegisterError> {
         let registration = self.0.register_run(run).map_err(RegisterError)?;
-        let terminal = crate::out::stdout_is_terminal();
-        if !registration.earlier.is_empty() {
-            tell!(
-                "NOTE: stream {} was registered before (leaves {:?}); the registry keeps every registration",
-                for_terminal(&registration.stream_id, true),
-                registration.earlier
-            );
-        }
-        say!(
-            "registered stream {} as leaf {} of {}; proof {}",
-            for_terminal(&registration.stream_id, terminal),
-            registration.index,
-            registration.size,
-            run.join(PROOF_FILE).display()
-        );
-        report_witnessing(&registration.witnesses, registration.quorum.as_ref())?;
+        print_registration(&registration, run);
+        registration.witnessed().map_err(RegisterError)?;
         Ok(registration)
+    }
+}
+
+/// Prints what registering the call of `run` did: a re-registration, the leaf, one line per
+/// witness, and the quorum met or no policy (nothing when a policy's quorum was not met: the
+/// caller reports `not_witnessed`).
+pub(crate) fn print_registration(registration: &Registration, run: &Path) {
+    let terminal = crate::out::stdout_is_terminal();
+    if !registration.earlier.is_empty() {
+        tell!(
+            "NOTE: stream {} was registered before (leaves {:?}); the registry keeps every registration",
+            for_terminal(&registration.stream_id, true),
+            registration.earlier
+        );
+    }
+    say!(
+        "registered stream {} as leaf {} of {}; proof {}",
+        for_terminal(&registration.stream_id, terminal),
+        registration.index,
+        registration.size,
+        run.join(PROOF_FILE).display()
+    );
+    for line in &registration.witnesses {
+        say!("  witness {}", for_terminal(line, terminal));
+    }
+    match &registration.quorum {
+        Some(q) => {
+            if let Ok(n) = q.check() {
+                say!(
+                    "witnessed: {n} of {} witnesses cosigned (quorum {})",
+                    q.witnesses,
+                    q.quorum
+                );
+            }
+        }
+        None => say!("not witnessed (no policy)"),
     }
 }
 
@@ -423,13 +456,10 @@ fn audit(dir: &Path, policy: &Path, seen: &[PathBuf]) -> CmdResult {
     )))
 }
 
-/// The most calls one `registry add-stored` collects to register (each held as its final
-/// seal, about half a KiB, until the cluster has been read); the rest wait for the next run.
-const MAX_STORED_REGISTRATIONS: usize = 10_000;
-
-/// `registry add-stored`: reads the cluster stream by stream (as `audit --nats`), keeps the
-/// final seal of each complete call of this steward whose folder in `proofs` has no proof, then
-/// registers them one by one.
+/// `registry add-stored`: opens the registry, then [`jouleclaw_live::registry`] reads the
+/// cluster stream by stream (as `audit --nats`), keeps the final seal of each complete call of
+/// this steward whose folder in `proofs` has no proof, and registers them one by one; this
+/// prints what it did.
 fn add_stored(
     dir: &Path,
     key: &Path,
@@ -438,6 +468,9 @@ fn add_stored(
     config: &jouleclaw_live::jetstream::JetStreamConfig,
     only: Option<&str>,
 ) -> CmdResult {
+    use jouleclaw_live::registry::{
+        MAX_STORED_REGISTRATIONS, StoredEvent, collect_stored, register_stored,
+    };
     let signer = read_secret_key(key)?;
     let public = signer.verifying_key();
     let mut appender = Appender::open(dir, key, signer, policy)?;
@@ -446,85 +479,49 @@ fn add_stored(
         .build()
         .map_err(|e| Failure::Usage(format!("runtime: {e}")))?;
     let terminal = crate::out::stdout_is_terminal();
-    let (mut todo, mut had_proof, mut others, mut incomplete, mut left) =
-        (Vec::new(), 0usize, 0usize, 0usize, 0usize);
-    rt.block_on(jouleclaw_live::jetstream::read_each(config, only, |s| {
-        let ours = s
-            .records
-            .seals
-            .last()
-            .is_some_and(|seal| verify_checkpoint(seal, &public).is_ok());
-        if !ours {
-            others += 1;
-            return;
-        }
-        let folder = proofs.join(jouleclaw_live::escape_id(&s.records.stream_id));
-        if std::fs::symlink_metadata(folder.join(PROOF_FILE)).is_ok() {
-            had_proof += 1;
-            return;
-        }
-        let audit = jouleclaw_live::audit::audit_nats_stream(&s, &public);
-        if !audit.is_complete() {
-            incomplete += 1;
-            say!(
-                "not registered: stream {} is not complete ({})",
-                for_terminal(&audit.stream_id, terminal),
-                for_terminal(audit.problems.first().map_or("", String::as_str), terminal)
-            );
-            return;
-        }
-        match s.records.seals.last() {
-            Some(seal) if todo.len() < MAX_STORED_REGISTRATIONS => {
-                todo.push((folder, seal.clone()));
-            }
-            _ => left += 1,
-        }
-    }))
-    .map_err(|e| Failure::Usage(format!("{}: {e}", config.url)))?;
-    let (mut registered, mut proved, mut failed) = (0usize, 0usize, 0usize);
-    for (folder, seal) in todo {
-        if let Err(e) = lib::prepare_stored_call(proofs, &folder, &seal, &public) {
-            failed += 1;
+    let print = |event: StoredEvent<'_>| match event {
+        StoredEvent::Incomplete { stream_id, problem } => say!(
+            "not registered: stream {} is not complete ({})",
+            for_terminal(stream_id, terminal),
+            for_terminal(problem, terminal)
+        ),
+        StoredEvent::Registered {
+            folder,
+            registration,
+        } => print_registration(registration, folder),
+        StoredEvent::ProofWritten { proof, index, size } => say!(
+            "already registered as leaf {index} of {size}: wrote {}",
+            proof.display()
+        ),
+        StoredEvent::NotRegistered(e) => {
             say!("not registered: {}", for_terminal(&e.to_string(), terminal));
-            continue;
         }
-        match appender.0.registry().proof_of_run(&folder) {
-            Ok(Some((proof, size))) => {
-                lib::write_file(&folder.join(PROOF_FILE), &proof.encode(), &[key])?;
-                proved += 1;
-                say!(
-                    "already registered as leaf {} of {size}: wrote {}",
-                    proof.index,
-                    folder.join(PROOF_FILE).display()
-                );
-            }
-            Ok(None) => match appender.register_run(&folder) {
-                Ok(_) => registered += 1,
-                Err(e) => {
-                    failed += 1;
-                    let (Failure::Refused(m) | Failure::Usage(m)) = e.into_failure("");
-                    say!("not registered: {}", for_terminal(&m, terminal));
-                }
-            },
-            Err(e) => {
-                failed += 1;
-                say!("not registered: {}", for_terminal(&e.to_string(), terminal));
-            }
-        }
-    }
+        _ => {}
+    };
+    let calls = rt
+        .block_on(collect_stored(config, only, &public, proofs, print))
+        .map_err(|e| Failure::Usage(format!("{}: {e}", config.url)))?;
+    let r = register_stored(appender.library(), proofs, calls, print)?;
     say!(
-        "registry    {registered} calls registered, {proved} proofs written for calls registered before, \
-         {had_proof} had a proof, {incomplete} incomplete, {failed} failed, {others} of other keys"
+        "registry    {} calls registered, {} proofs written for calls registered before, \
+         {} had a proof, {} incomplete, {} failed, {} of other keys",
+        r.registered,
+        r.proved,
+        r.had_proof,
+        r.incomplete,
+        r.failed,
+        r.others
     );
-    if left > 0 {
+    if r.left > 0 {
         say!(
-            "{left} more calls to register than one run takes ({MAX_STORED_REGISTRATIONS}): run the command again"
+            "{} more calls to register than one run takes ({MAX_STORED_REGISTRATIONS}): run the command again",
+            r.left
         );
     }
-    if failed + incomplete + left > 0 {
+    if r.not_registered() > 0 {
         return Err(Failure::Refused(format!(
             "{} calls not registered",
-            failed + incomplete + left
+            r.not_registered()
         )));
     }
     Ok(())

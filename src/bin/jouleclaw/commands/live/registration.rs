@@ -5,11 +5,13 @@
 use std::path::PathBuf;
 
 use jouleclaw_jcr1::cose::SoftwareSigner;
-use jouleclaw_live::{StreamStatus, StreamSummary, escape_id};
+use jouleclaw_live::registry::{CallFolders, register_call};
+use jouleclaw_live::{StreamStatus, StreamSummary};
 
 use super::LiveArgs;
 use super::calls::Calls;
 use crate::Failure;
+use crate::commands::registry::RegisterError;
 use crate::out::{say, tell};
 
 /// Where `--registry` registrations go: the registry, opened and locked, and the folders the
@@ -17,14 +19,7 @@ use crate::out::{say, tell};
 pub(super) struct Registration {
     appender: crate::commands::registry::Appender,
     pub(super) registry: PathBuf,
-    target: Target,
-}
-
-/// The file sink's folder (stream folders registered in place), or the NATS sink's
-/// `--registry-proofs` folder.
-enum Target {
-    StreamFolders(PathBuf),
-    ProofFolders(PathBuf),
+    target: CallFolders,
 }
 
 /// Checks the `--registry` arguments and opens the registry (checked and locked: another
@@ -42,7 +37,7 @@ pub(super) fn registration(args: &LiveArgs) -> Result<Option<Registration>, Fail
         ));
     };
     let target = match (args.sink.strip_prefix("file:"), &args.registry_proofs) {
-        (Some(dir), None) => Target::StreamFolders(PathBuf::from(dir)),
+        (Some(dir), None) => CallFolders::StreamFolders(PathBuf::from(dir)),
         (Some(_), Some(_)) => {
             return Err(Failure::Usage(
                 "--registry-proofs is for a NATS sink; a file sink's proofs go into its stream \
@@ -50,7 +45,7 @@ pub(super) fn registration(args: &LiveArgs) -> Result<Option<Registration>, Fail
                     .into(),
             ));
         }
-        (None, Some(p)) => Target::ProofFolders(p.clone()),
+        (None, Some(p)) => CallFolders::ProofFolders(p.clone()),
         (None, None) => {
             return Err(Failure::Usage(
                 "--registry with a NATS sink needs --registry-proofs DIR (where each call's \
@@ -75,39 +70,23 @@ pub(super) fn registration(args: &LiveArgs) -> Result<Option<Registration>, Fail
     }))
 }
 
-/// Registers one call whose final seal is signed: a sealed stream folder of the file sink in
-/// place, or (NATS) a new folder holding the final seal, each as `registry add` registers a
-/// run. Returns `Ok(false)` for a call that is not registered (never sealed, failed, or not
-/// sealed durably in its folder).
+/// Registers one call whose final seal is signed ([`register_call`]) and prints what the
+/// appender did, as `registry add` does. Returns `Ok(false)` for a call that is not registered
+/// (never sealed, failed, or not sealed durably in its folder).
 fn register_one(
     r: &mut Registration,
     summary: &StreamSummary,
     status: &StreamStatus,
 ) -> Result<bool, Failure> {
-    let Some(seal) = &summary.final_seal else {
+    let registered = register_call(r.appender.library(), &r.target, summary, status)
+        .map_err(|e| RegisterError::from(e).into_failure(""))?;
+    let Some((folder, registration)) = registered else {
         return Ok(false);
     };
-    if status.failure().is_some() {
-        return Ok(false);
-    }
-    let folder = match &r.target {
-        Target::StreamFolders(dir) => {
-            if !status.sealed_durable() {
-                return Ok(false);
-            }
-            dir.join(escape_id(&summary.stream_id))
-        }
-        Target::ProofFolders(dir) => {
-            std::fs::create_dir_all(dir).map_err(|e| Failure::io(dir, e))?;
-            let folder = dir.join(escape_id(&summary.stream_id));
-            std::fs::create_dir(&folder).map_err(|e| Failure::io(&folder, e))?;
-            jouleclaw_stack::store::writer::write_output(&folder.join("seals.cbor"), seal, &[])?;
-            folder
-        }
-    };
-    r.appender
-        .register_run(&folder)
-        .map_err(|e| e.into_failure(""))?;
+    crate::commands::registry::print_registration(&registration, &folder);
+    registration
+        .witnessed()
+        .map_err(|e| RegisterError::from(e).into_failure(""))?;
     Ok(true)
 }
 
