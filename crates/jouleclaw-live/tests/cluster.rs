@@ -561,9 +561,11 @@ async fn replay_marks_delivered_only_what_it_reads_back() {
     evicting.allow_retention = true;
     let r = replay(&path, &evicting).await.unwrap();
     eprintln!("evicting: {r:?}");
-    // The first batch was not read back after the second's publish: published again.
+    // The first batch was not read back after the second's publish: published again (at least
+    // once: each publish here evicts the other batch, so a replica read while it catches up
+    // can send one round more; without the read-back rule nothing is published again).
     assert_eq!((r.undelivered, r.published), (2, 2));
-    assert_eq!(r.republished, 1, "{r:?}");
+    assert!(r.republished >= 1, "{r:?}");
     assert_eq!(r.left, 0);
     // Its neighbour: a stream that keeps both; nothing published twice.
     let mut keeping = cluster.sink_config("keeping");
