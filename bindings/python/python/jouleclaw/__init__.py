@@ -3,7 +3,9 @@
 A thin layer over the Rust crates of jouleclaw-rs (the extension module ``jouleclaw._jouleclaw``):
 the pipeline, the oracles, the conservation ledger, hashing, minting and signing all run in Rust;
 this package only re-exports them. ``jouleclaw.pipecat`` holds a Pipecat observer that maps a
-Pipecat pipeline's frames onto the duplex voice channels.
+Pipecat pipeline's frames onto the duplex voice channels. ``Toolset`` compiles a whole toolset
+(an MCP ``tools/list`` result or an OpenAI ``tools`` array) into one grammar for a tool call,
+with its streaming ``ToolCallValidator``; ``Pipeline(toolset=...)`` judges tool calls with it.
 
     from jouleclaw import Pipeline, SigningKey, CONTROL, MIC, verify
 
