@@ -11,6 +11,7 @@ as zod-to-json-schema writes them)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -389,3 +390,62 @@ def test_a_tool_channel_must_be_a_text_channel_and_needs_a_toolset(openai):
     # Text channels are accepted.
     Pipeline("s", "c", toolset=openai, tool_channel=LLM)
     Pipeline("s", "c", toolset=openai, tool_channel=jouleclaw.SUBSTRATE)
+
+
+# ------------------------------------------------------------------------------------------
+# A real MCP server's tool list
+# ------------------------------------------------------------------------------------------
+
+MEMORY = "@modelcontextprotocol/server-memory"
+
+
+@pytest.fixture(scope="module")
+def memory_server() -> Toolset:
+    """The tools/list result of the real @modelcontextprotocol/server-memory, as
+    crates/jouleclaw-structured/tests/corpus/mcp_tools.mjs wrote it (started over stdio
+    without network, asked only tools/list) to the file $JOULECLAW_MCP_TOOLS names
+    (.ci/suites/11-python.sh provisions it)."""
+    path = os.environ.get("JOULECLAW_MCP_TOOLS")
+    if not path:
+        pytest.fail(
+            "a real MCP server's tool list is needed: npm install --ignore-scripts "
+            f"{MEMORY} into DIR, then node crates/jouleclaw-structured/tests/corpus/"
+            f"mcp_tools.mjs DIR/node_modules {MEMORY} OUT.json and set JOULECLAW_MCP_TOOLS=OUT.json"
+        )
+    listed = json.loads(Path(path).read_text())[MEMORY]
+    return Toolset(json.dumps(listed))
+
+
+def test_a_real_mcp_servers_tools_all_compile_into_one_grammar(memory_server):
+    assert memory_server.refused == []
+    assert {"create_entities", "read_graph", "search_nodes", "open_nodes",
+            "delete_entities", "delete_observations", "delete_relations"} <= set(memory_server.tools)
+
+
+@pytest.mark.parametrize("call", [
+    b'{"name":"read_graph","arguments":{}}',
+    b'{"name":"search_nodes","arguments":{"query":"lighthouse keeper"}}',
+    b'{"name":"open_nodes","arguments":{"names":["Ada","Grace"]}}',
+    b'{"name":"delete_entities","arguments":{"entityNames":[]}}',
+    b'{"name":"create_entities","arguments":{"entities":[{"name":"Ada","entityType":"person",'
+    b'"observations":["wrote the first program"]}]}}',
+])
+def test_valid_calls_to_a_real_mcp_server_pass_in_every_chunking(memory_server, call):
+    assert judged(memory_server, call) == ("pass", None, None, None)
+
+
+@pytest.mark.parametrize("call, offset, code, path", [
+    # "delete_" leads to three tools; "x" leaves them all.
+    (b'{"name":"delete_x","arguments":{}}', 16, "unknown_tag", "/name"),
+    (b'{"name":"write_graph","arguments":{}}', 9, "unknown_tag", "/name"),
+    (b'{"name":"search_nodes","arguments":{"query":5}}', 44, "wrong_type", "/arguments/query"),
+    (b'{"name":"open_nodes","arguments":{"names":["a",2]}}', 47, "wrong_type",
+     "/arguments/names/1"),
+    (b'{"name":"create_entities","arguments":{"entities":[{"name":"Ada","entityType":"p"}]}}',
+     81, "missing_property", "/arguments/entities/0"),
+    (b'{"name":"search_nodes","arguments":{}}', 36, "missing_property", "/arguments"),
+])
+def test_unknown_names_and_off_schema_calls_to_a_real_mcp_server_fail_in_every_chunking(
+    memory_server, call, offset, code, path
+):
+    assert judged(memory_server, call) == ("fail", code, offset, path)
