@@ -178,7 +178,7 @@ fn expect(got: ValueType, want: ValueType) -> Result<(), C> {
 }
 
 /// `id == receipt_id(stream_id, window_id)`, without building the expected id.
-fn is_receipt_id(id: &str, stream_id: &str, window_id: u64) -> bool {
+pub(crate) fn is_receipt_id(id: &str, stream_id: &str, window_id: u64) -> bool {
     let Some(digits) = id
         .strip_prefix(stream_id)
         .and_then(|rest| rest.strip_prefix(':'))

@@ -438,12 +438,17 @@ pub fn verify_dir(
             );
         }
         let checkpoints = read_seals(&mut report, dir, key, &entries)?;
+        let stream = check_stream(&entries, &checkpoints);
         if inclusion_there {
             read_inclusion(&mut report, dir, key)?;
         } else {
-            derive_inclusion(&mut report, &checkpoints);
+            // The completeness check computed every checkpoint's root over the decodable lines
+            // in order; when it found nothing wrong and every line decodes, those are the lines
+            // the derived proofs start from, so their roots are known to be the checkpoints'.
+            let roots_checked =
+                stream.problems.is_empty() && entries.len() == report.receipts.len();
+            derive_inclusion(&mut report, &checkpoints, roots_checked);
         }
-        let stream = check_stream(&entries, &checkpoints);
         for p in &stream.problems {
             let j = p.to_json();
             let line = j
@@ -753,6 +758,36 @@ fn read_lines(
     Ok(())
 }
 
+/// The decodable lines by content hash, for matching window signatures to them.
+struct LineIndex<'a> {
+    /// The decodable lines, in order.
+    entries: &'a [ReceiptEntry],
+    /// Where each content hash occurs among `entries`, in order; built at the first lookup the
+    /// next entry does not answer (a window signature out of step with the lines), so a
+    /// directory whose signatures follow its lines builds none.
+    at: Option<HashMap<[u8; 32], Vec<usize>>>,
+}
+
+impl LineIndex<'_> {
+    /// The first entry at or after `from` whose content hash is `hash`: one comparison when it
+    /// is the entry at `from`, else one lookup (never a scan).
+    fn first_from(&mut self, hash: &[u8; 32], from: usize) -> Option<usize> {
+        if self.entries.get(from)?.content_hash == *hash {
+            return Some(from);
+        }
+        let entries = self.entries;
+        let at = self.at.get_or_insert_with(|| {
+            let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::with_capacity(entries.len());
+            for (k, e) in entries.iter().enumerate() {
+                at.entry(e.content_hash).or_default().push(k);
+            }
+            at
+        });
+        let idx = at.get(hash)?;
+        idx.get(idx.partition_point(|&k| k < from)).copied()
+    }
+}
+
 /// Every window signature of `receipts.cbor`, matched to the lines. `entries` are the
 /// decodable lines (`entry_line` says which line each is): a signed payload with one's content
 /// hash is that line's bytes, so it is not decoded again (`cose::verify_known`).
@@ -767,27 +802,10 @@ fn read_window_signatures(
     let Some(file) = open(report, dir, RECEIPTS_CBOR, true)? else {
         return Ok(());
     };
-    // Where each content hash occurs among the decodable lines, in order: an item is matched
-    // to the first such line after the previous match (one lookup per item, never a scan).
-    let mut at: HashMap<[u8; 32], Vec<usize>> = HashMap::with_capacity(entries.len());
-    // Which decodable line (its entry) has each content hash: any, as they are the same bytes.
-    let mut entry_of: HashMap<[u8; 32], usize> = HashMap::with_capacity(entries.len());
-    for (k, (e, &line)) in entries.iter().zip(entry_line).enumerate() {
-        at.entry(e.content_hash)
-            .or_default()
-            .push(usize::try_from(line).unwrap_or(usize::MAX));
-        entry_of.entry(e.content_hash).or_insert(k);
-    }
-    let known = |hash: &blake3::Hash| {
-        let e = entries.get(*entry_of.get(hash.as_bytes())?)?;
-        Some(cose::KnownReceipt {
-            steward: &e.steward,
-            stream_id: &e.stream_id,
-            window_id: e.window_id,
-        })
-    };
+    let mut lines = LineIndex { entries, at: None };
     let resolver = SingleKey::new(*key);
-    let mut next_line = 0usize;
+    // The first decodable line (its entry) after the previous match.
+    let mut next_entry = 0usize;
     let mut index = 0u64;
     for item in cose::SequenceReader::new(file) {
         if index >= MAX_RECEIPTS {
@@ -801,7 +819,17 @@ fn read_window_signatures(
             return Ok(());
         }
         let verified = match item {
-            Ok(bytes) => cose::verify_known(&bytes, &resolver, known),
+            Ok(bytes) => cose::verify_known(&bytes, &resolver, |hash: &blake3::Hash| {
+                let e = entries.get(lines.first_from(hash.as_bytes(), next_entry).or_else(
+                    // Any line with these bytes: the same bytes decode to the same receipt.
+                    || lines.first_from(hash.as_bytes(), 0),
+                )?)?;
+                Some(cose::KnownReceipt {
+                    steward: &e.steward,
+                    stream_id: &e.stream_id,
+                    window_id: e.window_id,
+                })
+            }),
             Err(Jcr1Error::Cose(c)) => Err(c),
             Err(_) => {
                 return Err(StoreError::io(
@@ -821,15 +849,17 @@ fn read_window_signatures(
                 format!("{}: {c}", c.as_str()),
             ),
             Ok(v) => {
-                let found = at.get(v.content_hash().as_bytes()).and_then(|idx| {
-                    let k = idx.partition_point(|&j| j < next_line);
-                    idx.get(k).copied()
-                });
+                let found = lines
+                    .first_from(v.content_hash().as_bytes(), next_entry)
+                    .and_then(|k| Some((k, entry_line.get(k)?)));
                 match found {
-                    Some(j) => {
-                        next_line = j + 1;
+                    Some((k, &j)) => {
+                        next_entry = k + 1;
                         report.window_signatures += 1;
-                        if let Some(r) = report.receipts.get_mut(j) {
+                        if let Some(r) = usize::try_from(j)
+                            .ok()
+                            .and_then(|j| report.receipts.get_mut(j))
+                        {
                             r.status = ReceiptStatus::Signed;
                         }
                     }
@@ -999,7 +1029,16 @@ fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result
 /// hash and one node hash a line amortized, and O(log n) for each root), instead of one path
 /// of O(log n) hashes derived and walked per line; the verdicts and their messages are the
 /// same.
-fn derive_inclusion(report: &mut DirReport, checkpoints: &[jouleclaw_seal::Checkpoint]) {
+///
+/// `roots_checked`: `check_stream` found no problem over `checkpoints` and every line decodes.
+/// It then appended the same content hashes, in the same order, to a frontier of its own and
+/// found each checkpoint's root there (every checkpoint seals at most the lines: the final one
+/// seals exactly them and none is larger), so the roots are not computed a second time.
+fn derive_inclusion(
+    report: &mut DirReport,
+    checkpoints: &[jouleclaw_seal::Checkpoint],
+    roots_checked: bool,
+) {
     report.inclusion_derived = true;
     let lines = report.receipts.len() as u64;
     let mut frontier = Frontier::new();
@@ -1014,6 +1053,8 @@ fn derive_inclusion(report: &mut DirReport, checkpoints: &[jouleclaw_seal::Check
                 "the checkpoint that seals it covers {n} receipts and receipts.jsonl has \
                  {lines} lines"
             ))
+        } else if roots_checked {
+            Ok(())
         } else {
             while frontier.size() < n {
                 let Some(record) = report.record(frontier.size()) else {
@@ -1235,4 +1276,108 @@ fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<
     }
     report.summary = Some(summary);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jouleclaw_jcr1::cose::{Signer as _, SoftwareSigner};
+    use jouleclaw_seal::StreamSealer;
+
+    /// A canonical receipt (window 0 of `examples/golden/tool-call.receipts.jsonl`).
+    const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kind":"conforming"},"energy_provenance":"Estimator","id":"stream-demo:0000","inbound_bytes":6400,"jc_receipt":"stream-window/1","joules_uj":180,"outbound_bytes":0,"steward":"did:keri:EJ9testStewardAID000000000000000","stream_id":"stream-demo","tick_count":2,"verdict":{"chain":["always-pass-stream","barge-in-detector","per-tick:utf8-text","structured:04d0f386107113a0"],"kind":"pass"},"window_hash":"97e995c87971d6691105b6eb69a2862ab9dcfa15e1091926f94936396fac5f03","window_id":0}"#;
+
+    /// A sealed directory of `n` receipts (a checkpoint every 4, the last final), without
+    /// window signatures and without `inclusion.cbor` (layout `stream-at-rest/2`); its lines
+    /// and the key.
+    fn sealed_dir(name: &str, n: u64) -> (std::path::PathBuf, Vec<Vec<u8>>, PublicKey) {
+        let dir = std::env::temp_dir().join(format!("jc-store-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let base = decode_receipt(LINE).unwrap();
+        let mut sealer = StreamSealer::new(&base.stream_id, &base.steward, MAX_RECEIPTS)
+            .without_inclusion_receipts();
+        let (mut lines, mut seals) = (Vec::new(), Vec::new());
+        for w in 0..n {
+            let r = StreamWindowReceipt {
+                window_id: w,
+                ..base.clone()
+            };
+            let line = r.encode().unwrap();
+            sealer
+                .append(w, blake3::hash(&line).as_bytes(), r.closed_at)
+                .unwrap();
+            lines.push(line);
+            if w % 4 == 3 || w + 1 == n {
+                let batch = sealer.checkpoint(&signer, w + 1 == n).unwrap();
+                seals.extend(batch.checkpoint.cose_sign1);
+            }
+        }
+        write_lines(&dir, &lines);
+        std::fs::write(dir.join(RECEIPTS_CBOR), b"").unwrap();
+        std::fs::write(dir.join(SEALS_CBOR), seals).unwrap();
+        (dir, lines, signer.verifying_key())
+    }
+
+    fn write_lines(dir: &Path, lines: &[Vec<u8>]) {
+        let mut jsonl = Vec::new();
+        for l in lines {
+            jsonl.extend_from_slice(l);
+            jsonl.push(b'\n');
+        }
+        std::fs::write(dir.join(RECEIPTS_JSONL), jsonl).unwrap();
+    }
+
+    fn codes(r: &DirReport) -> Vec<&'static str> {
+        r.problems.iter().map(|p| p.code).collect()
+    }
+
+    /// The derived inclusion takes the checkpoints' roots from the completeness check only when
+    /// that check found nothing and every line decodes: a line that is not a receipt, or a
+    /// receipt edited in place, still fails the derived proofs of the lines its checkpoint
+    /// seals. Either half of the condition removed loses one of the two.
+    #[test]
+    fn derived_inclusion_fails_beside_a_malformed_line_and_an_edited_one() {
+        let (dir, lines, key) = sealed_dir("derived", 10);
+        let intact = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        assert_eq!(intact.outcome(), Outcome::Complete, "{:?}", intact.problems);
+        assert!(intact.inclusion_derived);
+        assert_eq!(intact.inclusion_receipts, 10);
+        assert_eq!(intact.verified(), 10);
+
+        // A line that is not a receipt, after line 1: the decodable lines are still exactly
+        // what the seals cover (the completeness check finds nothing), but the derived proofs
+        // start from every line, so the first checkpoint's do not lead to its root.
+        let mut with_junk = lines.clone();
+        with_junk.insert(1, b"not a receipt".to_vec());
+        write_lines(&dir, &with_junk);
+        let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        let found = codes(&r);
+        assert!(found.contains(&"malformed_line"), "{found:?}");
+        assert!(found.contains(&"derived_inclusion_failed"), "{found:?}");
+        assert_eq!(r.outcome(), Outcome::Failed);
+
+        // Window 2 edited in place (still a receipt): the completeness check finds the root
+        // mismatch, and the derived proofs fail for every line, as every checkpoint seals it.
+        let mut edited = lines.clone();
+        let r2 = StreamWindowReceipt {
+            joules_uj: 1,
+            ..decode_receipt(&lines[2]).unwrap()
+        };
+        edited[2] = r2.encode().unwrap();
+        write_lines(&dir, &edited);
+        let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        let found = codes(&r);
+        assert!(found.contains(&"root_mismatch"), "{found:?}");
+        let failed: Vec<u64> = r
+            .problems
+            .iter()
+            .filter(|p| p.code == "derived_inclusion_failed")
+            .filter_map(|p| p.index)
+            .collect();
+        assert_eq!(failed, (0..10).collect::<Vec<u64>>(), "{found:?}");
+        assert_eq!(r.inclusion_receipts, 0);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

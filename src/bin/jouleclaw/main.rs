@@ -8,7 +8,6 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-mod audit;
 mod commands;
 mod failure;
 mod keys;
@@ -21,12 +20,11 @@ use clap::{Parser, Subcommand};
 
 use crate::out::tell;
 use commands::{
-    import, journal, keygen, live, receipt, receipts, replay, report, run, transcribe, vectors,
+    audit, import, interaction, journal, keygen, live, receipt, receipts, registry, replay, report,
+    run, transcribe, vectors,
 };
 
 pub(crate) use failure::{CmdResult, Failure};
-// `audit.rs` names these two at the crate root.
-pub(crate) use commands::{interaction, registry};
 
 #[derive(Parser, Debug)]
 #[command(

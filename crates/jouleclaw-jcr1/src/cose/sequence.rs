@@ -51,6 +51,9 @@ pub const MAX_BATCH_ITEMS: usize = 256;
 /// The read buffer of [`SequenceReader`].
 const READ_BUFFER_BYTES: usize = 8192;
 
+/// The capacity an item's buffer starts with.
+const ITEM_CAPACITY: usize = 1024;
+
 /// Reads an RFC 8742 CBOR sequence of tagged COSE_Sign1 items from any [`Read`], one item at a
 /// time, in memory bounded by constants: the read buffer (8 KiB), one item
 /// ([`MAX_ITEM_BYTES`]) and a nesting stack of [`MAX_NESTING`] frames, whatever the input's
@@ -210,12 +213,20 @@ impl<R: Read> SequenceReader<R> {
 
     /// Reads `len` content bytes into the item if they fit, else drops them.
     fn contents(&mut self, len: u64, kept: &mut Kept) -> Result<(), Stop> {
-        let mut take = (&mut self.inner).take(len);
-        let got = if kept.room(len) {
-            take.read_to_end(&mut kept.bytes)? as u64
-        } else {
-            std::io::copy(&mut take, &mut std::io::sink())?
-        };
+        if kept.room(len) {
+            // `room` bounds the item at MAX_ITEM_BYTES, so `len` fits a usize and the buffer;
+            // an input that ends first is `UnexpectedEof`, that is `Stop::Malformed`.
+            let start = kept.bytes.len();
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|n| start.checked_add(n))
+                .ok_or(Stop::Malformed)?;
+            kept.bytes.resize(end, 0);
+            let slot = kept.bytes.get_mut(start..).ok_or(Stop::Malformed)?;
+            self.inner.read_exact(slot)?;
+            return Ok(());
+        }
+        let got = std::io::copy(&mut (&mut self.inner).take(len), &mut std::io::sink())?;
         if got == len {
             Ok(())
         } else {
@@ -329,7 +340,8 @@ impl<R: Read> Iterator for SequenceReader<R> {
         };
         self.items += 1;
         let mut kept = Kept {
-            bytes: Vec::new(),
+            // Room for a receipt's item (about 700 bytes) without growing; longer ones grow.
+            bytes: Vec::with_capacity(ITEM_CAPACITY),
             refusal: None,
         };
         if first != 0xd2 {

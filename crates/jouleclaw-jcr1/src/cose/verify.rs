@@ -296,7 +296,7 @@ pub fn verify_known<'k>(
     if k.steward != p.iss {
         return Err(CoseRefusal::IssMismatch);
     }
-    if crate::receipt::receipt_id(k.stream_id, k.window_id) != p.sub {
+    if !crate::decode::is_receipt_id(&p.sub, k.stream_id, k.window_id) {
         return Err(CoseRefusal::SubMismatch);
     }
     Ok(VerifiedKnown::Known {

@@ -1,5 +1,6 @@
 //! The commands: each file holds a command's arguments and what it does.
 
+pub(crate) mod audit;
 pub(crate) mod import;
 pub(crate) mod interaction;
 pub(crate) mod journal;

@@ -159,7 +159,7 @@ pub(crate) fn registry(cmd: &RegistryCmd) -> CmdResult {
             key,
             policy.as_deref(),
             proofs,
-            &crate::audit::reader_config(nats, js_stream, prefix),
+            &crate::commands::audit::reader_config(nats, js_stream, prefix),
             stream.as_deref(),
         ),
     }

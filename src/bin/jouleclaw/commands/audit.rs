@@ -206,16 +206,20 @@ fn audit_dir(
     let clean = audit.problems.is_empty();
     if let Some(policy) = policy
         && let Err(Failure::Refused(why) | Failure::Usage(why)) =
-            crate::registry::verify_run(d, policy)
+            crate::commands::registry::verify_run(d, policy)
     {
         audit.problems.push(format!("not_witnessed: {why}"));
     }
     // interaction-metrics.cbor, when there is one (spec/INTERACTION-METRICS-V1.md):
     // its signature and binding, as receipts verify DIR checks them.
-    if !clean && d.join(crate::interaction::FILE).symlink_metadata().is_ok() {
+    if !clean
+        && d.join(crate::commands::interaction::FILE)
+            .symlink_metadata()
+            .is_ok()
+    {
         audit
             .problems
-            .extend(crate::interaction::check(key, d)?.problems);
+            .extend(crate::commands::interaction::check(key, d)?.problems);
     }
     Ok(Some(audit))
 }
@@ -317,7 +321,7 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
     let policy = args
         .witness_policy
         .as_deref()
-        .map(|p| crate::registry::witness_policy_for(&key, p))
+        .map(|p| crate::commands::registry::witness_policy_for(&key, p))
         .transpose()?;
     let clock = Clock::start(args.jobs());
     if let Some(dir) = &args.dir {
@@ -360,7 +364,7 @@ fn audit_subject(
     let mut a = audit_nats_stream(s, key);
     if let Some((policy, dir)) = witnessed
         && let Err(Failure::Refused(why) | Failure::Usage(why)) =
-            crate::registry::verify_stored_call(
+            crate::commands::registry::verify_stored_call(
                 &dir.join(escape_id(&a.stream_id)),
                 s.records.seals.last().map(Vec::as_slice),
                 policy,
