@@ -1,0 +1,135 @@
+//! What the signed documents of a call (`stop-latency/1`, `interaction-metrics/1`, and every
+//! later kind a final seal lists) share in their wire form: the strict decode (JCR-1 canonical
+//! JSON under the kind's limits, then its schema rules) and the schema's field readers with
+//! their stable codes (`null`, `wrong_type`, `negative_unsigned`, `unknown_field`,
+//! `missing_field`, `bad_root`). The `receipts_root` they bind to is
+//! [`crate::receipts_root`].
+
+use jouleclaw_jcr1::{Limits, decode_canonical_value};
+use serde_json::{Map, Value};
+
+/// A schema refusal code.
+pub type Code = &'static str;
+
+/// Strictly decodes one whole document: at most `limits.max_document_bytes`
+/// (`document_too_large` at that offset), the canonical form under `limits` (the JCR-1 code at
+/// its offset), then `schema` (its code at the input's length).
+pub fn decode<T>(
+    bytes: &[u8],
+    limits: Limits,
+    schema: impl FnOnce(&Value) -> Result<T, Code>,
+) -> Result<T, (Code, u64)> {
+    if bytes.len() > limits.max_document_bytes {
+        return Err(("document_too_large", limits.max_document_bytes as u64));
+    }
+    let value = decode_canonical_value(bytes, limits).map_err(|r| (r.code.as_str(), r.offset))?;
+    schema(&value).map_err(|code| (code, bytes.len() as u64))
+}
+
+/// `null` for a null, `wrong_type` for anything else: the code of a value of the wrong type.
+pub fn null_or_wrong(v: &Value) -> Code {
+    if v.is_null() { "null" } else { "wrong_type" }
+}
+
+/// An object.
+pub fn object(v: &Value) -> Result<&Map<String, Value>, Code> {
+    v.as_object().ok_or_else(|| null_or_wrong(v))
+}
+
+/// A string.
+pub fn string(v: &Value) -> Result<&str, Code> {
+    v.as_str().ok_or_else(|| null_or_wrong(v))
+}
+
+/// An array.
+pub fn array(v: &Value) -> Result<&Vec<Value>, Code> {
+    v.as_array().ok_or_else(|| null_or_wrong(v))
+}
+
+/// An unsigned integer (`negative_unsigned` for another number).
+pub fn unsigned(v: &Value) -> Result<u64, Code> {
+    match v {
+        Value::Number(n) => n.as_u64().ok_or("negative_unsigned"),
+        _ => Err(null_or_wrong(v)),
+    }
+}
+
+/// An unsigned integer or `null` (`wrong_type` for anything else).
+pub fn unsigned_or_null(v: &Value) -> Result<Option<u64>, Code> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => n.as_u64().map(Some).ok_or("negative_unsigned"),
+        _ => Err("wrong_type"),
+    }
+}
+
+/// Exactly the fields `known`: `unknown_field` first, then `missing_field`.
+pub fn fields(obj: &Map<String, Value>, known: &[&str]) -> Result<(), Code> {
+    if obj.keys().any(|k| !known.contains(&k.as_str())) {
+        return Err("unknown_field");
+    }
+    if known.iter().any(|k| !obj.contains_key(*k)) {
+        return Err("missing_field");
+    }
+    Ok(())
+}
+
+/// A 32-byte hash in 64 lowercase hex digits (`bad_root` otherwise).
+pub fn root_hex(s: &str) -> Result<[u8; 32], Code> {
+    if s.len() != 64 || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err("bad_root");
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(s, &mut out).map_err(|_| "bad_root")?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn readers_name_the_refusal() {
+        assert_eq!(string(&json!(null)), Err("null"));
+        assert_eq!(string(&json!(1)), Err("wrong_type"));
+        assert_eq!(string(&json!("a")), Ok("a"));
+        assert_eq!(unsigned(&json!(-1)), Err("negative_unsigned"));
+        assert_eq!(unsigned(&json!("1")), Err("wrong_type"));
+        assert_eq!(unsigned(&json!(7)), Ok(7));
+        assert_eq!(unsigned_or_null(&json!(null)), Ok(None));
+        assert_eq!(unsigned_or_null(&json!(true)), Err("wrong_type"));
+        assert_eq!(array(&json!({})), Err("wrong_type"));
+        let m = json!({"a": 1, "b": 2});
+        let m = object(&m).unwrap();
+        assert_eq!(fields(m, &["a", "b"]), Ok(()));
+        assert_eq!(fields(m, &["a"]), Err("unknown_field"));
+        assert_eq!(fields(m, &["a", "b", "c"]), Err("missing_field"));
+    }
+
+    #[test]
+    fn roots_are_lowercase_hex_of_32_bytes() {
+        let good = "ab".repeat(32);
+        assert_eq!(root_hex(&good), Ok([0xab; 32]));
+        assert_eq!(root_hex(&"AB".repeat(32)), Err("bad_root"));
+        assert_eq!(root_hex(&good[..62]), Err("bad_root"));
+    }
+
+    #[test]
+    fn decode_refuses_in_order() {
+        let limits = Limits {
+            max_document_bytes: 16,
+            max_depth: 2,
+            max_string_bytes: 16,
+            max_array_len: 4,
+        };
+        let ok = |v: &Value| unsigned(&v["a"]);
+        assert_eq!(decode(br#"{"a":1}"#, limits, ok), Ok(1));
+        assert_eq!(
+            decode(br#"{"a":1,"b":"0123456789"}"#, limits, ok),
+            Err(("document_too_large", 16))
+        );
+        assert!(matches!(decode(br#"{"a" :1}"#, limits, ok), Err((c, _)) if c != "null"));
+        assert_eq!(decode(br#"{"a":null}"#, limits, ok), Err(("null", 10)));
+    }
+}
