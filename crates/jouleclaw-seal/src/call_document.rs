@@ -3,9 +3,10 @@
 //! JSON under the kind's limits, then its schema rules) and the schema's field readers with
 //! their stable codes (`null`, `wrong_type`, `negative_unsigned`, `unknown_field`,
 //! `missing_field`, `bad_root`). The `receipts_root` they bind to is
-//! [`crate::receipts_root`].
+//! [`crate::receipts_root`]; the binding checks every kind starts with (the stream, the window
+//! count, the root: [`check_stream`]) are here too.
 
-use jouleclaw_jcr1::{Limits, decode_canonical_value};
+use jouleclaw_jcr1::{Limits, StreamWindowReceipt, decode_canonical_value};
 use serde_json::{Map, Value};
 
 /// A schema refusal code.
@@ -82,6 +83,94 @@ pub fn root_hex(s: &str) -> Result<[u8; 32], Code> {
     let mut out = [0u8; 32];
     hex::decode_to_slice(s, &mut out).map_err(|_| "bad_root")?;
     Ok(out)
+}
+
+/// One way a document and the receipts disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BindingProblem {
+    /// A stable code: [`STREAM_BINDING_CODES`] or the kind's own.
+    pub code: &'static str,
+    /// A readable sentence.
+    pub detail: String,
+}
+
+impl core::fmt::Display for BindingProblem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.code, self.detail)
+    }
+}
+
+/// The codes of [`check_stream`], in the order it looks for them.
+pub const STREAM_BINDING_CODES: &[&str] =
+    &["stream_mismatch", "window_count_mismatch", "root_mismatch"];
+
+/// What a document of a call states about its stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamBinding<'a> {
+    /// The receipts' steward.
+    pub steward: &'a str,
+    /// The receipts' stream id.
+    pub stream_id: &'a str,
+    /// How many window receipts the stream has.
+    pub window_count: u64,
+    /// The RFC 9162 root over the receipts' content hashes.
+    pub receipts_root: &'a [u8; 32],
+}
+
+/// The RFC 9162 root over `receipts`' content hashes in order ([`crate::receipts_root`]),
+/// `None` past what a Merkle log holds.
+pub fn root_of(receipts: &[(StreamWindowReceipt, [u8; 32])]) -> Option<[u8; 32]> {
+    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
+    crate::receipts_root(&hashes).ok()
+}
+
+/// The binding checks every kind starts with, in order: every receipt of the document's
+/// stream (`stream_mismatch`, the first that is not), the window count
+/// (`window_count_mismatch`), and `root` (the root over exactly `receipts`' content hashes in
+/// order, `None` when there is none) equal to the document's (`root_mismatch`).
+pub fn check_stream(
+    doc: StreamBinding<'_>,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    root: Option<[u8; 32]>,
+) -> Vec<BindingProblem> {
+    let mut out = Vec::new();
+    let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
+    if let Some((r, _)) = receipts
+        .iter()
+        .find(|(r, _)| r.steward != doc.steward || r.stream_id != doc.stream_id)
+    {
+        p(
+            "stream_mismatch",
+            format!(
+                "the document is for {}/{}, receipt {} is not",
+                doc.steward,
+                doc.stream_id,
+                r.id()
+            ),
+        );
+    }
+    if doc.window_count != receipts.len() as u64 {
+        p(
+            "window_count_mismatch",
+            format!(
+                "the document counts {} window receipts, there are {}",
+                doc.window_count,
+                receipts.len()
+            ),
+        );
+    }
+    match root {
+        Some(root) if root == *doc.receipts_root => {}
+        _ => p(
+            "root_mismatch",
+            format!(
+                "the document's receipts_root {} is not the root over the {} receipts",
+                hex::encode(doc.receipts_root),
+                receipts.len()
+            ),
+        ),
+    }
+    out
 }
 
 #[cfg(test)]
