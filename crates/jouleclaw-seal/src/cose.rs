@@ -13,7 +13,7 @@
 
 use coset::cbor::value::Value;
 use ed25519_dalek::VerifyingKey;
-use jouleclaw_jcr1::cose::cbor::{self, Reader};
+use jouleclaw_jcr1::cose::cbor::{self, Reader, int_of, read_value};
 use jouleclaw_jcr1::cose::document::{self, HeaderValue, Protected};
 use jouleclaw_jcr1::cose::{Signer, ValidKey, kid};
 
@@ -252,19 +252,6 @@ struct Parsed {
     unprotected_bytes: Vec<u8>,
     signature: Vec<u8>,
     kid: [u8; 32],
-}
-
-fn read_value(bytes: &[u8]) -> Option<Value> {
-    let mut r: &[u8] = bytes;
-    let v: Value = coset::cbor::de::from_reader(&mut r).ok()?;
-    r.is_empty().then_some(v)
-}
-
-fn int_of(v: &Value) -> Option<i128> {
-    match v {
-        Value::Integer(i) => Some(i128::from(*i)),
-        _ => None,
-    }
 }
 
 /// The unprotected header as [`parse`] read it.

@@ -3,6 +3,8 @@
 //! ([`Reader`]) for every structure of the profile (receipts, documents, the seal's envelope
 //! and its RFC 9942 proofs).
 
+use coset::cbor::value::Value;
+
 /// Appends a head of major type `major` with argument `n`, in its shortest form.
 pub fn head(out: &mut Vec<u8>, major: u8, n: u64) {
     let m = major << 5;
@@ -112,6 +114,22 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The one well-formed CBOR data item that is all of `bytes` (the general reader behind the
+/// profile's refusals), `None` for anything else.
+pub fn read_value(bytes: &[u8]) -> Option<Value> {
+    let mut r: &[u8] = bytes;
+    let v: Value = coset::cbor::de::from_reader(&mut r).ok()?;
+    r.is_empty().then_some(v)
+}
+
+/// An integer value, whatever its major type.
+pub fn int_of(v: &Value) -> Option<i128> {
+    match v {
+        Value::Integer(i) => Some(i128::from(*i)),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +178,14 @@ mod tests {
             int(&mut out, v);
             assert_eq!(out, want, "{v}");
         }
+    }
+
+    #[test]
+    fn read_value_takes_exactly_one_item() {
+        assert_eq!(read_value(&[0x27]).as_ref().and_then(int_of), Some(-8));
+        assert_eq!(read_value(&[0x27, 0x00]), None, "bytes after the item");
+        assert_eq!(read_value(&[0x43, 1]), None, "a short string");
+        assert_eq!(read_value(&[0x40]).as_ref().and_then(int_of), None);
     }
 
     #[test]

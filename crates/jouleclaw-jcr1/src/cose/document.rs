@@ -19,7 +19,7 @@
 use coset::cbor::value::Value;
 use ed25519_dalek::{Signature, VerifyingKey};
 
-use super::cbor;
+use super::cbor::{self, int_of, read_value};
 use super::sign::Signer;
 use super::verify::ValidKey;
 use crate::error::Jcr1Error;
@@ -285,19 +285,6 @@ pub fn sign(
         to_be_signed,
         cose_sign1,
     })
-}
-
-fn read_value(bytes: &[u8]) -> Option<Value> {
-    let mut r: &[u8] = bytes;
-    let v: Value = coset::cbor::de::from_reader(&mut r).ok()?;
-    r.is_empty().then_some(v)
-}
-
-fn int_of(v: &Value) -> Option<i128> {
-    match v {
-        Value::Integer(i) => Some(i128::from(*i)),
-        _ => None,
-    }
 }
 
 /// Verifies a signed document of `content_type` under `key`, in this order (the first failing
