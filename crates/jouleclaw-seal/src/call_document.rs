@@ -4,9 +4,14 @@
 //! their stable codes (`null`, `wrong_type`, `negative_unsigned`, `unknown_field`,
 //! `missing_field`, `bad_root`). The `receipts_root` they bind to is
 //! [`crate::receipts_root`]; the binding checks every kind starts with (the stream, the window
-//! count, the root: [`check_stream`]) are here too.
+//! count, the root: [`check_stream`]) are here too, and their signature in the one COSE
+//! profile ([`sign`], [`verify`]: `jouleclaw_jcr1::cose::document` with the kind's content type,
+//! then the kind's decoder and the CWT claims against the document).
 
-use jouleclaw_jcr1::{Limits, StreamWindowReceipt, decode_canonical_value};
+use ed25519_dalek::VerifyingKey;
+use jouleclaw_jcr1::cose::Signer;
+use jouleclaw_jcr1::cose::document::{self as profile, DocumentCoseCode};
+use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_canonical_value};
 use serde_json::{Map, Value};
 
 /// A schema refusal code.
@@ -171,6 +176,85 @@ pub fn check_stream(
         ),
     }
     out
+}
+
+/// A signed document of a call and the bytes a verifier in another language may want.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signed<D> {
+    /// The document.
+    pub document: D,
+    /// Its canonical bytes (the payload).
+    pub payload: Vec<u8>,
+    /// BLAKE3 of the payload.
+    pub content_hash: [u8; 32],
+    /// The serialized protected header.
+    pub protected: Vec<u8>,
+    /// `Sig_structure` bytes that were signed.
+    pub to_be_signed: Vec<u8>,
+    /// The tagged COSE_Sign1.
+    pub cose_sign1: Vec<u8>,
+}
+
+/// Signs `document`, whose canonical bytes are `payload`, in the one COSE profile under
+/// `content_type`, with CWT `iss` `steward` and `sub` `subject`. The signer's refusal passes
+/// through.
+pub fn sign<D>(
+    signer: &dyn Signer,
+    content_type: &str,
+    steward: &str,
+    subject: &str,
+    document: D,
+    payload: Vec<u8>,
+) -> Result<Signed<D>, Jcr1Error> {
+    let d = profile::sign(signer, content_type, steward, subject, payload)?;
+    Ok(Signed {
+        document,
+        content_hash: *blake3::hash(&d.payload).as_bytes(),
+        payload: d.payload,
+        protected: d.protected,
+        to_be_signed: d.to_be_signed,
+        cose_sign1: d.cose_sign1,
+    })
+}
+
+/// Why [`verify`] refused a signed document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyRefusal<R> {
+    /// The profile (or the CWT claims: `cose_iss_mismatch`, `cose_sub_mismatch`).
+    Cose(DocumentCoseCode),
+    /// The kind's decoder refused the payload.
+    Payload(R),
+}
+
+/// Verifies a signed document under `key` in this order: the one COSE profile with the kind's
+/// `content_type` and size bound (`jouleclaw_jcr1::cose::document::verify`: envelope,
+/// headers, kid, the key a `ValidKey` and `verify_strict`), the kind's strict `decode` of the
+/// payload, then CWT `iss` against `claims`' steward and `sub` against its subject.
+pub fn verify<D, R>(
+    bytes: &[u8],
+    key: &VerifyingKey,
+    content_type: &str,
+    max_bytes: usize,
+    decode: impl FnOnce(&[u8]) -> Result<D, R>,
+    claims: impl FnOnce(&D) -> (&str, String),
+) -> Result<Signed<D>, VerifyRefusal<R>> {
+    let v = profile::verify(bytes, key, content_type, max_bytes).map_err(VerifyRefusal::Cose)?;
+    let document = decode(&v.payload).map_err(VerifyRefusal::Payload)?;
+    let (steward, subject) = claims(&document);
+    if v.iss != steward {
+        return Err(VerifyRefusal::Cose(DocumentCoseCode::IssMismatch));
+    }
+    if v.sub != subject {
+        return Err(VerifyRefusal::Cose(DocumentCoseCode::SubMismatch));
+    }
+    Ok(Signed {
+        document,
+        content_hash: *blake3::hash(&v.payload).as_bytes(),
+        payload: v.payload,
+        protected: v.protected,
+        to_be_signed: v.to_be_signed,
+        cose_sign1: bytes.to_vec(),
+    })
 }
 
 #[cfg(test)]
