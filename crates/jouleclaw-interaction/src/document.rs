@@ -1,7 +1,6 @@
 //! `interaction-metrics/1`: the wire form, in JCR-1 canonical JSON.
 
-use jouleclaw_jcr1::{Limits, decode_canonical_value, encode_value};
-use jouleclaw_seal::Frontier;
+use jouleclaw_jcr1::{Limits, encode_value};
 use serde_json::{Map, Value};
 
 use crate::error::{InteractionError, Result};
@@ -65,16 +64,7 @@ pub struct InteractionDocument {
     pub events: Vec<Event>,
 }
 
-/// The RFC 9162 root over `content_hashes` in order (`SHA-256()` for none).
-pub fn receipts_root(content_hashes: &[[u8; 32]]) -> Result<[u8; 32]> {
-    let mut f = Frontier::new();
-    for h in content_hashes {
-        f.append(h).map_err(|_| InteractionError::Unencodable {
-            reason: "more receipts than a Merkle log holds".to_owned(),
-        })?;
-    }
-    Ok(f.root())
-}
+pub use jouleclaw_seal::receipts_root;
 
 /// `true` when a `yield` of `latency_ticks` frames stopped within the 150 ms deadline: its
 /// last agent speech frame began at most 150 ms after the interruption's frame.
@@ -128,7 +118,11 @@ impl InteractionDocument {
             steward: steward.to_owned(),
             stream_id: stream_id.to_owned(),
             window_count: content_hashes.len() as u64,
-            receipts_root: receipts_root(content_hashes)?,
+            receipts_root: receipts_root(content_hashes).map_err(|_| {
+                InteractionError::Unencodable {
+                    reason: "more receipts than a Merkle log holds".to_owned(),
+                }
+            })?,
             config,
             frame_count,
             events: events.to_vec(),
@@ -209,20 +203,8 @@ impl InteractionDocument {
     /// Strictly decodes one whole document: the canonical form under [`INTERACTION_LIMITS`],
     /// then the schema rules in order.
     pub fn decode(bytes: &[u8]) -> core::result::Result<Self, Refusal> {
-        if bytes.len() > INTERACTION_LIMITS.max_document_bytes {
-            return Err(Refusal {
-                code: "document_too_large",
-                offset: INTERACTION_LIMITS.max_document_bytes as u64,
-            });
-        }
-        let value = decode_canonical_value(bytes, INTERACTION_LIMITS).map_err(|r| Refusal {
-            code: r.code.as_str(),
-            offset: r.offset,
-        })?;
-        schema(&value).map_err(|code| Refusal {
-            code,
-            offset: bytes.len() as u64,
-        })
+        jouleclaw_seal::call_document::decode(bytes, INTERACTION_LIMITS, schema)
+            .map_err(|(code, offset)| Refusal { code, offset })
     }
 }
 
@@ -248,44 +230,9 @@ impl core::fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
-type Code = &'static str;
-
-fn null_or_wrong(v: &Value) -> Code {
-    if v.is_null() { "null" } else { "wrong_type" }
-}
-
-fn object(v: &Value) -> core::result::Result<&Map<String, Value>, Code> {
-    v.as_object().ok_or_else(|| null_or_wrong(v))
-}
-
-fn string(v: &Value) -> core::result::Result<&str, Code> {
-    v.as_str().ok_or_else(|| null_or_wrong(v))
-}
-
-fn unsigned(v: &Value) -> core::result::Result<u64, Code> {
-    match v {
-        Value::Number(n) => n.as_u64().ok_or("negative_unsigned"),
-        _ => Err(null_or_wrong(v)),
-    }
-}
-
-fn unsigned_or_null(v: &Value) -> core::result::Result<Option<u64>, Code> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Number(n) => n.as_u64().map(Some).ok_or("negative_unsigned"),
-        _ => Err("wrong_type"),
-    }
-}
-
-fn fields(obj: &Map<String, Value>, known: &[&str]) -> core::result::Result<(), Code> {
-    if obj.keys().any(|k| !known.contains(&k.as_str())) {
-        return Err("unknown_field");
-    }
-    if known.iter().any(|k| !obj.contains_key(*k)) {
-        return Err("missing_field");
-    }
-    Ok(())
-}
+use jouleclaw_seal::call_document::{
+    Code, fields, null_or_wrong, object, root_hex, string, unsigned, unsigned_or_null,
+};
 
 const TOP_FIELDS: &[&str] = &[
     "config",
@@ -302,10 +249,6 @@ const TOP_FIELDS: &[&str] = &[
 
 const EVENT_FIELDS: &[&str] = &["kind", "latency_ns", "segment_tick", "tick", "window_id"];
 
-fn is_lower_hex_32(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// The schema rules of `spec/INTERACTION-METRICS-V1.md` section 4, in order.
 fn schema(v: &Value) -> core::result::Result<InteractionDocument, Code> {
     let root = object(v)?;
@@ -318,7 +261,7 @@ fn schema(v: &Value) -> core::result::Result<InteractionDocument, Code> {
     let window_count = unsigned(&root["window_count"])?;
     let frame_count = unsigned(&root["frame_count"])?;
     let deadline_ns = unsigned(&root["deadline_ns"])?;
-    let root_hex = string(&root["receipts_root"])?;
+    let root_hex_str = string(&root["receipts_root"])?;
     let config_obj = object(&root["config"])?;
     let counts_obj = object(&root["counts"])?;
     let list = root["events"]
@@ -327,11 +270,7 @@ fn schema(v: &Value) -> core::result::Result<InteractionDocument, Code> {
     if steward.is_empty() || stream_id.is_empty() {
         return Err("empty_name");
     }
-    if !is_lower_hex_32(root_hex) {
-        return Err("bad_root");
-    }
-    let mut receipts_root = [0u8; 32];
-    hex::decode_to_slice(root_hex, &mut receipts_root).map_err(|_| "bad_root")?;
+    let receipts_root = root_hex(root_hex_str)?;
     if deadline_ns != DEADLINE_NS {
         return Err("wrong_deadline");
     }

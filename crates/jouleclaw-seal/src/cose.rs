@@ -4,10 +4,18 @@
 //! header carries the seal document, so every window's inclusion receipt reuses the same
 //! protected bytes and the same signature, and differs only in its unprotected header (its own
 //! inclusion proof). The payload (the root) is always detached.
+//!
+//! Every byte of the envelope is the one COSE profile's (`jouleclaw_jcr1::cose::document`:
+//! protected header, Sig_structure, envelope, signature check under a `ValidKey`) and its CBOR
+//! heads (`jouleclaw_jcr1::cose::cbor`, writer and reader); this module adds what is the seal's:
+//! the `vds` and seal-document header entries, the RFC 9942 proofs of the unprotected header,
+//! and the order of the seal's checks and codes.
 
 use coset::cbor::value::Value;
-use ed25519_dalek::{Signature, VerifyingKey};
-use jouleclaw_jcr1::cose::{Signer, kid};
+use ed25519_dalek::VerifyingKey;
+use jouleclaw_jcr1::cose::cbor::{self, Reader, int_of, read_value};
+use jouleclaw_jcr1::cose::document::{self, HeaderValue, Protected};
+use jouleclaw_jcr1::cose::{Signer, ValidKey, kid};
 
 use crate::error::{CoseCode, ProofCode, Result, SealError};
 use crate::merkle::{Hash, MerkleLog, leaf_hash, root_from_inclusion};
@@ -91,76 +99,36 @@ pub struct VerifiedInclusion {
     pub kid: [u8; 32],
 }
 
-fn cbor_head(out: &mut Vec<u8>, major: u8, n: u64) {
-    let m = major << 5;
-    if n < 24 {
-        out.push(m | n as u8);
-    } else if n <= 0xff {
-        out.extend_from_slice(&[m | 24, n as u8]);
-    } else if n <= 0xffff {
-        out.push(m | 25);
-        out.extend_from_slice(&(n as u16).to_be_bytes());
-    } else if n <= 0xffff_ffff {
-        out.push(m | 26);
-        out.extend_from_slice(&(n as u32).to_be_bytes());
-    } else {
-        out.push(m | 27);
-        out.extend_from_slice(&n.to_be_bytes());
-    }
-}
-
-fn cbor_int(out: &mut Vec<u8>, v: i64) {
-    if v >= 0 {
-        cbor_head(out, 0, v as u64);
-    } else {
-        cbor_head(out, 1, (-1 - v) as u64);
-    }
-}
-
-fn cbor_bytes(out: &mut Vec<u8>, major: u8, b: &[u8]) {
-    cbor_head(out, major, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
 /// The protected header: `{1: -8, 4: kid, 15: {1: steward, 2: sub}, 395: 1, -65537:
 /// seal_json}` in deterministic CBOR (labels in bytewise order of their encodings).
 pub fn protected_bytes(seal: &StreamSeal, seal_json: &[u8], kid: &[u8; 32]) -> Vec<u8> {
-    let sub = seal.subject();
-    let mut out = Vec::with_capacity(64 + seal_json.len() + seal.steward.len() + sub.len());
-    out.push(0xa5); // map(5)
-    out.extend_from_slice(&[0x01, 0x27]); // 1 (alg): -8
-    out.push(0x04); // 4 (kid)
-    cbor_bytes(&mut out, 2, kid);
-    out.extend_from_slice(&[0x0f, 0xa2, 0x01]); // 15 (CWT claims): {1 (iss): ...
-    cbor_bytes(&mut out, 3, seal.steward.as_bytes());
-    out.push(0x02); // 2 (sub)
-    cbor_bytes(&mut out, 3, sub.as_bytes());
-    cbor_int(&mut out, VDS_LABEL);
-    cbor_int(&mut out, RFC9162_SHA256);
-    cbor_int(&mut out, SEAL_DOCUMENT_LABEL);
-    cbor_bytes(&mut out, 2, seal_json);
-    out
+    Protected {
+        content_type: None,
+        kid,
+        steward: &seal.steward,
+        subject: &seal.subject(),
+        extra: &[
+            (VDS_LABEL, HeaderValue::Int(RFC9162_SHA256)),
+            (SEAL_DOCUMENT_LABEL, HeaderValue::Bytes(seal_json)),
+        ],
+    }
+    .to_bytes()
 }
 
-/// `Sig_structure = ["Signature1", protected, h'', root]` (RFC 9052 section 4.4).
+/// `Sig_structure = ["Signature1", protected, h'', root]` (RFC 9052 section 4.4): the
+/// profile's, with the detached root as the payload.
 pub fn sig_structure(protected: &[u8], root: &Hash) -> Vec<u8> {
-    let mut out = Vec::with_capacity(56 + protected.len());
-    out.push(0x84);
-    cbor_bytes(&mut out, 3, b"Signature1");
-    cbor_bytes(&mut out, 2, protected);
-    out.push(0x40);
-    cbor_bytes(&mut out, 2, root);
-    out
+    document::sig_structure(protected, root)
 }
 
 fn proof_bytes(a: u64, b: u64, path: &[Hash]) -> Vec<u8> {
     let mut out = Vec::with_capacity(24 + 34 * path.len());
     out.push(0x83);
-    cbor_head(&mut out, 0, a);
-    cbor_head(&mut out, 0, b);
-    cbor_head(&mut out, 4, path.len() as u64);
+    cbor::head(&mut out, 0, a);
+    cbor::head(&mut out, 0, b);
+    cbor::head(&mut out, 4, path.len() as u64);
     for h in path {
-        cbor_bytes(&mut out, 2, h);
+        cbor::string(&mut out, 2, h);
     }
     out
 }
@@ -170,11 +138,11 @@ fn vdp_bytes(label: i64, a: u64, b: u64, path: &[Hash]) -> Vec<u8> {
     let inner = proof_bytes(a, b, path);
     let mut out = Vec::with_capacity(16 + inner.len());
     out.push(0xa1);
-    cbor_int(&mut out, VDP_LABEL);
+    cbor::int(&mut out, VDP_LABEL);
     out.push(0xa1);
-    cbor_int(&mut out, label);
+    cbor::int(&mut out, label);
     out.push(0x81);
-    cbor_bytes(&mut out, 2, &inner);
+    cbor::string(&mut out, 2, &inner);
     out
 }
 
@@ -191,15 +159,9 @@ pub fn consistency_unprotected(p: Option<&ConsistencyProof>) -> Vec<u8> {
     }
 }
 
-/// `18([protected, unprotected, nil, signature])`.
+/// `18([protected, unprotected, nil, signature])`: the profile's envelope, payload detached.
 fn envelope(protected: &[u8], unprotected: &[u8], signature: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + protected.len() + unprotected.len() + signature.len());
-    out.extend_from_slice(&[0xd2, 0x84]);
-    cbor_bytes(&mut out, 2, protected);
-    out.extend_from_slice(unprotected);
-    out.push(0xf6);
-    cbor_bytes(&mut out, 2, signature);
-    out
+    document::envelope_with(protected, unprotected, None, signature)
 }
 
 /// Signs a checkpoint: one signature over `Sig_structure(protected, seal.root)`.
@@ -292,19 +254,6 @@ struct Parsed {
     kid: [u8; 32],
 }
 
-fn read_value(bytes: &[u8]) -> Option<Value> {
-    let mut r: &[u8] = bytes;
-    let v: Value = coset::cbor::de::from_reader(&mut r).ok()?;
-    r.is_empty().then_some(v)
-}
-
-fn int_of(v: &Value) -> Option<i128> {
-    match v {
-        Value::Integer(i) => Some(i128::from(*i)),
-        _ => None,
-    }
-}
-
 /// The unprotected header as [`parse`] read it.
 enum Unprotected {
     /// `{}`.
@@ -334,55 +283,6 @@ fn parse(bytes: &[u8], key_kid: &[u8; 32]) -> Result<Parsed> {
     parse_general(bytes, key_kid)
 }
 
-/// A reader of CBOR data items' heads over a byte slice (definite lengths only).
-struct Cursor<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Cursor<'a> {
-    /// The literal bytes `lit` next.
-    fn lit(&mut self, lit: &[u8]) -> Option<()> {
-        self.rest = self.rest.strip_prefix(lit)?;
-        Some(())
-    }
-
-    /// `n` bytes.
-    fn take(&mut self, n: u64) -> Option<&'a [u8]> {
-        let n = usize::try_from(n).ok()?;
-        if n > self.rest.len() {
-            return None;
-        }
-        let (head, rest) = self.rest.split_at(n);
-        self.rest = rest;
-        Some(head)
-    }
-
-    /// The argument of a head of major type `major` (additional information 0 to 27).
-    fn head(&mut self, major: u8) -> Option<u64> {
-        let (&first, rest) = self.rest.split_first()?;
-        if first >> 5 != major {
-            return None;
-        }
-        self.rest = rest;
-        let width = match first & 0x1f {
-            n @ 0..=23 => return Some(u64::from(n)),
-            24 => 1,
-            25 => 2,
-            26 => 4,
-            27 => 8,
-            _ => return None,
-        };
-        let arg = self.take(width)?;
-        Some(arg.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
-    }
-
-    /// A byte string (`major` 2) or text string (`major` 3) of definite length.
-    fn string(&mut self, major: u8) -> Option<&'a [u8]> {
-        let n = self.head(major)?;
-        self.take(n)
-    }
-}
-
 /// The envelope of a checkpoint or receipt in exactly the form [`sign_checkpoint`] and
 /// [`SignedCheckpoint::inclusion_receipt`] write (deterministic encoding, the protected header's
 /// five entries in their order, an empty unprotected header or one proof): `None` for anything
@@ -391,15 +291,15 @@ impl<'a> Cursor<'a> {
 /// byte with [`protected_bytes`] of the decoded seal (so `alg`, `vds`, `iss` and `sub` hold),
 /// the envelope with [`envelope`] of its parts, and the proof with [`vdp_bytes`].
 fn parse_fast(bytes: &[u8], key_kid: &[u8; 32]) -> Option<Parsed> {
-    let mut c = Cursor { rest: bytes };
+    let mut c = Reader::new(bytes);
     c.lit(&[0xd2, 0x84])?;
     let protected = c.string(2)?;
     // The unprotected header runs to the nil and the 64-byte signature at the end.
-    let end = c.rest.len().checked_sub(3 + 64)?;
-    let (unprotected_bytes, tail) = c.rest.split_at(end);
+    let end = c.rest().len().checked_sub(3 + 64)?;
+    let (unprotected_bytes, tail) = c.rest().split_at(end);
     let signature = tail.strip_prefix(&[0xf6, 0x58, 0x40])?;
 
-    let mut h = Cursor { rest: protected };
+    let mut h = Reader::new(protected);
     h.lit(&[0xa5, 0x01, 0x27, 0x04, 0x58, 0x20])?;
     let kid_value: [u8; 32] = h.take(32)?.try_into().ok()?;
     h.lit(&[0x0f, 0xa2, 0x01])?;
@@ -408,7 +308,7 @@ fn parse_fast(bytes: &[u8], key_kid: &[u8; 32]) -> Option<Parsed> {
     h.string(3)?;
     h.lit(&[0x19, 0x01, 0x8b, 0x01, 0x3a, 0x00, 0x01, 0x00, 0x00])?;
     let seal_json = h.string(2)?;
-    if !h.rest.is_empty() || kid_value != *key_kid {
+    if !h.is_empty() || kid_value != *key_kid {
         return None;
     }
     let seal = decode_seal(seal_json).ok()?;
@@ -435,9 +335,9 @@ fn fast_unprotected(bytes: &[u8]) -> Option<Unprotected> {
     if bytes == [0xa0] {
         return Some(Unprotected::Empty);
     }
-    let mut c = Cursor { rest: bytes };
+    let mut c = Reader::new(bytes);
     c.lit(&[0xa1, 0x19, 0x01, 0x8c, 0xa1])?;
-    let label = match c.rest.first()? {
+    let label = match c.rest().first()? {
         0x20 => INCLUSION_PROOFS,
         0x21 => CONSISTENCY_PROOFS,
         _ => return None,
@@ -445,10 +345,10 @@ fn fast_unprotected(bytes: &[u8]) -> Option<Unprotected> {
     c.take(1)?;
     c.lit(&[0x81])?;
     let p = c.string(2)?;
-    if !c.rest.is_empty() {
+    if !c.is_empty() {
         return None;
     }
-    let mut q = Cursor { rest: p };
+    let mut q = Reader::new(p);
     q.lit(&[0x83])?;
     let a = q.head(0)?;
     let b = q.head(0)?;
@@ -457,7 +357,7 @@ fn fast_unprotected(bytes: &[u8]) -> Option<Unprotected> {
     for _ in 0..n {
         path.push(<[u8; 32]>::try_from(q.string(2)?).ok()?);
     }
-    if !q.rest.is_empty() || vdp_bytes(label, a, b, &path) != bytes {
+    if !q.is_empty() || vdp_bytes(label, a, b, &path) != bytes {
         return None;
     }
     Some(Unprotected::Proof { label, a, b, path })
@@ -533,7 +433,7 @@ fn parse_general(bytes: &[u8], key_kid: &[u8; 32]) -> Result<Parsed> {
     }
     // The unprotected header's bytes: what lies between the protected bstr and the nil.
     let mut head = Vec::new();
-    cbor_bytes(&mut head, 2, protected);
+    cbor::string(&mut head, 2, protected);
     let start = 2 + head.len();
     let end = bytes.len().saturating_sub(1 + 2 + 64);
     let unprotected_bytes = bytes.get(start..end).unwrap_or_default().to_vec();
@@ -615,23 +515,23 @@ fn one_proof(unprotected: Unprotected, label: i64) -> Result<Option<(u64, u64, V
     Ok(Some((a, b, hashes)))
 }
 
-/// `verify_strict` under a key of prime order: a key with a torsion component is refused
-/// (`torsion`; `key_prime` is whether `jouleclaw_jcr1::cose::ValidKey` accepts it, computed once per key by
-/// [`SealVerifier::new`]). `R` is not checked apart: with a torsion-free key `[s]B - [k]A` has
-/// no torsion component, so `verify_strict`'s cofactorless equation refuses any `R` with one
-/// (`bad_signature`), as the receipts' profile (`jouleclaw_jcr1::cose::ValidKey`) relies on.
-fn check_signature(
-    key: &VerifyingKey,
-    key_prime: bool,
-    tbs: &[u8],
-    signature: &[u8],
-) -> Result<()> {
-    let sig = <[u8; 64]>::try_from(signature).map_err(|_| CoseCode::BadSignature)?;
-    if !key_prime {
-        return Err(CoseCode::Torsion.into());
+/// The profile's signature check ([`document::signature_verifies`]) under a key accepted
+/// once ([`ValidKey`], made by [`SealVerifier::new`]); `None`, a key [`ValidKey`] refused, is
+/// refused as `torsion` (a signature that is not 64 bytes first, as `bad_signature`). `R` is
+/// not checked apart: with a torsion-free key `verify_strict` refuses any `R` with a torsion
+/// component (`bad_signature`).
+fn check_signature(key: Option<&ValidKey>, tbs: &[u8], signature: &[u8]) -> Result<()> {
+    if signature.len() != 64 {
+        return Err(CoseCode::BadSignature.into());
     }
-    key.verify_strict(tbs, &Signature::from_bytes(&sig))
-        .map_err(|_| CoseCode::BadSignature.into())
+    let Some(key) = key else {
+        return Err(CoseCode::Torsion.into());
+    };
+    if document::signature_verifies(key, tbs, signature) {
+        Ok(())
+    } else {
+        Err(CoseCode::BadSignature.into())
+    }
 }
 
 /// Verifies an RFC 9942 inclusion receipt for the leaf whose entry is `leaf_content_hash`
@@ -731,9 +631,9 @@ pub const MAX_CACHED_SIGNATURES: usize = 1 << 16;
 /// digests.
 #[derive(Debug, Clone)]
 pub struct SealVerifier {
-    key: VerifyingKey,
+    /// The key as [`ValidKey::new`] accepted it; `None` when it refused it.
+    key: Option<ValidKey>,
     kid: [u8; 32],
-    key_prime: bool,
     verified: std::collections::HashSet<[u8; 32]>,
 }
 
@@ -741,9 +641,8 @@ impl SealVerifier {
     /// A verifier for `key` (its torsion check runs here, once).
     pub fn new(key: VerifyingKey) -> Self {
         Self {
-            key_prime: jouleclaw_jcr1::cose::ValidKey::new(key).is_ok(),
+            key: ValidKey::new(key).ok(),
             kid: kid(&key),
-            key,
             verified: std::collections::HashSet::new(),
         }
     }
@@ -805,7 +704,7 @@ impl SealVerifier {
         if signature.len() == 64 && self.verified.contains(&id) {
             return Ok(());
         }
-        check_signature(&self.key, self.key_prime, tbs, signature)?;
+        check_signature(self.key.as_ref(), tbs, signature)?;
         if self.verified.len() >= MAX_CACHED_SIGNATURES {
             self.verified.clear();
         }

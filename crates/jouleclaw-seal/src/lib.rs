@@ -55,6 +55,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used)]
 
+pub mod call_document;
 mod complete;
 mod cose;
 mod error;
@@ -72,7 +73,7 @@ pub use cose::{
 };
 pub use error::{CoseCode, ProofCode, Result, SealCode, SealError, SealRefusal};
 pub use merkle::{
-    DEFAULT_MAX_LEAVES, Frontier, Hash, MerkleLog, leaf_hash, root_from_consistency,
+    DEFAULT_MAX_LEAVES, Frontier, Hash, MerkleLog, leaf_hash, receipts_root, root_from_consistency,
     root_from_inclusion, verify_consistency, verify_inclusion,
 };
 pub use seal::{

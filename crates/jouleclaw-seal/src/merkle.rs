@@ -91,6 +91,18 @@ impl Frontier {
     }
 }
 
+/// The RFC 9162 root over the receipts' BLAKE3 content hashes in window order
+/// (`SHA-256()` for none): the `receipts_root` a signed document of a call (`stop-latency/1`,
+/// `interaction-metrics/1`) binds to, and the root the stream's final checkpoint signs.
+/// Refused (`log_full`) only past `u64::MAX` leaves.
+pub fn receipts_root(content_hashes: &[[u8; 32]]) -> Result<Hash> {
+    let mut f = Frontier::new();
+    for h in content_hashes {
+        f.append(h)?;
+    }
+    Ok(f.root())
+}
+
 /// The default [`MerkleLog`] limit: 2^20 windows (58 hours of 200 ms windows), 64 MiB of node
 /// hashes at most.
 pub const DEFAULT_MAX_LEAVES: u64 = 1 << 20;

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use jouleclaw_jcr1::UtcSecond;
+use jouleclaw_jcr1::cose::cbor::head as cbor_head;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, kid};
 use jouleclaw_seal::*;
 use serde_json::{Value, json};
@@ -84,22 +85,6 @@ fn short_final(signer: &SoftwareSigner) -> SealBatch {
 
 fn seal_json_value(s: &StreamSeal) -> Value {
     serde_json::from_slice(&s.encode().unwrap()).unwrap()
-}
-
-fn cbor_head(out: &mut Vec<u8>, major: u8, n: u64) {
-    let m = major << 5;
-    match n {
-        0..=23 => out.push(m | n as u8),
-        24..=0xff => out.extend_from_slice(&[m | 24, n as u8]),
-        0x100..=0xffff => {
-            out.push(m | 25);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        _ => {
-            out.push(m | 26);
-            out.extend_from_slice(&(n as u32).to_be_bytes());
-        }
-    }
 }
 
 /// An inclusion receipt with arbitrary (possibly malformed) proof parts, re-using a

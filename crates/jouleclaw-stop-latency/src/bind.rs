@@ -6,7 +6,7 @@ use jouleclaw_jcr1::StreamWindowReceipt;
 use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
 
-use crate::document::{StopLatencyDocument, receipts_root};
+use crate::document::StopLatencyDocument;
 
 /// Every binding problem code, in the order [`check_receipts`] looks for them.
 pub const BINDING_CODES: &[&str] = &[
@@ -21,20 +21,8 @@ pub const BINDING_CODES: &[&str] = &[
     "stop_latency_missing",
 ];
 
-/// One way a document and the receipts disagree.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct BindingProblem {
-    /// A code of [`BINDING_CODES`].
-    pub code: &'static str,
-    /// A readable sentence.
-    pub detail: String,
-}
-
-impl core::fmt::Display for BindingProblem {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.code, self.detail)
-    }
-}
+pub use jouleclaw_seal::call_document::BindingProblem;
+use jouleclaw_seal::call_document::{StreamBinding, check_stream, root_of};
 
 /// How a receipt records a barge-in, if it does: a `yield` verdict, or a `barge_in_ignored`
 /// finding (whatever the verdict: a `fail` outranks the `yield` of the same window).
@@ -75,12 +63,11 @@ pub fn check_receipts(
     doc: &StopLatencyDocument,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
 ) -> Vec<BindingProblem> {
-    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
-    check_receipts_under_root(doc, receipts, receipts_root(&hashes).ok())
+    check_receipts_under_root(doc, receipts, root_of(receipts))
 }
 
 /// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
-/// exactly `receipts`' content hashes in order, as [`receipts_root`] computes it (a caller that
+/// exactly `receipts`' content hashes in order, as [`crate::receipts_root`] computes it (a caller that
 /// verified a seal over these receipts holds it already), `None` when there is none (more
 /// receipts than a Merkle log holds: `root_mismatch`). A root over other receipts makes the
 /// answer meaningless.
@@ -89,43 +76,17 @@ pub fn check_receipts_under_root(
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     root: Option<[u8; 32]>,
 ) -> Vec<BindingProblem> {
-    let mut out = Vec::new();
+    let mut out = check_stream(
+        StreamBinding {
+            steward: &doc.steward,
+            stream_id: &doc.stream_id,
+            window_count: doc.window_count,
+            receipts_root: &doc.receipts_root,
+        },
+        receipts,
+        root,
+    );
     let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
-    if let Some((r, _)) = receipts
-        .iter()
-        .find(|(r, _)| r.steward != doc.steward || r.stream_id != doc.stream_id)
-    {
-        p(
-            "stream_mismatch",
-            format!(
-                "the document is for {}/{}, receipt {} is not",
-                doc.steward,
-                doc.stream_id,
-                r.id()
-            ),
-        );
-    }
-    if doc.window_count != receipts.len() as u64 {
-        p(
-            "window_count_mismatch",
-            format!(
-                "the document counts {} window receipts, there are {}",
-                doc.window_count,
-                receipts.len()
-            ),
-        );
-    }
-    match root {
-        Some(root) if root == doc.receipts_root => {}
-        _ => p(
-            "root_mismatch",
-            format!(
-                "the document's receipts_root {} is not the root over the {} receipts",
-                hex::encode(doc.receipts_root),
-                receipts.len()
-            ),
-        ),
-    }
     let by_window: HashMap<u64, &StreamWindowReceipt> =
         receipts.iter().map(|(r, _)| (r.window_id, r)).collect();
     let listed: BTreeSet<u64> = doc.barge_ins.iter().map(|b| b.window_id).collect();

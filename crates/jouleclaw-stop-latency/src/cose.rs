@@ -3,6 +3,7 @@
 
 use ed25519_dalek::VerifyingKey;
 use jouleclaw_jcr1::cose::{Signer, document};
+use jouleclaw_seal::call_document::{self, VerifyRefusal};
 
 use crate::document::StopLatencyDocument;
 use crate::error::{Result, StopLatencyError};
@@ -15,22 +16,9 @@ pub const STOP_LATENCY_CONTENT_TYPE: &str = "application/vnd.jouleclaw.stop-late
 pub const MAX_SIGNED_BYTES: usize =
     crate::document::STOP_LATENCY_LIMITS.max_document_bytes + 16_384;
 
-/// A signed document and the bytes a verifier in another language may want.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SignedStopLatency {
-    /// The document.
-    pub document: StopLatencyDocument,
-    /// Its canonical bytes (the payload).
-    pub payload: Vec<u8>,
-    /// BLAKE3 of the payload.
-    pub content_hash: [u8; 32],
-    /// The serialized protected header.
-    pub protected: Vec<u8>,
-    /// `Sig_structure` bytes that were signed.
-    pub to_be_signed: Vec<u8>,
-    /// The tagged COSE_Sign1 (the content of `stop-latency.cbor`).
-    pub cose_sign1: Vec<u8>,
-}
+/// A signed document and the bytes a verifier in another language may want (its
+/// `cose_sign1` is the content of the stream's file).
+pub type SignedStopLatency = call_document::Signed<StopLatencyDocument>;
 
 /// The protected header `{1: -8, 3: STOP_LATENCY_CONTENT_TYPE, 4: kid, 15: {1: steward, 2: subject}}` in
 /// deterministic CBOR (`jouleclaw_jcr1::cose::document::protected_bytes`).
@@ -46,47 +34,35 @@ pub fn sig_structure(protected: &[u8], payload: &[u8]) -> Vec<u8> {
 /// Signs `document` in the shared document profile under its content type and subject.
 pub fn sign(signer: &dyn Signer, document: &StopLatencyDocument) -> Result<SignedStopLatency> {
     let payload = document.encode()?;
-    let d = document::sign(
+    call_document::sign(
         signer,
         STOP_LATENCY_CONTENT_TYPE,
         &document.steward,
         &document.subject(),
+        document.clone(),
         payload,
     )
     .map_err(|e| StopLatencyError::Signer {
         detail: format!("{} ({e})", e.code()),
-    })?;
-    Ok(SignedStopLatency {
-        document: document.clone(),
-        content_hash: *blake3::hash(&d.payload).as_bytes(),
-        payload: d.payload,
-        protected: d.protected,
-        to_be_signed: d.to_be_signed,
-        cose_sign1: d.cose_sign1,
     })
 }
 
 /// Verifies a signed document under `key`, in the order of `spec/STOP-LATENCY-V1.md` section 6:
 /// the shared document profile (envelope, headers, kid, the key a canonical point of prime
 /// order and `verify_strict`: `jouleclaw_jcr1::cose::document::verify`), then the strict
-/// decoder on the payload, then `iss` and `sub` against the document.
+/// decoder on the payload, then `iss` and `sub` against the document
+/// (`jouleclaw_seal::call_document::verify`).
 pub fn verify(bytes: &[u8], key: &VerifyingKey) -> Result<SignedStopLatency> {
-    use crate::error::CoseCode as C;
-    let v = document::verify(bytes, key, STOP_LATENCY_CONTENT_TYPE, MAX_SIGNED_BYTES)?;
-    let document =
-        StopLatencyDocument::decode(&v.payload).map_err(StopLatencyError::PayloadRefused)?;
-    if v.iss != document.steward {
-        return Err(C::IssMismatch.into());
-    }
-    if v.sub != document.subject() {
-        return Err(C::SubMismatch.into());
-    }
-    Ok(SignedStopLatency {
-        document,
-        content_hash: *blake3::hash(&v.payload).as_bytes(),
-        payload: v.payload,
-        protected: v.protected,
-        to_be_signed: v.to_be_signed,
-        cose_sign1: bytes.to_vec(),
+    call_document::verify(
+        bytes,
+        key,
+        STOP_LATENCY_CONTENT_TYPE,
+        MAX_SIGNED_BYTES,
+        StopLatencyDocument::decode,
+        |d| (d.steward.as_str(), d.subject()),
+    )
+    .map_err(|e| match e {
+        VerifyRefusal::Cose(c) => c.into(),
+        VerifyRefusal::Payload(r) => StopLatencyError::PayloadRefused(r),
     })
 }

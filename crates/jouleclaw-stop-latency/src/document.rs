@@ -1,8 +1,7 @@
 //! `stop-latency/1` and `stop-latency/2` (the same, stating where its times were taken): the
 //! wire form, in JCR-1 canonical JSON.
 
-use jouleclaw_jcr1::{Limits, decode_canonical_value, encode_value};
-use jouleclaw_seal::Frontier;
+use jouleclaw_jcr1::{Limits, encode_value};
 use serde_json::{Map, Value};
 
 use crate::error::{Result, StopLatencyError};
@@ -105,16 +104,7 @@ pub struct StopLatencyDocument {
     pub vantage: Option<Vantage>,
 }
 
-/// The RFC 9162 root over `content_hashes` in order (`SHA-256()` for none).
-pub fn receipts_root(content_hashes: &[[u8; 32]]) -> Result<[u8; 32]> {
-    let mut f = Frontier::new();
-    for h in content_hashes {
-        f.append(h).map_err(|_| StopLatencyError::Unencodable {
-            reason: "more receipts than a Merkle log holds".to_owned(),
-        })?;
-    }
-    Ok(f.root())
-}
+pub use jouleclaw_seal::receipts_root;
 
 fn uint(v: u64) -> Value {
     Value::from(v)
@@ -137,7 +127,11 @@ impl StopLatencyDocument {
             steward: steward.to_owned(),
             stream_id: stream_id.to_owned(),
             window_count: content_hashes.len() as u64,
-            receipts_root: receipts_root(content_hashes)?,
+            receipts_root: receipts_root(content_hashes).map_err(|_| {
+                StopLatencyError::Unencodable {
+                    reason: "more receipts than a Merkle log holds".to_owned(),
+                }
+            })?,
             barge_ins: barge_ins.to_vec(),
             vantage: None,
         };
@@ -228,20 +222,8 @@ impl StopLatencyDocument {
     /// Strictly decodes one whole document: the canonical form under [`STOP_LATENCY_LIMITS`],
     /// then the schema rules in order.
     pub fn decode(bytes: &[u8]) -> core::result::Result<Self, Refusal> {
-        if bytes.len() > STOP_LATENCY_LIMITS.max_document_bytes {
-            return Err(Refusal {
-                code: "document_too_large",
-                offset: STOP_LATENCY_LIMITS.max_document_bytes as u64,
-            });
-        }
-        let value = decode_canonical_value(bytes, STOP_LATENCY_LIMITS).map_err(|r| Refusal {
-            code: r.code.as_str(),
-            offset: r.offset,
-        })?;
-        schema(&value).map_err(|code| Refusal {
-            code,
-            offset: bytes.len() as u64,
-        })
+        jouleclaw_seal::call_document::decode(bytes, STOP_LATENCY_LIMITS, schema)
+            .map_err(|(code, offset)| Refusal { code, offset })
     }
 }
 
@@ -267,44 +249,9 @@ impl core::fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
-type Code = &'static str;
-
-fn null_or_wrong(v: &Value) -> Code {
-    if v.is_null() { "null" } else { "wrong_type" }
-}
-
-fn object(v: &Value) -> core::result::Result<&Map<String, Value>, Code> {
-    v.as_object().ok_or_else(|| null_or_wrong(v))
-}
-
-fn string(v: &Value) -> core::result::Result<&str, Code> {
-    v.as_str().ok_or_else(|| null_or_wrong(v))
-}
-
-fn unsigned(v: &Value) -> core::result::Result<u64, Code> {
-    match v {
-        Value::Number(n) => n.as_u64().ok_or("negative_unsigned"),
-        _ => Err(null_or_wrong(v)),
-    }
-}
-
-fn unsigned_or_null(v: &Value) -> core::result::Result<Option<u64>, Code> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Number(n) => n.as_u64().map(Some).ok_or("negative_unsigned"),
-        _ => Err("wrong_type"),
-    }
-}
-
-fn fields(obj: &Map<String, Value>, known: &[&str]) -> core::result::Result<(), Code> {
-    if obj.keys().any(|k| !known.contains(&k.as_str())) {
-        return Err("unknown_field");
-    }
-    if known.iter().any(|k| !obj.contains_key(*k)) {
-        return Err("missing_field");
-    }
-    Ok(())
-}
+use jouleclaw_seal::call_document::{
+    Code, fields, null_or_wrong, object, root_hex, string, unsigned, unsigned_or_null,
+};
 
 const TOP_FIELDS: &[&str] = &[
     "barge_ins",
@@ -340,10 +287,6 @@ const BARGE_IN_FIELDS: &[&str] = &[
     "window_id",
 ];
 
-fn is_lower_hex_32(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
 /// The schema rules of `spec/STOP-LATENCY-V1.md` section 4, in order.
 fn schema(v: &Value) -> core::result::Result<StopLatencyDocument, Code> {
     let root = object(v)?;
@@ -362,18 +305,14 @@ fn schema(v: &Value) -> core::result::Result<StopLatencyDocument, Code> {
     let stream_id = string(&root["stream_id"])?;
     let window_count = unsigned(&root["window_count"])?;
     let deadline_ns = unsigned(&root["deadline_ns"])?;
-    let root_hex = string(&root["receipts_root"])?;
+    let root_hex_str = string(&root["receipts_root"])?;
     let list = root["barge_ins"]
         .as_array()
         .ok_or_else(|| null_or_wrong(&root["barge_ins"]))?;
     if steward.is_empty() || stream_id.is_empty() {
         return Err("empty_name");
     }
-    if !is_lower_hex_32(root_hex) {
-        return Err("bad_root");
-    }
-    let mut receipts_root = [0u8; 32];
-    hex::decode_to_slice(root_hex, &mut receipts_root).map_err(|_| "bad_root")?;
+    let receipts_root = root_hex(root_hex_str)?;
     if deadline_ns != DEADLINE_NS {
         return Err("wrong_deadline");
     }

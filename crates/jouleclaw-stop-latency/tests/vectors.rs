@@ -30,25 +30,8 @@ fn text(b: &[u8]) -> String {
     String::from_utf8(b.to_vec()).unwrap()
 }
 
-fn head(out: &mut Vec<u8>, major: u8, n: usize) {
-    let m = major << 5;
-    match n {
-        0..=23 => out.push(m | n as u8),
-        24..=0xff => out.extend_from_slice(&[m | 24, n as u8]),
-        0x100..=0xffff => {
-            out.push(m | 25);
-            out.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        _ => {
-            out.push(m | 26);
-            out.extend_from_slice(&(n as u32).to_be_bytes());
-        }
-    }
-}
-
 fn bstr(out: &mut Vec<u8>, b: &[u8]) {
-    head(out, 2, b.len());
-    out.extend_from_slice(b);
+    jouleclaw_jcr1::cose::cbor::string(out, 2, b);
 }
 
 /// Signs `payload` under an arbitrary protected header with the test key.

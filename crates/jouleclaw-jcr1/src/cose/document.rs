@@ -1,21 +1,25 @@
-//! The COSE_Sign1 profile of a signed document of a call (`stop-latency/1`,
-//! `interaction-metrics/1`, and every later kind): the window receipts' profile with the
-//! document attached, its own content type and its own subject.
+//! The COSE_Sign1 profile, the one definition of its bytes for every kind: the window
+//! receipts (`stream-window/1`), the signed documents of a call (`stop-latency/1`,
+//! `interaction-metrics/1`, and every later kind) and the seal's checkpoints and inclusion
+//! receipts (`stream-seal/1`, payload detached, RFC 9942 proofs in the unprotected header).
 //!
 //! ```text
-//! 18([protected, {}, payload, signature])
-//! protected = {1: -8, 3: content type, 4: kid, 15: {1: steward, 2: subject}}
+//! 18([protected, unprotected, payload, signature])
+//! protected = {1: -8, [3: content type,] 4: kid, 15: {1: steward, 2: subject}, extra...}
 //! Sig_structure = ["Signature1", protected, h'', payload]
 //! ```
 //!
-//! Deterministic CBOR, every byte fixed: [`protected_bytes`], [`sig_structure`], [`envelope`].
-//! [`verify`] applies the profile's checks in one order (`spec/STOP-LATENCY-V1.md` section 6,
-//! steps 1-13) and hands back the payload with its CWT claims; the document kind decodes the
-//! payload and compares `iss` and `sub` with it.
+//! Deterministic CBOR, every byte fixed: [`Protected`] (and [`protected_bytes`] for a kind
+//! with a content type and nothing after label 15), [`sig_structure`], [`envelope`] and
+//! [`envelope_with`]; the heads through [`super::cbor`]. A document of a call is attached, its
+//! unprotected header `{}`: [`sign`] and [`verify`] apply the profile's checks in one order
+//! (`spec/STOP-LATENCY-V1.md` section 6, steps 1-13) and hand back the payload with its CWT
+//! claims; the document kind decodes the payload and compares `iss` and `sub` with it.
 
 use coset::cbor::value::Value;
 use ed25519_dalek::{Signature, VerifyingKey};
 
+use super::cbor::{self, int_of, read_value};
 use super::sign::Signer;
 use super::verify::ValidKey;
 use crate::error::Jcr1Error;
@@ -119,27 +123,71 @@ pub struct VerifiedDocument {
     pub sub: String,
 }
 
-fn cbor_head(out: &mut Vec<u8>, major: u8, n: u64) {
-    let m = major << 5;
-    if n < 24 {
-        out.push(m | n as u8);
-    } else if n <= 0xff {
-        out.extend_from_slice(&[m | 24, n as u8]);
-    } else if n <= 0xffff {
-        out.push(m | 25);
-        out.extend_from_slice(&(n as u16).to_be_bytes());
-    } else if n <= 0xffff_ffff {
-        out.push(m | 26);
-        out.extend_from_slice(&(n as u32).to_be_bytes());
-    } else {
-        out.push(m | 27);
-        out.extend_from_slice(&n.to_be_bytes());
-    }
+/// The value of a protected header entry after the CWT claims (label 15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeaderValue<'a> {
+    /// An integer.
+    Int(i64),
+    /// A byte string.
+    Bytes(&'a [u8]),
 }
 
-fn cbor_bytes(out: &mut Vec<u8>, major: u8, b: &[u8]) {
-    cbor_head(out, major, b.len() as u64);
-    out.extend_from_slice(b);
+/// The protected header of the profile, every kind's:
+/// `{1: -8, [3: content type,] 4: kid, 15: {1: steward, 2: subject}, extra...}`. A window
+/// receipt and a document of a call carry a content type and nothing after label 15; the
+/// seal's checkpoint carries no content type and two entries after it (`vds` and the seal
+/// document).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Protected<'a> {
+    /// Label 3, when the kind has one.
+    pub content_type: Option<&'a str>,
+    /// Label 4: the RFC 9679 thumbprint of the signing key.
+    pub kid: &'a [u8; 32],
+    /// CWT `iss`.
+    pub steward: &'a str,
+    /// CWT `sub`.
+    pub subject: &'a str,
+    /// The entries after label 15, their labels in the bytewise order of their encodings
+    /// (positive labels above 15, then negative ones), as deterministic CBOR requires.
+    pub extra: &'a [(i64, HeaderValue<'a>)],
+}
+
+impl Protected<'_> {
+    /// The header in deterministic CBOR: the protected bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let extra_len: usize = self
+            .extra
+            .iter()
+            .map(|(_, v)| match v {
+                HeaderValue::Int(_) => 18,
+                HeaderValue::Bytes(b) => 18 + b.len(),
+            })
+            .sum();
+        let ct_len = self.content_type.map_or(0, str::len);
+        let mut out =
+            Vec::with_capacity(64 + ct_len + self.steward.len() + self.subject.len() + extra_len);
+        let entries = 3 + u64::from(self.content_type.is_some()) + self.extra.len() as u64;
+        cbor::head(&mut out, 5, entries);
+        out.extend_from_slice(&[0x01, 0x27]); // 1 (alg): -8 (EdDSA)
+        if let Some(ct) = self.content_type {
+            out.push(0x03); // 3 (content type): text
+            cbor::string(&mut out, 3, ct.as_bytes());
+        }
+        out.push(0x04); // 4 (kid): bstr
+        cbor::string(&mut out, 2, self.kid);
+        out.extend_from_slice(&[0x0f, 0xa2, 0x01]); // 15 (CWT claims): {1 (iss): text
+        cbor::string(&mut out, 3, self.steward.as_bytes());
+        out.push(0x02); // 2 (sub): text
+        cbor::string(&mut out, 3, self.subject.as_bytes());
+        for (label, value) in self.extra {
+            cbor::int(&mut out, *label);
+            match value {
+                HeaderValue::Int(i) => cbor::int(&mut out, *i),
+                HeaderValue::Bytes(b) => cbor::string(&mut out, 2, b),
+            }
+        }
+        out
+    }
 }
 
 /// The protected header `{1: -8, 3: content_type, 4: kid, 15: {1: steward, 2: subject}}` in
@@ -150,40 +198,67 @@ pub fn protected_bytes(
     subject: &str,
     kid: &[u8; 32],
 ) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + content_type.len() + steward.len() + subject.len());
-    out.push(0xa4);
-    out.extend_from_slice(&[0x01, 0x27]);
-    out.push(0x03);
-    cbor_bytes(&mut out, 3, content_type.as_bytes());
-    out.push(0x04);
-    cbor_bytes(&mut out, 2, kid);
-    out.extend_from_slice(&[0x0f, 0xa2, 0x01]);
-    cbor_bytes(&mut out, 3, steward.as_bytes());
-    out.push(0x02);
-    cbor_bytes(&mut out, 3, subject.as_bytes());
-    out
+    Protected {
+        content_type: Some(content_type),
+        kid,
+        steward,
+        subject,
+        extra: &[],
+    }
+    .to_bytes()
 }
 
-/// `["Signature1", protected, h'', payload]`.
+/// `["Signature1", protected, h'', payload]` (RFC 9052 section 4.4, empty external_aad); for a
+/// detached payload, the payload the verifier supplies (the seal's root).
 pub fn sig_structure(protected: &[u8], payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(32 + protected.len() + payload.len());
-    out.push(0x84);
-    cbor_bytes(&mut out, 3, b"Signature1");
-    cbor_bytes(&mut out, 2, protected);
-    out.push(0x40);
-    cbor_bytes(&mut out, 2, payload);
+    out.push(0x84); // array(4)
+    cbor::string(&mut out, 3, b"Signature1");
+    cbor::string(&mut out, 2, protected);
+    out.push(0x40); // external_aad: empty bstr
+    cbor::string(&mut out, 2, payload);
     out
 }
 
 /// `18([protected, {}, payload, signature])`.
 pub fn envelope(protected: &[u8], payload: &[u8], signature: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(16 + protected.len() + payload.len() + signature.len());
-    out.extend_from_slice(&[0xd2, 0x84]);
-    cbor_bytes(&mut out, 2, protected);
-    out.push(0xa0);
-    cbor_bytes(&mut out, 2, payload);
-    cbor_bytes(&mut out, 2, signature);
+    envelope_with(protected, &[0xa0], Some(payload), signature)
+}
+
+/// `18([protected, unprotected, payload or nil, signature])`: `unprotected` is the
+/// unprotected header's bytes (`{}` is `0xa0`; the seal's RFC 9942 proofs), `None` a detached
+/// payload (`nil`).
+pub fn envelope_with(
+    protected: &[u8],
+    unprotected: &[u8],
+    payload: Option<&[u8]>,
+    signature: &[u8],
+) -> Vec<u8> {
+    let len = payload.map_or(0, <[u8]>::len);
+    let mut out =
+        Vec::with_capacity(16 + protected.len() + unprotected.len() + len + signature.len());
+    out.extend_from_slice(&[0xd2, 0x84]); // tag 18, array(4)
+    cbor::string(&mut out, 2, protected);
+    out.extend_from_slice(unprotected);
+    match payload {
+        Some(p) => cbor::string(&mut out, 2, p),
+        None => out.push(0xf6),
+    }
+    cbor::string(&mut out, 2, signature);
     out
+}
+
+/// `verify_strict` of `signature` over `to_be_signed` under a key already accepted
+/// ([`ValidKey`]: canonical, not small order, torsion-free). With such a key `verify_strict`
+/// also refuses any `R` with a torsion component, since `[s]B - [k]A` then has none: no
+/// separate check of `R`. `false` for a signature that is not 64 bytes.
+pub fn signature_verifies(key: &ValidKey, to_be_signed: &[u8], signature: &[u8]) -> bool {
+    let Ok(sig) = <[u8; 64]>::try_from(signature) else {
+        return false;
+    };
+    key.verifying_key()
+        .verify_strict(to_be_signed, &Signature::from_bytes(&sig))
+        .is_ok()
 }
 
 /// Signs `payload` (a document's canonical bytes) under `content_type`, with CWT `iss`
@@ -210,19 +285,6 @@ pub fn sign(
         to_be_signed,
         cose_sign1,
     })
-}
-
-fn read_value(bytes: &[u8]) -> Option<Value> {
-    let mut r: &[u8] = bytes;
-    let v: Value = coset::cbor::de::from_reader(&mut r).ok()?;
-    r.is_empty().then_some(v)
-}
-
-fn int_of(v: &Value) -> Option<i128> {
-    match v {
-        Value::Integer(i) => Some(i128::from(*i)),
-        _ => None,
-    }
 }
 
 /// Verifies a signed document of `content_type` under `key`, in this order (the first failing

@@ -12,9 +12,11 @@
 //! exact bytes ([`protected_header`]), signing ([`sign_receipt`]), verifying one receipt
 //! ([`verify`]) or many ([`verify_batch`]) under keys checked once ([`ValidKey`]), reading a
 //! CBOR sequence as a stream ([`SequenceReader`], [`verify_sequence`]), and key files
-//! ([`read_public_key_file`], [`SoftwareSigner::read_key_file`]).
+//! ([`read_public_key_file`], [`SoftwareSigner::read_key_file`]). Two modules are public: the
+//! profile's bytes for every kind ([`document`]) and the CBOR heads they are made of ([`cbor`]).
 
 mod batch;
+pub mod cbor;
 pub mod document;
 mod keyfile;
 mod profile;

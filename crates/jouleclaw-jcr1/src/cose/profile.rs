@@ -4,7 +4,9 @@
 use coset::cbor::value::Value;
 use coset::{CoseSign1, Header, HeaderBuilder, Label, TaggedCborSerializable, iana};
 
-use super::{CONTENT_TYPE, CWT_CLAIMS_LABEL};
+use super::cbor::Reader;
+pub(super) use super::document::sig_structure;
+use super::{CONTENT_TYPE, CWT_CLAIMS_LABEL, document};
 use crate::error::CoseRefusal;
 
 /// The profile's protected header for a receipt.
@@ -23,72 +25,14 @@ pub fn protected_header(steward: &str, receipt_id: &str, kid: &[u8; 32]) -> Head
         .build()
 }
 
-/// Appends a CBOR head in its shortest form (RFC 8949 section 4.2.1).
-pub(super) fn cbor_head(out: &mut Vec<u8>, major: u8, n: u64) {
-    let m = major << 5;
-    if n < 24 {
-        out.push(m | n as u8);
-    } else if n <= 0xff {
-        out.extend_from_slice(&[m | 24, n as u8]);
-    } else if n <= 0xffff {
-        out.push(m | 25);
-        out.extend_from_slice(&(n as u16).to_be_bytes());
-    } else if n <= 0xffff_ffff {
-        out.push(m | 26);
-        out.extend_from_slice(&(n as u32).to_be_bytes());
-    } else {
-        out.push(m | 27);
-        out.extend_from_slice(&n.to_be_bytes());
-    }
-}
-
-/// Appends a byte string (major type 2) or text string (major type 3).
-pub(super) fn cbor_string(out: &mut Vec<u8>, major: u8, b: &[u8]) {
-    cbor_head(out, major, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
 /// The profile's protected header bytes: what coset writes for [`protected_header`].
 pub(super) fn protected_bytes(steward: &str, receipt_id: &str, kid: &[u8; 32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(96 + CONTENT_TYPE.len() + steward.len() + receipt_id.len());
-    out.push(0xa4); // map(4)
-    out.extend_from_slice(&[0x01, 0x27]); // 1 (alg): -8 (EdDSA)
-    out.push(0x03); // 3 (content type): text
-    cbor_string(&mut out, 3, CONTENT_TYPE.as_bytes());
-    out.push(0x04); // 4 (kid): bstr
-    cbor_string(&mut out, 2, kid);
-    out.extend_from_slice(&[0x0f, 0xa2]); // 15 (CWT claims): map(2)
-    out.push(0x01); // 1 (iss): text
-    cbor_string(&mut out, 3, steward.as_bytes());
-    out.push(0x02); // 2 (sub): text
-    cbor_string(&mut out, 3, receipt_id.as_bytes());
-    out
-}
-
-/// `Sig_structure` for COSE_Sign1 with empty external_aad (RFC 9052 section 4.4).
-pub(super) fn sig_structure(protected: &[u8], payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(32 + protected.len() + payload.len());
-    out.push(0x84); // array(4)
-    cbor_string(&mut out, 3, b"Signature1");
-    cbor_string(&mut out, 2, protected);
-    out.push(0x40); // external_aad: empty bstr
-    cbor_string(&mut out, 2, payload);
-    out
+    document::protected_bytes(CONTENT_TYPE, steward, receipt_id, kid)
 }
 
 /// The tagged COSE_Sign1 with an empty unprotected header; a detached payload is `nil`.
 pub(super) fn envelope(protected: &[u8], payload: Option<&[u8]>, signature: &[u8]) -> Vec<u8> {
-    let len = payload.map_or(0, <[u8]>::len);
-    let mut out = Vec::with_capacity(32 + protected.len() + len + signature.len());
-    out.extend_from_slice(&[0xd2, 0x84]); // tag 18, array(4)
-    cbor_string(&mut out, 2, protected);
-    out.push(0xa0); // unprotected: empty map
-    match payload {
-        Some(p) => cbor_string(&mut out, 2, p),
-        None => out.push(0xf6),
-    }
-    cbor_string(&mut out, 2, signature);
-    out
+    document::envelope_with(protected, &[0xa0], payload, signature)
 }
 
 pub(super) fn classify_envelope(bytes: &[u8]) -> core::result::Result<(), CoseRefusal> {
@@ -111,81 +55,36 @@ pub(super) struct Parts {
     pub(super) sub: String,
 }
 
-/// A cursor over CBOR bytes for [`read_profile`].
-struct Cursor<'a>(&'a [u8]);
-
-impl<'a> Cursor<'a> {
-    fn expect(&mut self, want: &[u8]) -> Option<()> {
-        self.0 = self.0.strip_prefix(want)?;
-        Some(())
-    }
-
-    /// A definite-length byte (major 2) or text (major 3) string's contents.
-    fn string(&mut self, major: u8) -> Option<&'a [u8]> {
-        let (&first, rest) = self.0.split_first()?;
-        if first >> 5 != major {
-            return None;
-        }
-        let (len, rest) = match first & 0x1f {
-            n @ 0..=23 => (u64::from(n), rest),
-            n @ 24..=27 => {
-                let width = 1usize << (n - 24);
-                let (arg, rest) = rest.split_at_checked(width)?;
-                (
-                    arg.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b)),
-                    rest,
-                )
-            }
-            _ => return None,
-        };
-        // Shortest form only (RFC 8949 section 4.2.1): then the parsed parts re-encode to
-        // exactly the input, with no second copy to compare against.
-        let shortest = match first & 0x1f {
-            24 => len >= 24,
-            25 => len > 0xff,
-            26 => len > 0xffff,
-            27 => len > 0xffff_ffff,
-            _ => true,
-        };
-        if !shortest {
-            return None;
-        }
-        let (contents, rest) = rest.split_at_checked(usize::try_from(len).ok()?)?;
-        self.0 = rest;
-        Some(contents)
-    }
-}
-
 /// Reads the profile's deterministic encoding directly. `Some` only when `bytes` is exactly
 /// `envelope(protected_bytes(iss, sub, kid), payload, signature)` with UTF-8 `iss`/`sub` and an
 /// attached payload: an input on which every check of [`parse_general`] passes with these same
 /// values. Anything else returns `None` and goes through [`parse_general`], which names the
 /// refusal.
 pub(super) fn read_profile(bytes: &[u8]) -> Option<PartsRef<'_>> {
-    let mut c = Cursor(bytes);
-    c.expect(&[0xd2, 0x84])?; // tag 18, array(4)
+    let mut c = Reader::new(bytes);
+    c.lit(&[0xd2, 0x84])?; // tag 18, array(4)
     let protected = c.string(2)?;
-    c.expect(&[0xa0])?; // unprotected: empty map
+    c.lit(&[0xa0])?; // unprotected: empty map
     let payload = c.string(2)?;
     let signature = c.string(2)?;
-    if !c.0.is_empty() {
+    if !c.is_empty() {
         return None;
     }
-    let mut h = Cursor(protected);
-    h.expect(&[0xa4, 0x01, 0x27, 0x03])?; // map(4), alg: EdDSA, content type
+    let mut h = Reader::new(protected);
+    h.lit(&[0xa4, 0x01, 0x27, 0x03])?; // map(4), alg: EdDSA, content type
     if h.string(3)? != CONTENT_TYPE.as_bytes() {
         return None;
     }
-    h.expect(&[0x04])?;
+    h.lit(&[0x04])?;
     let kid: [u8; 32] = h.string(2)?.try_into().ok()?;
-    h.expect(&[0x0f, 0xa2, 0x01])?; // CWT claims: map(2), iss
+    h.lit(&[0x0f, 0xa2, 0x01])?; // CWT claims: map(2), iss
     let iss = core::str::from_utf8(h.string(3)?).ok()?;
-    h.expect(&[0x02])?; // sub
+    h.lit(&[0x02])?; // sub
     let sub = core::str::from_utf8(h.string(3)?).ok()?;
-    if !h.0.is_empty() {
+    if !h.is_empty() {
         return None;
     }
-    // Shortest-form heads throughout (the cursor takes no other), so the envelope is what
+    // Shortest-form heads throughout (the reader takes no other), so the envelope is what
     // `envelope` writes for these parts; the protected header must be what the writer produces.
     if protected_bytes(iss, sub, &kid) != protected {
         return None;
@@ -314,6 +213,7 @@ fn cwt_claims(h: &Header) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cose::cbor;
     use crate::cose::sign::tests::receipt;
     use crate::cose::{SoftwareSigner, sign_receipt};
 
@@ -360,8 +260,8 @@ mod tests {
         long.extend_from_slice(&(protected.len() as u16).to_be_bytes());
         long.extend_from_slice(&protected);
         long.push(0xa0);
-        cbor_string(&mut long, 2, parts.payload);
-        cbor_string(&mut long, 2, parts.signature);
+        cbor::string(&mut long, 2, parts.payload);
+        cbor::string(&mut long, 2, parts.signature);
         inputs.push(long);
 
         let mut taken = 0;
@@ -396,27 +296,5 @@ mod tests {
             envelope(&protected, None, &[1; 64]),
             sign1.to_tagged_vec().unwrap()
         );
-    }
-
-    #[test]
-    fn cbor_heads_are_shortest_form() {
-        for (n, want) in [
-            (0u64, vec![0x40]),
-            (23, vec![0x57]),
-            (24, vec![0x58, 24]),
-            (255, vec![0x58, 0xff]),
-            (256, vec![0x59, 0x01, 0x00]),
-            (65_535, vec![0x59, 0xff, 0xff]),
-            (65_536, vec![0x5a, 0x00, 0x01, 0x00, 0x00]),
-            (u64::from(u32::MAX), vec![0x5a, 0xff, 0xff, 0xff, 0xff]),
-            (
-                u64::from(u32::MAX) + 1,
-                vec![0x5b, 0, 0, 0, 0x01, 0, 0, 0, 0],
-            ),
-        ] {
-            let mut out = Vec::new();
-            cbor_head(&mut out, 2, n);
-            assert_eq!(out, want, "{n}");
-        }
     }
 }

@@ -1,0 +1,308 @@
+//! What the signed documents of a call (`stop-latency/1`, `interaction-metrics/1`, and every
+//! later kind a final seal lists) share in their wire form: the strict decode (JCR-1 canonical
+//! JSON under the kind's limits, then its schema rules) and the schema's field readers with
+//! their stable codes (`null`, `wrong_type`, `negative_unsigned`, `unknown_field`,
+//! `missing_field`, `bad_root`). The `receipts_root` they bind to is
+//! [`crate::receipts_root`]; the binding checks every kind starts with (the stream, the window
+//! count, the root: [`check_stream`]) are here too, and their signature in the one COSE
+//! profile ([`sign`], [`verify`]: `jouleclaw_jcr1::cose::document` with the kind's content type,
+//! then the kind's decoder and the CWT claims against the document).
+
+use ed25519_dalek::VerifyingKey;
+use jouleclaw_jcr1::cose::Signer;
+use jouleclaw_jcr1::cose::document::{self as profile, DocumentCoseCode};
+use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_canonical_value};
+use serde_json::{Map, Value};
+
+/// A schema refusal code.
+pub type Code = &'static str;
+
+/// Strictly decodes one whole document: at most `limits.max_document_bytes`
+/// (`document_too_large` at that offset), the canonical form under `limits` (the JCR-1 code at
+/// its offset), then `schema` (its code at the input's length).
+pub fn decode<T>(
+    bytes: &[u8],
+    limits: Limits,
+    schema: impl FnOnce(&Value) -> Result<T, Code>,
+) -> Result<T, (Code, u64)> {
+    if bytes.len() > limits.max_document_bytes {
+        return Err(("document_too_large", limits.max_document_bytes as u64));
+    }
+    let value = decode_canonical_value(bytes, limits).map_err(|r| (r.code.as_str(), r.offset))?;
+    schema(&value).map_err(|code| (code, bytes.len() as u64))
+}
+
+/// `null` for a null, `wrong_type` for anything else: the code of a value of the wrong type.
+pub fn null_or_wrong(v: &Value) -> Code {
+    if v.is_null() { "null" } else { "wrong_type" }
+}
+
+/// An object.
+pub fn object(v: &Value) -> Result<&Map<String, Value>, Code> {
+    v.as_object().ok_or_else(|| null_or_wrong(v))
+}
+
+/// A string.
+pub fn string(v: &Value) -> Result<&str, Code> {
+    v.as_str().ok_or_else(|| null_or_wrong(v))
+}
+
+/// An array.
+pub fn array(v: &Value) -> Result<&Vec<Value>, Code> {
+    v.as_array().ok_or_else(|| null_or_wrong(v))
+}
+
+/// An unsigned integer (`negative_unsigned` for another number).
+pub fn unsigned(v: &Value) -> Result<u64, Code> {
+    match v {
+        Value::Number(n) => n.as_u64().ok_or("negative_unsigned"),
+        _ => Err(null_or_wrong(v)),
+    }
+}
+
+/// An unsigned integer or `null` (`wrong_type` for anything else).
+pub fn unsigned_or_null(v: &Value) -> Result<Option<u64>, Code> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Number(n) => n.as_u64().map(Some).ok_or("negative_unsigned"),
+        _ => Err("wrong_type"),
+    }
+}
+
+/// Exactly the fields `known`: `unknown_field` first, then `missing_field`.
+pub fn fields(obj: &Map<String, Value>, known: &[&str]) -> Result<(), Code> {
+    if obj.keys().any(|k| !known.contains(&k.as_str())) {
+        return Err("unknown_field");
+    }
+    if known.iter().any(|k| !obj.contains_key(*k)) {
+        return Err("missing_field");
+    }
+    Ok(())
+}
+
+/// A 32-byte hash in 64 lowercase hex digits (`bad_root` otherwise).
+pub fn root_hex(s: &str) -> Result<[u8; 32], Code> {
+    if s.len() != 64 || !s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err("bad_root");
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(s, &mut out).map_err(|_| "bad_root")?;
+    Ok(out)
+}
+
+/// One way a document and the receipts disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BindingProblem {
+    /// A stable code: [`STREAM_BINDING_CODES`] or the kind's own.
+    pub code: &'static str,
+    /// A readable sentence.
+    pub detail: String,
+}
+
+impl core::fmt::Display for BindingProblem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{}: {}", self.code, self.detail)
+    }
+}
+
+/// The codes of [`check_stream`], in the order it looks for them.
+pub const STREAM_BINDING_CODES: &[&str] =
+    &["stream_mismatch", "window_count_mismatch", "root_mismatch"];
+
+/// What a document of a call states about its stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamBinding<'a> {
+    /// The receipts' steward.
+    pub steward: &'a str,
+    /// The receipts' stream id.
+    pub stream_id: &'a str,
+    /// How many window receipts the stream has.
+    pub window_count: u64,
+    /// The RFC 9162 root over the receipts' content hashes.
+    pub receipts_root: &'a [u8; 32],
+}
+
+/// The RFC 9162 root over `receipts`' content hashes in order ([`crate::receipts_root`]),
+/// `None` past what a Merkle log holds.
+pub fn root_of(receipts: &[(StreamWindowReceipt, [u8; 32])]) -> Option<[u8; 32]> {
+    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
+    crate::receipts_root(&hashes).ok()
+}
+
+/// The binding checks every kind starts with, in order: every receipt of the document's
+/// stream (`stream_mismatch`, the first that is not), the window count
+/// (`window_count_mismatch`), and `root` (the root over exactly `receipts`' content hashes in
+/// order, `None` when there is none) equal to the document's (`root_mismatch`).
+pub fn check_stream(
+    doc: StreamBinding<'_>,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    root: Option<[u8; 32]>,
+) -> Vec<BindingProblem> {
+    let mut out = Vec::new();
+    let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
+    if let Some((r, _)) = receipts
+        .iter()
+        .find(|(r, _)| r.steward != doc.steward || r.stream_id != doc.stream_id)
+    {
+        p(
+            "stream_mismatch",
+            format!(
+                "the document is for {}/{}, receipt {} is not",
+                doc.steward,
+                doc.stream_id,
+                r.id()
+            ),
+        );
+    }
+    if doc.window_count != receipts.len() as u64 {
+        p(
+            "window_count_mismatch",
+            format!(
+                "the document counts {} window receipts, there are {}",
+                doc.window_count,
+                receipts.len()
+            ),
+        );
+    }
+    match root {
+        Some(root) if root == *doc.receipts_root => {}
+        _ => p(
+            "root_mismatch",
+            format!(
+                "the document's receipts_root {} is not the root over the {} receipts",
+                hex::encode(doc.receipts_root),
+                receipts.len()
+            ),
+        ),
+    }
+    out
+}
+
+/// A signed document of a call and the bytes a verifier in another language may want.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signed<D> {
+    /// The document.
+    pub document: D,
+    /// Its canonical bytes (the payload).
+    pub payload: Vec<u8>,
+    /// BLAKE3 of the payload.
+    pub content_hash: [u8; 32],
+    /// The serialized protected header.
+    pub protected: Vec<u8>,
+    /// `Sig_structure` bytes that were signed.
+    pub to_be_signed: Vec<u8>,
+    /// The tagged COSE_Sign1.
+    pub cose_sign1: Vec<u8>,
+}
+
+/// Signs `document`, whose canonical bytes are `payload`, in the one COSE profile under
+/// `content_type`, with CWT `iss` `steward` and `sub` `subject`. The signer's refusal passes
+/// through.
+pub fn sign<D>(
+    signer: &dyn Signer,
+    content_type: &str,
+    steward: &str,
+    subject: &str,
+    document: D,
+    payload: Vec<u8>,
+) -> Result<Signed<D>, Jcr1Error> {
+    let d = profile::sign(signer, content_type, steward, subject, payload)?;
+    Ok(Signed {
+        document,
+        content_hash: *blake3::hash(&d.payload).as_bytes(),
+        payload: d.payload,
+        protected: d.protected,
+        to_be_signed: d.to_be_signed,
+        cose_sign1: d.cose_sign1,
+    })
+}
+
+/// Why [`verify`] refused a signed document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyRefusal<R> {
+    /// The profile (or the CWT claims: `cose_iss_mismatch`, `cose_sub_mismatch`).
+    Cose(DocumentCoseCode),
+    /// The kind's decoder refused the payload.
+    Payload(R),
+}
+
+/// Verifies a signed document under `key` in this order: the one COSE profile with the kind's
+/// `content_type` and size bound (`jouleclaw_jcr1::cose::document::verify`: envelope,
+/// headers, kid, the key a `ValidKey` and `verify_strict`), the kind's strict `decode` of the
+/// payload, then CWT `iss` against `claims`' steward and `sub` against its subject.
+pub fn verify<D, R>(
+    bytes: &[u8],
+    key: &VerifyingKey,
+    content_type: &str,
+    max_bytes: usize,
+    decode: impl FnOnce(&[u8]) -> Result<D, R>,
+    claims: impl FnOnce(&D) -> (&str, String),
+) -> Result<Signed<D>, VerifyRefusal<R>> {
+    let v = profile::verify(bytes, key, content_type, max_bytes).map_err(VerifyRefusal::Cose)?;
+    let document = decode(&v.payload).map_err(VerifyRefusal::Payload)?;
+    let (steward, subject) = claims(&document);
+    if v.iss != steward {
+        return Err(VerifyRefusal::Cose(DocumentCoseCode::IssMismatch));
+    }
+    if v.sub != subject {
+        return Err(VerifyRefusal::Cose(DocumentCoseCode::SubMismatch));
+    }
+    Ok(Signed {
+        document,
+        content_hash: *blake3::hash(&v.payload).as_bytes(),
+        payload: v.payload,
+        protected: v.protected,
+        to_be_signed: v.to_be_signed,
+        cose_sign1: bytes.to_vec(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn readers_name_the_refusal() {
+        assert_eq!(string(&json!(null)), Err("null"));
+        assert_eq!(string(&json!(1)), Err("wrong_type"));
+        assert_eq!(string(&json!("a")), Ok("a"));
+        assert_eq!(unsigned(&json!(-1)), Err("negative_unsigned"));
+        assert_eq!(unsigned(&json!("1")), Err("wrong_type"));
+        assert_eq!(unsigned(&json!(7)), Ok(7));
+        assert_eq!(unsigned_or_null(&json!(null)), Ok(None));
+        assert_eq!(unsigned_or_null(&json!(true)), Err("wrong_type"));
+        assert_eq!(array(&json!({})), Err("wrong_type"));
+        let m = json!({"a": 1, "b": 2});
+        let m = object(&m).unwrap();
+        assert_eq!(fields(m, &["a", "b"]), Ok(()));
+        assert_eq!(fields(m, &["a"]), Err("unknown_field"));
+        assert_eq!(fields(m, &["a", "b", "c"]), Err("missing_field"));
+    }
+
+    #[test]
+    fn roots_are_lowercase_hex_of_32_bytes() {
+        let good = "ab".repeat(32);
+        assert_eq!(root_hex(&good), Ok([0xab; 32]));
+        assert_eq!(root_hex(&"AB".repeat(32)), Err("bad_root"));
+        assert_eq!(root_hex(&good[..62]), Err("bad_root"));
+    }
+
+    #[test]
+    fn decode_refuses_in_order() {
+        let limits = Limits {
+            max_document_bytes: 16,
+            max_depth: 2,
+            max_string_bytes: 16,
+            max_array_len: 4,
+        };
+        let ok = |v: &Value| unsigned(&v["a"]);
+        assert_eq!(decode(br#"{"a":1}"#, limits, ok), Ok(1));
+        assert_eq!(
+            decode(br#"{"a":1,"b":"0123456789"}"#, limits, ok),
+            Err(("document_too_large", 16))
+        );
+        assert!(matches!(decode(br#"{"a" :1}"#, limits, ok), Err((c, _)) if c != "null"));
+        assert_eq!(decode(br#"{"a":null}"#, limits, ok), Err(("null", 10)));
+    }
+}
