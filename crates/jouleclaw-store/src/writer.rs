@@ -451,6 +451,13 @@ mod tests {
         }
     }
 
+    fn writer(dir: &Path, existing: Existing) -> RunWriter {
+        match RunWriter::new(dir, existing) {
+            Ok(w) => w,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
     fn names(dir: &Path) -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(dir)
             .map(|r| {
@@ -466,10 +473,7 @@ mod tests {
     #[test]
     fn a_run_is_committed_with_its_hashes_and_the_summary_from_run_summary() {
         let d = scratch("commit");
-        let mut w = match RunWriter::new(&d, Existing::Refuse) {
-            Ok(w) => w,
-            Err(e) => panic!("{e}"),
-        };
+        let mut w = writer(&d, Existing::Refuse);
         assert!(w.put(crate::layout::RECEIPTS_JSONL, b"{}\n").is_ok());
         assert!(w.put(crate::layout::SIGNER_PUB, b"key").is_ok());
         // Nothing is in place before the commit.
@@ -505,10 +509,7 @@ mod tests {
             Err(StoreError::Exists { .. })
         ));
         let _ = std::fs::remove_file(d.join(crate::layout::SEALS_CBOR));
-        let mut w = match RunWriter::new(&d, Existing::Refuse) {
-            Ok(w) => w,
-            Err(e) => panic!("{e}"),
-        };
+        let mut w = writer(&d, Existing::Refuse);
         assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
         std::fs::write(d.join(crate::layout::STOP_LATENCY_CBOR), b"planted").ok();
         assert!(matches!(
@@ -526,10 +527,7 @@ mod tests {
         // extra) it does not write.
         std::fs::write(d.join(crate::layout::SEALS_CBOR), b"old seals").ok();
         std::fs::write(d.join("proof"), b"old proof").ok();
-        let mut w = match RunWriter::new(&d, Existing::Replace) {
-            Ok(w) => w,
-            Err(e) => panic!("{e}"),
-        };
+        let mut w = writer(&d, Existing::Replace);
         assert!(w.put(crate::layout::STOP_LATENCY_CBOR, b"new").is_ok());
         assert!(w.commit(&summary(), &[], &["proof"]).is_ok());
         assert_eq!(names(&d), vec!["stop-latency.cbor", "summary.json"]);
@@ -545,10 +543,7 @@ mod tests {
         let d = scratch("links");
         std::fs::write(d.join("victim"), b"victim").ok();
         std::os::unix::fs::symlink(d.join("victim"), d.join(crate::layout::RECEIPTS_CBOR)).ok();
-        let mut w = match RunWriter::new(&d, Existing::Replace) {
-            Ok(w) => w,
-            Err(e) => panic!("{e}"),
-        };
+        let mut w = writer(&d, Existing::Replace);
         assert!(w.put(crate::layout::RECEIPTS_CBOR, b"cbor").is_ok());
         // The link's target is an input: refused before anything is renamed.
         let victim = d.join("victim");
@@ -570,10 +565,7 @@ mod tests {
     #[test]
     fn only_a_run_file_is_staged_once_and_summary_json_only_by_the_commit() {
         let d = scratch("names");
-        let mut w = match RunWriter::new(&d, Existing::Refuse) {
-            Ok(w) => w,
-            Err(e) => panic!("{e}"),
-        };
+        let mut w = writer(&d, Existing::Refuse);
         for bad in ["other.txt", SUMMARY_JSON, "../receipts.jsonl"] {
             assert!(matches!(w.stage(bad), Err(StoreError::NotARunFile { .. })));
         }
