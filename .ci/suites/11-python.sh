@@ -15,7 +15,24 @@ jc_check "cargo build --bin jouleclaw" cargo build -q --bin jouleclaw
 # The package itself is rebuilt every run (it is what is tested).
 jc_check "pip install ./bindings/python" "$JC_VENV/bin/pip" install -q --disable-pip-version-check \
     --force-reinstall --no-deps ./bindings/python
+# A real MCP server's tool list for the toolset tests (test_toolset.py): the pinned npm package
+# installed with its install scripts disabled, started over stdio without network and asked only
+# tools/list (crates/jouleclaw-structured/tests/corpus/mcp_tools.mjs). A package that is not
+# served fails the suite.
+MCP_PKG="@modelcontextprotocol/server-memory@2026.8.31"
+mcpdir="$JC_CACHE/python-mcp"
+{ command -v npm >/dev/null && command -v node >/dev/null; } || jc_apt_install nodejs npm || true
+if [ "$(cat "$mcpdir/.jc-reqs" 2>/dev/null)" != "$MCP_PKG" ]; then
+    rm -rf "$mcpdir" && mkdir -p "$mcpdir"
+    jc_check "npm install $MCP_PKG" sh -c "cd '$mcpdir' && echo '{\"name\":\"jc-python-mcp\",\"private\":true}' >package.json && npm install --no-audit --no-fund --ignore-scripts --loglevel=error '$MCP_PKG' >/dev/null && echo '$MCP_PKG' >.jc-reqs"
+fi
+mcp_tools="$mcpdir/tools.json"
+rm -f "$mcp_tools"
+jc_check "MCP tool list fetched ($MCP_PKG, no network, tools/list only)" \
+    node crates/jouleclaw-structured/tests/corpus/mcp_tools.mjs "$mcpdir/node_modules" \
+    @modelcontextprotocol/server-memory "$mcp_tools"
 jc_check "pytest bindings/python/tests" env JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" \
+    JOULECLAW_MCP_TOOLS="$mcp_tools" \
     "$py" -m pytest -q bindings/python/tests --ignore bindings/python/tests/test_real_cascade.py \
     --ignore bindings/python/tests/test_livekit.py --ignore bindings/python/tests/test_livekit_call.py
 out=$(mktemp -d)

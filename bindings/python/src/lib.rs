@@ -19,13 +19,15 @@
 //! `Pipeline.finish()` returns: the last window, the final seal, the signed `stop-latency/1`
 //! document measured beside the pipeline by `jouleclaw_stop_latency`, and the signed
 //! `interaction-metrics/1` document measured by `jouleclaw_interaction`); from `interaction`:
-//! `InteractionDocument`, `InteractionEvent`; the functions `keygen`, `verify`,
+//! `InteractionDocument`, `InteractionEvent`; from `toolset`: `Toolset`, `RefusedTool`,
+//! `ToolCallValidator`, `CallVerdict` (and `ToolsetError`); the functions `keygen`, `verify`,
 //! `verify_batch`, `verify_stop_latency`, `verify_interaction_metrics`,
 //! `split_cbor_sequence`, `format_ts`, `verify_stream_dir`, the exception classes and the
 //! duplex channel constants.
 
 mod evidence;
 mod interaction;
+mod toolset;
 
 use std::sync::{Arc, Mutex};
 
@@ -33,7 +35,7 @@ use bytes::Bytes;
 use jouleclaw_jcr1::cose::{self, CoseRefusal, PublicKey, SingleKey, SoftwareSigner};
 use jouleclaw_jcr1::{Estimator, Jcr1Error, StreamWindowReceipt};
 use jouleclaw_pipeline::{
-    ClosedAt, PipelineConfig, PipelineError, duplex_voice_oracle, format_ts as rs_format_ts, trace,
+    ClosedAt, PipelineConfig, PipelineError, format_ts as rs_format_ts, trace,
 };
 use jouleclaw_stream::{
     BARGE_IN_DEADLINE_MS, StreamSpec as RsStreamSpec, Tick, TickKind, TickMarker,
@@ -884,9 +886,12 @@ impl Pipeline {
     /// `vantage` (`"sent"` or `"played"`) states what an audio tick's time marks, and
     /// `excluded_buffer_ns` the audio buffered after that point that the stop latency does not
     /// include, when known: with `vantage` the signed document is `stop-latency/2`
-    /// (`spec/STOP-LATENCY-V1.md` section 10), without it `stop-latency/1`.
+    /// (`spec/STOP-LATENCY-V1.md` section 10), without it `stop-latency/1`. With `toolset`
+    /// (a `Toolset`) the oracle also judges the text of `tool_channel` (default the LLM
+    /// channel, as `jouleclaw run --llm-tools`) as tool calls, turn by turn, and the run
+    /// summary records the toolset's grammar digest.
     #[new]
-    #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0, seal_every=None, window_signatures="all", out_dir=None, vantage=None, excluded_buffer_ns=None))]
+    #[pyo3(signature = (steward, stream_id, signing_key=None, spec=None, epoch_unix=0, seal_every=None, window_signatures="all", out_dir=None, vantage=None, excluded_buffer_ns=None, toolset=None, tool_channel=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -900,6 +905,8 @@ impl Pipeline {
         out_dir: Option<std::path::PathBuf>,
         vantage: Option<&str>,
         excluded_buffer_ns: Option<u64>,
+        toolset: Option<&Bound<'_, toolset::Toolset>>,
+        tool_channel: Option<u32>,
     ) -> PyResult<Self> {
         let vantage = match (vantage, excluded_buffer_ns) {
             (None, None) => None,
@@ -982,7 +989,7 @@ impl Pipeline {
         let config = PipelineConfig::new(steward, stream_id)
             .with_closed_at(ClosedAt::StreamTime { epoch_unix })
             .with_signing(signing);
-        let oracle = duplex_voice_oracle();
+        let oracle = toolset::pipeline_oracle(py, toolset, tool_channel, &spec)?;
         let summary_base = serde_json::json!({
             "trace": "python",
             "spec": "python",
@@ -991,7 +998,7 @@ impl Pipeline {
             "epoch": jouleclaw_jcr1::UtcSecond::from_unix(epoch_unix).map(|t| t.to_string()),
             "oracle": oracle.backend_names().collect::<Vec<_>>(),
             "stages": Vec::<String>::new(),
-            "llm_schema": null,
+            "llm_schema": toolset::llm_schema(toolset),
         });
         let pipeline = jouleclaw_pipeline::Pipeline::new(
             spec.clone(),
@@ -1405,6 +1412,7 @@ fn _jouleclaw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ReceiptError", py.get_type::<ReceiptError>())?;
     m.add("PipelinePoisoned", py.get_type::<PipelinePoisoned>())?;
     m.add("VerifyError", py.get_type::<VerifyError>())?;
+    m.add("ToolsetError", py.get_type::<toolset::ToolsetError>())?;
     m.add_class::<StreamSpec>()?;
     m.add_class::<SigningKey>()?;
     m.add_class::<Pipeline>()?;
@@ -1421,6 +1429,10 @@ fn _jouleclaw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(evidence::verify_stop_latency, m)?)?;
     m.add_class::<interaction::InteractionDocument>()?;
     m.add_class::<interaction::InteractionEvent>()?;
+    m.add_class::<toolset::Toolset>()?;
+    m.add_class::<toolset::RefusedTool>()?;
+    m.add_class::<toolset::CallVerdict>()?;
+    m.add_class::<toolset::ToolCallValidator>()?;
     m.add_function(wrap_pyfunction!(
         interaction::verify_interaction_metrics,
         m

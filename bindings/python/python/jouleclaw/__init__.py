@@ -3,7 +3,9 @@
 A thin layer over the Rust crates of jouleclaw-rs (the extension module ``jouleclaw._jouleclaw``):
 the pipeline, the oracles, the conservation ledger, hashing, minting and signing all run in Rust;
 this package only re-exports them. ``jouleclaw.pipecat`` holds a Pipecat observer that maps a
-Pipecat pipeline's frames onto the duplex voice channels.
+Pipecat pipeline's frames onto the duplex voice channels. ``Toolset`` compiles a whole toolset
+(an MCP ``tools/list`` result or an OpenAI ``tools`` array) into one grammar for a tool call,
+with its streaming ``ToolCallValidator``; ``Pipeline(toolset=...)`` judges tool calls with it.
 
     from jouleclaw import Pipeline, SigningKey, CONTROL, MIC, verify
 
@@ -25,6 +27,7 @@ from ._jouleclaw import (
     SUBSTRATE,
     TTS,
     TTS_BYTES_PER_WINDOW,
+    CallVerdict,
     ClosedWindow,
     ConfigError,
     EarlyVerdict,
@@ -36,6 +39,7 @@ from ._jouleclaw import (
     Pipeline,
     PipelinePoisoned,
     ReceiptError,
+    RefusedTool,
     SealBatch,
     SigningKey,
     StopLatency,
@@ -43,6 +47,9 @@ from ._jouleclaw import (
     StreamSpec,
     TickOutcome,
     TickRefused,
+    ToolCallValidator,
+    Toolset,
+    ToolsetError,
     Verdict,
     VerifiedReceipt,
     VerifyError,
@@ -66,6 +73,7 @@ __all__ = [
     "SUBSTRATE",
     "TTS",
     "TTS_BYTES_PER_WINDOW",
+    "CallVerdict",
     "ClosedWindow",
     "ConfigError",
     "EarlyVerdict",
@@ -77,6 +85,7 @@ __all__ = [
     "Pipeline",
     "PipelinePoisoned",
     "ReceiptError",
+    "RefusedTool",
     "SealBatch",
     "SigningKey",
     "StopLatency",
@@ -84,6 +93,9 @@ __all__ = [
     "StreamSpec",
     "TickOutcome",
     "TickRefused",
+    "ToolCallValidator",
+    "Toolset",
+    "ToolsetError",
     "Verdict",
     "VerifiedReceipt",
     "VerifyError",

@@ -58,6 +58,11 @@ words), or a ``UserBackchannelFrame``             user's speech is not an interr
 ``FunctionCallResultFrame``                       ``substrate`` (5) text: ``result`` as UTF-8
                                                   (a ``str`` as is, anything else as compact
                                                   JSON with sorted keys)
+``FunctionCallsStartedFrame`` (the LLM service),  per call, the call ``{"name": ...,
+with a ``toolset`` only                           "arguments": ...}`` as ``text`` on the tool
+                                                  channel (``TOOL_CALLS``, 6, by default), then
+                                                  an ``end`` marker there: one turn of the
+                                                  toolset's oracle (see "Tool calls" below)
 ``EndFrame`` (the output transport passing it     the call ends: the open window is closed,
 on, after its last chunk was written),            the documents signed, ``out_dir`` written
 ``CancelFrame`` (its first push)
@@ -138,6 +143,30 @@ the frame was pushed), so windows follow the pipeline's own time and no wall clo
 Rust core. A window closes when a frame of any kind arrives with a time in a later window, or
 at ``EndFrame``/``CancelFrame`` (or ``finish()``).
 
+Tool calls: with ``toolset`` (a ``jouleclaw.Toolset``: an MCP ``tools/list`` result or an
+OpenAI ``tools`` array compiled into one grammar), the pipeline's oracle also judges every tool
+call the LLM makes, as ``jouleclaw run --llm-tools`` judges the LLM channel
+(``spec/STRUCTURED-OUTPUT.md``, "Toolsets" and "StructuredOutputOracle"): the call is routed by
+its name as its bytes arrive (an unknown name fails at the byte that leaves every tool's name,
+``unknown_tag`` at ``/name``) and its arguments are judged by that tool's schema (paths below
+``/arguments``). Pipecat 1.14's LLM services parse a call's streamed argument text before any
+frame carries it (``FunctionCallsStartedFrame``'s ``FunctionCallFromLLM.arguments`` is a
+mapping; a call whose text does not parse is dropped by the service with a warning and never
+seen here), so the call's bytes are rebuilt as ``{"name":NAME,"arguments":ARGS}`` with ``ARGS``
+``json.dumps`` of the mapping (key order kept, compact, non-ASCII as is; a ``str`` given as
+arguments is taken as the model's own text). The call goes on its own outbound text channel,
+``tool_channel`` (default ``TOOL_CALLS``, 6, which ``tool_call_spec()`` adds to the spec; with
+no ``spec`` given the observer uses ``tool_call_spec()``), so the LLM's spoken text on the
+``llm`` channel is never judged as a call; ``tool_channel=LLM`` judges the ``llm`` channel
+itself, as ``jouleclaw run --llm-tools`` does, for an agent that speaks only through tools
+(every ``LLMTextFrame`` is then a call's bytes). A call that fails fails its window's verdict
+(the reason names the turn, code, byte offset and path), and the oracle's name
+``structured:<digest prefix>`` in the receipts and the run summary's ``llm_schema`` digest
+name the whole toolset. Each call is also judged on its own with ``Toolset.validate``: a
+``ToolCallEvent`` (name, id, the bytes, the ``CallVerdict``) goes to ``tool_calls``, the
+``on_tool_call`` callback and the ``on_tool_call`` event. Tools the toolset left out are in
+``toolset.refused``; a call to one is an unknown name.
+
 Every closed window goes to the ``on_receipt`` callback and the observer's ``on_receipt``
 event as it closes. When the call ends (``EndFrame``/``CancelFrame``, cleanup, or
 ``finish()``) the pipeline signs the ``stop-latency/1`` document (every barge-in: its time, the
@@ -167,6 +196,7 @@ from pipecat.frames.frames import (
     EndFrame,
     Frame,
     FunctionCallResultFrame,
+    FunctionCallsStartedFrame,
     InputAudioRawFrame,
     InterruptionFrame,
     LLMFullResponseStartFrame,
@@ -195,6 +225,7 @@ from . import (
     MIC,
     SUBSTRATE,
     TTS,
+    CallVerdict,
     ClosedWindow,
     Finished,
     InteractionDocument,
@@ -204,10 +235,20 @@ from . import (
     StopLatency,
     StopLatencyDocument,
     StreamSpec,
+    Toolset,
     Verdict,
 )
 
-__all__ = ["AudioStats", "ReceiptObserver", "YieldEvent", "PIPECAT_VERSIONS"]
+__all__ = [
+    "AudioStats",
+    "ReceiptObserver",
+    "ToolCallEvent",
+    "YieldEvent",
+    "PIPECAT_VERSIONS",
+    "TOOL_CALLS",
+    "tool_call_spec",
+    "tool_call_bytes",
+]
 
 #: The pipecat-ai versions this observer is tested against.
 PIPECAT_VERSIONS = ">=1.14,<1.15"
@@ -233,6 +274,43 @@ RUN_FILES = (
     "interaction-metrics.cbor",
     "summary.json",
 )
+
+
+#: The tool-call channel ``tool_call_spec()`` adds: outbound text, one turn per call.
+TOOL_CALLS = 6
+
+
+def tool_call_spec(spec: Optional[StreamSpec] = None, channel: int = TOOL_CALLS) -> StreamSpec:
+    """`spec` (default the duplex voice layout) with one more channel, `channel`: outbound
+    ``text``, ``application/json``, for the tool calls a toolset judges."""
+    base = json.loads((spec or StreamSpec.duplex_voice_default()).to_json())
+    base["channels"].append(
+        {"id": channel, "direction": "outbound", "kind": "text", "mime": "application/json"}
+    )
+    return StreamSpec.from_json(json.dumps(base))
+
+
+def tool_call_bytes(name: str, arguments) -> bytes:
+    """The call ``{"name":NAME,"arguments":ARGS}`` as UTF-8: ``ARGS`` is `arguments` as
+    compact JSON (key order kept, non-ASCII as is), or `arguments` itself when it is a ``str``
+    (the model's own text)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(
+        arguments, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    head = json.dumps({"name": name}, separators=(",", ":"), ensure_ascii=False)[:-1]
+    return (head + ',"arguments":' + args + "}").encode("utf-8")
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A tool call the LLM made, judged by the observer's toolset."""
+
+    ts_ns: int
+    window_id: int
+    name: str
+    tool_call_id: str
+    call: bytes
+    verdict: CallVerdict
 
 
 @dataclass(frozen=True)
@@ -320,6 +398,12 @@ class ReceiptObserver(BaseObserver):
             ``on_reset_aggregation`` event of each ``MinWordsUserTurnStartStrategy`` in it, the
             decision that speech over the bot is not a turn (marked as a backchannel; see
             "Interaction markers"). ``None``: no such decision is seen.
+        toolset: A ``jouleclaw.Toolset``: the oracle judges every tool call the LLM makes with
+            it (see the module docs, "Tool calls"). ``None`` (default): calls are not judged.
+        tool_channel: With ``toolset``: the channel the calls go on (default ``TOOL_CALLS``;
+            ``LLM`` judges the ``llm`` channel as ``jouleclaw run --llm-tools`` does). It must
+            be a text channel of ``spec``; with no ``spec``, ``tool_call_spec()`` adds it.
+        on_tool_call: With ``toolset``: called with a ``ToolCallEvent`` for every call.
     """
 
     def __init__(
@@ -341,6 +425,9 @@ class ReceiptObserver(BaseObserver):
         vantage: Optional[str] = None,
         excluded_buffer_ns: Optional[int] = None,
         user_turn_strategies: Optional[UserTurnStrategies] = None,
+        toolset: Optional[Toolset] = None,
+        tool_channel: Optional[int] = None,
+        on_tool_call: Optional[Callable[[ToolCallEvent], None]] = None,
         **kwargs,
     ):
         # Every push, not only the first: the end of the call is the EndFrame's push by the
@@ -353,6 +440,10 @@ class ReceiptObserver(BaseObserver):
             if taken:
                 raise FileExistsError(f"{out} already holds {', '.join(taken)}")
             out.mkdir(parents=True, exist_ok=True)
+        if toolset is not None and tool_channel is None:
+            tool_channel = TOOL_CALLS
+            if spec is None:
+                spec = tool_call_spec()
         self._pipeline = Pipeline(
             steward,
             stream_id,
@@ -364,7 +455,12 @@ class ReceiptObserver(BaseObserver):
             out_dir=None if out_dir is None else str(out_dir),
             vantage=vantage,
             excluded_buffer_ns=excluded_buffer_ns,
+            toolset=toolset,
+            tool_channel=tool_channel,
         )
+        self._toolset = toolset
+        self._tool_channel = tool_channel
+        self._on_tool_call = on_tool_call
         self._spec = self._pipeline.spec
         self._max_chunk = self._spec.max_chunk_bytes
         self._clock = clock or (lambda data: data.timestamp)
@@ -402,7 +498,10 @@ class ReceiptObserver(BaseObserver):
         #: What the pipeline's ``finish()`` returned (the signed stop-latency document, the
         #: final seal), once the call has ended.
         self.finished: Optional[Finished] = None
+        #: With a toolset: the latest ``keep_receipts`` tool calls, each judged on its own.
+        self.tool_calls: deque[ToolCallEvent] = deque(maxlen=keep_receipts)
         self._register_event_handler("on_receipt", sync=True)
+        self._register_event_handler("on_tool_call", sync=True)
         self._register_event_handler("on_yield", sync=True)
         if user_turn_strategies is not None:
             self.watch_user_turn_strategies(user_turn_strategies)
@@ -429,6 +528,11 @@ class ReceiptObserver(BaseObserver):
     def public_key_text(self) -> str:
         """The public key file text (``signer.pub``)."""
         return self._pipeline.public_key_text
+
+    @property
+    def toolset(self) -> Optional[Toolset]:
+        """The toolset the tool calls are judged with, if any."""
+        return self._toolset
 
     @property
     def pipeline(self) -> Pipeline:
@@ -579,11 +683,29 @@ class ReceiptObserver(BaseObserver):
             if not isinstance(result, str):
                 result = json.dumps(result, sort_keys=True, separators=(",", ":"), default=str)
             await self._push(ts, SUBSTRATE, "text", frame, payload=result.encode("utf-8"))
+        elif isinstance(frame, FunctionCallsStartedFrame) and self._toolset is not None:
+            for call in frame.function_calls:
+                await self._tool_call(ts, frame, call.function_name, call.tool_call_id,
+                                      call.arguments)
         else:
             # Every frame the table does not name: TTSStartedFrame/TTSStoppedFrame (generation
             # boundaries), TTSTextFrame (the words being spoken, not new LLM output), the bot
             # speaking frames of another destination, ...
             self._count(self.ignored, type(frame).__name__)
+
+    async def _tool_call(self, ts: int, frame: Frame, name: str, tool_call_id: str,
+                         arguments) -> None:
+        """One call: its bytes as text on the tool channel, then an ``end`` marker (one turn
+        of the toolset's oracle); judged on its own too (``tool_calls``)."""
+        call = tool_call_bytes(name, arguments)
+        await self._push(ts, self._tool_channel, "text", frame, payload=call)
+        await self._push(ts, self._tool_channel, "marker", frame, marker="end")
+        event = ToolCallEvent(ts, self._spec.window_of(ts), name, tool_call_id, call,
+                              self._toolset.validate(call))
+        self.tool_calls.append(event)
+        if self._on_tool_call is not None:
+            self._on_tool_call(event)
+        await self._call_event_handler("on_tool_call", event)
 
     async def _on_reset_aggregation(self, strategy) -> None:
         """``MinWordsUserTurnStartStrategy`` reset: a transcript with fewer words than it

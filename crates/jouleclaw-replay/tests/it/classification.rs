@@ -6,24 +6,7 @@ use std::path::PathBuf;
 
 use jouleclaw_replay::*;
 
-fn ordinary() -> Mode {
-    Mode {
-        activation: Activation::Hold,
-        staged: false,
-        streaming: true,
-    }
-}
-
-fn staged() -> Mode {
-    Mode {
-        staged: true,
-        ..ordinary()
-    }
-}
-
-fn ev(t_ms: u64, kind: EventKind) -> Event {
-    Event { t_ms, kind }
-}
+use crate::events::{ev, ordinary, run, staged, writes};
 
 /// target f1, start, one hypothesis, release, a final of `class`, and (staged) a commit.
 fn trace(mode: Mode, text: &str, class: CandidateClass) -> Vec<Event> {
@@ -64,19 +47,6 @@ fn trace(mode: Mode, text: &str, class: CandidateClass) -> Vec<Event> {
         v.push(ev(900, EventKind::StageCommit));
     }
     v
-}
-
-fn run(mode: Mode, events: &[Event]) -> (ReplayState, Vec<Step>) {
-    let mut s = ReplayState::new(mode);
-    let steps = events.iter().map(|e| s.apply(e)).collect();
-    (s, steps)
-}
-
-fn writes(s: &ReplayState) -> Vec<&str> {
-    s.external_writes()
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect()
 }
 
 #[test]

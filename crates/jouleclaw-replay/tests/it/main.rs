@@ -6,6 +6,7 @@ mod agreement;
 mod audit_reference;
 mod classification;
 mod corpus;
+mod events;
 mod metrics;
 mod oracle;
 mod report;

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use jouleclaw_replay::*;
 
+use crate::events::{ev, ordinary, run};
+
 fn file(prefix: &str) -> (String, Vec<u8>) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/replay");
     let path = std::fs::read_dir(&dir)
@@ -66,24 +68,6 @@ fn suffix_missing_rate_of_a_one_slot_consumer_matches_the_hand_computation() {
     assert_eq!(suffix(&p), (1, 3, 6, 15));
 }
 
-fn ev(t_ms: u64, kind: EventKind) -> Event {
-    Event { t_ms, kind }
-}
-
-fn mode() -> Mode {
-    Mode {
-        activation: Activation::Hold,
-        staged: false,
-        streaming: true,
-    }
-}
-
-fn steps_of(events: &[Event]) -> (ReplayState, Vec<Step>) {
-    let mut s = ReplayState::new(mode());
-    let steps = events.iter().map(|e| s.apply(e)).collect();
-    (s, steps)
-}
-
 #[test]
 fn an_empty_slot_misses_the_whole_final_and_a_burst_without_final_is_not_measured() {
     let start = ev(
@@ -102,7 +86,7 @@ fn an_empty_slot_misses_the_whole_final_and_a_burst_without_final_is_not_measure
         },
     );
     let events = vec![start.clone(), ev(200, EventKind::HoldRelease), fin];
-    let (s, steps) = steps_of(&events);
+    let (s, steps) = run(ordinary(), &events);
     let p = preview_metrics(&events, &steps, s.finalizations());
     assert_eq!(suffix(&p), (2, 2, 11, 11));
     assert_eq!(p.suffix_missing_rate_word(), "1.000");
@@ -122,7 +106,7 @@ fn an_empty_slot_misses_the_whole_final_and_a_burst_without_final_is_not_measure
             },
         ),
     ];
-    let (s, steps) = steps_of(&events);
+    let (s, steps) = run(ordinary(), &events);
     let p = preview_metrics(&events, &steps, s.finalizations());
     assert_eq!(suffix(&p), (0, 0, 0, 0));
     assert_eq!(p.suffix_missing_rate_word(), "n/a");
@@ -226,7 +210,7 @@ const LATENCY_TRACE: &str = r#"{"id":"latency","description":"hand-computed late
 #[test]
 fn release_to_delivery_and_onset_to_first_useful_preview_match_the_hand_computation() {
     let fx = parse_fixtures(LATENCY_TRACE.as_bytes()).unwrap().remove(0);
-    let (_, steps) = steps_of(&fx.events);
+    let (_, steps) = run(ordinary(), &fx.events);
     let l = latency_metrics(&fx.events, &steps);
     assert_eq!(l.release_to_final_delivery_ms, [100, 300, 200, 700]);
     assert_eq!(l.onset_to_first_useful_preview_ms, [120, 40, 300, 10]);

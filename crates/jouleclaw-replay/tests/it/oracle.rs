@@ -3,20 +3,13 @@
 
 use std::sync::Arc;
 
+use crate::events::ordinary;
 use bytes::Bytes;
 use jouleclaw_replay::*;
 use jouleclaw_stream::{
     ChannelDirection, StreamSpec, StreamWindow, Tick, TickKind, TickMarker, duplex,
 };
 use jouleclaw_stream_oracle::{StreamOracle, WindowContext, WindowVerdict};
-
-fn mode() -> Mode {
-    Mode {
-        activation: Activation::Hold,
-        staged: false,
-        streaming: true,
-    }
-}
 
 fn events() -> Vec<Event> {
     let line = include_str!("../../../../conformance/replay/01_single_hold_burst.jsonl");
@@ -89,7 +82,7 @@ fn markers_round_trip_canonically() {
 #[test]
 fn open_burst_needs_more_then_passes_after_the_final() {
     let ev = events();
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     // target, hold_start, hypothesis, hypothesis, hold_release | final_decode
     let w0 = window(0, ev[..5].iter().map(encode_event).collect());
     let v = judge(&mut o, &w0);
@@ -110,7 +103,7 @@ fn open_burst_needs_more_then_passes_after_the_final() {
 #[test]
 fn an_unauthorized_observed_write_fails_early_and_at_judge() {
     let ev = events();
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     // The system under test types the partial before release.
     let mut markers: Vec<TickMarker> = ev[..3].iter().map(encode_event).collect();
     markers.push(encode_observed_write(310, "alpha"));
@@ -139,9 +132,9 @@ fn judge_alone_matches_on_tick_then_judge() {
     let ev = events();
     let markers: Vec<TickMarker> = ev.iter().map(encode_event).collect();
     let w = window(0, markers);
-    let mut a = CommitSafetyOracle::new(mode());
+    let mut a = CommitSafetyOracle::new(ordinary());
     let va = judge(&mut a, &w);
-    let mut b = CommitSafetyOracle::new(mode());
+    let mut b = CommitSafetyOracle::new(ordinary());
     for t in w.ticks() {
         assert!(b.on_tick(t, ChannelDirection::Inbound).is_none());
     }
@@ -157,7 +150,7 @@ fn a_wrong_text_or_a_corrupt_marker_fails() {
     let ev = events();
     let mut markers: Vec<TickMarker> = ev.iter().map(encode_event).collect();
     markers.push(encode_observed_write(1200, "alpha bravo"));
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     assert!(matches!(
         judge(&mut o, &window(0, markers)),
         WindowVerdict::Fail { .. }
@@ -166,21 +159,21 @@ fn a_wrong_text_or_a_corrupt_marker_fails() {
     let mut markers: Vec<TickMarker> = ev.iter().map(encode_event).collect();
     markers.push(encode_observed_write(1200, "alpha bravo charlie"));
     markers.push(encode_observed_write(1300, "alpha bravo charlie"));
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     assert!(matches!(
         judge(&mut o, &window(0, markers)),
         WindowVerdict::Fail { .. }
     ));
     // The next window, with nothing wrong in it, passes again.
     assert!(judge(&mut o, &window(1, vec![])).is_pass());
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     let corrupt = TickMarker::Custom("replay/1 {\"kind\":".into());
     assert!(matches!(
         judge(&mut o, &window(0, vec![corrupt])),
         WindowVerdict::Fail { .. }
     ));
     // Replay-prefixed markers off the control channel, and other markers, are ignored.
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     let spec = Arc::new(StreamSpec::duplex_voice_default());
     let mut w = StreamWindow::open(spec, 0).unwrap();
     w.push(Tick::marker(
@@ -218,7 +211,7 @@ fn regression_a_damaged_replay_prefix_fails_instead_of_being_ignored() {
         let m = TickMarker::Custom(text.clone());
         let e = decode_marker(&m).unwrap().unwrap_err();
         assert_eq!(e.code(), "invalid_replay_marker", "{text}");
-        let mut o = CommitSafetyOracle::new(mode());
+        let mut o = CommitSafetyOracle::new(ordinary());
         let reason = fail_reason(judge(&mut o, &window(0, vec![m])));
         assert!(reason.contains("invalid replay marker"), "{reason}");
     }
@@ -236,7 +229,7 @@ fn regression_a_repeated_key_in_a_marker_fails() {
     );
     let e = decode_marker(&m).unwrap().unwrap_err();
     assert!(e.to_string().contains("marker.kind"), "{e}");
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     fail_reason(judge(&mut o, &window(0, vec![m])));
     assert!(o.steps().is_empty());
 }
@@ -254,7 +247,7 @@ fn regression_an_out_of_order_record_fails_the_window() {
             editable: true,
         }),
     }));
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     let reason = fail_reason(judge(&mut o, &window(0, markers)));
     assert!(
         reason.contains("earlier than the previous record"),
@@ -275,7 +268,7 @@ fn regression_the_encoder_never_alters_an_unsafe_integer() {
     );
     let err = decode_marker(&encode_event(&e)).unwrap().unwrap_err();
     assert_eq!(err.code(), "invalid_replay_marker");
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     fail_reason(judge(&mut o, &window(0, vec![encode_event(&e)])));
 }
 
@@ -326,7 +319,7 @@ fn regression_a_long_session_is_judged_without_rescanning_it_per_record() {
             },
         });
     }
-    let mut o = CommitSafetyOracle::new(mode());
+    let mut o = CommitSafetyOracle::new(ordinary());
     for (id, chunk) in evs.chunks(50).enumerate() {
         let w = window(id as u64, chunk.iter().map(encode_event).collect());
         assert!(!matches!(judge(&mut o, &w), WindowVerdict::Fail { .. }));
