@@ -1,7 +1,6 @@
 //! Stop latency, the interaction document, seals and run directories for the Python
 //! `Pipeline`.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use jouleclaw_interaction::PipelineMeter;
@@ -539,8 +538,7 @@ impl State {
                 public,
                 &self.summary_base,
                 &self.pipeline,
-            )
-            .map_err(|(p, e)| FinishError::Io(p, e))?;
+            )?;
             self.out_lock = None;
         }
         Ok(RsFinished {
@@ -553,48 +551,34 @@ impl State {
     }
 }
 
-/// The files of a run directory, and `inclusion.cbor`, which this writer no longer writes
-/// (layout `stream-at-rest/2`) but a run written before holds: a directory holding any of
-/// them is never written over.
-pub(crate) const RUN_FILES: [&str; 8] = [
-    "signer.pub",
-    "receipts.jsonl",
-    "receipts.cbor",
-    "stop-latency.cbor",
-    crate::interaction::FILE,
-    "seals.cbor",
-    "inclusion.cbor",
-    "summary.json",
-];
-
-/// The first file of a run already in `dir` (a run directory is never written over).
+/// The first file of a run already in `dir` (a run directory is never written over): any of
+/// the store's run files, `inclusion.cbor` included, which this writer no longer writes (layout
+/// `stream-at-rest/2`) but a run written before holds.
 pub(crate) fn existing_run_file(dir: &Path) -> Option<PathBuf> {
-    RUN_FILES
+    jouleclaw_store::layout::RUN_FILES
         .iter()
         .map(|n| dir.join(n))
         .find(|p| std::fs::symlink_metadata(p).is_ok())
 }
 
-/// Writes `bytes` to `dir/name` through a new temporary file renamed into place (a planted
-/// symlink at the destination is replaced, never followed).
-fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), (PathBuf, std::io::Error)> {
-    let dest = dir.join(name);
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let err = |e| (dest.clone(), e);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(err)?;
-    let r = f.write_all(bytes).and_then(|()| f.sync_all());
-    drop(f);
-    if let Err(e) = r.and_then(|()| std::fs::rename(&tmp, &dest)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(err(e));
+/// The store's writer error as `finish` raises it: an I/O failure or a run file found in the
+/// directory as `OSError` naming the file.
+fn store_error(e: jouleclaw_store::StoreError) -> FinishError {
+    match e {
+        jouleclaw_store::StoreError::Io { path, source } => FinishError::Io(path, source),
+        jouleclaw_store::StoreError::Exists { path } => FinishError::Io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                "a run directory is never written over",
+            ),
+        ),
+        other => FinishError::Io(PathBuf::new(), std::io::Error::other(other.to_string())),
     }
-    Ok(())
 }
 
+/// Writes the run directory with the store's run writer (never over another run's files),
+/// `summary.json` from the store's `RunSummary` last.
 fn write_run(
     dir: &Path,
     r: &RunRecord,
@@ -603,104 +587,131 @@ fn write_run(
     public: &PublicKey,
     base: &serde_json::Value,
     pipeline: &jouleclaw_pipeline::Pipeline,
-) -> Result<(), (PathBuf, std::io::Error)> {
-    std::fs::create_dir_all(dir).map_err(|e| (dir.to_owned(), e))?;
-    let sealed = matches!(pipeline.config().signing, SigningPolicy::Checkpoint { .. });
-    // Checked at construction and again here: another run's files are never replaced.
-    if let Some(p) = existing_run_file(dir) {
-        let e = std::io::Error::new(
-            std::io::ErrorKind::AlreadyExists,
-            "a run directory is never written over",
-        );
-        return Err((p, e));
-    }
+) -> Result<(), FinishError> {
+    use jouleclaw_store::layout;
+    std::fs::create_dir_all(dir).map_err(|e| FinishError::Io(dir.to_owned(), e))?;
+    let signing = &pipeline.config().signing;
+    let mut w =
+        jouleclaw_store::writer::RunWriter::new(dir, jouleclaw_store::writer::Existing::Refuse)
+            .map_err(store_error)?;
     let pub_text = cose::public_key_text(public);
     let mut files: Vec<(&str, &[u8])> = vec![
-        ("signer.pub", pub_text.as_bytes()),
-        ("receipts.jsonl", &r.jsonl),
-        ("receipts.cbor", &r.cbor),
-        ("stop-latency.cbor", stop_latency),
-        (crate::interaction::FILE, interaction),
+        (layout::SIGNER_PUB, pub_text.as_bytes()),
+        (layout::RECEIPTS_JSONL, &r.jsonl),
+        (layout::RECEIPTS_CBOR, &r.cbor),
+        (layout::STOP_LATENCY_CBOR, stop_latency),
+        (layout::INTERACTION_METRICS_CBOR, interaction),
     ];
-    if sealed {
-        files.push(("seals.cbor", &r.seals));
+    if matches!(signing, SigningPolicy::Checkpoint { .. }) {
+        files.push((layout::SEALS_CBOR, &r.seals));
     }
-    let mut outputs = serde_json::Map::new();
-    for (name, bytes) in &files {
-        write_new(dir, name, bytes)?;
-        outputs.insert(
-            (*name).to_owned(),
-            blake3::hash(bytes).to_hex().to_string().into(),
-        );
+    for (name, bytes) in files {
+        w.put(name, bytes).map_err(store_error)?;
     }
+    let outputs = w.finish().map_err(store_error)?;
+    let summary = run_summary(r, public, base, signing, outputs);
+    w.commit(&summary, &[], &[]).map_err(store_error)
+}
+
+/// `summary.json` of a run written by the binding: the constructor's facts (`base`), the
+/// signer, the signing policy, the files' hashes and the totals, as `jouleclaw run` states them.
+fn run_summary(
+    r: &RunRecord,
+    public: &PublicKey,
+    base: &serde_json::Value,
+    signing: &SigningPolicy,
+    outputs: std::collections::BTreeMap<String, String>,
+) -> jouleclaw_store::RunSummary {
+    use jouleclaw_store::{ConservationCounts, SignerFacts, SigningFacts, VerdictCounts};
+    let text = |k: &str| {
+        base.get(k)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let list = |k: &str| -> Vec<String> {
+        base.get(k)
+            .and_then(serde_json::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     let t = &r.totals;
     let [pass, need_more, yields, fail] = t.verdicts;
-    let [conforming, hallucination, ignored] = t.conservation;
+    let [conforming, hallucination, barge_in_ignored] = t.conservation;
     let empty = t.range.map_or(0, |(a, b)| {
         (b - a).saturating_add(1).saturating_sub(t.windows)
     });
-    let mut doc = base.clone();
-    if let serde_json::Value::Object(o) = &mut doc {
-        let signing = match pipeline.config().signing {
-            SigningPolicy::EveryWindow => serde_json::json!({"policy": "every_window"}),
-            SigningPolicy::Checkpoint {
-                every_windows,
-                window_signatures,
-                ..
-            } => serde_json::json!({
-                "policy": "checkpoint",
-                "every_windows": every_windows,
-                "window_signatures": match window_signatures {
+    let test_key = {
+        use cose::Signer as _;
+        *public == SoftwareSigner::rfc8032_test_key().verifying_key()
+    };
+    let signing = match signing {
+        SigningPolicy::Checkpoint {
+            every_windows,
+            window_signatures,
+            ..
+        } => SigningFacts {
+            checkpoints: Some(r.checkpoints),
+            every_windows: Some(*every_windows),
+            policy: "checkpoint".to_owned(),
+            window_signatures: Some(
+                match window_signatures {
                     WindowSignatures::All => "all",
                     WindowSignatures::NonPass => "non_pass",
                     WindowSignatures::None => "none",
-                },
-                "checkpoints": r.checkpoints,
-            }),
-        };
-        o.insert("signing".into(), signing);
-        let test_key = {
-            use cose::Signer as _;
-            *public == SoftwareSigner::rfc8032_test_key().verifying_key()
-        };
-        o.insert(
-            "signer".into(),
-            serde_json::json!({
-                "public_key": hex::encode(public.as_bytes()),
-                "kid": hex::encode(cose::kid(public)),
-                "test_key": test_key,
-            }),
-        );
-        o.insert("outputs".into(), serde_json::Value::Object(outputs));
-        o.insert(
-            "layout".into(),
-            jouleclaw_store::layout::LAYOUT_V2.to_owned().into(),
-        );
-        for (k, v) in [
-            ("receipts", serde_json::json!(t.windows)),
-            ("first_window", serde_json::json!(t.range.map(|r| r.0))),
-            ("last_window", serde_json::json!(t.range.map(|r| r.1))),
-            ("empty_windows", serde_json::json!(empty)),
-            ("ticks", serde_json::json!(t.ticks)),
-            ("inbound_bytes", serde_json::json!(t.inbound_bytes)),
-            ("outbound_bytes", serde_json::json!(t.outbound_bytes)),
-            ("substrate_bytes", serde_json::json!(t.substrate_bytes)),
-            ("early_verdicts", serde_json::json!(t.early)),
-            (
-                "verdicts",
-                serde_json::json!({"pass": pass, "need_more": need_more, "yield": yields, "fail": fail}),
+                }
+                .to_owned(),
             ),
-            (
-                "conservation",
-                serde_json::json!({"conforming": conforming, "hallucination": hallucination, "barge_in_ignored": ignored}),
-            ),
-        ] {
-            o.insert(k.into(), v);
-        }
+        },
+        _ => SigningFacts {
+            checkpoints: None,
+            every_windows: None,
+            policy: "every_window".to_owned(),
+            window_signatures: None,
+        },
+    };
+    jouleclaw_store::RunSummary {
+        conservation: ConservationCounts {
+            barge_in_ignored,
+            conforming,
+            hallucination,
+        },
+        early_verdicts: t.early,
+        empty_windows: empty,
+        epoch: text("epoch"),
+        first_window: t.range.map(|r| r.0),
+        inbound_bytes: t.inbound_bytes,
+        last_window: t.range.map(|r| r.1),
+        layout: Some(jouleclaw_store::layout::LAYOUT_V2.to_owned()),
+        llm_schema: None,
+        oracle: list("oracle"),
+        outbound_bytes: t.outbound_bytes,
+        outputs,
+        receipts: t.windows,
+        signer: SignerFacts {
+            kid: hex::encode(cose::kid(public)),
+            public_key: hex::encode(public.as_bytes()),
+            test_key,
+        },
+        signing,
+        spec: text("spec").unwrap_or_default(),
+        stages: list("stages"),
+        steward: text("steward").unwrap_or_default(),
+        stream_id: text("stream_id").unwrap_or_default(),
+        substrate_bytes: t.substrate_bytes,
+        ticks: t.ticks,
+        trace: text("trace").unwrap_or_default(),
+        verdicts: VerdictCounts {
+            fail,
+            need_more,
+            pass,
+            yields,
+        },
     }
-    let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-    text.push('\n');
-    write_new(dir, "summary.json", text.as_bytes())
 }
 
 /// The stop-latency document of a verified directory (`report`, with its decoded receipts by

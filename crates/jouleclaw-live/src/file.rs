@@ -26,8 +26,9 @@
 //! a folder left by an earlier run (`ID.partial/` or `ID/`) is never appended to; the stream
 //! fails `stream_exists`.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
+
+use jouleclaw_store::writer::{append, sync_dir, write_new};
 
 use tokio::sync::mpsc;
 
@@ -36,16 +37,16 @@ use crate::error::{LiveError, Result};
 use crate::sink::{ReceiptSink, SinkBatch, SinkContext, check_ids, escape_id};
 
 /// The file names of one stream's folder.
-pub const RECEIPTS_CBOR: &str = "receipts.cbor";
+pub const RECEIPTS_CBOR: &str = jouleclaw_store::layout::RECEIPTS_CBOR;
 /// The canonical JSON lines.
-pub const RECEIPTS_JSONL: &str = "receipts.jsonl";
+pub const RECEIPTS_JSONL: &str = jouleclaw_store::layout::RECEIPTS_JSONL;
 /// The checkpoints.
-pub const SEALS_CBOR: &str = "seals.cbor";
+pub const SEALS_CBOR: &str = jouleclaw_store::layout::SEALS_CBOR;
 /// The inclusion receipts of layout `stream-at-rest/1`: the sink no longer writes this file
 /// (layout `stream-at-rest/2`); a folder written before holds it, and the audit checks it there.
 pub const INCLUSION_CBOR: &str = jouleclaw_store::layout::INCLUSION_CBOR;
 /// The signed stop-latency document (the name `jouleclaw run` and `receipts verify DIR` use).
-pub const STOP_LATENCY_CBOR: &str = "stop-latency.cbor";
+pub const STOP_LATENCY_CBOR: &str = jouleclaw_store::layout::STOP_LATENCY_CBOR;
 /// The signed interaction-metrics document (the name `jouleclaw run` and `receipts verify DIR`
 /// use).
 pub const INTERACTION_METRICS_CBOR: &str = jouleclaw_store::layout::INTERACTION_METRICS_CBOR;
@@ -124,41 +125,22 @@ impl FileSink {
     }
 }
 
-fn append(path: &Path, first: bool, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create_new(first)
-        .append(true)
-        .open(path)
-        .map_err(|e| LiveError::io(&path.display().to_string(), &e))?;
-    for p in parts {
-        f.write_all(p)
-            .map_err(|e| LiveError::io(&path.display().to_string(), &e))?;
-    }
-    f.sync_all()
-        .map_err(|e| LiveError::io(&path.display().to_string(), &e))
-}
-
-/// Writes `dir/name` with the store's writer protocol: a new temporary file created
-/// exclusively, fsynced, renamed into place, `dir` fsynced; an existing `name` is refused,
-/// never replaced.
-fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
-    let dest = dir.join(name);
-    if std::fs::symlink_metadata(&dest).is_ok() {
-        return Err(LiveError::Sink {
+/// The store's writer refusal as the sink's: a document already there is `stream_exists`,
+/// anything else `io`.
+fn store_error(e: jouleclaw_store::StoreError) -> LiveError {
+    match e {
+        jouleclaw_store::StoreError::Exists { path } => LiveError::Sink {
             code: "stream_exists",
-            message: format!("{} exists: not replaced", dest.display()),
-        });
+            message: format!("{} exists: not replaced", path.display()),
+        },
+        jouleclaw_store::StoreError::Io { path, source } => {
+            LiveError::io(&path.display().to_string(), &source)
+        }
+        other => LiveError::Sink {
+            code: "io",
+            message: other.to_string(),
+        },
     }
-    let store = |e: jouleclaw_store::StoreError| LiveError::Sink {
-        code: "io",
-        message: e.to_string(),
-    };
-    let mut staged = jouleclaw_store::writer::StagedFile::create(dir, name).map_err(store)?;
-    staged.write(bytes).map_err(store)?;
-    staged.commit().map_err(store)?;
-    std::fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| LiveError::io(&dir.display().to_string(), &e))
 }
 
 /// Appends one batch; writes the stream's documents and renames the folder at the final seal.
@@ -193,7 +175,8 @@ pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
         &partial.join(RECEIPTS_CBOR),
         first,
         &mut batch.receipts.iter().map(|r| r.cose_sign1.as_slice()),
-    )?;
+    )
+    .map_err(store_error)?;
     append(
         &partial.join(RECEIPTS_JSONL),
         first,
@@ -201,24 +184,24 @@ pub(crate) fn write_batch(dir: &Path, batch: &SinkBatch) -> Result<()> {
             .receipts
             .iter()
             .flat_map(|r| [r.payload.as_slice(), b"\n".as_slice()]),
-    )?;
+    )
+    .map_err(store_error)?;
     append(
         &partial.join(SEALS_CBOR),
         first,
         &mut std::iter::once(batch.checkpoint.as_slice()),
-    )?;
+    )
+    .map_err(store_error)?;
     if let Some(doc) = &batch.stop_latency {
-        write_new(&partial, STOP_LATENCY_CBOR, doc)?;
+        write_new(&partial, STOP_LATENCY_CBOR, doc).map_err(store_error)?;
     }
     if let Some(doc) = &batch.interaction_metrics {
-        write_new(&partial, INTERACTION_METRICS_CBOR, doc)?;
+        write_new(&partial, INTERACTION_METRICS_CBOR, doc).map_err(store_error)?;
     }
     if batch.is_final {
         std::fs::rename(&partial, &done)
             .map_err(|e| LiveError::io(&done.display().to_string(), &e))?;
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| LiveError::io(&dir.display().to_string(), &e))?;
+        sync_dir(dir).map_err(store_error)?;
     }
     Ok(())
 }

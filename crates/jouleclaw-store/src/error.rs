@@ -27,6 +27,18 @@ pub enum StoreError {
         /// Why it is refused.
         reason: &'static str,
     },
+    /// A file a writer only ever creates is already there: a run directory's file where the
+    /// writer never writes over another run, or a stream's signed document.
+    Exists {
+        /// The file found.
+        path: PathBuf,
+    },
+    /// A name that is not one of a run directory's files ([`RUN_FILES`](crate::layout::RUN_FILES)),
+    /// or one staged twice.
+    NotARunFile {
+        /// The name.
+        name: String,
+    },
     /// Another writer holds the directory's lock.
     Locked {
         /// The directory.
@@ -70,6 +82,8 @@ impl StoreError {
             Self::Io { .. } => "io",
             Self::NotADirectory { .. } => "not_a_directory",
             Self::Destination { .. } => "refused_destination",
+            Self::Exists { .. } => "exists",
+            Self::NotARunFile { .. } => "not_a_run_file",
             Self::Locked { .. } => "locked",
             Self::Summary { .. } => "summary_unencodable",
             Self::WindowOutOfRange { .. } => "window_out_of_range",
@@ -93,6 +107,16 @@ impl std::fmt::Display for StoreError {
             Self::NotADirectory { path } => write!(f, "{}: not a directory", path.display()),
             Self::Destination { path, reason } => {
                 write!(f, "{}: {reason}; refusing to replace it", path.display())
+            }
+            Self::Exists { path } => {
+                write!(
+                    f,
+                    "{}: exists; a writer never writes over it",
+                    path.display()
+                )
+            }
+            Self::NotARunFile { name } => {
+                write!(f, "{name:?}: not a run directory's file, or staged twice")
             }
             Self::Locked { path } => write!(
                 f,

@@ -67,6 +67,20 @@ pub const COMMIT_ORDER: [&str; 6] = [
     SUMMARY_JSON,
 ];
 
+/// Every file of a run directory, in the order [`RunWriter`](crate::writer::RunWriter) renames
+/// them into place: [`COMMIT_ORDER`] with the call's signed documents ([`DOCUMENT_FILES`])
+/// before `summary.json`.
+pub const RUN_FILES: [&str; 8] = [
+    SIGNER_PUB,
+    RECEIPTS_JSONL,
+    RECEIPTS_CBOR,
+    SEALS_CBOR,
+    INCLUSION_CBOR,
+    STOP_LATENCY_CBOR,
+    INTERACTION_METRICS_CBOR,
+    SUMMARY_JSON,
+];
+
 /// Largest `summary.json` read: 1 MiB.
 pub const MAX_SUMMARY_BYTES: u64 = 1 << 20;
 

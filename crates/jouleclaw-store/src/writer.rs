@@ -4,12 +4,15 @@
 //! command's inputs is refused; a directory's writer holds an exclusive lock on it for the
 //! whole write.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Write as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Result, StoreError};
+use crate::layout::{RUN_FILES, SUMMARY_JSON};
+use crate::summary::RunSummary;
 
 /// A file written under a temporary name (`.NAME.PID.tmp`, created exclusively) and renamed
 /// into place only by [`StagedFile::commit`]; removed if dropped before that.
@@ -134,6 +137,213 @@ pub fn write_output(dest: &Path, bytes: &[u8], inputs: &[&Path]) -> Result<()> {
     staged.commit()
 }
 
+/// Whether an entry of that name exists (of any kind, a dangling symbolic link included).
+fn present(path: &Path) -> Result<bool> {
+    crate::layout::exists(path)
+}
+
+/// Fsyncs a directory, so the renames into it are durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| StoreError::io(dir, e))
+}
+
+/// Writes `dir/name`, which must not exist ([`StoreError::Exists`] when anything is there, a
+/// symbolic link included: it is never replaced or followed), through a [`StagedFile`], then
+/// fsyncs `dir`.
+pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
+    let dest = dir.join(name);
+    if present(&dest)? {
+        return Err(StoreError::Exists { path: dest });
+    }
+    let mut staged = StagedFile::create(dir, name)?;
+    staged.write(bytes)?;
+    staged.commit()?;
+    sync_dir(dir)
+}
+
+/// Appends `parts` to `path` and fsyncs it: a stream's file growing batch by batch. With
+/// `create` the file is created exclusively (nothing planted there is followed or appended
+/// to); without it, it must exist.
+pub fn append(path: &Path, create: bool, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .create_new(create)
+        .append(true)
+        .open(path)
+        .map_err(|e| StoreError::io(path, e))?;
+    for p in parts {
+        f.write_all(p).map_err(|e| StoreError::io(path, e))?;
+    }
+    f.sync_all().map_err(|e| StoreError::io(path, e))
+}
+
+/// What a [`RunWriter`] does with a run already in its directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Replaces it: `summary.json` is removed first and put back last, and a run file this
+    /// write does not hold (seals of an earlier sealed run, say) is removed.
+    Replace,
+    /// Refuses it: [`StoreError::Exists`] when any of [`RUN_FILES`] is there, checked when the
+    /// writer is made and again before the first rename.
+    Refuse,
+}
+
+/// The one writer of a run directory (`spec/STREAM-AT-REST.md` section 4): each file of
+/// [`RUN_FILES`] is staged ([`StagedFile`]: created exclusively under a temporary name), written,
+/// completed; [`RunWriter::commit`] checks every destination, then renames the files into place
+/// in [`RUN_FILES`] order, `summary.json` (from a [`RunSummary`]) last, so its presence marks a
+/// complete write; a file left staged is removed when the writer is dropped.
+#[derive(Debug)]
+pub struct RunWriter {
+    dir: PathBuf,
+    existing: Existing,
+    staged: Vec<(&'static str, StagedFile)>,
+}
+
+impl RunWriter {
+    /// A writer of `dir` (which must exist; hold it with a [`LockedDir`]).
+    pub fn new(dir: &Path, existing: Existing) -> Result<Self> {
+        let w = Self {
+            dir: dir.to_owned(),
+            existing,
+            staged: Vec::new(),
+        };
+        w.check_existing()?;
+        Ok(w)
+    }
+
+    /// With [`Existing::Refuse`], the first run file found in the directory.
+    fn check_existing(&self) -> Result<()> {
+        if self.existing == Existing::Refuse {
+            for name in RUN_FILES {
+                let p = self.dir.join(name);
+                if present(&p)? {
+                    return Err(StoreError::Exists { path: p });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stages `name`, one of [`RUN_FILES`] but `summary.json` (which [`RunWriter::commit`]
+    /// writes), once.
+    pub fn stage(&mut self, name: &str) -> Result<()> {
+        let known = RUN_FILES
+            .iter()
+            .copied()
+            .find(|n| *n == name && *n != SUMMARY_JSON);
+        let Some(name) = known.filter(|n| !self.holds(n)) else {
+            return Err(StoreError::NotARunFile {
+                name: name.to_owned(),
+            });
+        };
+        let file = StagedFile::create(&self.dir, name)?;
+        self.staged.push((name, file));
+        Ok(())
+    }
+
+    /// Takes a file staged elsewhere for `dir/name` (`name` one of [`RUN_FILES`] but
+    /// `summary.json`, not staged yet).
+    pub fn adopt(&mut self, name: &str, file: StagedFile) -> Result<()> {
+        let known = RUN_FILES
+            .iter()
+            .copied()
+            .find(|n| *n == name && *n != SUMMARY_JSON);
+        match known {
+            Some(n) if !self.holds(n) && file.dest == self.dir.join(n) => {
+                self.staged.push((n, file));
+                Ok(())
+            }
+            _ => Err(StoreError::NotARunFile {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// Whether `name` is staged.
+    pub fn holds(&self, name: &str) -> bool {
+        self.staged.iter().any(|(n, _)| *n == name)
+    }
+
+    /// Appends `bytes` to the staged `name`.
+    pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        match self.staged.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, f)) => f.write(bytes),
+            None => Err(StoreError::NotARunFile {
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// Stages `name` and writes `bytes` to it.
+    pub fn put(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.stage(name)?;
+        self.write(name, bytes)
+    }
+
+    /// Completes every staged file (flushed, synced); returns their BLAKE3 (hex) by name, as
+    /// `summary.json`'s `outputs` states them.
+    pub fn finish(&mut self) -> Result<BTreeMap<String, String>> {
+        let mut outputs = BTreeMap::new();
+        for (name, f) in &mut self.staged {
+            outputs.insert((*name).to_owned(), f.finish()?.to_hex().to_string());
+        }
+        Ok(outputs)
+    }
+
+    /// Commits the run: every destination (the run files and `remove`) checked against
+    /// `inputs` ([`check_destination`]) and, with [`Existing::Refuse`], for another run, before
+    /// anything is renamed; then the old `summary.json` removed (with [`Existing::Replace`]),
+    /// the staged files renamed into place in [`RUN_FILES`] order (a run file not staged
+    /// removed, with [`Existing::Replace`]), `remove` removed, `summary` written last, and the
+    /// directory fsynced. The writer holds nothing staged afterwards.
+    pub fn commit(
+        &mut self,
+        summary: &RunSummary,
+        inputs: &[&Path],
+        remove: &[&str],
+    ) -> Result<()> {
+        for name in RUN_FILES.iter().chain(remove) {
+            check_destination(&self.dir.join(name), inputs)?;
+        }
+        self.check_existing()?;
+        let mut summary_file = StagedFile::create(&self.dir, SUMMARY_JSON)?;
+        summary_file.write(summary.to_text()?.as_bytes())?;
+        summary_file.finish()?;
+        let replace = self.existing == Existing::Replace;
+        if replace {
+            self.remove(SUMMARY_JSON)?;
+        }
+        for name in RUN_FILES.iter().filter(|n| **n != SUMMARY_JSON) {
+            match self.staged.iter_mut().find(|(n, _)| n == name) {
+                Some((_, f)) => f.commit()?,
+                None if replace => self.remove(name)?,
+                None => {}
+            }
+        }
+        for name in remove {
+            self.remove(name)?;
+        }
+        summary_file.commit()?;
+        self.staged.clear();
+        sync_dir(&self.dir)
+    }
+
+    fn remove(&self, name: &str) -> Result<()> {
+        remove_in(&self.dir, name)
+    }
+}
+
+/// Removes `dir/name` if it is there.
+fn remove_in(dir: &Path, name: &str) -> Result<()> {
+    let p = dir.join(name);
+    match std::fs::remove_file(&p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io(&p, e)),
+        _ => Ok(()),
+    }
+}
+
 /// An output directory held under an exclusive lock (`flock` on the directory) for as long as
 /// the value lives, so two writers never mix their outputs. Created if missing.
 #[derive(Debug)]
@@ -189,17 +399,210 @@ impl LockedDir {
 
     /// Removes `name` from the directory if it is there.
     pub fn remove(&self, name: &str) -> Result<()> {
-        let p = self.path.join(name);
-        match std::fs::remove_file(&p) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(StoreError::io(&p, e)),
-            _ => Ok(()),
-        }
+        remove_in(&self.path, name)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn scratch(tag: &str) -> PathBuf {
+        let p = std::env::temp_dir().join(format!("jc-store-run-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).ok();
+        p
+    }
+
+    fn summary() -> RunSummary {
+        RunSummary {
+            conservation: crate::ConservationCounts::default(),
+            early_verdicts: 0,
+            empty_windows: 0,
+            epoch: None,
+            first_window: Some(0),
+            inbound_bytes: 1,
+            last_window: Some(0),
+            layout: Some(crate::layout::LAYOUT_V2.to_owned()),
+            llm_schema: None,
+            oracle: vec![],
+            outbound_bytes: 0,
+            outputs: BTreeMap::new(),
+            receipts: 1,
+            signer: crate::SignerFacts {
+                kid: "00".to_owned(),
+                public_key: "00".to_owned(),
+                test_key: true,
+            },
+            signing: crate::SigningFacts {
+                checkpoints: None,
+                every_windows: None,
+                policy: "every_window".to_owned(),
+                window_signatures: None,
+            },
+            spec: "s".to_owned(),
+            stages: vec![],
+            steward: "st".to_owned(),
+            stream_id: "id".to_owned(),
+            substrate_bytes: 0,
+            ticks: 1,
+            trace: "t".to_owned(),
+            verdicts: crate::VerdictCounts::default(),
+        }
+    }
+
+    fn writer(dir: &Path, existing: Existing) -> RunWriter {
+        match RunWriter::new(dir, existing) {
+            Ok(w) => w,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .map(|r| {
+                r.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_run_is_committed_with_its_hashes_and_the_summary_from_run_summary() {
+        let d = scratch("commit");
+        let mut w = writer(&d, Existing::Refuse);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"{}\n").is_ok());
+        assert!(w.put(crate::layout::SIGNER_PUB, b"key").is_ok());
+        // Nothing is in place before the commit.
+        assert!(!d.join(crate::layout::RECEIPTS_JSONL).exists());
+        let outputs = w.finish().unwrap_or_default();
+        assert_eq!(
+            outputs
+                .get(crate::layout::RECEIPTS_JSONL)
+                .map(String::as_str),
+            Some(blake3::hash(b"{}\n").to_hex().as_str())
+        );
+        let mut s = summary();
+        s.outputs = outputs;
+        assert!(w.commit(&s, &[], &[]).is_ok());
+        assert_eq!(
+            names(&d),
+            vec!["receipts.jsonl", "signer.pub", "summary.json"]
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.join(SUMMARY_JSON)).ok(),
+            s.to_text().ok()
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn refuse_never_writes_over_another_run_and_replace_removes_what_it_does_not_write() {
+        let d = scratch("existing");
+        std::fs::write(d.join(crate::layout::SEALS_CBOR), b"old seals").ok();
+        // Refuse: made over a run file, or one planted before the commit.
+        assert!(matches!(
+            RunWriter::new(&d, Existing::Refuse),
+            Err(StoreError::Exists { .. })
+        ));
+        let _ = std::fs::remove_file(d.join(crate::layout::SEALS_CBOR));
+        let mut w = writer(&d, Existing::Refuse);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
+        std::fs::write(d.join(crate::layout::STOP_LATENCY_CBOR), b"planted").ok();
+        assert!(matches!(
+            w.commit(&summary(), &[], &[]),
+            Err(StoreError::Exists { .. })
+        ));
+        assert_eq!(
+            std::fs::read(d.join(crate::layout::STOP_LATENCY_CBOR)).ok(),
+            Some(b"planted".to_vec())
+        );
+        assert!(!d.join(crate::layout::RECEIPTS_JSONL).exists());
+        assert!(!d.join(SUMMARY_JSON).exists());
+        drop(w);
+        // Accepted neighbour: Replace writes over it, and removes a run file (and a named
+        // extra) it does not write.
+        std::fs::write(d.join(crate::layout::SEALS_CBOR), b"old seals").ok();
+        std::fs::write(d.join("proof"), b"old proof").ok();
+        let mut w = writer(&d, Existing::Replace);
+        assert!(w.put(crate::layout::STOP_LATENCY_CBOR, b"new").is_ok());
+        assert!(w.commit(&summary(), &[], &["proof"]).is_ok());
+        assert_eq!(names(&d), vec!["stop-latency.cbor", "summary.json"]);
+        assert_eq!(
+            std::fs::read(d.join(crate::layout::STOP_LATENCY_CBOR)).ok(),
+            Some(b"new".to_vec())
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_planted_symlink_is_replaced_never_followed_and_an_input_never_replaced() {
+        let d = scratch("links");
+        std::fs::write(d.join("victim"), b"victim").ok();
+        std::os::unix::fs::symlink(d.join("victim"), d.join(crate::layout::RECEIPTS_CBOR)).ok();
+        let mut w = writer(&d, Existing::Replace);
+        assert!(w.put(crate::layout::RECEIPTS_CBOR, b"cbor").is_ok());
+        // The link's target is an input: refused before anything is renamed.
+        let victim = d.join("victim");
+        assert!(matches!(
+            w.commit(&summary(), &[&victim], &[]),
+            Err(StoreError::Destination { .. })
+        ));
+        assert!(!d.join(SUMMARY_JSON).exists());
+        // Not an input: the link is replaced by the file, its target untouched.
+        assert!(w.commit(&summary(), &[], &[]).is_ok());
+        assert_eq!(std::fs::read(&victim).ok(), Some(b"victim".to_vec()));
+        assert!(
+            std::fs::symlink_metadata(d.join(crate::layout::RECEIPTS_CBOR))
+                .is_ok_and(|m| m.file_type().is_file())
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn only_a_run_file_is_staged_once_and_summary_json_only_by_the_commit() {
+        let d = scratch("names");
+        let mut w = writer(&d, Existing::Refuse);
+        for bad in ["other.txt", SUMMARY_JSON, "../receipts.jsonl"] {
+            assert!(matches!(w.stage(bad), Err(StoreError::NotARunFile { .. })));
+        }
+        assert!(w.stage(crate::layout::SEALS_CBOR).is_ok());
+        assert!(matches!(
+            w.stage(crate::layout::SEALS_CBOR),
+            Err(StoreError::NotARunFile { .. })
+        ));
+        assert!(matches!(
+            w.write(crate::layout::RECEIPTS_CBOR, b"x"),
+            Err(StoreError::NotARunFile { .. })
+        ));
+        drop(w);
+        // A writer dropped before its commit leaves nothing behind.
+        assert!(names(&d).is_empty());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn write_new_refuses_an_existing_file_or_link_and_append_creates_exclusively() {
+        let d = scratch("new");
+        std::os::unix::fs::symlink("/dev/null", d.join("doc")).ok();
+        assert!(matches!(
+            write_new(&d, "doc", b"x"),
+            Err(StoreError::Exists { .. })
+        ));
+        assert!(write_new(&d, "fresh", b"x").is_ok());
+        assert_eq!(std::fs::read(d.join("fresh")).ok(), Some(b"x".to_vec()));
+        let f = d.join("log");
+        assert!(append(&f, true, &mut [&b"a"[..], b"b"].into_iter()).is_ok());
+        assert!(append(&f, false, &mut std::iter::once(&b"c"[..])).is_ok());
+        assert_eq!(std::fs::read(&f).ok(), Some(b"abc".to_vec()));
+        // Created exclusively: a second first batch is refused, the file unchanged.
+        assert!(append(&f, true, &mut std::iter::once(&b"d"[..])).is_err());
+        assert_eq!(std::fs::read(&f).ok(), Some(b"abc".to_vec()));
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_lock() {

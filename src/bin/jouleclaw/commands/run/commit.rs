@@ -2,50 +2,22 @@
 //! (its presence marks a complete run); then what the run wrote is told, and the call
 //! registered with --registry.
 
-use jouleclaw_stack::store::layout::COMMIT_ORDER;
-use jouleclaw_stack::store::writer::check_destination;
-
 use super::finish::Finished;
-use super::open::check_destinations;
 use super::{RunArgs, inputs};
 use crate::CmdResult;
 use crate::commands::{interaction, registry, stop_latency};
 use crate::out::{say, say_raw, tell};
 
-/// The commit stage: every destination checked again, then each staged file renamed into place
-/// in [`COMMIT_ORDER`], the call's documents before summary.json; an output this run does not
-/// write (seals, inclusion receipts, a registry proof of an earlier run) is removed.
+/// The commit stage: the store's run writer checks every destination again, then renames each
+/// staged file into place (the call's documents before summary.json, written last: its presence
+/// marks a complete run); an output this run does not write (seals, inclusion receipts, a
+/// registry proof of an earlier run) is removed.
 pub(super) fn commit(args: &RunArgs, finished: &mut Finished) -> CmdResult {
-    let [_, _, _, seals_name, inclusion_name, summary_name] = COMMIT_ORDER;
     let inputs = inputs(args);
-    let Finished { out, files, .. } = finished;
-    // summary.json last: its presence marks a complete run.
-    // Every destination is checked again just before the first rename, so a failing rename
-    // (a directory planted at a destination) cannot leave some outputs replaced and others not.
-    check_destinations(out, &inputs)?;
-    check_destination(&out.path().join(stop_latency::FILE), &inputs)?;
-    check_destination(&out.path().join(interaction::FILE), &inputs)?;
-    // The old summary.json goes first: until the new one lands last, no summary marks the
-    // directory complete, so a crash between two renames cannot leave a mix that looks whole.
-    out.remove(summary_name)?;
-    files.pubfile.commit()?;
-    files.jsonl.commit()?;
-    files.cbor.commit()?;
-    // An unsealed run leaves no seals of an earlier sealed run beside its receipts, and a run
-    // without inclusion.cbor no inclusion receipts of an earlier run.
-    match files.seals.as_mut() {
-        Some(s) => s.commit()?,
-        None => out.remove(seals_name)?,
-    }
-    match files.inclusion.as_mut() {
-        Some(i) => i.commit()?,
-        None => out.remove(inclusion_name)?,
-    }
-    finished.stop_latency_file.commit()?;
-    finished.interaction_file.commit()?;
     // A proof of an earlier run's call in this directory would not be this call's.
-    finished.out.remove(registry::PROOF_FILE)?;
-    finished.files.summary.commit()?;
+    finished
+        .files
+        .commit(&finished.summary, &inputs, &[registry::PROOF_FILE])?;
     Ok(())
 }
 

@@ -8,9 +8,11 @@ use indicatif::ProgressBar;
 use jouleclaw_stack::pipeline::trace::{max_trace_line_len, parse_trace_line};
 use jouleclaw_stack::pipeline::{ClosedWindow, PipelineError};
 use jouleclaw_stack::seal::SealBatch;
+use jouleclaw_stack::store::layout;
+use jouleclaw_stack::store::writer::RunWriter;
 
 use super::RunArgs;
-use super::open::{Outputs, Run};
+use super::open::Run;
 use crate::Failure;
 use crate::out::say;
 use crate::present::table::{RunTotals, table_header, table_row};
@@ -22,7 +24,7 @@ pub(super) fn at_line(trace: &Path, line: u64, e: &PipelineError) -> Failure {
 /// Where closed windows and checkpoints go: the staged files, the table on standard output
 /// (unless --quiet), the run's totals.
 pub(super) struct Sink {
-    pub(super) files: Outputs,
+    pub(super) files: RunWriter,
     pub(super) progress: ProgressBar,
     quiet: bool,
     header_printed: bool,
@@ -32,7 +34,7 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    pub(super) fn new(files: Outputs, progress: ProgressBar, quiet: bool) -> Self {
+    pub(super) fn new(files: RunWriter, progress: ProgressBar, quiet: bool) -> Self {
         Self {
             files,
             progress,
@@ -45,11 +47,12 @@ impl Sink {
 
     /// A signed checkpoint: to seals.cbor (and its inclusion receipts to inclusion.cbor).
     pub(super) fn seal(&mut self, batch: &SealBatch) -> Result<(), Failure> {
-        if let Some(seals) = self.files.seals.as_mut() {
-            seals.write(&batch.checkpoint.cose_sign1)?;
-            if let Some(inclusion) = self.files.inclusion.as_mut() {
+        if self.files.holds(layout::SEALS_CBOR) {
+            self.files
+                .write(layout::SEALS_CBOR, &batch.checkpoint.cose_sign1)?;
+            if self.files.holds(layout::INCLUSION_CBOR) {
                 for (_, receipt) in &batch.inclusion {
-                    inclusion.write(receipt)?;
+                    self.files.write(layout::INCLUSION_CBOR, receipt)?;
                 }
             }
             self.checkpoints += 1;
@@ -73,10 +76,11 @@ impl Sink {
     /// A closed window: its receipt to receipts.jsonl (and receipts.cbor when signed), its row
     /// to the table, then the checkpoint it completed, if any.
     pub(super) fn window(&mut self, w: ClosedWindow) -> Result<(), Failure> {
-        self.files.jsonl.write(w.canonical_bytes())?;
-        self.files.jsonl.write(b"\n")?;
+        self.files
+            .write(layout::RECEIPTS_JSONL, w.canonical_bytes())?;
+        self.files.write(layout::RECEIPTS_JSONL, b"\n")?;
         if let Some(item) = w.cose_sign1() {
-            self.files.cbor.write(item)?;
+            self.files.write(layout::RECEIPTS_CBOR, item)?;
         }
         self.totals.add(&w);
         if !self.quiet {

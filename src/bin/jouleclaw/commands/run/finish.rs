@@ -8,14 +8,14 @@ use jouleclaw_interaction::InteractionDocument;
 use jouleclaw_stack::jcr1::UtcSecond;
 use jouleclaw_stack::jcr1::cose;
 use jouleclaw_stack::store::layout;
-use jouleclaw_stack::store::writer::{LockedDir, StagedFile as Staged};
+use jouleclaw_stack::store::writer::{LockedDir, RunWriter};
 use jouleclaw_stack::store::{
     ConservationCounts, LlmSchemaFacts, RunSummary, SignerFacts, SigningFacts, VerdictCounts,
 };
 use jouleclaw_stop_latency::StopLatencyDocument;
 
 use super::drive::at_line;
-use super::open::{Outputs, Run};
+use super::open::Run;
 use super::{RunArgs, WindowSignaturesArg, inputs};
 use crate::Failure;
 use crate::commands::registry::Appender;
@@ -25,9 +25,9 @@ use crate::present::table::RunTotals;
 /// A run finished: every output staged and complete, none renamed into place yet.
 pub(super) struct Finished {
     pub(super) out: LockedDir,
-    pub(super) files: Outputs,
-    pub(super) stop_latency_file: Staged,
-    pub(super) interaction_file: Staged,
+    pub(super) files: RunWriter,
+    /// summary.json's document, written last by the commit.
+    pub(super) summary: RunSummary,
     pub(super) stop_latency_doc: StopLatencyDocument,
     pub(super) interaction_doc: InteractionDocument,
     pub(super) totals: RunTotals,
@@ -73,14 +73,14 @@ pub(super) fn finish(args: &RunArgs, mut run: Run) -> Result<Finished, Failure> 
         )));
     }
     let inputs = inputs(args);
-    let (stop_latency_file, stop_latency_hash, stop_latency_doc, stop_latency_digest) = run
-        .stop_latency
-        .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
+    let (stop_latency_file, _, stop_latency_doc, stop_latency_digest) =
+        run.stop_latency
+            .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
     // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md), signed beside the stop
     // latency and committed by the final seal with it.
-    let (interaction_file, interaction_hash, interaction_doc, interaction_digest) = run
-        .interaction
-        .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
+    let (interaction_file, _, interaction_doc, interaction_digest) =
+        run.interaction
+            .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
     let documents = [
         (stop_latency_doc.schema_id().to_owned(), stop_latency_digest),
         (
@@ -103,18 +103,13 @@ pub(super) fn finish(args: &RunArgs, mut run: Run) -> Result<Finished, Failure> 
     }
     run.sink.progress.finish_and_clear();
     let mut files = run.sink.files;
-    files
-        .pubfile
-        .write(cose::public_key_text(&run.public).as_bytes())?;
-    let mut outputs = file_hashes(&mut files)?;
-    outputs.insert(
-        stop_latency::FILE.to_owned(),
-        stop_latency_hash.to_hex().to_string(),
-    );
-    outputs.insert(
-        interaction::FILE.to_owned(),
-        interaction_hash.to_hex().to_string(),
-    );
+    files.write(
+        layout::SIGNER_PUB,
+        cose::public_key_text(&run.public).as_bytes(),
+    )?;
+    files.adopt(stop_latency::FILE, stop_latency_file)?;
+    files.adopt(interaction::FILE, interaction_file)?;
+    let outputs = files.finish()?;
     let facts = Facts {
         spec_name: run.spec_name,
         stream_id: run.stream_id,
@@ -126,47 +121,17 @@ pub(super) fn finish(args: &RunArgs, mut run: Run) -> Result<Finished, Failure> 
         stage_names: run.stage_names,
         checkpoints: run.sink.checkpoints,
     };
-    let text = summary(args, facts, &run.sink.totals, outputs).to_text()?;
-    files.summary.write(text.as_bytes())?;
-    files.summary.finish()?;
+    let summary = summary(args, facts, &run.sink.totals, outputs);
     Ok(Finished {
         out: run.out,
         files,
-        stop_latency_file,
-        interaction_file,
+        summary,
         stop_latency_doc,
         interaction_doc,
         totals: run.sink.totals,
         test_key: run.test_key,
         registry: run.registry,
     })
-}
-
-/// Completes the staged files of the receipts, the seals and the key: their BLAKE3 hashes by
-/// file name, for summary.json.
-fn file_hashes(files: &mut Outputs) -> Result<BTreeMap<String, String>, Failure> {
-    let jsonl_hash = files.jsonl.finish()?;
-    let cbor_hash = files.cbor.finish()?;
-    let pub_hash = files.pubfile.finish()?;
-    let seals_hash = files.seals.as_mut().map(Staged::finish).transpose()?;
-    let inclusion_hash = files.inclusion.as_mut().map(Staged::finish).transpose()?;
-    let mut outputs = BTreeMap::new();
-    outputs.insert(layout::SIGNER_PUB.to_owned(), pub_hash.to_hex().to_string());
-    outputs.insert(
-        layout::RECEIPTS_JSONL.to_owned(),
-        jsonl_hash.to_hex().to_string(),
-    );
-    outputs.insert(
-        layout::RECEIPTS_CBOR.to_owned(),
-        cbor_hash.to_hex().to_string(),
-    );
-    if let Some(s) = seals_hash {
-        outputs.insert(layout::SEALS_CBOR.to_owned(), s.to_hex().to_string());
-    }
-    if let Some(i) = inclusion_hash {
-        outputs.insert(layout::INCLUSION_CBOR.to_owned(), i.to_hex().to_string());
-    }
-    Ok(outputs)
 }
 
 /// summary.json's document.

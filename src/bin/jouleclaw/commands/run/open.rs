@@ -16,8 +16,8 @@ use jouleclaw_stack::pipeline::{
     duplex_voice_backends, duplex_voice_oracle,
 };
 use jouleclaw_stack::seal::DEFAULT_MAX_LEAVES;
-use jouleclaw_stack::store::layout::COMMIT_ORDER;
-use jouleclaw_stack::store::writer::{LockedDir, StagedFile as Staged, check_destination};
+use jouleclaw_stack::store::layout::{self, COMMIT_ORDER};
+use jouleclaw_stack::store::writer::{Existing, LockedDir, RunWriter, check_destination};
 use jouleclaw_stack::stream::StreamSpec;
 use jouleclaw_stack::structured::{Grammar, MAX_SCHEMA_BYTES, StructuredOutputOracle};
 use jouleclaw_stack::voice::{
@@ -59,18 +59,6 @@ pub(super) struct Run {
     pub(super) line_no: u64,
     pub(super) out: LockedDir,
     pub(super) sink: Sink,
-}
-
-/// The staged output files, in the order of [`COMMIT_ORDER`].
-pub(super) struct Outputs {
-    pub(super) pubfile: Staged,
-    pub(super) jsonl: Staged,
-    pub(super) cbor: Staged,
-    /// With --seal-every.
-    pub(super) seals: Option<Staged>,
-    /// With --seal-every and --inclusion-file.
-    pub(super) inclusion: Option<Staged>,
-    pub(super) summary: Staged,
 }
 
 /// Reads and compiles `--llm-schema`: at most the grammar's schema limit is read.
@@ -255,35 +243,22 @@ fn build_pipeline(
     Ok((pipeline, oracle_names, stage_names))
 }
 
-/// Creates the staged (not yet renamed) output files.
-fn stage_outputs(out: &LockedDir, args: &RunArgs) -> Result<Outputs, Failure> {
-    let [
-        pub_name,
-        jsonl_name,
-        cbor_name,
-        seals_name,
-        inclusion_name,
-        summary_name,
-    ] = COMMIT_ORDER;
-    let pubfile = Staged::create(out.path(), pub_name)?;
-    let jsonl = Staged::create(out.path(), jsonl_name)?;
-    let cbor = Staged::create(out.path(), cbor_name)?;
+/// The store's run writer over the output directory, its files staged (not yet renamed): the
+/// key, the receipts, and with --seal-every the seals (and with --inclusion-file the inclusion
+/// receipts). A run replaces an earlier run in the directory.
+fn stage_outputs(out: &LockedDir, args: &RunArgs) -> Result<RunWriter, Failure> {
+    let mut files = RunWriter::new(out.path(), Existing::Replace)?;
+    files.stage(layout::SIGNER_PUB)?;
+    files.stage(layout::RECEIPTS_JSONL)?;
+    files.stage(layout::RECEIPTS_CBOR)?;
     let sealing = args.seal_every.is_some();
-    let seals = sealing
-        .then(|| Staged::create(out.path(), seals_name))
-        .transpose()?;
-    let inclusion = (sealing && args.inclusion_file)
-        .then(|| Staged::create(out.path(), inclusion_name))
-        .transpose()?;
-    let summary = Staged::create(out.path(), summary_name)?;
-    Ok(Outputs {
-        pubfile,
-        jsonl,
-        cbor,
-        seals,
-        inclusion,
-        summary,
-    })
+    if sealing {
+        files.stage(layout::SEALS_CBOR)?;
+    }
+    if sealing && args.inclusion_file {
+        files.stage(layout::INCLUSION_CBOR)?;
+    }
+    Ok(files)
 }
 
 fn progress_bar(size: u64, quiet: bool) -> ProgressBar {
