@@ -29,7 +29,9 @@
 //! schema of it that compiles, with its valid compact calls (Pydantic's `model_dump_json()`);
 //! when `JOULECLAW_BFCL_CORPUS` names the corpus `tests/corpus/bfcl_corpus.py` writes, `bfcl`:
 //! the same of the Berkeley Function Calling Leaderboard's function schemas and their compact
-//! ground-truth calls. Sets with many schemas take 10 samples a function.
+//! ground-truth calls; when `JOULECLAW_MCP_TOOLS` names the corpus `tests/corpus/mcp_tools.mjs`
+//! writes, `mcp`: every distinct input schema of it that compiles, with generated valid
+//! arguments (`benches/common/mcp.rs`). Sets with many schemas take 10 samples a function.
 
 // A bench binary is not library code: a fixture that cannot be built is a bug in the bench.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -111,6 +113,9 @@ fn peer_sets() -> Vec<(&'static str, Vec<Item>)> {
         if let Ok(path) = std::env::var(var) {
             sets.push((set, corpus_set(&path)));
         }
+    }
+    if let Ok(path) = std::env::var("JOULECLAW_MCP_TOOLS") {
+        sets.push(("mcp", common::mcp::mcp_set(&path)));
     }
     sets
 }

@@ -21,7 +21,9 @@
 //! sides once first, so the difference to `none` is the routine's alone. It prints the number
 //! of schemas, documents and bytes of one pass. `bfcl` is the same over the corpus
 //! `JOULECLAW_BFCL_CORPUS` names (written by `tests/corpus/bfcl_corpus.py`: the bench's
-//! `peers/*/bfcl` set).
+//! `peers/*/bfcl` set). `mcp_docs` is the same over the distinct input schemas of the MCP
+//! corpus `JOULECLAW_MCP_TOOLS` names, with generated valid arguments (`benches/common/mcp.rs`:
+//! the bench's `peers/*/mcp` set).
 
 // An example binary is not library code: a fixture that cannot be built is a bug here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -41,7 +43,12 @@ use common::{corpus_set, push_chunked as chunked};
 fn tools(routine: &str, var: &str, n: usize) {
     let path = std::env::var(var).expect(var);
     let mut set = Vec::new();
-    for (text, docs) in corpus_set(&path) {
+    let items = if var == "JOULECLAW_MCP_TOOLS" {
+        common::mcp::mcp_set(&path)
+    } else {
+        corpus_set(&path)
+    };
+    for (text, docs) in items {
         let g = Grammar::compile_json_schema(text.as_bytes()).unwrap();
         let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
         let peer = jsonschema::validator_for(&schema).unwrap();
@@ -165,6 +172,10 @@ fn main() {
     }
     if which == "bfcl" {
         tools(routine, "JOULECLAW_BFCL_CORPUS", n);
+        return;
+    }
+    if which == "mcp_docs" {
+        tools(routine, "JOULECLAW_MCP_TOOLS", n);
         return;
     }
     if which == "mcp" {

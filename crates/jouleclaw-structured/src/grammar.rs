@@ -350,7 +350,14 @@ enum CVal {
     Obj(Vec<(String, CVal)>),
 }
 
+/// Orders `a` and `b` by their UTF-16 code units (the canonical form's key order). Below
+/// U+E000 a character's UTF-16 code unit is its code point, and UTF-8 bytes order as code
+/// points: when neither string holds a byte from 0xEE up (the lead bytes of U+E000 and above),
+/// the byte order is the UTF-16 order.
 fn utf16_cmp(a: &str, b: &str) -> core::cmp::Ordering {
+    if a.bytes().chain(b.bytes()).all(|c| c < 0xee) {
+        return a.as_bytes().cmp(b.as_bytes());
+    }
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
@@ -358,7 +365,13 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal) {
     match v {
         CVal::Bool(true) => out.extend_from_slice(b"true"),
         CVal::Bool(false) => out.extend_from_slice(b"false"),
-        CVal::Int(i) => out.extend_from_slice(i.to_string().as_bytes()),
+        CVal::Int(i) => {
+            // Safe integers without an allocation; any other as `to_string` writes it (the
+            // same decimal text).
+            if canon::write_i64(out, *i).is_err() {
+                out.extend_from_slice(i.to_string().as_bytes());
+            }
+        }
         CVal::Num(t) => out.extend_from_slice(t.as_bytes()),
         CVal::Str(s) => canon::write_str(out, s),
         CVal::Arr(a) => {
@@ -371,21 +384,30 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal) {
             }
             out.push(b']');
         }
+        CVal::Obj(m) if m.is_sorted_by(|x, y| utf16_cmp(&x.0, &y.0).is_le()) => {
+            // Already in the canonical order: written as it is, without sorting a copy.
+            write_members(out, m.iter());
+        }
         CVal::Obj(m) => {
             let mut keys: Vec<&(String, CVal)> = m.iter().collect();
             keys.sort_by(|x, y| utf16_cmp(&x.0, &y.0));
-            out.push(b'{');
-            for (i, (k, x)) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canon::write_str(out, k);
-                out.push(b':');
-                write_cval(out, x);
-            }
-            out.push(b'}');
+            write_members(out, keys.into_iter());
         }
     }
+}
+
+/// An object's members, in the order given.
+fn write_members<'a>(out: &mut Vec<u8>, members: impl Iterator<Item = &'a (String, CVal)>) {
+    out.push(b'{');
+    for (i, (k, x)) in members.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        canon::write_str(out, k);
+        out.push(b':');
+        write_cval(out, x);
+    }
+    out.push(b'}');
 }
 
 pub(crate) fn ptr_push(at: &str, seg: &str) -> String {
@@ -1102,7 +1124,7 @@ impl Grammar {
             ignored: c.ignored,
         };
         let proj = g.project_root()?;
-        let mut projection = Vec::new();
+        let mut projection = Vec::with_capacity(schema.len());
         write_cval(&mut projection, &proj);
         let l = limits;
         let canonical_val = CVal::Obj(vec![
@@ -1130,10 +1152,15 @@ impl Grammar {
                     ),
                 ]),
             ),
-            ("schema".into(), proj),
         ]);
-        let mut canonical = Vec::new();
+        // The schema's key sorts last ("grammar" < "limits" < "schema"): the canonical form is
+        // the other two members, then the projection already written.
+        let mut canonical = Vec::with_capacity(projection.len() + 160);
         write_cval(&mut canonical, &canonical_val);
+        canonical.pop();
+        canonical.extend_from_slice(b",\"schema\":");
+        canonical.extend_from_slice(&projection);
+        canonical.push(b'}');
         g.digest = blake3::hash(&canonical);
         g.projection = projection;
         g.canonical = canonical;
@@ -1495,5 +1522,46 @@ impl Grammar {
         let mut v = crate::StructuredValidator::new(Arc::clone(self));
         v.push(document)?;
         v.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utf16_cmp;
+
+    /// The byte-order shortcut orders every pair as UTF-16 code units do, on both sides of
+    /// U+E000 (where UTF-8 and UTF-16 orders part: U+FFFF sorts after U+10000 in UTF-16).
+    #[test]
+    fn utf16_cmp_is_the_utf16_order() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "b",
+            "Z",
+            "~",
+            "\u{7f}",
+            "é",
+            "\u{d7ff}",
+            "\u{e000}",
+            "\u{ffff}",
+            "\u{10000}",
+            "a\u{10000}",
+            "a\u{ffff}",
+            "\u{10ffff}",
+            "ж",
+            "schema",
+            "limits",
+        ];
+        let mut parted = false;
+        for a in texts {
+            for b in texts {
+                let want = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(utf16_cmp(a, b), want, "{a:?} {b:?}");
+                parted |= want != a.as_bytes().cmp(b.as_bytes());
+            }
+        }
+        // The set holds pairs the byte order gets wrong.
+        assert!(parted);
     }
 }

@@ -114,6 +114,9 @@ fn number(num: Num) -> Json {
     })
 }
 
+/// Keys of one object compared one by one before a hash set takes over.
+const SCAN: usize = 16;
+
 struct JsonVisitor;
 
 impl<'de> Visitor<'de> for JsonVisitor {
@@ -156,14 +159,22 @@ impl<'de> Visitor<'de> for JsonVisitor {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
         let mut m: Vec<(String, Json)> = Vec::new();
-        // Duplicate keys found by hashing, so an object of many keys costs linear time.
-        let mut seen = std::collections::HashSet::new();
+        // Duplicate keys: the first few compared one by one; past [`SCAN`] keys found by
+        // hashing, so an object of many keys costs linear time.
+        let mut seen: Option<std::collections::HashSet<String>> = None;
         while let Some(k) = map.next_key::<String>()? {
-            if !seen.insert(k.clone()) {
+            let repeated = match &mut seen {
+                Some(set) => !set.insert(k.clone()),
+                None => m.iter().any(|(x, _)| *x == k),
+            };
+            if repeated {
                 return Err(de::Error::custom(format!("duplicate key \"{k}\"")));
             }
             let v = map.next_value()?;
             m.push((k, v));
+            if seen.is_none() && m.len() >= SCAN {
+                seen = Some(m.iter().map(|(x, _)| x.clone()).collect());
+            }
         }
         Ok(Json::Obj(m))
     }
@@ -207,6 +218,25 @@ mod tests {
                 ),
             ]))
         );
+    }
+
+    /// A repeated key is refused wherever it stands: among the first keys (compared one by
+    /// one) and past them (hashed), the first key repeated last included.
+    #[test]
+    fn duplicate_keys_are_refused_in_objects_of_any_size() {
+        for n in [2, SCAN - 1, SCAN, SCAN + 1, 3 * SCAN] {
+            let keys: Vec<String> = (0..n).map(|i| format!("\"k{i}\":{i}")).collect();
+            let distinct = format!("{{{}}}", keys.join(","));
+            assert!(Json::parse(distinct.as_bytes()).is_ok(), "{n}");
+            for dup in [0, n / 2, n - 1] {
+                let text = format!("{{{},\"k{dup}\":0}}", keys.join(","));
+                let err = Json::parse(text.as_bytes()).unwrap_err();
+                assert!(
+                    err.contains(&format!("duplicate key \"k{dup}\"")),
+                    "{n} {dup}: {err}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1094,37 +1094,28 @@ impl Compiler {
             neg: true,
             mag: unreachable_mag(),
         };
+        // A bound's integer: `text` rounded (up for `minimum` and `exclusiveMaximum`), then
+        // stepped past itself when exclusive. A text beyond every integer on the bound's own
+        // side (`round`'s error equal to `lower`) bounds nothing; beyond them on the other side
+        // it leaves no integer (`beyond`).
+        let bound = |t: &str, up: bool, step: fn(&Big) -> Big, lower: bool, beyond: &Big| {
+            match bigint::round(t, up) {
+                Ok(b) => Some(step(&b)),
+                Err(side) if side == lower => None,
+                Err(_) => Some(beyond.clone()),
+            }
+        };
         if let Some(t) = text("minimum")? {
-            let b = match bigint::round(&t, true) {
-                Ok(b) => Some(b),
-                Err(true) => None,
-                Err(false) => Some(huge.clone()),
-            };
-            lo = tighter_lo(lo, b);
+            lo = tighter_lo(lo, bound(&t, true, Big::clone, true, &huge));
         }
         if let Some(t) = text("exclusiveMinimum")? {
-            let b = match bigint::round(&t, false) {
-                Ok(b) => Some(b.succ()),
-                Err(true) => None,
-                Err(false) => Some(huge.clone()),
-            };
-            lo = tighter_lo(lo, b);
+            lo = tighter_lo(lo, bound(&t, false, Big::succ, true, &huge));
         }
         if let Some(t) = text("maximum")? {
-            let b = match bigint::round(&t, false) {
-                Ok(b) => Some(b),
-                Err(false) => None,
-                Err(true) => Some(neg_huge.clone()),
-            };
-            hi = tighter_hi(hi, b);
+            hi = tighter_hi(hi, bound(&t, false, Big::clone, false, &neg_huge));
         }
         if let Some(t) = text("exclusiveMaximum")? {
-            let b = match bigint::round(&t, true) {
-                Ok(b) => Some(b.pred()),
-                Err(false) => None,
-                Err(true) => Some(neg_huge.clone()),
-            };
-            hi = tighter_hi(hi, b);
+            hi = tighter_hi(hi, bound(&t, true, Big::pred, false, &neg_huge));
         }
         let s_max = safe();
         let s_min = Big::from_i64(-MAX_SAFE_INTEGER);

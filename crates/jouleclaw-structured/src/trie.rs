@@ -33,6 +33,9 @@ struct State {
     plain: bool,
 }
 
+/// No child (or no next sibling) of a state under construction.
+const NO_CHILD: usize = usize::MAX;
+
 /// Length of the common prefix of `a` and `b`.
 #[inline]
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -56,10 +59,13 @@ pub(crate) struct Tries {
     tails: Vec<u8>,
 }
 
-/// A trie under construction: children by byte, members with the prefix, exact member, and
-/// the last member through it with its depth.
+/// A trie under construction: the byte that leads to it, its first child and next sibling (a
+/// list, in the order they were added: no allocation per state), members with the prefix,
+/// exact member, and the last member through it with its depth.
 struct Building {
-    children: Vec<(u8, usize)>,
+    byte: u8,
+    first_child: usize,
+    next_sibling: usize,
     set: Bits,
     count: u16,
     exact: u16,
@@ -92,7 +98,9 @@ impl Tries {
     /// Adds the trie of `texts` (at most 256 of them, distinct); returns its root state.
     fn add(&mut self, texts: Vec<&[u8]>) -> u32 {
         let mut b = vec![Building {
-            children: Vec::new(),
+            byte: 0,
+            first_child: NO_CHILD,
+            next_sibling: NO_CHILD,
             set: [0; 4],
             count: 0,
             exact: u16::MAX,
@@ -111,21 +119,37 @@ impl Tries {
             b[at].count += 1;
             b[at].member = i;
             for (depth, &byte) in text.iter().enumerate() {
-                let next = match b[at].children.iter().find(|(c, _)| *c == byte) {
-                    Some(&(_, n)) => n,
-                    None => {
-                        b.push(Building {
-                            children: Vec::new(),
-                            set: [0; 4],
-                            count: 0,
-                            exact: u16::MAX,
-                            member: i,
-                            depth: depth + 1,
-                        });
-                        let n = b.len() - 1;
-                        b[at].children.push((byte, n));
-                        n
+                let mut child = b[at].first_child;
+                while child != NO_CHILD && b[child].byte != byte {
+                    child = b[child].next_sibling;
+                }
+                let next = if child != NO_CHILD {
+                    child
+                } else {
+                    let n = b.len();
+                    // Appended last among its siblings, as the byte order of the edges is
+                    // sorted below.
+                    b.push(Building {
+                        byte,
+                        first_child: NO_CHILD,
+                        next_sibling: NO_CHILD,
+                        set: [0; 4],
+                        count: 0,
+                        exact: u16::MAX,
+                        member: i,
+                        depth: depth + 1,
+                    });
+                    match b[at].first_child {
+                        NO_CHILD => b[at].first_child = n,
+                        first => {
+                            let mut last = first;
+                            while b[last].next_sibling != NO_CHILD {
+                                last = b[last].next_sibling;
+                            }
+                            b[last].next_sibling = n;
+                        }
                     }
+                    n
                 };
                 at = next;
                 for (w, x) in b[at].set.iter_mut().zip(m) {
@@ -145,12 +169,18 @@ impl Tries {
                 .all(|&c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\')
         });
         let mut set_of = vec![0u32; b.len()];
+        let mut children: Vec<(u8, usize)> = Vec::new();
         for (k, s) in b.iter().enumerate() {
             if k == 0 {
                 self.sets.push(s.set);
                 set_of[0] = (self.sets.len() - 1) as u32;
             }
-            let mut children = s.children.clone();
+            children.clear();
+            let mut child = s.first_child;
+            while child != NO_CHILD {
+                children.push((b[child].byte, child));
+                child = b[child].next_sibling;
+            }
             children.sort_unstable_by_key(|&(c, _)| c);
             let edge = self.edge_bytes.len() as u32;
             for &(c, n) in &children {

@@ -1141,26 +1141,10 @@ impl StructuredValidator {
                 self.forks = forks;
                 self.mode = Mode::Fork;
             }
-            (Kind::Any, b'{') => {
-                self.stack.push(Frame {
-                    node,
-                    is_object: true,
-                    seen: [0; 4],
-                    count: 0,
-                    key: Key::None,
-                });
-                self.mode = Mode::ObjectFirst;
+            (Kind::Any | Kind::Object { .. } | Kind::OneOf { .. }, b'{') => {
+                self.open_container(node, true);
             }
-            (Kind::Any, b'[') => {
-                self.stack.push(Frame {
-                    node,
-                    is_object: false,
-                    seen: [0; 4],
-                    count: 0,
-                    key: Key::None,
-                });
-                self.mode = Mode::ArrayFirst;
-            }
+            (Kind::Any, b'[') => self.open_container(node, false),
             (Kind::Any, b'"') => self.start_string(Target::Value(node), NONE, false),
             (Kind::Any, b't' | b'f' | b'n') => {
                 self.literal = match byte {
@@ -1171,26 +1155,10 @@ impl StructuredValidator {
                 self.literal_pos = 1;
                 self.mode = Mode::Literal;
             }
-            (Kind::Object { .. } | Kind::OneOf { .. }, b'{') => {
-                self.stack.push(Frame {
-                    node,
-                    is_object: true,
-                    seen: [0; 4],
-                    count: 0,
-                    key: Key::None,
-                });
-                self.mode = Mode::ObjectFirst;
-            }
             (Kind::Array { unique, .. }, b'[') => {
-                self.stack.push(Frame {
-                    node,
-                    is_object: false,
-                    seen: [0; 4],
-                    count: 0,
-                    key: Key::None,
-                });
-                self.mode = Mode::ArrayFirst;
-                if *unique && let Some(unique) = self.unique.as_deref_mut() {
+                let unique_items = *unique;
+                self.open_container(node, false);
+                if unique_items && let Some(unique) = self.unique.as_deref_mut() {
                     unique.open(self.stack.len(), self.offset + self.structural_index as u64);
                 }
             }
@@ -1271,6 +1239,24 @@ impl StructuredValidator {
             _ => return Err(at_value(RefusalCode::Syntax)),
         }
         Ok(())
+    }
+
+    /// Opens an object (`is_object`) or an array of `node`: its frame on the stack, then its
+    /// first member or element.
+    #[inline]
+    fn open_container(&mut self, node: NodeId, is_object: bool) {
+        self.stack.push(Frame {
+            node,
+            is_object,
+            seen: [0; 4],
+            count: 0,
+            key: Key::None,
+        });
+        self.mode = if is_object {
+            Mode::ObjectFirst
+        } else {
+            Mode::ArrayFirst
+        };
     }
 
     fn start_string(&mut self, target: Target, state: u32, constrained: bool) {

@@ -8,89 +8,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+#[path = "../benches/common/mcp.rs"]
+mod mcp;
 
 use std::sync::Arc;
 
 use common::*;
 use jouleclaw_structured::*;
+use mcp::{valid, with_optional};
 use serde_json::{Value, json};
-
-fn resolve<'a>(root: &'a Value, v: &'a Value) -> &'a Value {
-    match v.get("$ref").and_then(Value::as_str) {
-        Some(r) => root
-            .pointer(r.trim_start_matches('#'))
-            .map_or(v, |t| resolve(root, t)),
-        None => v,
-    }
-}
-
-/// A small valid value of `schema` (None when this generator does not know how).
-fn valid(root: &Value, schema: &Value, depth: u32) -> Option<Value> {
-    let s = resolve(root, schema);
-    if depth > 8 {
-        return None;
-    }
-    if let Some(c) = s.get("const") {
-        return Some(c.clone());
-    }
-    if let Some(e) = s.get("enum").and_then(Value::as_array) {
-        return e.first().cloned();
-    }
-    for k in ["anyOf", "oneOf"] {
-        if let Some(b) = s.get(k).and_then(Value::as_array) {
-            return b.iter().find_map(|x| valid(root, x, depth + 1));
-        }
-    }
-    let ty = match s.get("type") {
-        Some(Value::String(t)) => t.as_str(),
-        Some(Value::Array(ts)) => ts.first()?.as_str()?,
-        _ if s.get("properties").is_some() => "object",
-        _ => return Some(json!({})),
-    };
-    Some(match ty {
-        "object" => {
-            let mut m = serde_json::Map::new();
-            for r in s
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let r = r.as_str()?;
-                let p = s.get("properties")?.get(r)?;
-                m.insert(r.to_owned(), valid(root, p, depth + 1)?);
-            }
-            Value::Object(m)
-        }
-        "array" => {
-            let n = s.get("minItems").and_then(Value::as_u64).unwrap_or(0);
-            let item = s.get("items").unwrap_or(&Value::Null);
-            let mut a = Vec::new();
-            for _ in 0..n {
-                a.push(valid(root, item, depth + 1)?);
-            }
-            Value::Array(a)
-        }
-        "string" => {
-            if s.get("pattern").is_some() || s.get("format").is_some() {
-                return None;
-            }
-            let n = s.get("minLength").and_then(Value::as_u64).unwrap_or(1) as usize;
-            Value::String("x".repeat(n))
-        }
-        "integer" | "number" => {
-            let lo = s
-                .get("minimum")
-                .or(s.get("exclusiveMinimum"))
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            json!(lo.max(0) + 1)
-        }
-        "boolean" => json!(true),
-        "null" => Value::Null,
-        _ => return None,
-    })
-}
 
 fn call(name: &str, args: &Value) -> String {
     format!(r#"{{"name":{},"arguments":{}}}"#, json!(name), args)
@@ -123,23 +49,6 @@ fn mutations(args: &Value) -> Vec<Value> {
     x.insert("~extra".into(), json!(1));
     out.push(Value::Object(x));
     out
-}
-
-/// `args` (whose properties the generator could fill) with every optional property it can
-/// make added.
-fn with_optional(root: &Value, schema: &Value, args: &Value) -> Option<Value> {
-    let (Value::Object(m), Some(Value::Object(props))) = (args, schema.get("properties")) else {
-        return None;
-    };
-    let mut x = m.clone();
-    for (k, p) in props {
-        if !x.contains_key(k)
-            && let Some(v) = valid(root, p, 1)
-        {
-            x.insert(k.clone(), v);
-        }
-    }
-    (x.len() > m.len()).then_some(Value::Object(x))
 }
 
 /// The grammar's answer for `name`'s arguments `args` agrees with the peer's: accepted when

@@ -2,6 +2,8 @@
 //! (`examples/structured_ir.rs`) share: the corpus sets and the chunked feed, so that both
 //! measure the same documents the same way.
 
+pub mod mcp;
+
 use std::hint::black_box;
 use std::sync::Arc;
 
