@@ -17,7 +17,7 @@ use jouleclaw_stack::seal::{
     DEFAULT_MAX_LEAVES, ReceiptEntry, StreamSealer, check_stream, verify_checkpoint,
 };
 use jouleclaw_stack::structured::Grammar;
-use support::{TempDir, jouleclaw};
+use support::{TempDir, jouleclaw, verify_unsealed};
 
 fn trace(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -494,14 +494,7 @@ fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_com
         "a green badge for an unsealed stream"
     );
     // Accepted on request, the one line and the page still say completeness is unknown.
-    let verify = jouleclaw(&[
-        &"receipts",
-        &"verify",
-        &"--allow-unsealed",
-        &"--pub",
-        &public,
-        &out,
-    ]);
+    let verify = verify_unsealed(&public, &out);
     assert_eq!(verify.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&verify.stdout).contains("COMPLETENESS UNKNOWN"));
     let report = jouleclaw(&[&"report", &out, &"--allow-unsealed"]);

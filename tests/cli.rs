@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use jouleclaw_stack::jcr1::cose::{self, RFC8032_TEST1_SEED, Signer, SoftwareSigner};
 use jouleclaw_stack::jcr1::decode_receipt;
-use support::{TempDir, code, jouleclaw, root};
+use support::{TURN_TRACE, TempDir, code, drop_receipt_line, jouleclaw, root, verify_unsealed};
 
 const GOLDEN_JSONL: &str = "examples/golden/wave47_streaming_pipeline.receipts.jsonl";
 const GOLDEN_COSE: &str = "examples/golden/wave47_streaming_pipeline.cose.hex";
@@ -738,16 +738,6 @@ fn transcribe_without_a_socket_says_so_and_refuses_a_non_wav_file() {
 // ---------------------------------------------------------------------------------------------
 // run --transcriber
 
-/// A mic turn in window 0 and 1: start, 200 ms of audio, end of turn at 250 ms.
-const TURN_TRACE: &str = concat!(
-    r#"{"ts_ns":0,"channel_id":1,"kind":"marker","marker":"start"}"#,
-    "\n",
-    r#"{"ts_ns":10000000,"channel_id":1,"kind":"audio","bytes_len":6400}"#,
-    "\n",
-    r#"{"ts_ns":250000000,"channel_id":1,"kind":"marker","marker":"end_of_turn"}"#,
-    "\n",
-);
-
 #[test]
 fn run_transcriber_without_a_socket_runs_the_stage_and_says_no_turn_is_transcribed() {
     let t = TempDir::new("transcriber-none");
@@ -1173,14 +1163,7 @@ fn a_sealed_run_verifies_as_a_complete_stream() {
         "{}",
         stdout(&o)
     );
-    let o = jouleclaw(&[
-        &"receipts",
-        &"verify",
-        &"--allow-unsealed",
-        &"--pub",
-        &dir.join("signer.pub"),
-        &dir,
-    ]);
+    let o = verify_unsealed(&dir.join("signer.pub"), &dir);
     expect(&o, 0);
     assert!(
         stdout(&o).contains(
@@ -1263,14 +1246,7 @@ fn with_checkpoint_signatures_only_the_stream_still_verifies_and_a_gap_is_named(
         "{}",
         stdout(&o)
     );
-    let lines = std::fs::read_to_string(dir.join("receipts.jsonl")).unwrap();
-    let kept: String = lines
-        .lines()
-        .enumerate()
-        .filter(|(i, _)| *i != 9)
-        .map(|(_, l)| format!("{l}\n"))
-        .collect();
-    std::fs::write(dir.join("receipts.jsonl"), kept).unwrap();
+    drop_receipt_line(&dir, 9);
     let o = verify_dir(&dir);
     expect(&o, 1);
     assert!(
@@ -1337,17 +1313,7 @@ fn run_llm_schema_fails_the_off_schema_tool_call_on_its_tick_and_matches_the_gol
             .len(),
         64
     );
-    expect(
-        &jouleclaw(&[
-            &"receipts",
-            &"verify",
-            &"--allow-unsealed",
-            &"--pub",
-            &out.join("signer.pub"),
-            &out,
-        ]),
-        0,
-    );
+    expect(&verify_unsealed(&out.join("signer.pub"), &out), 0);
     // Without the schema the same windows pass: the failure comes from the grammar.
     let plain = t.path("plain");
     expect(

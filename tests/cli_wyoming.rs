@@ -11,6 +11,9 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use jouleclaw_stack::jcr1::decode_receipt;
+use support::TURN_TRACE;
+
+mod support;
 
 fn tmp(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -200,18 +203,7 @@ fn run_transcriber_wyoming_puts_the_sentence_in_the_stream() {
     let sock = dir.join("stt.sock");
     let server = stand_in(sock.clone(), 1, TRANSCRIPT);
     let trace = dir.join("turn.jsonl");
-    std::fs::write(
-        &trace,
-        concat!(
-            r#"{"ts_ns":0,"channel_id":1,"kind":"marker","marker":"start"}"#,
-            "\n",
-            r#"{"ts_ns":10000000,"channel_id":1,"kind":"audio","bytes_len":6400}"#,
-            "\n",
-            r#"{"ts_ns":250000000,"channel_id":1,"kind":"marker","marker":"end_of_turn"}"#,
-            "\n",
-        ),
-    )
-    .unwrap();
+    std::fs::write(&trace, TURN_TRACE).unwrap();
     let out = dir.join("out");
     let o = jouleclaw(&[
         "run",

@@ -2,14 +2,18 @@
 //! its output, a free loopback port, and one JetStream `nats-server` on loopback (all from
 //! `jouleclaw-testkit`). A test file takes it with `mod support;`; each uses a part of it.
 #![allow(dead_code)]
+#![allow(
+    clippy::unwrap_used,
+    reason = "test support: a file that cannot be read fails the test"
+)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 
 #[allow(unused_imports)] // each test file uses a part
 pub use jouleclaw_testkit::nats::{NatsServer, nats_server};
 #[allow(unused_imports)] // each test file uses a part
-pub use jouleclaw_testkit::{TempDir, code, free_port, text};
+pub use jouleclaw_testkit::{TempDir, assert_contains, code, free_port, text};
 
 /// A path of the repository.
 pub fn root(rel: &str) -> PathBuf {
@@ -23,4 +27,40 @@ pub fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
         env!("CARGO_MANIFEST_DIR"),
         args,
     )
+}
+
+/// A turn on the microphone channel in windows 0 and 1: start, 200 ms of audio, end of turn at
+/// 250 ms.
+pub const TURN_TRACE: &str = concat!(
+    r#"{"ts_ns":0,"channel_id":1,"kind":"marker","marker":"start"}"#,
+    "\n",
+    r#"{"ts_ns":10000000,"channel_id":1,"kind":"audio","bytes_len":6400}"#,
+    "\n",
+    r#"{"ts_ns":250000000,"channel_id":1,"kind":"marker","marker":"end_of_turn"}"#,
+    "\n",
+);
+
+/// `receipts verify --allow-unsealed --pub PUBLIC DIR`.
+pub fn verify_unsealed(public: &Path, dir: &Path) -> Output {
+    jouleclaw(&[
+        &"receipts",
+        &"verify",
+        &"--allow-unsealed",
+        &"--pub",
+        &public,
+        &dir,
+    ])
+}
+
+/// Removes line `index` (from 0) of the run directory's `receipts.jsonl`.
+pub fn drop_receipt_line(dir: &Path, index: usize) {
+    let path = dir.join("receipts.jsonl");
+    let lines = std::fs::read_to_string(&path).unwrap();
+    let kept: String = lines
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| *i != index)
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    std::fs::write(&path, kept).unwrap();
 }
