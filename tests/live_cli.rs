@@ -66,16 +66,13 @@ fn live_file_sink_stream_folders_pass_receipts_verify_with_their_stop_latency() 
         assert!(dir.join("stop-latency.cbor").is_file(), "call-{i}");
         let o = verify(&public, &dir);
         assert_eq!(o.status.code(), Some(0), "call-{i}: {}", text(&o));
-        assert!(
-            text(&o).contains("stop-latency.cbor: verified and bound to the receipts"),
-            "call-{i}: {}",
-            text(&o)
-        );
-        assert!(
-            text(&o).contains("interaction-metrics.cbor: verified and bound to the receipts"),
-            "call-{i}: {}",
-            text(&o)
-        );
+        for document in ["stop-latency.cbor", "interaction-metrics.cbor"] {
+            assert!(
+                text(&o).contains(&format!("{document}: verified and bound to the receipts")),
+                "call-{i}: {}",
+                text(&o)
+            );
+        }
         if text(&o).contains("stop latency over 1 barge-ins") {
             with_barge_in.push(dir);
         }

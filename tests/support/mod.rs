@@ -8,7 +8,9 @@
 )]
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Child, Command, Output, Stdio};
+
+use jouleclaw_stack::jcr1::cose::{Signer as _, SoftwareSigner};
 
 #[allow(unused_imports)] // each test file uses a part
 pub use jouleclaw_testkit::nats::{NatsServer, nats_server};
@@ -27,6 +29,18 @@ pub fn jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
         env!("CARGO_MANIFEST_DIR"),
         args,
     )
+}
+
+/// Starts the `jouleclaw` binary this test build made, from the repository's root, with its
+/// standard output and standard error pipes.
+pub fn spawn_jouleclaw(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// A turn on the microphone channel in windows 0 and 1: start, 200 ms of audio, end of turn at
@@ -63,4 +77,51 @@ pub fn drop_receipt_line(dir: &Path, index: usize) {
         .map(|(_, l)| format!("{l}\n"))
         .collect();
     std::fs::write(&path, kept).unwrap();
+}
+
+/// The content hashes of receipt lines: BLAKE3 of each line without its line end.
+pub fn line_hashes(jsonl: &[u8]) -> Vec<[u8; 32]> {
+    jsonl
+        .split_inclusive(|b| *b == b'\n')
+        .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
+        .collect()
+}
+
+/// The run directory's `stop-latency.cbor` and `interaction-metrics.cbor` re-signed with the
+/// published test key over the receipt lines `jsonl`, as a forger holding the key would.
+pub fn resigned_documents(dir: &Path, jsonl: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let key = signer.verifying_key();
+    let hashes = line_hashes(jsonl);
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let stop = jouleclaw_stop_latency::verify(&read("stop-latency.cbor"), &key)
+        .unwrap()
+        .document;
+    let stop = jouleclaw_stop_latency::StopLatencyDocument::new(
+        &stop.steward,
+        &stop.stream_id,
+        &stop.barge_ins,
+        &hashes,
+    )
+    .unwrap();
+    let metrics = jouleclaw_interaction::verify(&read("interaction-metrics.cbor"), &key)
+        .unwrap()
+        .document;
+    let metrics = jouleclaw_interaction::InteractionDocument::new(
+        &metrics.steward,
+        &metrics.stream_id,
+        metrics.config,
+        metrics.frame_count,
+        &metrics.events,
+        &hashes,
+    )
+    .unwrap();
+    (
+        jouleclaw_stop_latency::sign(&signer, &stop)
+            .unwrap()
+            .cose_sign1,
+        jouleclaw_interaction::sign(&signer, &metrics)
+            .unwrap()
+            .cose_sign1,
+    )
 }
