@@ -17,7 +17,7 @@ use jouleclaw_stack::seal::{
     DEFAULT_MAX_LEAVES, ReceiptEntry, StreamSealer, check_stream, verify_checkpoint,
 };
 use jouleclaw_stack::structured::Grammar;
-use support::{TempDir, jouleclaw};
+use support::{TempDir, jouleclaw, resigned_documents, spawn_jouleclaw, verify_unsealed};
 
 fn trace(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -375,13 +375,7 @@ fn drop_index(bytes: &[u8], i: usize, jsonl: bool) -> Vec<u8> {
 
 /// Runs `args`, killing it after `secs` seconds; `None` if it had to be killed.
 fn run_bounded(args: &[&dyn AsRef<std::ffi::OsStr>], secs: u64) -> Option<Output> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_jouleclaw(args);
     for _ in 0..secs * 10 {
         if child.try_wait().unwrap().is_some() {
             return Some(child.wait_with_output().unwrap());
@@ -411,49 +405,11 @@ fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_com
     let cbor = drop_index(&std::fs::read(out.join("receipts.cbor")).unwrap(), 5, false);
     std::fs::write(out.join("receipts.jsonl"), &jsonl).unwrap();
     std::fs::write(out.join("receipts.cbor"), &cbor).unwrap();
-    // The attacker holds the key (the published test key): the stop-latency document is
-    // re-signed over the receipts that are left, or its binding would name the dropped window.
-    let signer = SoftwareSigner::rfc8032_test_key();
-    let original = jouleclaw_stop_latency::verify(
-        &std::fs::read(out.join("stop-latency.cbor")).unwrap(),
-        &signer.verifying_key(),
-    )
-    .unwrap()
-    .document;
-    let hashes: Vec<[u8; 32]> = jsonl
-        .split_inclusive(|b| *b == b'\n')
-        .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
-        .collect();
-    let doc = jouleclaw_stop_latency::StopLatencyDocument::new(
-        &original.steward,
-        &original.stream_id,
-        &original.barge_ins,
-        &hashes,
-    )
-    .unwrap();
-    let stop_latency = jouleclaw_stop_latency::sign(&signer, &doc)
-        .unwrap()
-        .cose_sign1;
+    // The attacker holds the key (the published test key): the stop-latency and interaction
+    // documents are re-signed over the receipts that are left, or their binding would name the
+    // dropped window.
+    let (stop_latency, interaction) = resigned_documents(&out, &jsonl);
     std::fs::write(out.join("stop-latency.cbor"), &stop_latency).unwrap();
-    // And the interaction document, likewise.
-    let original = jouleclaw_interaction::verify(
-        &std::fs::read(out.join("interaction-metrics.cbor")).unwrap(),
-        &signer.verifying_key(),
-    )
-    .unwrap()
-    .document;
-    let doc = jouleclaw_interaction::InteractionDocument::new(
-        &original.steward,
-        &original.stream_id,
-        original.config,
-        original.frame_count,
-        &original.events,
-        &hashes,
-    )
-    .unwrap();
-    let interaction = jouleclaw_interaction::sign(&signer, &doc)
-        .unwrap()
-        .cose_sign1;
     std::fs::write(out.join("interaction-metrics.cbor"), &interaction).unwrap();
     // The summary rewritten as an attacker would: hashes and counts of what is left, and the
     // policy an unsealed run records.
@@ -494,14 +450,7 @@ fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_com
         "a green badge for an unsealed stream"
     );
     // Accepted on request, the one line and the page still say completeness is unknown.
-    let verify = jouleclaw(&[
-        &"receipts",
-        &"verify",
-        &"--allow-unsealed",
-        &"--pub",
-        &public,
-        &out,
-    ]);
+    let verify = verify_unsealed(&public, &out);
     assert_eq!(verify.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&verify.stdout).contains("COMPLETENESS UNKNOWN"));
     let report = jouleclaw(&[&"report", &out, &"--allow-unsealed"]);

@@ -9,7 +9,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{NatsServer, TempDir, code, jouleclaw, text};
+use support::{NatsServer, TempDir, code, drop_receipt_line, jouleclaw, text};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 
@@ -91,15 +91,7 @@ fn one_job_and_several_give_the_same_verdicts_totals_and_exit() {
     // One receipt line removed from call-1 and call-3: both incomplete, exit 1, the same
     // problems named in the same order with 1, 2 and 5 jobs.
     for id in ["call-1", "call-3"] {
-        let path = parent.join(id).join("receipts.jsonl");
-        let body = std::fs::read_to_string(&path).unwrap();
-        let kept: String = body
-            .lines()
-            .enumerate()
-            .filter(|(i, _)| *i != 3)
-            .map(|(_, l)| format!("{l}\n"))
-            .collect();
-        std::fs::write(&path, kept).unwrap();
+        drop_receipt_line(&parent.join(id), 3);
     }
     let one = audit(&public, &parent, "1");
     assert_eq!(code(&one), 1, "{}", text(&one));

@@ -10,7 +10,10 @@ use std::process::{Command, Output};
 
 use jouleclaw_stack::jcr1::cose::{self, RFC8032_TEST1_SEED, Signer, SoftwareSigner};
 use jouleclaw_stack::jcr1::decode_receipt;
-use support::{TempDir, code, jouleclaw, root};
+use support::{
+    TURN_TRACE, TempDir, code, drop_receipt_line, jouleclaw, resigned_documents, root,
+    spawn_jouleclaw, verify_unsealed,
+};
 
 const GOLDEN_JSONL: &str = "examples/golden/wave47_streaming_pipeline.receipts.jsonl";
 const GOLDEN_COSE: &str = "examples/golden/wave47_streaming_pipeline.cose.hex";
@@ -738,16 +741,6 @@ fn transcribe_without_a_socket_says_so_and_refuses_a_non_wav_file() {
 // ---------------------------------------------------------------------------------------------
 // run --transcriber
 
-/// A mic turn in window 0 and 1: start, 200 ms of audio, end of turn at 250 ms.
-const TURN_TRACE: &str = concat!(
-    r#"{"ts_ns":0,"channel_id":1,"kind":"marker","marker":"start"}"#,
-    "\n",
-    r#"{"ts_ns":10000000,"channel_id":1,"kind":"audio","bytes_len":6400}"#,
-    "\n",
-    r#"{"ts_ns":250000000,"channel_id":1,"kind":"marker","marker":"end_of_turn"}"#,
-    "\n",
-);
-
 #[test]
 fn run_transcriber_without_a_socket_runs_the_stage_and_says_no_turn_is_transcribed() {
     let t = TempDir::new("transcriber-none");
@@ -828,13 +821,7 @@ fn run_transcriber_needs_a_unix_path() {
 /// Runs the binary with its standard output a pipe whose reading end is closed at once, as
 /// `jouleclaw ... | head -0` would.
 fn jouleclaw_stdout_closed(args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_jouleclaw"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_jouleclaw(args);
     drop(child.stdout.take());
     child.wait_with_output().unwrap()
 }
@@ -1173,14 +1160,7 @@ fn a_sealed_run_verifies_as_a_complete_stream() {
         "{}",
         stdout(&o)
     );
-    let o = jouleclaw(&[
-        &"receipts",
-        &"verify",
-        &"--allow-unsealed",
-        &"--pub",
-        &dir.join("signer.pub"),
-        &dir,
-    ]);
+    let o = verify_unsealed(&dir.join("signer.pub"), &dir);
     expect(&o, 0);
     assert!(
         stdout(&o).contains(
@@ -1263,14 +1243,7 @@ fn with_checkpoint_signatures_only_the_stream_still_verifies_and_a_gap_is_named(
         "{}",
         stdout(&o)
     );
-    let lines = std::fs::read_to_string(dir.join("receipts.jsonl")).unwrap();
-    let kept: String = lines
-        .lines()
-        .enumerate()
-        .filter(|(i, _)| *i != 9)
-        .map(|(_, l)| format!("{l}\n"))
-        .collect();
-    std::fs::write(dir.join("receipts.jsonl"), kept).unwrap();
+    drop_receipt_line(&dir, 9);
     let o = verify_dir(&dir);
     expect(&o, 1);
     assert!(
@@ -1337,17 +1310,7 @@ fn run_llm_schema_fails_the_off_schema_tool_call_on_its_tick_and_matches_the_gol
             .len(),
         64
     );
-    expect(
-        &jouleclaw(&[
-            &"receipts",
-            &"verify",
-            &"--allow-unsealed",
-            &"--pub",
-            &out.join("signer.pub"),
-            &out,
-        ]),
-        0,
-    );
+    expect(&verify_unsealed(&out.join("signer.pub"), &out), 0);
     // Without the schema the same windows pass: the failure comes from the grammar.
     let plain = t.path("plain");
     expect(
@@ -1658,54 +1621,8 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     let jsonl_minus_5 = keep(&lines, 5);
     let cbor_minus_5 = keep(&items, 5);
     // The forger holds the key (the published test key): as it rewrites the receipts, it
-    // re-signs the stop-latency document over the receipts that remain.
-    let resigned_stop_latency = |dir: &Path, jsonl: &[u8]| -> Vec<u8> {
-        let signer = SoftwareSigner::rfc8032_test_key();
-        let shipped = std::fs::read(dir.join("stop-latency.cbor")).unwrap();
-        let original = jouleclaw_stop_latency::verify(&shipped, &signer.verifying_key())
-            .unwrap()
-            .document;
-        let hashes: Vec<[u8; 32]> = jsonl
-            .split_inclusive(|b| *b == b'\n')
-            .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
-            .collect();
-        let doc = jouleclaw_stop_latency::StopLatencyDocument::new(
-            &original.steward,
-            &original.stream_id,
-            &original.barge_ins,
-            &hashes,
-        )
-        .unwrap();
-        jouleclaw_stop_latency::sign(&signer, &doc)
-            .unwrap()
-            .cose_sign1
-    };
-    // ... and the interaction document, likewise.
-    let resigned_interaction = |dir: &Path, jsonl: &[u8]| -> Vec<u8> {
-        let signer = SoftwareSigner::rfc8032_test_key();
-        let shipped = std::fs::read(dir.join("interaction-metrics.cbor")).unwrap();
-        let original = jouleclaw_interaction::verify(&shipped, &signer.verifying_key())
-            .unwrap()
-            .document;
-        let hashes: Vec<[u8; 32]> = jsonl
-            .split_inclusive(|b| *b == b'\n')
-            .map(|l| *blake3::hash(l.strip_suffix(b"\n").unwrap_or(l)).as_bytes())
-            .collect();
-        let doc = jouleclaw_interaction::InteractionDocument::new(
-            &original.steward,
-            &original.stream_id,
-            original.config,
-            original.frame_count,
-            &original.events,
-            &hashes,
-        )
-        .unwrap();
-        jouleclaw_interaction::sign(&signer, &doc)
-            .unwrap()
-            .cose_sign1
-    };
-    let stop_latency_minus_5 = resigned_stop_latency(sealed, &jsonl_minus_5);
-    let interaction_minus_5 = resigned_interaction(sealed, &jsonl_minus_5);
+    // re-signs the stop-latency and interaction documents over the receipts that remain.
+    let (stop_latency_minus_5, interaction_minus_5) = resigned_documents(sealed, &jsonl_minus_5);
     let forged = forged_summary(
         t,
         sealed,
@@ -1833,6 +1750,8 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     let ulines: Vec<&[u8]> = ujsonl.split_inclusive(|b| *b == b'\n').collect();
     let ucbor = std::fs::read(unsealed.join("receipts.cbor")).unwrap();
     let uitems = cose::split_cbor_sequence(&ucbor).unwrap();
+    let (u_stop_latency_minus_5, u_interaction_minus_5) =
+        resigned_documents(unsealed, &keep(&ulines, 5));
     let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
     let w =
         |file: &str, bytes: &[u8]| json!({"op": "write", "file": file, "hex": hex::encode(bytes)});
@@ -2007,14 +1926,8 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
             json!([
                 w("receipts.jsonl", &keep(&ulines, 5)),
                 w("receipts.cbor", &keep(&uitems, 5)),
-                w(
-                    "stop-latency.cbor",
-                    &resigned_stop_latency(unsealed, &keep(&ulines, 5))
-                ),
-                w(
-                    "interaction-metrics.cbor",
-                    &resigned_interaction(unsealed, &keep(&ulines, 5))
-                ),
+                w("stop-latency.cbor", &u_stop_latency_minus_5),
+                w("interaction-metrics.cbor", &u_interaction_minus_5),
                 del("summary.json")
             ]),
             "unsealed",

@@ -6,11 +6,14 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::net::UnixListener;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use jouleclaw_stack::jcr1::decode_receipt;
+use support::TURN_TRACE;
+
+mod support;
 
 fn tmp(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -27,6 +30,18 @@ fn jouleclaw(args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
+}
+
+/// `run TRACE --out OUT --transcriber TRANSCRIBER`.
+fn run_transcribed(trace: &Path, out: &Path, transcriber: &str) -> Output {
+    jouleclaw(&[
+        "run",
+        trace.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--transcriber",
+        transcriber,
+    ])
 }
 
 fn text(b: &[u8]) -> String {
@@ -200,27 +215,9 @@ fn run_transcriber_wyoming_puts_the_sentence_in_the_stream() {
     let sock = dir.join("stt.sock");
     let server = stand_in(sock.clone(), 1, TRANSCRIPT);
     let trace = dir.join("turn.jsonl");
-    std::fs::write(
-        &trace,
-        concat!(
-            r#"{"ts_ns":0,"channel_id":1,"kind":"marker","marker":"start"}"#,
-            "\n",
-            r#"{"ts_ns":10000000,"channel_id":1,"kind":"audio","bytes_len":6400}"#,
-            "\n",
-            r#"{"ts_ns":250000000,"channel_id":1,"kind":"marker","marker":"end_of_turn"}"#,
-            "\n",
-        ),
-    )
-    .unwrap();
+    std::fs::write(&trace, TURN_TRACE).unwrap();
     let out = dir.join("out");
-    let o = jouleclaw(&[
-        "run",
-        trace.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--transcriber",
-        &format!("wyoming:unix:{}", sock.display()),
-    ]);
+    let o = run_transcribed(&trace, &out, &format!("wyoming:unix:{}", sock.display()));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     server.join().unwrap();
     let lines = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
@@ -233,14 +230,11 @@ fn run_transcriber_wyoming_puts_the_sentence_in_the_stream() {
     assert!(last.verdict.is_pass());
     // Without an engine at the socket: no turn is transcribed, and the run says so.
     let out2 = dir.join("out2");
-    let o = jouleclaw(&[
-        "run",
-        trace.to_str().unwrap(),
-        "--out",
-        out2.to_str().unwrap(),
-        "--transcriber",
+    let o = run_transcribed(
+        &trace,
+        &out2,
         &format!("wyoming:unix:{}", dir.join("absent.sock").display()),
-    ]);
+    );
     assert_eq!(o.status.code(), Some(0));
     assert!(
         text(&o.stderr).contains("no transcriber at"),
@@ -251,14 +245,7 @@ fn run_transcriber_wyoming_puts_the_sentence_in_the_stream() {
     let last = decode_receipt(lines.lines().last().unwrap().as_bytes()).unwrap();
     assert_eq!((last.window_id, last.tick_count), (1, 1));
     for bad in ["wyoming:", "wyoming:http://x", "wyoming:tcp:127.0.0.1"] {
-        let o = jouleclaw(&[
-            "run",
-            trace.to_str().unwrap(),
-            "--out",
-            dir.join("o3").to_str().unwrap(),
-            "--transcriber",
-            bad,
-        ]);
+        let o = run_transcribed(&trace, &dir.join("o3"), bad);
         assert_eq!(o.status.code(), Some(2), "{bad}");
     }
     let _ = std::fs::remove_dir_all(&dir);

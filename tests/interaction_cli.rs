@@ -8,7 +8,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use support::{TempDir, code, jouleclaw, text};
+use support::{TempDir, assert_contains, code, jouleclaw, text, verify_unsealed};
 
 /// A simulation file from a trajectory: one token per 200 ms tick, `u` user speech, `a` agent
 /// speech, `b` the user's backchannel action, `v` a vocal-tic insert, `n` a non-directed
@@ -129,7 +129,7 @@ fn imported_calls_give_the_panel_by_taus_rules() {
     // One call given twice is refused, not counted twice.
     let o = metrics(&[out.join("call-a"), out.join("call-b"), out.join("call-a")]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("given twice"), "{}", text(&o));
+    assert_contains(&o, "given twice");
     // The table names the same figures.
     let o = jouleclaw(&[
         &"metrics",
@@ -138,11 +138,7 @@ fn imported_calls_give_the_panel_by_taus_rules() {
         &out.join("call-b"),
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("interaction panel over 2 calls"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "interaction panel over 2 calls");
 }
 
 #[test]
@@ -187,7 +183,7 @@ fn bad_simulations_are_refused_and_nothing_is_written() {
     let r = results.to_str().unwrap();
     let o = import(&[&good], &out, &["--results", r]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("tau_tick_not_200ms"), "{}", text(&o));
+    assert_contains(&o, "tau_tick_not_200ms");
     assert!(!out.exists());
     // Its neighbour: a 200 ms experiment imports.
     let results = write(
@@ -217,18 +213,18 @@ fn a_call_that_does_not_verify_is_refused_never_counted() {
     std::fs::write(&doc, &bad).unwrap();
     let o = metrics(&[da.clone(), db.clone()]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("cose_bad_signature"), "{}", text(&o));
+    assert_contains(&o, "cose_bad_signature");
     assert!(o.stdout.is_empty(), "a panel was printed: {}", text(&o));
     // From another call.
     std::fs::copy(db.join("interaction-metrics.cbor"), &doc).unwrap();
     let o = metrics(std::slice::from_ref(&da));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("stream_mismatch"), "{}", text(&o));
+    assert_contains(&o, "stream_mismatch");
     // Missing: the final seal (stream-seal/2) commits to it.
     std::fs::remove_file(&doc).unwrap();
     let o = metrics(std::slice::from_ref(&da));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("document_missing"), "{}", text(&o));
+    assert_contains(&o, "document_missing");
     // Restored: counted again.
     std::fs::write(&doc, &good).unwrap();
     assert_eq!(code(&metrics(&[da, db])), 0);
@@ -246,21 +242,13 @@ fn run_writes_the_interaction_document() {
         &out,
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("interaction: "), "{}", text(&o));
+    assert_contains(&o, "interaction: ");
     assert!(out.join("interaction-metrics.cbor").is_file());
     let public = out.join("signer.pub");
-    let v = jouleclaw(&[
-        &"receipts",
-        &"verify",
-        &"--allow-unsealed",
-        &"--pub",
-        &public,
-        &out,
-    ]);
+    let v = verify_unsealed(&public, &out);
     assert_eq!(code(&v), 0, "{}", text(&v));
-    assert!(
-        text(&v).contains("interaction-metrics.cbor: verified and bound to the receipts"),
-        "{}",
-        text(&v)
+    assert_contains(
+        &v,
+        "interaction-metrics.cbor: verified and bound to the receipts",
     );
 }

@@ -13,7 +13,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{NatsServer, TempDir, jouleclaw, text};
+use support::{NatsServer, TempDir, assert_contains, jouleclaw, text};
 
 /// `jouleclaw live --streams N --seconds S --prefix call ARGS...`.
 fn live(streams: u32, seconds: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {
@@ -66,16 +66,13 @@ fn live_file_sink_stream_folders_pass_receipts_verify_with_their_stop_latency() 
         assert!(dir.join("stop-latency.cbor").is_file(), "call-{i}");
         let o = verify(&public, &dir);
         assert_eq!(o.status.code(), Some(0), "call-{i}: {}", text(&o));
-        assert!(
-            text(&o).contains("stop-latency.cbor: verified and bound to the receipts"),
-            "call-{i}: {}",
-            text(&o)
-        );
-        assert!(
-            text(&o).contains("interaction-metrics.cbor: verified and bound to the receipts"),
-            "call-{i}: {}",
-            text(&o)
-        );
+        for document in ["stop-latency.cbor", "interaction-metrics.cbor"] {
+            assert!(
+                text(&o).contains(&format!("{document}: verified and bound to the receipts")),
+                "call-{i}: {}",
+                text(&o)
+            );
+        }
         if text(&o).contains("stop latency over 1 barge-ins") {
             with_barge_in.push(dir);
         }
@@ -173,11 +170,7 @@ fn live_registers_each_sealed_file_sink_call_with_the_leaf_registry_add_makes() 
         &[&"--key", &key, &"--sink", &sink, &"--registry", &reg],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(
-        text(&o).contains("registry    3 calls registered"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "registry    3 calls registered");
     let folders: Vec<PathBuf> = (0..3).map(|i| out.join(format!("call-{i}"))).collect();
     for f in &folders {
         assert!(f.join("registry.tlog-proof").is_file(), "{}", f.display());
@@ -279,11 +272,7 @@ fn live_registers_each_jetstream_call_from_its_final_batchs_seal() {
         ],
     );
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(
-        text(&o).contains("registry    3 calls registered"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "registry    3 calls registered");
     // What the cluster holds is what was registered: the audit finds the three calls
     // complete, and each stored final seal is the one registered.
     let o = jouleclaw(&[&"audit", &"--pub", &public, &"--nats", &url, &"--all"]);
@@ -353,11 +342,7 @@ fn journal_replay_names_an_undeliverable_record_and_abandons_it_only_when_asked(
         "{}",
         text(&o)
     );
-    assert!(
-        text(&o).contains(&format!("--abandon {offset}")),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, &format!("--abandon {offset}"));
     // An offset that is no undelivered record: refused (exit 2), nothing written.
     let before = std::fs::read(&journal).unwrap();
     let o = replay(&[&"--abandon", &"21"]);
@@ -366,11 +351,7 @@ fn journal_replay_names_an_undeliverable_record_and_abandons_it_only_when_asked(
     // Asked to, it is abandoned: exit 0, and a new run may start on the journal.
     let o = replay(&[&"--abandon", &offset]);
     assert_eq!(o.status.code(), Some(0), "{}", text(&o));
-    assert!(
-        text(&o).contains("abandoned   the record at offset"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "abandoned   the record at offset");
     assert_eq!(
         Journal::create(&journal, 1 << 20)
             .unwrap()

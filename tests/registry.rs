@@ -14,7 +14,7 @@ use jouleclaw_testkit::witness::Witness;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
-use support::{NatsServer, TempDir, code, jouleclaw, root, text};
+use support::{NatsServer, TempDir, assert_contains, code, jouleclaw, root, text};
 
 const ORIGIN: &str = "registry.example/steward";
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
@@ -37,96 +37,107 @@ fn sealed_run(tmp: &TempDir, key: &Path, name: &str, stream_id: &str, trace: &Pa
     out
 }
 
-#[test]
-#[ignore = "needs litewitness, witnessctl and ssh-agent: run by .ci/suites/25-registry.sh"]
-fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
-    let tmp = TempDir::new("witnessed");
-    let key = tmp.path("steward.key");
-    let o = jouleclaw(&[
-        &"keygen",
-        &"--out",
-        &key,
-        &"--pub-out",
-        &tmp.path("steward.pub"),
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    let reg = tmp.path("reg");
+/// `registry init REG --origin ORIGIN --key KEY`, which must succeed; the steward's verifier
+/// key it prints last.
+fn registry_init(reg: &Path, origin: &str, key: &Path) -> String {
     let o = jouleclaw(&[
         &"registry",
         &"init",
         &reg,
         &"--origin",
-        &ORIGIN,
+        &origin,
         &"--key",
         &key,
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let steward_vkey = String::from_utf8(o.stdout)
+    String::from_utf8(o.stdout)
         .unwrap()
         .lines()
         .last()
         .unwrap()
-        .to_owned();
-    assert!(
-        steward_vkey.starts_with("registry.example/steward+"),
-        "{steward_vkey}"
-    );
-    let mut witnesses: Vec<Witness> = (0..3)
-        .map(|i| Witness::start(&tmp.0, i, ORIGIN, &steward_vkey))
-        .collect();
-    let write_policy = |name: &str, quorum: usize, ws: &[Witness]| {
-        let mut p = format!("log {steward_vkey}\n");
-        for w in ws {
-            p.push_str(&w.policy_line());
-        }
-        p.push_str(&format!("quorum {quorum}\n"));
-        let path = tmp.path(name);
-        std::fs::write(&path, p).unwrap();
-        path
-    };
-    let policy = write_policy("policy", 2, &witnesses);
-    let all_three = write_policy("policy-3", 3, &witnesses);
-    let trace = root(TRACE);
+        .to_owned()
+}
 
-    // 1. A sealed call, registered and cosigned by all three; its proof verifies offline.
-    let run1 = sealed_run(&tmp, &key, "run1", "call-1", &trace);
-    let o = jouleclaw(&[
+/// `registry add REG RUN --key KEY --policy POLICY`.
+fn registry_add(reg: &Path, run: &Path, key: &Path, policy: &Path) -> Output {
+    jouleclaw(&[
         &"registry",
         &"add",
         &reg,
-        &run1,
+        &run,
         &"--key",
         &key,
         &"--policy",
         &policy,
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
+    ])
+}
+
+/// `registry witness REG --key KEY --policy POLICY`.
+fn registry_witness(reg: &Path, key: &Path, policy: &Path) -> Output {
+    jouleclaw(&[
+        &"registry",
+        &"witness",
+        &reg,
+        &"--key",
+        &key,
+        &"--policy",
+        &policy,
+    ])
+}
+
+/// `registry verify RUN --policy POLICY`.
+fn registry_verify(run: &Path, policy: &Path) -> Output {
+    jouleclaw(&[&"registry", &"verify", &run, &"--policy", &policy])
+}
+
+/// `registry audit REG --policy POLICY`.
+fn registry_audit(reg: &Path, policy: &Path) -> Output {
+    jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy])
+}
+
+#[test]
+#[ignore = "needs litewitness, witnessctl and ssh-agent: run by .ci/suites/25-registry.sh"]
+fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
+    let s = Setup::new("witnessed");
     assert!(
-        text(&o).contains("witnessed: 3 of 3 witnesses cosigned (quorum 2)"),
+        s.steward_vkey.starts_with("registry.example/steward+"),
         "{}",
-        text(&o)
+        s.steward_vkey
     );
-    let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &all_three]);
+    let policy = s.policy("policy", 2);
+    let all_three = s.policy("policy-3", 3);
+    let Setup {
+        tmp,
+        key,
+        public,
+        reg,
+        mut witnesses,
+        ..
+    } = s;
+    let trace = root(TRACE);
+
+    // 1. A sealed call, registered and cosigned by all three; its proof verifies offline.
+    let run1 = sealed_run(&tmp, &key, "run1", "call-1", &trace);
+    let o = registry_add(&reg, &run1, &key, &policy);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert_contains(&o, "witnessed: 3 of 3 witnesses cosigned (quorum 2)");
+    let o = registry_verify(&run1, &all_three);
     assert_eq!(code(&o), 0, "{}", text(&o));
     for w in &witnesses {
-        assert!(
-            text(&o).contains(&format!("cosigned by {}", w.name)),
-            "{}",
-            text(&o)
-        );
+        assert_contains(&o, &format!("cosigned by {}", w.name));
     }
     // The same check through `receipts verify DIR --witness-policy`.
     let o = jouleclaw(&[
         &"receipts",
         &"verify",
         &"--pub",
-        &tmp.path("steward.pub"),
+        &public,
         &"--witness-policy",
         &all_three,
         &run1,
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("witnessed"), "{}", text(&o));
+    assert_contains(&o, "witnessed");
     // A proof whose checkpoint root is altered is refused.
     let proof_path = run1.join("registry.tlog-proof");
     let good = std::fs::read_to_string(&proof_path).unwrap();
@@ -145,61 +156,35 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
         good.replace(&root_line, std::str::from_utf8(&flipped).unwrap()),
     )
     .unwrap();
-    let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &policy]);
+    let o = registry_verify(&run1, &policy);
     assert_eq!(code(&o), 1, "{}", text(&o));
     std::fs::write(&proof_path, &good).unwrap();
 
     // 2. One witness down: the quorum of two still holds; a policy of three is not met.
     witnesses[2].stop();
     let run2 = sealed_run(&tmp, &key, "run2", "call-2", &trace);
-    let o = jouleclaw(&[
-        &"registry",
-        &"add",
-        &reg,
-        &run2,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_add(&reg, &run2, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("after 3 attempts"), "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"verify", &run2, &"--policy", &all_three]);
+    assert_contains(&o, "after 3 attempts");
+    let o = registry_verify(&run2, &all_three);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("quorum_not_met"), "{}", text(&o));
+    assert_contains(&o, "quorum_not_met");
     // Back up: `registry witness` brings it from size 1 to 2 (it answers 409 with its size and
     // gets a consistency proof from there), `registry prove` refreshes the run's proof.
     witnesses[2].serve();
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &reg,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_witness(&reg, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
+    assert_contains(&o, "witnessed: 3 of 3");
     let o = jouleclaw(&[&"registry", &"prove", &reg, &run2]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"verify", &run2, &"--policy", &all_three]);
+    let o = registry_verify(&run2, &all_three);
     assert_eq!(code(&o), 0, "{}", text(&o));
 
     // 3. A fork: the steward keeps a copy of the registry and appends another call 3 to each.
     let fork = tmp.path("reg-fork");
     copy_dir(&reg, &fork);
     let run3 = sealed_run(&tmp, &key, "run3", "call-3", &trace);
-    let o = jouleclaw(&[
-        &"registry",
-        &"add",
-        &reg,
-        &run3,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_add(&reg, &run3, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let short = tmp.path("short.jsonl");
     let lines: Vec<&str> = std::fs::read_to_string(&trace)
@@ -209,16 +194,7 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
         .collect();
     std::fs::write(&short, lines[..lines.len() - 4].join("\n") + "\n").unwrap();
     let run3b = sealed_run(&tmp, &key, "run3b", "call-3", &short);
-    let o = jouleclaw(&[
-        &"registry",
-        &"add",
-        &fork,
-        &run3b,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_add(&fork, &run3b, &key, &policy);
     assert_eq!(
         code(&o),
         1,
@@ -237,7 +213,7 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
         &reg.join("checkpoint.note"),
     ]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("fork"), "{}", text(&o));
+    assert_contains(&o, "fork");
     let o = jouleclaw(&[
         &"registry",
         &"audit",
@@ -248,47 +224,30 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
         &fork.join("checkpoint.note"),
     ]);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("fork"), "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_contains(&o, "fork");
+    let o = registry_audit(&reg, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
 
     // 4. A re-minted call: call-1 sealed again without its last windows and registered again.
     let remint = sealed_run(&tmp, &key, "run1-again", "call-1", &short);
-    let o = jouleclaw(&[
-        &"registry",
-        &"add",
-        &reg,
-        &remint,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_add(&reg, &remint, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("was registered before"), "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_contains(&o, "was registered before");
+    let o = registry_audit(&reg, &policy);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("stream call-1 is registered"),
-        "{}",
-        text(&o)
-    );
-    assert!(
-        text(&o).contains("registered 2 times (leaves [0, 3])"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "stream call-1 is registered");
+    assert_contains(&o, "registered 2 times (leaves [0, 3])");
     // Each run still proves its own seal, and no run proves the other's.
-    let o = jouleclaw(&[&"registry", &"verify", &remint, &"--policy", &policy]);
+    let o = registry_verify(&remint, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     std::fs::copy(
         remint.join("registry.tlog-proof"),
         run1.join("registry.tlog-proof"),
     )
     .unwrap();
-    let o = jouleclaw(&[&"registry", &"verify", &run1, &"--policy", &policy]);
+    let o = registry_verify(&run1, &policy);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("another final seal"), "{}", text(&o));
+    assert_contains(&o, "another final seal");
 
     // 5. A checkpoint lost after the witnesses cosigned it (a registration stopped before it
     // replaced checkpoint.note): the leaf is in no checkpoint the registry holds, and the audit
@@ -296,37 +255,19 @@ fn three_real_witnesses_cosign_calls_and_catch_forks_and_reminted_calls() {
     // it) answers 409 with its size, is asked again from there and cosigns it.
     let older = std::fs::read(reg.join("checkpoint.note")).unwrap();
     let run5 = sealed_run(&tmp, &key, "run5", "call-5", &trace);
-    let o = jouleclaw(&[
-        &"registry",
-        &"add",
-        &reg,
-        &run5,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_add(&reg, &run5, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     std::fs::write(reg.join("checkpoint.note"), &older).unwrap();
-    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    let o = registry_audit(&reg, &policy);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("1 leaves after the checkpoint's size 4 are in no checkpoint"),
-        "{}",
-        text(&o)
+    assert_contains(
+        &o,
+        "1 leaves after the checkpoint's size 4 are in no checkpoint",
     );
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &reg,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_witness(&reg, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    assert_contains(&o, "witnessed: 3 of 3");
+    let o = registry_audit(&reg, &policy);
     assert!(!text(&o).contains("in no checkpoint"), "{}", text(&o));
 }
 
@@ -358,22 +299,7 @@ impl Setup {
         let o = jouleclaw(&[&"keygen", &"--out", &key, &"--pub-out", &public]);
         assert_eq!(code(&o), 0, "{}", text(&o));
         let reg = tmp.path("reg");
-        let o = jouleclaw(&[
-            &"registry",
-            &"init",
-            &reg,
-            &"--origin",
-            &ORIGIN,
-            &"--key",
-            &key,
-        ]);
-        assert_eq!(code(&o), 0, "{}", text(&o));
-        let steward_vkey = String::from_utf8(o.stdout)
-            .unwrap()
-            .lines()
-            .last()
-            .unwrap()
-            .to_owned();
+        let steward_vkey = registry_init(&reg, ORIGIN, &key);
         let witnesses = (0..3)
             .map(|i| Witness::start(&tmp.0, i, ORIGIN, &steward_vkey))
             .collect();
@@ -483,23 +409,15 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     // 1. The run registers its own call: all three witnesses cosign, its proof verifies.
     let (call_a, o) = s.run("call-a", Some((&s.reg, &policy)));
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("registered stream call-a as leaf 0 of 1"),
-        "{}",
-        text(&o)
-    );
-    assert!(
-        text(&o).contains("witnessed: 3 of 3 witnesses cosigned (quorum 2)"),
-        "{}",
-        text(&o)
-    );
-    let o = jouleclaw(&[&"registry", &"verify", &call_a, &"--policy", &all_three]);
+    assert_contains(&o, "registered stream call-a as leaf 0 of 1");
+    assert_contains(&o, "witnessed: 3 of 3 witnesses cosigned (quorum 2)");
+    let o = registry_verify(&call_a, &all_three);
     assert_eq!(code(&o), 0, "{}", text(&o));
 
     // 2. audit --dir --witness-policy accepts the witnessed call ...
     let o = s.audit(Some(&all_three));
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("1 streams: 1 complete"), "{}", text(&o));
+    assert_contains(&o, "1 streams: 1 complete");
     // ... and refuses a sealed call that is not registered (without the policy it passes).
     let (call_b, o) = s.run("call-b", None);
     assert_eq!(code(&o), 0, "{}", text(&o));
@@ -507,12 +425,9 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = s.audit(Some(&policy));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("INCOMPLETE  call-b"), "{}", text(&o));
-    assert!(
-        text(&o).contains("not_witnessed") && text(&o).contains("the call is not registered"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "INCOMPLETE  call-b");
+    assert_contains(&o, "not_witnessed");
+    assert_contains(&o, "the call is not registered");
     std::fs::remove_dir_all(&call_b).unwrap();
     // A tampered registry checkpoint in the proof (one byte of its root) is refused by audit
     // and by receipts verify, the same check.
@@ -535,7 +450,7 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     .unwrap();
     let o = s.audit(Some(&policy));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("not_witnessed"), "{}", text(&o));
+    assert_contains(&o, "not_witnessed");
     let o = jouleclaw(&[
         &"receipts",
         &"verify",
@@ -561,27 +476,22 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
         &policy,
     ]);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("needs --registry-proofs"), "{}", text(&o));
+    assert_contains(&o, "needs --registry-proofs");
 
     // 3. One witness down: the quorum of two holds, the run exits 0.
     s.witnesses[2].stop();
     let (call_c, o) = s.run("call-c", Some((&s.reg, &policy)));
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("witnessed: 2 of 3 witnesses cosigned (quorum 2)"),
-        "{}",
-        text(&o)
-    );
-    assert!(text(&o).contains("after 3 attempts"), "{}", text(&o));
+    assert_contains(&o, "witnessed: 2 of 3 witnesses cosigned (quorum 2)");
+    assert_contains(&o, "after 3 attempts");
     // Two down, below the quorum: the run directory is written and verifies, the leaf and the
     // proof are kept, and the run says so with its code and exits 1.
     s.witnesses[1].stop();
     let (call_d, o) = s.run("call-d", Some((&s.reg, &policy)));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("is written and its receipts verify, but the call's registration failed: not_witnessed: quorum_not_met"),
-        "{}",
-        text(&o)
+    assert_contains(
+        &o,
+        "is written and its receipts verify, but the call's registration failed: not_witnessed: quorum_not_met",
     );
     assert_eq!(
         text(&o).matches("after 3 attempts").count(),
@@ -593,28 +503,16 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     assert!(call_d.join("registry.tlog-proof").is_file());
     let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &s.public, &call_d]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"verify", &call_d, &"--policy", &policy]);
+    let o = registry_verify(&call_d, &policy);
     assert_eq!(code(&o), 1, "{}", text(&o));
     let o = s.audit(Some(&policy));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("INCOMPLETE  call-d"), "{}", text(&o));
-    assert!(
-        text(&o).contains("3 streams: 2 complete, 1 incomplete"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "INCOMPLETE  call-d");
+    assert_contains(&o, "3 streams: 2 complete, 1 incomplete");
     // Both back: `registry witness` brings them up, `registry prove` refreshes the proofs.
     s.witnesses[1].serve();
     s.witnesses[2].serve();
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &s.reg,
-        &"--key",
-        &s.key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_witness(&s.reg, &s.key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     // call-c's proof is of a checkpoint two witnesses cosigned: a policy of three refuses it
     // until its proof is refreshed too.
@@ -622,27 +520,18 @@ fn a_sealed_run_registers_its_call_and_audit_requires_it_witnessed() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = s.audit(Some(&all_three));
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("INCOMPLETE  call-c"), "{}", text(&o));
+    assert_contains(&o, "INCOMPLETE  call-c");
     let o = jouleclaw(&[&"registry", &"prove", &s.reg, &call_c]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = s.audit(Some(&all_three));
     assert_eq!(code(&o), 0, "{}", text(&o));
-    let o = jouleclaw(&[&"registry", &"audit", &s.reg, &"--policy", &all_three]);
+    let o = registry_audit(&s.reg, &all_three);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("3 calls"), "{}", text(&o));
+    assert_contains(&o, "3 calls");
 
     // 4. The run's leaves are the ones `registry add` makes of the same run directories.
     let reg2 = s.tmp.path("reg2");
-    let o = jouleclaw(&[
-        &"registry",
-        &"init",
-        &reg2,
-        &"--origin",
-        &"registry.example/second",
-        &"--key",
-        &s.key,
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
+    registry_init(&reg2, "registry.example/second", &s.key);
     for run in [&call_a, &call_c, &call_d] {
         let copy = s.tmp.path("copy");
         let _ = std::fs::remove_dir_all(&copy);
@@ -722,22 +611,7 @@ fn witnesses_are_submitted_to_at_once_after_the_leaf_is_on_disk() {
     let o = jouleclaw(&[&"keygen", &"--out", &key]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let reg = tmp.path("reg");
-    let o = jouleclaw(&[
-        &"registry",
-        &"init",
-        &reg,
-        &"--origin",
-        &ORIGIN,
-        &"--key",
-        &key,
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
-    let steward_vkey = String::from_utf8(o.stdout)
-        .unwrap()
-        .lines()
-        .last()
-        .unwrap()
-        .to_owned();
+    let steward_vkey = registry_init(&reg, ORIGIN, &key);
     let held: Held = Default::default();
     let leaves = reg.join("leaves.jsonl");
     let stand_ins = [
@@ -782,7 +656,7 @@ fn witnesses_are_submitted_to_at_once_after_the_leaf_is_on_disk() {
     ]);
     // Neither stand-in cosigns: the call is registered but not witnessed.
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("not_witnessed"), "{}", text(&o));
+    assert_contains(&o, "not_witnessed");
     assert_eq!(
         text(&o)
             .matches("the witness does not trust the steward's key (HTTP 403)")
@@ -835,16 +709,7 @@ fn steward_and_registry(tmp: &TempDir, key_name: &str, reg_name: &str) -> (PathB
     let o = jouleclaw(&[&"keygen", &"--out", &key]);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let reg = tmp.path(reg_name);
-    let o = jouleclaw(&[
-        &"registry",
-        &"init",
-        &reg,
-        &"--origin",
-        &ORIGIN,
-        &"--key",
-        &key,
-    ]);
-    assert_eq!(code(&o), 0, "{}", text(&o));
+    registry_init(&reg, ORIGIN, &key);
     (key, reg)
 }
 
@@ -875,7 +740,7 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     let out = tmp.path("run-other");
     let o = run(&out, &other_reg);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("registry_unusable"), "{}", text(&o));
+    assert_contains(&o, "registry_unusable");
     assert!(
         !out.exists(),
         "nothing is written when the registry cannot take the call"
@@ -895,7 +760,7 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     let out = tmp.path("run-fifo");
     let o = run(&out, &reg);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("not a regular file"), "{}", text(&o));
+    assert_contains(&o, "not a regular file");
     assert!(!out.exists());
     std::fs::remove_file(&lock).unwrap();
     let victim = tmp.path("victim");
@@ -908,16 +773,8 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     let out = tmp.path("run");
     let o = run(&out, &reg);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("registered stream call-1 as leaf 0 of 1"),
-        "{}",
-        text(&o)
-    );
-    assert!(
-        text(&o).contains("not witnessed (no policy)"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "registered stream call-1 as leaf 0 of 1");
+    assert_contains(&o, "not witnessed (no policy)");
     assert!(out.join("registry.tlog-proof").is_file());
     assert_eq!(
         std::fs::read_to_string(reg.join("leaves.jsonl"))
@@ -965,7 +822,7 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     let before = [inode("summary.json"), inode("receipts.cbor")];
     let o = run(&out, &reg);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("is a directory"), "{}", text(&o));
+    assert_contains(&o, "is a directory");
     assert_eq!(
         [inode("summary.json"), inode("receipts.cbor")],
         before,
@@ -973,7 +830,7 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     );
     let o = jouleclaw(&[&"registry", &"add", &reg, &out, &"--key", &key]);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("registry_write_failed"), "{}", text(&o));
+    assert_contains(&o, "registry_write_failed");
     assert_eq!(
         std::fs::read_to_string(reg.join("leaves.jsonl"))
             .unwrap()
@@ -986,7 +843,7 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     std::fs::create_dir(&empty).unwrap();
     let o = jouleclaw(&[&"registry", &"add", &reg, &empty, &"--key", &key]);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("run_unreadable"), "{}", text(&o));
+    assert_contains(&o, "run_unreadable");
     assert_eq!(
         std::fs::read_to_string(reg.join("leaves.jsonl"))
             .unwrap()
@@ -1012,21 +869,11 @@ fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
         "{}",
         text(&o)
     );
-    assert!(
-        text(&o).contains("registry    2 calls registered"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "registry    2 calls registered");
     // Each stream folder's proof verifies offline, and the folder audit with the policy accepts
     // both calls (their stop-latency documents included).
     for i in 0..2 {
-        let o = jouleclaw(&[
-            &"registry",
-            &"verify",
-            &out.join(format!("call-{i}")),
-            &"--policy",
-            &policy,
-        ]);
+        let o = registry_verify(&out.join(format!("call-{i}")), &policy);
         assert_eq!(code(&o), 0, "{}", text(&o));
     }
     let o = jouleclaw(&[
@@ -1039,7 +886,7 @@ fn live_registers_its_sealed_calls_witnessed_and_audit_dir_accepts_them() {
         &policy,
     ]);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+    assert_contains(&o, "2 streams: 2 complete");
 }
 
 /// Three witnesses, a quorum-2 policy, a JetStream server, and the proofs' folder and the
@@ -1066,11 +913,7 @@ fn audit_nats_requires_each_stored_call_witnessed() {
         &[&"--journal", &journal, &"--registry-proofs", &proofs],
     );
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("registry    2 calls registered"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "registry    2 calls registered");
     let audit = |extra: &[&dyn AsRef<std::ffi::OsStr>]| {
         let mut args: Vec<&dyn AsRef<std::ffi::OsStr>> =
             vec![&"audit", &"--pub", &s.public, &"--nats", &url, &"--all"];
@@ -1085,11 +928,11 @@ fn audit_nats_requires_each_stored_call_witnessed() {
     ];
     let o = audit(&witnessed);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+    assert_contains(&o, "2 streams: 2 complete");
     // The policy without the proofs' folder is a usage error, and the folder without a policy.
     let o = audit(&[&"--witness-policy", &policy]);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(text(&o).contains("--registry-proofs"), "{}", text(&o));
+    assert_contains(&o, "--registry-proofs");
     let o = audit(&[&"--registry-proofs", &proofs]);
     assert_eq!(code(&o), 2, "{}", text(&o));
 
@@ -1099,34 +942,27 @@ fn audit_nats_requires_each_stored_call_witnessed() {
     let saved = s.tmp.path("call-0.saved");
     std::fs::rename(&f0, &saved).unwrap();
     copy_dir(&f1, &f0);
-    let o = jouleclaw(&[&"registry", &"verify", &f0, &"--policy", &policy]);
+    let o = registry_verify(&f0, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = audit(&witnessed);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("INCOMPLETE  call-0"), "{}", text(&o));
+    assert_contains(&o, "INCOMPLETE  call-0");
     assert!(
         text(&o).contains("not_witnessed")
             && text(&o).contains("another final seal than the one the cluster holds"),
         "{}",
         text(&o)
     );
-    assert!(text(&o).contains("complete    call-1"), "{}", text(&o));
+    assert_contains(&o, "complete    call-1");
     std::fs::remove_dir_all(&f0).unwrap();
     std::fs::rename(&saved, &f0).unwrap();
     // A call without a proof is not registered; without the policy the cluster alone passes.
     std::fs::remove_file(f1.join("registry.tlog-proof")).unwrap();
     let o = audit(&witnessed);
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("INCOMPLETE  call-1") && text(&o).contains("the call is not registered"),
-        "{}",
-        text(&o)
-    );
-    assert!(
-        text(&o).contains("1 complete, 1 incomplete"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "INCOMPLETE  call-1");
+    assert_contains(&o, "the call is not registered");
+    assert_contains(&o, "1 complete, 1 incomplete");
     let o = audit(&[]);
     assert_eq!(code(&o), 0, "{}", text(&o));
 }
@@ -1159,7 +995,7 @@ fn stored_calls_are_registered_from_the_cluster_once() {
             &proofs,
         ]);
         assert_eq!(code(&o), want, "{}", text(&o));
-        assert!(text(&o).contains(says), "{}", text(&o));
+        assert_contains(&o, says);
         let leaves = std::fs::read_to_string(s.reg.join("leaves.jsonl")).unwrap();
         assert_eq!(leaves.lines().count(), 2, "{}", text(&o));
         text(&o)
@@ -1180,11 +1016,7 @@ fn stored_calls_are_registered_from_the_cluster_once() {
     // Nothing registered yet: the audit with the policy refuses both calls.
     let o = audit();
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("0 complete, 2 incomplete"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "0 complete, 2 incomplete");
 
     let out = added(0, "registry    2 calls registered, 0 proofs written");
     assert!(
@@ -1199,7 +1031,7 @@ fn stored_calls_are_registered_from_the_cluster_once() {
     );
     let o = audit();
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(text(&o).contains("2 streams: 2 complete"), "{}", text(&o));
+    assert_contains(&o, "2 streams: 2 complete");
 
     // Again: both have their proof, nothing is appended.
     added(
@@ -1355,49 +1187,24 @@ fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time()
     let note = reg.join("checkpoint.note");
     for (i, call) in ["call-1", "call-2"].iter().enumerate() {
         let run = sealed_run(&tmp, &key, &format!("run{i}"), call, &trace);
-        let o = jouleclaw(&[
-            &"registry",
-            &"add",
-            &reg,
-            &run,
-            &"--key",
-            &key,
-            &"--policy",
-            &policy,
-        ]);
+        let o = registry_add(&reg, &run, &key, &policy);
         assert_eq!(code(&o), 0, "{}", text(&o));
-        assert!(
-            text(&o).contains("witnessed: 3 of 3 witnesses cosigned (quorum 2)"),
-            "{}",
-            text(&o)
-        );
+        assert_contains(&o, "witnessed: 3 of 3 witnesses cosigned (quorum 2)");
         assert_eq!(
             signature_lines(&note),
             4,
             "the steward's and one per witness"
         );
-        let o = jouleclaw(&[&"registry", &"verify", &run, &"--policy", &policy]);
+        let o = registry_verify(&run, &policy);
         assert_eq!(code(&o), 0, "{}", text(&o));
-        assert!(
-            text(&o).contains(&format!("existed by {}", utc(1_790_000_100))),
-            "{}",
-            text(&o)
-        );
+        assert_contains(&o, &format!("existed by {}", utc(1_790_000_100)));
         assert!(!text(&o).contains("existed by 1970"), "{}", text(&o));
     }
     // Submitting the checkpoint again: every witness answers again; nothing is added.
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &reg,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_witness(&reg, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(signature_lines(&note), 4);
-    let o = jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    let o = registry_audit(&reg, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     // A note pushed past 64 signature lines (as merging every line of a flood once did; here 61
     // valid lines of a key outside the policy) makes the registry unusable for `registry add`,
@@ -1420,41 +1227,15 @@ fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time()
     }
     std::fs::write(&note, &flooded).unwrap();
     let run = sealed_run(&tmp, &key, "run-blocked", "call-9", &trace);
-    let add = |run: &Path| {
-        jouleclaw(&[
-            &"registry",
-            &"add",
-            &reg,
-            &run,
-            &"--key",
-            &key,
-            &"--policy",
-            &policy,
-        ])
-    };
+    let add = |run: &Path| registry_add(&reg, run, &key, &policy);
     let o = add(&run);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("registry_unusable") && text(&o).contains("more than 64 signature lines"),
-        "{}",
-        text(&o)
-    );
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &reg,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    assert_contains(&o, "registry_unusable");
+    assert_contains(&o, "more than 64 signature lines");
+    let o = registry_witness(&reg, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("signing the leaves' checkpoint again"),
-        "{}",
-        text(&o)
-    );
-    assert!(text(&o).contains("witnessed: 3 of 3"), "{}", text(&o));
+    assert_contains(&o, "signing the leaves' checkpoint again");
+    assert_contains(&o, "witnessed: 3 of 3");
     assert_eq!(signature_lines(&note), 4);
     let o = add(&run);
     assert_eq!(code(&o), 0, "{}", text(&o));
@@ -1472,20 +1253,8 @@ fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time()
     let run = sealed_run(&tmp, &key, "run-blocked-2", "call-10", &trace);
     let o = add(&run);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("the note is above 64 KiB"),
-        "{}",
-        text(&o)
-    );
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &reg,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    assert_contains(&o, "the note is above 64 KiB");
+    let o = registry_witness(&reg, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
     assert_eq!(signature_lines(&note), 4);
     let o = add(&run);
@@ -1493,22 +1262,9 @@ fn a_flooding_backdating_witness_neither_breaks_the_registry_nor_sets_the_time()
     // A quorum of one of three (half or fewer: two forks can each reach one) is refused.
     let minority = policy_with("policy-1", 1);
     let run = sealed_run(&tmp, &key, "run-minority", "call-3", &trace);
-    let o = jouleclaw(&[
-        &"registry",
-        &"add",
-        &reg,
-        &run,
-        &"--key",
-        &key,
-        &"--policy",
-        &minority,
-    ]);
+    let o = registry_add(&reg, &run, &key, &minority);
     assert_eq!(code(&o), 2, "{}", text(&o));
-    assert!(
-        text(&o).contains("the quorum is more than half the witnesses"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "the quorum is more than half the witnesses");
 }
 
 /// A call re-minted under another `steward` label with the same key is listed by `registry
@@ -1532,19 +1288,8 @@ fn a_relabelled_remint_and_unwitnessed_leaves_fail_the_audit() {
     p.push_str("quorum 2\n");
     let policy = tmp.write("policy", p);
     let trace = root(TRACE);
-    let add = |run: &Path| {
-        jouleclaw(&[
-            &"registry",
-            &"add",
-            &reg,
-            &run,
-            &"--key",
-            &key,
-            &"--policy",
-            &policy,
-        ])
-    };
-    let audit = || jouleclaw(&[&"registry", &"audit", &reg, &"--policy", &policy]);
+    let add = |run: &Path| registry_add(&reg, run, &key, &policy);
+    let audit = || registry_audit(&reg, &policy);
     let run1 = sealed_run(&tmp, &key, "run1", "call-1", &trace);
     assert_eq!(code(&add(&run1)), 0);
     let o = audit();
@@ -1556,26 +1301,13 @@ fn a_relabelled_remint_and_unwitnessed_leaves_fail_the_audit() {
     std::fs::write(reg.join("checkpoint.note"), &cosigned_at_1).unwrap();
     let o = audit();
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("1 leaves after the checkpoint's size 1 are in no checkpoint"),
-        "{}",
-        text(&o)
+    assert_contains(
+        &o,
+        "1 leaves after the checkpoint's size 1 are in no checkpoint",
     );
-    let o = jouleclaw(&[
-        &"registry",
-        &"witness",
-        &reg,
-        &"--key",
-        &key,
-        &"--policy",
-        &policy,
-    ]);
+    let o = registry_witness(&reg, &key, &policy);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("the checkpoint of size 1 is older than the 2 leaves"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "the checkpoint of size 1 is older than the 2 leaves");
     let o = audit();
     assert_eq!(code(&o), 0, "{}", text(&o));
     // call-1 sealed again under another label by the same key, and registered again.
@@ -1597,18 +1329,10 @@ fn a_relabelled_remint_and_unwitnessed_leaves_fail_the_audit() {
     assert_eq!(code(&o), 0, "{}", text(&o));
     let o = add(&out);
     assert_eq!(code(&o), 0, "{}", text(&o));
-    assert!(
-        text(&o).contains("was registered before (leaves [0])"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "was registered before (leaves [0])");
     let o = audit();
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(
-        text(&o).contains("stream call-1 is registered 2 times (leaves [0, 2])"),
-        "{}",
-        text(&o)
-    );
+    assert_contains(&o, "stream call-1 is registered 2 times (leaves [0, 2])");
 }
 
 /// `audit --dir` over a folder whose name is not UTF-8 beside a sealed call: the folder is one
@@ -1645,6 +1369,6 @@ fn audit_dir_reports_a_folder_name_that_is_not_utf8_and_audits_the_rest() {
     std::fs::create_dir(calls.join(std::ffi::OsStr::from_bytes(b"call-\xff"))).unwrap();
     let o = audit();
     assert_eq!(code(&o), 1, "{}", text(&o));
-    assert!(text(&o).contains("malformed_name"), "{}", text(&o));
-    assert!(text(&o).contains("2 streams: 1 complete"), "{}", text(&o));
+    assert_contains(&o, "malformed_name");
+    assert_contains(&o, "2 streams: 1 complete");
 }

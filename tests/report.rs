@@ -8,7 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{TempDir, code, jouleclaw};
+use support::{TempDir, code, drop_receipt_line, jouleclaw};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 
@@ -387,14 +387,7 @@ fn a_sealed_run_without_window_signatures_is_verified_through_its_checkpoints() 
     ));
     assert!(html.contains("verified (inclusion receipt under its checkpoint)"));
     // One receipt line dropped: the page names the missing window and the run exits 1.
-    let lines = std::fs::read_to_string(d.join("receipts.jsonl")).unwrap();
-    let kept: String = lines
-        .lines()
-        .enumerate()
-        .filter(|(i, _)| *i != 4)
-        .map(|(_, l)| format!("{l}\n"))
-        .collect();
-    std::fs::write(d.join("receipts.jsonl"), kept).unwrap();
+    drop_receipt_line(&d, 4);
     expect(&report(&d, &[]), 1);
     let html = page(&d);
     assert!(html.contains("NOT COMPLETE"));

@@ -6,7 +6,7 @@ mod support;
 
 use std::path::Path;
 use std::process::{Command, Output};
-use support::{TempDir, jouleclaw, text};
+use support::{TempDir, assert_contains, jouleclaw, text, verify_unsealed};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 
@@ -25,15 +25,7 @@ fn run(dir: &Path, extra: &[&str]) -> Output {
 // The runs here are unsealed (completeness unknown): accepted on request, so that the exit
 // status is the stop-latency document's.
 fn verify(dir: &Path) -> Output {
-    let public = dir.join("signer.pub");
-    jouleclaw(&[
-        &"receipts",
-        &"verify",
-        &"--allow-unsealed",
-        &"--pub",
-        &public,
-        &dir,
-    ])
+    verify_unsealed(&dir.join("signer.pub"), dir)
 }
 
 fn report(dir: &Path) -> (Output, String) {
@@ -47,10 +39,9 @@ fn run_writes_the_document_and_verify_and_report_accept_it() {
     let t = TempDir::new("ok");
     let dir = t.0.join("run");
     let o = run(&dir, &[]);
-    assert!(
-        text(&o).contains("stop latency over 2 barge-ins: p50 60 ms, p95 170 ms, max 170 ms; 1 past the 150 ms deadline"),
-        "{}",
-        text(&o)
+    assert_contains(
+        &o,
+        "stop latency over 2 barge-ins: p50 60 ms, p95 170 ms, max 170 ms; 1 past the 150 ms deadline",
     );
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
@@ -80,7 +71,7 @@ fn removing_the_document_is_refused_when_a_barge_in_exists() {
     std::fs::remove_file(dir.join("stop-latency.cbor")).unwrap();
     let v = verify(&dir);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("stop_latency_missing"), "{}", text(&v));
+    assert_contains(&v, "stop_latency_missing");
     let (r, html) = report(&dir);
     assert_eq!(r.status.code(), Some(1), "{}", text(&r));
     assert!(html.contains("stop_latency_missing"));
@@ -102,7 +93,7 @@ fn an_altered_document_is_refused() {
     std::fs::write(&path, &bytes).unwrap();
     let v = verify(&dir);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("cose_bad_signature"), "{}", text(&v));
+    assert_contains(&v, "cose_bad_signature");
     let (r, _) = report(&dir);
     assert_eq!(r.status.code(), Some(1), "{}", text(&r));
 }
@@ -121,7 +112,7 @@ fn another_calls_document_is_refused() {
     .unwrap();
     let v = verify(&dir);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("stream_mismatch"), "{}", text(&v));
+    assert_contains(&v, "stream_mismatch");
 }
 
 #[test]
@@ -139,8 +130,8 @@ fn a_receipt_removed_under_the_document_is_noticed() {
     std::fs::write(dir.join("receipts.cbor"), kept).unwrap();
     let v = verify(&dir);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("window_count_mismatch"), "{}", text(&v));
-    assert!(text(&v).contains("root_mismatch"), "{}", text(&v));
+    assert_contains(&v, "window_count_mismatch");
+    assert_contains(&v, "root_mismatch");
 }
 
 #[test]
@@ -155,14 +146,14 @@ fn a_planted_link_or_fifo_at_the_document_is_refused_unread() {
     std::os::unix::fs::symlink(&real, &doc).unwrap();
     let v = verify(&dir);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("not_regular_file"), "{}", text(&v));
+    assert_contains(&v, "not_regular_file");
     // A FIFO: refused at once, never blocked on.
     std::fs::remove_file(&doc).unwrap();
     let made = Command::new("mkfifo").arg(&doc).status().unwrap();
     assert!(made.success());
     let v = verify(&dir);
     assert_eq!(v.status.code(), Some(1), "{}", text(&v));
-    assert!(text(&v).contains("not_regular_file"), "{}", text(&v));
+    assert_contains(&v, "not_regular_file");
     // Its neighbour: the genuine document put back is accepted.
     std::fs::remove_file(&doc).unwrap();
     std::fs::rename(&real, &doc).unwrap();

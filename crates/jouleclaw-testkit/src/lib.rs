@@ -2,8 +2,8 @@
 //! crate's folder:
 //!
 //! - [`TempDir`], a self-removing temporary folder;
-//! - [`run`], [`text`] and [`code`]: a command line binary run to completion, its output as
-//!   text and its exit code;
+//! - [`run`], [`text`], [`assert_contains`] and [`code`]: a command line binary run to
+//!   completion, its output as text (and a check of a part of it) and its exit code;
 //! - [`nats`]: one JetStream `nats-server` on loopback;
 //! - [`witness`]: one `litewitness` with its own `ssh-agent`, database and key;
 //! - [`data`]: files of another crate that tests of a crate read (the structured crate's
@@ -96,6 +96,14 @@ pub fn text(o: &Output) -> String {
     )
 }
 
+/// Asserts that standard output then standard error of `o` contain `needle`, and shows both
+/// when they do not.
+#[track_caller]
+pub fn assert_contains(o: &Output, needle: &str) {
+    let out = text(o);
+    assert!(out.contains(needle), "{needle:?} is not in:\n{out}");
+}
+
 /// The exit code (-1 when a signal ended the process).
 pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
@@ -134,5 +142,8 @@ mod tests {
         let out = text(&o);
         assert!(out.ends_with("err\n"), "{out}");
         assert!(out.contains("jouleclaw-testkit-"), "{out}");
+        assert_contains(&o, "err\n");
+        let missing = std::panic::catch_unwind(|| assert_contains(&o, "absent"));
+        assert!(missing.is_err());
     }
 }

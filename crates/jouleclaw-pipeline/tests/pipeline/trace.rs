@@ -46,56 +46,60 @@ fn trace_line_refusals_and_their_neighbours() {
             .window_id,
         3
     );
-    assert_eq!(code("{"), "trace_bad_json");
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":4,"extra":1}"#),
-        "trace_bad_json"
-    );
-    assert_eq!(
-        code(r#"{"channel_id":1,"kind":"audio","bytes_len":4}"#),
-        "trace_bad_json"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":-1,"channel_id":1,"kind":"audio","bytes_len":4}"#),
-        "trace_bad_json"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"sound","bytes_len":4}"#),
-        "trace_unknown_kind"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":0,"kind":"marker"}"#),
-        "trace_bad_marker"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":"boom"}"#),
-        "trace_bad_marker"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":"a","b":1}}"#),
-        "trace_bad_marker"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","marker":"start","bytes_len":1}"#),
-        "trace_bad_marker"
-    );
+    for (line, want) in [
+        ("{", "trace_bad_json"),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":4,"extra":1}"#,
+            "trace_bad_json",
+        ),
+        (
+            r#"{"channel_id":1,"kind":"audio","bytes_len":4}"#,
+            "trace_bad_json",
+        ),
+        (
+            r#"{"ts_ns":-1,"channel_id":1,"kind":"audio","bytes_len":4}"#,
+            "trace_bad_json",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"sound","bytes_len":4}"#,
+            "trace_unknown_kind",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":0,"kind":"marker"}"#,
+            "trace_bad_marker",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":"boom"}"#,
+            "trace_bad_marker",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":"a","b":1}}"#,
+            "trace_bad_marker",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"audio","marker":"start","bytes_len":1}"#,
+            "trace_bad_marker",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"audio"}"#,
+            "trace_bad_payload",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":1,"bytes_hex":"00"}"#,
+            "trace_bad_payload",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":"ABCD"}"#,
+            "trace_bad_payload",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":"abc"}"#,
+            "trace_bad_payload",
+        ),
+    ] {
+        assert_eq!(code(line), want, "{line}");
+    }
     assert!(p(r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":{"custom":"a"}}"#).is_ok());
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio"}"#),
-        "trace_bad_payload"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":1,"bytes_hex":"00"}"#),
-        "trace_bad_payload"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":"ABCD"}"#),
-        "trace_bad_payload"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":"abc"}"#),
-        "trace_bad_payload"
-    );
     assert_eq!(
         p(r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":"abcd"}"#)
             .unwrap()
@@ -158,22 +162,26 @@ fn spec_files_round_trip_and_refuse_bad_fields() {
 fn null_is_not_absent_in_trace_lines() {
     let spec = spec();
     let code = |s: &str| parse_trace_line(s.as_bytes(), &spec).unwrap_err().code();
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":null}"#),
-        "trace_bad_marker"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":null,"bytes_len":1}"#),
-        "trace_bad_json"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":null,"bytes_hex":"00"}"#),
-        "trace_bad_json"
-    );
-    assert_eq!(
-        code(r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":2,"window_id":null}"#),
-        "trace_bad_json"
-    );
+    for (line, want) in [
+        (
+            r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":null}"#,
+            "trace_bad_marker",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":2,"kind":"text","bytes_hex":null,"bytes_len":1}"#,
+            "trace_bad_json",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":null,"bytes_hex":"00"}"#,
+            "trace_bad_json",
+        ),
+        (
+            r#"{"ts_ns":5,"channel_id":1,"kind":"audio","bytes_len":2,"window_id":null}"#,
+            "trace_bad_json",
+        ),
+    ] {
+        assert_eq!(code(line), want, "{line}");
+    }
     // Accepted neighbours: the same lines without the null fields.
     for ok in [
         r#"{"ts_ns":5,"channel_id":0,"kind":"marker","marker":"start"}"#,

@@ -44,19 +44,9 @@ fn cosign(i: u8, note: &[u8], timestamp: u64) -> Vec<u8> {
     format!("— {name} {}\n", B64.encode(raw)).into_bytes()
 }
 
+/// Call `stream_id`'s final seal over `windows` receipts, under the steward's label.
 fn final_seal(stream_id: &str, windows: u8) -> Vec<u8> {
-    let at = UtcSecond::parse("2026-06-05T00:00:00Z").unwrap();
-    let mut sealer = StreamSealer::new(stream_id, "did:example:steward", 1 << 10);
-    for w in 0..windows {
-        sealer
-            .append(u64::from(w), blake3::hash(&[w]).as_bytes(), at)
-            .unwrap();
-    }
-    sealer
-        .checkpoint(&steward(), true)
-        .unwrap()
-        .checkpoint
-        .cose_sign1
+    final_seal_labelled("did:example:steward", stream_id, windows)
 }
 
 fn leaf_of(seal_cose: &[u8]) -> RegistryLeaf {
@@ -556,7 +546,7 @@ fn consistency_proofs_from_zero_are_empty() {
     assert!(!log.consistency_proof(1, 3).unwrap().is_empty());
 }
 
-/// `final_seal` under another `steward` label, signed by the same key.
+/// A final seal under the `steward` label `label`, signed by the steward key.
 fn final_seal_labelled(label: &str, stream_id: &str, windows: u8) -> Vec<u8> {
     let at = UtcSecond::parse("2026-06-05T00:00:00Z").unwrap();
     let mut sealer = StreamSealer::new(stream_id, label, 1 << 10);

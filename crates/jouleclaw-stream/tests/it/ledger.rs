@@ -21,36 +21,19 @@ fn payload(w: u64, ch: u32, kind: TickKind, len: usize, ts: u64) -> Tick {
 
 #[test]
 fn outbound_within_budget_conforms_and_past_it_hallucinates() {
+    use ChannelDirection::{Inbound, Outbound, Substrate};
     let mut l = ledger();
-    let f = l
-        .observe(
-            &payload(0, 1, TickKind::Audio, 100, 0),
-            ChannelDirection::Inbound,
-        )
-        .unwrap();
-    assert_eq!(f, Conforming);
-    let f = l
-        .observe(
-            &payload(0, 5, TickKind::Text, 20, 1),
-            ChannelDirection::Substrate,
-        )
-        .unwrap();
-    assert_eq!(f, Conforming);
+    let mut see = |ch: u32, kind: TickKind, len: usize, ts: u64, dir: ChannelDirection| {
+        l.observe(&payload(0, ch, kind, len, ts), dir).unwrap()
+    };
+    assert_eq!(see(1, TickKind::Audio, 100, 0, Inbound), Conforming);
+    assert_eq!(see(5, TickKind::Text, 20, 1, Substrate), Conforming);
     // Exactly at the budget (100 + 20) still conforms.
-    let f = l
-        .observe(
-            &payload(0, 3, TickKind::Audio, 120, 2),
-            ChannelDirection::Outbound,
-        )
-        .unwrap();
-    assert_eq!(f, Conforming);
-    let f = l
-        .observe(
-            &payload(0, 3, TickKind::Audio, 1, 3),
-            ChannelDirection::Outbound,
-        )
-        .unwrap();
-    assert_eq!(f, Hallucination { unaccounted: 1 });
+    assert_eq!(see(3, TickKind::Audio, 120, 2, Outbound), Conforming);
+    assert_eq!(
+        see(3, TickKind::Audio, 1, 3, Outbound),
+        Hallucination { unaccounted: 1 }
+    );
     assert_eq!(l.window_summary(), Hallucination { unaccounted: 1 });
 }
 

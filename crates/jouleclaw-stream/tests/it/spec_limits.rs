@@ -66,27 +66,29 @@ fn max_chunk_bytes_is_capped_at_1_mib() {
 
 #[test]
 fn ticks_per_window_and_window_length_are_capped() {
-    for (ticks, want) in [
-        (u32::MAX, "spec_over_limit"),
-        (StreamSpec::MAX_TICKS_PER_WINDOW + 1, "spec_over_limit"),
-        (StreamSpec::MAX_TICKS_PER_WINDOW, "ok"),
+    let ticks = |t: u32| StreamSpec {
+        max_ticks_per_window: t,
+        ..base()
+    };
+    let window_ms = |ms: u32| StreamSpec {
+        tick_window_ms: ms,
+        ..base()
+    };
+    for (spec, want) in [
+        (ticks(u32::MAX), "spec_over_limit"),
+        (
+            ticks(StreamSpec::MAX_TICKS_PER_WINDOW + 1),
+            "spec_over_limit",
+        ),
+        (ticks(StreamSpec::MAX_TICKS_PER_WINDOW), "ok"),
+        (window_ms(u32::MAX), "spec_over_limit"),
+        (
+            window_ms(StreamSpec::MAX_TICK_WINDOW_MS + 1),
+            "spec_over_limit",
+        ),
+        (window_ms(StreamSpec::MAX_TICK_WINDOW_MS), "ok"),
     ] {
-        let spec = StreamSpec {
-            max_ticks_per_window: ticks,
-            ..base()
-        };
-        assert_eq!(code(&spec), want, "{ticks}");
-    }
-    for (ms, want) in [
-        (u32::MAX, "spec_over_limit"),
-        (StreamSpec::MAX_TICK_WINDOW_MS + 1, "spec_over_limit"),
-        (StreamSpec::MAX_TICK_WINDOW_MS, "ok"),
-    ] {
-        let spec = StreamSpec {
-            tick_window_ms: ms,
-            ..base()
-        };
-        assert_eq!(code(&spec), want, "{ms}");
+        assert_eq!(code(&spec), want, "{spec:?}");
     }
 }
 

@@ -120,6 +120,31 @@ where
         .await;
 }
 
+/// Answers `reply` to each connection of the std listener `$listener`, made a `$tokio_listener`
+/// on a runtime of its own thread (which lives until the test process ends); gives the list of
+/// the requests it records.
+macro_rules! serve_each {
+    ($tokio_listener:ty, $listener:expr, $reply:expr) => {{
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let rec = recorded.clone();
+        let (listener, reply) = ($listener, $reply);
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = <$tokio_listener>::from_std(listener).unwrap();
+                loop {
+                    let (stream, _) = listener.accept().await.unwrap();
+                    tokio::spawn(serve(stream, rec.clone(), reply.clone()));
+                }
+            });
+        });
+        recorded
+    }};
+}
+
 /// A server on a fresh Unix socket, bound before this returns, answering `reply` to every
 /// request. Its thread lives until the test process ends.
 fn unix_server(reply: Reply) -> Server {
@@ -127,21 +152,7 @@ fn unix_server(reply: Reply) -> Server {
     let socket = dir.path().join("whisper.sock");
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     listener.set_nonblocking(true).unwrap();
-    let recorded = Arc::new(Mutex::new(Vec::new()));
-    let rec = recorded.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::UnixListener::from_std(listener).unwrap();
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                tokio::spawn(serve(stream, rec.clone(), reply.clone()));
-            }
-        });
-    });
+    let recorded = serve_each!(tokio::net::UnixListener, listener, reply);
     Server {
         _dir: dir,
         socket,
@@ -154,21 +165,7 @@ fn tcp_server(reply: Reply) -> (std::net::SocketAddr, Arc<Mutex<Vec<Recorded>>>)
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     listener.set_nonblocking(true).unwrap();
-    let recorded = Arc::new(Mutex::new(Vec::new()));
-    let rec = recorded.clone();
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            loop {
-                let (stream, _) = listener.accept().await.unwrap();
-                tokio::spawn(serve(stream, rec.clone(), reply.clone()));
-            }
-        });
-    });
+    let recorded = serve_each!(tokio::net::TcpListener, listener, reply);
     (addr, recorded)
 }
 
