@@ -23,12 +23,7 @@ func checkNegativeFile(rep *Report, _ string, path string) {
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	rep.Check(name+" load", func() (string, error) {
-		if len(doc.Cases) == 0 {
-			return "", refuse("mismatch", "no cases")
-		}
-		return "", nil
-	})
+	checkNotEmpty(rep, name, len(doc.Cases), "cases")
 	for _, c := range doc.Cases {
 		rep.Check(name+" "+label(c.N, c.Description), func() (string, error) {
 			input, err := unhex(c.InputHex)
