@@ -84,18 +84,7 @@ JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" timeout 1200 "$venv/bin/python
 rc=$?
 set -e
 echo "real-cascade tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" - "$scratch/junit.xml" <<'EOF' 2>/dev/null
-import sys
-import xml.etree.ElementTree as ET
-
-root = ET.parse(sys.argv[1]).getroot()
-suite = root if root.tag == "testsuite" else root.find("testsuite")
-total = int(suite.get("tests"))
-failed = int(suite.get("failures")) + int(suite.get("errors"))
-skipped = int(suite.get("skipped"))
-print(total - failed - skipped, failed, skipped)
-EOF
-) || counts=""
+counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
 if [ -z "$counts" ]; then
     # pytest died before writing its report (a timeout, a crash).
     echo "FAILED: pytest bindings/python/tests/test_real_cascade.py (exit $rc, no report)"
