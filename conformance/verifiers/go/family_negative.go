@@ -13,12 +13,7 @@ func init() {
 func checkNegativeFile(rep *Report, _ string, path string) {
 	name := filepath.Base(path)
 	var doc struct {
-		Cases []struct {
-			N             any    `json:"n"`
-			Description   string `json:"description"`
-			InputHex      string `json:"input_hex"`
-			ExpectRefusal string `json:"expect_refusal"`
-		} `json:"cases"`
+		Cases []negativeInput `json:"cases"`
 	}
 	if !loadInto(rep, name, path, &doc) {
 		return

@@ -155,21 +155,25 @@ type signedDocVector struct {
 	CoseHex      string   `json:"cose_sign1_hex"`
 }
 
+// negativeInput is a must-refuse input of a vector file (stream-window/1, stop-latency/1,
+// interaction-metrics/1, voice-turn/1): its bytes and the refusal code the file expects.
+type negativeInput struct {
+	N             any    `json:"n"`
+	Description   string `json:"description"`
+	InputHex      string `json:"input_hex"`
+	ExpectRefusal string `json:"expect_refusal"`
+}
+
 // signedDocFile is a vector file of either family; D is the family's document vector.
 type signedDocFile[D any] struct {
-	Schema      string `json:"schema"`
-	ContentType string `json:"content_type"`
-	DeadlineNs  int64  `json:"deadline_ns"`
-	PublicKey   string `json:"public_key"`
-	Kid         string `json:"kid"`
-	Documents   []D    `json:"documents"`
-	Negative    []struct {
-		N             any    `json:"n"`
-		Description   string `json:"description"`
-		InputHex      string `json:"input_hex"`
-		ExpectRefusal string `json:"expect_refusal"`
-	} `json:"negative"`
-	Tampered []struct {
+	Schema      string          `json:"schema"`
+	ContentType string          `json:"content_type"`
+	DeadlineNs  int64           `json:"deadline_ns"`
+	PublicKey   string          `json:"public_key"`
+	Kid         string          `json:"kid"`
+	Documents   []D             `json:"documents"`
+	Negative    []negativeInput `json:"negative"`
+	Tampered    []struct {
 		N             any      `json:"n"`
 		Description   string   `json:"description"`
 		CoseHex       string   `json:"cose_sign1_hex"`
