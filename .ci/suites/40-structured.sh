@@ -28,15 +28,9 @@
 # with a warm venv, npm folders and target dir; the first run installs the MCP servers' ~570 MB
 # of packages, a few minutes).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(pwd)/target}"
-JC_CACHE="${JC_CACHE:-$CARGO_TARGET_DIR/jc-cache}"
+. "$(dirname "$0")/standalone.bash"
+jc_standalone structured
 mkdir -p "$JC_CACHE/structured"
-
-not_run() {
-    echo "NOT RUN: structured: $1"
-    exit 3
-}
 
 command -v python3 >/dev/null || not_run "python3 missing"
 python3 -c 'import ensurepip, venv' 2>/dev/null || {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/ed25519"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -43,4 +44,26 @@ func loadInto(rep *Report, name, path string, v any) bool {
 		return false
 	}
 	return true
+}
+
+// checkNotEmpty is the check `<file> load` of a file that must hold at least one item of what.
+func checkNotEmpty(rep *Report, name string, n int, what string) {
+	rep.Check(name+" load", func() (string, error) {
+		if n == 0 {
+			return "", refuse("mismatch", "no %s", what)
+		}
+		return "", nil
+	})
+}
+
+// loadSeedKey decodes a vector file's Ed25519 seed and public key; a malformed key is reported
+// once as the check `<file> key`.
+func loadSeedKey(rep *Report, name, seedHex, publicKeyHex string) (seed, pub []byte, ok bool) {
+	seed, err1 := unhex(seedHex)
+	pub, err2 := unhex(publicKeyHex)
+	if err1 != nil || err2 != nil || len(seed) != ed25519.SeedSize || len(pub) != ed25519.PublicKeySize {
+		rep.Fail(name+" key", "malformed key")
+		return nil, nil, false
+	}
+	return seed, pub, true
 }

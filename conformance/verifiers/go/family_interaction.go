@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -9,9 +8,6 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
-
-	"github.com/fxamacker/cbor/v2"
-	"lukechampine.com/blake3"
 )
 
 // interaction-metrics-vectors.json: interaction-metrics/1 documents
@@ -249,123 +245,27 @@ func imDecode(data []byte) (*imDoc, error) {
 	return imCheckSchema(v)
 }
 
-func imProtected(steward, subject string, kid []byte) []byte {
-	return slCat([]byte{0xa4, 0x01, 0x27, 0x03}, slTstr(imContentType), []byte{0x04}, slBstr(kid),
-		[]byte{0x0f, 0xa2, 0x01}, slTstr(steward), []byte{0x02}, slTstr(subject))
-}
-
 // imVerifySigned returns the document of a signed interaction-metrics/1 (spec section 5).
 func imVerifySigned(data, pub []byte) (*imDoc, error) {
-	if len(data) > imMaxSigned {
-		return nil, refuse("cose_too_large", "%d bytes", len(data))
-	}
-	switch {
-	case len(data) == 0:
-		return nil, refuse("cose_malformed", "empty")
-	case data[0] == 0x84:
-		return nil, refuse("cose_untagged", "untagged COSE_Sign1")
-	case data[0] != 0xd2 && data[0]>>5 == 6:
-		return nil, refuse("cose_wrong_tag", "not tag 18")
-	case data[0] != 0xd2:
-		return nil, refuse("cose_malformed", "not a COSE_Sign1")
-	}
-	item, err := cborDecodeExact(data)
+	payload, iss, sub, err := openSignedDoc(data, pub, imMaxSigned, imContentType)
 	if err != nil {
-		return nil, refuse("cose_malformed", "%v", err)
-	}
-	tag, ok := item.(cbor.Tag)
-	body, ok2 := tag.Content.([]any)
-	if !ok || tag.Number != 18 || !ok2 || len(body) != 4 {
-		return nil, refuse("cose_malformed", "not a COSE_Sign1")
-	}
-	prot, ok1 := body[0].([]byte)
-	unprot, ok2 := body[1].(map[any]any)
-	sig, ok3 := body[3].([]byte)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, refuse("cose_malformed", "wrong item types")
-	}
-	if body[2] == nil {
-		return nil, refuse("cose_payload_detached", "detached payload")
-	}
-	payload, ok := body[2].([]byte)
-	if !ok {
-		return nil, refuse("cose_malformed", "payload")
-	}
-	if len(unprot) != 0 {
-		return nil, refuse("cose_unprotected_not_empty", "unprotected header")
-	}
-	hv, err := cborDecodeExact(prot)
-	if err != nil {
-		return nil, refuse("cose_malformed", "%v", err)
-	}
-	hdr, ok := hv.(map[any]any)
-	if !ok {
-		return nil, refuse("cose_malformed", "protected header")
-	}
-	if a, ok := asInt(hdr[int64(1)]); !ok || a != -8 {
-		return nil, refuse("cose_alg_not_eddsa", "alg")
-	}
-	if ct, _ := hdr[int64(3)].(string); ct != imContentType {
-		return nil, refuse("cose_content_type_mismatch", "content type %v", hdr[int64(3)])
-	}
-	kid, ok := hdr[int64(4)].([]byte)
-	if !ok || len(kid) != 32 {
-		return nil, refuse("cose_bad_kid", "kid")
-	}
-	claims, ok := hdr[int64(15)].(map[any]any)
-	iss, ok1 := claims[int64(1)].(string)
-	sub, ok2 := claims[int64(2)].(string)
-	if !ok || len(claims) != 2 || !ok1 || !ok2 {
-		return nil, refuse("cose_bad_cwt_claims", "CWT claims")
-	}
-	if !bytes.Equal(imProtected(iss, sub, kid), prot) {
-		return nil, refuse("cose_protected_not_canonical", "protected bytes")
-	}
-	if len(sig) != 64 || !bytes.Equal(slEnvelope(prot, payload, sig), data) {
-		return nil, refuse("cose_envelope_not_canonical", "envelope bytes")
-	}
-	if !bytes.Equal(kid, thumbprint(pub)) {
-		return nil, refuse("cose_unknown_kid", "kid")
-	}
-	if err := ed25519VerifyStrict(pub, slSigStructure(prot, payload), sig); err != nil {
-		return nil, refuse("cose_bad_signature", "%v", err)
+		return nil, err
 	}
 	doc, err := imDecode(payload)
 	if err != nil {
 		return nil, err
 	}
-	if iss != doc.obj["steward"] {
-		return nil, refuse("cose_iss_mismatch", "iss %q", iss)
-	}
-	if sub != doc.obj["stream_id"].(string)+":interaction-metrics" {
-		return nil, refuse("cose_sub_mismatch", "sub %q", sub)
+	if err := checkSignedDocClaims(iss, sub, doc.obj, "interaction-metrics"); err != nil {
+		return nil, err
 	}
 	return doc, nil
 }
 
 // imBindingProblems is spec section 6, in order.
 func imBindingProblems(doc *imDoc, lines []string) ([]string, error) {
-	var out []string
-	receipts := make([]slReceipt, len(lines))
-	leaves := make([][]byte, len(lines))
-	for i, l := range lines {
-		if err := json.Unmarshal([]byte(l), &receipts[i]); err != nil {
-			return nil, err
-		}
-		h := blake3.Sum256([]byte(l))
-		leaves[i] = leafHash(h[:])
-	}
-	for _, r := range receipts {
-		if r.Steward != doc.obj["steward"] || r.StreamID != doc.obj["stream_id"] {
-			out = append(out, "stream_mismatch")
-			break
-		}
-	}
-	if n, _ := voiceInt(doc.obj["window_count"]); n != int64(len(receipts)) {
-		out = append(out, "window_count_mismatch")
-	}
-	if hex.EncodeToString(mth(leaves)) != doc.obj["receipts_root"] {
-		out = append(out, "root_mismatch")
+	receipts, out, err := signedDocBinding(doc.obj, lines)
+	if err != nil {
+		return nil, err
 	}
 	windows := map[int64]bool{}
 	for _, r := range receipts {
@@ -496,61 +396,14 @@ func imPanel(doc *imDoc) map[string]any {
 
 func checkInteractionFile(rep *Report, _ string, path string) {
 	name := filepath.Base(path)
-	var doc struct {
-		Schema      string `json:"schema"`
-		ContentType string `json:"content_type"`
-		DeadlineNs  int64  `json:"deadline_ns"`
-		PublicKey   string `json:"public_key"`
-		Kid         string `json:"kid"`
-		Documents   []struct {
-			N            any             `json:"n"`
-			Description  string          `json:"description"`
-			Receipts     []string        `json:"receipts"`
-			Canonical    string          `json:"canonical"`
-			ContentHash  string          `json:"content_hash"`
-			ReceiptsRoot string          `json:"receipts_root"`
-			ProtectedHex string          `json:"protected_hex"`
-			TbsHex       string          `json:"to_be_signed_hex"`
-			CoseHex      string          `json:"cose_sign1_hex"`
-			Panel        json.RawMessage `json:"panel"`
-		} `json:"documents"`
-		Negative []struct {
-			N             any    `json:"n"`
-			Description   string `json:"description"`
-			InputHex      string `json:"input_hex"`
-			ExpectRefusal string `json:"expect_refusal"`
-		} `json:"negative"`
-		Tampered []struct {
-			N             any      `json:"n"`
-			Description   string   `json:"description"`
-			CoseHex       string   `json:"cose_sign1_hex"`
-			Receipts      []string `json:"receipts"`
-			ExpectRefusal string   `json:"expect_refusal"`
-		} `json:"tampered"`
-	}
+	var doc signedDocFile[struct {
+		signedDocVector
+		Panel json.RawMessage `json:"panel"`
+	}]
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	var pub []byte
-	rep.Check(name+" load", func() (string, error) {
-		for _, e := range []error{
-			expectEqual("schema", doc.Schema, imSchemaID),
-			expectEqual("content_type", doc.ContentType, imContentType),
-			expectEqual("deadline_ns", doc.DeadlineNs, int64(imDeadlineNs)),
-		} {
-			if e != nil {
-				return "", e
-			}
-		}
-		var err error
-		if pub, err = unhex(doc.PublicKey); err != nil {
-			return "", err
-		}
-		if len(doc.Documents) == 0 || len(doc.Negative) == 0 || len(doc.Tampered) == 0 {
-			return "", refuse("mismatch", "documents, negative and tampered must each hold vectors")
-		}
-		return "", expectEqual("kid", hex.EncodeToString(thumbprint(pub)), doc.Kid)
-	})
+	pub := doc.checkLoad(rep, name, imSchemaID, imContentType, int64(imDeadlineNs))
 	for _, v := range doc.Documents {
 		rep.Check(name+" documents "+label(v.N, v.Description), func() (string, error) {
 			data := []byte(v.Canonical)
@@ -561,30 +414,15 @@ func checkInteractionFile(rep *Report, _ string, path string) {
 			if err != nil {
 				return "", err
 			}
-			prot := imProtected(d.obj["steward"].(string), d.obj["stream_id"].(string)+":interaction-metrics", thumbprint(pub))
-			signed, err := unhex(v.CoseHex)
-			if err != nil || len(signed) < 64 {
-				return "", refuse("mismatch", "cose_sign1_hex")
-			}
-			for _, e := range []error{
-				expectEqual("protected", hex.EncodeToString(prot), v.ProtectedHex),
-				expectEqual("to_be_signed", hex.EncodeToString(slSigStructure(prot, data)), v.TbsHex),
-				expectEqual("envelope", hex.EncodeToString(slEnvelope(prot, data, signed[len(signed)-64:])), v.CoseHex),
-				expectEqual("receipts_root", d.obj["receipts_root"], v.ReceiptsRoot),
-			} {
-				if e != nil {
-					return "", e
-				}
+			signed, err := checkSignedBytes(&v.signedDocVector, pub, data, imContentType, d.obj["stream_id"].(string)+":interaction-metrics", d.obj)
+			if err != nil {
+				return "", err
 			}
 			if _, err := imVerifySigned(signed, pub); err != nil {
 				return "", err
 			}
-			problems, err := imBindingProblems(d, v.Receipts)
-			if err != nil {
+			if err := noBindingProblems(imBindingProblems(d, v.Receipts)); err != nil {
 				return "", err
-			}
-			if len(problems) != 0 {
-				return "", refuse("mismatch", "binding problems %v", problems)
 			}
 			var want any
 			if err := json.Unmarshal(v.Panel, &want); err != nil {
@@ -595,39 +433,11 @@ func checkInteractionFile(rep *Report, _ string, path string) {
 			return fmt.Sprintf("%d events", len(d.events)), expectEqual("panel", string(gotJSON), string(wantJSON))
 		})
 	}
-	for _, c := range doc.Negative {
-		rep.Check(fmt.Sprintf("%s negative %s (%s)", name, label(c.N, c.Description), c.ExpectRefusal), func() (string, error) {
-			data, err := unhex(c.InputHex)
-			if err != nil {
-				return "", err
-			}
-			if _, err := imDecode(data); err == nil {
-				return "", refuse("accepted", "input was ACCEPTED; expected refusal %s", c.ExpectRefusal)
-			} else if cls := refusalClass(err); imCodes[c.ExpectRefusal] && cls != c.ExpectRefusal {
-				return "", refuse("mismatch", "refused with %s (%v); the spec's rule order gives %s", cls, err, c.ExpectRefusal)
-			} else {
-				return "refused [" + cls + "]", nil
-			}
-		})
-	}
-	for _, c := range doc.Tampered {
-		rep.Check(fmt.Sprintf("%s tampered %s (%s)", name, label(c.N, c.Description), c.ExpectRefusal), func() (string, error) {
-			data, err := unhex(c.CoseHex)
-			if err != nil {
-				return "", err
-			}
-			d, err := imVerifySigned(data, pub)
-			if err != nil {
-				return "refused [" + refusalClass(err) + "]", nil
-			}
-			problems, err := imBindingProblems(d, c.Receipts)
-			if err != nil {
-				return "", err
-			}
-			if len(problems) == 0 {
-				return "", refuse("accepted", "a tampered document was ACCEPTED")
-			}
-			return "refused [" + problems[0] + "]", expectEqual("first binding problem", problems[0], c.ExpectRefusal)
-		})
-	}
+	doc.checkRefusals(rep, name, pub, func(data []byte) error {
+		_, err := imDecode(data)
+		return err
+	}, imCodes, func(data, pub []byte) (func([]string) ([]string, error), error) {
+		d, err := imVerifySigned(data, pub)
+		return func(lines []string) ([]string, error) { return imBindingProblems(d, lines) }, err
+	})
 }

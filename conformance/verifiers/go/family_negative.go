@@ -13,22 +13,12 @@ func init() {
 func checkNegativeFile(rep *Report, _ string, path string) {
 	name := filepath.Base(path)
 	var doc struct {
-		Cases []struct {
-			N             any    `json:"n"`
-			Description   string `json:"description"`
-			InputHex      string `json:"input_hex"`
-			ExpectRefusal string `json:"expect_refusal"`
-		} `json:"cases"`
+		Cases []negativeInput `json:"cases"`
 	}
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	rep.Check(name+" load", func() (string, error) {
-		if len(doc.Cases) == 0 {
-			return "", refuse("mismatch", "no cases")
-		}
-		return "", nil
-	})
+	checkNotEmpty(rep, name, len(doc.Cases), "cases")
 	for _, c := range doc.Cases {
 		rep.Check(name+" "+label(c.N, c.Description), func() (string, error) {
 			input, err := unhex(c.InputHex)

@@ -45,10 +45,8 @@ func checkSignedFile(rep *Report, _ string, path string) {
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	seed, err1 := unhex(doc.Key.SeedHex)
-	pub, err2 := unhex(doc.Key.PublicKeyHex)
-	if err1 != nil || err2 != nil || len(seed) != ed25519.SeedSize || len(pub) != ed25519.PublicKeySize {
-		rep.Fail(name+" key", "malformed key")
+	seed, pub, ok := loadSeedKey(rep, name, doc.Key.SeedHex, doc.Key.PublicKeyHex)
+	if !ok {
 		return
 	}
 	rep.Check(name+" key", func() (string, error) {

@@ -24,12 +24,7 @@ func checkSignedExtraFile(rep *Report, _ string, path string) {
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	rep.Check(name+" load", func() (string, error) {
-		if len(doc.Cases) == 0 {
-			return "", refuse("mismatch", "no cases")
-		}
-		return "", nil
-	})
+	checkNotEmpty(rep, name, len(doc.Cases), "cases")
 	for _, c := range doc.Cases {
 		rep.Check(fmt.Sprintf("%s #%d %s", name, c.N, c.Rule), func() (string, error) {
 			return checkStrictCase(c)

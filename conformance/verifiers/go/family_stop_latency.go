@@ -2,15 +2,11 @@ package main
 
 import (
 	"bytes"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
 	"sort"
-
-	"github.com/fxamacker/cbor/v2"
-	"lukechampine.com/blake3"
 )
 
 // stop-latency-vectors.json: stop-latency/1 documents (spec/STOP-LATENCY-V1.md section 8):
@@ -255,11 +251,6 @@ func slTstr(s string) []byte { return append(slHead(3, len(s)), s...) }
 
 func slCat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
-func slProtected(steward, subject string, kid []byte) []byte {
-	return slCat([]byte{0xa4, 0x01, 0x27, 0x03}, slTstr(slContentType), []byte{0x04}, slBstr(kid),
-		[]byte{0x0f, 0xa2, 0x01}, slTstr(steward), []byte{0x02}, slTstr(subject))
-}
-
 func slSigStructure(prot, payload []byte) []byte {
 	return slCat([]byte{0x84}, slTstr("Signature1"), slBstr(prot), []byte{0x40}, slBstr(payload))
 }
@@ -270,89 +261,16 @@ func slEnvelope(prot, payload, sig []byte) []byte {
 
 // slVerifySigned returns the document of a signed stop-latency/1 (spec section 6, in order).
 func slVerifySigned(data, pub []byte) (map[string]any, []slBargeIn, error) {
-	if len(data) > slMaxSigned {
-		return nil, nil, refuse("cose_too_large", "%d bytes", len(data))
-	}
-	switch {
-	case len(data) == 0:
-		return nil, nil, refuse("cose_malformed", "empty")
-	case data[0] == 0x84:
-		return nil, nil, refuse("cose_untagged", "untagged COSE_Sign1")
-	case data[0] != 0xd2 && data[0]>>5 == 6:
-		return nil, nil, refuse("cose_wrong_tag", "not tag 18")
-	case data[0] != 0xd2:
-		return nil, nil, refuse("cose_malformed", "not a COSE_Sign1")
-	}
-	item, err := cborDecodeExact(data)
+	payload, iss, sub, err := openSignedDoc(data, pub, slMaxSigned, slContentType)
 	if err != nil {
-		return nil, nil, refuse("cose_malformed", "%v", err)
-	}
-	tag, ok := item.(cbor.Tag)
-	body, ok2 := tag.Content.([]any)
-	if !ok || tag.Number != 18 || !ok2 || len(body) != 4 {
-		return nil, nil, refuse("cose_malformed", "not a COSE_Sign1")
-	}
-	prot, ok1 := body[0].([]byte)
-	unprot, ok2 := body[1].(map[any]any)
-	sig, ok3 := body[3].([]byte)
-	if !ok1 || !ok2 || !ok3 {
-		return nil, nil, refuse("cose_malformed", "wrong item types")
-	}
-	if body[2] == nil {
-		return nil, nil, refuse("cose_payload_detached", "detached payload")
-	}
-	payload, ok := body[2].([]byte)
-	if !ok {
-		return nil, nil, refuse("cose_malformed", "payload")
-	}
-	if len(unprot) != 0 {
-		return nil, nil, refuse("cose_unprotected_not_empty", "unprotected header")
-	}
-	hv, err := cborDecodeExact(prot)
-	if err != nil {
-		return nil, nil, refuse("cose_malformed", "%v", err)
-	}
-	hdr, ok := hv.(map[any]any)
-	if !ok {
-		return nil, nil, refuse("cose_malformed", "protected header")
-	}
-	if a, ok := asInt(hdr[int64(1)]); !ok || a != -8 {
-		return nil, nil, refuse("cose_alg_not_eddsa", "alg")
-	}
-	if ct, _ := hdr[int64(3)].(string); ct != slContentType {
-		return nil, nil, refuse("cose_content_type_mismatch", "content type %v", hdr[int64(3)])
-	}
-	kid, ok := hdr[int64(4)].([]byte)
-	if !ok || len(kid) != 32 {
-		return nil, nil, refuse("cose_bad_kid", "kid")
-	}
-	claims, ok := hdr[int64(15)].(map[any]any)
-	iss, ok1 := claims[int64(1)].(string)
-	sub, ok2 := claims[int64(2)].(string)
-	if !ok || len(claims) != 2 || !ok1 || !ok2 {
-		return nil, nil, refuse("cose_bad_cwt_claims", "CWT claims")
-	}
-	if !bytes.Equal(slProtected(iss, sub, kid), prot) {
-		return nil, nil, refuse("cose_protected_not_canonical", "protected bytes")
-	}
-	if len(sig) != 64 || !bytes.Equal(slEnvelope(prot, payload, sig), data) {
-		return nil, nil, refuse("cose_envelope_not_canonical", "envelope bytes")
-	}
-	if !bytes.Equal(kid, thumbprint(pub)) {
-		return nil, nil, refuse("cose_unknown_kid", "kid")
-	}
-	if err := ed25519VerifyStrict(pub, slSigStructure(prot, payload), sig); err != nil {
-		return nil, nil, refuse("cose_bad_signature", "%v", err)
+		return nil, nil, err
 	}
 	doc, bs, err := slDecode(payload)
 	if err != nil {
 		return nil, nil, err
 	}
-	if iss != doc["steward"] {
-		return nil, nil, refuse("cose_iss_mismatch", "iss %q", iss)
-	}
-	if sub != doc["stream_id"].(string)+":stop-latency" {
-		return nil, nil, refuse("cose_sub_mismatch", "sub %q", sub)
+	if err := checkSignedDocClaims(iss, sub, doc, "stop-latency"); err != nil {
+		return nil, nil, err
 	}
 	return doc, bs, nil
 }
@@ -415,27 +333,9 @@ func slYieldsFailed(lines []string) ([]string, error) {
 
 // slBindingProblems is spec section 7, in order.
 func slBindingProblems(doc map[string]any, bs []slBargeIn, lines []string) ([]string, error) {
-	var out []string
-	receipts := make([]slReceipt, len(lines))
-	leaves := make([][]byte, len(lines))
-	for i, l := range lines {
-		if err := json.Unmarshal([]byte(l), &receipts[i]); err != nil {
-			return nil, err
-		}
-		h := blake3.Sum256([]byte(l))
-		leaves[i] = leafHash(h[:])
-	}
-	for _, r := range receipts {
-		if r.Steward != doc["steward"] || r.StreamID != doc["stream_id"] {
-			out = append(out, "stream_mismatch")
-			break
-		}
-	}
-	if n, _ := voiceInt(doc["window_count"]); n != int64(len(receipts)) {
-		out = append(out, "window_count_mismatch")
-	}
-	if hex.EncodeToString(mth(leaves)) != doc["receipts_root"] {
-		out = append(out, "root_mismatch")
+	receipts, out, err := signedDocBinding(doc, lines)
+	if err != nil {
+		return nil, err
 	}
 	byWindow := map[int64]slReceipt{}
 	for _, r := range receipts {
@@ -516,61 +416,14 @@ func slSummary(bs []slBargeIn) string {
 
 func checkStopLatencyFile(rep *Report, _ string, path string) {
 	name := filepath.Base(path)
-	var doc struct {
-		Schema      string `json:"schema"`
-		ContentType string `json:"content_type"`
-		DeadlineNs  int64  `json:"deadline_ns"`
-		PublicKey   string `json:"public_key"`
-		Kid         string `json:"kid"`
-		Documents   []struct {
-			N            any             `json:"n"`
-			Description  string          `json:"description"`
-			Receipts     []string        `json:"receipts"`
-			Canonical    string          `json:"canonical"`
-			ContentHash  string          `json:"content_hash"`
-			ReceiptsRoot string          `json:"receipts_root"`
-			ProtectedHex string          `json:"protected_hex"`
-			TbsHex       string          `json:"to_be_signed_hex"`
-			CoseHex      string          `json:"cose_sign1_hex"`
-			Summary      json.RawMessage `json:"summary"`
-		} `json:"documents"`
-		Negative []struct {
-			N             any    `json:"n"`
-			Description   string `json:"description"`
-			InputHex      string `json:"input_hex"`
-			ExpectRefusal string `json:"expect_refusal"`
-		} `json:"negative"`
-		Tampered []struct {
-			N             any      `json:"n"`
-			Description   string   `json:"description"`
-			CoseHex       string   `json:"cose_sign1_hex"`
-			Receipts      []string `json:"receipts"`
-			ExpectRefusal string   `json:"expect_refusal"`
-		} `json:"tampered"`
-	}
+	var doc signedDocFile[struct {
+		signedDocVector
+		Summary json.RawMessage `json:"summary"`
+	}]
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	var pub []byte
-	rep.Check(name+" load", func() (string, error) {
-		for _, e := range []error{
-			expectEqual("schema", doc.Schema, slSchemaID),
-			expectEqual("content_type", doc.ContentType, slContentType),
-			expectEqual("deadline_ns", doc.DeadlineNs, int64(slDeadlineNs)),
-		} {
-			if e != nil {
-				return "", e
-			}
-		}
-		var err error
-		if pub, err = unhex(doc.PublicKey); err != nil {
-			return "", err
-		}
-		if len(doc.Documents) == 0 || len(doc.Negative) == 0 || len(doc.Tampered) == 0 {
-			return "", refuse("mismatch", "documents, negative and tampered must each hold vectors")
-		}
-		return "", expectEqual("kid", hex.EncodeToString(thumbprint(pub)), doc.Kid)
-	})
+	pub := doc.checkLoad(rep, name, slSchemaID, slContentType, int64(slDeadlineNs))
 	for _, v := range doc.Documents {
 		rep.Check(name+" documents "+label(v.N, v.Description), func() (string, error) {
 			data := []byte(v.Canonical)
@@ -581,30 +434,15 @@ func checkStopLatencyFile(rep *Report, _ string, path string) {
 			if err != nil {
 				return "", err
 			}
-			prot := slProtected(d["steward"].(string), d["stream_id"].(string)+":stop-latency", thumbprint(pub))
-			signed, err := unhex(v.CoseHex)
-			if err != nil || len(signed) < 64 {
-				return "", refuse("mismatch", "cose_sign1_hex")
-			}
-			for _, e := range []error{
-				expectEqual("protected", hex.EncodeToString(prot), v.ProtectedHex),
-				expectEqual("to_be_signed", hex.EncodeToString(slSigStructure(prot, data)), v.TbsHex),
-				expectEqual("envelope", hex.EncodeToString(slEnvelope(prot, data, signed[len(signed)-64:])), v.CoseHex),
-				expectEqual("receipts_root", d["receipts_root"], v.ReceiptsRoot),
-			} {
-				if e != nil {
-					return "", e
-				}
+			signed, err := checkSignedBytes(&v.signedDocVector, pub, data, slContentType, d["stream_id"].(string)+":stop-latency", d)
+			if err != nil {
+				return "", err
 			}
 			if _, _, err := slVerifySigned(signed, pub); err != nil {
 				return "", err
 			}
-			problems, err := slBindingProblems(d, bs, v.Receipts)
-			if err != nil {
+			if err := noBindingProblems(slBindingProblems(d, bs, v.Receipts)); err != nil {
 				return "", err
-			}
-			if len(problems) != 0 {
-				return "", refuse("mismatch", "binding problems %v", problems)
 			}
 			// Deleting the document: refused when the call has a barge-in (each vector's document
 			// lists its call's barge-ins), also when the yield verdicts are failures but a receipt
@@ -642,39 +480,11 @@ func checkStopLatencyFile(rep *Report, _ string, path string) {
 			return fmt.Sprintf("%d barge-ins", len(bs)), expectEqual("summary", slSummary(bs), string(wantJSON))
 		})
 	}
-	for _, c := range doc.Negative {
-		rep.Check(fmt.Sprintf("%s negative %s (%s)", name, label(c.N, c.Description), c.ExpectRefusal), func() (string, error) {
-			data, err := unhex(c.InputHex)
-			if err != nil {
-				return "", err
-			}
-			if _, _, err := slDecode(data); err == nil {
-				return "", refuse("accepted", "input was ACCEPTED; expected refusal %s", c.ExpectRefusal)
-			} else if cls := refusalClass(err); slSchemaCodes[c.ExpectRefusal] && cls != c.ExpectRefusal {
-				return "", refuse("mismatch", "refused with %s (%v); the spec's rule order gives %s", cls, err, c.ExpectRefusal)
-			} else {
-				return "refused [" + cls + "]", nil
-			}
-		})
-	}
-	for _, c := range doc.Tampered {
-		rep.Check(fmt.Sprintf("%s tampered %s (%s)", name, label(c.N, c.Description), c.ExpectRefusal), func() (string, error) {
-			data, err := unhex(c.CoseHex)
-			if err != nil {
-				return "", err
-			}
-			d, bs, err := slVerifySigned(data, pub)
-			if err != nil {
-				return "refused [" + refusalClass(err) + "]", nil
-			}
-			problems, err := slBindingProblems(d, bs, c.Receipts)
-			if err != nil {
-				return "", err
-			}
-			if len(problems) == 0 {
-				return "", refuse("accepted", "a tampered document was ACCEPTED")
-			}
-			return "refused [" + problems[0] + "]", expectEqual("first binding problem", problems[0], c.ExpectRefusal)
-		})
-	}
+	doc.checkRefusals(rep, name, pub, func(data []byte) error {
+		_, _, err := slDecode(data)
+		return err
+	}, slSchemaCodes, func(data, pub []byte) (func([]string) ([]string, error), error) {
+		d, bs, err := slVerifySigned(data, pub)
+		return func(lines []string) ([]string, error) { return slBindingProblems(d, bs, lines) }, err
+	})
 }

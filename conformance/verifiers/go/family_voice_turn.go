@@ -316,12 +316,7 @@ func checkVoiceTurnFile(rep *Report, _ string, path string) {
 			Canonical   string       `json:"canonical"`
 			ContentHash string       `json:"content_hash"`
 		} `json:"turns"`
-		Negative []struct {
-			N             any    `json:"n"`
-			Description   string `json:"description"`
-			InputHex      string `json:"input_hex"`
-			ExpectRefusal string `json:"expect_refusal"`
-		} `json:"negative"`
+		Negative []negativeInput `json:"negative"`
 	}
 	if !loadInto(rep, name, path, &doc) {
 		return

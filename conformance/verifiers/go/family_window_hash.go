@@ -20,12 +20,7 @@ func checkWindowHashFile(rep *Report, _ string, path string) {
 	if !loadInto(rep, name, path, &doc) {
 		return
 	}
-	rep.Check(name+" load", func() (string, error) {
-		if len(doc.Vectors) == 0 {
-			return "", refuse("mismatch", "no vectors")
-		}
-		return "", nil
-	})
+	checkNotEmpty(rep, name, len(doc.Vectors), "vectors")
 	for _, v := range doc.Vectors {
 		rep.Check(name+" "+label(v.N, v.Description), func() (string, error) {
 			data := []byte(v.CanonicalJSON)

@@ -1825,16 +1825,21 @@ function slHead(major, n) {
 }
 const slBstr = (b) => concat(slHead(2, b.length), b);
 const slTstr = (s) => { const b = utf8.encode(s); return concat(slHead(3, b.length), b); };
-const slProtected = (steward, subject, kid) => concat(
-  new Uint8Array([0xa4, 0x01, 0x27, 0x03]), slTstr(SL_CONTENT_TYPE), new Uint8Array([0x04]), slBstr(kid),
+/** The canonical protected header of a signed document of content type `ct` (stop-latency/1, interaction-metrics/1). */
+const signedDocProtected = (ct, steward, subject, kid) => concat(
+  new Uint8Array([0xa4, 0x01, 0x27, 0x03]), slTstr(ct), new Uint8Array([0x04]), slBstr(kid),
   new Uint8Array([0x0f, 0xa2, 0x01]), slTstr(steward), new Uint8Array([0x02]), slTstr(subject),
 );
 const slSigStructure = (prot, payload) => concat(new Uint8Array([0x84]), slTstr('Signature1'), slBstr(prot), new Uint8Array([0x40]), slBstr(payload));
 const slEnvelope = (prot, payload, sig) => concat(new Uint8Array([0xd2, 0x84]), slBstr(prot), new Uint8Array([0xa0]), slBstr(payload), slBstr(sig));
 
-/** The document of a signed stop-latency/1 (spec section 6, in order), or a Refusal. */
-function slVerifySigned(data, pub) {
-  if (data.length > SL_LIMITS.documentBytes + 16_384) throw new Refusal('cose_too_large', 'too large');
+/**
+ * The document of a signed stop-latency/1 or interaction-metrics/1 (the same COSE_Sign1 checks, in
+ * the spec's order), or a Refusal: `limit` is the document byte limit, `ct` the content type,
+ * `decode` the payload decoder, `kind` the subject's suffix after `<stream_id>:`.
+ */
+function verifySignedDoc(data, pub, limit, ct, decode, kind) {
+  if (data.length > limit + 16_384) throw new Refusal('cose_too_large', 'too large');
   if (data[0] !== 0xd2) throw new Refusal(data[0] === 0x84 ? 'cose_untagged' : (data[0] >> 5) === 6 ? 'cose_wrong_tag' : 'cose_malformed', 'not tag 18');
   let item;
   try {
@@ -1857,7 +1862,7 @@ function slVerifySigned(data, pub) {
   }
   if (!(header instanceof Map)) throw new Refusal('cose_malformed', 'protected header');
   if (header.get(1) !== -8) throw new Refusal('cose_alg_not_eddsa', 'alg');
-  if (header.get(3) !== SL_CONTENT_TYPE) throw new Refusal('cose_content_type_mismatch', String(header.get(3)));
+  if (header.get(3) !== ct) throw new Refusal('cose_content_type_mismatch', String(header.get(3)));
   const kid = header.get(4);
   if (!isBytes(kid) || kid.length !== 32) throw new Refusal('cose_bad_kid', 'kid');
   const claims = header.get(15);
@@ -1866,7 +1871,7 @@ function slVerifySigned(data, pub) {
   }
   const iss = claims.get(1);
   const sub = claims.get(2);
-  if (!equalBytes(slProtected(iss, sub, kid), prot)) throw new Refusal('cose_protected_not_canonical', 'protected bytes');
+  if (!equalBytes(signedDocProtected(ct, iss, sub, kid), prot)) throw new Refusal('cose_protected_not_canonical', 'protected bytes');
   if (sig.length !== 64 || !equalBytes(slEnvelope(prot, payload, sig), data)) throw new Refusal('cose_envelope_not_canonical', 'envelope bytes');
   if (!equalBytes(kid, thumbprint(pub))) throw new Refusal('cose_unknown_kid', 'kid');
   try {
@@ -1874,10 +1879,15 @@ function slVerifySigned(data, pub) {
   } catch {
     throw new Refusal('cose_bad_signature', 'signature');
   }
-  const doc = slDecode(payload);
+  const doc = decode(payload);
   if (iss !== doc.steward) throw new Refusal('cose_iss_mismatch', iss);
-  if (sub !== `${doc.stream_id}:stop-latency`) throw new Refusal('cose_sub_mismatch', sub);
+  if (sub !== `${doc.stream_id}:${kind}`) throw new Refusal('cose_sub_mismatch', sub);
   return doc;
+}
+
+/** The document of a signed stop-latency/1 (spec section 6, in order), or a Refusal. */
+function slVerifySigned(data, pub) {
+  return verifySignedDoc(data, pub, SL_LIMITS.documentBytes, SL_CONTENT_TYPE, slDecode, 'stop-latency');
 }
 
 function slBindingProblems(doc, lines) {
@@ -1930,33 +1940,86 @@ function slSummary(doc) {
   return { p50_ns: at(50), p95_ns: at(95), max_ns: at(100) };
 }
 
-function checkStopLatencyFile(path, name) {
-  let doc;
-  let pub;
+/**
+ * The checks shared by the signed-document families (stop-latency/1, interaction-metrics/1): the
+ * vector file's header, each document rebuilt and verified as a COSE_Sign1, the negative inputs
+ * refused in the spec's rule order, and the tampered documents refused. `fam` names the family:
+ * id, ct (content type), deadline, kind (subject suffix), decode, verify, binding, codes.
+ */
+function loadSignedDocFile(path, name, fam) {
+  const out = {};
   check(`${name} load`, () => {
-    doc = loadJsonFile(path);
-    expectEqual('schema', doc.schema, SL_ID);
-    expectEqual('content_type', doc.content_type, SL_CONTENT_TYPE);
-    expectEqual('deadline_ns', doc.deadline_ns, SL_DEADLINE_NS);
-    pub = hexToBytes(doc.public_key);
-    expectEqual('kid', toHex(thumbprint(pub)), doc.kid);
-    if (!doc.documents?.length || !doc.negative?.length || !doc.tampered?.length) {
+    out.doc = loadJsonFile(path);
+    expectEqual('schema', out.doc.schema, fam.id);
+    expectEqual('content_type', out.doc.content_type, fam.ct);
+    expectEqual('deadline_ns', out.doc.deadline_ns, fam.deadline);
+    out.pub = hexToBytes(out.doc.public_key);
+    expectEqual('kid', toHex(thumbprint(out.pub)), out.doc.kid);
+    if (!out.doc.documents?.length || !out.doc.negative?.length || !out.doc.tampered?.length) {
       throw new Refusal('mismatch', 'documents, negative and tampered must each hold vectors');
     }
   });
-  for (const v of doc?.documents ?? []) {
+  return out;
+}
+
+/** A document vector decoded, its COSE_Sign1 rebuilt byte for byte and verified, bound to its receipts. */
+function checkSignedDocVector(v, pub, fam) {
+  const data = utf8.encode(v.canonical);
+  expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
+  const d = fam.decode(data);
+  const prot = signedDocProtected(fam.ct, d.steward, `${d.stream_id}:${fam.kind}`, thumbprint(pub));
+  expectEqual('protected', toHex(prot), v.protected_hex);
+  expectEqual('to_be_signed', toHex(slSigStructure(prot, data)), v.to_be_signed_hex);
+  const signed = hexToBytes(v.cose_sign1_hex);
+  expectEqual('envelope', toHex(slEnvelope(prot, data, signed.subarray(signed.length - 64))), v.cose_sign1_hex);
+  expectEqual('verified document', canonicalize(fam.verify(signed, pub)), v.canonical);
+  expectEqual('receipts_root', d.receipts_root, v.receipts_root);
+  expectEqual('binding problems', fam.binding(d, v.receipts).join(','), '');
+  return d;
+}
+
+function checkSignedDocRefusals(file, name, fam) {
+  for (const c of file.doc?.negative ?? []) {
+    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
+      try {
+        fam.decode(hexToBytes(c.input_hex));
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        if (fam.codes.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
+          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
+        }
+        return `refused [${e.cls}]`;
+      }
+      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
+    });
+  }
+  for (const c of file.doc?.tampered ?? []) {
+    check(`${name} tampered ${label(c)} (${c.expect_refusal})`, () => {
+      let d;
+      try {
+        d = fam.verify(hexToBytes(c.cose_sign1_hex), file.pub);
+      } catch (e) {
+        if (!(e instanceof Refusal)) throw e;
+        return `refused [${e.cls}]`;
+      }
+      const problems = fam.binding(d, c.receipts);
+      if (!problems.length) throw new Refusal('accepted', 'a tampered document was ACCEPTED');
+      expectEqual('first binding problem', problems[0], c.expect_refusal);
+      return `refused [${problems[0]}]`;
+    });
+  }
+}
+
+const SL_FAMILY = {
+  id: SL_ID, ct: SL_CONTENT_TYPE, deadline: SL_DEADLINE_NS, kind: 'stop-latency',
+  decode: slDecode, verify: slVerifySigned, binding: slBindingProblems, codes: SL_SCHEMA_CODES,
+};
+function checkStopLatencyFile(path, name) {
+  const file = loadSignedDocFile(path, name, SL_FAMILY);
+  const pub = file.pub;
+  for (const v of file.doc?.documents ?? []) {
     check(`${name} documents ${label(v)}`, () => {
-      const data = utf8.encode(v.canonical);
-      expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
-      const d = slDecode(data);
-      const prot = slProtected(d.steward, `${d.stream_id}:stop-latency`, thumbprint(pub));
-      expectEqual('protected', toHex(prot), v.protected_hex);
-      expectEqual('to_be_signed', toHex(slSigStructure(prot, data)), v.to_be_signed_hex);
-      const signed = hexToBytes(v.cose_sign1_hex);
-      expectEqual('envelope', toHex(slEnvelope(prot, data, signed.subarray(signed.length - 64))), v.cose_sign1_hex);
-      expectEqual('verified document', canonicalize(slVerifySigned(signed, pub)), v.canonical);
-      expectEqual('receipts_root', d.receipts_root, v.receipts_root);
-      expectEqual('binding problems', slBindingProblems(d, v.receipts).join(','), '');
+      const d = checkSignedDocVector(v, pub, SL_FAMILY);
       // Deleting the document: refused when the call has a barge-in (each vector's document lists
       // its call's barge-ins), also when the yield verdicts are failures but a receipt records
       // barge_in_ignored.
@@ -1967,35 +2030,7 @@ function checkStopLatencyFile(path, name) {
       return `${d.barge_ins.length} barge-ins`;
     });
   }
-  for (const c of doc?.negative ?? []) {
-    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
-      try {
-        slDecode(hexToBytes(c.input_hex));
-      } catch (e) {
-        if (!(e instanceof Refusal)) throw e;
-        if (SL_SCHEMA_CODES.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
-          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
-        }
-        return `refused [${e.cls}]`;
-      }
-      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
-    });
-  }
-  for (const c of doc?.tampered ?? []) {
-    check(`${name} tampered ${label(c)} (${c.expect_refusal})`, () => {
-      let d;
-      try {
-        d = slVerifySigned(hexToBytes(c.cose_sign1_hex), pub);
-      } catch (e) {
-        if (!(e instanceof Refusal)) throw e;
-        return `refused [${e.cls}]`;
-      }
-      const problems = slBindingProblems(d, c.receipts);
-      if (!problems.length) throw new Refusal('accepted', 'a tampered document was ACCEPTED');
-      expectEqual('first binding problem', problems[0], c.expect_refusal);
-      return `refused [${problems[0]}]`;
-    });
-  }
+  checkSignedDocRefusals(file, name, SL_FAMILY);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2073,57 +2108,9 @@ function imDecode(data) {
   if (!data.length) throw new Refusal('json', 'empty input');
   return imCheckSchema(parseJcr1(data, IM_LIMITS));
 }
-const imProtected = (steward, subject, kid) => concat(
-  new Uint8Array([0xa4, 0x01, 0x27, 0x03]), slTstr(IM_CONTENT_TYPE), new Uint8Array([0x04]), slBstr(kid),
-  new Uint8Array([0x0f, 0xa2, 0x01]), slTstr(steward), new Uint8Array([0x02]), slTstr(subject),
-);
-
 /** The document of a signed interaction-metrics/1 (spec section 5, in order), or a Refusal. */
 function imVerifySigned(data, pub) {
-  if (data.length > IM_LIMITS.documentBytes + 16_384) throw new Refusal('cose_too_large', 'too large');
-  if (data[0] !== 0xd2) throw new Refusal(data[0] === 0x84 ? 'cose_untagged' : (data[0] >> 5) === 6 ? 'cose_wrong_tag' : 'cose_malformed', 'not tag 18');
-  let item;
-  try {
-    item = cborDecode(data, { ...CBOR_STRICT, tags: new Map([[18, (t) => t]]) });
-  } catch (e) {
-    throw new Refusal('cose_malformed', e.message);
-  }
-  const inner = item instanceof Tag ? item.contents : null;
-  if (!Array.isArray(inner) || inner.length !== 4) throw new Refusal('cose_malformed', 'not a COSE_Sign1');
-  const [prot, unprot, payload, sig] = inner;
-  if (!isBytes(prot) || !(unprot instanceof Map) || !isBytes(sig)) throw new Refusal('cose_malformed', 'wrong item types');
-  if (payload === null) throw new Refusal('cose_payload_detached', 'detached');
-  if (!isBytes(payload)) throw new Refusal('cose_malformed', 'payload');
-  if (unprot.size) throw new Refusal('cose_unprotected_not_empty', 'unprotected header');
-  let header;
-  try {
-    header = cborDecode(prot, CBOR_STRICT);
-  } catch (e) {
-    throw new Refusal('cose_malformed', e.message);
-  }
-  if (!(header instanceof Map)) throw new Refusal('cose_malformed', 'protected header');
-  if (header.get(1) !== -8) throw new Refusal('cose_alg_not_eddsa', 'alg');
-  if (header.get(3) !== IM_CONTENT_TYPE) throw new Refusal('cose_content_type_mismatch', String(header.get(3)));
-  const kid = header.get(4);
-  if (!isBytes(kid) || kid.length !== 32) throw new Refusal('cose_bad_kid', 'kid');
-  const claims = header.get(15);
-  if (!(claims instanceof Map) || claims.size !== 2 || typeof claims.get(1) !== 'string' || typeof claims.get(2) !== 'string') {
-    throw new Refusal('cose_bad_cwt_claims', 'CWT claims');
-  }
-  const iss = claims.get(1);
-  const sub = claims.get(2);
-  if (!equalBytes(imProtected(iss, sub, kid), prot)) throw new Refusal('cose_protected_not_canonical', 'protected bytes');
-  if (sig.length !== 64 || !equalBytes(slEnvelope(prot, payload, sig), data)) throw new Refusal('cose_envelope_not_canonical', 'envelope bytes');
-  if (!equalBytes(kid, thumbprint(pub))) throw new Refusal('cose_unknown_kid', 'kid');
-  try {
-    ed25519VerifyStrict(sig, slSigStructure(prot, payload), pub);
-  } catch {
-    throw new Refusal('cose_bad_signature', 'signature');
-  }
-  const doc = imDecode(payload);
-  if (iss !== doc.steward) throw new Refusal('cose_iss_mismatch', iss);
-  if (sub !== `${doc.stream_id}:interaction-metrics`) throw new Refusal('cose_sub_mismatch', sub);
-  return doc;
+  return verifySignedDoc(data, pub, IM_LIMITS.documentBytes, IM_CONTENT_TYPE, imDecode, 'interaction-metrics');
 }
 
 function imBindingProblems(doc, lines) {
@@ -2237,33 +2224,16 @@ function imSame(a, b) {
   return ka.length === kb.length && ka.every((k, i) => k === kb[i] && imSame(a[k], b[k]));
 }
 
+const IM_FAMILY = {
+  id: IM_ID, ct: IM_CONTENT_TYPE, deadline: IM_DEADLINE_NS, kind: 'interaction-metrics',
+  decode: imDecode, verify: imVerifySigned, binding: imBindingProblems, codes: IM_SCHEMA_CODES,
+};
 function checkInteractionFile(path, name) {
-  let doc;
-  let pub;
-  check(`${name} load`, () => {
-    doc = loadJsonFile(path);
-    expectEqual('schema', doc.schema, IM_ID);
-    expectEqual('content_type', doc.content_type, IM_CONTENT_TYPE);
-    expectEqual('deadline_ns', doc.deadline_ns, IM_DEADLINE_NS);
-    pub = hexToBytes(doc.public_key);
-    expectEqual('kid', toHex(thumbprint(pub)), doc.kid);
-    if (!doc.documents?.length || !doc.negative?.length || !doc.tampered?.length) {
-      throw new Refusal('mismatch', 'documents, negative and tampered must each hold vectors');
-    }
-  });
-  for (const v of doc?.documents ?? []) {
+  const file = loadSignedDocFile(path, name, IM_FAMILY);
+  const pub = file.pub;
+  for (const v of file.doc?.documents ?? []) {
     check(`${name} documents ${label(v)}`, () => {
-      const data = utf8.encode(v.canonical);
-      expectEqual('content_hash', toHex(blake3(data)), v.content_hash);
-      const d = imDecode(data);
-      const prot = imProtected(d.steward, `${d.stream_id}:interaction-metrics`, thumbprint(pub));
-      expectEqual('protected', toHex(prot), v.protected_hex);
-      expectEqual('to_be_signed', toHex(slSigStructure(prot, data)), v.to_be_signed_hex);
-      const signed = hexToBytes(v.cose_sign1_hex);
-      expectEqual('envelope', toHex(slEnvelope(prot, data, signed.subarray(signed.length - 64))), v.cose_sign1_hex);
-      expectEqual('verified document', canonicalize(imVerifySigned(signed, pub)), v.canonical);
-      expectEqual('receipts_root', d.receipts_root, v.receipts_root);
-      expectEqual('binding problems', imBindingProblems(d, v.receipts).join(','), '');
+      const d = checkSignedDocVector(v, pub, IM_FAMILY);
       const panel = imF64Hex(imPanel(d));
       if (!imSame(panel, v.panel)) {
         throw new Refusal('mismatch', `panel ${JSON.stringify(panel)} is not ${JSON.stringify(v.panel)}`);
@@ -2271,35 +2241,7 @@ function checkInteractionFile(path, name) {
       return `${d.events.length} events`;
     });
   }
-  for (const c of doc?.negative ?? []) {
-    check(`${name} negative ${label(c)} (${c.expect_refusal})`, () => {
-      try {
-        imDecode(hexToBytes(c.input_hex));
-      } catch (e) {
-        if (!(e instanceof Refusal)) throw e;
-        if (IM_SCHEMA_CODES.has(c.expect_refusal) && e.cls !== c.expect_refusal) {
-          throw new Refusal('mismatch', `refused with ${e.message}; the spec's rule order gives ${c.expect_refusal}`);
-        }
-        return `refused [${e.cls}]`;
-      }
-      throw new Refusal('accepted', `input was ACCEPTED; expected refusal ${c.expect_refusal}`);
-    });
-  }
-  for (const c of doc?.tampered ?? []) {
-    check(`${name} tampered ${label(c)} (${c.expect_refusal})`, () => {
-      let d;
-      try {
-        d = imVerifySigned(hexToBytes(c.cose_sign1_hex), pub);
-      } catch (e) {
-        if (!(e instanceof Refusal)) throw e;
-        return `refused [${e.cls}]`;
-      }
-      const problems = imBindingProblems(d, c.receipts);
-      if (!problems.length) throw new Refusal('accepted', 'a tampered document was ACCEPTED');
-      expectEqual('first binding problem', problems[0], c.expect_refusal);
-      return `refused [${problems[0]}]`;
-    });
-  }
+  checkSignedDocRefusals(file, name, IM_FAMILY);
 }
 
 // ---------------------------------------------------------------------------------------------

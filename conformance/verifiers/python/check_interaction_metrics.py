@@ -25,12 +25,11 @@ import sys
 from pathlib import Path
 
 import blake3
-import cbor2
 
 import check_stop_latency as sl
-from check_stop_latency import Refused, bstr, fields, null_or_wrong, sig_structure, string, tstr, uint, uint_or_null
-from check_voice_turn import Report, expect
-from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_supported_dependencies, thaw, thumbprint
+from check_stop_latency import Refused, fields, null_or_wrong, string, uint, uint_or_null
+from check_voice_turn import checker_main, expect
+from verify import require_supported_dependencies
 
 FILE = "interaction-metrics-vectors.json"
 SCHEMA_FILE = "interaction-metrics-1.schema.json"
@@ -98,6 +97,7 @@ def check_event(e, tick_ns: int, frame_count: int) -> dict:
 
 
 def check_schema(root) -> dict:
+    """An interaction-metrics/1 document's schema rules (section 4) in order, or Refused."""
     if not isinstance(root, dict):
         raise null_or_wrong(root)
     fields(root, TOP)
@@ -113,12 +113,7 @@ def check_schema(root) -> dict:
             raise null_or_wrong(root[k])
     if not isinstance(root["events"], list):
         raise null_or_wrong(root["events"])
-    if not steward or not stream_id:
-        raise Refused("empty_name")
-    if len(rr) != 64 or any(c not in "0123456789abcdef" for c in rr):
-        raise Refused("bad_root")
-    if deadline != DEADLINE_NS:
-        raise Refused("wrong_deadline")
+    sl.check_names(steward, stream_id, rr, deadline, DEADLINE_NS)
     config = root["config"]
     fields(config, CONFIG)
     values = {k: uint(config[k]) for k in CONFIG}
@@ -138,69 +133,14 @@ def check_schema(root) -> dict:
 
 
 def decode(data: bytes) -> dict:
+    """An interaction-metrics/1 document from its canonical bytes, or Refused."""
     return check_schema(parse_canonical(data))
-
-
-def protected_bytes(steward: str, subject: str, kid: bytes) -> bytes:
-    return (b"\xa4\x01\x27\x03" + tstr(CONTENT_TYPE) + b"\x04" + bstr(kid)
-            + b"\x0f\xa2\x01" + tstr(steward) + b"\x02" + tstr(subject))
 
 
 def verify_signed(data: bytes, public_key: bytes) -> dict:
     """The document of a signed interaction-metrics/1, or Refused (section 5: the checks of
     spec/STOP-LATENCY-V1.md section 6 in order, with this content type and subject)."""
-    if len(data) > MAX_SIGNED:
-        raise Refused("cose_too_large")
-    if not data or data[0] != 0xD2:
-        raise Refused("cose_untagged" if data[:1] == b"\x84" else "cose_wrong_tag" if data and data[0] >> 5 == 6 else "cose_malformed")
-    try:
-        item = thaw(cbor2.loads(data))
-    except Exception:  # noqa: BLE001 - any decoding failure is malformed
-        raise Refused("cose_malformed") from None
-    if not isinstance(item, cbor2.CBORTag) or item.tag != 18 or not isinstance(item.value, list) or len(item.value) != 4:
-        raise Refused("cose_malformed")
-    protected, unprotected, payload, signature = item.value
-    if not isinstance(protected, bytes) or not isinstance(unprotected, dict) or not isinstance(signature, bytes):
-        raise Refused("cose_malformed")
-    if payload is None:
-        raise Refused("cose_payload_detached")
-    if not isinstance(payload, bytes):
-        raise Refused("cose_malformed")
-    if unprotected:
-        raise Refused("cose_unprotected_not_empty")
-    try:
-        header = thaw(cbor2.loads(protected))
-    except Exception:  # noqa: BLE001
-        raise Refused("cose_malformed") from None
-    if not isinstance(header, dict):
-        raise Refused("cose_malformed")
-    if header.get(1) != -8:
-        raise Refused("cose_alg_not_eddsa")
-    if header.get(3) != CONTENT_TYPE:
-        raise Refused("cose_content_type_mismatch")
-    kid = header.get(4)
-    if not isinstance(kid, bytes) or len(kid) != 32:
-        raise Refused("cose_bad_kid")
-    claims = header.get(15)
-    if not isinstance(claims, dict) or set(claims) != {1, 2} or not all(isinstance(v, str) for v in claims.values()):
-        raise Refused("cose_bad_cwt_claims")
-    iss, sub = claims[1], claims[2]
-    if protected_bytes(iss, sub, kid) != protected:
-        raise Refused("cose_protected_not_canonical")
-    if len(signature) != 64 or sl.envelope(protected, payload, signature) != data:
-        raise Refused("cose_envelope_not_canonical")
-    if kid != thumbprint(public_key):
-        raise Refused("cose_unknown_kid")
-    try:
-        ed25519_verify_strict(signature, sig_structure(protected, payload), public_key)
-    except Refusal:
-        raise Refused("cose_bad_signature") from None
-    doc = decode(payload)
-    if iss != doc["steward"]:
-        raise Refused("cose_iss_mismatch")
-    if sub != f"{doc['stream_id']}:interaction-metrics":
-        raise Refused("cose_sub_mismatch")
-    return doc
+    return sl.verify_signed_document(data, public_key, MAX_SIGNED, CONTENT_TYPE, decode, "interaction-metrics")
 
 
 def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
@@ -211,13 +151,7 @@ def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
 def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
     """Section 6's problem codes, in order: `receipts` decoded, in window order, with each
     receipt's BLAKE3 content hash in `hashes`."""
-    out = []
-    if any(r["steward"] != doc["steward"] or r["stream_id"] != doc["stream_id"] for r in receipts):
-        out.append("stream_mismatch")
-    if doc["window_count"] != len(receipts):
-        out.append("window_count_mismatch")
-    if mth([leaf_hash(h) for h in hashes]).hex() != doc["receipts_root"]:
-        out.append("root_mismatch")
+    out = sl.bind_stream(doc, receipts, hashes)
     windows = {r["window_id"] for r in receipts}
     named = set()
     for e in doc["events"]:
@@ -327,31 +261,17 @@ def run(directory: Path, rep) -> None:
     doc = json.loads((directory / FILE).read_text(encoding="utf-8"))
     public_key = bytes.fromhex(doc["public_key"])
 
-    def header():
-        expect("schema", doc["schema"], SCHEMA_ID)
-        expect("content_type", doc["content_type"], CONTENT_TYPE)
-        expect("deadline_ns", doc["deadline_ns"], DEADLINE_NS)
-        expect("kid", doc["kid"], thumbprint(public_key).hex())
-    rep.check("header", header)
+    sl.check_header(rep, doc, public_key, SCHEMA_ID, CONTENT_TYPE, DEADLINE_NS)
 
     validator = None
     schema_path = directory / SCHEMA_FILE
-    try:
-        import jsonschema  # optional
-    except ImportError:
-        jsonschema = None
+    jsonschema = sl.optional_jsonschema()
     if jsonschema is not None and schema_path.exists():
-        def load_schema():
-            nonlocal validator
-            schema = json.loads(schema_path.read_text(encoding="utf-8"))
-            jsonschema.Draft202012Validator.check_schema(schema)
-            validator = jsonschema.Draft202012Validator(schema)
+        def neighbours():
             bad = json.loads(doc["documents"][0]["canonical"])
             bad["events"][0]["kind"] = "interruption"
-            for b in (bad, {**json.loads(doc["documents"][0]["canonical"]), "note": 1}):
-                if not list(validator.iter_errors(b)):
-                    raise AssertionError(f"the JSON Schema accepts {b}")
-        rep.check(f"load {SCHEMA_FILE}", load_schema)
+            return (bad, {**json.loads(doc["documents"][0]["canonical"]), "note": 1})
+        validator = sl.load_validator(rep, jsonschema, schema_path, neighbours, "the JSON Schema")
 
     for v in doc.get("documents", []):
         def one(v=v):
@@ -359,53 +279,18 @@ def run(directory: Path, rep) -> None:
                 errors = list(validator.iter_errors(json.loads(v["canonical"])))
                 if errors:
                     raise AssertionError(f"schema: {errors[0].message}")
-            data = v["canonical"].encode("utf-8")
-            expect("content_hash", blake3.blake3(data).hexdigest(), v["content_hash"])
-            d = decode(data)
-            subject = f"{d['stream_id']}:interaction-metrics"
-            protected = protected_bytes(d["steward"], subject, thumbprint(public_key))
-            expect("protected", protected.hex(), v["protected_hex"])
-            expect("to_be_signed", sig_structure(protected, data).hex(), v["to_be_signed_hex"])
-            signed = bytes.fromhex(v["cose_sign1_hex"])
-            expect("envelope", sl.envelope(protected, data, signed[-64:]).hex(), v["cose_sign1_hex"])
-            expect("verified document", verify_signed(signed, public_key), d)
-            expect("receipts_root", d["receipts_root"], v["receipts_root"])
-            expect("binding problems", binding_problems(d, v["receipts"]), [])
+            d = sl.check_signed_vector(v, public_key, CONTENT_TYPE, "interaction-metrics", decode, verify_signed,
+                                       binding_problems)
             expect("panel", f64_hex(panel(d)), v["panel"])
         rep.check(f"documents #{v['n']}: {v['description']}", one)
 
-    for v in doc.get("negative", []):
-        def one(v=v):
-            try:
-                decode(bytes.fromhex(v["input_hex"]))
-            except Refused as r:
-                if v["expect_refusal"] in SCHEMA_CODES:
-                    expect("code", r.code, v["expect_refusal"])
-                return
-            raise AssertionError("accepted a must-refuse document")
-        rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
-
-    for v in doc.get("tampered", []):
-        def one(v=v):
-            try:
-                d = verify_signed(bytes.fromhex(v["cose_sign1_hex"]), public_key)
-            except Refused:
-                return
-            problems = binding_problems(d, v["receipts"])
-            if not problems:
-                raise AssertionError("accepted a tampered document")
-            expect("first binding problem", problems[0], v["expect_refusal"])
-        rep.check(f"tampered #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+    sl.check_negatives(rep, doc, decode, SCHEMA_CODES)
+    sl.check_tampered(rep, doc, public_key, verify_signed, binding_problems)
 
 
 def main(argv: list[str]) -> int:
     require_supported_dependencies("check_interaction_metrics.py")
-    here = Path(__file__).resolve().parent
-    directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
-    rep = Report()
-    run(directory, rep)
-    print(f"interaction-metrics: {rep.passed} passed, {rep.failed} failed")
-    return 0 if rep.failed == 0 and rep.passed > 0 else 1
+    return checker_main(argv, "interaction-metrics", run)
 
 
 if __name__ == "__main__":

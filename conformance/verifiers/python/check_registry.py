@@ -33,6 +33,7 @@ import blake3
 import rfc8785
 
 import verify as v
+from check_voice_turn import checker_main
 
 FILE = "call-registry-vectors.json"
 MAX_NOTE = 64 * 1024
@@ -298,30 +299,8 @@ def run(directory: Path, rep) -> None:
         rep.check(f"policy {i}", one)
 
 
-class Report:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name: str, fn) -> None:
-        try:
-            fn()
-        except Exception as e:  # noqa: BLE001 - every failure is reported, none stops the run
-            self.failed += 1
-            print(f"FAIL  {name}: {type(e).__name__}: {e}")
-        else:
-            self.passed += 1
-            print(f"ok    {name}")
-
-
 def main(argv: list[str]) -> int:
-    here = Path(__file__).resolve().parent
-    directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
-    rep = Report()
-    run(directory, rep)
-    print(f"call-registry: {rep.passed} passed, {rep.failed} failed")
-    return 0 if rep.failed == 0 and rep.passed > 0 else 1
-
+    return checker_main(argv, "call-registry", run)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import blake3
 import cbor2
 import rfc8785
 
-from check_voice_turn import Refused, Report, _no_constant, _no_float, _pairs, expect
+from check_voice_turn import Refused, checker_main, expect, is_int, null_or_wrong, read_json, string, uint
 from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_supported_dependencies, thaw, thumbprint
 
 FILE = "stop-latency-vectors.json"
@@ -76,22 +77,7 @@ def check_limits(v, depth: int = 0) -> None:
 
 
 def parse_canonical(data: bytes):
-    if not data:
-        raise Refused("empty_input")
-    if len(data) > LIMITS["document_bytes"]:
-        raise Refused("document_too_large")
-    try:
-        text = data.decode("utf-8", errors="strict")
-    except UnicodeDecodeError:
-        raise Refused("invalid_utf8") from None
-    if text.startswith("\ufeff"):
-        raise Refused("bom")
-    try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
-    except Refused:
-        raise
-    except (ValueError, RecursionError) as e:
-        raise Refused("syntax", str(e)) from None
+    value = read_json(data, LIMITS["document_bytes"])
     check_limits(value)
     try:
         again = rfc8785.dumps(value)
@@ -106,22 +92,6 @@ def parse_canonical(data: bytes):
 # The schema rules of section 4, in order
 # ------------------------------------------------------------------------------------------
 
-def null_or_wrong(v) -> Refused:
-    return Refused("null" if v is None else "wrong_type")
-
-
-def is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def uint(v) -> int:
-    if not is_int(v):
-        raise null_or_wrong(v)
-    if v < 0:
-        raise Refused("negative_unsigned")
-    return v
-
-
 def uint_or_null(v):
     if v is None:
         return None
@@ -129,12 +99,6 @@ def uint_or_null(v):
         raise Refused("wrong_type")
     if v < 0:
         raise Refused("negative_unsigned")
-    return v
-
-
-def string(v) -> str:
-    if not isinstance(v, str):
-        raise null_or_wrong(v)
     return v
 
 
@@ -172,7 +136,18 @@ def check_barge_in(b) -> dict:
     return b
 
 
+def check_names(steward: str, stream_id: str, receipts_root: str, deadline: int, expected_deadline: int) -> None:
+    """The names, root and deadline rules every signed document shares, in the spec's order."""
+    if not steward or not stream_id:
+        raise Refused("empty_name")
+    if len(receipts_root) != 64 or any(c not in "0123456789abcdef" for c in receipts_root):
+        raise Refused("bad_root")
+    if deadline != expected_deadline:
+        raise Refused("wrong_deadline")
+
+
 def check_schema(root) -> dict:
+    """A stop-latency/1 or /2 document's schema rules (section 4) in order, or Refused."""
     if not isinstance(root, dict):
         raise null_or_wrong(root)
     # stop-latency/2 (section 10) adds `vantage`; the id selects the field set.
@@ -186,12 +161,7 @@ def check_schema(root) -> dict:
     rr = string(root["receipts_root"])
     if not isinstance(root["barge_ins"], list):
         raise null_or_wrong(root["barge_ins"])
-    if not steward or not stream_id:
-        raise Refused("empty_name")
-    if len(rr) != 64 or any(c not in "0123456789abcdef" for c in rr):
-        raise Refused("bad_root")
-    if deadline != DEADLINE_NS:
-        raise Refused("wrong_deadline")
+    check_names(steward, stream_id, rr, deadline, DEADLINE_NS)
     if v2:
         vantage = root["vantage"]
         if not isinstance(vantage, dict):
@@ -234,8 +204,10 @@ def tstr(s: str) -> bytes:
     return head(3, len(b)) + b
 
 
-def protected_bytes(steward: str, subject: str, kid: bytes) -> bytes:
-    return (b"\xa4\x01\x27\x03" + tstr(CONTENT_TYPE) + b"\x04" + bstr(kid)
+def protected_bytes(steward: str, subject: str, kid: bytes, content_type: str = CONTENT_TYPE) -> bytes:
+    """The canonical protected header of a signed document (stop-latency/1 by default; the
+    interaction-metrics/1 profile is the same with its own content type)."""
+    return (b"\xa4\x01\x27\x03" + tstr(content_type) + b"\x04" + bstr(kid)
             + b"\x0f\xa2\x01" + tstr(steward) + b"\x02" + tstr(subject))
 
 
@@ -247,9 +219,12 @@ def envelope(protected: bytes, payload: bytes, signature: bytes) -> bytes:
     return b"\xd2\x84" + bstr(protected) + b"\xa0" + bstr(payload) + bstr(signature)
 
 
-def verify_signed(data: bytes, public_key: bytes) -> dict:
-    """The document of a signed stop-latency/1, or Refused (section 6 in order)."""
-    if len(data) > MAX_SIGNED:
+def verify_signed_document(data: bytes, public_key: bytes, max_signed: int, content_type: str,
+                           decode_payload: Callable[[bytes], dict], kind: str) -> dict:
+    """The document of a signed document of `content_type` whose subject is `<stream_id>:<kind>`,
+    decoded by `decode_payload`, or Refused (section 6 in order; interaction-metrics/1 section 5
+    applies the same checks)."""
+    if len(data) > max_signed:
         raise Refused("cose_too_large")
     if not data or data[0] != 0xD2:
         raise Refused("cose_untagged" if data[:1] == b"\x84" else "cose_wrong_tag" if data and data[0] >> 5 == 6 else "cose_malformed")
@@ -276,7 +251,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
         raise Refused("cose_malformed")
     if header.get(1) != -8:
         raise Refused("cose_alg_not_eddsa")
-    if header.get(3) != CONTENT_TYPE:
+    if header.get(3) != content_type:
         raise Refused("cose_content_type_mismatch")
     kid = header.get(4)
     if not isinstance(kid, bytes) or len(kid) != 32:
@@ -285,7 +260,7 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
     if not isinstance(claims, dict) or set(claims) != {1, 2} or not all(isinstance(v, str) for v in claims.values()):
         raise Refused("cose_bad_cwt_claims")
     iss, sub = claims[1], claims[2]
-    if protected_bytes(iss, sub, kid) != protected:
+    if protected_bytes(iss, sub, kid, content_type) != protected:
         raise Refused("cose_protected_not_canonical")
     if len(signature) != 64 or envelope(protected, payload, signature) != data:
         raise Refused("cose_envelope_not_canonical")
@@ -295,12 +270,17 @@ def verify_signed(data: bytes, public_key: bytes) -> dict:
         ed25519_verify_strict(signature, sig_structure(protected, payload), public_key)
     except Refusal:
         raise Refused("cose_bad_signature") from None
-    doc = decode(payload)
+    doc = decode_payload(payload)
     if iss != doc["steward"]:
         raise Refused("cose_iss_mismatch")
-    if sub != f"{doc['stream_id']}:stop-latency":
+    if sub != f"{doc['stream_id']}:{kind}":
         raise Refused("cose_sub_mismatch")
     return doc
+
+
+def verify_signed(data: bytes, public_key: bytes) -> dict:
+    """The document of a signed stop-latency/1, or Refused (section 6 in order)."""
+    return verify_signed_document(data, public_key, MAX_SIGNED, CONTENT_TYPE, decode, "stop-latency")
 
 
 # ------------------------------------------------------------------------------------------
@@ -314,9 +294,9 @@ def binding_problems(doc: dict, receipt_lines: list[str]) -> list[str]:
     return bind(doc, receipts, hashes)
 
 
-def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
-    """Section 7's problem codes, in order: `receipts` decoded, in window order, with each
-    receipt's BLAKE3 content hash in `hashes`."""
+def bind_stream(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
+    """The first binding problems every signed document shares: the stream, the window count,
+    the receipts' Merkle root."""
     out = []
     if any(r["steward"] != doc["steward"] or r["stream_id"] != doc["stream_id"] for r in receipts):
         out.append("stream_mismatch")
@@ -324,6 +304,13 @@ def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
         out.append("window_count_mismatch")
     if mth([leaf_hash(h) for h in hashes]).hex() != doc["receipts_root"]:
         out.append("root_mismatch")
+    return out
+
+
+def bind(doc: dict, receipts: list[dict], hashes: list[bytes]) -> list[str]:
+    """Section 7's problem codes, in order: `receipts` decoded, in window order, with each
+    receipt's BLAKE3 content hash in `hashes`."""
+    out = bind_stream(doc, receipts, hashes)
     by_window = {r["window_id"]: r for r in receipts}
     listed = sorted({b["window_id"] for b in doc["barge_ins"]})
     for w in listed:
@@ -398,52 +385,119 @@ def summary(doc: dict):
 
 # ------------------------------------------------------------------------------------------
 
+# The checks of a signed-document vector file shared with interaction-metrics/1 (the same
+# COSE_Sign1 profile): the file's header, one document rebuilt and verified byte for byte, the
+# negative inputs refused in the spec's order, the tampered documents refused.
+
+def optional_jsonschema():
+    """The jsonschema module when it is installed (the schema files are an optional extra check)."""
+    try:
+        import jsonschema
+    except ImportError:
+        return None
+    return jsonschema
+
+
+def load_validator(rep, jsonschema, path: Path, neighbours: Callable[[], tuple], what: str):
+    """The check `load <file>`: the JSON Schema at `path` is valid and refuses each of its
+    `neighbours()`; its validator (None when it could not be built)."""
+    built = []
+
+    def load():
+        schema = json.loads(path.read_text(encoding="utf-8"))
+        jsonschema.Draft202012Validator.check_schema(schema)
+        built.append(jsonschema.Draft202012Validator(schema))
+        for b in neighbours():
+            if not list(built[0].iter_errors(b)):
+                raise AssertionError(f"{what} accepts {b}")
+    rep.check(f"load {path.name}", load)
+    return built[0] if built else None
+
+
+def check_header(rep, doc: dict, public_key: bytes, schema_id: str, content_type: str, deadline_ns: int) -> None:
+    def header():
+        expect("schema", doc["schema"], schema_id)
+        expect("content_type", doc["content_type"], content_type)
+        expect("deadline_ns", doc["deadline_ns"], deadline_ns)
+        expect("kid", doc["kid"], thumbprint(public_key).hex())
+    rep.check("header", header)
+
+
+def check_signed_vector(v: dict, public_key: bytes, content_type: str, kind: str,
+                        decode_payload: Callable[[bytes], dict], verify: Callable[[bytes, bytes], dict],
+                        binding: Callable[[dict, list], list]) -> dict:
+    """One document vector: its hash, protected header, Sig_structure and envelope rebuilt, the
+    signed bytes verified back to the document, its root and its binding to the receipts."""
+    data = v["canonical"].encode("utf-8")
+    expect("content_hash", blake3.blake3(data).hexdigest(), v["content_hash"])
+    d = decode_payload(data)
+    subject = f"{d['stream_id']}:{kind}"
+    protected = protected_bytes(d["steward"], subject, thumbprint(public_key), content_type)
+    expect("protected", protected.hex(), v["protected_hex"])
+    expect("to_be_signed", sig_structure(protected, data).hex(), v["to_be_signed_hex"])
+    signed = bytes.fromhex(v["cose_sign1_hex"])
+    expect("envelope", envelope(protected, data, signed[-64:]).hex(), v["cose_sign1_hex"])
+    expect("verified document", verify(signed, public_key), d)
+    expect("receipts_root", d["receipts_root"], v["receipts_root"])
+    expect("binding problems", binding(d, v["receipts"]), [])
+    return d
+
+
+def check_negatives(rep, doc: dict, decode_payload: Callable[[bytes], dict], schema_codes) -> None:
+    for v in doc.get("negative", []):
+        def one(v=v):
+            try:
+                decode_payload(bytes.fromhex(v["input_hex"]))
+            except Refused as r:
+                if v["expect_refusal"] in schema_codes:
+                    expect("code", r.code, v["expect_refusal"])
+                return
+            raise AssertionError("accepted a must-refuse document")
+        rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+
+
+def check_tampered(rep, doc: dict, public_key: bytes, verify: Callable[[bytes, bytes], dict],
+                   binding: Callable[[dict, list], list]) -> None:
+    for v in doc.get("tampered", []):
+        def one(v=v):
+            try:
+                d = verify(bytes.fromhex(v["cose_sign1_hex"]), public_key)
+            except Refused:
+                return
+            problems = binding(d, v["receipts"])
+            if not problems:
+                raise AssertionError("accepted a tampered document")
+            expect("first binding problem", problems[0], v["expect_refusal"])
+        rep.check(f"tampered #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+
+
 def run(directory: Path, rep) -> None:
     """Every check of the stop-latency vectors in `directory`."""
     doc = json.loads((directory / FILE).read_text(encoding="utf-8"))
     public_key = bytes.fromhex(doc["public_key"])
 
-    def header():
-        expect("schema", doc["schema"], SCHEMA_ID)
-        expect("content_type", doc["content_type"], CONTENT_TYPE)
-        expect("deadline_ns", doc["deadline_ns"], DEADLINE_NS)
-        expect("kid", doc["kid"], thumbprint(public_key).hex())
-    rep.check("header", header)
+    check_header(rep, doc, public_key, SCHEMA_ID, CONTENT_TYPE, DEADLINE_NS)
 
     validator = None
     validator_v2 = None
     schema_path = directory / SCHEMA_FILE
-    try:
-        import jsonschema  # optional
-    except ImportError:
-        jsonschema = None
+    jsonschema = optional_jsonschema()
     if jsonschema is not None and schema_path.exists():
-        def load_schema():
-            nonlocal validator
-            schema = json.loads(schema_path.read_text(encoding="utf-8"))
-            jsonschema.Draft202012Validator.check_schema(schema)
-            validator = jsonschema.Draft202012Validator(schema)
+        def neighbours():
             # Its neighbour: the schema refuses an unknown field and an open measurement.
             bad = json.loads(doc["documents"][0]["canonical"])
             bad["barge_ins"][0]["ended_by"] = "open"
-            for b in (bad, {**json.loads(doc["documents"][0]["canonical"]), "note": 1}):
-                if not list(validator.iter_errors(b)):
-                    raise AssertionError(f"the JSON Schema accepts {b}")
-        rep.check(f"load {SCHEMA_FILE}", load_schema)
+            return (bad, {**json.loads(doc["documents"][0]["canonical"]), "note": 1})
+        validator = load_validator(rep, jsonschema, schema_path, neighbours, "the JSON Schema")
         if (directory / SCHEMA_FILE_V2).exists():
-            def load_schema_v2():
-                nonlocal validator_v2
-                schema = json.loads((directory / SCHEMA_FILE_V2).read_text(encoding="utf-8"))
-                jsonschema.Draft202012Validator.check_schema(schema)
-                validator_v2 = jsonschema.Draft202012Validator(schema)
+            def neighbours_v2():
                 # Its neighbours: a stop-latency/1 document, and a vantage point it does not know.
                 v1 = json.loads(doc["documents"][0]["canonical"])
                 bad = {**v1, "jc_stop_latency": SCHEMA_ID_V2,
                        "vantage": {"excluded_buffer_ns": None, "point": "heard"}}
-                for b in (v1, bad):
-                    if not list(validator_v2.iter_errors(b)):
-                        raise AssertionError(f"the stop-latency/2 JSON Schema accepts {b}")
-            rep.check(f"load {SCHEMA_FILE_V2}", load_schema_v2)
+                return (v1, bad)
+            validator_v2 = load_validator(rep, jsonschema, directory / SCHEMA_FILE_V2, neighbours_v2,
+                                          "the stop-latency/2 JSON Schema")
 
     for v in doc.get("documents", []):
         def one(v=v):
@@ -453,18 +507,7 @@ def run(directory: Path, rep) -> None:
                 errors = list(chosen.iter_errors(json.loads(v["canonical"])))
                 if errors:
                     raise AssertionError(f"schema: {errors[0].message}")
-            data = v["canonical"].encode("utf-8")
-            expect("content_hash", blake3.blake3(data).hexdigest(), v["content_hash"])
-            d = decode(data)
-            subject = f"{d['stream_id']}:stop-latency"
-            protected = protected_bytes(d["steward"], subject, thumbprint(public_key))
-            expect("protected", protected.hex(), v["protected_hex"])
-            expect("to_be_signed", sig_structure(protected, data).hex(), v["to_be_signed_hex"])
-            signed = bytes.fromhex(v["cose_sign1_hex"])
-            expect("envelope", envelope(protected, data, signed[-64:]).hex(), v["cose_sign1_hex"])
-            expect("verified document", verify_signed(signed, public_key), d)
-            expect("receipts_root", d["receipts_root"], v["receipts_root"])
-            expect("binding problems", binding_problems(d, v["receipts"]), [])
+            d = check_signed_vector(v, public_key, CONTENT_TYPE, "stop-latency", decode, verify_signed, binding_problems)
             # Deleting the document: refused when the call has a barge-in (each vector's document
             # lists its call's barge-ins), also when the yield verdicts are failures but a receipt
             # records barge_in_ignored.
@@ -474,16 +517,7 @@ def run(directory: Path, rep) -> None:
             expect("summary", summary(d), v["summary"])
         rep.check(f"documents #{v['n']}: {v['description']}", one)
 
-    for v in doc.get("negative", []):
-        def one(v=v):
-            try:
-                decode(bytes.fromhex(v["input_hex"]))
-            except Refused as r:
-                if v["expect_refusal"] in SCHEMA_CODES:
-                    expect("code", r.code, v["expect_refusal"])
-                return
-            raise AssertionError("accepted a must-refuse document")
-        rep.check(f"negative #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+    check_negatives(rep, doc, decode, SCHEMA_CODES)
 
     # Derived from the first document: inputs JCR-1 refuses that Python's json module reads (a
     # lone surrogate escape, a byte-order mark); JavaScript and Go refuse them too.
@@ -500,27 +534,12 @@ def run(directory: Path, rep) -> None:
                 raise AssertionError("accepted a must-refuse document")
             rep.check(f"negative (derived): {what}", one)
 
-    for v in doc.get("tampered", []):
-        def one(v=v):
-            try:
-                d = verify_signed(bytes.fromhex(v["cose_sign1_hex"]), public_key)
-            except Refused:
-                return
-            problems = binding_problems(d, v["receipts"])
-            if not problems:
-                raise AssertionError("accepted a tampered document")
-            expect("first binding problem", problems[0], v["expect_refusal"])
-        rep.check(f"tampered #{v['n']}: {v['description']} ({v['expect_refusal']})", one)
+    check_tampered(rep, doc, public_key, verify_signed, binding_problems)
 
 
 def main(argv: list[str]) -> int:
     require_supported_dependencies("check_stop_latency.py")
-    here = Path(__file__).resolve().parent
-    directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
-    rep = Report()
-    run(directory, rep)
-    print(f"stop-latency: {rep.passed} passed, {rep.failed} failed")
-    return 0 if rep.failed == 0 and rep.passed > 0 else 1
+    return checker_main(argv, "stop-latency", run)
 
 
 if __name__ == "__main__":

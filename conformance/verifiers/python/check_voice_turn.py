@@ -123,6 +123,28 @@ def _no_constant(tok):
     raise Refused("syntax", f"{tok} is not JSON")
 
 
+def read_json(data: bytes, document_bytes: int):
+    """The JSON value of `data` read strictly (JCR-1's first rules, in order: not empty, at most
+    `document_bytes`, UTF-8 without a byte-order mark, no duplicate key, fraction, exponent or
+    constant), before its limits and canonical form are checked."""
+    if not data:
+        raise Refused("empty_input")
+    if len(data) > document_bytes:
+        raise Refused("document_too_large")
+    try:
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise Refused("invalid_utf8") from None
+    if text.startswith("\ufeff"):
+        raise Refused("bom")
+    try:
+        return json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
+    except Refused:
+        raise
+    except (ValueError, RecursionError) as e:
+        raise Refused("syntax", str(e)) from None
+
+
 def check_limits(v, depth: int = 0) -> None:
     if isinstance(v, str):
         if len(v.encode("utf-8", "surrogatepass")) > LIMITS["string_bytes"]:
@@ -143,23 +165,7 @@ def check_limits(v, depth: int = 0) -> None:
 
 def parse_canonical(data: bytes):
     """The value, if data is exactly its JCR-1 canonical encoding within the limits."""
-    if not data:
-        raise Refused("empty_input")
-    if len(data) > LIMITS["document_bytes"]:
-        raise Refused("document_too_large")
-    try:
-        text = data.decode("utf-8", errors="strict")
-    except UnicodeDecodeError:
-        raise Refused("invalid_utf8") from None
-    if text.startswith("\ufeff"):
-        raise Refused("bom")
-    try:
-        value = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float,
-                           parse_constant=_no_constant)
-    except Refused:
-        raise
-    except (ValueError, RecursionError) as e:
-        raise Refused("syntax", str(e)) from None
+    value = read_json(data, LIMITS["document_bytes"])
     check_limits(value)
 
     def ints_in_range(v):
@@ -363,13 +369,20 @@ def run(directory: Path, rep) -> None:
 
 
 
-def main(argv: list[str]) -> int:
+def checker_main(argv: list[str], name: str, run_checks) -> int:
+    """A checker's command line: `run_checks(CONFORMANCE_DIR, report)` (default: the conformance/
+    directory two levels up), the closing line `NAME: N passed, N failed`, exit 0 only when at
+    least one check ran and none failed."""
     here = Path(__file__).resolve().parent
     directory = Path(argv[1]) if len(argv) > 1 else here.parent.parent
     rep = Report()
-    run(directory, rep)
-    print(f"voice-turn: {rep.passed} passed, {rep.failed} failed")
+    run_checks(directory, rep)
+    print(f"{name}: {rep.passed} passed, {rep.failed} failed")
     return 0 if rep.failed == 0 and rep.passed > 0 else 1
+
+
+def main(argv: list[str]) -> int:
+    return checker_main(argv, "voice-turn", run)
 
 
 if __name__ == "__main__":

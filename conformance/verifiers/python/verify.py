@@ -1446,6 +1446,32 @@ def load_json_file(path: Path):
     return json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float, parse_constant=_no_constant)
 
 
+def check_schema_file(rep: Report, present: dict, kind: str, doc, none_note: str, what: str,
+                      instances, neighbours, note) -> None:
+    """The check of the JSON Schema `present[kind + "_schema"]`: a valid draft 2020-12 schema that
+    accepts each of `instances(doc)` (`what`, in a failure) and refuses each of its
+    `neighbours(instances)`; without the vector file `doc`, the schema alone."""
+    key = kind + "_schema"
+
+    def one():
+        import jsonschema
+        schema = load_json_file(present[key])
+        jsonschema.Draft202012Validator.check_schema(schema)
+        if doc is None:
+            return f"valid draft 2020-12 schema ({none_note})"
+        val = jsonschema.Draft202012Validator(schema)
+        items = instances(doc)
+        for s in items:
+            errs = list(val.iter_errors(s))
+            if errs:
+                raise Refusal("schema", f"{what} fails the JSON Schema: {errs[0].message}")
+        for bad in neighbours(items):
+            if not list(val.iter_errors(bad)):
+                raise Refusal("schema", f"the JSON Schema accepts {bad}")
+        return note(items)
+    rep.check(FILES[key], one)
+
+
 def check_receipts_file(rep: Report, present: dict, kind: str, validator) -> None:
     doc = load_or_fail(rep, present, kind)
     if doc is None:
@@ -1607,49 +1633,27 @@ def main(argv: list[str]) -> int:
     if doc is not None:
         check_seal_file(rep, doc, FILES["seal"])
     if "seal_schema" in present:
-        def seal_schema():
-            import jsonschema
-            schema = load_json_file(present["seal_schema"])
-            jsonschema.Draft202012Validator.check_schema(schema)
-            if doc is None:
-                return "valid draft 2020-12 schema (no seal vectors to apply it to)"
-            val = jsonschema.Draft202012Validator(schema)
-            seals = [cp["seal"] for cp in doc["stream"]["checkpoints"]]
-            for s in seals:
-                errs = list(val.iter_errors(s))
-                if errs:
-                    raise Refusal("schema", f"a vector seal fails the JSON Schema: {errs[0].message}")
+        check_schema_file(
+            rep, present, "seal", doc, "no seal vectors to apply it to", "a vector seal",
+            lambda d: [cp["seal"] for cp in d["stream"]["checkpoints"]],
             # Its neighbour: the schema refuses a seal with an unknown field and one with tree_size -1.
-            for bad in ({**seals[0], "extra": 1}, {**seals[0], "tree_size": -1}):
-                if not list(val.iter_errors(bad)):
-                    raise Refusal("schema", f"the JSON Schema accepts {bad}")
-            return f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size"
-        rep.check(FILES["seal_schema"], seal_schema)
+            lambda seals: ({**seals[0], "extra": 1}, {**seals[0], "tree_size": -1}),
+            lambda seals: f"draft 2020-12; accepts the {len(seals)} vector seals, refuses an unknown field and a negative size")
 
     doc2 = load_or_fail(rep, present, "seal2")
     if doc2 is not None:
         check_seal2_file(rep, doc2, FILES["seal2"])
     if "seal2_schema" in present:
-        def seal2_schema():
-            import jsonschema
-            schema = load_json_file(present["seal2_schema"])
-            jsonschema.Draft202012Validator.check_schema(schema)
-            if doc2 is None:
-                return "valid draft 2020-12 schema (no stream-seal/2 vectors to apply it to)"
-            val = jsonschema.Draft202012Validator(schema)
-            finals = [json.loads(s["checkpoints"][-1]["seal_json"]) for s in doc2["streams"]]
-            for s in finals:
-                errs = list(val.iter_errors(s))
-                if errs:
-                    raise Refusal("schema", f"a final stream-seal/2 seal fails the JSON Schema: {errs[0].message}")
+        def seal2_neighbours(finals):
             # Its neighbours: no documents, an uppercase digest, a seal that is not final.
             bad_digest = {k: v.upper() for k, v in finals[0]["documents"].items()}
-            for bad in ({k: v for k, v in finals[0].items() if k != "documents"},
-                        {**finals[0], "documents": bad_digest}, {**finals[0], "final": False}):
-                if not list(val.iter_errors(bad)):
-                    raise Refusal("schema", f"the JSON Schema accepts {bad}")
-            return f"draft 2020-12; accepts the {len(finals)} final seals, refuses three neighbours"
-        rep.check(FILES["seal2_schema"], seal2_schema)
+            return ({k: v for k, v in finals[0].items() if k != "documents"},
+                    {**finals[0], "documents": bad_digest}, {**finals[0], "final": False})
+        check_schema_file(
+            rep, present, "seal2", doc2, "no stream-seal/2 vectors to apply it to", "a final stream-seal/2 seal",
+            lambda d: [json.loads(st["checkpoints"][-1]["seal_json"]) for st in d["streams"]],
+            seal2_neighbours,
+            lambda finals: f"draft 2020-12; accepts the {len(finals)} final seals, refuses three neighbours")
 
     if "voice_turn" in present:
         # voice-turn/1 (spec/VOICE-TURN-V1.md): the standalone checker's checks, in this report.
