@@ -213,12 +213,24 @@ async fn the_writer_thread_journals_reads_back_and_marks() {
 
 /// A tmpfs of 64 KiB mounted on a fresh folder, unmounted when dropped: a real file system
 /// that fills up. Mounting needs root.
+///
+/// One at a time in this test binary: a `mount` or `umount` child forked by one test holds a
+/// copy of every descriptor the process has open until it executes, so another test's filler
+/// file, unlinked by `free`, could keep its pages until that child's `exec`, and the test's
+/// next write would see a disk that is still full.
 struct SmallDisk {
     dir: tempfile::TempDir,
+    _one_at_a_time: std::sync::MutexGuard<'static, ()>,
 }
+
+static SMALL_DISKS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl SmallDisk {
     fn mount() -> Self {
+        // A test that failed while holding the lock leaves it poisoned; its disk is gone.
+        let one_at_a_time = SMALL_DISKS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let dir = tempfile::tempdir().unwrap();
         let st = std::process::Command::new("mount")
             .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
@@ -226,7 +238,10 @@ impl SmallDisk {
             .status()
             .unwrap();
         assert!(st.success(), "mount -t tmpfs (needs root)");
-        Self { dir }
+        Self {
+            dir,
+            _one_at_a_time: one_at_a_time,
+        }
     }
 
     fn path(&self) -> &Path {
