@@ -687,7 +687,10 @@ fn run_summary(
         inbound_bytes: t.inbound_bytes,
         last_window: t.range.map(|r| r.1),
         layout: Some(jouleclaw_store::layout::LAYOUT_V2.to_owned()),
-        llm_schema: None,
+        // The toolset's grammar digest the constructor recorded (`toolset::llm_schema`), or null.
+        llm_schema: base
+            .get("llm_schema")
+            .and_then(|v| serde_json::from_value(v.clone()).ok()),
         oracle: list("oracle"),
         outbound_bytes: t.outbound_bytes,
         outputs,
