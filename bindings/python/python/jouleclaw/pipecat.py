@@ -48,8 +48,9 @@ bot speaks                                        is not a second barge-in)
 ``InputAudioRawFrame`` while the user speaks      also a ``{"custom": "user_speech"}`` marker
 (Pipecat's VAD: between ``VADUserStarted-``       on ``control`` (0), one per 200 ms frame
 and ``VADUserStoppedSpeakingFrame``), or a         of the interaction panel; while the bot
-``UserSpeakingFrame``                             speaks only once Pipecat started a user
-                                                  turn (see "Interaction markers" below)
+``UserSpeakingFrame``, or the                     speaks only once Pipecat started a user
+``UserStartedSpeakingFrame`` itself               turn, from that frame's own time (see
+                                                  "Interaction markers" below)
 a user-turn start strategy's                      ``{"custom": "user_speech"}`` and
 ``on_reset_aggregation`` event while the bot      ``{"custom": "backchannel"}`` on
 speaks (``MinWordsUserTurnStartStrategy``: a      ``control`` (0), at the next frame the
@@ -121,7 +122,11 @@ and what the observer maps:
   decision, so the observer listens to that event on the strategies given as
   ``user_turn_strategies`` (the object given to ``UserTurnProcessor`` or the user aggregator).
   Until Pipecat decided, speech over the bot is not marked as user speech: a turn start makes
-  the following frames user speech (and a ``barge_in``, as above); a reset while the bot speaks
+  its own frame and the following ones user speech (and a ``barge_in``, as above), so the user's
+  segment starts in the frame where Pipecat interrupted the bot, while the bot's audio still
+  runs, not at the next microphone chunk the observer takes (which a loaded machine can deliver
+  after the interrupted bot's last audio, in a later frame: the interruption would then not be
+  one the panel sees as starting over the bot); a reset while the bot speaks
   is marked as a one-frame backchannel segment (``user_speech`` and ``backchannel`` in the same
   frame), dated at the first frame the observer takes after the event, i.e. when Pipecat
   decided (after the transcript), not when the user started to speak.
@@ -668,6 +673,10 @@ class ReceiptObserver(BaseObserver):
                 await self._push(ts, CONTROL, "marker", frame, marker="barge_in")
             else:
                 self._count(self.ignored, type(frame).__name__)
+            if isinstance(frame, UserStartedSpeakingFrame):
+                # The user's turn starts now: user speech from this frame on (while the VAD
+                # says the user speaks), not from the next microphone chunk.
+                await self._user_speech(ts, frame)
         elif isinstance(frame, UserStoppedSpeakingFrame):
             self._user_speaking = False
             await self._push(ts, CONTROL, "marker", frame, marker="end_of_turn")
