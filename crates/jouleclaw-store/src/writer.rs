@@ -605,6 +605,33 @@ mod tests {
     }
 
     #[test]
+    fn a_staging_file_left_by_a_crashed_writer_of_the_same_pid_does_not_block_a_run() {
+        // A writer killed before its commit leaves `.NAME.PID.tmp`; PIDs repeat (a container's
+        // process is often the same small PID on every start), so a later writer with the same
+        // PID meets that name. It must neither write into it nor be refused by it.
+        let d = scratch("stale");
+        let stale = d.join(format!(
+            ".{}.{}.tmp",
+            crate::layout::RECEIPTS_JSONL,
+            std::process::id()
+        ));
+        std::fs::write(&stale, b"left by a crash").ok();
+        let mut w = writer(&d, Existing::Refuse);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
+        assert!(w.commit(&summary(), &[], &[]).is_ok());
+        assert_eq!(
+            std::fs::read(d.join(crate::layout::RECEIPTS_JSONL)).ok(),
+            Some(b"new".to_vec())
+        );
+        // The stale file is not followed, written or taken as the run's.
+        assert_eq!(
+            std::fs::read(&stale).ok(),
+            Some(b"left by a crash".to_vec())
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
         let p = std::env::temp_dir().join(format!("jc-store-lock-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
