@@ -14,7 +14,11 @@ use crate::error::{Result, StoreError};
 use crate::layout::{RUN_FILES, SUMMARY_JSON};
 use crate::summary::RunSummary;
 
-/// A file written under a temporary name (`.NAME.PID.tmp`, created exclusively) and renamed
+/// How many temporary names [`StagedFile::create`] tries before it gives up.
+pub const STAGING_ATTEMPTS: u32 = 64;
+
+/// A file written under a temporary name (`.NAME.PID.tmp` or `.NAME.PID.N.tmp`, created
+/// exclusively) and renamed
 /// into place only by [`StagedFile::commit`]; removed if dropped before that.
 #[derive(Debug)]
 pub struct StagedFile {
@@ -25,14 +29,34 @@ pub struct StagedFile {
 }
 
 impl StagedFile {
-    /// Creates the temporary file for `dir/name`.
+    /// Creates the temporary file for `dir/name`: `.NAME.PID.tmp`, or when something is
+    /// already there (a file left by a writer killed before its commit, whose PID this process
+    /// reuses) `.NAME.PID.N.tmp` for the first free `N` up to [`STAGING_ATTEMPTS`]; nothing
+    /// found under those names is opened, followed or removed.
     pub fn create(dir: &Path, name: &str) -> Result<Self> {
-        let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| StoreError::io(&tmp, e))?;
+        let pid = std::process::id();
+        let mut attempt = 0u32;
+        let (tmp, file) = loop {
+            let tmp = if attempt == 0 {
+                dir.join(format!(".{name}.{pid}.tmp"))
+            } else {
+                dir.join(format!(".{name}.{pid}.{attempt}.tmp"))
+            };
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+            {
+                Ok(file) => break (tmp, file),
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::AlreadyExists
+                        && attempt + 1 < STAGING_ATTEMPTS =>
+                {
+                    attempt += 1;
+                }
+                Err(e) => return Err(StoreError::io(&tmp, e)),
+            }
+        };
         Ok(Self {
             tmp,
             dest: dir.join(name),
