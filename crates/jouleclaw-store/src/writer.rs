@@ -656,6 +656,47 @@ mod tests {
     }
 
     #[test]
+    fn a_device_fifo_or_socket_at_a_destination_is_refused_not_replaced() {
+        // `--out /dev/null` (or a FIFO a reader waits on): a rename would put a regular file
+        // in place of the special file (run as root, /dev/null itself). A socket stands in
+        // for them here (made without privileges or external tools).
+        let d = scratch("special");
+        let sock = d.join("sock");
+        let listener = std::os::unix::net::UnixListener::bind(&sock);
+        assert!(listener.is_ok());
+        assert!(matches!(
+            write_output(&sock, b"x", &[]),
+            Err(StoreError::Destination { .. })
+        ));
+        assert!(
+            std::fs::symlink_metadata(&sock)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+        );
+        // The run writer checks its destinations the same way.
+        let run_sock = d.join(crate::layout::RECEIPTS_JSONL);
+        let run_listener = std::os::unix::net::UnixListener::bind(&run_sock);
+        assert!(run_listener.is_ok());
+        let mut w = writer(&d, Existing::Replace);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
+        assert!(matches!(
+            w.commit(&summary(), &[], &[]),
+            Err(StoreError::Destination { .. })
+        ));
+        assert!(
+            std::fs::symlink_metadata(&run_sock)
+                .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()))
+        );
+        assert!(!d.join(SUMMARY_JSON).exists());
+        drop(w);
+        // Accepted neighbour: a regular file there is replaced.
+        let _ = std::fs::remove_file(&sock);
+        std::fs::write(&sock, b"old").ok();
+        assert!(write_output(&sock, b"x", &[]).is_ok());
+        assert_eq!(std::fs::read(&sock).ok(), Some(b"x".to_vec()));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
         let p = std::env::temp_dir().join(format!("jc-store-lock-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
