@@ -107,8 +107,9 @@ impl Drop for StagedFile {
     }
 }
 
-/// Refuses `dest` when a rename into it would fail (it is a directory) or would replace one of
-/// `inputs` (the same file, also through a symbolic link at `dest`). A missing `dest` is fine.
+/// Refuses `dest` when a rename into it would fail (it is a directory), would replace a special
+/// file (a device, FIFO or socket: `--out /dev/null`), or would replace one of `inputs` (the
+/// same file, also through a symbolic link at `dest`). A missing `dest` is fine.
 pub fn check_destination(dest: &Path, inputs: &[&Path]) -> Result<()> {
     let meta = match std::fs::symlink_metadata(dest) {
         Ok(m) => m,
@@ -119,6 +120,12 @@ pub fn check_destination(dest: &Path, inputs: &[&Path]) -> Result<()> {
         return Err(StoreError::Destination {
             path: dest.to_owned(),
             reason: "is a directory",
+        });
+    }
+    if !meta.is_file() && !meta.is_symlink() {
+        return Err(StoreError::Destination {
+            path: dest.to_owned(),
+            reason: "is a device, FIFO or socket",
         });
     }
     let ids: Vec<(u64, u64)> = inputs
