@@ -189,6 +189,22 @@ mod tests {
     }
 
     #[test]
+    fn read_value_refuses_declared_lengths_the_input_does_not_hold_without_allocating_them() {
+        // An array, a map, a byte string and a text string declaring 2^60 items or bytes in a
+        // 9-byte head: refused as short input, never allocated by the declared size (that would
+        // abort the process). Deep nesting past the reader's limit is refused, not recursed.
+        for major in [0x9bu8, 0xbb, 0x5b, 0x7b] {
+            let item = [major, 0x10, 0, 0, 0, 0, 0, 0, 0];
+            assert_eq!(read_value(&item), None, "{major:#04x}");
+        }
+        // Accepted neighbour: the same long head declaring the one item that follows (the
+        // general reader takes any head; the profile's byte comparison refuses it later).
+        assert!(read_value(&[0x9b, 0, 0, 0, 0, 0, 0, 0, 1, 0x00]).is_some());
+        let deep = [vec![0x81u8; 100_000], vec![0x00]].concat();
+        assert_eq!(read_value(&deep), None);
+    }
+
+    #[test]
     fn the_reader_refuses_longer_heads_and_short_input() {
         // 5 in a one-byte argument: not the shortest form.
         assert_eq!(Reader::new(&[0x58, 5, 0, 0, 0, 0, 0]).string(2), None);
