@@ -851,6 +851,43 @@ mod fast_path_tests {
     }
 
     #[test]
+    fn fast_path_answers_as_the_general_reader_after_insertions_and_deletions() {
+        // Structural changes the single-byte flips do not make: a byte deleted, or one of a
+        // few inserted (a zero, nil, an empty map, a break, an indefinite-length map start), at
+        // every position; and the empty unprotected header as an indefinite-length map.
+        let (inputs, key_kid) = inputs();
+        assert_eq!(inputs.len(), 9, "three checkpoints, two receipts each");
+        let mut fast = 0;
+        for input in &inputs {
+            let mut variants = Vec::new();
+            for i in 0..input.len() {
+                let mut m = input.clone();
+                m.remove(i);
+                variants.push(m);
+                for b in [0x00u8, 0xf6, 0xa0, 0xff, 0xbf] {
+                    let mut m = input.clone();
+                    m.insert(i, b);
+                    variants.push(m);
+                }
+            }
+            let sig_at = input.len() - 3 - 64;
+            if input[sig_at - 1] == 0xa0 {
+                variants.push([&input[..sig_at - 1], &[0xbf, 0xff][..], &input[sig_at..]].concat());
+            }
+            for m in variants {
+                let general = seen(parse_general(&m, &key_kid));
+                if let Some(p) = parse_fast(&m, &key_kid) {
+                    fast += 1;
+                    assert_eq!(seen(Ok(p)), general, "fast path differs on {m:02x?}");
+                }
+                assert_eq!(seen(parse(&m, &key_kid)), general);
+            }
+        }
+        // No insertion or deletion leaves the profile's bytes: the fast path takes none.
+        assert_eq!(fast, 0);
+    }
+
+    #[test]
     fn another_kid_is_declined_by_the_fast_path_and_refused() {
         let (inputs, key_kid) = inputs();
         let mut other = key_kid;
