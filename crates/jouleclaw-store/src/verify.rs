@@ -1380,4 +1380,55 @@ mod tests {
         assert_eq!(r.inclusion_receipts, 0);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// Folders whose lines are each a valid receipt of the key but are not the sealed list:
+    /// two lines swapped, a line after the final seal, a line of another stream, a line
+    /// repeated. The completeness check finds each, so the derived inclusion does not take its
+    /// roots as given: no line outside what the seals cover is counted as included, and no
+    /// folder is complete. The intact folder is the accepted neighbour.
+    #[test]
+    fn derived_inclusion_never_counts_a_line_the_seals_do_not_cover_in_that_place() {
+        let (dir, lines, key) = sealed_dir("derived-order", 10);
+        let intact = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        assert_eq!(intact.outcome(), Outcome::Complete, "{:?}", intact.problems);
+        assert_eq!(intact.verified(), 10);
+        let line = |w: u64, stream: Option<&str>| {
+            let base = decode_receipt(&lines[0]).unwrap();
+            StreamWindowReceipt {
+                window_id: w,
+                stream_id: stream.map_or(base.stream_id.clone(), str::to_owned),
+                ..base
+            }
+            .encode()
+            .unwrap()
+        };
+        let mut swapped = lines.clone();
+        swapped.swap(1, 2);
+        let mut after_final = lines.clone();
+        after_final.push(line(10, None));
+        let mut foreign = lines.clone();
+        foreign[5] = line(5, Some("another-stream"));
+        let mut repeated = lines.clone();
+        repeated.insert(3, lines[2].clone());
+        for (case, folder, expect) in [
+            ("swapped", swapped, "window_not_ascending"),
+            ("after the final seal", after_final, "receipt_not_sealed"),
+            ("another stream", foreign, "mixed_stream"),
+            ("repeated", repeated, "window_not_ascending"),
+        ] {
+            write_lines(&dir, &folder);
+            let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+            let found = codes(&r);
+            assert!(found.contains(&expect), "{case}: {found:?}");
+            assert_eq!(r.outcome(), Outcome::Failed, "{case}: {found:?}");
+            assert!(r.verified() < folder.len(), "{case}: {}", r.verified());
+            // Every line counted as included is where the seals put it.
+            for (i, l) in folder.iter().enumerate() {
+                if matches!(r.receipts[i].status, ReceiptStatus::Included) {
+                    assert_eq!(l, &lines[i], "{case}: line {i} counted as included");
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
