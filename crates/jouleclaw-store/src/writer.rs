@@ -704,6 +704,32 @@ mod tests {
     }
 
     #[test]
+    fn a_second_commit_of_the_same_writer_changes_nothing() {
+        // After a commit the writer holds nothing staged; committing it again (a retry after
+        // an error further on, say) must not read as "a run that writes no file", which with
+        // Existing::Replace would remove the files just committed beside a new summary.json.
+        let d = scratch("twice");
+        let mut w = writer(&d, Existing::Replace);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"lines").is_ok());
+        assert!(w.put(crate::layout::SIGNER_PUB, b"key").is_ok());
+        let mut s = summary();
+        s.outputs = w.finish().unwrap_or_default();
+        assert!(w.commit(&s, &[], &[]).is_ok());
+        let first = names(&d);
+        assert_eq!(first, vec!["receipts.jsonl", "signer.pub", "summary.json"]);
+        assert!(matches!(
+            w.commit(&s, &[], &[]),
+            Err(StoreError::Exists { .. })
+        ));
+        assert_eq!(names(&d), first);
+        assert_eq!(
+            std::fs::read(d.join(crate::layout::RECEIPTS_JSONL)).ok(),
+            Some(b"lines".to_vec())
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
         let p = std::env::temp_dir().join(format!("jc-store-lock-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
