@@ -230,6 +230,7 @@ pub struct RunWriter {
     dir: PathBuf,
     existing: Existing,
     staged: Vec<(&'static str, StagedFile)>,
+    committed: bool,
 }
 
 impl RunWriter {
@@ -239,6 +240,7 @@ impl RunWriter {
             dir: dir.to_owned(),
             existing,
             staged: Vec::new(),
+            committed: false,
         };
         w.check_existing()?;
         Ok(w)
@@ -328,13 +330,20 @@ impl RunWriter {
     /// anything is renamed; then the old `summary.json` removed (with [`Existing::Replace`]),
     /// the staged files renamed into place in [`RUN_FILES`] order (a run file not staged
     /// removed, with [`Existing::Replace`]), `remove` removed, `summary` written last, and the
-    /// directory fsynced. The writer holds nothing staged afterwards.
+    /// directory fsynced. The writer holds nothing staged afterwards, and commits once: a
+    /// second commit (after a successful one) is refused with [`StoreError::Exists`] (its
+    /// `summary.json`) and changes nothing.
     pub fn commit(
         &mut self,
         summary: &RunSummary,
         inputs: &[&Path],
         remove: &[&str],
     ) -> Result<()> {
+        if self.committed {
+            return Err(StoreError::Exists {
+                path: self.dir.join(SUMMARY_JSON),
+            });
+        }
         for name in RUN_FILES.iter().chain(remove) {
             check_destination(&self.dir.join(name), inputs)?;
         }
@@ -358,6 +367,7 @@ impl RunWriter {
         }
         summary_file.commit()?;
         self.staged.clear();
+        self.committed = true;
         sync_dir(&self.dir)
     }
 
