@@ -740,6 +740,27 @@ mod tests {
     }
 
     #[test]
+    fn append_never_follows_a_symlink_planted_at_a_growing_file() {
+        // Between two batches the stream's file is replaced by a link to another file: the
+        // next batch is refused and the link's target unchanged.
+        let d = scratch("append-link");
+        let f = d.join("log");
+        let victim = d.join("victim");
+        std::fs::write(&victim, b"victim").ok();
+        assert!(append(&f, true, &mut std::iter::once(&b"a"[..])).is_ok());
+        let _ = std::fs::remove_file(&f);
+        std::os::unix::fs::symlink(&victim, &f).ok();
+        assert!(append(&f, false, &mut std::iter::once(&b"b"[..])).is_err());
+        assert_eq!(std::fs::read(&victim).ok(), Some(b"victim".to_vec()));
+        // Accepted neighbour: the file itself grows.
+        let _ = std::fs::remove_file(&f);
+        assert!(append(&f, true, &mut std::iter::once(&b"a"[..])).is_ok());
+        assert!(append(&f, false, &mut std::iter::once(&b"b"[..])).is_ok());
+        assert_eq!(std::fs::read(&f).ok(), Some(b"ab".to_vec()));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
         let p = std::env::temp_dir().join(format!("jc-store-lock-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
