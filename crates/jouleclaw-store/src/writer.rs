@@ -196,11 +196,14 @@ pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
 
 /// Appends `parts` to `path` and fsyncs it: a stream's file growing batch by batch. With
 /// `create` the file is created exclusively (nothing planted there is followed or appended
-/// to); without it, it must exist.
+/// to); without it, it must exist and is opened without following a symbolic link there
+/// (`O_NOFOLLOW`: a link planted between two batches is refused, its target untouched).
 pub fn append(path: &Path, create: bool, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt as _;
     let mut f = std::fs::OpenOptions::new()
         .create_new(create)
         .append(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .map_err(|e| StoreError::io(path, e))?;
     for p in parts {
