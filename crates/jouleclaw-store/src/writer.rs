@@ -764,6 +764,55 @@ mod tests {
     }
 
     #[test]
+    fn an_input_reached_by_a_hard_link_or_another_spelling_is_never_a_run_file_replaced() {
+        let d = scratch("inputs");
+        let run = d.join("run");
+        std::fs::create_dir_all(run.join("sub")).ok();
+        std::fs::write(d.join("trace"), b"trace").ok();
+        // The input's hard link sits where the run writes receipts.jsonl.
+        std::fs::hard_link(d.join("trace"), run.join(crate::layout::RECEIPTS_JSONL)).ok();
+        let trace = d.join("trace");
+        let mut w = writer(&run, Existing::Replace);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
+        assert!(matches!(
+            w.commit(&summary(), &[&trace], &[]),
+            Err(StoreError::Destination { .. })
+        ));
+        drop(w);
+        // The input named through the run directory in another spelling, as a file the run
+        // does not write but would remove (Replace).
+        let _ = std::fs::remove_file(run.join(crate::layout::RECEIPTS_JSONL));
+        std::fs::write(run.join(crate::layout::SEALS_CBOR), b"an input").ok();
+        let spelled = run.join("sub/../.").join(crate::layout::SEALS_CBOR);
+        let mut w = writer(&run, Existing::Replace);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
+        assert!(matches!(
+            w.commit(&summary(), &[&spelled], &[]),
+            Err(StoreError::Destination { .. })
+        ));
+        drop(w);
+        assert_eq!(std::fs::read(&trace).ok(), Some(b"trace".to_vec()));
+        assert_eq!(
+            std::fs::read(run.join(crate::layout::SEALS_CBOR)).ok(),
+            Some(b"an input".to_vec())
+        );
+        assert!(!run.join(SUMMARY_JSON).exists());
+        assert!(!run.join(crate::layout::RECEIPTS_JSONL).exists());
+        // A run directory that is a symbolic link is not locked (so not written).
+        std::os::unix::fs::symlink(&run, d.join("link")).ok();
+        assert!(matches!(
+            LockedDir::open(&d.join("link")),
+            Err(StoreError::NotADirectory { .. })
+        ));
+        // Accepted neighbour: with the inputs elsewhere, the run replaces those files.
+        let mut w = writer(&run, Existing::Replace);
+        assert!(w.put(crate::layout::RECEIPTS_JSONL, b"new").is_ok());
+        assert!(w.commit(&summary(), &[&trace], &[]).is_ok());
+        assert!(!run.join(crate::layout::SEALS_CBOR).exists());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_second_writer_is_refused_while_the_first_holds_the_lock() {
         let p = std::env::temp_dir().join(format!("jc-store-lock-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&p);
