@@ -473,3 +473,27 @@ def test_user_speech_is_marked_once_per_frame_while_the_vad_says_the_user_speaks
     # its stop.
     assert observer.ticks.get(0) == 4
     assert observer.interaction.frame_count == 5
+
+
+def test_user_speech_over_the_bot_starts_at_the_turn_start_not_the_next_microphone_chunk():
+    from scripted_call import INTERRUPT, bot_started, bot_stopped, mic, tts_audio, user_speaks, user_stops
+
+    # The bot speaks through frame 4 (its last chunk at 810 ms) and stops at 850 ms, right after
+    # Pipecat starts the user's turn over it at 840 ms (frame 4); the next microphone chunk the
+    # observer takes comes late, at 1,010 ms (frame 5), as on a loaded machine. The user's segment
+    # starts in frame 4, over the bot: one interruption, yielded within the window.
+    steps = [
+        (0, "user", mic()), (200, "user", mic()), (400, "user", mic()),
+        (415, "out", bot_started()), (430, "out", tts_audio()), (600, "user", mic()),
+        (610, "out", tts_audio()), (800, "user", mic()), (810, "out", tts_audio()),
+        (820, "user", vad_started()),
+        (840, "user", user_speaks()), (840, "user", INTERRUPT),
+        (850, "out", bot_stopped()),
+        (1010, "user", mic()), (1100, "user", vad_stopped()), (1150, "user", user_stops()),
+        (1300, "user", mic()),
+    ]
+    observer = ReceiptObserver(steward=STEWARD, stream_id="call-1")
+    asyncio.run(run_call(steps, observer))
+    doc = observer.interaction
+    assert [(e.kind, e.tick) for e in doc.events if e.kind in ("yield", "no_yield")] == [("yield", 4)]
+    assert doc.yield_rate == 1.0
