@@ -14,19 +14,9 @@ cleanup() {
     rm -rf "$dir" || true
 }
 trap cleanup EXIT
-# Loopback ports nobody listens on (other clusters may run on this machine): BASE..BASE+2 for
-# clients, BASE+10..BASE+12 for routes, BASE+20..BASE+22 for monitoring.
-port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-base=${JC_LIVE_PORT_BASE:-}
-for _ in $(seq 1 50); do
-    [ -n "$base" ] && break
-    try=$((20000 + RANDOM % 20000))
-    taken=0
-    for p in $try $((try + 1)) $((try + 2)) $((try + 10)) $((try + 11)) $((try + 12)) $((try + 20)) $((try + 21)) $((try + 22)); do
-        port_taken "$p" && taken=1
-    done
-    [ "$taken" -eq 0 ] && base=$try
-done
+# Loopback ports nobody listens on, below the ephemeral range (other clusters may run on this
+# machine): BASE..BASE+2 for clients, BASE+10..BASE+12 for routes, BASE+20..BASE+22 for monitoring.
+base=${JC_LIVE_PORT_BASE:-$(crates/jouleclaw-live/scripts/cluster.sh base || true)}
 [ -n "$base" ] || jc_not_run "no free loopback ports for a 3-node cluster"
 url=$(crates/jouleclaw-live/scripts/cluster.sh start "$dir/cluster" "$base")
 jc_check "keygen" "$bin" keygen --out "$dir/live.key" --pub-out "$dir/live.pub"

@@ -23,7 +23,7 @@ cargo build -q --bin jouleclaw
 jc="$CARGO_TARGET_DIR/debug/jouleclaw"
 work=$(mktemp -d)
 cluster=crates/jouleclaw-live/scripts/cluster.sh
-base=$((20000 + RANDOM % 20000))
+base=$($cluster base)
 trap '$cluster stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 passed=0
 failed=0
@@ -54,6 +54,13 @@ start_cluster() {
         if healthz "$base" && healthz "$((base + 1))" && healthz "$((base + 2))"; then
             return 0
         fi
+        for i in 0 1 2; do
+            if ! kill -0 "$(cat "$work/c/n$i.pid")" 2>/dev/null; then
+                echo "node n$i of the cluster exited; its log:" >&2
+                tail -n 20 "$work/c/n$i.log" >&2 || true
+                return 1
+            fi
+        done
         sleep 0.2
     done
     echo "the cluster did not become ready within 120 s; its logs:" >&2

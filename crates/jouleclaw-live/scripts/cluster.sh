@@ -1,11 +1,38 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Starts (or stops) a 3-node NATS JetStream cluster on loopback for `jouleclaw live` and
 # `jouleclaw audit`: client ports BASE, BASE+1, BASE+2; route ports BASE+10..12; monitoring
 # (HTTP, for `/healthz`: ok once JetStream has a meta leader) on BASE+20..22; file storage under
-# DIR. Usage: cluster.sh start DIR [BASE]   |   cluster.sh stop DIR
+# DIR. Usage: cluster.sh start DIR [BASE]   |   cluster.sh stop DIR   |   cluster.sh base
+# `base` prints a BASE whose nine ports nobody listens on, below the kernel's ephemeral port range
+# (/proc/sys/net/ipv4/ip_local_port_range): the local port of any outgoing connection on the
+# machine comes from that range and could take a node's port before the node binds it, or
+# between a stop and a restart; a fresh cluster with one node missing never elects its
+# JetStream meta leader (every node named in the routes must be up on a first start).
 # The server is $JOULECLAW_NATS_SERVER when set, else nats-server on PATH (Debian's).
 set -eu
-cmd=${1:?start or stop}
+cmd=${1:?start, stop or base}
+if [ "$cmd" = base ]; then
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    top=$((low - 23))
+    [ "$top" -gt 11000 ] || top=32745
+    taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+    for _ in $(seq 1 50); do
+        try=$((10000 + RANDOM % (top - 10000)))
+        free=1
+        for off in 0 1 2 10 11 12 20 21 22; do
+            if taken $((try + off)); then
+                free=0
+                break
+            fi
+        done
+        if [ "$free" = 1 ]; then
+            echo "$try"
+            exit 0
+        fi
+    done
+    echo "cluster.sh: no free loopback ports for a 3-node cluster" >&2
+    exit 1
+fi
 dir=${2:?folder}
 base=${3:-4222}
 server=${JOULECLAW_NATS_SERVER:-$(command -v nats-server || echo /usr/sbin/nats-server)}
@@ -49,7 +76,7 @@ stop)
     done
     ;;
 *)
-    echo "usage: $0 start DIR [BASE] | stop DIR" >&2
+    echo "usage: $0 start DIR [BASE] | stop DIR | base" >&2
     exit 2
     ;;
 esac

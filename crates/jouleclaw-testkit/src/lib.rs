@@ -109,17 +109,61 @@ pub fn code(o: &Output) -> i32 {
     o.status.code().unwrap_or(-1)
 }
 
-/// A loopback port nothing listens on at the time of the call.
+/// A loopback port nothing listens on at the time of the call, below the kernel's ephemeral
+/// port range (`/proc/sys/net/ipv4/ip_local_port_range`): the local port of every outgoing
+/// connection on the machine comes from that range, so a port taken from it can be taken again
+/// by a connection before a server binds it, or between a server's stop and its restart on the
+/// same port (a fresh JetStream cluster with one node missing never elects its meta leader).
+/// Each call in a process tries the next port of a sequence that starts at a place drawn from
+/// the process id and the time, so parallel test processes rarely try the same ports.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    const LOW: u32 = 10_000;
+    let top = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .filter(|&low| low > LOW + 1_000)
+        .unwrap_or(32_768);
+    let span = top - LOW;
+    if NEXT.load(Ordering::Relaxed) == u32::MAX {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let start = (std::process::id().wrapping_mul(7_919) ^ nanos) % span;
+        let _ = NEXT.compare_exchange(u32::MAX, start, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    for _ in 0..span {
+        let k = NEXT.fetch_add(1, Ordering::Relaxed) % span;
+        let port = u16::try_from(LOW + k).expect("below the ephemeral range, so below 65536");
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free loopback port below the ephemeral range")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_free_and_below_the_ephemeral_range() {
+        let low: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(32_768);
+        let ports: Vec<u16> = (0..20).map(|_| free_port()).collect();
+        let mut distinct = ports.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+        for p in ports {
+            assert!((10_000..low).contains(&p), "{p} is not below {low}");
+            std::net::TcpListener::bind(("127.0.0.1", p)).expect("the port is free");
+        }
+    }
 
     #[test]
     fn a_temp_dir_is_made_empty_and_removed_when_dropped() {
