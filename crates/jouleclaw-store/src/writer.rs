@@ -96,6 +96,41 @@ impl StagedFile {
         self.tmp = PathBuf::new();
         Ok(())
     }
+
+    /// Puts the temporary file into place only if nothing is there: [`StoreError::Exists`]
+    /// when any entry has the name (a file, a symbolic link, even a dangling one, planted after
+    /// the writer looked), which is left untouched. The no-replace step is a hard link of the
+    /// temporary file at the name (`link(2)` never replaces and never follows a link at its
+    /// destination), then the temporary name removed. On a file system without hard links
+    /// (the link refused with `EPERM`, `EOPNOTSUPP` or `EMLINK`) it falls back to checking
+    /// for the name and renaming, which a writer that takes no lock can race.
+    pub fn commit_new(&mut self) -> Result<()> {
+        self.finish()?;
+        match std::fs::hard_link(&self.tmp, &self.dest) {
+            Ok(()) => {
+                std::fs::remove_file(&self.tmp).map_err(|e| StoreError::io(&self.tmp, e))?;
+                self.tmp = PathBuf::new();
+                Ok(())
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(StoreError::Exists {
+                path: self.dest.clone(),
+            }),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EPERM | libc::EOPNOTSUPP | libc::EMLINK)
+                ) =>
+            {
+                if present(&self.dest)? {
+                    return Err(StoreError::Exists {
+                        path: self.dest.clone(),
+                    });
+                }
+                self.commit()
+            }
+            Err(e) => Err(StoreError::io(&self.dest, e)),
+        }
+    }
 }
 
 impl Drop for StagedFile {
@@ -181,8 +216,9 @@ pub fn sync_dir(dir: &Path) -> Result<()> {
 }
 
 /// Writes `dir/name`, which must not exist ([`StoreError::Exists`] when anything is there, a
-/// symbolic link included: it is never replaced or followed), through a [`StagedFile`], then
-/// fsyncs `dir`.
+/// symbolic link included: it is never replaced or followed, also when it is planted between
+/// the check and the write: [`StagedFile::commit_new`]), through a [`StagedFile`], then fsyncs
+/// `dir`.
 pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     let dest = dir.join(name);
     if present(&dest)? {
@@ -190,22 +226,39 @@ pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<()> {
     }
     let mut staged = StagedFile::create(dir, name)?;
     staged.write(bytes)?;
-    staged.commit()?;
+    staged.commit_new()?;
     sync_dir(dir)
 }
 
 /// Appends `parts` to `path` and fsyncs it: a stream's file growing batch by batch. With
 /// `create` the file is created exclusively (nothing planted there is followed or appended
 /// to); without it, it must exist and is opened without following a symbolic link there
-/// (`O_NOFOLLOW`: a link planted between two batches is refused, its target untouched).
+/// (`O_NOFOLLOW`: a link planted between two batches is refused, its target untouched) and
+/// without blocking (`O_NONBLOCK`): anything there but a regular file (a FIFO that would block
+/// the writer until a reader came, a device) is refused with [`StoreError::Destination`]
+/// before a byte is written.
 pub fn append(path: &Path, create: bool, parts: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt as _;
     let mut f = std::fs::OpenOptions::new()
         .create_new(create)
         .append(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| StoreError::io(path, e))?;
+        .map_err(|e| match e.raw_os_error() {
+            // A FIFO without a reader refuses a non-blocking open for writing.
+            Some(libc::ENXIO) => StoreError::Destination {
+                path: path.to_owned(),
+                reason: "is a device, FIFO or socket",
+            },
+            _ => StoreError::io(path, e),
+        })?;
+    let meta = f.metadata().map_err(|e| StoreError::io(path, e))?;
+    if !meta.is_file() {
+        return Err(StoreError::Destination {
+            path: path.to_owned(),
+            reason: "is a device, FIFO or socket",
+        });
+    }
     for p in parts {
         f.write_all(p).map_err(|e| StoreError::io(path, e))?;
     }
@@ -219,7 +272,9 @@ pub enum Existing {
     /// write does not hold (seals of an earlier sealed run, say) is removed.
     Replace,
     /// Refuses it: [`StoreError::Exists`] when any of [`RUN_FILES`] is there, checked when the
-    /// writer is made and again before the first rename.
+    /// writer is made and again before the first rename; each file is then put in place
+    /// without replacing anything ([`StagedFile::commit_new`]), so a file planted after that
+    /// check is refused too and left untouched (the run stays incomplete: no `summary.json`).
     Refuse,
 }
 
@@ -360,7 +415,8 @@ impl RunWriter {
         }
         for name in RUN_FILES.iter().filter(|n| **n != SUMMARY_JSON) {
             match self.staged.iter_mut().find(|(n, _)| n == name) {
-                Some((_, f)) => f.commit()?,
+                Some((_, f)) if replace => f.commit()?,
+                Some((_, f)) => f.commit_new()?,
                 None if replace => self.remove(name)?,
                 None => {}
             }
@@ -368,7 +424,11 @@ impl RunWriter {
         for name in remove {
             self.remove(name)?;
         }
-        summary_file.commit()?;
+        if replace {
+            summary_file.commit()?;
+        } else {
+            summary_file.commit_new()?;
+        }
         self.staged.clear();
         self.committed = true;
         sync_dir(&self.dir)
@@ -625,6 +685,67 @@ mod tests {
         drop(w);
         // A writer dropped before its commit leaves nothing behind.
         assert!(names(&d).is_empty());
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn commit_new_never_replaces_what_was_planted_after_the_writer_looked() {
+        let d = scratch("commit-new");
+        // Nothing there: put in place, no staging file left.
+        let mut f = StagedFile::create(&d, "doc").unwrap();
+        f.write(b"mine").unwrap();
+        f.commit_new().unwrap();
+        drop(f);
+        assert_eq!(std::fs::read(d.join("doc")).ok(), Some(b"mine".to_vec()));
+        assert_eq!(names(&d), vec!["doc".to_owned()]);
+        // A file and a dangling link planted while the file was staged: both refused,
+        // untouched, and the staging file removed when the writer is dropped.
+        let mut f = StagedFile::create(&d, "planted").unwrap();
+        f.write(b"mine").unwrap();
+        std::fs::write(d.join("planted"), b"theirs").unwrap();
+        assert!(matches!(f.commit_new(), Err(StoreError::Exists { .. })));
+        drop(f);
+        assert_eq!(
+            std::fs::read(d.join("planted")).ok(),
+            Some(b"theirs".to_vec())
+        );
+        let mut f = StagedFile::create(&d, "link").unwrap();
+        f.write(b"mine").unwrap();
+        std::os::unix::fs::symlink(d.join("nowhere"), d.join("link")).unwrap();
+        assert!(matches!(f.commit_new(), Err(StoreError::Exists { .. })));
+        drop(f);
+        assert!(!d.join("nowhere").exists());
+        assert_eq!(
+            std::fs::read_link(d.join("link")).ok(),
+            Some(d.join("nowhere"))
+        );
+        assert_eq!(
+            names(&d),
+            vec!["doc".to_owned(), "link".to_owned(), "planted".to_owned()]
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn append_refuses_a_fifo_at_a_stream_file_without_blocking() {
+        let d = scratch("fifo");
+        let fifo = d.join("receipts.cbor");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let r = append(&path, false, &mut std::iter::once(&b"batch"[..]));
+            let _ = tx.send(r.map_err(|e| e.code()));
+        });
+        // A bound on a hang, not a measure of speed: a blocking open never returns.
+        let r = rx.recv_timeout(std::time::Duration::from_secs(20));
+        assert_eq!(r, Ok(Err("refused_destination")), "append blocked or wrote");
+        // A regular file beside it is appended to.
+        let file = d.join("seals.cbor");
+        std::fs::write(&file, b"a").unwrap();
+        assert!(append(&file, false, &mut std::iter::once(&b"b"[..])).is_ok());
+        assert_eq!(std::fs::read(&file).ok(), Some(b"ab".to_vec()));
         let _ = std::fs::remove_dir_all(&d);
     }
 
