@@ -78,6 +78,48 @@ const A: &str = "u u u . . a a a a aub a a a a a a a . . v . . . . . . . . . . .
 const B: &str = "a a a au au a . . . . . . u u . a a . u au u . . .";
 
 #[test]
+fn import_writes_its_trace_through_the_stores_writer_never_over_a_fifo_or_an_input() {
+    let t = TempDir::new("ix-dest");
+    let a = write(&t, "a.json", &simulation("call-a", A));
+    let out = t.path("out");
+    std::fs::create_dir_all(out.join("call-a")).unwrap();
+    // A FIFO at the trace's name: refused (exit 2) before the run, and left a FIFO.
+    let trace = out.join("call-a").join("tau-voice.trace.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&trace).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let o = import(&[&a], &out, &[]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert_contains(&o, "device, FIFO or socket");
+    use std::os::unix::fs::FileTypeExt as _;
+    assert!(
+        std::fs::symlink_metadata(&trace)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(!out.join("call-a").join("receipts.jsonl").exists());
+    // The simulation itself linked at the trace's name: refused, the simulation unchanged.
+    std::fs::remove_file(&trace).unwrap();
+    std::fs::hard_link(&a, &trace).unwrap();
+    let before = std::fs::read(&a).unwrap();
+    let o = import(&[&a], &out, &[]);
+    assert_eq!(code(&o), 2, "{}", text(&o));
+    assert_contains(&o, "one of the command's inputs");
+    assert_eq!(std::fs::read(&a).unwrap(), before);
+    // Nothing in the way: written, no staging file left beside it.
+    std::fs::remove_file(&trace).unwrap();
+    let o = import(&[&a], &out, &[]);
+    assert_eq!(code(&o), 0, "{}", text(&o));
+    assert!(trace.is_file());
+    let left: Vec<_> = std::fs::read_dir(out.join("call-a"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
 fn imported_calls_give_the_panel_by_taus_rules() {
     let t = TempDir::new("ix-ok");
     let a = write(&t, "a.json", &simulation("call-a", A));

@@ -4,10 +4,10 @@
 //!
 //! Every file is read (at most `MAX_SIMULATION_BYTES` each) and parsed before anything is
 //! written: a bad file is a typed refusal (exit 1) and writes nothing. Then each simulation's
-//! tick trace is written to `DIR/<name>/tau-voice.trace.jsonl` (created beside, renamed into
-//! place) and run through `jouleclaw run`'s own entry point into `DIR/<name>`.
+//! tick trace is written to `DIR/<name>/tau-voice.trace.jsonl` by the store's writer (staged
+//! create-new beside it, never over an input, renamed into place) and run through `jouleclaw run`'s own entry point into `DIR/<name>`.
 
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -16,6 +16,7 @@ use jouleclaw_interaction::tau_voice::{
 };
 use jouleclaw_stack::pipeline::demo;
 use jouleclaw_stack::pipeline::trace::write_trace_line;
+use jouleclaw_stack::store::writer::write_output;
 use jouleclaw_stack::stream::StreamSpec;
 
 use crate::out::say;
@@ -152,25 +153,17 @@ fn tau_voice(args: &TauVoiceArgs) -> CmdResult {
         let dir = args.out.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| Failure::io(&dir, e))?;
         let trace = dir.join(TRACE_FILE);
-        let tmp = dir.join(format!(".{TRACE_FILE}.{}.tmp", std::process::id()));
         let mut text = String::new();
         for t in simulation_ticks(sim) {
             write_trace_line(&t, &spec, &mut text);
             text.push('\n');
         }
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| Failure::io(&tmp, e))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(|e| Failure::io(&tmp, e))?;
-        drop(f);
-        std::fs::rename(&tmp, &trace).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Failure::io(&trace, e)
-        })?;
+        // The store's writer: staged create-new, synced, never over an input (a simulation,
+        // the results file or the key) nor a directory or special file, renamed into place.
+        let mut inputs: Vec<&Path> = args.sims.iter().map(PathBuf::as_path).collect();
+        inputs.extend(args.results.as_deref());
+        inputs.extend(args.key.as_deref());
+        write_output(&trace, text.as_bytes(), &inputs)?;
         say!(
             "{}: {} ticks of 200 ms -> {}",
             path.display(),
