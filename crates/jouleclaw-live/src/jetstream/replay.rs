@@ -4,8 +4,8 @@ use async_nats::jetstream;
 use bytes::Bytes;
 
 use super::{
-    JetStreamConfig, Stored, connect, decode_batch, for_each_message, message_id,
-    publish_until_stored,
+    CONSUMER_ATTEMPTS, JetStreamConfig, READ_ATTEMPTS, Stored, connect, decode_batch,
+    for_each_message, message_id, nats_err, publish_until_stored,
 };
 use crate::error::{LiveError, Result};
 use crate::journal::{Journal, JournalWriter, Record, Recovered};
@@ -79,18 +79,67 @@ struct Replayed {
     generation: u32,
 }
 
-/// The content ids of every message stored on `subject`.
+/// The message ids stored on `subject`. The read is checked against the stream leader's last
+/// sequence on the subject (a `STREAM.MSG.GET`, which the leader answers): a consumer placed
+/// on a replica still catching up after a restart delivers a prefix of the subject and ends
+/// there, and an id missed so would be published again under its next generation, a batch
+/// stored twice. A short read is repeated [`READ_ATTEMPTS`] times, backing off, then refused.
 async fn ids_on(
     stream: &jetstream::stream::Stream,
     subject: &str,
 ) -> Result<std::collections::HashSet<String>> {
-    let mut ids = std::collections::HashSet::new();
-    for_each_message(stream, subject, usize::MAX, |_, payload| {
-        ids.insert(message_id(payload));
-        Ok(())
-    })
-    .await?;
-    Ok(ids)
+    let last = leader_last_sequence(stream, subject).await?;
+    let mut attempt = 0u32;
+    loop {
+        let mut ids = std::collections::HashSet::new();
+        let mut top = 0u64;
+        for_each_message(stream, subject, usize::MAX, |seq, payload| {
+            ids.insert(message_id(payload));
+            top = top.max(seq);
+            Ok(())
+        })
+        .await?;
+        if last.is_none_or(|l| top >= l) {
+            return Ok(ids);
+        }
+        attempt += 1;
+        if attempt >= READ_ATTEMPTS {
+            return Err(nats_err(
+                &format!("reading {subject} back"),
+                format!(
+                    "the read ended at sequence {top}, short of the stream leader's last, {}",
+                    last.unwrap_or(0)
+                ),
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500) * attempt).await;
+    }
+}
+
+/// The stream leader's last sequence on `subject` (`None`: nothing stored there), asked again
+/// while a cluster that just restarted answers with an error, at most [`CONSUMER_ATTEMPTS`]
+/// times.
+async fn leader_last_sequence(
+    stream: &jetstream::stream::Stream,
+    subject: &str,
+) -> Result<Option<u64>> {
+    use jetstream::stream::LastRawMessageErrorKind;
+    let mut failures = 0u32;
+    loop {
+        match stream.get_last_raw_message_by_subject(subject).await {
+            Ok(m) => return Ok(Some(m.sequence)),
+            Err(e) if e.kind() == LastRawMessageErrorKind::NoMessageFound => return Ok(None),
+            Err(e) => {
+                failures += 1;
+                if failures >= CONSUMER_ATTEMPTS {
+                    return Err(nats_err(&format!("last message on {subject}"), e));
+                }
+                let wait = (std::time::Duration::from_millis(500) * failures)
+                    .min(std::time::Duration::from_secs(2));
+                tokio::time::sleep(wait).await;
+            }
+        }
+    }
 }
 
 /// Replays a journal into JetStream: every undelivered batch is published on its subject
