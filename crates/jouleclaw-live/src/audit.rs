@@ -128,7 +128,7 @@ fn stop_latency_problems(
 /// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` sections 6 and 7): the
 /// signature under `key`, the document, and its binding (steward and stream, receipt count,
 /// root, every event's window a receipt's). Without a document nothing is checked here: a
-/// final seal that commits to one the stream does not hold is [`check_sealed_documents`]'s
+/// final seal that commits to one the stream does not hold is the stream verifier's
 /// `document_missing`. Each problem is one `code: sentence` line.
 pub fn check_interaction_metrics(
     document: Option<&[u8]>,
