@@ -1,4 +1,6 @@
-//! The one verifier of a stream directory (`spec/STREAM-AT-REST.md`, section 5).
+//! The one verifier of a stream at rest (`spec/STREAM-AT-REST.md`, section 5): a directory
+//! ([`verify_dir`]) or any [`StreamSource`] serving the layout's files ([`verify_stream`],
+//! section 5.7).
 //!
 //! Every file is read once, front to back, one line or one CBOR item at a time; what is kept
 //! is one [`ReceiptRecord`] per line of `receipts.jsonl` (about 56 bytes), the completeness
