@@ -1,14 +1,20 @@
-//! The auditor: reads receipts and seals back, verifies every signature on its own and checks
-//! each stream's completeness against its final seal.
+//! The auditor: a stream read back (a [`FileSink`](crate::FileSink) folder, a JetStream
+//! read-back, the batches a sink was handed) is served to the one stream verifier of the stream
+//! at rest (`jouleclaw_store::verify_stream`) through a small fetch interface
+//! (`jouleclaw_store::source::StreamSource`: a [`DirSource`] for a folder, a [`HeldStream`]
+//! for a stream held in memory), and [`audit_source`] adds what only the storage knows and the
+//! signed documents' binding to the receipts.
 
 use std::path::Path;
 
 use jouleclaw_jcr1::StreamWindowReceipt;
-use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
-use jouleclaw_seal::{ReceiptEntry, SealVerifier, check_stream, verify_checkpoint};
+use jouleclaw_jcr1::cose::PublicKey;
+use jouleclaw_seal::verify_checkpoint;
+use jouleclaw_store::source::{DirSource, Fetched, StreamSource};
+use jouleclaw_store::{Completeness, verify_stream};
 
 use crate::error::{LiveError, Result};
-use crate::file::{PARTIAL_SUFFIX, RECEIPTS_CBOR, SEALS_CBOR};
+use crate::file::PARTIAL_SUFFIX;
 use crate::sink::unescape_id;
 
 /// One stream as read back: its receipts and checkpoints in stored order.
@@ -33,9 +39,10 @@ pub struct StreamAudit {
     pub stream_id: String,
     /// Receipts read.
     pub receipts: usize,
-    /// Receipts whose signature and payload verified.
+    /// Receipts a verified signature covers: their own (a window signature) or a verified
+    /// checkpoint's (an inclusion receipt, read or derived).
     pub verified: usize,
-    /// Checkpoints read.
+    /// Checkpoints that verified.
     pub checkpoints: usize,
     /// Every problem: `code: sentence`.
     pub problems: Vec<String>,
@@ -49,71 +56,21 @@ impl StreamAudit {
     }
 }
 
-/// Verifies one stream: every receipt with `jouleclaw_jcr1::cose::verify` (strict Ed25519,
-/// the receipt profile), every checkpoint with `verify_checkpoint`, then
-/// `jouleclaw_seal::check_stream` over the verified receipts and checkpoints.
-pub fn audit_stream(rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
-    audit_verified(rec, key).0
-}
-
-/// [`audit_stream`], and the receipts that verified with their content hashes, in order.
-fn audit_verified(
-    rec: &StreamRecords,
-    key: &PublicKey,
-) -> (StreamAudit, Vec<(StreamWindowReceipt, [u8; 32])>) {
-    let resolver = SingleKey::new(*key);
-    let mut problems = rec.read_problems.clone();
-    let mut entries = Vec::with_capacity(rec.receipts.len());
-    let mut verified = Vec::with_capacity(rec.receipts.len());
-    for (i, bytes) in rec.receipts.iter().enumerate() {
-        match cose::verify(bytes, &resolver) {
-            Ok(v) => {
-                entries.push(ReceiptEntry {
-                    window_id: v.receipt.window_id,
-                    content_hash: *v.content_hash.as_bytes(),
-                    stream_id: v.receipt.stream_id.clone(),
-                    steward: v.receipt.steward.clone(),
-                });
-                verified.push((v.receipt, *v.content_hash.as_bytes()));
-            }
-            Err(e) => problems.push(format!(
-                "unverifiable_receipt: receipt {i} does not verify: {e}"
-            )),
-        }
-    }
-    let mut checkpoints = Vec::with_capacity(rec.seals.len());
-    let mut seals = SealVerifier::new(*key);
-    for (i, bytes) in rec.seals.iter().enumerate() {
-        match seals.verify_checkpoint(bytes) {
-            Ok(c) => checkpoints.push(c),
-            Err(e) => problems.push(format!(
-                "unverifiable_seal: checkpoint {i} does not verify: {e}"
-            )),
-        }
-    }
-    if let Some(last) = checkpoints.last()
-        && last.seal.stream_id != rec.stream_id
-    {
-        problems.push(format!(
-            "misplaced_stream: stored as {:?} but sealed as {:?}",
-            rec.stream_id, last.seal.stream_id
-        ));
-    }
-    let report = check_stream(&entries, &checkpoints);
-    for p in &report.problems {
-        problems.push(p.to_string());
-    }
-    if !rec.sealed {
-        problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
-    }
-    let audit = StreamAudit {
+/// [`audit_source`] over a stream held in memory, whose reading cannot fail.
+fn audit_held(mut held: HeldStream<'_>, rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
+    let stored = Stored {
         stream_id: rec.stream_id.clone(),
-        receipts: rec.receipts.len(),
-        verified: entries.len(),
-        checkpoints: rec.seals.len(),
-        problems,
+        sealed: rec.sealed,
+        problems: rec.read_problems.clone(),
     };
-    (audit, verified)
+    let receipts = rec.receipts.len();
+    audit_source(&mut held, key, stored).unwrap_or_else(|e| StreamAudit {
+        stream_id: rec.stream_id.clone(),
+        receipts,
+        verified: 0,
+        checkpoints: rec.seals.len(),
+        problems: vec![format!("unreadable: {e}")],
+    })
 }
 
 /// Checks a stream's signed `stop-latency/1` document against its verified receipts (in
@@ -171,7 +128,7 @@ fn stop_latency_problems(
 /// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` sections 6 and 7): the
 /// signature under `key`, the document, and its binding (steward and stream, receipt count,
 /// root, every event's window a receipt's). Without a document nothing is checked here: a
-/// final seal that commits to one the stream does not hold is [`check_sealed_documents`]'s
+/// final seal that commits to one the stream does not hold is the stream verifier's
 /// `document_missing`. Each problem is one `code: sentence` line.
 pub fn check_interaction_metrics(
     document: Option<&[u8]>,
@@ -204,18 +161,6 @@ fn interaction_problems(
     }
 }
 
-fn split(bytes: &[u8], what: &str, problems: &mut Vec<String>) -> Vec<Vec<u8>> {
-    match cose::split_cbor_sequence(bytes) {
-        Ok(items) => items.into_iter().map(<[u8]>::to_vec).collect(),
-        Err(i) => {
-            problems.push(format!(
-                "malformed_file: {what} is not a CBOR sequence from item {i} on"
-            ));
-            Vec::new()
-        }
-    }
-}
-
 /// A stream folder's name, its escaped id and whether it is sealed (not `.partial`). A name
 /// that is not UTF-8 is read with U+FFFD for its invalid bytes: no escaped stream id holds
 /// that character, so the folder is audited and reported `malformed_name`, and one such folder
@@ -238,27 +183,14 @@ fn folder_name(path: &Path) -> Result<(String, String, bool)> {
     })
 }
 
-/// Audits one stream folder of a [`FileSink`](crate::FileSink) with the one verifier of the
-/// stream at rest (`jouleclaw_store::verify_dir`: bounded, streaming, inputs opened without
-/// following symbolic links), adding what only the live layout knows: a folder still named
-/// `.partial` is `unsealed`, a folder name that is not an escaped stream id is
-/// `malformed_name`, and one that is not the receipts' stream id is `misplaced_stream`; then,
-/// for a sealed folder (or one holding it), `stop-latency.cbor` as `receipts verify DIR` checks
-/// it ([`check_stop_latency`]), and `interaction-metrics.cbor` when there
-/// ([`check_interaction_metrics`]), each opened without following a symbolic link, a regular
-/// file only, bounded (the final seal's commitment to both is `verify_dir`'s). At most `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the directory are
-/// listed, then one `more_problems` line with the count of the rest.
+/// Audits one stream folder of a [`FileSink`](crate::FileSink) ([`audit_source`] over a
+/// [`DirSource`]: bounded, streaming, inputs opened without following symbolic links), adding
+/// what only the live layout knows: a folder still named `.partial` is `unsealed`, a folder
+/// name that is not an escaped stream id is `malformed_name`. Errors when `path` is not a
+/// directory or cannot be read.
 pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     let (name, token, sealed) = folder_name(path)?;
     let unescaped = unescape_id(&token);
-    let stream_id = unescaped.clone().unwrap_or_else(|| token.clone());
-    let mut decoded: Vec<(u64, StreamWindowReceipt)> = Vec::new();
-    let malformed = |e: jouleclaw_store::StoreError| LiveError::Malformed {
-        place: path.display().to_string(),
-        message: e.to_string(),
-    };
-    let report = jouleclaw_store::verify_dir(path, key, &mut |i, r| decoded.push((i, r.clone())))
-        .map_err(malformed)?;
     let mut problems = Vec::new();
     if unescaped.is_none() {
         problems.push(format!(
@@ -266,6 +198,58 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
             jouleclaw_store::escape_untrusted(&name)
         ));
     }
+    let stored = Stored {
+        stream_id: unescaped.unwrap_or(token),
+        sealed,
+        problems,
+    };
+    let malformed = |e: jouleclaw_store::StoreError| LiveError::Malformed {
+        place: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let mut dir = DirSource::open(path).map_err(malformed)?;
+    audit_source(&mut dir, key, stored).map_err(malformed)
+}
+
+/// What the storage says of a stream beside its files: the id it is stored under, whether it
+/// marks it sealed (a folder renamed from `.partial`; a final batch), and the problems found
+/// while reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// The stream id the storage names (folder or subject).
+    pub stream_id: String,
+    /// Whether the storage marks the stream sealed.
+    pub sealed: bool,
+    /// Problems found while reading (`code: sentence`), listed first.
+    pub problems: Vec<String>,
+}
+
+/// The one audit of a stream at rest, wherever it is read from: the stream verifier
+/// ([`jouleclaw_store::verify_stream`]: every receipt, window signature, checkpoint and
+/// inclusion receipt, completeness against the final seal, the final seal's commitment to the
+/// signed documents, and, from a directory, `signer.pub` and `summary.json`), then what the
+/// storage knows: `misplaced_stream` when the receipts are of another stream than the one it
+/// is stored as, `unsealed` when the stream has no seal or the storage does not mark it sealed;
+/// then, for a stream the storage marks sealed (or one holding the document),
+/// `stop-latency.cbor` as `receipts verify DIR` checks it ([`check_stop_latency`]: verified
+/// when present, required when a receipt records a barge-in), and `interaction-metrics.cbor`
+/// when there ([`check_interaction_metrics`]), each a regular file read bounded. At most
+/// `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the verifier are listed, then one
+/// `more_problems` line with the count of the rest. Each problem is one `code: sentence` line.
+///
+/// Errors only when the source cannot be read.
+pub fn audit_source<S: StreamSource>(
+    src: &mut S,
+    key: &PublicKey,
+    stored: Stored,
+) -> jouleclaw_store::Result<StreamAudit> {
+    let Stored {
+        stream_id,
+        sealed,
+        mut problems,
+    } = stored;
+    let mut decoded: Vec<(u64, StreamWindowReceipt)> = Vec::new();
+    let report = verify_stream(src, key, &mut |i, r| decoded.push((i, r.clone())))?;
     for p in &report.problems {
         problems.push(format!("{}: {p}", p.code));
     }
@@ -287,26 +271,24 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
             jouleclaw_store::escape_untrusted(id)
         ));
     }
-    if report.completeness == jouleclaw_store::Completeness::Unknown {
+    if report.completeness == Completeness::Unknown {
         problems
             .push("unsealed: no seals.cbor or inclusion.cbor: completeness is unknown".to_owned());
     } else if !sealed {
         problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
     }
     // The documents, as `receipts verify DIR` checks them; written with the final batch, so
-    // a folder still `.partial` (named unsealed above) is not asked for them.
+    // a stream the storage does not mark sealed (named unsealed above) is not asked for them.
     let stop_latency = read_document(
-        path,
+        src,
         crate::file::STOP_LATENCY_CBOR,
         jouleclaw_stop_latency::MAX_SIGNED_BYTES,
-    )
-    .map_err(malformed)?;
+    )?;
     let interaction = read_document(
-        path,
+        src,
         crate::file::INTERACTION_METRICS_CBOR,
         jouleclaw_interaction::MAX_SIGNED_BYTES,
-    )
-    .map_err(malformed)?;
+    )?;
     let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = decoded
         .into_iter()
         .filter_map(|(i, r)| {
@@ -314,11 +296,11 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
             Some((r, rec.content_hash))
         })
         .collect();
-    // The root both documents bind: a complete directory's final seal covers exactly these
+    // The root both documents bind: a complete stream's final seal covers exactly these
     // receipts, so its (verified) root is theirs; otherwise it is computed, once.
     let root = match report.final_root {
         Some(r)
-            if report.completeness == jouleclaw_store::Completeness::Complete
+            if report.completeness == Completeness::Complete
                 && report.final_tree_size == receipts.len() as u64 =>
         {
             Some(r)
@@ -358,7 +340,7 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     })
 }
 
-/// A stream folder's signed document, as found.
+/// A stream's signed document, as found.
 enum DocumentFile {
     Missing,
     Bytes(Vec<u8>),
@@ -366,69 +348,26 @@ enum DocumentFile {
     Refused(String),
 }
 
-/// Opens a document `file` of `dir` without following a symbolic link, a regular file only,
-/// read up to `max` bytes.
-fn read_document(dir: &Path, file: &str, max: usize) -> jouleclaw_store::Result<DocumentFile> {
-    use jouleclaw_store::layout::{Input, open_input, read_bounded};
-    let path = dir.join(file);
-    Ok(match open_input(&path)? {
-        Input::Missing => DocumentFile::Missing,
-        Input::NotRegular(kind) => DocumentFile::Refused(format!(
+/// Reads the document `file` of a source (a regular file only) up to `max` bytes.
+fn read_document<S: StreamSource>(
+    src: &mut S,
+    file: &'static str,
+    max: usize,
+) -> jouleclaw_store::Result<DocumentFile> {
+    Ok(match src.fetch(file)? {
+        Fetched::Missing => DocumentFile::Missing,
+        Fetched::NotRegular(kind) => DocumentFile::Refused(format!(
             "not_regular_file: {file} is a {kind}, not a regular file; not read"
         )),
-        Input::File(f) => match read_bounded(f, &path, max as u64)? {
-            Some(b) => DocumentFile::Bytes(b),
-            None => DocumentFile::Refused(format!(
-                "cose_too_large: {file} holds more than {max} bytes"
-            )),
-        },
-    })
-}
-
-/// Reads one stream folder of a [`FileSink`](crate::FileSink) whole, for [`audit_stream`].
-/// Missing files are problems of the stream, not errors. It holds every item in memory:
-/// [`audit_stream_dir`] checks a folder bounded and streaming, and is what `jouleclaw audit
-/// --dir` uses.
-pub fn read_stream_dir(path: &Path) -> Result<StreamRecords> {
-    let (name, token, sealed) = folder_name(path)?;
-    let mut rec = StreamRecords {
-        stream_id: unescape_id(&token).unwrap_or_else(|| token.clone()),
-        sealed,
-        ..StreamRecords::default()
-    };
-    if unescape_id(&token).is_none() {
-        rec.read_problems.push(format!(
-            "malformed_name: {name:?} is not an escaped stream id"
-        ));
-    }
-    for (file, seals) in [(RECEIPTS_CBOR, false), (SEALS_CBOR, true)] {
-        // Not followed if a symbolic link, refused unless a regular file (spec/STREAM-AT-REST.md).
-        let read = match jouleclaw_store::layout::open_input(&path.join(file)) {
-            Ok(jouleclaw_store::layout::Input::File(mut f)) => {
-                let mut bytes = Vec::new();
-                std::io::Read::read_to_end(&mut f, &mut bytes)
-                    .map(|_| bytes)
-                    .map_err(|e| e.to_string())
+        Fetched::Found(f) => {
+            match jouleclaw_store::layout::read_bounded(f, &src.place(file), max as u64)? {
+                Some(b) => DocumentFile::Bytes(b),
+                None => DocumentFile::Refused(format!(
+                    "cose_too_large: {file} holds more than {max} bytes"
+                )),
             }
-            Ok(jouleclaw_store::layout::Input::Missing) => Err("missing".to_owned()),
-            Ok(jouleclaw_store::layout::Input::NotRegular(kind)) => {
-                Err(format!("a {kind}, not a regular file; not read"))
-            }
-            Err(e) => Err(e.to_string()),
-        };
-        match read {
-            Ok(bytes) => {
-                let items = split(&bytes, file, &mut rec.read_problems);
-                if seals {
-                    rec.seals = items;
-                } else {
-                    rec.receipts = items;
-                }
-            }
-            Err(e) => rec.read_problems.push(format!("missing_file: {file}: {e}")),
         }
-    }
-    Ok(rec)
+    })
 }
 
 /// The stream folders under a [`FileSink`](crate::FileSink)'s folder, sorted by name.
@@ -445,17 +384,24 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     Ok(out)
 }
 
-/// Verifies one stream read from JetStream: [`audit_stream`]; then that the final seal
-/// names the steward of the subject the stream was stored under (`misplaced_steward`), so that
-/// two stewards' streams with one id stay two streams, each checked against its own seal; then
-/// the inclusion receipts version-1 batches carry ([`check_inclusion`]); then the final seal's commitment to the
-/// documents the final batch carries ([`check_sealed_documents`]); then, for a stream with a
-/// final batch, its stop-latency document ([`check_stop_latency`]: verified when present,
-/// required when a receipt records a barge-in) and its interaction-metrics document
-/// ([`check_interaction_metrics`]: verified and bound when present); a stream without a final
-/// batch is `unsealed` already.
+/// Verifies one stream read from JetStream: [`audit_source`] over a [`HeldStream`] of what
+/// its batches carry (receipts, checkpoints, the inclusion receipts version-1 batches carry,
+/// the final batch's documents), the storage marking it sealed when a final batch was read;
+/// problems found while reading come first. Then that the final seal names the steward of the
+/// subject the stream was stored under (`misplaced_steward`), so that two stewards' streams
+/// with one id stay two streams, each checked against its own seal.
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
-    let (mut audit, verified) = audit_verified(&s.records, key);
+    let held = HeldStream {
+        label: &s.subject,
+        receipts: &s.records.receipts,
+        seals: &s.records.seals,
+        inclusion: s.inclusion.as_deref(),
+        documents: StreamDocuments {
+            stop_latency: s.stop_latency.as_deref(),
+            interaction_metrics: s.interaction_metrics.as_deref(),
+        },
+    };
+    let mut audit = audit_held(held, &s.records, key);
     if let Some(last) = s.records.seals.last()
         && let Ok(c) = verify_checkpoint(last, key)
         && c.seal.steward != s.steward
@@ -465,39 +411,6 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
             s.steward, c.seal.steward
         ));
     }
-    // Version-1 batches carry inclusion receipts, checked; version 2 carries none (each is
-    // derivable from the checkpoints, which are verified) and none is asked for.
-    if let Some(inclusion) = &s.inclusion {
-        audit
-            .problems
-            .extend(check_inclusion(&s.records, inclusion, key));
-    }
-    let documents = StreamDocuments {
-        stop_latency: s.stop_latency.as_deref(),
-        interaction_metrics: s.interaction_metrics.as_deref(),
-    };
-    audit
-        .problems
-        .extend(check_sealed_documents(&s.records, documents, key));
-    // The documents travel in the final batch: a stream without one is already `unsealed`,
-    // and its missing document says nothing more.
-    let root = (s.stop_latency.is_some() || s.interaction_metrics.is_some())
-        .then(|| root_of(&verified))
-        .flatten();
-    if s.records.sealed || s.stop_latency.is_some() {
-        audit.problems.extend(stop_latency_problems(
-            s.stop_latency.as_deref(),
-            &verified,
-            key,
-            root,
-        ));
-    }
-    audit.problems.extend(interaction_problems(
-        s.interaction_metrics.as_deref(),
-        &verified,
-        key,
-        root,
-    ));
     audit
 }
 
@@ -521,117 +434,100 @@ impl<'a> StreamDocuments<'a> {
     }
 }
 
-/// A `stream-seal/2` final seal against the documents stored with it (`spec/STREAM-SEAL.md`
-/// section 3.2), for each kind of `jouleclaw_store::layout::DOCUMENT_FILES` (the one table of
-/// document kinds the stream verifier at rest uses too): the document the final batch carries
-/// must hash to the digest the final seal commits to (`document_digest_mismatch`), be there
-/// when listed (`document_missing`) and be listed when there (`document_not_sealed`); a kind
-/// outside the table is `document_kind_unknown`. A final seal under `stream-seal/1` (a stream
-/// stored before that version) commits to nothing: no problem.
-pub fn check_sealed_documents(
-    rec: &StreamRecords,
-    documents: StreamDocuments<'_>,
-    key: &PublicKey,
-) -> Vec<String> {
-    let Some(c) = rec
-        .seals
-        .last()
-        .and_then(|last| verify_checkpoint(last, key).ok())
-        .filter(|c| c.seal.is_final)
-    else {
-        return Vec::new();
-    };
-    let Some(docs) = &c.seal.documents else {
-        return Vec::new();
-    };
-    let mut problems = Vec::new();
-    let table = jouleclaw_store::layout::DOCUMENT_FILES;
-    for kind in docs.keys() {
-        if !table
-            .iter()
-            .any(|(_, kinds)| kinds.contains(&kind.as_str()))
-        {
-            problems.push(format!(
-                "document_kind_unknown: the final seal commits to a {kind:?} document, a kind this verifier cannot check"
-            ));
-        }
-    }
-    for &(file, kinds) in table {
-        let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
-        let name = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
-        match (listed.map(|(_, d)| d), documents.get(file)) {
-            (None, None) => {}
-            (Some(_), None) => problems.push(format!(
-                "document_missing: the final seal commits to a {name} document and the stream holds none"
-            )),
-            (None, Some(_)) => problems.push(format!(
-                "document_not_sealed: the stream holds a {name} document the final seal (stream-seal/2) does not commit to"
-            )),
-            (Some(d), Some(b)) if jouleclaw_seal::document_digest(b) != *d => {
-                problems.push(format!(
-                    "document_digest_mismatch: the {name} document has SHA-256 {}, the final seal commits to {}",
-                    hex::encode(jouleclaw_seal::document_digest(b)),
-                    hex::encode(d)
-                ))
-            }
-            (Some(_), Some(_)) => {}
-        }
-    }
-    problems
+/// A stream held in memory (read back from JetStream, or handed over by a sink), served to
+/// the stream verifier under the at-rest layout's names (`spec/LIVE.md` section 7):
+/// `receipts.cbor` is its receipts' COSE_Sign1 in order; `receipts.jsonl` their payloads, one a
+/// line (an empty line for an item that is not a tagged COSE_Sign1 with a payload, or whose
+/// payload holds a line end: line `i` is always receipt `i`); `seals.cbor` its checkpoints
+/// (missing when it has none); `inclusion.cbor` the inclusion receipts version-1 batches
+/// carry (missing when none is carried); the signed documents by file name; nothing else. Each
+/// file is produced as it is read, item by item, without copying the stream.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldStream<'a> {
+    /// How the stream is named in an error (its subject or id).
+    pub label: &'a str,
+    /// The receipts' COSE_Sign1 bytes, in order.
+    pub receipts: &'a [Vec<u8>],
+    /// The checkpoints' COSE_Sign1 bytes, in order.
+    pub seals: &'a [Vec<u8>],
+    /// The inclusion receipts stored beside the receipts, if any.
+    pub inclusion: Option<&'a [Vec<u8>]>,
+    /// The signed documents.
+    pub documents: StreamDocuments<'a>,
 }
 
-/// Problem lines per stream [`check_inclusion`] reports; past it one line counts the rest.
-pub const MAX_INCLUSION_PROBLEMS: usize = 20;
-
-/// Checks the inclusion receipts stored beside a stream's receipts: one per receipt
-/// (`missing_inclusion` otherwise), each an RFC 9942 receipt that verifies under `key` for
-/// that receipt's content hash (BLAKE3 of its payload) at its position in the stream
-/// (`unverifiable_inclusion`, `misplaced_inclusion`), in a seal of this stream. A receipt
-/// whose own COSE does not parse is left to [`audit_stream`]'s `unverifiable_receipt`.
-pub fn check_inclusion(rec: &StreamRecords, inclusion: &[Vec<u8>], key: &PublicKey) -> Vec<String> {
-    let mut problems = Vec::new();
-    if inclusion.len() != rec.receipts.len() {
-        problems.push(format!(
-            "missing_inclusion: {} inclusion receipts for {} receipts",
-            inclusion.len(),
-            rec.receipts.len()
-        ));
-    }
-    let mut bad = 0usize;
-    // One verifier for the stream: the inclusion receipts of a checkpoint share its
-    // signature, checked once.
-    let mut seals = SealVerifier::new(*key);
-    for (i, (receipt, inc)) in rec.receipts.iter().zip(inclusion).enumerate() {
-        let Some(payload) = cose_payload(receipt) else {
-            continue;
+impl<'a> HeldStream<'a> {
+    fn file(&self, name: &str) -> Option<HeldReader<'a>> {
+        let items = |items: &'a [Vec<u8>], lines: bool| HeldReader {
+            items: items.iter(),
+            lines,
+            cur: std::borrow::Cow::Borrowed(&[]),
+            pos: 0,
         };
-        let hash = *blake3::hash(&payload).as_bytes();
-        let problem = match seals.verify_inclusion_receipt(inc, &hash) {
-            Err(e) => Some(format!(
-                "unverifiable_inclusion: inclusion receipt {i} does not verify: {e}"
-            )),
-            Ok(v) if v.leaf_index != i as u64 || v.seal.stream_id != rec.stream_id => {
-                Some(format!(
-                    "misplaced_inclusion: inclusion receipt {i} proves leaf {} of {:?}",
-                    v.leaf_index, v.seal.stream_id
-                ))
-            }
-            Ok(_) => None,
-        };
-        if let Some(p) = problem {
-            bad += 1;
-            if bad <= MAX_INCLUSION_PROBLEMS {
-                problems.push(p);
-            }
+        match name {
+            crate::file::RECEIPTS_JSONL => Some(items(self.receipts, true)),
+            crate::file::RECEIPTS_CBOR => Some(items(self.receipts, false)),
+            crate::file::SEALS_CBOR => (!self.seals.is_empty()).then(|| items(self.seals, false)),
+            crate::file::INCLUSION_CBOR => self.inclusion.map(|i| items(i, false)),
+            _ => self.documents.get(name).map(|d| HeldReader {
+                items: [].iter(),
+                lines: false,
+                cur: std::borrow::Cow::Borrowed(d),
+                pos: 0,
+            }),
         }
     }
-    if bad > MAX_INCLUSION_PROBLEMS {
-        problems.push(format!(
-            "unverifiable_inclusion: {} more inclusion receipts fail",
-            bad - MAX_INCLUSION_PROBLEMS
-        ));
+}
+
+impl<'a> StreamSource for HeldStream<'a> {
+    type Reader = HeldReader<'a>;
+
+    fn fetch(&mut self, name: &'static str) -> jouleclaw_store::Result<Fetched<HeldReader<'a>>> {
+        Ok(self.file(name).map_or(Fetched::Missing, Fetched::Found))
     }
-    problems
+
+    fn exists(&mut self, name: &'static str) -> jouleclaw_store::Result<bool> {
+        Ok(self.file(name).is_some())
+    }
+
+    fn place(&self, name: &str) -> std::path::PathBuf {
+        std::path::Path::new(self.label).join(name)
+    }
+}
+
+/// One file of a [`HeldStream`], read item by item.
+#[derive(Debug)]
+pub struct HeldReader<'a> {
+    items: std::slice::Iter<'a, Vec<u8>>,
+    /// Each item's payload and a line end, rather than the item.
+    lines: bool,
+    cur: std::borrow::Cow<'a, [u8]>,
+    pos: usize,
+}
+
+impl std::io::Read for HeldReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.pos >= self.cur.len() {
+            let Some(item) = self.items.next() else {
+                return Ok(0);
+            };
+            self.pos = 0;
+            self.cur = if self.lines {
+                let mut line = cose_payload(item)
+                    .filter(|p| !p.contains(&b'\n'))
+                    .unwrap_or_default();
+                line.push(b'\n');
+                std::borrow::Cow::Owned(line)
+            } else {
+                std::borrow::Cow::Borrowed(item.as_slice())
+            };
+        }
+        let rest = self.cur.get(self.pos..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 /// The payload of a tagged COSE_Sign1 (not verified here).
@@ -654,6 +550,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::os::unix::ffi::OsStrExt as _;
+
+    /// A canonical receipt (window 0 of `examples/golden/tool-call.receipts.jsonl`).
+    const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kind":"conforming"},"energy_provenance":"Estimator","id":"stream-demo:0000","inbound_bytes":6400,"jc_receipt":"stream-window/1","joules_uj":180,"outbound_bytes":0,"steward":"did:keri:EJ9testStewardAID000000000000000","stream_id":"stream-demo","tick_count":2,"verdict":{"chain":["always-pass-stream","barge-in-detector","per-tick:utf8-text","structured:04d0f386107113a0"],"kind":"pass"},"window_hash":"97e995c87971d6691105b6eb69a2862ab9dcfa15e1091926f94936396fac5f03","window_id":0}"#;
 
     fn key() -> PublicKey {
         use jouleclaw_jcr1::cose::Signer as _;
@@ -684,7 +583,6 @@ mod tests {
             audit.problems
         );
         assert!(!audit.is_complete());
-        assert!(read_stream_dir(&bad).unwrap().read_problems[0].starts_with("malformed_name:"));
         // Accepted neighbour: a UTF-8 escaped id is no malformed name (its files are missing).
         let audit = audit_stream_dir(&good, &key()).unwrap();
         assert_eq!(audit.stream_id, "call-1");
@@ -696,5 +594,58 @@ mod tests {
             "{:?}",
             audit.problems
         );
+    }
+
+    /// A held stream's `receipts.jsonl` is its receipts' payloads, one a line, line `i` always
+    /// receipt `i`: an item that is not a COSE_Sign1, or whose payload holds a line end, is an
+    /// empty line; `receipts.cbor` is the items as they are; `seals.cbor` is missing without a
+    /// checkpoint.
+    #[test]
+    fn a_held_stream_serves_each_receipt_as_one_line_and_its_items_as_they_are() {
+        use jouleclaw_jcr1::cose::SoftwareSigner;
+        use std::io::Read as _;
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let payload = b"{\"a\":1}";
+        let receipt = jouleclaw_jcr1::decode_receipt(LINE).unwrap();
+        let signed =
+            jouleclaw_jcr1::cose::sign_payload(&signer, &receipt, payload.to_vec()).unwrap();
+        let with_line_end =
+            jouleclaw_jcr1::cose::sign_payload(&signer, &receipt, b"{}\n{}".to_vec()).unwrap();
+        let receipts = vec![
+            signed.cose_sign1.clone(),
+            b"not cbor".to_vec(),
+            with_line_end.cose_sign1.clone(),
+        ];
+        let mut held = HeldStream {
+            label: "call-1",
+            receipts: &receipts,
+            seals: &[],
+            inclusion: None,
+            documents: StreamDocuments::default(),
+        };
+        let read = |held: &mut HeldStream<'_>, name: &'static str| {
+            let Fetched::Found(mut r) = held.fetch(name).unwrap() else {
+                return None;
+            };
+            let mut out = Vec::new();
+            r.read_to_end(&mut out).unwrap();
+            Some(out)
+        };
+        let mut want = payload.to_vec();
+        want.extend_from_slice(b"\n\n\n");
+        assert_eq!(read(&mut held, crate::file::RECEIPTS_JSONL), Some(want));
+        assert_eq!(
+            read(&mut held, crate::file::RECEIPTS_CBOR),
+            Some(receipts.concat())
+        );
+        assert_eq!(read(&mut held, crate::file::SEALS_CBOR), None);
+        assert!(!held.exists(crate::file::SEALS_CBOR).unwrap());
+        let seals = vec![b"x".to_vec()];
+        held.seals = &seals;
+        assert_eq!(
+            read(&mut held, crate::file::SEALS_CBOR),
+            Some(b"x".to_vec())
+        );
+        assert!(held.exists(crate::file::SEALS_CBOR).unwrap());
     }
 }

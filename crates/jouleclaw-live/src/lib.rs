@@ -14,11 +14,15 @@
 //! - [`jetstream`]: [`jetstream::JetStreamSink`], [`jetstream::JetStreamConfig`], the message
 //!   format ([`jetstream::encode_batch`], [`jetstream::decode_batch`]) and
 //!   [`jetstream::read_back`];
-//! - [`audit`]: [`audit::audit_stream`], [`audit::audit_stream_dir`], [`audit::read_stream_dir`],
-//!   [`audit::stream_dirs`], [`audit::check_stop_latency`],
-//!   [`audit::check_interaction_metrics`], [`audit::check_sealed_documents`],
-//!   [`audit::StreamDocuments`],
-//!   [`audit::StreamRecords`], [`audit::StreamAudit`]: the auditor;
+//! - [`audit`]: the auditor: [`audit::audit_source`] (the one stream verifier,
+//!   `jouleclaw_store::verify_stream`, over a `jouleclaw_store::source::StreamSource`, with
+//!   what the storage knows and the signed documents' binding), over a stream folder
+//!   ([`audit::audit_stream_dir`], [`audit::stream_dirs`]), a JetStream read-back
+//!   ([`audit::audit_nats_stream`], its records a [`audit::StreamRecords`]), each held stream
+//!   served as a [`audit::HeldStream`]
+//!   ([`audit::StreamDocuments`]); [`audit::Stored`], [`audit::StreamAudit`];
+//!   [`audit::check_stop_latency`] and [`audit::check_interaction_metrics`] (the documents'
+//!   binding to the receipts);
 //! - `registry` (feature `registry`): `registry::collect_stored` and
 //!   `registry::register_stored`, registering the sealed calls a cluster holds in a call registry
 //!   (the library of `jouleclaw registry add-stored`);

@@ -42,8 +42,8 @@ fn v1_batches() -> Vec<(SinkBatch, Inclusion)> {
 
 #[test]
 fn committed_version_1_messages_still_decode_and_their_inclusion_receipts_are_checked() {
-    use jouleclaw_live::audit::{StreamRecords, audit_stream, check_inclusion};
-    use jouleclaw_live::jetstream::decode_batch;
+    use jouleclaw_live::audit::{StreamRecords, audit_nats_stream};
+    use jouleclaw_live::jetstream::{NatsStream, decode_batch};
     let key = jouleclaw_jcr1::cose::Signer::verifying_key(&SoftwareSigner::rfc8032_test_key());
     let batches = v1_batches();
     assert_eq!(batches.len(), FIXTURES.len());
@@ -71,29 +71,37 @@ fn committed_version_1_messages_still_decode_and_their_inclusion_receipts_are_ch
         seals.push(d.checkpoint);
         all_inclusion.extend(d.inclusion.unwrap());
     }
-    // The first batch alone: its receipts, checkpoint and inclusion receipts verify.
+    // The first batch alone, as the reader holds it: its receipts, checkpoint and inclusion
+    // receipts verify; what is named is that no final seal was read.
     let n = batches[0].0.receipts.len();
-    let first = StreamRecords {
-        stream_id: demo::STREAM_ID.into(),
-        receipts: receipts[..n].to_vec(),
-        seals: seals[..1].to_vec(),
-        ..StreamRecords::default()
+    let first = |inclusion: &[Vec<u8>]| NatsStream {
+        subject: format!("jouleclaw.s.{}", demo::STREAM_ID),
+        steward: demo::STEWARD.into(),
+        records: StreamRecords {
+            stream_id: demo::STREAM_ID.into(),
+            receipts: receipts[..n].to_vec(),
+            seals: seals[..1].to_vec(),
+            ..StreamRecords::default()
+        },
+        inclusion: Some(inclusion.to_vec()),
+        stop_latency: None,
+        interaction_metrics: None,
     };
-    let audit = audit_stream(&first, &key);
+    let not_final = |p: &str| p.starts_with("no_final_seal") || p.starts_with("unsealed");
+    let audit = audit_nats_stream(&first(&all_inclusion[..n]), &key);
     assert_eq!(audit.verified, n, "{audit:?}");
-    assert_eq!(
-        check_inclusion(&first, &all_inclusion[..n], &key),
-        Vec::<String>::new()
-    );
+    assert!(audit.problems.iter().all(|p| not_final(p)), "{audit:?}");
+    assert_eq!(audit.problems.len(), 2, "{audit:?}");
     // A damaged or missing one is named.
     let mut damaged = all_inclusion[..n].to_vec();
     let last = damaged[1].len() - 1;
     damaged[1][last] ^= 1;
-    let p = check_inclusion(&first, &damaged, &key);
+    let p = audit_nats_stream(&first(&damaged), &key).problems;
+    let named: Vec<&String> = p.iter().filter(|p| !not_final(p)).collect();
     assert!(
-        p.len() == 1 && p[0].starts_with("unverifiable_inclusion"),
+        named.len() == 1 && named[0].starts_with("refused_inclusion"),
         "{p:?}"
     );
-    let p = check_inclusion(&first, &all_inclusion[..n - 1], &key);
-    assert!(p[0].starts_with("missing_inclusion"), "{p:?}");
+    let p = audit_nats_stream(&first(&all_inclusion[..n - 1]), &key).problems;
+    assert!(p.iter().any(|p| p.starts_with("inclusion_count")), "{p:?}");
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_live::audit::{audit_stream, read_stream_dir};
+use jouleclaw_live::audit::audit_stream_dir;
 use jouleclaw_live::*;
 
 fn start(sink: FileSink) -> Substrate {
@@ -69,8 +69,8 @@ async fn a_stale_partial_folder_is_never_appended_to() {
     assert_eq!(s.sink_stats().seals_durable.load(Ordering::SeqCst), 1);
     assert_eq!(s.sink_stats().receipts_lost.load(Ordering::SeqCst), 1);
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
-    let rec = read_stream_dir(&dir.path().join(escape_id("call/2"))).unwrap();
-    assert!(audit_stream(&rec, &key).is_complete());
+    let audit = audit_stream_dir(&dir.path().join(escape_id("call/2")), &key).unwrap();
+    assert!(audit.is_complete(), "{:?}", audit.problems);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,8 +126,8 @@ async fn the_longest_id_is_stored_and_a_longer_one_is_refused_with_its_own_code(
     s.shutdown().await.unwrap();
     assert_eq!(ok.failure(), None);
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
-    let rec = read_stream_dir(&dir.path().join(escape_id(&longest))).unwrap();
-    assert!(audit_stream(&rec, &key).is_complete());
+    let audit = audit_stream_dir(&dir.path().join(escape_id(&longest)), &key).unwrap();
+    assert!(audit.is_complete(), "{:?}", audit.problems);
 }
 
 #[test]

@@ -281,25 +281,32 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
 }
 
 /// The JetStream audit's check of a `stream-seal/2` final seal against the document the final
-/// batch carries (`audit_nats_stream` calls it with the message's `stop_latency`): intact,
-/// altered after sealing, missing.
+/// batch carries (the stream verifier's, over the read-back): intact, altered after sealing,
+/// missing.
 #[tokio::test(start_paused = true)]
 async fn the_final_seal_commits_to_the_document_the_stream_carries() {
-    use jouleclaw_live::audit::{StreamDocuments, check_sealed_documents, read_stream_dir};
+    use jouleclaw_live::audit::audit_nats_stream;
+    use jouleclaw_live::jetstream::NatsStream;
     let t = tempfile::tempdir().unwrap();
     two_calls(t.path()).await;
     let dir = t.path().join("call-1");
-    let records = read_stream_dir(&dir).unwrap();
+    let records = common::records_of(&dir);
     let good = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
     let interaction = std::fs::read(dir.join(file::INTERACTION_METRICS_CBOR)).unwrap();
-    fn docs<'a>(stop_latency: Option<&'a [u8]>, interaction: &'a [u8]) -> StreamDocuments<'a> {
-        StreamDocuments {
-            stop_latency,
-            interaction_metrics: Some(interaction),
-        }
-    }
+    let steward = jouleclaw_seal::verify_checkpoint(records.seals.last().unwrap(), &key())
+        .unwrap()
+        .seal
+        .steward;
+    let stream = |stop_latency: Option<&[u8]>| NatsStream {
+        subject: "jouleclaw.s.call-1".to_owned(),
+        steward: steward.clone(),
+        records: records.clone(),
+        inclusion: None,
+        stop_latency: stop_latency.map(<[u8]>::to_vec),
+        interaction_metrics: Some(interaction.clone()),
+    };
     assert_eq!(
-        check_sealed_documents(&records, docs(Some(&good), &interaction), &key()),
+        audit_nats_stream(&stream(Some(&good)), &key()).problems,
         Vec::<String>::new()
     );
     // Re-signed with the same key after sealing (a barge-in dropped): another digest.
@@ -313,14 +320,20 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
     )
     .unwrap()
     .cose_sign1;
-    let p = check_sealed_documents(&records, docs(Some(&resigned), &interaction), &key());
+    let p = audit_nats_stream(&stream(Some(&resigned)), &key()).problems;
     assert!(
-        p.len() == 1 && p[0].starts_with("document_digest_mismatch"),
+        p.first()
+            .is_some_and(|l| l.starts_with("document_digest_mismatch")),
         "{p:?}"
     );
-    let p = check_sealed_documents(&records, docs(None, &interaction), &key());
+    assert_eq!(
+        p.iter().filter(|l| l.starts_with("document_")).count(),
+        1,
+        "{p:?}"
+    );
+    let p = audit_nats_stream(&stream(None), &key()).problems;
     assert!(
-        p.len() == 1 && p[0].starts_with("document_missing"),
+        p.first().is_some_and(|l| l.starts_with("document_missing")),
         "{p:?}"
     );
 }
@@ -348,7 +361,7 @@ async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derive
     );
     // The derived receipts, written as a stream-at-rest/1 `inclusion.cbor`, verify as stored
     // ones; one receipt short is refused.
-    let records = jouleclaw_live::audit::read_stream_dir(&dir).unwrap();
+    let records = common::records_of(&dir);
     let derived = common::derived_inclusion(&records, &key());
     std::fs::write(dir.join(file::INCLUSION_CBOR), derived.concat()).unwrap();
     let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_live::audit::{StreamRecords, audit_stream, read_stream_dir};
+use jouleclaw_live::audit::{StreamRecords, audit_nats_stream, audit_stream_dir};
+use jouleclaw_live::jetstream::NatsStream;
 use jouleclaw_live::*;
 use jouleclaw_stream::{Tick, TickMarker, duplex};
 use jouleclaw_stream_oracle::WindowVerdict;
@@ -87,18 +88,36 @@ async fn at(stream: &StreamHandle, ts_ns: u64) {
     }
 }
 
-fn records(batches: &[SinkBatch], stream_id: &str) -> StreamRecords {
-    let mut r = StreamRecords {
-        stream_id: stream_id.into(),
-        ..StreamRecords::default()
+/// The stream `stream_id` as the JetStream reader would hold it from these batches (message
+/// version 2): its receipts and checkpoints in order, the final batch's documents.
+fn records(batches: &[SinkBatch], stream_id: &str) -> NatsStream {
+    let mut s = NatsStream {
+        records: StreamRecords {
+            stream_id: stream_id.into(),
+            ..StreamRecords::default()
+        },
+        ..NatsStream::default()
     };
     for b in batches.iter().filter(|b| b.stream_id == stream_id) {
+        s.subject = format!(
+            "jouleclaw.{}.{}",
+            escape_id(&b.steward),
+            escape_id(stream_id)
+        );
+        s.steward = b.steward.clone();
+        let r = &mut s.records;
         r.receipts
             .extend(b.receipts.iter().map(|x| x.cose_sign1.clone()));
         r.seals.push(b.checkpoint.clone());
         r.sealed |= b.is_final;
+        if b.stop_latency.is_some() {
+            s.stop_latency = b.stop_latency.clone();
+        }
+        if b.interaction_metrics.is_some() {
+            s.interaction_metrics = b.interaction_metrics.clone();
+        }
     }
-    r
+    s
 }
 
 fn drain(rx: &mut mpsc::UnboundedReceiver<SinkBatch>) -> Vec<SinkBatch> {
@@ -155,7 +174,7 @@ async fn windows_close_on_the_clock_when_nothing_arrives() {
     s.shutdown().await.unwrap();
     let mut all = vec![batch];
     all.extend(drain(&mut rx));
-    assert!(audit_stream(&records(&all, "quiet"), &key()).is_complete());
+    assert!(audit_nats_stream(&records(&all, "quiet"), &key()).is_complete());
 }
 
 #[tokio::test(start_paused = true)]
@@ -186,7 +205,7 @@ async fn a_late_tick_within_the_grace_is_taken_and_after_it_is_refused_and_count
     // Window 0 holds exactly the two taken ticks; nothing went to another window.
     let payload = String::from_utf8(all[0].receipts[0].payload.clone()).unwrap();
     assert!(payload.contains("\"tick_count\":2"), "{payload}");
-    assert!(audit_stream(&records(&all, "late"), &key()).is_complete());
+    assert!(audit_nats_stream(&records(&all, "late"), &key()).is_complete());
 }
 
 #[tokio::test(start_paused = true)]
@@ -233,13 +252,13 @@ async fn closing_seals_the_stream_and_later_pushes_are_refused() {
     let all = drain(&mut rx);
     assert_eq!(all.len(), 3);
     assert!(all[2].is_final && !all[1].is_final);
-    let audit = audit_stream(&records(&all, "sealed"), &key());
+    let audit = audit_nats_stream(&records(&all, "sealed"), &key());
     assert!(audit.is_complete(), "{:?}", audit.problems);
     assert_eq!(audit.verified, 5);
     // The audit notices a dropped receipt.
     let mut cut = records(&all, "sealed");
-    cut.receipts.remove(2);
-    let audit = audit_stream(&cut, &key());
+    cut.records.receipts.remove(2);
+    let audit = audit_nats_stream(&cut, &key());
     assert!(
         audit
             .problems
@@ -353,7 +372,7 @@ async fn a_full_queue_refuses_pushes_as_overloaded_and_counts_them() {
     assert_eq!(summary.accepted, accepted);
     s.shutdown().await.unwrap();
     let all = drain(&mut rx);
-    assert!(audit_stream(&records(&all, "busy"), &key()).is_complete());
+    assert!(audit_nats_stream(&records(&all, "busy"), &key()).is_complete());
 }
 
 #[tokio::test(start_paused = true)]
@@ -432,9 +451,13 @@ async fn many_concurrent_streams_each_seal_complete_into_files() {
     let dirs = jouleclaw_live::audit::stream_dirs(dir.path()).unwrap();
     assert_eq!(dirs.len(), STREAMS);
     for d in dirs {
-        let rec = read_stream_dir(&d).unwrap();
-        assert!(rec.sealed, "{}", d.display());
-        let audit = audit_stream(&rec, &key());
+        assert!(
+            !d.to_string_lossy()
+                .ends_with(jouleclaw_live::file::PARTIAL_SUFFIX),
+            "{}",
+            d.display()
+        );
+        let audit = audit_stream_dir(&d, &key()).unwrap();
         assert!(
             audit.is_complete(),
             "{}: {:?}",

@@ -151,7 +151,7 @@ pub fn exists(path: &Path) -> Result<bool> {
 }
 
 /// Reads at most `max` bytes of an open input; `Ok(None)` when it holds more.
-pub fn read_bounded(file: File, path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
+pub fn read_bounded(file: impl std::io::Read, path: &Path, max: u64) -> Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)

@@ -14,6 +14,9 @@
 //! - [`verify_dir`]: the one verifier of a stream directory, bounded and streaming, returning a
 //!   typed [`DirReport`] (each receipt's [`ReceiptStatus`], the [`Completeness`], every
 //!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named);
+//! - [`verify_stream`]: the same verifier over any [`source::StreamSource`] (a stream served
+//!   under the layout's file names: [`source::DirSource`] for a directory; `jouleclaw-live`
+//!   serves its stream folders and the JetStream read-back through it);
 //! - [`derive_inclusion_receipt`]: one window's RFC 9942 inclusion receipt, derived from a
 //!   sealed directory's `seals.cbor` and `receipts.jsonl` for a third party;
 //! - [`escape_untrusted`]: the one sanitizer for untrusted text shown on a terminal;
@@ -40,6 +43,7 @@
 mod error;
 mod inclusion;
 pub mod layout;
+pub mod source;
 mod summary;
 mod text;
 mod verify;
@@ -53,5 +57,5 @@ pub use summary::{
 pub use text::escape_untrusted;
 pub use verify::{
     Completeness, DirReport, MAX_NAMED_PROBLEMS, MAX_RECEIPTS, Outcome, Problem, ReceiptRecord,
-    ReceiptStatus, Totals, verify_dir,
+    ReceiptStatus, Totals, verify_dir, verify_stream,
 };

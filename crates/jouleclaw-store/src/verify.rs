@@ -1,4 +1,6 @@
-//! The one verifier of a stream directory (`spec/STREAM-AT-REST.md`, section 5).
+//! The one verifier of a stream at rest (`spec/STREAM-AT-REST.md`, section 5): a directory
+//! ([`verify_dir`]) or any [`StreamSource`] serving the layout's files ([`verify_stream`],
+//! section 5.7).
 //!
 //! Every file is read once, front to back, one line or one CBOR item at a time; what is kept
 //! is one [`ReceiptRecord`] per line of `receipts.jsonl` (about 56 bytes), the completeness
@@ -19,9 +21,10 @@ use jouleclaw_seal::{
 
 use crate::error::{Result, StoreError};
 use crate::layout::{
-    self, DOCUMENT_FILES, INCLUSION_CBOR, Input, MAX_DOCUMENT_BYTES, MAX_SUMMARY_BYTES,
-    RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR, SIGNER_PUB, SUMMARY_JSON,
+    self, DOCUMENT_FILES, INCLUSION_CBOR, MAX_DOCUMENT_BYTES, MAX_SUMMARY_BYTES, RECEIPTS_CBOR,
+    RECEIPTS_JSONL, SEALS_CBOR, SIGNER_PUB, SUMMARY_JSON,
 };
+use crate::source::{DirSource, Fetched, StreamSource};
 use crate::summary::{ConservationCounts, RunSummary, VerdictCounts};
 use crate::text::escape_untrusted;
 
@@ -334,16 +337,16 @@ impl<R: Read> Read for Hashing<R> {
     }
 }
 
-/// Opens `dir/name`; records `missing_file` (when `required`) or `not_regular_file`.
-fn open(
+/// Opens the source's `name`; records `missing_file` (when `required`) or `not_regular_file`.
+fn open<S: StreamSource>(
     report: &mut DirReport,
-    dir: &Path,
+    src: &mut S,
     name: &'static str,
     required: bool,
-) -> Result<Option<std::fs::File>> {
-    match layout::open_input(&dir.join(name))? {
-        Input::File(f) => Ok(Some(f)),
-        Input::Missing => {
+) -> Result<Option<S::Reader>> {
+    match src.fetch(name)? {
+        Fetched::Found(f) => Ok(Some(f)),
+        Fetched::Missing => {
             if required {
                 report.problem(
                     "missing_file",
@@ -355,7 +358,7 @@ fn open(
             }
             Ok(None)
         }
-        Input::NotRegular(kind) => {
+        Fetched::NotRegular(kind) => {
             report.problem(
                 "not_regular_file",
                 name,
@@ -383,15 +386,21 @@ pub fn verify_dir(
     key: &PublicKey,
     each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
 ) -> Result<DirReport> {
-    match std::fs::metadata(dir) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(StoreError::NotADirectory {
-                path: dir.to_owned(),
-            });
-        }
-        Err(e) => return Err(StoreError::io(dir, e)),
-    }
+    verify_stream(&mut DirSource::open(dir)?, key, each_receipt)
+}
+
+/// [`verify_dir`] over any [`StreamSource`]: the one verifier of a stream at rest, whether it
+/// is a directory ([`DirSource`]) or a stream read back from elsewhere and served under the
+/// layout's file names (`spec/STREAM-AT-REST.md` section 5.7). The checks, the problems and
+/// their codes are [`verify_dir`]'s.
+///
+/// Errors only when the source cannot be read; everything else is a [`Problem`] in the
+/// report.
+pub fn verify_stream<S: StreamSource>(
+    src: &mut S,
+    key: &PublicKey,
+    each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
+) -> Result<DirReport> {
     let mut report = DirReport {
         receipts: Vec::new(),
         stream_id: None,
@@ -417,15 +426,15 @@ pub fn verify_dir(
     let mut entry_line: Vec<u64> = Vec::new();
     read_lines(
         &mut report,
-        dir,
+        src,
         &mut entries,
         &mut entry_line,
         each_receipt,
     )?;
-    read_window_signatures(&mut report, dir, key, &entries, &entry_line)?;
+    read_window_signatures(&mut report, src, key, &entries, &entry_line)?;
 
-    let seals_there = layout::exists(&dir.join(SEALS_CBOR))?;
-    let inclusion_there = layout::exists(&dir.join(INCLUSION_CBOR))?;
+    let seals_there = src.exists(SEALS_CBOR)?;
+    let inclusion_there = src.exists(INCLUSION_CBOR)?;
     report.sealed = seals_there || inclusion_there;
     if report.sealed {
         if !seals_there {
@@ -437,10 +446,10 @@ pub fn verify_dir(
                 "seals.cbor is missing beside inclusion.cbor: the stream was sealed".to_owned(),
             );
         }
-        let checkpoints = read_seals(&mut report, dir, key, &entries)?;
+        let checkpoints = read_seals(&mut report, src, key, &entries)?;
         let stream = check_stream(&entries, &checkpoints);
         if inclusion_there {
-            read_inclusion(&mut report, dir, key)?;
+            read_inclusion(&mut report, src, key)?;
         } else {
             // The completeness check computed every checkpoint's root over the decodable lines
             // in order; when it found nothing wrong and every line decodes, those are the lines
@@ -482,7 +491,7 @@ pub fn verify_dir(
             .filter(|c| c.seal.is_final)
             .and_then(|c| c.seal.documents.clone())
         {
-            check_sealed_documents(&mut report, dir, &docs)?;
+            check_sealed_documents(&mut report, src, &docs)?;
             report.sealed_documents = Some(docs);
         }
     }
@@ -516,8 +525,8 @@ pub fn verify_dir(
             "no receipts in receipts.jsonl".to_owned(),
         );
     }
-    check_signer(&mut report, dir, key)?;
-    check_summary(&mut report, dir, key)?;
+    check_signer(&mut report, src, key)?;
+    check_summary(&mut report, src, key)?;
     report.completeness = match (report.sealed, report.problem_count) {
         (false, _) => Completeness::Unknown,
         (true, 0) => Completeness::Complete,
@@ -530,9 +539,9 @@ pub fn verify_dir(
 /// each listed document's file is there and hashes to its digest; a document file there whose
 /// kind the seal does not list, or a listed kind this verifier has no file name for, is a
 /// problem.
-fn check_sealed_documents(
+fn check_sealed_documents<S: StreamSource>(
     report: &mut DirReport,
-    dir: &Path,
+    src: &mut S,
     docs: &SealedDocuments,
 ) -> Result<()> {
     for kind in docs.keys() {
@@ -553,7 +562,6 @@ fn check_sealed_documents(
         }
     }
     for &(file, kinds) in DOCUMENT_FILES {
-        let path = dir.join(file);
         if kinds.iter().filter(|k| docs.contains_key(**k)).count() > 1 {
             report.problem(
                 "document_kind_mismatch",
@@ -567,9 +575,9 @@ fn check_sealed_documents(
         let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
         let kind = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
         let listed = listed.map(|(_, d)| d);
-        let bytes = match layout::open_input(&path)? {
-            Input::Missing => None,
-            Input::NotRegular(what) => {
+        let bytes = match src.fetch(file)? {
+            Fetched::Missing => None,
+            Fetched::NotRegular(what) => {
                 report.problem(
                     "not_regular_file",
                     file,
@@ -579,19 +587,21 @@ fn check_sealed_documents(
                 );
                 continue;
             }
-            Input::File(f) => match layout::read_bounded(f, &path, MAX_DOCUMENT_BYTES)? {
-                Some(b) => Some(b),
-                None => {
-                    report.problem(
-                        "document_digest_mismatch",
-                        file,
-                        None,
-                        None,
-                        format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
-                    );
-                    continue;
+            Fetched::Found(f) => {
+                match layout::read_bounded(f, &src.place(file), MAX_DOCUMENT_BYTES)? {
+                    Some(b) => Some(b),
+                    None => {
+                        report.problem(
+                            "document_digest_mismatch",
+                            file,
+                            None,
+                            None,
+                            format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
+                        );
+                        continue;
+                    }
                 }
-            },
+            }
         };
         match (listed, bytes) {
             (None, None) => {}
@@ -628,15 +638,15 @@ fn check_sealed_documents(
     Ok(())
 }
 
-fn read_lines(
+fn read_lines<S: StreamSource>(
     report: &mut DirReport,
-    dir: &Path,
+    src: &mut S,
     entries: &mut Vec<ReceiptEntry>,
     entry_line: &mut Vec<u64>,
     each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
 ) -> Result<()> {
-    let path = dir.join(RECEIPTS_JSONL);
-    let Some(file) = open(report, dir, RECEIPTS_JSONL, true)? else {
+    let path = src.place(RECEIPTS_JSONL);
+    let Some(file) = open(report, src, RECEIPTS_JSONL, true)? else {
         return Ok(());
     };
     let mut reader = BufReader::new(Hashing {
@@ -791,15 +801,15 @@ impl LineIndex<'_> {
 /// Every window signature of `receipts.cbor`, matched to the lines. `entries` are the
 /// decodable lines (`entry_line` says which line each is): a signed payload with one's content
 /// hash is that line's bytes, so it is not decoded again (`cose::verify_known`).
-fn read_window_signatures(
+fn read_window_signatures<S: StreamSource>(
     report: &mut DirReport,
-    dir: &Path,
+    src: &mut S,
     key: &PublicKey,
     entries: &[ReceiptEntry],
     entry_line: &[u64],
 ) -> Result<()> {
-    let path = dir.join(RECEIPTS_CBOR);
-    let Some(file) = open(report, dir, RECEIPTS_CBOR, true)? else {
+    let path = src.place(RECEIPTS_CBOR);
+    let Some(file) = open(report, src, RECEIPTS_CBOR, true)? else {
         return Ok(());
     };
     let mut lines = LineIndex { entries, at: None };
@@ -889,9 +899,9 @@ enum Step {
 }
 
 /// Records a framing refusal of item `i` of `file` as `refused_code`.
-fn step(
+fn step<S: StreamSource>(
     report: &mut DirReport,
-    dir: &Path,
+    src: &S,
     file: &'static str,
     refused_code: &'static str,
     i: u64,
@@ -910,20 +920,20 @@ fn step(
             Ok(Step::Skip)
         }
         Err(_) => Err(StoreError::io(
-            dir.join(file),
+            src.place(file),
             std::io::Error::other("reading the CBOR sequence failed"),
         )),
     }
 }
 
-fn read_seals(
+fn read_seals<S: StreamSource>(
     report: &mut DirReport,
-    dir: &Path,
+    src: &mut S,
     key: &PublicKey,
     entries: &[ReceiptEntry],
 ) -> Result<Vec<jouleclaw_seal::Checkpoint>> {
     let mut checkpoints = Vec::new();
-    let Some(file) = open(report, dir, SEALS_CBOR, false)? else {
+    let Some(file) = open(report, src, SEALS_CBOR, false)? else {
         return Ok(checkpoints);
     };
     let mut verifier = SealVerifier::new(*key);
@@ -940,7 +950,7 @@ fn read_seals(
             );
             break;
         }
-        let bytes = match step(report, dir, SEALS_CBOR, "refused_seal", i, item)? {
+        let bytes = match step(report, src, SEALS_CBOR, "refused_seal", i, item)? {
             Step::Item(b) => b,
             Step::Skip => continue,
         };
@@ -958,8 +968,12 @@ fn read_seals(
     Ok(checkpoints)
 }
 
-fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
-    let Some(file) = open(report, dir, INCLUSION_CBOR, true)? else {
+fn read_inclusion<S: StreamSource>(
+    report: &mut DirReport,
+    src: &mut S,
+    key: &PublicKey,
+) -> Result<()> {
+    let Some(file) = open(report, src, INCLUSION_CBOR, true)? else {
         return Ok(());
     };
     let mut verifier = SealVerifier::new(*key);
@@ -978,7 +992,7 @@ fn read_inclusion(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result
             );
             return Ok(());
         }
-        let bytes = match step(report, dir, INCLUSION_CBOR, "refused_inclusion", i, item)? {
+        let bytes = match step(report, src, INCLUSION_CBOR, "refused_inclusion", i, item)? {
             Step::Item(b) => b,
             Step::Skip => continue,
         };
@@ -1104,9 +1118,13 @@ fn derive_inclusion(
     }
 }
 
-fn check_signer(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
-    let path = dir.join(SIGNER_PUB);
-    let Some(file) = open(report, dir, SIGNER_PUB, false)? else {
+fn check_signer<S: StreamSource>(
+    report: &mut DirReport,
+    src: &mut S,
+    key: &PublicKey,
+) -> Result<()> {
+    let path = src.place(SIGNER_PUB);
+    let Some(file) = open(report, src, SIGNER_PUB, false)? else {
         return Ok(());
     };
     let bytes = layout::read_bounded(file, &path, cose::MAX_KEY_FILE_BYTES)?;
@@ -1142,22 +1160,25 @@ fn check_signer(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<(
 
 /// BLAKE3 (hex) of a CBOR file, read again in bounded chunks (the sequence readers do not
 /// expose their hash); `None` when it is not there or not a regular file.
-fn hash_file(dir: &Path, name: &'static str) -> Result<Option<String>> {
-    let path = dir.join(name);
-    let Input::File(file) = layout::open_input(&path)? else {
+fn hash_file<S: StreamSource>(src: &mut S, name: &'static str) -> Result<Option<String>> {
+    let Fetched::Found(file) = src.fetch(name)? else {
         return Ok(None);
     };
     let mut h = Hashing {
         inner: file,
         hasher: blake3::Hasher::new(),
     };
-    std::io::copy(&mut h, &mut std::io::sink()).map_err(|e| StoreError::io(&path, e))?;
+    std::io::copy(&mut h, &mut std::io::sink()).map_err(|e| StoreError::io(src.place(name), e))?;
     Ok(Some(h.hasher.finalize().to_hex().to_string()))
 }
 
-fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<()> {
-    let path = dir.join(SUMMARY_JSON);
-    let Some(file) = open(report, dir, SUMMARY_JSON, false)? else {
+fn check_summary<S: StreamSource>(
+    report: &mut DirReport,
+    src: &mut S,
+    key: &PublicKey,
+) -> Result<()> {
+    let path = src.place(SUMMARY_JSON);
+    let Some(file) = open(report, src, SUMMARY_JSON, false)? else {
         return Ok(());
     };
     let Some(bytes) = layout::read_bounded(file, &path, MAX_SUMMARY_BYTES)? else {
@@ -1252,7 +1273,7 @@ fn check_summary(report: &mut DirReport, dir: &Path, key: &PublicKey) -> Result<
         hashes.push((name, known));
     }
     for name in [RECEIPTS_CBOR, SEALS_CBOR, INCLUSION_CBOR] {
-        hashes.push((name, hash_file(dir, name)?));
+        hashes.push((name, hash_file(src, name)?));
     }
     for (name, found) in hashes {
         let says = summary.outputs.get(name);

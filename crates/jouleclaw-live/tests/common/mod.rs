@@ -23,6 +23,31 @@ pub fn receipts(dir: &std::path::Path) -> Vec<(jouleclaw_jcr1::StreamWindowRecei
         .collect()
 }
 
+/// A stream folder's receipts and checkpoints as items (`receipts.cbor`, `seals.cbor`), as the
+/// JetStream reader holds a stream's, sealed when the folder is not `.partial`.
+pub fn records_of(dir: &std::path::Path) -> jouleclaw_live::audit::StreamRecords {
+    let items = |file: &str| -> Vec<Vec<u8>> {
+        let bytes = std::fs::read(dir.join(file)).unwrap();
+        jouleclaw_jcr1::cose::split_cbor_sequence(&bytes)
+            .unwrap()
+            .into_iter()
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let name = dir.file_name().unwrap().to_str().unwrap();
+    jouleclaw_live::audit::StreamRecords {
+        stream_id: jouleclaw_live::unescape_id(
+            name.strip_suffix(jouleclaw_live::file::PARTIAL_SUFFIX)
+                .unwrap_or(name),
+        )
+        .unwrap(),
+        receipts: items(jouleclaw_live::file::RECEIPTS_CBOR),
+        seals: items(jouleclaw_live::file::SEALS_CBOR),
+        sealed: !name.ends_with(jouleclaw_live::file::PARTIAL_SUFFIX),
+        read_problems: Vec::new(),
+    }
+}
+
 /// A 320-byte mic tick of window `w` at `ts` ns.
 pub fn mic(w: u64, ts: u64) -> Tick {
     Tick::new(

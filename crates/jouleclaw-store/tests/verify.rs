@@ -1,0 +1,224 @@
+//! The stream verifier in its own crate: a sealed stream directory of layout
+//! `stream-at-rest/1` (every window signed, `inclusion.cbor`), intact and tampered one file at
+//! a time (a line, a window signature, a checkpoint, an inclusion receipt, `summary.json`), and
+//! the same stream served from memory through [`StreamSource`], which must give the directory's
+//! report exactly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use jouleclaw_jcr1::cose::{PublicKey, Signer as _, SoftwareSigner, sign_receipt};
+use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt};
+use jouleclaw_seal::StreamSealer;
+use jouleclaw_store::layout::{
+    INCLUSION_CBOR, RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR, SUMMARY_JSON,
+};
+use jouleclaw_store::source::{Fetched, StreamSource};
+use jouleclaw_store::{
+    DirReport, MAX_RECEIPTS, Outcome, ReceiptStatus, Result, verify_dir, verify_stream,
+};
+
+/// A canonical receipt (window 0 of `examples/golden/tool-call.receipts.jsonl`).
+const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kind":"conforming"},"energy_provenance":"Estimator","id":"stream-demo:0000","inbound_bytes":6400,"jc_receipt":"stream-window/1","joules_uj":180,"outbound_bytes":0,"steward":"did:keri:EJ9testStewardAID000000000000000","stream_id":"stream-demo","tick_count":2,"verdict":{"chain":["always-pass-stream","barge-in-detector","per-tick:utf8-text","structured:04d0f386107113a0"],"kind":"pass"},"window_hash":"97e995c87971d6691105b6eb69a2862ab9dcfa15e1091926f94936396fac5f03","window_id":0}"#;
+
+/// The files of a sealed stream of `n` receipts: every window signed, a checkpoint every 3
+/// receipts (the last final), one inclusion receipt per line.
+fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, PublicKey) {
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let base = decode_receipt(LINE).unwrap();
+    let mut sealer = StreamSealer::new(&base.stream_id, &base.steward, MAX_RECEIPTS);
+    let (mut jsonl, mut sigs, mut seals, mut inclusion) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for w in 0..n {
+        let r = StreamWindowReceipt {
+            window_id: w,
+            ..base.clone()
+        };
+        let line = r.encode().unwrap();
+        sealer
+            .append(w, blake3::hash(&line).as_bytes(), r.closed_at)
+            .unwrap();
+        sigs.extend(sign_receipt(&signer, &r).unwrap().cose_sign1);
+        jsonl.extend_from_slice(&line);
+        jsonl.push(b'\n');
+        if w % 3 == 2 || w + 1 == n {
+            let batch = sealer.checkpoint(&signer, w + 1 == n).unwrap();
+            seals.extend(batch.checkpoint.cose_sign1);
+            for (_, inc) in batch.inclusion {
+                inclusion.extend(inc);
+            }
+        }
+    }
+    let files = HashMap::from([
+        (RECEIPTS_JSONL, jsonl),
+        (RECEIPTS_CBOR, sigs),
+        (SEALS_CBOR, seals),
+        (INCLUSION_CBOR, inclusion),
+    ]);
+    (files, signer.verifying_key())
+}
+
+fn scratch(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("jc-store-verify-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, files: &HashMap<&'static str, Vec<u8>>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        std::fs::remove_file(entry.unwrap().path()).unwrap();
+    }
+    for (name, bytes) in files {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
+
+fn codes(r: &DirReport) -> Vec<&'static str> {
+    r.problems.iter().map(|p| p.code).collect()
+}
+
+/// A stream held in memory, served under the layout's names.
+struct Memory {
+    files: HashMap<&'static str, Vec<u8>>,
+    not_regular: Vec<&'static str>,
+}
+
+impl StreamSource for Memory {
+    type Reader = std::io::Cursor<Vec<u8>>;
+
+    fn fetch(&mut self, name: &'static str) -> Result<Fetched<Self::Reader>> {
+        if self.not_regular.contains(&name) {
+            return Ok(Fetched::NotRegular("FIFO"));
+        }
+        Ok(match self.files.get(name) {
+            Some(b) => Fetched::Found(std::io::Cursor::new(b.clone())),
+            None => Fetched::Missing,
+        })
+    }
+
+    fn exists(&mut self, name: &'static str) -> Result<bool> {
+        Ok(self.files.contains_key(name) || self.not_regular.contains(&name))
+    }
+
+    fn place(&self, name: &str) -> PathBuf {
+        PathBuf::from("memory").join(name)
+    }
+}
+
+/// Flips one bit of the byte `back` bytes from the end of `file`.
+fn flip(files: &mut HashMap<&'static str, Vec<u8>>, file: &str, back: usize) {
+    let b = files.get_mut(file).unwrap();
+    let at = b.len() - back;
+    b[at] ^= 1;
+}
+
+#[test]
+fn the_intact_stream_is_complete_and_each_tampered_file_is_named_by_its_code() {
+    let dir = scratch("tamper");
+    let (files, key) = sealed_files(7);
+    write(&dir, &files);
+    let intact = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(intact.outcome(), Outcome::Complete, "{:?}", intact.problems);
+    assert_eq!(
+        (
+            intact.window_signatures,
+            intact.inclusion_receipts,
+            intact.checkpoints
+        ),
+        (7, 7, 3)
+    );
+    assert!(!intact.inclusion_derived);
+    assert!(
+        intact
+            .receipts
+            .iter()
+            .all(|r| r.status == ReceiptStatus::Signed)
+    );
+
+    // Each case: the file changed, and the code the verifier must name.
+    let line_edited = {
+        let mut f = files.clone();
+        let jsonl = String::from_utf8(f[RECEIPTS_JSONL].clone()).unwrap();
+        let edited = jsonl.replacen("\"joules_uj\":180", "\"joules_uj\":181", 1);
+        f.insert(RECEIPTS_JSONL, edited.into_bytes());
+        f
+    };
+    let mut signature = files.clone();
+    flip(&mut signature, RECEIPTS_CBOR, 1);
+    let mut checkpoint = files.clone();
+    flip(&mut checkpoint, SEALS_CBOR, 1);
+    let mut inclusion = files.clone();
+    flip(&mut inclusion, INCLUSION_CBOR, 1);
+    let mut summary = files.clone();
+    summary.insert(SUMMARY_JSON, b"{}".to_vec());
+    let mut no_seals = files.clone();
+    no_seals.remove(SEALS_CBOR);
+    for (case, tampered, code) in [
+        ("a line edited", line_edited, "unmatched_signature"),
+        ("a window signature", signature, "refused_signature"),
+        ("the final checkpoint", checkpoint, "refused_seal"),
+        ("an inclusion receipt", inclusion, "refused_inclusion"),
+        ("summary.json", summary, "summary_malformed"),
+        ("seals.cbor removed", no_seals, "missing_file"),
+    ] {
+        write(&dir, &tampered);
+        let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        assert!(codes(&r).contains(&code), "{case}: {:?}", codes(&r));
+        assert_eq!(r.outcome(), Outcome::Failed, "{case}");
+    }
+
+    // Unsealed: the seals and inclusion receipts removed, every line still signed.
+    let mut unsealed = files.clone();
+    unsealed.remove(SEALS_CBOR);
+    unsealed.remove(INCLUSION_CBOR);
+    write(&dir, &unsealed);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(r.outcome(), Outcome::Unsealed, "{:?}", r.problems);
+    assert_eq!(r.verified(), 7);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The verifier over a source is the verifier over a directory: the same stream served from
+/// memory gives the directory's report, intact and tampered; what the source says is not a
+/// regular file is `not_regular_file`, never read.
+#[test]
+fn a_stream_served_from_memory_gets_the_directory_report_exactly() {
+    let dir = scratch("memory");
+    let (files, key) = sealed_files(5);
+    let mut edited = files.clone();
+    flip(&mut edited, RECEIPTS_CBOR, 1);
+    flip(&mut edited, INCLUSION_CBOR, 1);
+    for (case, f) in [("intact", files.clone()), ("tampered", edited)] {
+        write(&dir, &f);
+        let (mut from_dir, mut from_memory) = (Vec::new(), Vec::new());
+        let on_disk = verify_dir(&dir, &key, &mut |i, r| from_dir.push((i, r.window_id))).unwrap();
+        let mut memory = Memory {
+            files: f,
+            not_regular: Vec::new(),
+        };
+        let in_memory = verify_stream(&mut memory, &key, &mut |i, r| {
+            from_memory.push((i, r.window_id))
+        })
+        .unwrap();
+        assert_eq!(on_disk, in_memory, "{case}");
+        assert_eq!(from_dir, from_memory, "{case}");
+        assert_eq!(from_dir.len(), 5, "{case}");
+    }
+    let mut fifo = Memory {
+        files: files.clone(),
+        not_regular: vec![INCLUSION_CBOR],
+    };
+    fifo.files.remove(INCLUSION_CBOR);
+    let r = verify_stream(&mut fifo, &key, &mut |_, _| {}).unwrap();
+    assert!(
+        r.problems
+            .iter()
+            .any(|p| p.code == "not_regular_file" && p.file == INCLUSION_CBOR),
+        "{:?}",
+        codes(&r)
+    );
+    assert_eq!(r.inclusion_receipts, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
