@@ -8,9 +8,8 @@
 //! profile ([`sign`], [`verify`]: `jouleclaw_jcr1::cose::document` with the kind's content type,
 //! then the kind's decoder and the CWT claims against the document).
 
-use ed25519_dalek::VerifyingKey;
-use jouleclaw_jcr1::cose::Signer;
 use jouleclaw_jcr1::cose::document::{self as profile, DocumentCoseCode};
+use jouleclaw_jcr1::cose::{Signer, ValidKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_canonical_value};
 use serde_json::{Map, Value};
 
@@ -228,11 +227,12 @@ pub enum VerifyRefusal<R> {
 
 /// Verifies a signed document under `key` in this order: the one COSE profile with the kind's
 /// `content_type` and size bound (`jouleclaw_jcr1::cose::document::verify`: envelope,
-/// headers, kid, the key a `ValidKey` and `verify_strict`), the kind's strict `decode` of the
-/// payload, then CWT `iss` against `claims`' steward and `sub` against its subject.
+/// headers, kid, `verify_strict`), the kind's strict `decode` of the payload, then CWT `iss`
+/// against `claims`' steward and `sub` against its subject. The key is checked once, where the
+/// caller made the [`ValidKey`], not here.
 pub fn verify<D, R>(
     bytes: &[u8],
-    key: &VerifyingKey,
+    key: &ValidKey,
     content_type: &str,
     max_bytes: usize,
     decode: impl FnOnce(&[u8]) -> Result<D, R>,

@@ -8,7 +8,7 @@
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 
-use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
+use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
 use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
 use jouleclaw_stack::store::layout::{Input, open_input};
@@ -244,7 +244,9 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
             return Ok(ev);
         }
     };
-    match sl::verify(&bytes, key) {
+    // The key file reader accepted the key as `ValidKey::new` does: this check cannot refuse it.
+    let key = ValidKey::new(*key).map_err(|e| Failure::Usage(format!("public key: {e}")))?;
+    match sl::verify(&bytes, &key) {
         Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
         Ok(v) => {
             for p in sl::check_receipts(&v.document, &receipts) {
