@@ -17,7 +17,7 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{StreamBinding, check_stream, root_of};
+use jouleclaw_seal::call_document::{self, BoundDocument, StreamBinding};
 
 /// The problem of a stream that should have a document and has none: `listed` is whether the
 /// run's `summary.json` lists `interaction-metrics.cbor` (a run that measured speech writes
@@ -35,7 +35,7 @@ pub fn check_receipts(
     doc: &InteractionDocument,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
 ) -> Vec<BindingProblem> {
-    check_receipts_under_root(doc, receipts, root_of(receipts))
+    call_document::check_receipts(doc, receipts)
 }
 
 /// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
@@ -48,33 +48,42 @@ pub fn check_receipts_under_root(
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     root: Option<[u8; 32]>,
 ) -> Vec<BindingProblem> {
-    let mut out = check_stream(
+    call_document::check_receipts_under_root(doc, receipts, root)
+}
+
+impl BoundDocument for InteractionDocument {
+    fn stream_binding(&self) -> StreamBinding<'_> {
         StreamBinding {
-            steward: &doc.steward,
-            stream_id: &doc.stream_id,
-            window_count: doc.window_count,
-            receipts_root: &doc.receipts_root,
-        },
-        receipts,
-        root,
-    );
-    let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
-    let windows: HashSet<u64> = receipts.iter().map(|(r, _)| r.window_id).collect();
-    let mut named = HashSet::new();
-    for e in &doc.events {
-        if let Some(w) = e.window_id
-            && !windows.contains(&w)
-            && named.insert(w)
-        {
-            p(
-                "event_window_missing",
-                format!(
-                    "a {} event at frame {} names window {w}, which has no receipt",
-                    e.kind.as_str(),
-                    e.tick
-                ),
-            );
+            steward: &self.steward,
+            stream_id: &self.stream_id,
+            window_count: self.window_count,
+            receipts_root: &self.receipts_root,
         }
     }
-    out
+
+    /// Every event's window has a receipt (`event_window_missing`, once per window).
+    fn check_kind(
+        &self,
+        receipts: &[(StreamWindowReceipt, [u8; 32])],
+        out: &mut Vec<BindingProblem>,
+    ) {
+        let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
+        let windows: HashSet<u64> = receipts.iter().map(|(r, _)| r.window_id).collect();
+        let mut named = HashSet::new();
+        for e in &self.events {
+            if let Some(w) = e.window_id
+                && !windows.contains(&w)
+                && named.insert(w)
+            {
+                p(
+                    "event_window_missing",
+                    format!(
+                        "a {} event at frame {} names window {w}, which has no receipt",
+                        e.kind.as_str(),
+                        e.tick
+                    ),
+                );
+            }
+        }
+    }
 }

@@ -61,7 +61,8 @@ pub use cose::{
 };
 pub use document::{
     MAX_NAME_BYTES, Refusal, STOP_LATENCY_LIMITS, STOP_LATENCY_SCHEMA, STOP_LATENCY_SCHEMA_CODES,
-    STOP_LATENCY_SCHEMA_V2, StopLatencyDocument, Vantage, VantagePoint, receipts_root,
+    STOP_LATENCY_SCHEMA_V2, StopLatencyDocument, StopLatencyKind, Vantage, VantagePoint,
+    receipts_root,
 };
 pub use error::{CoseCode, Result, StopLatencyError};
 pub use meter::{

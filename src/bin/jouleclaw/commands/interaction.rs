@@ -6,7 +6,7 @@
 //! hash per receipt; the checks read `receipts.jsonl` one line at a time and
 //! `interaction-metrics.cbor` up to its own bound.
 
-use std::io::{BufRead as _, BufReader, Read as _};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -15,13 +15,12 @@ use jouleclaw_interaction::{
     PipelineMeter,
 };
 use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
-use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
-use jouleclaw_stack::store::layout::{Input, open_input};
 use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
 
+use super::stop_latency::{open_in, receipts, summary_lists};
 use crate::keys::read_public_key;
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
@@ -108,62 +107,6 @@ pub(crate) fn describe(doc: &InteractionDocument) -> String {
     )
 }
 
-fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
-    Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
-        Input::File(f) => Ok(Some(f)),
-        Input::Missing => Ok(None),
-        Input::NotRegular(what) => Err(what),
-    })
-}
-
-/// `receipts.jsonl` of `dir`, each line decoded with its content hash (an undecodable line is
-/// skipped here: the stream verifier names it).
-fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
-    let path = dir.join("receipts.jsonl");
-    let file = match open_in(&path)? {
-        Ok(Some(f)) => f,
-        Ok(None) | Err(_) => return Ok(Vec::new()),
-    };
-    let mut reader = BufReader::new(file);
-    let max = Limits::RECEIPT.max_document_bytes as u64;
-    let mut out = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = (&mut reader)
-            .take(max + 2)
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Failure::io(&path, e))?;
-        if n == 0 {
-            return Ok(out);
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        if let Ok(r) = decode_receipt(&line) {
-            out.push((r, *blake3::hash(&line).as_bytes()));
-        }
-        if out.len() as u64 > jouleclaw_stack::seal::DEFAULT_MAX_LEAVES {
-            return Err(Failure::Refused(format!(
-                "{}: more receipts than one stream's log holds",
-                path.display()
-            )));
-        }
-    }
-}
-
-fn summary_lists_it(dir: &Path) -> bool {
-    open_in(&dir.join("summary.json"))
-        .ok()
-        .and_then(|f| f.ok().flatten())
-        .and_then(|f| {
-            let mut text = String::new();
-            f.take(1 << 20).read_to_string(&mut text).ok()?;
-            serde_json::from_str::<serde_json::Value>(&text).ok()
-        })
-        .is_some_and(|v| v["outputs"].get(FILE).is_some())
-}
-
 /// What checking a directory's document found.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Evidence {
@@ -194,7 +137,7 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
             return Ok(ev);
         }
         Ok(None) => {
-            if let Some(p) = im::missing(summary_lists_it(dir)) {
+            if let Some(p) = im::missing(summary_lists(dir, FILE)) {
                 ev.problems.push(format!("{FILE}: {p}"));
             }
             return Ok(ev);

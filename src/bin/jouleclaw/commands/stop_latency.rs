@@ -148,13 +148,11 @@ pub(crate) struct Evidence {
     pub(crate) problems: Vec<String>,
 }
 
-/// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
-/// the receipts check names it) with each line's content hash; a missing file holds none (the
-/// stream verifier names it).
 /// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link
 /// followed, no FIFO blocked on, regular files only): `Ok(None)` when it is missing,
-/// `Err(what it is)` when it is not a regular file.
-fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
+/// `Err(what it is)` when it is not a regular file. Every signed document of a call is read
+/// through it (`interaction` too).
+pub(super) fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
     Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
         Input::File(f) => Ok(Some(f)),
         Input::Missing => Ok(None),
@@ -162,7 +160,10 @@ fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, F
     })
 }
 
-fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
+/// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
+/// the receipts check names it) with each line's content hash; a missing file holds none (the
+/// stream verifier names it).
+pub(super) fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
     let path = dir.join("receipts.jsonl");
     let file = match open_in(&path)? {
         Ok(Some(f)) => f,
@@ -198,7 +199,8 @@ fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure>
     }
 }
 
-fn summary_lists_it(dir: &Path) -> bool {
+/// Whether `summary.json` of `dir` (read up to 1 MiB) lists `file` among its outputs.
+pub(super) fn summary_lists(dir: &Path, file: &str) -> bool {
     open_in(&dir.join("summary.json"))
         .ok()
         .and_then(|f| f.ok().flatten())
@@ -207,7 +209,7 @@ fn summary_lists_it(dir: &Path) -> bool {
             f.take(1 << 20).read_to_string(&mut text).ok()?;
             serde_json::from_str::<serde_json::Value>(&text).ok()
         })
-        .is_some_and(|v| v["outputs"].get(FILE).is_some())
+        .is_some_and(|v| v["outputs"].get(file).is_some())
 }
 
 /// Verifies `dir/stop-latency.cbor` under `key` and checks its binding to `receipts.jsonl`
@@ -236,7 +238,7 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
             let plain: Vec<StreamWindowReceipt> = receipts.into_iter().map(|(r, _)| r).collect();
             if let Some(p) = sl::missing(&plain) {
                 ev.problems.push(format!("{FILE}: {p}"));
-            } else if summary_lists_it(dir) {
+            } else if summary_lists(dir, FILE) {
                 ev.problems.push(format!(
                     "{FILE}: stop_latency_missing: summary.json lists it and it is gone"
                 ));
