@@ -17,7 +17,12 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{self, BoundDocument, StreamBinding};
+use jouleclaw_seal::call_document::{BoundDocument, StreamBinding};
+/// Checks a verified document against the stream's receipts, in window order, with their
+/// BLAKE3 content hashes (`spec/INTERACTION-METRICS-V1.md` section 7): the stream, the window count and the
+/// root, then the kind's own checks. Empty: bound. With the receipts' root already known
+/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`.
+pub use jouleclaw_seal::call_document::{check_receipts, check_receipts_under_root};
 
 /// The problem of a stream that should have a document and has none: `listed` is whether the
 /// run's `summary.json` lists `interaction-metrics.cbor` (a run that measured speech writes
@@ -27,28 +32,6 @@ pub fn missing(listed: bool) -> Option<BindingProblem> {
         code: "interaction_metrics_missing",
         detail: "summary.json lists interaction-metrics.cbor and there is none".to_owned(),
     })
-}
-
-/// Checks a verified document against the stream's receipts, in window order, with their
-/// BLAKE3 content hashes (`spec/INTERACTION-METRICS-V1.md` section 7). Empty: bound.
-pub fn check_receipts(
-    doc: &InteractionDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-) -> Vec<BindingProblem> {
-    call_document::check_receipts(doc, receipts)
-}
-
-/// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
-/// exactly `receipts`' content hashes in order, as [`crate::receipts_root`] computes it (a caller that
-/// verified a seal over these receipts holds it already), `None` when there is none (more
-/// receipts than a Merkle log holds: `root_mismatch`). A root over other receipts makes the
-/// answer meaningless.
-pub fn check_receipts_under_root(
-    doc: &InteractionDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    root: Option<[u8; 32]>,
-) -> Vec<BindingProblem> {
-    call_document::check_receipts_under_root(doc, receipts, root)
 }
 
 impl BoundDocument for InteractionDocument {

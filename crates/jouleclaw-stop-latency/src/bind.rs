@@ -22,7 +22,12 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{self, BoundDocument, StreamBinding};
+use jouleclaw_seal::call_document::{BoundDocument, StreamBinding};
+/// Checks a verified document against the stream's receipts, in window order, with their
+/// BLAKE3 content hashes (`spec/STOP-LATENCY-V1.md` section 7): the stream, the window count and the
+/// root, then the kind's own checks. Empty: bound. With the receipts' root already known
+/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`.
+pub use jouleclaw_seal::call_document::{check_receipts, check_receipts_under_root};
 
 /// How a receipt records a barge-in, if it does: a `yield` verdict, or a `barge_in_ignored`
 /// finding (whatever the verdict: a `fail` outranks the `yield` of the same window).
@@ -55,28 +60,6 @@ pub fn missing(receipts: &[StreamWindowReceipt]) -> Option<BindingProblem> {
         code: "stop_latency_missing",
         detail: format!("window {w} records {what} and there is no stop-latency document"),
     })
-}
-
-/// Checks a verified document against the stream's receipts, in window order, with their
-/// BLAKE3 content hashes (`spec/STOP-LATENCY-V1.md` section 7). Empty: bound.
-pub fn check_receipts(
-    doc: &StopLatencyDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-) -> Vec<BindingProblem> {
-    call_document::check_receipts(doc, receipts)
-}
-
-/// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
-/// exactly `receipts`' content hashes in order, as [`crate::receipts_root`] computes it (a caller that
-/// verified a seal over these receipts holds it already), `None` when there is none (more
-/// receipts than a Merkle log holds: `root_mismatch`). A root over other receipts makes the
-/// answer meaningless.
-pub fn check_receipts_under_root(
-    doc: &StopLatencyDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    root: Option<[u8; 32]>,
-) -> Vec<BindingProblem> {
-    call_document::check_receipts_under_root(doc, receipts, root)
 }
 
 impl BoundDocument for StopLatencyDocument {

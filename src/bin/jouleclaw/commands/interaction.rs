@@ -20,7 +20,7 @@ use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
 
-use super::stop_latency::{open_in, receipts, summary_lists};
+use super::stop_latency::{open_in, receipts, summary_lists, tell_finding};
 use crate::keys::read_public_key;
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
@@ -160,18 +160,8 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
 /// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
 pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
     let ev = check(key, dir)?;
-    for p in &ev.problems {
-        tell!("{}", crate::out::untrusted(p));
-    }
-    match (&ev.doc, ev.problems.is_empty()) {
-        (Some(doc), true) => say!(
-            "{FILE}: verified and bound to the receipts; {}",
-            describe(doc)
-        ),
-        (None, true) => say!("{FILE}: absent"),
-        _ => {}
-    }
-    Ok(ev.problems.len())
+    let described = ev.doc.as_ref().map(describe);
+    Ok(tell_finding(FILE, &ev.problems, described, "absent"))
 }
 
 /// `jouleclaw metrics ...`.

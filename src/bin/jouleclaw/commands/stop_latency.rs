@@ -263,17 +263,32 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
 /// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
 pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
     let ev = check(key, dir)?;
-    for p in &ev.problems {
+    let described = ev.doc.as_ref().map(describe);
+    Ok(tell_finding(
+        FILE,
+        &ev.problems,
+        described,
+        "absent (no receipt records a barge-in)",
+    ))
+}
+
+/// Prints what checking a signed document of a call (`file`) found, as `receipts verify DIR`
+/// does for every kind: each problem, then, when there is none, the verified document
+/// (`described`) or `absent`. Returns the number of problems.
+pub(super) fn tell_finding(
+    file: &str,
+    problems: &[String],
+    described: Option<String>,
+    absent: &str,
+) -> usize {
+    for p in problems {
         // A problem quotes the receipts' own text (stream ids): shown, never obeyed.
         tell!("{}", crate::out::untrusted(p));
     }
-    match (&ev.doc, ev.problems.is_empty()) {
-        (Some(doc), true) => say!(
-            "{FILE}: verified and bound to the receipts; {}",
-            describe(doc)
-        ),
-        (None, true) => say!("{FILE}: absent (no receipt records a barge-in)"),
+    match (described, problems.is_empty()) {
+        (Some(d), true) => say!("{file}: verified and bound to the receipts; {d}"),
+        (None, true) => say!("{file}: {absent}"),
         _ => {}
     }
-    Ok(ev.problems.len())
+    problems.len()
 }
