@@ -109,32 +109,31 @@ fn the_document_is_bound_to_every_window_the_pipeline_closed() {
 fn the_verifier_key_is_checked_once_where_it_is_made() {
     use jouleclaw_interaction::{InteractionDocument, sign};
     use jouleclaw_jcr1::cose::ValidKey;
-    for (enc, detail) in [
-        (
-            "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
-            "not the canonical encoding of an Ed25519 public key",
-        ),
-        (
-            "0100000000000000000000000000000000000000000000000000000000000000",
-            "a small-order (weak) Ed25519 public key",
-        ),
-        (
-            // -B = B + (0, -1): the base point plus the point of order 2.
-            "9599999999999999999999999999999999999999999999999999999999999999",
-            "an Ed25519 public key with a torsion component (not of prime order)",
-        ),
-    ] {
-        let mut bytes = [0u8; 32];
-        hex::decode_to_slice(enc, &mut bytes).unwrap();
-        let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes).unwrap();
-        let e = ValidKey::new(key).unwrap_err();
-        assert_eq!(e.code(), "key_refused", "{enc}");
-        assert_eq!(
-            e.to_string(),
-            format!("public key refused: {detail}"),
-            "{enc}"
-        );
-    }
+    // y = p + 1 (the identity, not in its canonical encoding), the identity, and -B (the base
+    // point plus the point of order 2): each a curve point, each refused, none reaching `verify`.
+    let mut non_canonical = [0xff; 32];
+    non_canonical[0] = 0xee;
+    non_canonical[31] = 0x7f;
+    let mut small_order = [0; 32];
+    small_order[0] = 1;
+    let mut torsion = [0x99; 32];
+    torsion[0] = 0x95;
+    let refused: Vec<String> = [non_canonical, small_order, torsion]
+        .iter()
+        .map(|k| {
+            let key = ed25519_dalek::VerifyingKey::from_bytes(k).unwrap();
+            let e = ValidKey::new(key).unwrap_err();
+            format!("{}: {e}", e.code())
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "key_refused: public key refused: not the canonical encoding of an Ed25519 public key",
+            "key_refused: public key refused: a small-order (weak) Ed25519 public key",
+            "key_refused: public key refused: an Ed25519 public key with a torsion component (not of prime order)",
+        ]
+    );
     let signer = SoftwareSigner::rfc8032_test_key();
     let doc = InteractionDocument::new(
         "did:example:steward",
