@@ -6,7 +6,6 @@
 //! hash per receipt; the checks read `receipts.jsonl` one line at a time and
 //! `interaction-metrics.cbor` up to its own bound.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -20,7 +19,7 @@ use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
 
-use super::stop_latency::{open_in, receipts, summary_lists, tell_finding};
+use super::stop_latency::{read_document, receipts, summary_lists, tell_finding};
 use crate::keys::read_public_key;
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
@@ -122,18 +121,10 @@ pub(crate) struct Evidence {
 pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
     let path = dir.join(FILE);
     let mut ev = Evidence::default();
-    let bytes = match open_in(&path)? {
-        Ok(Some(f)) => {
-            let mut b = Vec::new();
-            f.take(MAX_SIGNED_BYTES as u64 + 1)
-                .read_to_end(&mut b)
-                .map_err(|e| Failure::io(&path, e))?;
-            b
-        }
-        Err(what) => {
-            ev.problems.push(format!(
-                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
-            ));
+    let bytes = match read_document(&path, FILE, MAX_SIGNED_BYTES)? {
+        Ok(Some(b)) => b,
+        Err(problem) => {
+            ev.problems.push(problem);
             return Ok(ev);
         }
         Ok(None) => {

@@ -150,13 +150,36 @@ pub(crate) struct Evidence {
 
 /// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link
 /// followed, no FIFO blocked on, regular files only): `Ok(None)` when it is missing,
-/// `Err(what it is)` when it is not a regular file. Every signed document of a call is read
-/// through it (`interaction` too).
-pub(super) fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
+/// `Err(what it is)` when it is not a regular file.
+fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
     Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
         Input::File(f) => Ok(Some(f)),
         Input::Missing => Ok(None),
         Input::NotRegular(what) => Err(what),
+    })
+}
+
+/// A signed document of a call in a folder (`file` at `path`), opened as [`open_in`] opens it:
+/// its bytes, read up to `max_bytes + 1` (one more than a signed document may have, so that the
+/// verifier refuses an over-long one), `Ok(None)` when it is missing, `Err` with the
+/// `not_regular_file` problem when it is not a regular file (not read).
+pub(super) fn read_document(
+    path: &Path,
+    file: &str,
+    max_bytes: usize,
+) -> Result<Result<Option<Vec<u8>>, String>, Failure> {
+    Ok(match open_in(path)? {
+        Ok(Some(f)) => {
+            let mut b = Vec::new();
+            f.take(max_bytes as u64 + 1)
+                .read_to_end(&mut b)
+                .map_err(|e| Failure::io(path, e))?;
+            Ok(Some(b))
+        }
+        Err(what) => Err(format!(
+            "{file}: not_regular_file: a {what}, not a regular file; not read"
+        )),
+        Ok(None) => Ok(None),
     })
 }
 
@@ -220,18 +243,10 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
     let receipts = receipts(dir)?;
     let path = dir.join(FILE);
     let mut ev = Evidence::default();
-    let bytes = match open_in(&path)? {
-        Ok(Some(f)) => {
-            let mut b = Vec::new();
-            f.take(MAX_SIGNED_BYTES as u64 + 1)
-                .read_to_end(&mut b)
-                .map_err(|e| Failure::io(&path, e))?;
-            b
-        }
-        Err(what) => {
-            ev.problems.push(format!(
-                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
-            ));
+    let bytes = match read_document(&path, FILE, MAX_SIGNED_BYTES)? {
+        Ok(Some(b)) => b,
+        Err(problem) => {
+            ev.problems.push(problem);
             return Ok(ev);
         }
         Ok(None) => {
