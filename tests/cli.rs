@@ -1639,9 +1639,12 @@ fn build_tamper_table(t: &TempDir) -> serde_json::Value {
     let rewritten_stop_latency = {
         let signer = SoftwareSigner::rfc8032_test_key();
         let shipped = std::fs::read(sealed.join("stop-latency.cbor")).unwrap();
-        let mut doc = jouleclaw_stop_latency::verify(&shipped, &signer.verifying_key())
-            .unwrap()
-            .document;
+        let mut doc = jouleclaw_stop_latency::verify(
+            &shipped,
+            &jouleclaw_jcr1::cose::ValidKey::new(signer.verifying_key()).unwrap(),
+        )
+        .unwrap()
+        .document;
         assert!(doc.barge_ins.iter().any(|b| b.late_audio_bytes > 0));
         doc.barge_ins.retain(|b| b.late_audio_bytes == 0);
         for b in &mut doc.barge_ins {

@@ -91,10 +91,10 @@ pub fn line_hashes(jsonl: &[u8]) -> Vec<[u8; 32]> {
 /// published test key over the receipt lines `jsonl`, as a forger holding the key would.
 pub fn resigned_documents(dir: &Path, jsonl: &[u8]) -> (Vec<u8>, Vec<u8>) {
     let signer = SoftwareSigner::rfc8032_test_key();
-    let key = signer.verifying_key();
+    let valid = jouleclaw_jcr1::cose::ValidKey::new(signer.verifying_key()).unwrap();
     let hashes = line_hashes(jsonl);
     let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
-    let stop = jouleclaw_stop_latency::verify(&read("stop-latency.cbor"), &key)
+    let stop = jouleclaw_stop_latency::verify(&read("stop-latency.cbor"), &valid)
         .unwrap()
         .document;
     let stop = jouleclaw_stop_latency::StopLatencyDocument::new(
@@ -104,7 +104,7 @@ pub fn resigned_documents(dir: &Path, jsonl: &[u8]) -> (Vec<u8>, Vec<u8>) {
         &hashes,
     )
     .unwrap();
-    let metrics = jouleclaw_interaction::verify(&read("interaction-metrics.cbor"), &key)
+    let metrics = jouleclaw_interaction::verify(&read("interaction-metrics.cbor"), &valid)
         .unwrap()
         .document;
     let metrics = jouleclaw_interaction::InteractionDocument::new(

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use jouleclaw_interaction::PipelineMeter;
-use jouleclaw_jcr1::cose::{self, PublicKey, SoftwareSigner};
+use jouleclaw_jcr1::cose::{self, PublicKey, SoftwareSigner, ValidKey};
 use jouleclaw_pipeline::{ClosedWindow as RsClosedWindow, SigningPolicy, WindowSignatures};
 use jouleclaw_seal::SealBatch as RsSealBatch;
 use jouleclaw_stop_latency::{
@@ -756,7 +756,12 @@ pub(crate) fn stop_latency_problems(
             }
         }
     };
-    Ok(match jouleclaw_stop_latency::verify(&bytes, key) {
+    // The key argument was accepted as `ValidKey::new` accepts one: this check cannot refuse it.
+    let key = match ValidKey::new(*key) {
+        Ok(k) => k,
+        Err(e) => return Ok(problem(e.code(), e.to_string())),
+    };
+    Ok(match jouleclaw_stop_latency::verify(&bytes, &key) {
         Err(e) => problem(e.code(), e.to_string()),
         Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, receipts),
     })
@@ -811,7 +816,7 @@ pub(crate) fn verify_stop_latency(
     public_key: &Bound<'_, PyAny>,
     receipts_jsonl: Option<&[u8]>,
 ) -> PyResult<StopLatencyDocument> {
-    let key = crate::public_key_arg(py, public_key)?;
+    let key = crate::valid_key_arg(py, public_key)?;
     let signed = jouleclaw_stop_latency::verify(cose_sign1, &key)
         .map_err(|e| refusal::<VerifyError>(py, e.code(), e.to_string()))?;
     if let Some(text) = receipts_jsonl {

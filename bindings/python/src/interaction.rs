@@ -7,7 +7,7 @@ use std::path::Path;
 use jouleclaw_interaction::{
     self as im, BindingProblem, Event, InteractionDocument as RsDocument, Panel, SignedInteraction,
 };
-use jouleclaw_jcr1::cose::PublicKey;
+use jouleclaw_jcr1::cose::{PublicKey, ValidKey};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
@@ -272,7 +272,12 @@ pub(crate) fn problems(
             }
         },
     };
-    Ok(match im::verify(&bytes, key) {
+    // The key argument was accepted as `ValidKey::new` accepts one: this check cannot refuse it.
+    let key = match ValidKey::new(*key) {
+        Ok(k) => k,
+        Err(e) => return Ok(problem(e.code(), e.to_string())),
+    };
+    Ok(match im::verify(&bytes, &key) {
         Err(e) => problem(e.code(), e.to_string()),
         Ok(v) => im::check_receipts(&v.document, receipts),
     })
@@ -289,7 +294,7 @@ pub(crate) fn verify_interaction_metrics(
     public_key: &Bound<'_, PyAny>,
     receipts_jsonl: Option<&[u8]>,
 ) -> PyResult<InteractionDocument> {
-    let key = crate::public_key_arg(py, public_key)?;
+    let key = crate::valid_key_arg(py, public_key)?;
     let signed = im::verify(cose_sign1, &key)
         .map_err(|e| refusal::<VerifyError>(py, e.code(), e.to_string()))?;
     if let Some(text) = receipts_jsonl {

@@ -776,6 +776,14 @@ impl SigningKey {
     }
 }
 
+/// [`public_key_arg`]'s key as a verifier's key ([`cose::ValidKey`]), checked once here: the
+/// key readers already refuse what `ValidKey::new` refuses (`bad_key_file`), and a signing
+/// key's public key is of prime order.
+fn valid_key_arg(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<cose::ValidKey> {
+    let key = public_key_arg(py, key)?;
+    cose::ValidKey::new(key).map_err(|e| jcr1_config_error(py, &e))
+}
+
 /// A public key from 32 bytes or public key file text.
 fn public_key_arg(py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PublicKey> {
     let text = if let Ok(s) = key.cast::<PyString>() {

@@ -17,7 +17,12 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{StreamBinding, check_stream, root_of};
+use jouleclaw_seal::call_document::{BoundDocument, StreamBinding};
+/// Checks a verified document against the stream's receipts, in window order, with their
+/// BLAKE3 content hashes (`spec/INTERACTION-METRICS-V1.md` section 7): the stream, the window count and the
+/// root, then the kind's own checks. Empty: bound. With the receipts' root already known
+/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`.
+pub use jouleclaw_seal::call_document::{check_receipts, check_receipts_under_root};
 
 /// The problem of a stream that should have a document and has none: `listed` is whether the
 /// run's `summary.json` lists `interaction-metrics.cbor` (a run that measured speech writes
@@ -29,52 +34,39 @@ pub fn missing(listed: bool) -> Option<BindingProblem> {
     })
 }
 
-/// Checks a verified document against the stream's receipts, in window order, with their
-/// BLAKE3 content hashes (`spec/INTERACTION-METRICS-V1.md` section 7). Empty: bound.
-pub fn check_receipts(
-    doc: &InteractionDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-) -> Vec<BindingProblem> {
-    check_receipts_under_root(doc, receipts, root_of(receipts))
-}
-
-/// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
-/// exactly `receipts`' content hashes in order, as [`crate::receipts_root`] computes it (a caller that
-/// verified a seal over these receipts holds it already), `None` when there is none (more
-/// receipts than a Merkle log holds: `root_mismatch`). A root over other receipts makes the
-/// answer meaningless.
-pub fn check_receipts_under_root(
-    doc: &InteractionDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    root: Option<[u8; 32]>,
-) -> Vec<BindingProblem> {
-    let mut out = check_stream(
+impl BoundDocument for InteractionDocument {
+    fn stream_binding(&self) -> StreamBinding<'_> {
         StreamBinding {
-            steward: &doc.steward,
-            stream_id: &doc.stream_id,
-            window_count: doc.window_count,
-            receipts_root: &doc.receipts_root,
-        },
-        receipts,
-        root,
-    );
-    let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
-    let windows: HashSet<u64> = receipts.iter().map(|(r, _)| r.window_id).collect();
-    let mut named = HashSet::new();
-    for e in &doc.events {
-        if let Some(w) = e.window_id
-            && !windows.contains(&w)
-            && named.insert(w)
-        {
-            p(
-                "event_window_missing",
-                format!(
-                    "a {} event at frame {} names window {w}, which has no receipt",
-                    e.kind.as_str(),
-                    e.tick
-                ),
-            );
+            steward: &self.steward,
+            stream_id: &self.stream_id,
+            window_count: self.window_count,
+            receipts_root: &self.receipts_root,
         }
     }
-    out
+
+    /// Every event's window has a receipt (`event_window_missing`, once per window).
+    fn check_kind(
+        &self,
+        receipts: &[(StreamWindowReceipt, [u8; 32])],
+        out: &mut Vec<BindingProblem>,
+    ) {
+        let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
+        let windows: HashSet<u64> = receipts.iter().map(|(r, _)| r.window_id).collect();
+        let mut named = HashSet::new();
+        for e in &self.events {
+            if let Some(w) = e.window_id
+                && !windows.contains(&w)
+                && named.insert(w)
+            {
+                p(
+                    "event_window_missing",
+                    format!(
+                        "a {} event at frame {} names window {w}, which has no receipt",
+                        e.kind.as_str(),
+                        e.tick
+                    ),
+                );
+            }
+        }
+    }
 }

@@ -1,8 +1,7 @@
 //! The signature: a tagged COSE_Sign1 / Ed25519 with the document attached, in the window
 //! receipts' profile with its own content type and subject.
 
-use ed25519_dalek::VerifyingKey;
-use jouleclaw_jcr1::cose::{Signer, document};
+use jouleclaw_jcr1::cose::{Signer, ValidKey, document};
 use jouleclaw_seal::call_document::{self, VerifyRefusal};
 
 use crate::document::InteractionDocument;
@@ -47,11 +46,12 @@ pub fn sign(signer: &dyn Signer, document: &InteractionDocument) -> Result<Signe
 }
 
 /// Verifies a signed document under `key`, in the order of `spec/INTERACTION-METRICS-V1.md` section 6:
-/// the shared document profile (envelope, headers, kid, the key a canonical point of prime
-/// order and `verify_strict`: `jouleclaw_jcr1::cose::document::verify`), then the strict
-/// decoder on the payload, then `iss` and `sub` against the document
-/// (`jouleclaw_seal::call_document::verify`).
-pub fn verify(bytes: &[u8], key: &VerifyingKey) -> Result<SignedInteraction> {
+/// the shared document profile (envelope, headers, kid, `verify_strict`:
+/// `jouleclaw_jcr1::cose::document::verify`), then the strict decoder on the payload, then
+/// `iss` and `sub` against the document (`jouleclaw_seal::call_document::verify`). The key is
+/// one already accepted ([`ValidKey`]: canonical, not small order, torsion-free), checked once
+/// where the caller made it; [`ValidKey::new`] refuses any other with `key_refused`.
+pub fn verify(bytes: &[u8], key: &ValidKey) -> Result<SignedInteraction> {
     call_document::verify(
         bytes,
         key,

@@ -203,32 +203,21 @@ impl InteractionDocument {
     /// Strictly decodes one whole document: the canonical form under [`INTERACTION_LIMITS`],
     /// then the schema rules in order.
     pub fn decode(bytes: &[u8]) -> core::result::Result<Self, Refusal> {
-        jouleclaw_seal::call_document::decode(bytes, INTERACTION_LIMITS, schema)
-            .map_err(|(code, offset)| Refusal { code, offset })
+        jouleclaw_seal::call_document::decode_kind(bytes, INTERACTION_LIMITS, schema)
     }
+}
+
+/// The kind as its decoder's refusals name it: `interaction-metrics/1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InteractionKind;
+
+impl jouleclaw_seal::call_document::DocumentKind for InteractionKind {
+    const NAME: &'static str = "interaction-metrics/1";
 }
 
 /// Why the decoder refused: a stable code (a JCR-1 code or a schema code of
 /// [`INTERACTION_SCHEMA_CODES`]) and the byte offset (the input length for schema rules).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Refusal {
-    /// The stable code.
-    pub code: &'static str,
-    /// Where, in bytes from the start of the document.
-    pub offset: u64,
-}
-
-impl core::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "interaction-metrics/1 refused ({}) at byte {}",
-            self.code, self.offset
-        )
-    }
-}
-
-impl std::error::Error for Refusal {}
+pub type Refusal = jouleclaw_seal::call_document::Refusal<InteractionKind>;
 
 use jouleclaw_seal::call_document::{
     Code, fields, null_or_wrong, object, root_hex, string, unsigned, unsigned_or_null,

@@ -62,7 +62,8 @@ pub use cose::{
 };
 pub use document::{
     INTERACTION_LIMITS, INTERACTION_SCHEMA, INTERACTION_SCHEMA_CODES, InteractionDocument,
-    MAX_NAME_BYTES, Refusal, YIELD_WITHIN_DEADLINE, count_events, receipts_root, within_deadline,
+    InteractionKind, MAX_NAME_BYTES, Refusal, YIELD_WITHIN_DEADLINE, count_events, receipts_root,
+    within_deadline,
 };
 pub use error::{CoseCode, InteractionError, Result};
 pub use meter::{

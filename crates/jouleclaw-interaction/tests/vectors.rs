@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use jouleclaw_interaction::tau_voice::simulation_ticks;
 use jouleclaw_interaction::*;
-use jouleclaw_jcr1::cose::{PublicKey, Signer, SoftwareSigner, kid};
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey, kid};
 use jouleclaw_jcr1::{Estimator, StreamWindowReceipt, decode_receipt, encode_value};
 use jouleclaw_pipeline::{ClosedAt, ClosedWindow, Pipeline, PipelineConfig, duplex_voice_oracle};
 use jouleclaw_stream::StreamSpec;
@@ -170,7 +170,7 @@ fn resign(doc: &InteractionDocument) -> Vec<u8> {
 }
 
 /// The first refusal of the full check (signature and document, then the binding).
-fn refusal(cose: &[u8], receipts: &[Value], key: &PublicKey) -> &'static str {
+fn refusal(cose: &[u8], receipts: &[Value], key: &ValidKey) -> &'static str {
     let v = match verify(cose, key) {
         Err(e) => return e.code(),
         Ok(v) => v,
@@ -191,6 +191,7 @@ type Edit = fn(&mut Value);
 
 fn build() -> String {
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let valid = ValidKey::new(key).unwrap();
     let runs: Vec<(&str, &str, Run)> = scenarios()
         .into_iter()
         .map(|(d, t)| (d, t, run(t)))
@@ -461,7 +462,12 @@ fn build() -> String {
         .into_iter()
         .enumerate()
         .map(|(i, (description, bytes, receipts, code))| {
-            assert_eq!(refusal(&bytes, &receipts, &key), code, "tampered {}", i + 1);
+            assert_eq!(
+                refusal(&bytes, &receipts, &valid),
+                code,
+                "tampered {}",
+                i + 1
+            );
             json!({
                 "n": i + 1,
                 "description": description,
@@ -584,7 +590,7 @@ fn the_schema_file_is_what_the_generator_builds() {
 
 #[test]
 fn every_document_vector_verifies_is_bound_and_has_its_panel() {
-    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let key = ValidKey::new(SoftwareSigner::rfc8032_test_key().verifying_key()).unwrap();
     let file: Value = serde_json::from_str(&build()).unwrap();
     let docs = file["documents"].as_array().unwrap();
     assert_eq!(docs.len(), 4);

@@ -111,7 +111,11 @@ fn stop_latency_problems(
             .into_iter()
             .collect();
     };
-    match jouleclaw_stop_latency::verify(bytes, key) {
+    // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
+    let verified = cose::ValidKey::new(*key)
+        .map_err(|_| jouleclaw_stop_latency::CoseCode::BadSignature.into())
+        .and_then(|key| jouleclaw_stop_latency::verify(bytes, &key));
+    match verified {
         Err(e) => vec![format!(
             "{}: the stop-latency document does not verify: {e}",
             e.code()
@@ -149,7 +153,11 @@ fn interaction_problems(
     let Some(bytes) = document else {
         return Vec::new();
     };
-    match jouleclaw_interaction::verify(bytes, key) {
+    // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
+    let verified = cose::ValidKey::new(*key)
+        .map_err(|_| jouleclaw_interaction::CoseCode::BadSignature.into())
+        .and_then(|key| jouleclaw_interaction::verify(bytes, &key));
+    match verified {
         Err(e) => vec![format!(
             "{}: the interaction-metrics document does not verify: {e}",
             e.code()

@@ -1397,6 +1397,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
             .unwrap();
     }
     let key = signer().verifying_key();
+    let valid = jouleclaw_jcr1::cose::ValidKey::new(key).unwrap();
     let stored = read_back(&config, None).await.unwrap();
     assert_eq!(stored.len(), 7);
     for st in &stored {
@@ -1442,14 +1443,16 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
             _ => {
                 assert!(audit.is_complete(), "{id}: {:?}", audit.problems);
                 let i: usize = id.strip_prefix("sl-").unwrap().parse().unwrap();
-                let d = jouleclaw_stop_latency::verify(doc.unwrap(), &key)
+                let d = jouleclaw_stop_latency::verify(doc.unwrap(), &valid)
                     .unwrap()
                     .document;
                 assert_eq!(d.window_count, 12, "{id}");
-                let im =
-                    jouleclaw_interaction::verify(st.interaction_metrics.as_deref().unwrap(), &key)
-                        .unwrap()
-                        .document;
+                let im = jouleclaw_interaction::verify(
+                    st.interaction_metrics.as_deref().unwrap(),
+                    &valid,
+                )
+                .unwrap()
+                .document;
                 assert_eq!((im.stream_id.as_str(), im.window_count), (id, 12));
                 // Real time: a barge-in refused as late on a loaded machine is not measured.
                 assert_eq!(d.barge_ins.len() as u64, yielded[i], "{id}");

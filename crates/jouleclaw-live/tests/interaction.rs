@@ -28,6 +28,10 @@ fn key() -> jouleclaw_jcr1::cose::PublicKey {
     SoftwareSigner::rfc8032_test_key().verifying_key()
 }
 
+fn valid_key() -> jouleclaw_jcr1::cose::ValidKey {
+    jouleclaw_jcr1::cose::ValidKey::new(key()).unwrap()
+}
+
 async fn at(h: &StreamHandle, ts_ns: u64) {
     let now = h.now_ns();
     if ts_ns > now {
@@ -94,7 +98,7 @@ async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_sea
     for (id, latency) in [("call-0", 2), ("call-1", 4)] {
         let dir = t.path().join(id);
         let bytes = std::fs::read(dir.join(INTERACTION_METRICS_CBOR)).unwrap();
-        let doc = jouleclaw_interaction::verify(&bytes, &key())
+        let doc = jouleclaw_interaction::verify(&bytes, &valid_key())
             .unwrap()
             .document;
         assert_eq!(
@@ -318,7 +322,7 @@ async fn the_final_message_carries_the_interaction_document() {
     let d = decode_batch(&encode_batch(last).unwrap()).unwrap();
     assert_eq!(d.interaction_metrics.as_deref(), Some(doc.as_slice()));
     assert_eq!(d.stop_latency, last.stop_latency);
-    let v = jouleclaw_interaction::verify(&doc, &key()).unwrap();
+    let v = jouleclaw_interaction::verify(&doc, &valid_key()).unwrap();
     assert_eq!(v.document.window_count, 9);
 }
 
@@ -347,7 +351,7 @@ async fn a_synthetic_calls_panel_has_its_responses_and_yields() {
     for id in ["polite", "rude"] {
         let dir = t.path().join(id);
         let bytes = std::fs::read(dir.join(INTERACTION_METRICS_CBOR)).unwrap();
-        let doc = jouleclaw_interaction::verify(&bytes, &key())
+        let doc = jouleclaw_interaction::verify(&bytes, &valid_key())
             .unwrap()
             .document;
         let kinds: Vec<(EventKind, Option<u64>)> = doc

@@ -27,6 +27,10 @@ fn key() -> jouleclaw_jcr1::cose::PublicKey {
     SoftwareSigner::rfc8032_test_key().verifying_key()
 }
 
+fn valid_key() -> jouleclaw_jcr1::cose::ValidKey {
+    jouleclaw_jcr1::cose::ValidKey::new(key()).unwrap()
+}
+
 /// Two synthetic calls of 12 windows into a file sink on the paused clock: `call-0` stops at
 /// the barge-in, `call-1` ignores it and sends TTS audio 155 ms after it.
 async fn two_calls(dir: &Path) {
@@ -58,7 +62,7 @@ async fn each_file_sink_stream_has_its_signed_stop_latency_measured_from_the_tic
     for (id, latency_ns, late) in [("call-0", 0, false), ("call-1", 155_000_000, true)] {
         let dir = t.path().join(id);
         let bytes = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
-        let doc = jouleclaw_stop_latency::verify(&bytes, &key())
+        let doc = jouleclaw_stop_latency::verify(&bytes, &valid_key())
             .unwrap()
             .document;
         assert_eq!(
@@ -168,7 +172,7 @@ async fn the_final_batch_alone_carries_the_document_and_its_message_keeps_it() {
         .expect("the final batch's document");
     let d = decode_batch(&encode_batch(last).unwrap()).unwrap();
     assert_eq!(d.stop_latency.as_deref(), Some(doc.as_slice()));
-    let v = jouleclaw_stop_latency::verify(&doc, &key()).unwrap();
+    let v = jouleclaw_stop_latency::verify(&doc, &valid_key()).unwrap();
     assert_eq!(v.document.barge_ins[0].stop_latency_ns(), 155_000_000);
 }
 
@@ -208,7 +212,7 @@ async fn a_barge_in_past_the_meters_bound_is_refused_before_it_is_judged() {
     s.shutdown().await.unwrap();
     let dir = t.path().join("call-many");
     let bytes = std::fs::read(dir.join(STOP_LATENCY_CBOR)).unwrap();
-    let doc = jouleclaw_stop_latency::verify(&bytes, &key())
+    let doc = jouleclaw_stop_latency::verify(&bytes, &valid_key())
         .unwrap()
         .document;
     assert_eq!(doc.barge_ins.len() as u64, max);
@@ -310,7 +314,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
         Vec::<String>::new()
     );
     // Re-signed with the same key after sealing (a barge-in dropped): another digest.
-    let mut doc = jouleclaw_stop_latency::verify(&good, &key())
+    let mut doc = jouleclaw_stop_latency::verify(&good, &valid_key())
         .unwrap()
         .document;
     doc.barge_ins.clear();

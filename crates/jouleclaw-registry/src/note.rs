@@ -3,13 +3,15 @@
 //!
 //! Note framing (text, blank line, signature lines) is the `signed_note` crate's; the key
 //! checks and the signature checks are this crate's: every public key is checked once, when it
-//! is accepted (prime order, not small order), and every signature with `verify_strict`.
+//! is accepted, by the one key rule of every signed kind (`jouleclaw_jcr1::cose::ValidKey`:
+//! canonical encoding, not small order, torsion-free), and every signature with
+//! `verify_strict`.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
-use curve25519_dalek::edwards::CompressedEdwardsY;
 use ed25519_dalek::{Signature, VerifyingKey};
-use jouleclaw_jcr1::cose::Signer as CoseSigner;
+use jouleclaw_jcr1::Jcr1Error;
+use jouleclaw_jcr1::cose::{Signer as CoseSigner, ValidKey};
 use signed_note::{Note, Verifier};
 
 use crate::error::{RegistryError, Result};
@@ -47,18 +49,18 @@ pub fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// An Ed25519 public key accepted once: on the curve, of prime order, not of small order.
-fn accept_key(bytes: &[u8; 32]) -> Result<VerifyingKey> {
-    let prime_order = CompressedEdwardsY(*bytes)
-        .decompress()
-        .is_some_and(|p| p.is_torsion_free() && !p.is_small_order());
-    if !prime_order {
-        return Err(RegistryError::VerifierKeyInvalid {
-            reason: "the Ed25519 key is not a point of prime order",
-        });
-    }
-    VerifyingKey::from_bytes(bytes).map_err(|_| RegistryError::VerifierKeyInvalid {
-        reason: "the Ed25519 key does not decode",
+/// An Ed25519 public key accepted once, by the one key rule of every signed kind
+/// ([`ValidKey::new`]): a curve point, its canonical encoding, not of small order, without a
+/// torsion component. Refused with `verifier_key_invalid`, the reason naming the failed check.
+fn accept_key(bytes: &[u8; 32]) -> Result<ValidKey> {
+    let key = VerifyingKey::from_bytes(bytes).map_err(|_| RegistryError::VerifierKeyInvalid {
+        reason: "the Ed25519 key is not a point of prime order",
+    })?;
+    ValidKey::new(key).map_err(|e| RegistryError::VerifierKeyInvalid {
+        reason: match e {
+            Jcr1Error::KeyRefused { detail } => detail,
+            _ => "the Ed25519 key is not a point of prime order",
+        },
     })
 }
 
@@ -68,7 +70,7 @@ fn accept_key(bytes: &[u8; 32]) -> Result<VerifyingKey> {
 pub struct NoteKey {
     name: String,
     alg: u8,
-    key: VerifyingKey,
+    key: ValidKey,
     id: u32,
 }
 
@@ -85,7 +87,7 @@ impl NoteKey {
         Ok(Self {
             name: name.to_owned(),
             alg,
-            id: key_id(name, alg, key.as_bytes()),
+            id: key_id(name, alg, key.verifying_key().as_bytes()),
             key,
         })
     }
@@ -121,7 +123,7 @@ impl NoteKey {
     pub fn vkey(&self) -> String {
         let mut raw = Vec::with_capacity(33);
         raw.push(self.alg);
-        raw.extend_from_slice(self.key.as_bytes());
+        raw.extend_from_slice(self.key.verifying_key().as_bytes());
         format!("{}+{:08x}+{}", self.name, self.id, B64.encode(raw))
     }
 
@@ -142,6 +144,11 @@ impl NoteKey {
 
     /// The Ed25519 public key.
     pub fn key(&self) -> &VerifyingKey {
+        self.key.verifying_key()
+    }
+
+    /// The public key as it was accepted (checked once, when this key was made).
+    pub fn valid_key(&self) -> &ValidKey {
         &self.key
     }
 }
@@ -165,7 +172,7 @@ impl Verifier for NoteKey {
     fn verify(&self, msg: &[u8], sig: &[u8]) -> bool {
         match self.alg {
             ALG_ED25519 => {
-                Signature::from_slice(sig).is_ok_and(|s| self.key.verify_strict(msg, &s).is_ok())
+                Signature::from_slice(sig).is_ok_and(|s| self.key().verify_strict(msg, &s).is_ok())
             }
             _ => {
                 let Some((stamp, s)) = sig.split_first_chunk::<8>() else {
@@ -174,7 +181,7 @@ impl Verifier for NoteKey {
                 let t = u64::from_be_bytes(*stamp);
                 t <= i64::MAX as u64
                     && Signature::from_slice(s).is_ok_and(|s| {
-                        self.key
+                        self.key()
                             .verify_strict(&cosignature_message(t, msg), &s)
                             .is_ok()
                     })
@@ -441,7 +448,7 @@ pub fn cosignature_line(
     signer: &dyn CoseSigner,
     timestamp: u64,
 ) -> Result<Vec<u8>> {
-    if key.alg != ALG_COSIGNATURE_V1 || key.key != signer.verifying_key() {
+    if key.alg != ALG_COSIGNATURE_V1 || *key.key() != signer.verifying_key() {
         return Err(RegistryError::VerifierKeyInvalid {
             reason: "the key is not the signer's cosignature/v1 key",
         });

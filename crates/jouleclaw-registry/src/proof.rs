@@ -4,7 +4,6 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
-use ed25519_dalek::VerifyingKey;
 use jouleclaw_seal::{Hash, StreamSeal, leaf_hash, root_from_inclusion, verify_checkpoint};
 
 use crate::error::{RegistryError, Result};
@@ -147,12 +146,8 @@ impl VerifiedCall {
 /// key and is final; the leaf derived from it is included at `index` in the checkpoint's tree;
 /// the checkpoint is signed by the steward under the policy's origin and cosigned by a quorum.
 pub fn verify_call_proof(proof: &CallProof, policy: &WitnessPolicy) -> Result<VerifiedCall> {
-    let key = VerifyingKey::from_bytes(policy.log.key().as_bytes()).map_err(|_| {
-        RegistryError::VerifierKeyInvalid {
-            reason: "the log key does not decode",
-        }
-    })?;
-    let seal = verify_checkpoint(&proof.seal_cose, &key)
+    // The log key was accepted once, as a `ValidKey`, when the policy was read.
+    let seal = verify_checkpoint(&proof.seal_cose, policy.log.key())
         .map_err(|e| RegistryError::SealInvalid {
             reason: e.to_string(),
         })?

@@ -8,9 +8,8 @@
 //! profile ([`sign`], [`verify`]: `jouleclaw_jcr1::cose::document` with the kind's content type,
 //! then the kind's decoder and the CWT claims against the document).
 
-use ed25519_dalek::VerifyingKey;
-use jouleclaw_jcr1::cose::Signer;
 use jouleclaw_jcr1::cose::document::{self as profile, DocumentCoseCode};
+use jouleclaw_jcr1::cose::{Signer, ValidKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_canonical_value};
 use serde_json::{Map, Value};
 
@@ -30,6 +29,66 @@ pub fn decode<T>(
     }
     let value = decode_canonical_value(bytes, limits).map_err(|r| (r.code.as_str(), r.offset))?;
     schema(&value).map_err(|code| (code, bytes.len() as u64))
+}
+
+/// A document kind, as its decoder's refusals name it.
+pub trait DocumentKind: Copy + core::fmt::Debug + Eq + core::hash::Hash {
+    /// The name in a refusal's message (`"stop-latency/1"`, `"interaction-metrics/1"`).
+    const NAME: &'static str;
+}
+
+/// Why a kind's strict decoder refused ([`decode_kind`]): a stable code (a JCR-1 code or a
+/// schema code of the kind) and the byte offset (the input length for schema rules).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Refusal<K> {
+    /// The stable code.
+    pub code: Code,
+    /// Where, in bytes from the start of the document.
+    pub offset: u64,
+    kind: core::marker::PhantomData<K>,
+}
+
+impl<K> Refusal<K> {
+    /// The refusal with `code` at `offset`.
+    pub fn new(code: Code, offset: u64) -> Self {
+        Self {
+            code,
+            offset,
+            kind: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<K> core::fmt::Debug for Refusal<K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Refusal")
+            .field("code", &self.code)
+            .field("offset", &self.offset)
+            .finish()
+    }
+}
+
+impl<K: DocumentKind> core::fmt::Display for Refusal<K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "{} refused ({}) at byte {}",
+            K::NAME,
+            self.code,
+            self.offset
+        )
+    }
+}
+
+impl<K: DocumentKind> std::error::Error for Refusal<K> {}
+
+/// [`decode`] with the refusal as the kind's [`Refusal`].
+pub fn decode_kind<K, T>(
+    bytes: &[u8],
+    limits: Limits,
+    schema: impl FnOnce(&Value) -> Result<T, Code>,
+) -> Result<T, Refusal<K>> {
+    decode(bytes, limits, schema).map_err(|(code, offset)| Refusal::new(code, offset))
 }
 
 /// `null` for a null, `wrong_type` for anything else: the code of a value of the wrong type.
@@ -178,6 +237,45 @@ pub fn check_stream(
     out
 }
 
+/// A document of a call as its binding to the receipts sees it: what it states about its
+/// stream ([`check_stream`]'s checks, every kind's first) and the checks of its own kind after
+/// them ([`check_receipts_under_root`]).
+pub trait BoundDocument {
+    /// What the document states about its stream.
+    fn stream_binding(&self) -> StreamBinding<'_>;
+
+    /// The kind's own binding checks, after [`check_stream`]'s: each problem pushed to `out`,
+    /// in the order the kind looks for them.
+    fn check_kind(
+        &self,
+        receipts: &[(StreamWindowReceipt, [u8; 32])],
+        out: &mut Vec<BindingProblem>,
+    );
+}
+
+/// Checks a verified document against the stream's receipts, in window order, with their
+/// BLAKE3 content hashes: [`check_stream`], then the kind's own checks. Empty: bound.
+pub fn check_receipts<D: BoundDocument>(
+    doc: &D,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+) -> Vec<BindingProblem> {
+    check_receipts_under_root(doc, receipts, root_of(receipts))
+}
+
+/// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
+/// exactly `receipts`' content hashes in order ([`root_of`]; a caller that verified a seal over
+/// these receipts holds it already), `None` when there is none (more receipts than a Merkle log
+/// holds: `root_mismatch`). A root over other receipts makes the answer meaningless.
+pub fn check_receipts_under_root<D: BoundDocument>(
+    doc: &D,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    root: Option<[u8; 32]>,
+) -> Vec<BindingProblem> {
+    let mut out = check_stream(doc.stream_binding(), receipts, root);
+    doc.check_kind(receipts, &mut out);
+    out
+}
+
 /// A signed document of a call and the bytes a verifier in another language may want.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signed<D> {
@@ -228,11 +326,12 @@ pub enum VerifyRefusal<R> {
 
 /// Verifies a signed document under `key` in this order: the one COSE profile with the kind's
 /// `content_type` and size bound (`jouleclaw_jcr1::cose::document::verify`: envelope,
-/// headers, kid, the key a `ValidKey` and `verify_strict`), the kind's strict `decode` of the
-/// payload, then CWT `iss` against `claims`' steward and `sub` against its subject.
+/// headers, kid, `verify_strict`), the kind's strict `decode` of the payload, then CWT `iss`
+/// against `claims`' steward and `sub` against its subject. The key is checked once, where the
+/// caller made the [`ValidKey`], not here.
 pub fn verify<D, R>(
     bytes: &[u8],
-    key: &VerifyingKey,
+    key: &ValidKey,
     content_type: &str,
     max_bytes: usize,
     decode: impl FnOnce(&[u8]) -> Result<D, R>,
@@ -278,6 +377,33 @@ mod tests {
         assert_eq!(fields(m, &["a", "b"]), Ok(()));
         assert_eq!(fields(m, &["a"]), Err("unknown_field"));
         assert_eq!(fields(m, &["a", "b", "c"]), Err("missing_field"));
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    struct Kind;
+
+    impl DocumentKind for Kind {
+        const NAME: &'static str = "test-kind/1";
+    }
+
+    #[test]
+    fn a_refusal_names_its_kind_code_and_offset() {
+        let limits = Limits {
+            max_document_bytes: 16,
+            max_depth: 2,
+            max_string_bytes: 16,
+            max_array_len: 4,
+        };
+        let r =
+            decode_kind::<Kind, _>(br#"{"a":null}"#, limits, |v| unsigned(&v["a"])).unwrap_err();
+        assert_eq!((r.code, r.offset), ("null", 10));
+        assert_eq!(r.to_string(), "test-kind/1 refused (null) at byte 10");
+        assert_eq!(format!("{r:?}"), r#"Refusal { code: "null", offset: 10 }"#);
+        assert_eq!(r, Refusal::<Kind>::new("null", 10));
+        assert_eq!(
+            decode_kind::<Kind, _>(br#"{"a":1}"#, limits, |v| unsigned(&v["a"])),
+            Ok(1)
+        );
     }
 
     #[test]

@@ -22,7 +22,12 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{StreamBinding, check_stream, root_of};
+use jouleclaw_seal::call_document::{BoundDocument, StreamBinding};
+/// Checks a verified document against the stream's receipts, in window order, with their
+/// BLAKE3 content hashes (`spec/STOP-LATENCY-V1.md` section 7): the stream, the window count and the
+/// root, then the kind's own checks. Empty: bound. With the receipts' root already known
+/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`.
+pub use jouleclaw_seal::call_document::{check_receipts, check_receipts_under_root};
 
 /// How a receipt records a barge-in, if it does: a `yield` verdict, or a `barge_in_ignored`
 /// finding (whatever the verdict: a `fail` outranks the `yield` of the same window).
@@ -57,114 +62,102 @@ pub fn missing(receipts: &[StreamWindowReceipt]) -> Option<BindingProblem> {
     })
 }
 
-/// Checks a verified document against the stream's receipts, in window order, with their
-/// BLAKE3 content hashes (`spec/STOP-LATENCY-V1.md` section 7). Empty: bound.
-pub fn check_receipts(
-    doc: &StopLatencyDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-) -> Vec<BindingProblem> {
-    check_receipts_under_root(doc, receipts, root_of(receipts))
-}
-
-/// [`check_receipts`] with the receipts' root already known: `root` is the RFC 9162 root over
-/// exactly `receipts`' content hashes in order, as [`crate::receipts_root`] computes it (a caller that
-/// verified a seal over these receipts holds it already), `None` when there is none (more
-/// receipts than a Merkle log holds: `root_mismatch`). A root over other receipts makes the
-/// answer meaningless.
-pub fn check_receipts_under_root(
-    doc: &StopLatencyDocument,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    root: Option<[u8; 32]>,
-) -> Vec<BindingProblem> {
-    let mut out = check_stream(
+impl BoundDocument for StopLatencyDocument {
+    fn stream_binding(&self) -> StreamBinding<'_> {
         StreamBinding {
-            steward: &doc.steward,
-            stream_id: &doc.stream_id,
-            window_count: doc.window_count,
-            receipts_root: &doc.receipts_root,
-        },
-        receipts,
-        root,
-    );
-    let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
-    let by_window: HashMap<u64, &StreamWindowReceipt> =
-        receipts.iter().map(|(r, _)| (r.window_id, r)).collect();
-    let listed: BTreeSet<u64> = doc.barge_ins.iter().map(|b| b.window_id).collect();
-    for &w in &listed {
-        match by_window.get(&w) {
-            None => p(
-                "barge_in_window_missing",
-                format!("a barge-in is listed in window {w}, which has no receipt"),
-            ),
-            Some(r) => match r.verdict {
-                WindowVerdict::Yield { seen_at } if seen_at == w => {}
-                WindowVerdict::Fail { .. } => {}
-                ref v => p(
-                    "barge_in_not_yielded",
-                    format!(
-                        "a barge-in is listed in window {w}, whose receipt's verdict is {}",
-                        v.kind_str()
+            steward: &self.steward,
+            stream_id: &self.stream_id,
+            window_count: self.window_count,
+            receipts_root: &self.receipts_root,
+        }
+    }
+
+    /// Every barge-in window a yield (or a failed window), every yield listed, and what the
+    /// receipts state about late outbound after a barge-in in the document.
+    fn check_kind(
+        &self,
+        receipts: &[(StreamWindowReceipt, [u8; 32])],
+        out: &mut Vec<BindingProblem>,
+    ) {
+        let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
+        let by_window: HashMap<u64, &StreamWindowReceipt> =
+            receipts.iter().map(|(r, _)| (r.window_id, r)).collect();
+        let listed: BTreeSet<u64> = self.barge_ins.iter().map(|b| b.window_id).collect();
+        for &w in &listed {
+            match by_window.get(&w) {
+                None => p(
+                    "barge_in_window_missing",
+                    format!("a barge-in is listed in window {w}, which has no receipt"),
+                ),
+                Some(r) => match r.verdict {
+                    WindowVerdict::Yield { seen_at } if seen_at == w => {}
+                    WindowVerdict::Fail { .. } => {}
+                    ref v => p(
+                        "barge_in_not_yielded",
+                        format!(
+                            "a barge-in is listed in window {w}, whose receipt's verdict is {}",
+                            v.kind_str()
+                        ),
                     ),
-                ),
-            },
+                },
+            }
+        }
+        for (r, _) in receipts {
+            if let WindowVerdict::Yield { .. } = r.verdict
+                && !listed.contains(&r.window_id)
+            {
+                p(
+                    "yield_unlisted",
+                    format!(
+                        "window {} records a barge-in (yield) the document does not list",
+                        r.window_id
+                    ),
+                );
+            }
+        }
+        // What the signed receipts state about late outbound after a barge-in must be in the
+        // document: the barge-in itself (same time), still measured at that outbound's time, with
+        // late audio at or after it.
+        for (r, _) in receipts {
+            let WindowConservationFinding::BargeInIgnored {
+                barge_in_ts_ns,
+                outbound_ts_ns,
+            } = r.conservation
+            else {
+                continue;
+            };
+            let Some(b) = self
+                .barge_ins
+                .iter()
+                .find(|b| b.barge_in_ts_ns == barge_in_ts_ns)
+            else {
+                p(
+                    "finding_unlisted",
+                    format!(
+                        "receipt {} records barge_in_ignored for a barge-in at {barge_in_ts_ns} ns the document does not list",
+                        r.window_id
+                    ),
+                );
+                continue;
+            };
+            let open_then = b.end_ts_ns.is_none_or(|end| end >= outbound_ts_ns);
+            let late_then =
+                b.late_audio_bytes > 0 && b.last_audio_ts_ns.is_some_and(|t| t >= outbound_ts_ns);
+            if b.window_id > r.window_id || !open_then || !late_then {
+                p(
+                    "finding_contradicted",
+                    format!(
+                        "receipt {} records outbound at {outbound_ts_ns} ns past the deadline of the barge-in at {barge_in_ts_ns} ns; the document lists that barge-in in window {} with last audio {} and {} late audio bytes, ended {}",
+                        r.window_id,
+                        b.window_id,
+                        b.last_audio_ts_ns
+                            .map_or("none".to_owned(), |t| format!("at {t} ns")),
+                        b.late_audio_bytes,
+                        b.end_ts_ns
+                            .map_or("at the stream's end".to_owned(), |t| format!("at {t} ns")),
+                    ),
+                );
+            }
         }
     }
-    for (r, _) in receipts {
-        if let WindowVerdict::Yield { .. } = r.verdict
-            && !listed.contains(&r.window_id)
-        {
-            p(
-                "yield_unlisted",
-                format!(
-                    "window {} records a barge-in (yield) the document does not list",
-                    r.window_id
-                ),
-            );
-        }
-    }
-    // What the signed receipts state about late outbound after a barge-in must be in the
-    // document: the barge-in itself (same time), still measured at that outbound's time, with
-    // late audio at or after it.
-    for (r, _) in receipts {
-        let WindowConservationFinding::BargeInIgnored {
-            barge_in_ts_ns,
-            outbound_ts_ns,
-        } = r.conservation
-        else {
-            continue;
-        };
-        let Some(b) = doc
-            .barge_ins
-            .iter()
-            .find(|b| b.barge_in_ts_ns == barge_in_ts_ns)
-        else {
-            p(
-                "finding_unlisted",
-                format!(
-                    "receipt {} records barge_in_ignored for a barge-in at {barge_in_ts_ns} ns the document does not list",
-                    r.window_id
-                ),
-            );
-            continue;
-        };
-        let open_then = b.end_ts_ns.is_none_or(|end| end >= outbound_ts_ns);
-        let late_then =
-            b.late_audio_bytes > 0 && b.last_audio_ts_ns.is_some_and(|t| t >= outbound_ts_ns);
-        if b.window_id > r.window_id || !open_then || !late_then {
-            p(
-                "finding_contradicted",
-                format!(
-                    "receipt {} records outbound at {outbound_ts_ns} ns past the deadline of the barge-in at {barge_in_ts_ns} ns; the document lists that barge-in in window {} with last audio {} and {} late audio bytes, ended {}",
-                    r.window_id,
-                    b.window_id,
-                    b.last_audio_ts_ns
-                        .map_or("none".to_owned(), |t| format!("at {t} ns")),
-                    b.late_audio_bytes,
-                    b.end_ts_ns
-                        .map_or("at the stream's end".to_owned(), |t| format!("at {t} ns")),
-                ),
-            );
-        }
-    }
-    out
 }

@@ -222,32 +222,21 @@ impl StopLatencyDocument {
     /// Strictly decodes one whole document: the canonical form under [`STOP_LATENCY_LIMITS`],
     /// then the schema rules in order.
     pub fn decode(bytes: &[u8]) -> core::result::Result<Self, Refusal> {
-        jouleclaw_seal::call_document::decode(bytes, STOP_LATENCY_LIMITS, schema)
-            .map_err(|(code, offset)| Refusal { code, offset })
+        jouleclaw_seal::call_document::decode_kind(bytes, STOP_LATENCY_LIMITS, schema)
     }
+}
+
+/// The kind as its decoder's refusals name it: `stop-latency/1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct StopLatencyKind;
+
+impl jouleclaw_seal::call_document::DocumentKind for StopLatencyKind {
+    const NAME: &'static str = "stop-latency/1";
 }
 
 /// Why the decoder refused: a stable code (a JCR-1 code or a schema code of
 /// [`STOP_LATENCY_SCHEMA_CODES`]) and the byte offset (the input length for schema rules).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Refusal {
-    /// The stable code.
-    pub code: &'static str,
-    /// Where, in bytes from the start of the document.
-    pub offset: u64,
-}
-
-impl core::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "stop-latency/1 refused ({}) at byte {}",
-            self.code, self.offset
-        )
-    }
-}
-
-impl std::error::Error for Refusal {}
+pub type Refusal = jouleclaw_seal::call_document::Refusal<StopLatencyKind>;
 
 use jouleclaw_seal::call_document::{
     Code, fields, null_or_wrong, object, root_hex, string, unsigned, unsigned_or_null,

@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use bytes::Bytes;
-//! use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+//! use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey};
 //! use jouleclaw_stop_latency::*;
 //! use jouleclaw_stream::{ChannelDirection::*, Tick, TickKind, TickMarker, duplex};
 //!
@@ -36,7 +36,9 @@
 //! let doc = StopLatencyDocument::new("did:example:steward", "call-1", meter.barge_ins(), &[[7; 32], [8; 32]])?;
 //! let signer = SoftwareSigner::rfc8032_test_key();
 //! let signed = sign(&signer, &doc)?;
-//! assert_eq!(verify(&signed.cose_sign1, &signer.verifying_key())?.document, doc);
+//! // The verifier's key, checked once when it is made (canonical, not small order, torsion-free).
+//! let key = ValidKey::new(signer.verifying_key()).expect("a signer's key is of prime order");
+//! assert_eq!(verify(&signed.cose_sign1, &key)?.document, doc);
 //! # Ok::<(), StopLatencyError>(())
 //! ```
 
@@ -59,7 +61,8 @@ pub use cose::{
 };
 pub use document::{
     MAX_NAME_BYTES, Refusal, STOP_LATENCY_LIMITS, STOP_LATENCY_SCHEMA, STOP_LATENCY_SCHEMA_CODES,
-    STOP_LATENCY_SCHEMA_V2, StopLatencyDocument, Vantage, VantagePoint, receipts_root,
+    STOP_LATENCY_SCHEMA_V2, StopLatencyDocument, StopLatencyKind, Vantage, VantagePoint,
+    receipts_root,
 };
 pub use error::{CoseCode, Result, StopLatencyError};
 pub use meter::{

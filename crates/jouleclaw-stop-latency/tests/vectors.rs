@@ -7,7 +7,7 @@
 
 mod support;
 
-use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, kid};
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey, kid};
 use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt, encode_value};
 use jouleclaw_stop_latency::*;
 use serde_json::{Value, json};
@@ -106,6 +106,7 @@ fn scenarios() -> Vec<Scenario> {
 fn build() -> String {
     let signer = SoftwareSigner::rfc8032_test_key();
     let key = signer.verifying_key();
+    let valid = ValidKey::new(key).unwrap();
     let all = scenarios();
     let documents: Vec<Value> = all
         .iter()
@@ -502,7 +503,12 @@ fn build() -> String {
         .into_iter()
         .enumerate()
         .map(|(i, (description, bytes, receipts, code))| {
-            assert_eq!(refusal(&bytes, &receipts, &key), code, "tampered {}", i + 1);
+            assert_eq!(
+                refusal(&bytes, &receipts, &valid),
+                code,
+                "tampered {}",
+                i + 1
+            );
             json!({
                 "n": i + 1,
                 "description": description,
@@ -530,7 +536,7 @@ fn build() -> String {
 }
 
 /// The first refusal of the full check (signature and document, then the binding).
-fn refusal(cose: &[u8], receipts: &[Value], key: &jouleclaw_jcr1::cose::PublicKey) -> &'static str {
+fn refusal(cose: &[u8], receipts: &[Value], key: &ValidKey) -> &'static str {
     let v = match verify(cose, key) {
         Err(e) => return e.code(),
         Ok(v) => v,
@@ -651,7 +657,7 @@ fn the_vectors_file_is_what_the_generator_builds() {
 
 #[test]
 fn every_document_vector_verifies_and_is_bound() {
-    let key = SoftwareSigner::rfc8032_test_key().verifying_key();
+    let key = ValidKey::new(SoftwareSigner::rfc8032_test_key().verifying_key()).unwrap();
     let file: Value = serde_json::from_str(&build()).unwrap();
     for d in file["documents"].as_array().unwrap() {
         let cose = unhex(d["cose_sign1_hex"].as_str().unwrap());

@@ -89,7 +89,8 @@ fn the_document_is_bound_to_every_window_the_pipeline_closed() {
     assert!(check_receipts(doc, &receipts).is_empty());
     // Without the last window (a meter that missed `closed`), the binding fails.
     assert!(!check_receipts(doc, &receipts[..11]).is_empty());
-    let v = verify(&signed.cose_sign1, &signer.verifying_key()).unwrap();
+    let key = jouleclaw_jcr1::cose::ValidKey::new(signer.verifying_key()).unwrap();
+    let v = verify(&signed.cose_sign1, &key).unwrap();
     assert_eq!(&v.document, doc);
     // After finish the meter refuses ticks and changes nothing.
     let t = Tick::new(20, duplex::MIC, TickKind::Audio, Bytes::new(), 20 * FRAME);
@@ -99,4 +100,51 @@ fn the_document_is_bound_to_every_window_the_pipeline_closed() {
         "meter_finished"
     );
     assert_eq!(meter.meter().frame_count(), 12);
+}
+
+/// The verifier's key is a `ValidKey`, checked once where it is made: a non-canonical encoding,
+/// a small-order key and a key with a torsion component are refused there (`key_refused`, each
+/// with its check named) and never reach `verify`; the prime-order neighbour verifies.
+#[test]
+fn the_verifier_key_is_checked_once_where_it_is_made() {
+    use jouleclaw_interaction::{InteractionDocument, sign};
+    use jouleclaw_jcr1::cose::ValidKey;
+    // y = p + 1 (the identity, not in its canonical encoding), the identity, and -B (the base
+    // point plus the point of order 2): each a curve point, each refused, none reaching `verify`.
+    let mut non_canonical = [0xff; 32];
+    non_canonical[0] = 0xee;
+    non_canonical[31] = 0x7f;
+    let mut small_order = [0; 32];
+    small_order[0] = 1;
+    let mut torsion = [0x99; 32];
+    torsion[0] = 0x95;
+    let refused: Vec<String> = [non_canonical, small_order, torsion]
+        .iter()
+        .map(|k| {
+            let key = ed25519_dalek::VerifyingKey::from_bytes(k).unwrap();
+            let e = ValidKey::new(key).unwrap_err();
+            format!("{}: {e}", e.code())
+        })
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "key_refused: public key refused: not the canonical encoding of an Ed25519 public key",
+            "key_refused: public key refused: a small-order (weak) Ed25519 public key",
+            "key_refused: public key refused: an Ed25519 public key with a torsion component (not of prime order)",
+        ]
+    );
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let doc = InteractionDocument::new(
+        "did:example:steward",
+        "call-1",
+        InteractionConfig::default(),
+        3,
+        &[],
+        &[[7; 32]],
+    )
+    .unwrap();
+    let signed = sign(&signer, &doc).unwrap();
+    let key = ValidKey::new(signer.verifying_key()).unwrap();
+    assert_eq!(verify(&signed.cose_sign1, &key).unwrap().document, doc);
 }

@@ -17,7 +17,7 @@
 //! claims; the document kind decodes the payload and compares `iss` and `sub` with it.
 
 use coset::cbor::value::Value;
-use ed25519_dalek::{Signature, VerifyingKey};
+use ed25519_dalek::Signature;
 
 use super::cbor::{self, int_of, read_value};
 use super::sign::Signer;
@@ -293,11 +293,15 @@ pub fn sign(
 /// payload attached; unprotected header `{}`; protected a map with `alg` -8; the content type;
 /// a 32-byte `kid`; label 15 exactly `{1: tstr, 2: tstr}`; the protected bytes exactly
 /// [`protected_bytes`] of these values; the envelope exactly [`envelope`] of its parts with a
-/// 64-byte signature; `kid` the key's; the key a [`ValidKey`] and `verify_strict` over the
-/// Sig_structure. The caller then decodes the payload and compares `iss` and `sub`.
+/// 64-byte signature; `kid` the key's; `verify_strict` over the Sig_structure. The caller then
+/// decodes the payload and compares `iss` and `sub`.
+///
+/// The key is one already accepted ([`ValidKey`]: canonical, not small order, torsion-free),
+/// checked once where the caller made it, not here: [`ValidKey::new`] refuses any other
+/// (`key_refused`), under which no signature would verify.
 pub fn verify(
     bytes: &[u8],
-    key: &VerifyingKey,
+    key: &ValidKey,
     content_type: &str,
     max_bytes: usize,
 ) -> Result<VerifiedDocument, DocumentCoseCode> {
@@ -370,10 +374,9 @@ pub fn verify(
     if signature.len() != 64 || envelope(&protected, &payload, &signature) != bytes {
         return Err(C::EnvelopeNotCanonical);
     }
-    if kid_value != super::kid(key) {
+    if kid_value != super::kid(key.verifying_key()) {
         return Err(C::UnknownKid);
     }
-    let key = ValidKey::new(*key).map_err(|_| C::BadSignature)?;
     let to_be_signed = sig_structure(&protected, &payload);
     let sig = <[u8; 64]>::try_from(signature.as_slice()).map_err(|_| C::BadSignature)?;
     key.verifying_key()

@@ -163,6 +163,67 @@ fn a_small_order_key_is_refused_when_it_is_accepted() {
     assert!(NoteKey::new("w", ALG_COSIGNATURE_V1, witness_key(1).key().as_bytes()).is_ok());
 }
 
+/// The reason `NoteKey::new` gives for refusing `key` (always `verifier_key_invalid`).
+fn key_refusal(key: &[u8; 32]) -> &'static str {
+    match NoteKey::new("w", ALG_ED25519, key).unwrap_err() {
+        RegistryError::VerifierKeyInvalid { reason } => reason,
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Signed-note keys follow the one key rule of every signed kind (`ValidKey`): a
+/// non-canonical encoding (`y + p`, or the sign bit on `x = 0`) is refused by its encoding, a
+/// small-order key and a key with a torsion component by theirs, all `verifier_key_invalid`.
+/// Every non-canonical encoding that decompresses is of small or mixed order, so none was
+/// accepted before either (then refused as "not a point of prime order"); the reason now names
+/// the encoding, as the other signed kinds do.
+#[test]
+fn verifier_keys_follow_the_one_key_rule() {
+    // y = p + 3 (the point y = 3, of mixed order), y = p + 1 (the identity) and the identity
+    // with the sign bit of x = 0 set: each decodes to a point, none in its canonical encoding.
+    let mut y_plus_p = [0xff; 32];
+    y_plus_p[0] = 0xf0;
+    y_plus_p[31] = 0x7f;
+    let mut one_plus_p = y_plus_p;
+    one_plus_p[0] = 0xee;
+    let mut signed_identity = [0u8; 32];
+    signed_identity[0] = 1;
+    signed_identity[31] = 0x80;
+    for enc in [y_plus_p, one_plus_p, signed_identity] {
+        let key = ed25519_dalek::VerifyingKey::from_bytes(&enc).unwrap();
+        assert_ne!(key.to_edwards().compress().0, enc);
+        assert_eq!(
+            key_refusal(&enc),
+            "not the canonical encoding of an Ed25519 public key",
+            "{}",
+            hex::encode(enc)
+        );
+    }
+    let mut identity = [0u8; 32];
+    identity[0] = 1;
+    assert_eq!(
+        key_refusal(&identity),
+        "a small-order (weak) Ed25519 public key"
+    );
+    // -B = B + (0, -1): the base point plus the point of order 2.
+    let mut torsion = [0x99; 32];
+    torsion[0] = 0x95;
+    assert_eq!(
+        key_refusal(&torsion),
+        "an Ed25519 public key with a torsion component (not of prime order)"
+    );
+    // Not a curve point at all.
+    let mut off_curve = [0u8; 32];
+    off_curve[0] = 2;
+    assert_eq!(
+        key_refusal(&off_curve),
+        "the Ed25519 key is not a point of prime order"
+    );
+    // The neighbour: a prime-order key in its canonical encoding is accepted.
+    let k = NoteKey::new("w", ALG_ED25519, witness_key(1).key().as_bytes()).unwrap();
+    assert_eq!(k.valid_key().verifying_key(), witness_key(1).key());
+}
+
 #[test]
 fn key_names_refuse_spaces_and_plus() {
     for bad in ["", "a b", "a+b", "a\tb"] {

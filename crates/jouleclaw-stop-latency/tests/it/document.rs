@@ -3,13 +3,13 @@
 
 use crate::support;
 
-use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
+use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey};
 use jouleclaw_stop_latency::*;
 use jouleclaw_stream_oracle::WindowVerdict;
 use support::*;
 
-fn key() -> jouleclaw_jcr1::cose::PublicKey {
-    SoftwareSigner::rfc8032_test_key().verifying_key()
+fn key() -> ValidKey {
+    ValidKey::new(SoftwareSigner::rfc8032_test_key().verifying_key()).unwrap()
 }
 
 #[test]
@@ -28,7 +28,7 @@ fn a_signed_document_verifies_and_decodes_to_itself() {
 #[test]
 fn another_key_and_any_flipped_byte_are_refused() {
     let r = run(polite());
-    let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
+    let other = ValidKey::new(SoftwareSigner::from_seed(&[7; 32]).verifying_key()).unwrap();
     assert_eq!(
         verify(&r.signed.cose_sign1, &other).unwrap_err().code(),
         "cose_unknown_kid"
@@ -257,5 +257,43 @@ fn the_vantage_rules_refuse_each_fault_and_its_neighbour_passes() {
         .unwrap_err()
         .code,
         "wrong_schema"
+    );
+}
+
+/// The verifier's key is a `ValidKey`, checked once where it is made: a non-canonical encoding,
+/// a small-order key and a key with a torsion component are refused there (`key_refused`, each
+/// with its check named) and never reach `verify`; the prime-order neighbour verifies.
+#[test]
+fn the_verifier_key_is_checked_once_where_it_is_made() {
+    for (enc, detail) in [
+        (
+            "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+            "not the canonical encoding of an Ed25519 public key",
+        ),
+        (
+            "0100000000000000000000000000000000000000000000000000000000000000",
+            "a small-order (weak) Ed25519 public key",
+        ),
+        (
+            // -B = B + (0, -1): the base point plus the point of order 2.
+            "9599999999999999999999999999999999999999999999999999999999999999",
+            "an Ed25519 public key with a torsion component (not of prime order)",
+        ),
+    ] {
+        let mut bytes = [0u8; 32];
+        hex::decode_to_slice(enc, &mut bytes).unwrap();
+        let key = ed25519_dalek::VerifyingKey::from_bytes(&bytes).unwrap();
+        let e = ValidKey::new(key).unwrap_err();
+        assert_eq!(e.code(), "key_refused", "{enc}");
+        assert_eq!(
+            e.to_string(),
+            format!("public key refused: {detail}"),
+            "{enc}"
+        );
+    }
+    let r = run(polite());
+    assert_eq!(
+        verify(&r.signed.cose_sign1, &key()).unwrap().document,
+        r.doc
     );
 }

@@ -6,7 +6,6 @@
 //! hash per receipt; the checks read `receipts.jsonl` one line at a time and
 //! `interaction-metrics.cbor` up to its own bound.
 
-use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -14,14 +13,13 @@ use jouleclaw_interaction::{
     self as im, InteractionConfig, InteractionDocument, MAX_SIGNED_BYTES, PanelBuilder,
     PipelineMeter,
 };
-use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
-use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
+use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
-use jouleclaw_stack::store::layout::{Input, open_input};
 use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
 
+use super::stop_latency::{read_document, receipts, summary_lists, tell_finding};
 use crate::keys::read_public_key;
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
@@ -108,62 +106,6 @@ pub(crate) fn describe(doc: &InteractionDocument) -> String {
     )
 }
 
-fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
-    Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
-        Input::File(f) => Ok(Some(f)),
-        Input::Missing => Ok(None),
-        Input::NotRegular(what) => Err(what),
-    })
-}
-
-/// `receipts.jsonl` of `dir`, each line decoded with its content hash (an undecodable line is
-/// skipped here: the stream verifier names it).
-fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
-    let path = dir.join("receipts.jsonl");
-    let file = match open_in(&path)? {
-        Ok(Some(f)) => f,
-        Ok(None) | Err(_) => return Ok(Vec::new()),
-    };
-    let mut reader = BufReader::new(file);
-    let max = Limits::RECEIPT.max_document_bytes as u64;
-    let mut out = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = (&mut reader)
-            .take(max + 2)
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Failure::io(&path, e))?;
-        if n == 0 {
-            return Ok(out);
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        if let Ok(r) = decode_receipt(&line) {
-            out.push((r, *blake3::hash(&line).as_bytes()));
-        }
-        if out.len() as u64 > jouleclaw_stack::seal::DEFAULT_MAX_LEAVES {
-            return Err(Failure::Refused(format!(
-                "{}: more receipts than one stream's log holds",
-                path.display()
-            )));
-        }
-    }
-}
-
-fn summary_lists_it(dir: &Path) -> bool {
-    open_in(&dir.join("summary.json"))
-        .ok()
-        .and_then(|f| f.ok().flatten())
-        .and_then(|f| {
-            let mut text = String::new();
-            f.take(1 << 20).read_to_string(&mut text).ok()?;
-            serde_json::from_str::<serde_json::Value>(&text).ok()
-        })
-        .is_some_and(|v| v["outputs"].get(FILE).is_some())
-}
-
 /// What checking a directory's document found.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Evidence {
@@ -179,28 +121,22 @@ pub(crate) struct Evidence {
 pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
     let path = dir.join(FILE);
     let mut ev = Evidence::default();
-    let bytes = match open_in(&path)? {
-        Ok(Some(f)) => {
-            let mut b = Vec::new();
-            f.take(MAX_SIGNED_BYTES as u64 + 1)
-                .read_to_end(&mut b)
-                .map_err(|e| Failure::io(&path, e))?;
-            b
-        }
-        Err(what) => {
-            ev.problems.push(format!(
-                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
-            ));
+    let bytes = match read_document(&path, FILE, MAX_SIGNED_BYTES)? {
+        Ok(Some(b)) => b,
+        Err(problem) => {
+            ev.problems.push(problem);
             return Ok(ev);
         }
         Ok(None) => {
-            if let Some(p) = im::missing(summary_lists_it(dir)) {
+            if let Some(p) = im::missing(summary_lists(dir, FILE)) {
                 ev.problems.push(format!("{FILE}: {p}"));
             }
             return Ok(ev);
         }
     };
-    match im::verify(&bytes, key) {
+    // The key file reader accepted the key as `ValidKey::new` does: this check cannot refuse it.
+    let key = ValidKey::new(*key).map_err(|e| Failure::Usage(format!("public key: {e}")))?;
+    match im::verify(&bytes, &key) {
         Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
         Ok(v) => {
             for p in im::check_receipts(&v.document, &receipts(dir)?) {
@@ -215,18 +151,8 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
 /// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
 pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
     let ev = check(key, dir)?;
-    for p in &ev.problems {
-        tell!("{}", crate::out::untrusted(p));
-    }
-    match (&ev.doc, ev.problems.is_empty()) {
-        (Some(doc), true) => say!(
-            "{FILE}: verified and bound to the receipts; {}",
-            describe(doc)
-        ),
-        (None, true) => say!("{FILE}: absent"),
-        _ => {}
-    }
-    Ok(ev.problems.len())
+    let described = ev.doc.as_ref().map(describe);
+    Ok(tell_finding(FILE, &ev.problems, described, "absent"))
 }
 
 /// `jouleclaw metrics ...`.

@@ -8,7 +8,7 @@
 use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 
-use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner};
+use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
 use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
 use jouleclaw_stack::store::layout::{Input, open_input};
@@ -148,9 +148,6 @@ pub(crate) struct Evidence {
     pub(crate) problems: Vec<String>,
 }
 
-/// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
-/// the receipts check names it) with each line's content hash; a missing file holds none (the
-/// stream verifier names it).
 /// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link
 /// followed, no FIFO blocked on, regular files only): `Ok(None)` when it is missing,
 /// `Err(what it is)` when it is not a regular file.
@@ -162,7 +159,34 @@ fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, F
     })
 }
 
-fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
+/// A signed document of a call in a folder (`file` at `path`), opened as [`open_in`] opens it:
+/// its bytes, read up to `max_bytes + 1` (one more than a signed document may have, so that the
+/// verifier refuses an over-long one), `Ok(None)` when it is missing, `Err` with the
+/// `not_regular_file` problem when it is not a regular file (not read).
+pub(super) fn read_document(
+    path: &Path,
+    file: &str,
+    max_bytes: usize,
+) -> Result<Result<Option<Vec<u8>>, String>, Failure> {
+    Ok(match open_in(path)? {
+        Ok(Some(f)) => {
+            let mut b = Vec::new();
+            f.take(max_bytes as u64 + 1)
+                .read_to_end(&mut b)
+                .map_err(|e| Failure::io(path, e))?;
+            Ok(Some(b))
+        }
+        Err(what) => Err(format!(
+            "{file}: not_regular_file: a {what}, not a regular file; not read"
+        )),
+        Ok(None) => Ok(None),
+    })
+}
+
+/// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
+/// the receipts check names it) with each line's content hash; a missing file holds none (the
+/// stream verifier names it).
+pub(super) fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
     let path = dir.join("receipts.jsonl");
     let file = match open_in(&path)? {
         Ok(Some(f)) => f,
@@ -198,7 +222,8 @@ fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure>
     }
 }
 
-fn summary_lists_it(dir: &Path) -> bool {
+/// Whether `summary.json` of `dir` (read up to 1 MiB) lists `file` among its outputs.
+pub(super) fn summary_lists(dir: &Path, file: &str) -> bool {
     open_in(&dir.join("summary.json"))
         .ok()
         .and_then(|f| f.ok().flatten())
@@ -207,7 +232,7 @@ fn summary_lists_it(dir: &Path) -> bool {
             f.take(1 << 20).read_to_string(&mut text).ok()?;
             serde_json::from_str::<serde_json::Value>(&text).ok()
         })
-        .is_some_and(|v| v["outputs"].get(FILE).is_some())
+        .is_some_and(|v| v["outputs"].get(file).is_some())
 }
 
 /// Verifies `dir/stop-latency.cbor` under `key` and checks its binding to `receipts.jsonl`
@@ -218,25 +243,17 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
     let receipts = receipts(dir)?;
     let path = dir.join(FILE);
     let mut ev = Evidence::default();
-    let bytes = match open_in(&path)? {
-        Ok(Some(f)) => {
-            let mut b = Vec::new();
-            f.take(MAX_SIGNED_BYTES as u64 + 1)
-                .read_to_end(&mut b)
-                .map_err(|e| Failure::io(&path, e))?;
-            b
-        }
-        Err(what) => {
-            ev.problems.push(format!(
-                "{FILE}: not_regular_file: a {what}, not a regular file; not read"
-            ));
+    let bytes = match read_document(&path, FILE, MAX_SIGNED_BYTES)? {
+        Ok(Some(b)) => b,
+        Err(problem) => {
+            ev.problems.push(problem);
             return Ok(ev);
         }
         Ok(None) => {
             let plain: Vec<StreamWindowReceipt> = receipts.into_iter().map(|(r, _)| r).collect();
             if let Some(p) = sl::missing(&plain) {
                 ev.problems.push(format!("{FILE}: {p}"));
-            } else if summary_lists_it(dir) {
+            } else if summary_lists(dir, FILE) {
                 ev.problems.push(format!(
                     "{FILE}: stop_latency_missing: summary.json lists it and it is gone"
                 ));
@@ -244,7 +261,9 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
             return Ok(ev);
         }
     };
-    match sl::verify(&bytes, key) {
+    // The key file reader accepted the key as `ValidKey::new` does: this check cannot refuse it.
+    let key = ValidKey::new(*key).map_err(|e| Failure::Usage(format!("public key: {e}")))?;
+    match sl::verify(&bytes, &key) {
         Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
         Ok(v) => {
             for p in sl::check_receipts(&v.document, &receipts) {
@@ -259,17 +278,32 @@ pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
 /// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
 pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
     let ev = check(key, dir)?;
-    for p in &ev.problems {
+    let described = ev.doc.as_ref().map(describe);
+    Ok(tell_finding(
+        FILE,
+        &ev.problems,
+        described,
+        "absent (no receipt records a barge-in)",
+    ))
+}
+
+/// Prints what checking a signed document of a call (`file`) found, as `receipts verify DIR`
+/// does for every kind: each problem, then, when there is none, the verified document
+/// (`described`) or `absent`. Returns the number of problems.
+pub(super) fn tell_finding(
+    file: &str,
+    problems: &[String],
+    described: Option<String>,
+    absent: &str,
+) -> usize {
+    for p in problems {
         // A problem quotes the receipts' own text (stream ids): shown, never obeyed.
         tell!("{}", crate::out::untrusted(p));
     }
-    match (&ev.doc, ev.problems.is_empty()) {
-        (Some(doc), true) => say!(
-            "{FILE}: verified and bound to the receipts; {}",
-            describe(doc)
-        ),
-        (None, true) => say!("{FILE}: absent (no receipt records a barge-in)"),
+    match (described, problems.is_empty()) {
+        (Some(d), true) => say!("{file}: verified and bound to the receipts; {d}"),
+        (None, true) => say!("{file}: {absent}"),
         _ => {}
     }
-    Ok(ev.problems.len())
+    problems.len()
 }
