@@ -112,7 +112,7 @@ fn stop_latency_problems(
             .collect();
     };
     // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
-    let verified = cose::ValidKey::new(*key)
+    let verified = jouleclaw_jcr1::cose::ValidKey::new(*key)
         .map_err(|_| jouleclaw_stop_latency::CoseCode::BadSignature.into())
         .and_then(|key| jouleclaw_stop_latency::verify(bytes, &key));
     match verified {
@@ -154,7 +154,7 @@ fn interaction_problems(
         return Vec::new();
     };
     // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
-    let verified = cose::ValidKey::new(*key)
+    let verified = jouleclaw_jcr1::cose::ValidKey::new(*key)
         .map_err(|_| jouleclaw_interaction::CoseCode::BadSignature.into())
         .and_then(|key| jouleclaw_interaction::verify(bytes, &key));
     match verified {
