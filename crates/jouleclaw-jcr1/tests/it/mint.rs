@@ -10,22 +10,19 @@ use jouleclaw_stream_oracle::WindowVerdict;
 
 fn window() -> StreamWindow {
     let mut w = StreamWindow::open(Arc::new(StreamSpec::duplex_voice_default()), 2).unwrap();
-    let t = Tick::new(
-        2,
-        duplex::MIC,
-        TickKind::Audio,
-        Bytes::from(vec![0u8; 6400]),
-        400_000_000,
-    );
-    w.push(t).unwrap();
-    let t = Tick::new(
-        2,
-        duplex::TTS,
-        TickKind::Audio,
-        Bytes::from(vec![0u8; 4800]),
-        450_000_000,
-    );
-    w.push(t).unwrap();
+    for (channel, len, at_ns) in [
+        (duplex::MIC, 6400, 400_000_000),
+        (duplex::TTS, 4800, 450_000_000),
+    ] {
+        let t = Tick::new(
+            2,
+            channel,
+            TickKind::Audio,
+            Bytes::from(vec![0u8; len]),
+            at_ns,
+        );
+        w.push(t).unwrap();
+    }
     w
 }
 
