@@ -374,49 +374,21 @@ fn counters_never_wrap_at_u64_max() {
 
 #[test]
 fn policy_bounds() {
+    let windows = |window_count| LedgerPolicy {
+        window_count,
+        ..Default::default()
+    };
+    let allowance = |allowance_permille| LedgerPolicy {
+        allowance_permille,
+        ..Default::default()
+    };
     for (p, ok) in [
-        (
-            LedgerPolicy {
-                window_count: 0,
-                ..Default::default()
-            },
-            false,
-        ),
-        (
-            LedgerPolicy {
-                window_count: 1,
-                ..Default::default()
-            },
-            true,
-        ),
-        (
-            LedgerPolicy {
-                window_count: LedgerPolicy::MAX_WINDOW_COUNT,
-                ..Default::default()
-            },
-            true,
-        ),
-        (
-            LedgerPolicy {
-                window_count: LedgerPolicy::MAX_WINDOW_COUNT + 1,
-                ..Default::default()
-            },
-            false,
-        ),
-        (
-            LedgerPolicy {
-                allowance_permille: LedgerPolicy::MAX_ALLOWANCE_PERMILLE,
-                ..Default::default()
-            },
-            true,
-        ),
-        (
-            LedgerPolicy {
-                allowance_permille: LedgerPolicy::MAX_ALLOWANCE_PERMILLE + 1,
-                ..Default::default()
-            },
-            false,
-        ),
+        (windows(0), false),
+        (windows(1), true),
+        (windows(LedgerPolicy::MAX_WINDOW_COUNT), true),
+        (windows(LedgerPolicy::MAX_WINDOW_COUNT + 1), false),
+        (allowance(LedgerPolicy::MAX_ALLOWANCE_PERMILLE), true),
+        (allowance(LedgerPolicy::MAX_ALLOWANCE_PERMILLE + 1), false),
     ] {
         let r = RollingConservationLedger::new(p);
         assert_eq!(r.is_ok(), ok, "{p:?}");

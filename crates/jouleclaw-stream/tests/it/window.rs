@@ -88,33 +88,16 @@ fn channel_must_exist() {
 
 #[test]
 fn payload_kind_must_match_channel() {
+    let tick =
+        |channel, kind, payload| Tick::new(W, channel, kind, Bytes::from_static(payload), START);
     let w = window();
-    let text_on_mic = Tick::new(
-        W,
-        duplex::MIC,
-        TickKind::Text,
-        Bytes::from_static(b"hi"),
-        START,
-    );
+    let text_on_mic = tick(duplex::MIC, TickKind::Text, b"hi");
     refused(&w, text_on_mic, "tick_kind_mismatch");
-    let audio_on_control = Tick::new(
-        W,
-        duplex::CONTROL,
-        TickKind::Audio,
-        Bytes::from_static(b"x"),
-        START,
-    );
+    let audio_on_control = tick(duplex::CONTROL, TickKind::Audio, b"x");
     refused(&w, audio_on_control, "tick_kind_mismatch");
     let mut w = window();
     // Text on the ASR channel, and markers on any channel (their side is the channel's).
-    w.push(Tick::new(
-        W,
-        duplex::ASR,
-        TickKind::Text,
-        Bytes::from_static(b"hi"),
-        START,
-    ))
-    .unwrap();
+    w.push(tick(duplex::ASR, TickKind::Text, b"hi")).unwrap();
     w.push(Tick::marker(W, duplex::MIC, TickMarker::Start, START))
         .unwrap();
     let p = w
