@@ -25,6 +25,13 @@ pub fn check_generated(name: &str, built: &str) {
     );
 }
 
+/// Checks that `conformance/<name>` holds `built` as pretty JSON with a final newline (see
+/// [`check_generated`]), and returns the file as read.
+pub fn current(name: &str, built: &serde_json::Value) -> serde_json::Value {
+    check_generated(name, &(serde_json::to_string_pretty(built).unwrap() + "\n"));
+    read_json(name)
+}
+
 pub use jouleclaw_testkit::receipts::SEED_STEWARD as STEWARD;
 
 /// The seed receipt with window `window_id` and a window hash of its own.
