@@ -815,6 +815,17 @@ fn path_of(v: &Value) -> Vec<Hash> {
     v.as_array().unwrap().iter().map(h32).collect()
 }
 
+/// Verifies the consistency proof a vector or a negative case states.
+fn consistency_of(case: &Value) -> Result<(), ProofCode> {
+    verify_consistency(
+        case["first_size"].as_u64().unwrap(),
+        case["second_size"].as_u64().unwrap(),
+        &h32(&case["first_root_hex"]),
+        &h32(&case["second_root_hex"]),
+        &path_of(&case["path_hex"]),
+    )
+}
+
 #[test]
 fn every_positive_vector_verifies_from_the_file_alone() {
     let v = load();
@@ -844,14 +855,7 @@ fn every_positive_vector_verifies_from_the_file_alone() {
         .unwrap();
     }
     for p in v["consistency"].as_array().unwrap() {
-        verify_consistency(
-            p["first_size"].as_u64().unwrap(),
-            p["second_size"].as_u64().unwrap(),
-            &h32(&p["first_root_hex"]),
-            &h32(&p["second_root_hex"]),
-            &path_of(&p["path_hex"]),
-        )
-        .unwrap();
+        consistency_of(p).unwrap();
     }
     let stream = &v["stream"];
     let windows = stream["windows"].as_array().unwrap();
@@ -924,17 +928,7 @@ fn every_negative_vector_is_refused_with_its_code() {
                 });
                 json!(r.unwrap_err().as_str())
             }
-            "consistency_proof" => json!(
-                verify_consistency(
-                    case["first_size"].as_u64().unwrap(),
-                    case["second_size"].as_u64().unwrap(),
-                    &h32(&case["first_root_hex"]),
-                    &h32(&case["second_root_hex"]),
-                    &path_of(&case["path_hex"]),
-                )
-                .unwrap_err()
-                .as_str()
-            ),
+            "consistency_proof" => json!(consistency_of(case).unwrap_err().as_str()),
             "seal_json" => json!(
                 decode_seal(&hex::decode(case["input_hex"].as_str().unwrap()).unwrap())
                     .unwrap_err()
