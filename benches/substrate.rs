@@ -190,37 +190,18 @@ impl DuplexPayloads {
         let mut ticks = Vec::with_capacity(22);
         for k in 0..10 {
             let t = t0 + k * 20 * MS;
-            ticks.push(Tick::new(
-                w,
-                duplex::MIC,
-                TickKind::Audio,
-                self.mic.clone(),
-                t,
-            ));
-            ticks.push(Tick::new(
-                w,
-                duplex::TTS,
-                TickKind::Audio,
-                self.tts.clone(),
-                t + MS,
-            ));
-            if k == 4 {
-                ticks.push(Tick::new(
-                    w,
-                    duplex::ASR,
-                    TickKind::Text,
-                    self.asr.clone(),
-                    t + 2 * MS,
-                ));
-            }
-            if k == 7 {
-                ticks.push(Tick::new(
-                    w,
-                    duplex::LLM,
-                    TickKind::Text,
-                    self.llm.clone(),
-                    t + 2 * MS,
-                ));
+            let text = match k {
+                4 => Some((duplex::ASR, &self.asr)),
+                7 => Some((duplex::LLM, &self.llm)),
+                _ => None,
+            };
+            let frames = [
+                (duplex::MIC, TickKind::Audio, &self.mic, t),
+                (duplex::TTS, TickKind::Audio, &self.tts, t + MS),
+            ];
+            let text = text.map(|(channel, bytes)| (channel, TickKind::Text, bytes, t + 2 * MS));
+            for (channel, kind, bytes, ts) in frames.into_iter().chain(text) {
+                ticks.push(Tick::new(w, channel, kind, bytes.clone(), ts));
             }
         }
         ticks

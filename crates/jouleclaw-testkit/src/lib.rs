@@ -3,6 +3,7 @@
 //!
 //! - [`TempDir`], a self-removing temporary folder;
 //! - [`check_generated`], a generated vector file checked against what its generator builds;
+//! - [`line_count`], the lines of a text file;
 //! - [`run`], [`text`], [`assert_contains`] and [`code`]: a command line binary run to
 //!   completion, its output as text (and a check of a part of it) and its exit code;
 //! - [`nats`]: one JetStream `nats-server` on loopback;
@@ -121,6 +122,15 @@ pub fn text(o: &Output) -> String {
 pub fn assert_contains(o: &Output, needle: &str) {
     let out = text(o);
     assert!(out.contains(needle), "{needle:?} is not in:\n{out}");
+}
+
+/// The number of lines of the text file at `path` (records of a JSON Lines file).
+pub fn line_count(path: impl AsRef<Path>) -> usize {
+    let path = path.as_ref();
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .lines()
+        .count()
 }
 
 /// The exit code (-1 when a signal ended the process).
