@@ -28,10 +28,7 @@ use ed25519_dalek::Signer as _;
 use jouleclaw_jcr1::cose::{
     RFC8032_TEST1_SEED, Signer, SingleKey, SoftwareSigner, sign_payload, verify, verify_batch,
 };
-use jouleclaw_jcr1::{
-    EnergyProvenance, Estimator, Progress, ReceiptDecoder, StreamWindowReceipt, UtcSecond,
-    decode_receipt,
-};
+use jouleclaw_jcr1::{Estimator, Progress, ReceiptDecoder, StreamWindowReceipt, decode_receipt};
 use jouleclaw_stack::pipeline::{
     ClosedWindow, Pipeline, PipelineConfig, SigningPolicy, duplex_voice_oracle,
 };
@@ -40,6 +37,7 @@ use jouleclaw_stream::{
     WindowConservationFinding, duplex,
 };
 use jouleclaw_stream_oracle::{StreamOracle, WindowVerdict};
+use jouleclaw_testkit::receipts::seed_receipt;
 use serde::{Deserialize, Serialize};
 
 const MS: u64 = 1_000_000;
@@ -49,24 +47,6 @@ const TICKS_PER_BATCH: usize = 256;
 // ---------------------------------------------------------------------------------------------
 // Fixtures
 // ---------------------------------------------------------------------------------------------
-
-/// The seed's first stream-window/1 vector (Pass, conforming).
-fn seed_receipt() -> StreamWindowReceipt {
-    StreamWindowReceipt {
-        closed_at: UtcSecond::parse("2026-06-05T00:00:00Z").unwrap(),
-        steward: "did:keri:EJ9testStewardAID000000000000000".into(),
-        stream_id: "stream-demo".into(),
-        window_id: 1,
-        window_hash: blake3::Hash::from_bytes([0xaa; 32]),
-        tick_count: 4,
-        inbound_bytes: 6400,
-        outbound_bytes: 4800,
-        joules_uj: 350,
-        energy_provenance: EnergyProvenance::Estimator,
-        verdict: WindowVerdict::pass_by("always-pass-stream"),
-        conservation: WindowConservationFinding::Conforming,
-    }
-}
 
 /// The receipt as a plain serde struct: the same field set with the same JSON types (strings,
 /// u64s, nested verdict/conservation structs), fields in wire-table order rather than sorted.
@@ -210,37 +190,18 @@ impl DuplexPayloads {
         let mut ticks = Vec::with_capacity(22);
         for k in 0..10 {
             let t = t0 + k * 20 * MS;
-            ticks.push(Tick::new(
-                w,
-                duplex::MIC,
-                TickKind::Audio,
-                self.mic.clone(),
-                t,
-            ));
-            ticks.push(Tick::new(
-                w,
-                duplex::TTS,
-                TickKind::Audio,
-                self.tts.clone(),
-                t + MS,
-            ));
-            if k == 4 {
-                ticks.push(Tick::new(
-                    w,
-                    duplex::ASR,
-                    TickKind::Text,
-                    self.asr.clone(),
-                    t + 2 * MS,
-                ));
-            }
-            if k == 7 {
-                ticks.push(Tick::new(
-                    w,
-                    duplex::LLM,
-                    TickKind::Text,
-                    self.llm.clone(),
-                    t + 2 * MS,
-                ));
+            let text = match k {
+                4 => Some((duplex::ASR, &self.asr)),
+                7 => Some((duplex::LLM, &self.llm)),
+                _ => None,
+            };
+            let frames = [
+                (duplex::MIC, TickKind::Audio, &self.mic, t),
+                (duplex::TTS, TickKind::Audio, &self.tts, t + MS),
+            ];
+            let text = text.map(|(channel, bytes)| (channel, TickKind::Text, bytes, t + 2 * MS));
+            for (channel, kind, bytes, ts) in frames.into_iter().chain(text) {
+                ticks.push(Tick::new(w, channel, kind, bytes.clone(), ts));
             }
         }
         ticks

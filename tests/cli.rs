@@ -847,10 +847,7 @@ fn a_closed_stdout_keeps_exit_codes_and_a_run_still_commits() {
     );
     assert!(out.join("summary.json").is_file());
     assert_eq!(
-        std::fs::read_to_string(out.join("receipts.jsonl"))
-            .unwrap()
-            .lines()
-            .count(),
+        jouleclaw_testkit::line_count(out.join("receipts.jsonl")),
         13
     );
     // A refusal with stdout closed is still exit 1, a usage error still exit 2.

@@ -581,7 +581,7 @@ impl HoldingStandIn {
                 .set_read_timeout(Some(Duration::from_secs(5)))
                 .unwrap();
             read_request(&mut stream);
-            let leaves_then = std::fs::read_to_string(&leaves).unwrap().lines().count();
+            let leaves_then = jouleclaw_testkit::line_count(&leaves);
             let (lock, cvar) = &*held;
             let mut g = lock.lock().unwrap();
             g.0 += 1;
@@ -776,13 +776,7 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     assert_contains(&o, "registered stream call-1 as leaf 0 of 1");
     assert_contains(&o, "not witnessed (no policy)");
     assert!(out.join("registry.tlog-proof").is_file());
-    assert_eq!(
-        std::fs::read_to_string(reg.join("leaves.jsonl"))
-            .unwrap()
-            .lines()
-            .count(),
-        1
-    );
+    assert_eq!(jouleclaw_testkit::line_count(reg.join("leaves.jsonl")), 1);
     // The same directory run again without --registry: the earlier call's proof goes.
     let o = jouleclaw(&[
         &"run",
@@ -831,26 +825,14 @@ fn run_registry_refuses_a_registry_it_cannot_use_before_writing_anything() {
     let o = jouleclaw(&[&"registry", &"add", &reg, &out, &"--key", &key]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert_contains(&o, "registry_write_failed");
-    assert_eq!(
-        std::fs::read_to_string(reg.join("leaves.jsonl"))
-            .unwrap()
-            .lines()
-            .count(),
-        1
-    );
+    assert_eq!(jouleclaw_testkit::line_count(reg.join("leaves.jsonl")), 1);
     // `registry add` of a directory that is not a sealed run: `run_unreadable`, nothing appended.
     let empty = tmp.path("empty");
     std::fs::create_dir(&empty).unwrap();
     let o = jouleclaw(&[&"registry", &"add", &reg, &empty, &"--key", &key]);
     assert_eq!(code(&o), 2, "{}", text(&o));
     assert_contains(&o, "run_unreadable");
-    assert_eq!(
-        std::fs::read_to_string(reg.join("leaves.jsonl"))
-            .unwrap()
-            .lines()
-            .count(),
-        1
-    );
+    assert_eq!(jouleclaw_testkit::line_count(reg.join("leaves.jsonl")), 1);
 }
 
 #[test]

@@ -12,38 +12,9 @@
 //! - a generic value accepted under `Limits::GENERIC` re-encodes to exactly the input bytes.
 #![no_main]
 
-use jouleclaw_jcr1::{
-    Limits, Progress, ReceiptDecoder, Refusal, RefusalCode, StreamWindowReceipt,
-    decode_canonical_value, decode_receipt, encode_value,
-};
+use jouleclaw_jcr1::{Limits, RefusalCode, decode_canonical_value, decode_receipt, encode_value};
+use jouleclaw_testkit::receipts::feed;
 use libfuzzer_sys::fuzz_target;
-
-/// Feeds `chunks` to one decoder, checking that `push` never accepts and refusals are sticky.
-fn feed<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Result<StreamWindowReceipt, Refusal> {
-    let mut d = ReceiptDecoder::new();
-    let mut refused: Option<Refusal> = None;
-    for c in chunks {
-        match d.push(c) {
-            Progress::Incomplete => assert!(refused.is_none(), "a refusal must be sticky"),
-            Progress::Refused(r) => {
-                if let Some(prev) = refused {
-                    assert_eq!(prev, r, "a refusal must be sticky");
-                }
-                refused = Some(r);
-            }
-        }
-        assert_eq!(d.refusal(), refused);
-    }
-    let out = d.finish();
-    if let Some(r) = refused {
-        assert_eq!(
-            out.as_ref().err(),
-            Some(&r),
-            "finish must repeat the refusal"
-        );
-    }
-    out
-}
 
 /// A split offset in `0..=len` derived from the data (FNV-1a of the bytes).
 fn cut_of(data: &[u8]) -> usize {

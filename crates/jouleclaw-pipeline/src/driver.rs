@@ -15,7 +15,7 @@ use jouleclaw_stream_oracle::{
 };
 
 use crate::error::{PipelineError, Result};
-use crate::judge::Judge;
+use crate::judge::{Judge, JudgedWindow};
 use crate::notary::Notary;
 use crate::stage::{Stage, StageFailure};
 
@@ -353,6 +353,15 @@ impl<E: EnergySource> Pipeline<E> {
     }
 
     /// A notary result; a failure leaves the whole pipeline unusable.
+    /// Notarizes the window the judge closed, if it closed one (see [`Self::notarized`]).
+    fn notarize_closed(&mut self, judged: Option<JudgedWindow>) -> Result<Option<ClosedWindow>> {
+        let Some(judged) = judged else {
+            return Ok(None);
+        };
+        let closed = self.notary.notarize(judged, self.signer.as_ref());
+        self.notarized(closed).map(Some)
+    }
+
     fn notarized<T>(&mut self, result: Result<T>) -> Result<T> {
         if result.is_err() {
             self.judge.poison();
@@ -380,13 +389,8 @@ impl<E: EnergySource> Pipeline<E> {
     /// final checkpoint.
     pub fn close_window(&mut self) -> Result<Option<ClosedWindow>> {
         self.usable()?;
-        match self.judge.close_window()? {
-            Some(judged) => {
-                let closed = self.notary.notarize(judged, self.signer.as_ref());
-                self.notarized(closed).map(Some)
-            }
-            None => Ok(None),
-        }
+        let judged = self.judge.close_window()?;
+        self.notarize_closed(judged)
     }
 
     /// Ends the stream: closes the open window, if any, and under
@@ -396,13 +400,8 @@ impl<E: EnergySource> Pipeline<E> {
     /// Afterwards every call returns [`PipelineError::Finished`].
     pub fn finish(&mut self) -> Result<Finished> {
         self.usable()?;
-        let last = match self.judge.finish()? {
-            Some(judged) => {
-                let closed = self.notary.notarize(judged, self.signer.as_ref());
-                Some(self.notarized(closed)?)
-            }
-            None => None,
-        };
+        let judged = self.judge.finish()?;
+        let last = self.notarize_closed(judged)?;
         let seal = self.notary.finish(self.signer.as_ref());
         let seal = self.notarized(seal)?;
         Ok(Finished { last, seal })
@@ -414,13 +413,8 @@ impl<E: EnergySource> Pipeline<E> {
     /// the final seal. This is the moment to sign the call's documents: every receipt is known.
     pub fn end_windows(&mut self) -> Result<Option<ClosedWindow>> {
         self.usable()?;
-        match self.judge.finish()? {
-            Some(judged) => {
-                let closed = self.notary.notarize(judged, self.signer.as_ref());
-                self.notarized(closed).map(Some)
-            }
-            None => Ok(None),
-        }
+        let judged = self.judge.finish()?;
+        self.notarize_closed(judged)
     }
 
     /// [`Pipeline::finish`] whose final checkpoint is a `stream-seal/2` seal that also commits

@@ -99,13 +99,9 @@ pub fn run_adapter(fixture: &Fixture, adapter: &mut dyn Adapter) -> AdapterRepor
         .map(|w| w.text.clone())
         .collect();
     let x = &fixture.expect;
-    let mut mismatches = Vec::new();
-    if target_writes != x.target_writes {
-        mismatches.push(format!(
-            "target_writes: expected {:?}, got {:?}",
-            x.target_writes, target_writes
-        ));
-    }
+    let mut m = crate::corpus::Mismatches::default();
+    m.check("target_writes", &x.target_writes, &target_writes);
+    let mut mismatches = m.0;
     if (safety.pre_release_writes == 0) != x.no_pre_release_writes {
         mismatches.push(format!(
             "no_pre_release_writes: expected {}, got {} pre-release write(s)",

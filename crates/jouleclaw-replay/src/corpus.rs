@@ -98,6 +98,25 @@ impl FixtureReport {
     }
 }
 
+/// The fields of a fixture's `expect` that the replay did not reproduce, one line each.
+#[derive(Default)]
+pub(crate) struct Mismatches(pub(crate) Vec<String>);
+
+impl Mismatches {
+    /// Adds `"<field>: expected <expected>, got <got>"` when the two differ.
+    pub(crate) fn check<T: PartialEq + std::fmt::Debug>(
+        &mut self,
+        field: &str,
+        expected: &T,
+        got: &T,
+    ) {
+        if expected != got {
+            self.0
+                .push(format!("{field}: expected {expected:?}, got {got:?}"));
+        }
+    }
+}
+
 /// Reduces one fixture with a fresh [`ReplayState`], audits the log and checks `expect`.
 pub fn replay_fixture(fixture: &Fixture) -> FixtureReport {
     let mut state = ReplayState::new(fixture.mode);
@@ -127,37 +146,21 @@ pub fn replay_fixture(fixture: &Fixture) -> FixtureReport {
     let no_pre_release_writes = safety.pre_release_writes == 0;
     let no_forbidden_deletions = safety.forbidden_deletions == 0;
     let x = &fixture.expect;
-    let mut mismatches = Vec::new();
-    if target_writes != x.target_writes {
-        mismatches.push(format!(
-            "target_writes: expected {:?}, got {:?}",
-            x.target_writes, target_writes
-        ));
-    }
-    if staged_chunks != x.staged_chunks {
-        mismatches.push(format!(
-            "staged_chunks: expected {:?}, got {:?}",
-            x.staged_chunks, staged_chunks
-        ));
-    }
-    if finalizations != x.finalizations {
-        mismatches.push(format!(
-            "finalizations: expected {}, got {}",
-            x.finalizations, finalizations
-        ));
-    }
-    if no_pre_release_writes != x.no_pre_release_writes {
-        mismatches.push(format!(
-            "no_pre_release_writes: expected {}, got {}",
-            x.no_pre_release_writes, no_pre_release_writes
-        ));
-    }
-    if no_forbidden_deletions != x.no_forbidden_deletions {
-        mismatches.push(format!(
-            "no_forbidden_deletions: expected {}, got {}",
-            x.no_forbidden_deletions, no_forbidden_deletions
-        ));
-    }
+    let mut m = Mismatches::default();
+    m.check("target_writes", &x.target_writes, &target_writes);
+    m.check("staged_chunks", &x.staged_chunks, &staged_chunks);
+    m.check("finalizations", &x.finalizations, &finalizations);
+    m.check(
+        "no_pre_release_writes",
+        &x.no_pre_release_writes,
+        &no_pre_release_writes,
+    );
+    m.check(
+        "no_forbidden_deletions",
+        &x.no_forbidden_deletions,
+        &no_forbidden_deletions,
+    );
+    let mismatches = m.0;
     let rejections = steps
         .iter()
         .filter_map(|s| match s.outcome {

@@ -4,35 +4,17 @@
 //! --test vectors` rewrites both files.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::*;
 use jouleclaw_jcr1::UtcSecond;
 use jouleclaw_jcr1::cose::cbor::head as cbor_head;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, kid};
 use jouleclaw_seal::*;
 use serde_json::{Value, json};
 
-const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance");
 const VECTORS: &str = "stream-seal-vectors.json";
 const SCHEMA: &str = "stream-seal-1.schema.json";
-const STREAM_ID: &str = "stream-demo";
-const STEWARD: &str = "did:keri:EJ9testStewardAID000000000000000";
-const ENTRY_PREFIX: &str = "jouleclaw stream-seal vector leaf ";
-
-fn check_generated(name: &str, built: &str) {
-    let path = format!("{CONFORMANCE}/{name}");
-    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, built).unwrap();
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        on_disk == built,
-        "{name} is stale; run JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-seal --test vectors"
-    );
-}
-
-/// `entry(i) = BLAKE3("jouleclaw stream-seal vector leaf " + decimal i)`.
-fn entry(i: u64) -> [u8; 32] {
-    *blake3::hash(format!("{ENTRY_PREFIX}{i}").as_bytes()).as_bytes()
-}
 
 fn log(n: u64) -> MerkleLog {
     let mut log = MerkleLog::new(1 << 12);
@@ -179,20 +161,15 @@ fn build_vectors() -> Value {
         .map(|n| json!({ "size": n, "root_hex": hex::encode(big.root_at(n).unwrap()) }))
         .collect();
 
-    let mut inclusion = Vec::new();
+    let mut at: Vec<(u64, u64)> = Vec::new();
     for n in 1..=8u64 {
         for m in 0..n {
-            inclusion.push(json!({
-                "tree_size": n,
-                "leaf_index": m,
-                "entry_hex": hex::encode(entry(m)),
-                "leaf_hash_hex": hex::encode(leaf_hash(&entry(m))),
-                "path_hex": hexes(&big.inclusion_proof(m, n).unwrap()),
-                "root_hex": hex::encode(big.root_at(n).unwrap()),
-            }));
+            at.push((m, n));
         }
     }
-    for (m, n) in [(0, 17), (16, 17), (99, 100), (517, 1000), (999, 1000)] {
+    at.extend([(0, 17), (16, 17), (99, 100), (517, 1000), (999, 1000)]);
+    let mut inclusion = Vec::new();
+    for (m, n) in at {
         inclusion.push(json!({
             "tree_size": n,
             "leaf_index": m,
@@ -810,20 +787,14 @@ fn big_path_demo(m: u64, n: u64) -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn pretty(v: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap();
-    s.push('\n');
-    s
-}
-
 #[test]
 fn the_vector_file_is_what_the_generator_builds() {
-    check_generated(VECTORS, &pretty(&build_vectors()));
+    check_generated(VECTORS, &pretty(&build_vectors()), "vectors");
 }
 
 #[test]
 fn the_json_schema_file_is_what_the_schema_object_generates() {
-    check_generated(SCHEMA, &pretty(&seal::json_schema()));
+    check_generated(SCHEMA, &pretty(&seal::json_schema()), "vectors");
 }
 
 fn load() -> Value {
@@ -842,6 +813,17 @@ fn h32(v: &Value) -> Hash {
 
 fn path_of(v: &Value) -> Vec<Hash> {
     v.as_array().unwrap().iter().map(h32).collect()
+}
+
+/// Verifies the consistency proof a vector or a negative case states.
+fn consistency_of(case: &Value) -> Result<(), ProofCode> {
+    verify_consistency(
+        case["first_size"].as_u64().unwrap(),
+        case["second_size"].as_u64().unwrap(),
+        &h32(&case["first_root_hex"]),
+        &h32(&case["second_root_hex"]),
+        &path_of(&case["path_hex"]),
+    )
 }
 
 #[test]
@@ -873,14 +855,7 @@ fn every_positive_vector_verifies_from_the_file_alone() {
         .unwrap();
     }
     for p in v["consistency"].as_array().unwrap() {
-        verify_consistency(
-            p["first_size"].as_u64().unwrap(),
-            p["second_size"].as_u64().unwrap(),
-            &h32(&p["first_root_hex"]),
-            &h32(&p["second_root_hex"]),
-            &path_of(&p["path_hex"]),
-        )
-        .unwrap();
+        consistency_of(p).unwrap();
     }
     let stream = &v["stream"];
     let windows = stream["windows"].as_array().unwrap();
@@ -953,17 +928,7 @@ fn every_negative_vector_is_refused_with_its_code() {
                 });
                 json!(r.unwrap_err().as_str())
             }
-            "consistency_proof" => json!(
-                verify_consistency(
-                    case["first_size"].as_u64().unwrap(),
-                    case["second_size"].as_u64().unwrap(),
-                    &h32(&case["first_root_hex"]),
-                    &h32(&case["second_root_hex"]),
-                    &path_of(&case["path_hex"]),
-                )
-                .unwrap_err()
-                .as_str()
-            ),
+            "consistency_proof" => json!(consistency_of(case).unwrap_err().as_str()),
             "seal_json" => json!(
                 decode_seal(&hex::decode(case["input_hex"].as_str().unwrap()).unwrap())
                     .unwrap_err()

@@ -5,33 +5,16 @@
 //! vectors_v2` rewrites both files.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
+use common::*;
 use jouleclaw_jcr1::UtcSecond;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, kid};
 use jouleclaw_seal::*;
 use serde_json::{Value, json};
 
-const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance");
 const VECTORS: &str = "stream-seal-2-vectors.json";
 const SCHEMA: &str = "stream-seal-2.schema.json";
-const STREAM_ID: &str = "stream-demo";
-const STEWARD: &str = "did:keri:EJ9testStewardAID000000000000000";
-const ENTRY_PREFIX: &str = "jouleclaw stream-seal vector leaf ";
-
-fn check_generated(name: &str, built: &str) {
-    let path = format!("{CONFORMANCE}/{name}");
-    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, built).unwrap();
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        on_disk == built,
-        "{name} is stale; run JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-seal --test vectors_v2"
-    );
-}
-
-fn entry(i: u64) -> [u8; 32] {
-    *blake3::hash(format!("{ENTRY_PREFIX}{i}").as_bytes()).as_bytes()
-}
 
 fn closed_at(window_id: u64) -> UtcSecond {
     UtcSecond::from_unix(1_780_617_600 + (window_id / 5) as i64).unwrap()
@@ -170,20 +153,18 @@ fn build_vectors() -> Value {
     })
 }
 
-fn pretty(v: &Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap();
-    s.push('\n');
-    s
-}
-
 #[test]
 fn the_vector_file_is_what_the_generator_builds() {
-    check_generated(VECTORS, &pretty(&build_vectors()));
+    check_generated(VECTORS, &pretty(&build_vectors()), "vectors_v2");
 }
 
 #[test]
 fn the_json_schema_file_is_what_the_schema_object_generates() {
-    check_generated(SCHEMA, &pretty(&jouleclaw_seal::seal::json_schema_v2()));
+    check_generated(
+        SCHEMA,
+        &pretty(&jouleclaw_seal::seal::json_schema_v2()),
+        "vectors_v2",
+    );
 }
 
 #[test]

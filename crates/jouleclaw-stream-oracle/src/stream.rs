@@ -110,38 +110,28 @@ pub trait StreamOracle {
     fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict;
 }
 
-impl<T: StreamOracle + ?Sized> StreamOracle for Box<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
-        (**self).on_tick(tick, direction)
-    }
-    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
-        (**self).on_stage_event(event)
-    }
-    fn on_stream_end(&mut self) {
-        (**self).on_stream_end()
-    }
-    fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
-        (**self).judge(window, ctx)
-    }
+/// Implements [`StreamOracle`] for a pointer type by forwarding every method to the oracle it
+/// points to.
+macro_rules! forward_stream_oracle {
+    ($($pointer:ty),+) => {$(
+        impl<T: StreamOracle + ?Sized> StreamOracle for $pointer {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
+                (**self).on_tick(tick, direction)
+            }
+            fn on_stage_event(&mut self, event: &StageEvent<'_>) {
+                (**self).on_stage_event(event)
+            }
+            fn on_stream_end(&mut self) {
+                (**self).on_stream_end()
+            }
+            fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
+                (**self).judge(window, ctx)
+            }
+        }
+    )+};
 }
 
-impl<T: StreamOracle + ?Sized> StreamOracle for &mut T {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn on_tick(&mut self, tick: &Tick, direction: ChannelDirection) -> Option<WindowVerdict> {
-        (**self).on_tick(tick, direction)
-    }
-    fn on_stage_event(&mut self, event: &StageEvent<'_>) {
-        (**self).on_stage_event(event)
-    }
-    fn on_stream_end(&mut self) {
-        (**self).on_stream_end()
-    }
-    fn judge(&mut self, window: &StreamWindow, ctx: &WindowContext) -> WindowVerdict {
-        (**self).judge(window, ctx)
-    }
-}
+forward_stream_oracle!(Box<T>, &mut T);

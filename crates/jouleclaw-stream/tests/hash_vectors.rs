@@ -28,151 +28,94 @@ fn pcm(len: usize, seed: u8) -> Bytes {
     )
 }
 
+/// One tick of a vector window: a payload or a marker, on a channel, at a time (ns); the
+/// tick carries the window's id.
+enum Step {
+    Data(u32, TickKind, Bytes, u64),
+    Mark(u32, TickMarker, u64),
+}
+
+/// Window `id` with `steps` pushed in order.
+fn window(id: u64, steps: Vec<Step>) -> StreamWindow {
+    let mut w = open(id);
+    for step in steps {
+        let tick = match step {
+            Step::Data(channel, kind, bytes, ts) => Tick::new(id, channel, kind, bytes, ts),
+            Step::Mark(channel, marker, ts) => Tick::marker(id, channel, marker, ts),
+        };
+        w.push(tick).unwrap();
+    }
+    w
+}
+
 fn windows() -> Vec<(&'static str, StreamWindow)> {
+    use Step::{Data, Mark};
+    use TickKind::{Audio, Text};
     let ms = NS_PER_MS;
-    let mut out = Vec::new();
-
-    out.push(("empty window 0", open(0)));
-
-    let mut w = open(1);
-    w.push(Tick::new(
-        1,
-        duplex::MIC,
-        TickKind::Audio,
-        pcm(3200, 1),
-        200 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::new(
-        1,
-        duplex::MIC,
-        TickKind::Audio,
-        pcm(3200, 2),
-        300 * ms,
-    ))
-    .unwrap();
-    out.push(("audio only: two 100 ms mic chunks", w));
-
-    let mut w = open(7);
-    w.push(Tick::new(
-        7,
-        duplex::MIC,
-        TickKind::Audio,
-        pcm(6400, 3),
-        1400 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::new(
-        7,
-        duplex::TTS,
-        TickKind::Audio,
-        pcm(1200, 4),
-        1410 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::marker(
-        7,
-        duplex::CONTROL,
-        TickMarker::BargeIn,
-        1450 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::marker(7, duplex::TTS, TickMarker::End, 1500 * ms))
-        .unwrap();
-    out.push(("barge-in: user cuts in at 1450 ms, TTS ends at 1500 ms", w));
-
-    let mut w = open(2);
-    w.push(Tick::marker(2, duplex::MIC, TickMarker::Start, 400 * ms))
-        .unwrap();
-    w.push(Tick::new(
-        2,
-        duplex::MIC,
-        TickKind::Audio,
-        pcm(6400, 5),
-        400 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::new(
-        2,
-        duplex::ASR,
-        TickKind::Text,
-        Bytes::from_static(b"what is the weather"),
-        450 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::new(
-        2,
-        duplex::SUBSTRATE,
-        TickKind::Text,
-        Bytes::from_static(b"{\"temp_c\":21}"),
-        480 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::new(
-        2,
-        duplex::LLM,
-        TickKind::Text,
-        Bytes::from_static(b"It is 21 degrees."),
-        500 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::marker(2, duplex::TTS, TickMarker::Start, 520 * ms))
-        .unwrap();
-    w.push(Tick::new(
-        2,
-        duplex::TTS,
-        TickKind::Audio,
-        pcm(4800, 6),
-        520 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::marker(
-        2,
-        duplex::MIC,
-        TickMarker::EndOfTurn,
-        599 * ms,
-    ))
-    .unwrap();
-    out.push((
-        "multi-channel duplex window: every channel and direction",
-        w,
-    ));
-
-    let mut w = open(3);
+    let text = Bytes::from_static;
     let max = StreamSpec::duplex_voice_default().max_chunk_bytes as usize;
-    w.push(Tick::new(
-        3,
-        duplex::SUBSTRATE,
-        TickKind::Text,
-        pcm(max, 7),
-        600 * ms,
-    ))
-    .unwrap();
-    out.push((
-        "maximum-size chunk: 32768 bytes on the substrate channel",
-        w,
-    ));
-
-    let mut w = open(4);
-    w.push(Tick::marker(
-        4,
-        duplex::CONTROL,
-        TickMarker::Custom("tür-öffner \"✓\" 音声\n\\".into()),
-        800 * ms,
-    ))
-    .unwrap();
-    w.push(Tick::marker(
-        4,
-        duplex::CONTROL,
-        TickMarker::Silence,
-        900 * ms,
-    ))
-    .unwrap();
-    out.push((
-        "custom marker with non-ASCII text, quotes, newline and backslash; silence marker",
-        w,
-    ));
-    out
+    vec![
+        ("empty window 0", window(0, vec![])),
+        (
+            "audio only: two 100 ms mic chunks",
+            window(
+                1,
+                vec![
+                    Data(duplex::MIC, Audio, pcm(3200, 1), 200 * ms),
+                    Data(duplex::MIC, Audio, pcm(3200, 2), 300 * ms),
+                ],
+            ),
+        ),
+        (
+            "barge-in: user cuts in at 1450 ms, TTS ends at 1500 ms",
+            window(
+                7,
+                vec![
+                    Data(duplex::MIC, Audio, pcm(6400, 3), 1400 * ms),
+                    Data(duplex::TTS, Audio, pcm(1200, 4), 1410 * ms),
+                    Mark(duplex::CONTROL, TickMarker::BargeIn, 1450 * ms),
+                    Mark(duplex::TTS, TickMarker::End, 1500 * ms),
+                ],
+            ),
+        ),
+        (
+            "multi-channel duplex window: every channel and direction",
+            window(
+                2,
+                vec![
+                    Mark(duplex::MIC, TickMarker::Start, 400 * ms),
+                    Data(duplex::MIC, Audio, pcm(6400, 5), 400 * ms),
+                    Data(duplex::ASR, Text, text(b"what is the weather"), 450 * ms),
+                    Data(duplex::SUBSTRATE, Text, text(b"{\"temp_c\":21}"), 480 * ms),
+                    Data(duplex::LLM, Text, text(b"It is 21 degrees."), 500 * ms),
+                    Mark(duplex::TTS, TickMarker::Start, 520 * ms),
+                    Data(duplex::TTS, Audio, pcm(4800, 6), 520 * ms),
+                    Mark(duplex::MIC, TickMarker::EndOfTurn, 599 * ms),
+                ],
+            ),
+        ),
+        (
+            "maximum-size chunk: 32768 bytes on the substrate channel",
+            window(
+                3,
+                vec![Data(duplex::SUBSTRATE, Text, pcm(max, 7), 600 * ms)],
+            ),
+        ),
+        (
+            "custom marker with non-ASCII text, quotes, newline and backslash; silence marker",
+            window(
+                4,
+                vec![
+                    Mark(
+                        duplex::CONTROL,
+                        TickMarker::Custom("tür-öffner \"✓\" 音声\n\\".into()),
+                        800 * ms,
+                    ),
+                    Mark(duplex::CONTROL, TickMarker::Silence, 900 * ms),
+                ],
+            ),
+        ),
+    ]
 }
 
 fn build() -> String {

@@ -26,12 +26,18 @@ use serde_json::Value;
 /// `jsonschema` as every compiled model's.) None is left.
 const REFUSED: &[(&str, &str, &str)] = &[];
 
+/// The corpus file that the environment variable `var` names, which `tests/corpus/<script>`
+/// wrote.
+fn corpus_named_by(var: &str, script: &str) -> Value {
+    let path = std::env::var(var)
+        .unwrap_or_else(|_| panic!("{var} names the corpus tests/corpus/{script} wrote"));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
 #[test]
 #[ignore = "needs the generated corpus: JOULECLAW_TOOL_CORPUS (see .ci/suites/40-structured.sh)"]
 fn the_generated_tool_corpus_agrees_with_jsonschema_byte_by_byte() {
-    let path = std::env::var("JOULECLAW_TOOL_CORPUS")
-        .expect("JOULECLAW_TOOL_CORPUS names the corpus tests/corpus/tool_models.py wrote");
-    let corpus: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let corpus = corpus_named_by("JOULECLAW_TOOL_CORPUS", "tool_models.py");
     let models = corpus["models"].as_array().unwrap();
     let (mut compiled, mut refused) = (0, 0);
     let mut tally = Tally::default();
@@ -190,9 +196,7 @@ const BFCL_MIN_COMPILED_PERCENT: usize = 95;
 #[test]
 #[ignore = "needs the BFCL corpus: JOULECLAW_BFCL_CORPUS (see .ci/suites/40-structured.sh)"]
 fn third_party_function_schemas_compile_as_written_and_agree_with_jsonschema() {
-    let path = std::env::var("JOULECLAW_BFCL_CORPUS")
-        .expect("JOULECLAW_BFCL_CORPUS names the corpus tests/corpus/bfcl_corpus.py wrote");
-    let corpus: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let corpus = corpus_named_by("JOULECLAW_BFCL_CORPUS", "bfcl_corpus.py");
     let models = corpus["models"].as_array().unwrap();
     let mut refusals = std::collections::BTreeMap::<(String, String), usize>::new();
     let (mut compiled, mut with_calls, mut ignoring) = (0, 0, 0);

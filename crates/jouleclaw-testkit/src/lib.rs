@@ -2,6 +2,8 @@
 //! crate's folder:
 //!
 //! - [`TempDir`], a self-removing temporary folder;
+//! - [`check_generated`], a generated vector file checked against what its generator builds;
+//! - [`line_count`], the lines of a text file;
 //! - [`run`], [`text`], [`assert_contains`] and [`code`]: a command line binary run to
 //!   completion, its output as text (and a check of a part of it) and its exit code;
 //! - [`nats`]: one JetStream `nats-server` on loopback;
@@ -9,6 +11,8 @@
 //! - [`data`]: files of another crate that tests of a crate read (the structured crate's
 //!   tool-call schema);
 //! - [`corpus`]: the committed fuzz seed corpora (`fuzz/corpus/<target>/`) and their replay;
+//! - `receipts` (feature `receipts`): the seed stream-window/1 receipt, signed and unsigned,
+//!   and a strict decoder fed chunk by chunk;
 //! - [`fuzz`]: the properties the fuzz targets check, behind one feature per target, shared by
 //!   the targets and by the crates' corpus replay tests (`fuzz_corpus.rs`).
 //!
@@ -25,6 +29,8 @@ pub mod corpus;
 pub mod data;
 pub mod fuzz;
 pub mod nats;
+#[cfg(feature = "receipts")]
+pub mod receipts;
 pub mod witness;
 
 use std::ffi::OsStr;
@@ -76,6 +82,20 @@ impl Drop for TempDir {
     }
 }
 
+/// Writes `built` to `path` when `JOULECLAW_REGEN_VECTORS` is set, then asserts that the
+/// file holds exactly `built` (a generated vector or schema file that is not stale); `regen`
+/// tells how to rewrite it.
+#[track_caller]
+pub fn check_generated(path: impl AsRef<Path>, built: &str, regen: &str) {
+    let path = path.as_ref();
+    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
+        std::fs::write(path, built)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    }
+    let on_disk = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(on_disk == built, "{} is stale; {regen}", path.display());
+}
+
 /// Runs `bin` with `args` from the folder `cwd` to completion and returns what it did.
 /// (A test of a package's binary passes `env!("CARGO_BIN_EXE_<name>")`.)
 pub fn run(bin: impl AsRef<OsStr>, cwd: impl AsRef<Path>, args: &[&dyn AsRef<OsStr>]) -> Output {
@@ -102,6 +122,15 @@ pub fn text(o: &Output) -> String {
 pub fn assert_contains(o: &Output, needle: &str) {
     let out = text(o);
     assert!(out.contains(needle), "{needle:?} is not in:\n{out}");
+}
+
+/// The number of lines of the text file at `path` (records of a JSON Lines file).
+pub fn line_count(path: impl AsRef<Path>) -> usize {
+    let path = path.as_ref();
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+        .lines()
+        .count()
 }
 
 /// The exit code (-1 when a signal ended the process).

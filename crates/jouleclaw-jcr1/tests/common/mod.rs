@@ -18,33 +18,28 @@ pub fn read_json(name: &str) -> serde_json::Value {
 
 /// Writes `built` when `JOULECLAW_REGEN_VECTORS` is set, then asserts the file equals it.
 pub fn check_generated(name: &str, built: &str) {
-    let path = conformance_path(name);
-    if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, built).unwrap();
-    }
-    let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        on_disk == built,
-        "{name} is stale; the generator in tests/ changed"
+    jouleclaw_testkit::check_generated(
+        conformance_path(name),
+        built,
+        "the generator in tests/ changed",
     );
 }
 
-pub const STEWARD: &str = "did:keri:EJ9testStewardAID000000000000000";
+/// Checks that `conformance/<name>` holds `built` as pretty JSON with a final newline (see
+/// [`check_generated`]), and returns the file as read.
+pub fn current(name: &str, built: &serde_json::Value) -> serde_json::Value {
+    check_generated(name, &(serde_json::to_string_pretty(built).unwrap() + "\n"));
+    read_json(name)
+}
 
+pub use jouleclaw_testkit::receipts::SEED_STEWARD as STEWARD;
+
+/// The seed receipt with window `window_id` and a window hash of its own.
 pub fn receipt(window_id: u64) -> StreamWindowReceipt {
     StreamWindowReceipt {
-        closed_at: UtcSecond::parse("2026-06-05T00:00:00Z").unwrap(),
-        steward: STEWARD.into(),
-        stream_id: "stream-demo".into(),
         window_id,
         window_hash: blake3::hash(format!("window {window_id}").as_bytes()),
-        tick_count: 4,
-        inbound_bytes: 6400,
-        outbound_bytes: 4800,
-        joules_uj: 350,
-        energy_provenance: EnergyProvenance::Estimator,
-        verdict: WindowVerdict::pass_by("always-pass-stream"),
-        conservation: WindowConservationFinding::Conforming,
+        ..jouleclaw_testkit::receipts::seed_receipt()
     }
 }
 

@@ -7,30 +7,9 @@ use common::*;
 use jouleclaw_jcr1::*;
 use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
+// `feed` checks that `push` never accepts and that refusals are sticky.
+use jouleclaw_testkit::receipts::feed;
 use proptest::prelude::*;
-
-/// Feeds `chunks` and returns the outcome, checking that `push` never accepts and that
-/// refusals are sticky.
-fn feed<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Result<StreamWindowReceipt, Refusal> {
-    let mut d = ReceiptDecoder::new();
-    let mut refused = None;
-    for c in chunks {
-        match d.push(c) {
-            Progress::Incomplete => assert!(refused.is_none(), "a refusal must be sticky"),
-            Progress::Refused(r) => {
-                if let Some(prev) = refused {
-                    assert_eq!(prev, r, "a refusal must be sticky");
-                }
-                refused = Some(r);
-            }
-        }
-    }
-    let out = d.finish();
-    if let Some(r) = refused {
-        assert_eq!(out.as_ref().err(), Some(&r));
-    }
-    out
-}
 
 fn corpus() -> Vec<(String, Vec<u8>)> {
     let mut c: Vec<(String, Vec<u8>)> = negative_cases()

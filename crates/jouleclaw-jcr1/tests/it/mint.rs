@@ -10,22 +10,19 @@ use jouleclaw_stream_oracle::WindowVerdict;
 
 fn window() -> StreamWindow {
     let mut w = StreamWindow::open(Arc::new(StreamSpec::duplex_voice_default()), 2).unwrap();
-    let t = Tick::new(
-        2,
-        duplex::MIC,
-        TickKind::Audio,
-        Bytes::from(vec![0u8; 6400]),
-        400_000_000,
-    );
-    w.push(t).unwrap();
-    let t = Tick::new(
-        2,
-        duplex::TTS,
-        TickKind::Audio,
-        Bytes::from(vec![0u8; 4800]),
-        450_000_000,
-    );
-    w.push(t).unwrap();
+    for (channel, len, at_ns) in [
+        (duplex::MIC, 6400, 400_000_000),
+        (duplex::TTS, 4800, 450_000_000),
+    ] {
+        let t = Tick::new(
+            2,
+            channel,
+            TickKind::Audio,
+            Bytes::from(vec![0u8; len]),
+            at_ns,
+        );
+        w.push(t).unwrap();
+    }
     w
 }
 
@@ -72,44 +69,25 @@ fn minter_refuses_what_it_cannot_encode() {
     assert!(ReceiptMinter::new("st", "", FixedClock(0), Estimator::default()).is_err());
     let w = window();
     let v = WindowVerdict::pass_by("a");
-    let mut m =
-        ReceiptMinter::new("st", "s", FixedClock(253_402_300_800), Estimator::default()).unwrap();
-    let e = m
-        .mint(&w, &v, WindowConservationFinding::Conforming)
-        .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Jcr1Error::Unencodable {
-                field: "closed_at",
-                ..
-            }
-        ),
-        "{e}"
-    );
-    let mut m = ReceiptMinter::new(
-        "st",
-        "s",
-        FixedClock(0),
-        Estimator {
-            uj_per_tick: u64::MAX,
-            nj_per_byte: 0,
-        },
-    )
-    .unwrap();
-    let e = m
-        .mint(&w, &v, WindowConservationFinding::Conforming)
-        .unwrap_err();
-    assert!(
-        matches!(
-            e,
-            Jcr1Error::Unencodable {
-                field: "joules_uj",
-                ..
-            }
-        ),
-        "{e}"
-    );
+    // A closing time past 9999-12-31, and an energy figure that overflows u64 microjoules.
+    let too_late = FixedClock(253_402_300_800);
+    let too_costly = Estimator {
+        uj_per_tick: u64::MAX,
+        nj_per_byte: 0,
+    };
+    for (clock, estimator, field) in [
+        (too_late, Estimator::default(), "closed_at"),
+        (FixedClock(0), too_costly, "joules_uj"),
+    ] {
+        let mut m = ReceiptMinter::new("st", "s", clock, estimator).unwrap();
+        let e = m
+            .mint(&w, &v, WindowConservationFinding::Conforming)
+            .unwrap_err();
+        assert!(
+            matches!(e, Jcr1Error::Unencodable { field: f, .. } if f == field),
+            "{e}"
+        );
+    }
     let mut m = ReceiptMinter::new("st", "s", FixedClock(0), Estimator::default()).unwrap();
     let e = m
         .mint(

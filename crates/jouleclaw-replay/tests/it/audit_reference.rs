@@ -217,16 +217,9 @@ impl Lcg {
 }
 
 fn fixtures() -> Vec<Fixture> {
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/replay");
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    paths.sort();
-    paths
+    crate::corpus::corpus()
         .iter()
-        .flat_map(|p| parse_fixtures(&std::fs::read(p).unwrap()).unwrap())
+        .flat_map(|(_, bytes)| parse_fixtures(bytes).unwrap())
         .collect()
 }
 

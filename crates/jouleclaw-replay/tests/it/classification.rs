@@ -2,8 +2,6 @@
 //! Rule 5's classification gate: a `command` or `unknown` candidate is never written as text,
 //! in either mode; the audit counts a command written as text.
 
-use std::path::PathBuf;
-
 use jouleclaw_replay::*;
 
 use crate::events::{ev, ordinary, run, staged, writes};
@@ -49,19 +47,21 @@ fn trace(mode: Mode, text: &str, class: CandidateClass) -> Vec<Event> {
     v
 }
 
+/// Runs [`trace`] in `mode`.
+fn run_trace(mode: Mode, text: &str, class: CandidateClass) -> (ReplayState, Vec<Step>) {
+    run(mode, &trace(mode, text, class))
+}
+
 #[test]
 fn ordinary_mode_writes_a_dictation_final_and_withholds_a_command_or_unknown_one() {
-    let (s, steps) = run(
-        ordinary(),
-        &trace(ordinary(), "alpha bravo", CandidateClass::Dictation),
-    );
+    let (s, steps) = run_trace(ordinary(), "alpha bravo", CandidateClass::Dictation);
     assert_eq!(writes(&s), ["alpha bravo"]);
     assert_eq!(steps[4].outcome, StepOutcome::Accepted(Action::Written));
     for (class, reason) in [
         (CandidateClass::Command, WithheldReason::CommandCandidate),
         (CandidateClass::Unknown, WithheldReason::UnknownCandidate),
     ] {
-        let (s, steps) = run(ordinary(), &trace(ordinary(), "alpha bravo", class));
+        let (s, steps) = run_trace(ordinary(), "alpha bravo", class);
         assert!(s.external_writes().is_empty(), "{class:?} was written");
         assert_eq!(
             steps[4].outcome,
@@ -77,13 +77,10 @@ fn ordinary_mode_writes_a_dictation_final_and_withholds_a_command_or_unknown_one
 
 #[test]
 fn staged_mode_stages_a_dictation_final_and_never_stages_a_command_or_unknown_one() {
-    let (s, _) = run(
-        staged(),
-        &trace(staged(), "alpha bravo", CandidateClass::Dictation),
-    );
+    let (s, _) = run_trace(staged(), "alpha bravo", CandidateClass::Dictation);
     assert_eq!(writes(&s), ["alpha bravo"]);
     for class in [CandidateClass::Command, CandidateClass::Unknown] {
-        let (s, steps) = run(staged(), &trace(staged(), "alpha bravo", class));
+        let (s, steps) = run_trace(staged(), "alpha bravo", class);
         assert!(s.external_writes().is_empty());
         assert!(s.review_chunks().is_empty());
         assert_eq!(s.finalizations().len(), 1);
@@ -97,15 +94,9 @@ fn staged_mode_stages_a_dictation_final_and_never_stages_a_command_or_unknown_on
 
 #[test]
 fn classification_is_evaluated_before_the_empty_result_gate() {
-    let (s, _) = run(
-        ordinary(),
-        &trace(ordinary(), "  ", CandidateClass::Command),
-    );
+    let (s, _) = run_trace(ordinary(), "  ", CandidateClass::Command);
     assert_eq!(s.withheld()[0].reason, WithheldReason::CommandCandidate);
-    let (s, _) = run(
-        ordinary(),
-        &trace(ordinary(), "  ", CandidateClass::Dictation),
-    );
+    let (s, _) = run_trace(ordinary(), "  ", CandidateClass::Dictation);
     assert_eq!(s.withheld()[0].reason, WithheldReason::EmptyFinal);
 }
 
@@ -248,20 +239,10 @@ fn the_audit_counts_a_command_written_as_text_and_not_a_dictation_final() {
 }
 
 fn corpus(prefixes: &[&str]) -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/replay");
-    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            let name = p.file_name().unwrap().to_string_lossy();
-            prefixes.iter().any(|x| name.starts_with(x))
-        })
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read(&p).unwrap())
-        })
+    let out: Vec<(String, Vec<u8>)> = crate::corpus::corpus()
+        .into_iter()
+        .filter(|(name, _)| prefixes.iter().any(|x| name.starts_with(x)))
         .collect();
-    out.sort();
     assert_eq!(out.len(), prefixes.len());
     out
 }

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use jouleclaw_replay::*;
 
-fn corpus() -> Vec<(String, Vec<u8>)> {
+/// Every `.jsonl` file of `conformance/replay` as (file name, bytes), in name order.
+pub(crate) fn corpus() -> Vec<(String, Vec<u8>)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/replay");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()

@@ -3,21 +3,15 @@
 //! suffix-missing rate of a one-slot consumer, preview quality per script class, and the
 //! fixture-time latencies with their nearest-rank p50/p95.
 
-use std::path::PathBuf;
-
 use jouleclaw_replay::*;
 
 use crate::events::{ev, ordinary, run};
 
 fn file(prefix: &str) -> (String, Vec<u8>) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/replay");
-    let path = std::fs::read_dir(&dir)
+    crate::corpus::corpus()
+        .into_iter()
+        .find(|(name, _)| name.starts_with(prefix))
         .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
-        .unwrap();
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    (name, std::fs::read(&path).unwrap())
 }
 
 fn report(prefix: &str) -> FixtureReport {

@@ -30,32 +30,16 @@ fn the_good_record_parses() {
 
 #[test]
 fn missing_mandatory_fields_are_named() {
-    check(&err(r#""id":"a","#, ""), "missing_field", "id");
-    check(
-        &err(r#""description":"d","#, ""),
-        "missing_field",
-        "description",
-    );
-    check(
-        &err(r#","staged":false"#, ""),
-        "missing_field",
-        "mode.staged",
-    );
-    check(
-        &err(r#"{"t_ms":5,"#, "{"),
-        "missing_field",
-        "events[1].t_ms",
-    );
-    check(
-        &err(r#","text":"x""#, ""),
-        "missing_field",
-        "events[2].text",
-    );
-    check(
-        &err(r#""finalizations":1,"#, ""),
-        "missing_field",
-        "expect.finalizations",
-    );
+    for (from, to, field) in [
+        (r#""id":"a","#, "", "id"),
+        (r#""description":"d","#, "", "description"),
+        (r#","staged":false"#, "", "mode.staged"),
+        (r#"{"t_ms":5,"#, "{", "events[1].t_ms"),
+        (r#","text":"x""#, "", "events[2].text"),
+        (r#""finalizations":1,"#, "", "expect.finalizations"),
+    ] {
+        check(&err(from, to), "missing_field", field);
+    }
     let no_expect = GOOD.split(r#","expect""#).next().unwrap().to_owned() + "}";
     let e = parse_fixtures(no_expect.as_bytes()).unwrap_err();
     assert_eq!((e.code(), e.field()), ("missing_field", Some("expect")));
@@ -114,60 +98,37 @@ fn unknown_kinds_categories_activations_and_fields_are_named() {
 
 #[test]
 fn wrong_types_are_named() {
-    check(&err(r#""id":"a""#, r#""id":7"#), "wrong_type", "id");
-    check(
-        &err(r#""staged":false"#, r#""staged":"no""#),
-        "wrong_type",
-        "mode.staged",
-    );
-    check(
-        &err(r#"{"t_ms":5,"#, r#"{"t_ms":"5","#),
-        "wrong_type",
-        "events[1].t_ms",
-    );
-    check(
-        &err(r#"{"t_ms":5,"#, r#"{"t_ms":-5,"#),
-        "wrong_type",
-        "events[1].t_ms",
-    );
-    check(
-        &err(r#"{"t_ms":5,"#, r#"{"t_ms":5.5,"#),
-        "wrong_type",
-        "events[1].t_ms",
-    );
-    check(
-        &err(r#"{"t_ms":5,"#, r#"{"t_ms":9007199254740992,"#),
-        "wrong_type",
-        "events[1].t_ms",
-    );
-    check(
-        &err(r#""text":"x""#, r#""text":["x"]"#),
-        "wrong_type",
-        "events[2].text",
-    );
-    check(
-        &err(r#""target_writes":[]"#, r#""target_writes":[1]"#),
-        "wrong_type",
-        "expect.target_writes[0]",
-    );
-    check(
-        &err(r#""finalizations":1"#, r#""finalizations":true"#),
-        "wrong_type",
-        "expect.finalizations",
-    );
-    check(
-        &err(r#""events":["#, r#""events":[7,"#),
-        "wrong_type",
-        "events[0]",
-    );
-    check(
-        &err(
+    for (from, to, field) in [
+        (r#""id":"a""#, r#""id":7"#, "id"),
+        (r#""staged":false"#, r#""staged":"no""#, "mode.staged"),
+        (r#"{"t_ms":5,"#, r#"{"t_ms":"5","#, "events[1].t_ms"),
+        (r#"{"t_ms":5,"#, r#"{"t_ms":-5,"#, "events[1].t_ms"),
+        (r#"{"t_ms":5,"#, r#"{"t_ms":5.5,"#, "events[1].t_ms"),
+        (
+            r#"{"t_ms":5,"#,
+            r#"{"t_ms":9007199254740992,"#,
+            "events[1].t_ms",
+        ),
+        (r#""text":"x""#, r#""text":["x"]"#, "events[2].text"),
+        (
+            r#""target_writes":[]"#,
+            r#""target_writes":[1]"#,
+            "expect.target_writes[0]",
+        ),
+        (
+            r#""finalizations":1"#,
+            r#""finalizations":true"#,
+            "expect.finalizations",
+        ),
+        (r#""events":["#, r#""events":[7,"#, "events[0]"),
+        (
             r#""mode":{"activation":"hold","staged":false,"streaming":true}"#,
             r#""mode":[]"#,
+            "mode",
         ),
-        "wrong_type",
-        "mode",
-    );
+    ] {
+        check(&err(from, to), "wrong_type", field);
+    }
 }
 
 #[test]

@@ -17,6 +17,15 @@ fn entry(i: u64) -> [u8; 32] {
     *blake3::hash(&i.to_le_bytes()).as_bytes()
 }
 
+/// A log of `entry(i)` for each `i` of `ids`, in order.
+fn log_of(ids: impl IntoIterator<Item = u64>) -> MerkleLog {
+    let mut log = MerkleLog::default();
+    for i in ids {
+        log.append(&entry(i)).unwrap();
+    }
+    log
+}
+
 fn at(secs: i64) -> UtcSecond {
     UtcSecond::from_unix(1_780_617_600 + secs).unwrap()
 }
@@ -520,10 +529,7 @@ fn inclusion_receipts_derived_from_stored_checkpoints_are_the_issued_ones() {
         }
     }
     assert_eq!(issued.len(), 11);
-    let mut log = MerkleLog::default();
-    for i in 0..11u64 {
-        log.append(&entry(i)).unwrap();
-    }
+    let log = log_of(0..11);
     let mut v = SealVerifier::new(signer.verifying_key());
     for (checkpoint, leaf, receipt) in &issued {
         let derived = v
@@ -532,42 +538,44 @@ fn inclusion_receipts_derived_from_stored_checkpoints_are_the_issued_ones() {
         assert_eq!(&derived, receipt, "leaf {leaf}");
     }
     let (first_checkpoint, _, _) = &issued[0];
-    // A leaf the first checkpoint (4 leaves) does not seal.
-    assert_eq!(
-        v.derive_inclusion_receipt(first_checkpoint, &log, 4, &entry(4))
-            .unwrap_err()
-            .code(),
-        "proof_index_out_of_range"
-    );
-    // The wrong content for leaf 1.
-    assert_eq!(
-        v.derive_inclusion_receipt(first_checkpoint, &log, 1, &entry(2))
-            .unwrap_err()
-            .code(),
-        "proof_root_mismatch"
-    );
-    // A log whose leaf 2 is not the sealed one.
-    let mut other = MerkleLog::default();
-    for i in 0..11u64 {
-        other.append(&entry(if i == 2 { 99 } else { i })).unwrap();
+    // A log whose leaf 2 is not the sealed one, and a log shorter than the tree.
+    let other = log_of((0..11u64).map(|i| if i == 2 { 99 } else { i }));
+    let short = log_of(0..3);
+    for (why, log, leaf, content, code) in [
+        (
+            "a leaf the first checkpoint (4 leaves) does not seal",
+            &log,
+            4,
+            4,
+            "proof_index_out_of_range",
+        ),
+        (
+            "the wrong content for leaf 1",
+            &log,
+            1,
+            2,
+            "proof_root_mismatch",
+        ),
+        (
+            "leaf 2 is not the sealed one",
+            &other,
+            0,
+            0,
+            "proof_root_mismatch",
+        ),
+        (
+            "a log shorter than the tree",
+            &short,
+            0,
+            0,
+            "size_out_of_range",
+        ),
+    ] {
+        let e = v
+            .derive_inclusion_receipt(first_checkpoint, log, leaf, &entry(content))
+            .unwrap_err();
+        assert_eq!(e.code(), code, "{why}");
     }
-    assert_eq!(
-        v.derive_inclusion_receipt(first_checkpoint, &other, 0, &entry(0))
-            .unwrap_err()
-            .code(),
-        "proof_root_mismatch"
-    );
-    // A log shorter than the tree.
-    let mut short = MerkleLog::default();
-    for i in 0..3u64 {
-        short.append(&entry(i)).unwrap();
-    }
-    assert_eq!(
-        v.derive_inclusion_receipt(first_checkpoint, &short, 0, &entry(0))
-            .unwrap_err()
-            .code(),
-        "size_out_of_range"
-    );
     // Another key's verifier refuses the checkpoint (its kid).
     let other_key = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
     assert!(

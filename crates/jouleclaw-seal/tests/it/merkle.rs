@@ -148,6 +148,20 @@ fn flips(x: &[u8; 32], all_bits: bool, salt: usize) -> Vec<[u8; 32]> {
         .collect()
 }
 
+/// `path` with one element flipped by [`flips`] (element `i` salted with `salt + i`), every
+/// such path in turn.
+fn path_flips(path: &[[u8; 32]], all_bits: bool, salt: usize) -> Vec<Vec<[u8; 32]>> {
+    let mut out = Vec::new();
+    for (i, x) in path.iter().enumerate() {
+        for y in flips(x, all_bits, salt + i) {
+            let mut q = path.to_vec();
+            q[i] = y;
+            out.push(q);
+        }
+    }
+    out
+}
+
 #[test]
 fn every_inclusion_proof_to_size_64_matches_the_reference_verifies_and_refuses_every_flip() {
     let d = entries(64);
@@ -166,12 +180,8 @@ fn every_inclusion_proof_to_size_64_matches_the_reference_verifies_and_refuses_e
             );
             // All 256 bits of every path element for n <= 8, one bit per byte above.
             let all = n <= 8;
-            for i in 0..p.len() {
-                for y in flips(&p[i], all, m + i) {
-                    let mut q = p.clone();
-                    q[i] = y;
-                    assert!(verify_inclusion(m as u64, n as u64, &leaf, &q, &root).is_err());
-                }
+            for q in path_flips(&p, all, m) {
+                assert!(verify_inclusion(m as u64, n as u64, &leaf, &q, &root).is_err());
             }
             for y in flips(&leaf, all, m) {
                 assert!(verify_inclusion(m as u64, n as u64, &y, &p, &root).is_err());
@@ -234,12 +244,8 @@ fn every_consistency_proof_to_size_64_matches_the_reference_verifies_and_refuses
                 Ok(second)
             );
             let all = n <= 8;
-            for i in 0..p.len() {
-                for y in flips(&p[i], all, m + i) {
-                    let mut q = p.clone();
-                    q[i] = y;
-                    assert!(verify_consistency(m as u64, n as u64, &first, &second, &q).is_err());
-                }
+            for q in path_flips(&p, all, m) {
+                assert!(verify_consistency(m as u64, n as u64, &first, &second, &q).is_err());
             }
             for y in flips(&first, all, m) {
                 assert!(verify_consistency(m as u64, n as u64, &y, &second, &p).is_err());

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use ChannelDirection::{Inbound, Outbound, Substrate};
+use TickEvent::{BargeIn, OtherMarker, Payload, Start};
 use bytes::Bytes;
 use jouleclaw_stream::WindowConservationFinding::{BargeInIgnored, Conforming, Hallucination};
 use jouleclaw_stream::*;
@@ -13,6 +15,19 @@ const DEADLINE: u64 = BARGE_IN_DEADLINE_MS * MS;
 
 fn ledger() -> RollingConservationLedger {
     RollingConservationLedger::new(LedgerPolicy::default()).unwrap()
+}
+
+/// One observation through `observe_raw`, which must not fail: window `w`, the channel's
+/// direction, the tick's event, its payload length and its time.
+fn see(
+    l: &mut RollingConservationLedger,
+    w: u64,
+    direction: ChannelDirection,
+    event: TickEvent,
+    len: u64,
+    ts: u64,
+) -> WindowConservationFinding {
+    l.observe_raw(w, direction, event, len, ts).unwrap()
 }
 
 fn payload(w: u64, ch: u32, kind: TickKind, len: usize, ts: u64) -> Tick {
@@ -45,17 +60,11 @@ fn policy_allowance_and_slack_shape_the_budget() {
         slack_bytes: 10,
     };
     let mut l = RollingConservationLedger::new(policy).unwrap();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 100, 0)
-        .unwrap();
+    see(&mut l, 0, Inbound, Payload, 100, 0);
     // budget = 100 * 0.5 + 10 = 60
+    assert_eq!(see(&mut l, 0, Outbound, Payload, 60, 1), Conforming);
     assert_eq!(
-        l.observe_raw(0, ChannelDirection::Outbound, TickEvent::Payload, 60, 1)
-            .unwrap(),
-        Conforming
-    );
-    assert_eq!(
-        l.observe_raw(0, ChannelDirection::Outbound, TickEvent::Payload, 5, 2)
-            .unwrap(),
+        see(&mut l, 0, Outbound, Payload, 5, 2),
         Hallucination { unaccounted: 5 }
     );
 }
@@ -63,22 +72,15 @@ fn policy_allowance_and_slack_shape_the_budget() {
 #[test]
 fn budget_rolls_off_after_window_count_windows() {
     let mut l = ledger(); // 5 windows
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 1000, 0)
-        .unwrap();
+    see(&mut l, 0, Inbound, Payload, 1000, 0);
     // Window 4 still sees window 0's inbound.
-    let f = l
-        .observe_raw(4, ChannelDirection::Outbound, TickEvent::Payload, 1000, 0)
-        .unwrap();
+    let f = see(&mut l, 4, Outbound, Payload, 1000, 0);
     assert_eq!(f, Conforming);
     // Window 5 no longer does, and window 4's outbound is still in the ring.
-    let f = l
-        .observe_raw(5, ChannelDirection::Outbound, TickEvent::Payload, 1, 0)
-        .unwrap();
+    let f = see(&mut l, 5, Outbound, Payload, 1, 0);
     assert_eq!(f, Hallucination { unaccounted: 1001 });
     // A gap larger than the ring clears everything.
-    let f = l
-        .observe_raw(100, ChannelDirection::Inbound, TickEvent::Payload, 0, 0)
-        .unwrap();
+    let f = see(&mut l, 100, Inbound, Payload, 0, 0);
     assert_eq!(f, Conforming);
     assert_eq!(l.rolling_outbound(), 0);
 }
@@ -86,54 +88,28 @@ fn budget_rolls_off_after_window_count_windows() {
 #[test]
 fn window_regression_is_refused_and_changes_nothing() {
     let mut l = ledger();
-    l.observe_raw(3, ChannelDirection::Inbound, TickEvent::Payload, 10, 0)
-        .unwrap();
+    see(&mut l, 3, Inbound, Payload, 10, 0);
     let before = format!("{l:?}");
     let err = l
         .observe_raw(2, ChannelDirection::Outbound, TickEvent::Payload, 10, 0)
         .unwrap_err();
     assert_eq!(err.code(), "ledger_window_regressed");
     assert_eq!(before, format!("{l:?}"));
-    l.observe_raw(3, ChannelDirection::Outbound, TickEvent::Payload, 10, 0)
-        .unwrap();
+    see(&mut l, 3, Outbound, Payload, 10, 0);
 }
 
 #[test]
 fn barge_in_deadline_is_judged_on_each_outbound_tick() {
     let mut l = ledger();
     let t0 = 1_000 * MS;
-    l.observe_raw(
-        5,
-        ChannelDirection::Inbound,
-        TickEvent::Payload,
-        6400,
-        t0 - 1,
-    )
-    .unwrap();
-    l.observe_raw(5, ChannelDirection::Inbound, TickEvent::BargeIn, 0, t0)
-        .unwrap();
+    see(&mut l, 5, Inbound, Payload, 6400, t0 - 1);
+    see(&mut l, 5, Inbound, BargeIn, 0, t0);
     assert_eq!(l.pending_barge_in_ns(), Some(t0));
     // At the deadline exactly: still in time.
-    let f = l
-        .observe_raw(
-            5,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            10,
-            t0 + DEADLINE,
-        )
-        .unwrap();
+    let f = see(&mut l, 5, Outbound, Payload, 10, t0 + DEADLINE);
     assert_eq!(f, Conforming);
     // One nanosecond later: ignored, even though the window has not closed.
-    let f = l
-        .observe_raw(
-            6,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            10,
-            t0 + DEADLINE + 1,
-        )
-        .unwrap();
+    let f = see(&mut l, 6, Outbound, Payload, 10, t0 + DEADLINE + 1);
     assert_eq!(
         f,
         BargeInIgnored {
@@ -142,99 +118,39 @@ fn barge_in_deadline_is_judged_on_each_outbound_tick() {
         }
     );
     // Markers on the outbound side other than Start do not count as outbound content.
-    let f = l
-        .observe_raw(
-            6,
-            ChannelDirection::Outbound,
-            TickEvent::OtherMarker,
-            0,
-            t0 + DEADLINE + 2,
-        )
-        .unwrap();
+    let f = see(&mut l, 6, Outbound, OtherMarker, 0, t0 + DEADLINE + 2);
     assert_eq!(f, Conforming);
     // Inbound payload after the deadline is not outbound.
-    let f = l
-        .observe_raw(
-            6,
-            ChannelDirection::Inbound,
-            TickEvent::Payload,
-            10,
-            t0 + DEADLINE + 3,
-        )
-        .unwrap();
+    let f = see(&mut l, 6, Inbound, Payload, 10, t0 + DEADLINE + 3);
     assert_eq!(f, Conforming);
     // A Start on the outbound side reopens outbound.
-    l.observe_raw(
-        6,
-        ChannelDirection::Outbound,
-        TickEvent::Start,
-        0,
-        t0 + DEADLINE + 4,
-    )
-    .unwrap();
+    see(&mut l, 6, Outbound, Start, 0, t0 + DEADLINE + 4);
     assert_eq!(l.pending_barge_in_ns(), None);
-    let f = l
-        .observe_raw(
-            6,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            10,
-            t0 + DEADLINE + 5,
-        )
-        .unwrap();
+    let f = see(&mut l, 6, Outbound, Payload, 10, t0 + DEADLINE + 5);
     assert_eq!(f, Conforming);
 }
 
 #[test]
 fn start_on_the_inbound_side_does_not_reopen_outbound() {
     let mut l = ledger();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 6400, 0)
-        .unwrap();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::BargeIn, 0, 10)
-        .unwrap();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Start, 0, 20)
-        .unwrap();
-    let f = l
-        .observe_raw(
-            1,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            1,
-            10 + DEADLINE + 1,
-        )
-        .unwrap();
+    see(&mut l, 0, Inbound, Payload, 6400, 0);
+    see(&mut l, 0, Inbound, BargeIn, 0, 10);
+    see(&mut l, 0, Inbound, Start, 0, 20);
+    let f = see(&mut l, 1, Outbound, Payload, 1, 10 + DEADLINE + 1);
     assert!(matches!(f, BargeInIgnored { .. }));
     // A barge-in marker on an outbound channel is not the user's barge-in.
     let mut l = ledger();
-    l.observe_raw(0, ChannelDirection::Outbound, TickEvent::BargeIn, 0, 0)
-        .unwrap();
+    see(&mut l, 0, Outbound, BargeIn, 0, 0);
     assert_eq!(l.pending_barge_in_ns(), None);
 }
 
 #[test]
 fn repeated_barge_ins_keep_the_first_deadline() {
     let mut l = ledger();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 6400, 0)
-        .unwrap();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::BargeIn, 0, 10)
-        .unwrap();
-    l.observe_raw(
-        0,
-        ChannelDirection::Inbound,
-        TickEvent::BargeIn,
-        0,
-        100 * MS,
-    )
-    .unwrap();
-    let f = l
-        .observe_raw(
-            0,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            1,
-            10 + DEADLINE + 1,
-        )
-        .unwrap();
+    see(&mut l, 0, Inbound, Payload, 6400, 0);
+    see(&mut l, 0, Inbound, BargeIn, 0, 10);
+    see(&mut l, 0, Inbound, BargeIn, 0, 100 * MS);
+    let f = see(&mut l, 0, Outbound, Payload, 1, 10 + DEADLINE + 1);
     assert!(matches!(
         f,
         BargeInIgnored {
@@ -264,10 +180,8 @@ fn summary_dominance_and_reset_per_window() {
     assert_eq!(x.dominate(b), x);
     assert_eq!(x.dominate(y), x, "the earlier ignored barge-in is kept");
     let mut l = ledger();
-    l.observe_raw(0, ChannelDirection::Outbound, TickEvent::Payload, 5, 0)
-        .unwrap();
-    l.observe_raw(0, ChannelDirection::Inbound, TickEvent::Payload, 100, 1)
-        .unwrap();
+    see(&mut l, 0, Outbound, Payload, 5, 0);
+    see(&mut l, 0, Inbound, Payload, 100, 1);
     assert_eq!(l.window_summary(), Hallucination { unaccounted: 5 });
     l.advance_to(1).unwrap();
     assert_eq!(l.window_summary(), Conforming);
@@ -280,23 +194,8 @@ fn counters_never_wrap_at_u64_max() {
         ..Default::default()
     })
     .unwrap();
-    l.observe_raw(
-        0,
-        ChannelDirection::Outbound,
-        TickEvent::Payload,
-        u64::MAX,
-        0,
-    )
-    .unwrap();
-    let f = l
-        .observe_raw(
-            0,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            u64::MAX,
-            0,
-        )
-        .unwrap();
+    see(&mut l, 0, Outbound, Payload, u64::MAX, 0);
+    let f = see(&mut l, 0, Outbound, Payload, u64::MAX, 0);
     // The slot saturates at u64::MAX and the rolling sum follows the slot.
     assert_eq!(l.rolling_outbound(), u128::from(u64::MAX));
     assert_eq!(
@@ -305,14 +204,7 @@ fn counters_never_wrap_at_u64_max() {
             unaccounted: u64::MAX
         }
     );
-    l.observe_raw(
-        1,
-        ChannelDirection::Outbound,
-        TickEvent::Payload,
-        u64::MAX,
-        0,
-    )
-    .unwrap();
+    see(&mut l, 1, Outbound, Payload, u64::MAX, 0);
     assert_eq!(l.rolling_outbound(), 2 * u128::from(u64::MAX));
     // Unaccounted saturates at u64::MAX rather than wrapping.
     assert_eq!(
@@ -321,22 +213,8 @@ fn counters_never_wrap_at_u64_max() {
             unaccounted: u64::MAX
         }
     );
-    l.observe_raw(
-        1,
-        ChannelDirection::Inbound,
-        TickEvent::Payload,
-        u64::MAX,
-        0,
-    )
-    .unwrap();
-    l.observe_raw(
-        1,
-        ChannelDirection::Substrate,
-        TickEvent::Payload,
-        u64::MAX,
-        0,
-    )
-    .unwrap();
+    see(&mut l, 1, Inbound, Payload, u64::MAX, 0);
+    see(&mut l, 1, Substrate, Payload, u64::MAX, 0);
     assert_eq!(l.balance(), Conforming);
     // Eviction stays exact.
     l.advance_to(3).unwrap();
@@ -352,71 +230,28 @@ fn counters_never_wrap_at_u64_max() {
     );
     // Barge-in deadline arithmetic near u64::MAX does not wrap.
     let mut l = ledger();
-    l.observe_raw(
-        0,
-        ChannelDirection::Inbound,
-        TickEvent::BargeIn,
-        0,
-        u64::MAX - 1,
-    )
-    .unwrap();
-    let f = l
-        .observe_raw(
-            0,
-            ChannelDirection::Outbound,
-            TickEvent::Payload,
-            0,
-            u64::MAX,
-        )
-        .unwrap();
+    see(&mut l, 0, Inbound, BargeIn, 0, u64::MAX - 1);
+    let f = see(&mut l, 0, Outbound, Payload, 0, u64::MAX);
     assert_eq!(f, Conforming);
 }
 
 #[test]
 fn policy_bounds() {
+    let windows = |window_count| LedgerPolicy {
+        window_count,
+        ..Default::default()
+    };
+    let allowance = |allowance_permille| LedgerPolicy {
+        allowance_permille,
+        ..Default::default()
+    };
     for (p, ok) in [
-        (
-            LedgerPolicy {
-                window_count: 0,
-                ..Default::default()
-            },
-            false,
-        ),
-        (
-            LedgerPolicy {
-                window_count: 1,
-                ..Default::default()
-            },
-            true,
-        ),
-        (
-            LedgerPolicy {
-                window_count: LedgerPolicy::MAX_WINDOW_COUNT,
-                ..Default::default()
-            },
-            true,
-        ),
-        (
-            LedgerPolicy {
-                window_count: LedgerPolicy::MAX_WINDOW_COUNT + 1,
-                ..Default::default()
-            },
-            false,
-        ),
-        (
-            LedgerPolicy {
-                allowance_permille: LedgerPolicy::MAX_ALLOWANCE_PERMILLE,
-                ..Default::default()
-            },
-            true,
-        ),
-        (
-            LedgerPolicy {
-                allowance_permille: LedgerPolicy::MAX_ALLOWANCE_PERMILLE + 1,
-                ..Default::default()
-            },
-            false,
-        ),
+        (windows(0), false),
+        (windows(1), true),
+        (windows(LedgerPolicy::MAX_WINDOW_COUNT), true),
+        (windows(LedgerPolicy::MAX_WINDOW_COUNT + 1), false),
+        (allowance(LedgerPolicy::MAX_ALLOWANCE_PERMILLE), true),
+        (allowance(LedgerPolicy::MAX_ALLOWANCE_PERMILLE + 1), false),
     ] {
         let r = RollingConservationLedger::new(p);
         assert_eq!(r.is_ok(), ok, "{p:?}");

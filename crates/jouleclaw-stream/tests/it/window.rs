@@ -24,6 +24,16 @@ fn audio(ts: u64, len: usize) -> Tick {
     )
 }
 
+/// A tick of window `W` carrying `bytes`.
+fn data(channel: u32, kind: TickKind, bytes: Bytes, ts: u64) -> Tick {
+    Tick::new(W, channel, kind, bytes, ts)
+}
+
+/// A marker tick of window `W`.
+fn mark(channel: u32, marker: TickMarker, ts: u64) -> Tick {
+    Tick::marker(W, channel, marker, ts)
+}
+
 fn window() -> StreamWindow {
     StreamWindow::open(spec(), W).unwrap()
 }
@@ -88,41 +98,20 @@ fn channel_must_exist() {
 
 #[test]
 fn payload_kind_must_match_channel() {
+    let tick = |channel, kind, payload| data(channel, kind, Bytes::from_static(payload), START);
     let w = window();
-    let text_on_mic = Tick::new(
-        W,
-        duplex::MIC,
-        TickKind::Text,
-        Bytes::from_static(b"hi"),
-        START,
-    );
+    let text_on_mic = tick(duplex::MIC, TickKind::Text, b"hi");
     refused(&w, text_on_mic, "tick_kind_mismatch");
-    let audio_on_control = Tick::new(
-        W,
-        duplex::CONTROL,
-        TickKind::Audio,
-        Bytes::from_static(b"x"),
-        START,
-    );
+    let audio_on_control = tick(duplex::CONTROL, TickKind::Audio, b"x");
     refused(&w, audio_on_control, "tick_kind_mismatch");
     let mut w = window();
     // Text on the ASR channel, and markers on any channel (their side is the channel's).
-    w.push(Tick::new(
-        W,
-        duplex::ASR,
-        TickKind::Text,
-        Bytes::from_static(b"hi"),
-        START,
-    ))
-    .unwrap();
-    w.push(Tick::marker(W, duplex::MIC, TickMarker::Start, START))
-        .unwrap();
-    let p = w
-        .push(Tick::marker(W, duplex::TTS, TickMarker::End, START))
-        .unwrap();
+    w.push(tick(duplex::ASR, TickKind::Text, b"hi")).unwrap();
+    w.push(mark(duplex::MIC, TickMarker::Start, START)).unwrap();
+    let p = w.push(mark(duplex::TTS, TickMarker::End, START)).unwrap();
     assert_eq!(p.direction, ChannelDirection::Outbound);
     let p = w
-        .push(Tick::marker(W, duplex::CONTROL, TickMarker::BargeIn, START))
+        .push(mark(duplex::CONTROL, TickMarker::BargeIn, START))
         .unwrap();
     assert_eq!(p.direction, ChannelDirection::Inbound);
 }
@@ -152,30 +141,15 @@ fn tick_count_is_bounded_at_exactly_max_ticks() {
 fn per_direction_totals_and_barge_in() {
     let mut w = window();
     w.push(audio(START, 100)).unwrap();
-    w.push(Tick::new(
-        W,
-        duplex::TTS,
-        TickKind::Audio,
-        Bytes::from(vec![0; 40]),
-        START + 1,
-    ))
-    .unwrap();
-    w.push(Tick::new(
-        W,
-        duplex::SUBSTRATE,
-        TickKind::Text,
-        Bytes::from_static(b"ctx"),
-        START + 2,
-    ))
-    .unwrap();
+    let tts = Bytes::from(vec![0; 40]);
+    w.push(data(duplex::TTS, TickKind::Audio, tts, START + 1))
+        .unwrap();
+    let ctx = Bytes::from_static(b"ctx");
+    w.push(data(duplex::SUBSTRATE, TickKind::Text, ctx, START + 2))
+        .unwrap();
     assert!(!w.has_barge_in());
-    w.push(Tick::marker(
-        W,
-        duplex::CONTROL,
-        TickMarker::BargeIn,
-        START + 5,
-    ))
-    .unwrap();
+    w.push(mark(duplex::CONTROL, TickMarker::BargeIn, START + 5))
+        .unwrap();
     assert!(w.has_barge_in());
     assert_eq!(w.first_barge_in_ns(), Some(START + 5));
     assert_eq!(
@@ -257,13 +231,8 @@ fn windows_must_fit_below_2_pow_53_ns() {
 fn canonical_json_shape() {
     let mut w = window();
     w.push(audio(START, 2)).unwrap();
-    w.push(Tick::marker(
-        W,
-        duplex::CONTROL,
-        TickMarker::Custom("a\"é".into()),
-        START + 1,
-    ))
-    .unwrap();
+    let custom = TickMarker::Custom("a\"é".into());
+    w.push(mark(duplex::CONTROL, custom, START + 1)).unwrap();
     let json = String::from_utf8(w.canonical_json()).unwrap();
     let digest = blake3::hash(&[7, 7]).to_hex();
     let empty = blake3::hash(b"").to_hex();

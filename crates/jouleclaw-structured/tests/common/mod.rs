@@ -82,3 +82,94 @@ pub fn agree(stream: &Result<(), Refusal>, reference: &reference::RefOutcome) ->
         _ => false,
     }
 }
+
+/// The vector file at `path` must hold `built` (see `jouleclaw_testkit::check_generated`);
+/// `test` is the test target that rewrites it under `JOULECLAW_REGEN_VECTORS=1`.
+pub fn check_vectors_file(path: &str, built: &str, test: &str) {
+    jouleclaw_testkit::check_generated(
+        path,
+        built,
+        &format!("the generator in tests/{test}.rs changed"),
+    );
+}
+
+/// A vector file's document: pretty JSON with a final newline.
+pub fn pretty(doc: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(doc).unwrap();
+    s.push('\n');
+    s
+}
+
+/// The `limits` object of a vector grammar.
+pub fn limits_of(l: &serde_json::Value) -> Limits {
+    Limits {
+        max_document_bytes: l["max_document_bytes"].as_u64().unwrap(),
+        max_depth: l["max_depth"].as_u64().unwrap() as u32,
+        max_string_chars: l["max_string_chars"].as_u64().unwrap() as u32,
+        max_array_items: l["max_array_items"].as_u64().unwrap() as u32,
+        max_number_chars: l["max_number_chars"].as_u64().unwrap() as u32,
+    }
+}
+
+/// A vector case's `chunks_hex`, decoded.
+pub fn chunks_of(case: &serde_json::Value) -> Vec<Vec<u8>> {
+    case["chunks_hex"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| hex::decode(h.as_str().unwrap()).unwrap())
+        .collect()
+}
+
+/// The outcome of one validator fed `chunks` in turn and finished.
+pub fn chunked_outcome(g: &Arc<Grammar>, chunks: &[Vec<u8>]) -> Result<(), Refusal> {
+    let mut v = StructuredValidator::new(Arc::clone(g));
+    chunks
+        .iter()
+        .try_for_each(|ch| v.push(ch))
+        .and_then(|()| v.finish())
+}
+
+/// Records a vector case's outcome (with the code, class, offset and path of a refusal) in
+/// `case`, after checking it is the hand label: `want` (`"accepted"` or the refusal code) and,
+/// for a refusal, `want_path`.
+pub fn record_outcome(
+    case: &mut serde_json::Value,
+    got: Result<(), Refusal>,
+    (name, want, want_path): (&str, &str, &str),
+) {
+    match got {
+        Ok(()) => {
+            assert_eq!(want, "accepted", "{name}");
+            case["outcome"] = serde_json::json!("accepted");
+        }
+        Err(r) => {
+            assert_eq!(
+                (r.code.as_str(), r.path.as_str()),
+                (want, want_path),
+                "{name}"
+            );
+            case["outcome"] = serde_json::json!("refused");
+            case["code"] = serde_json::json!(r.code.as_str());
+            case["class"] = serde_json::json!(r.code.class().as_str());
+            case["offset"] = serde_json::json!(r.offset);
+            case["path"] = serde_json::json!(r.path);
+        }
+    }
+}
+
+/// A vector file of the `jouleclaw-structured-vectors/1` format, as it is written.
+pub fn vectors_file(
+    comment: &str,
+    grammars: Vec<serde_json::Value>,
+    cases: Vec<serde_json::Value>,
+    compile_refusals: Vec<serde_json::Value>,
+) -> String {
+    pretty(&serde_json::json!({
+        "_comment": comment,
+        "format": "jouleclaw-structured-vectors/1",
+        "grammars": grammars,
+        "cases": cases,
+        "compile_refusals": compile_refusals,
+    }))
+}

@@ -52,55 +52,51 @@ impl P<'_> {
             None
         }
     }
+    /// Past the opening byte of an object or array and the whitespace after it: `true` when
+    /// `close` follows at once (consumed: the list is empty).
+    fn open(&mut self, close: u8) -> Option<bool> {
+        self.i += 1;
+        self.ws();
+        let empty = self.peek()? == close;
+        if empty {
+            self.i += 1;
+        }
+        Some(empty)
+    }
+    /// After an item of an object or array: `true` at `close`, `false` at a comma (either
+    /// consumed); anything else is not JSON.
+    fn after_item(&mut self, close: u8) -> Option<bool> {
+        self.ws();
+        let c = self.peek()?;
+        if c != b',' && c != close {
+            return None;
+        }
+        self.i += 1;
+        Some(c == close)
+    }
     fn value(&mut self) -> Option<R> {
         self.ws();
         let v = match self.peek()? {
             b'{' => {
-                self.i += 1;
                 let mut m = Vec::new();
-                self.ws();
-                if self.peek()? == b'}' {
-                    self.i += 1;
-                } else {
-                    loop {
-                        self.ws();
-                        let k = self.string()?;
-                        self.ws();
-                        self.eat(b":")?;
-                        let v = self.value()?;
-                        m.push((k, v));
-                        self.ws();
-                        match self.peek()? {
-                            b',' => self.i += 1,
-                            b'}' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
-                        }
-                    }
+                let mut closed = self.open(b'}')?;
+                while !closed {
+                    self.ws();
+                    let k = self.string()?;
+                    self.ws();
+                    self.eat(b":")?;
+                    let v = self.value()?;
+                    m.push((k, v));
+                    closed = self.after_item(b'}')?;
                 }
                 R::Obj(m)
             }
             b'[' => {
-                self.i += 1;
                 let mut a = Vec::new();
-                self.ws();
-                if self.peek()? == b']' {
-                    self.i += 1;
-                } else {
-                    loop {
-                        a.push(self.value()?);
-                        self.ws();
-                        match self.peek()? {
-                            b',' => self.i += 1,
-                            b']' => {
-                                self.i += 1;
-                                break;
-                            }
-                            _ => return None,
-                        }
-                    }
+                let mut closed = self.open(b']')?;
+                while !closed {
+                    a.push(self.value()?);
+                    closed = self.after_item(b']')?;
                 }
                 R::Arr(a)
             }

@@ -9,49 +9,12 @@
 //!   carry the reader's refusal;
 //! - a verified receipt re-encodes to its payload and decodes on its own.
 
-/// The good envelope and the key's resolver.
-struct SequenceFixture {
-    resolver: jouleclaw_jcr1::cose::SingleKey,
-    good: Vec<u8>,
-}
-
-fn sequence_fixture() -> &'static SequenceFixture {
-    use jouleclaw_jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
-    static F: std::sync::OnceLock<SequenceFixture> = std::sync::OnceLock::new();
-    F.get_or_init(|| {
-        let signer = SoftwareSigner::rfc8032_test_key();
-        // Seed vector 1 of conformance/stream-window-vectors.json.
-        let receipt = jouleclaw_jcr1::StreamWindowReceipt {
-            closed_at: jouleclaw_jcr1::UtcSecond::parse("2026-06-05T00:00:00Z")
-                .expect("valid closed_at"),
-            steward: "did:keri:EJ9testStewardAID000000000000000".into(),
-            stream_id: "stream-demo".into(),
-            window_id: 1,
-            window_hash: blake3::Hash::from_bytes([0xaa; 32]),
-            tick_count: 4,
-            inbound_bytes: 6400,
-            outbound_bytes: 4800,
-            joules_uj: 350,
-            energy_provenance: jouleclaw_jcr1::EnergyProvenance::Estimator,
-            verdict: jouleclaw_stream_oracle::WindowVerdict::pass_by("always-pass-stream"),
-            conservation: jouleclaw_stream::WindowConservationFinding::Conforming,
-        };
-        let good = cose::sign_receipt(&signer, &receipt)
-            .expect("the seed receipt signs")
-            .cose_sign1;
-        SequenceFixture {
-            resolver: SingleKey::new(signer.verifying_key()),
-            good,
-        }
-    })
-}
-
 /// Checks every property on `data`; panics on a violation.
 pub fn check_verify_sequence(data: &[u8]) {
     use jouleclaw_jcr1::Jcr1Error;
     use jouleclaw_jcr1::cose::{self, CoseRefusal, SequenceReader};
 
-    let f = sequence_fixture();
+    let f = crate::receipts::signed_seed();
     let input = [f.good.as_slice(), data].concat();
 
     // The reader alone: what each item is.

@@ -6,3 +6,19 @@
 mod pipeline_stage;
 mod whisper_server;
 mod wyoming_hostile;
+
+/// A duplex-voice pipeline for stream `stream_id` of `did:example:steward`, judged by `oracle`
+/// and signing with the RFC 8032 test key.
+fn voice_pipeline(
+    stream_id: &str,
+    oracle: jouleclaw_stream_oracle::CompositeStreamOracle,
+) -> jouleclaw_pipeline::Pipeline {
+    jouleclaw_pipeline::Pipeline::new(
+        std::sync::Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
+        jouleclaw_pipeline::PipelineConfig::new("did:example:steward", stream_id),
+        oracle,
+        jouleclaw_jcr1::Estimator::default(),
+        Box::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
+    )
+    .unwrap()
+}

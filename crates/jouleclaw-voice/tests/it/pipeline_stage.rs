@@ -2,13 +2,10 @@
 //! receipts out; a failed turn fails its window early and in the receipt.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::Arc;
-
 use bytes::Bytes;
-use jouleclaw_jcr1::Estimator;
 use jouleclaw_jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
-use jouleclaw_pipeline::{Pipeline, PipelineConfig, TickOutcome};
-use jouleclaw_stream::{StreamSpec, Tick, TickKind, TickMarker, duplex};
+use jouleclaw_pipeline::{Pipeline, TickOutcome};
+use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
 use jouleclaw_stream_oracle::{
     AlwaysPassStream, BargeInDetector, CompositeStreamOracle, StreamOracle, WindowVerdict,
 };
@@ -35,15 +32,7 @@ fn pipeline_with_log(table: TableTranscriber) -> (Pipeline, TurnLog) {
             Box::new(TranscriptionOracle::new()),
         ],
     );
-    let p = Pipeline::new(
-        Arc::new(StreamSpec::duplex_voice_default()),
-        PipelineConfig::new("did:example:steward", "call-voice"),
-        oracle,
-        Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
-    )
-    .unwrap()
-    .with_stage(Box::new(stage));
+    let p = crate::voice_pipeline("call-voice", oracle).with_stage(Box::new(stage));
     (p, log)
 }
 
@@ -133,14 +122,8 @@ fn mic_audio_becomes_an_asr_text_tick_in_the_same_window_and_receipt() {
 #[test]
 fn without_the_stage_no_asr_tick_joins_the_window() {
     // The accepted neighbour of the rule above: the same ticks without a stage.
-    let mut p = Pipeline::new(
-        Arc::new(StreamSpec::duplex_voice_default()),
-        PipelineConfig::new("did:example:steward", "call-voice"),
-        CompositeStreamOracle::new("voice", vec![Box::new(AlwaysPassStream)]),
-        Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
-    )
-    .unwrap();
+    let oracle = CompositeStreamOracle::new("voice", vec![Box::new(AlwaysPassStream)]);
+    let mut p = crate::voice_pipeline("call-voice", oracle);
     p.push(mic_marker(TickMarker::Start, 0)).unwrap();
     p.push(mic_audio(10_000_000)).unwrap();
     let end = p

@@ -8,15 +8,11 @@ use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::TcpListener;
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use jouleclaw_jcr1::Estimator;
-use jouleclaw_jcr1::cose::SoftwareSigner;
-use jouleclaw_pipeline::{Pipeline, PipelineConfig};
-use jouleclaw_stream::{StreamSpec, Tick, TickKind, TickMarker, duplex};
+use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};
 use jouleclaw_stream_oracle::{CompositeStreamOracle, WindowVerdict};
 use jouleclaw_voice::{
     Endpoint, Heard, TranscriptionOracle, TurnStage, VoiceError, WavAudio, WyomingClient,
@@ -368,15 +364,7 @@ fn a_hostile_reply_fails_the_turn_window_in_the_pipeline() {
     let stage = TurnStage::new(WyomingTranscriber::with_client(s.client()));
     let log = stage.log();
     let oracle = CompositeStreamOracle::new("voice", vec![Box::new(TranscriptionOracle::new())]);
-    let mut p = Pipeline::new(
-        Arc::new(StreamSpec::duplex_voice_default()),
-        PipelineConfig::new("did:example:steward", "call-wyoming"),
-        oracle,
-        Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
-    )
-    .unwrap()
-    .with_stage(Box::new(stage));
+    let mut p = crate::voice_pipeline("call-wyoming", oracle).with_stage(Box::new(stage));
     p.push(Tick::marker(0, duplex::MIC, TickMarker::Start, 0))
         .unwrap();
     p.push(Tick::new(
