@@ -58,6 +58,16 @@ enum Key {
     Extra(u32),
 }
 
+/// The stack of a new validator: no frame open (the inline slots hold a placeholder, written
+/// as a constant so that a new validator stores it without building it first).
+const EMPTY_STACK: Stack<Frame> = Stack::new(Frame {
+    node: 0,
+    is_object: false,
+    seen: [0; 4],
+    count: 0,
+    key: Key::None,
+});
+
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     /// The object, `oneOf` (until its tag selects a branch) or array node.
@@ -497,13 +507,7 @@ impl StructuredValidator {
             refusal: None,
             accepted: false,
             cancel_reason: None,
-            stack: Stack::new(Frame {
-                node: 0,
-                is_object: false,
-                seen: [0; 4],
-                count: 0,
-                key: Key::None,
-            }),
+            stack: EMPTY_STACK,
             mode: Mode::Value(root),
             string: StringState {
                 target: Target::Key,
