@@ -216,12 +216,34 @@ pub(crate) fn canonical(t: &[u8], out: &mut Vec<u8>) {
 
 /// Compares two valid JSON number tokens by value.
 pub(crate) fn cmp(a: &[u8], b: &[u8]) -> Ordering {
-    if let (Some(x), Some(y)) = (small(a), small(b))
+    cmp_prepared(&Prepared::new(a), &Prepared::new(b))
+}
+
+/// A valid JSON number token with its [`small`] form read once, for comparisons with several
+/// other tokens (a document's number against its bounds).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Prepared<'a> {
+    text: &'a [u8],
+    small: Option<(bool, u64, i32)>,
+}
+
+impl<'a> Prepared<'a> {
+    pub(crate) fn new(text: &'a [u8]) -> Self {
+        Self {
+            text,
+            small: small(text),
+        }
+    }
+}
+
+/// [`cmp`] of two prepared tokens.
+pub(crate) fn cmp_prepared(a: &Prepared<'_>, b: &Prepared<'_>) -> Ordering {
+    if let (Some(x), Some(y)) = (a.small, b.small)
         && let Some(o) = cmp_small(x, y)
     {
         return o;
     }
-    cmp_digits(a, b)
+    cmp_digits(a.text, b.text)
 }
 
 /// [`cmp`] digit by digit, for tokens of any length and exponent.

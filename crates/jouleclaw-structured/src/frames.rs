@@ -20,7 +20,7 @@ pub(crate) struct Stack<T: Copy> {
 }
 
 impl<T: Copy> Stack<T> {
-    pub(crate) fn new(fill: T) -> Self {
+    pub(crate) const fn new(fill: T) -> Self {
         Self {
             low: [fill; INLINE],
             len: 0,

@@ -58,6 +58,16 @@ enum Key {
     Extra(u32),
 }
 
+/// The stack of a new validator: no frame open (the inline slots hold a placeholder, written
+/// as a constant so that a new validator stores it without building it first).
+const EMPTY_STACK: Stack<Frame> = Stack::new(Frame {
+    node: 0,
+    is_object: false,
+    seen: [0; 4],
+    count: 0,
+    key: Key::None,
+});
+
 #[derive(Debug, Clone, Copy)]
 struct Frame {
     /// The object, `oneOf` (until its tag selects a branch) or array node.
@@ -497,13 +507,7 @@ impl StructuredValidator {
             refusal: None,
             accepted: false,
             cancel_reason: None,
-            stack: Stack::new(Frame {
-                node: 0,
-                is_object: false,
-                seen: [0; 4],
-                count: 0,
-                key: Key::None,
-            }),
+            stack: EMPTY_STACK,
             mode: Mode::Value(root),
             string: StringState {
                 target: Target::Key,
@@ -916,7 +920,8 @@ impl StructuredValidator {
                         return Ok(1);
                     }
                     self.structural_index = i;
-                    self.structural(byte).map(|()| 1)
+                    self.structural(byte)?;
+                    Ok(1 + self.after_structural(chunk, i + 1))
                 }
             }
             Mode::Literal => {
@@ -943,9 +948,36 @@ impl StructuredValidator {
                     return Ok(run);
                 }
                 self.structural_index = i;
-                self.structural(byte).map(|()| 1)
+                self.structural(byte)?;
+                Ok(1 + self.after_structural(chunk, i + 1))
             }
         }
+    }
+
+    /// After a structural byte read before `chunk[at]`: the opening quote of an object's first
+    /// or next key there, read in the same step as `structural` would (`start_key` leaves the
+    /// validator as it was when it refuses, so a refused quote is left to the next step, which
+    /// refuses it at its own offset), or, once a value closed, what [`Self::after_value`]
+    /// reads. Returns the bytes taken.
+    #[inline(always)]
+    fn after_structural(&mut self, chunk: &[u8], at: usize) -> usize {
+        match (self.mode, chunk.get(at)) {
+            (Mode::ObjectFirst | Mode::ObjectKey, Some(b'"')) => self.key_quote(),
+            (Mode::AfterValue, Some(b',' | b'}')) => self.after_value_outlined(chunk, at),
+            _ => 0,
+        }
+    }
+
+    /// `start_key` for [`Self::after_structural`]: 1 when it accepts the quote, else 0.
+    #[inline(never)]
+    fn key_quote(&mut self) -> usize {
+        usize::from(self.start_key().is_ok())
+    }
+
+    /// [`Self::after_value`] for [`Self::after_structural`].
+    #[inline(never)]
+    fn after_value_outlined(&mut self, chunk: &[u8], at: usize) -> usize {
+        self.after_value(chunk, at)
     }
 
     fn complete_value(&mut self) {
@@ -2275,11 +2307,11 @@ impl StructuredValidator {
                 xmax,
                 allowed,
             } => {
-                let token = &number.text[..number.len];
+                let token = decimal::Prepared::new(&number.text[..number.len]);
                 let compare = |bound: &Option<crate::grammar::Bound>| {
-                    bound
-                        .as_ref()
-                        .map(|limit| decimal::cmp(token, limit.0.as_bytes()))
+                    bound.as_ref().map(|limit| {
+                        decimal::cmp_prepared(&token, &decimal::Prepared::new(limit.0.as_bytes()))
+                    })
                 };
                 if compare(min).is_some_and(|order| order.is_lt())
                     || compare(xmin).is_some_and(|order| order.is_le())
@@ -2292,9 +2324,10 @@ impl StructuredValidator {
                     return Err(at_value(RefusalCode::AboveMaximum));
                 }
                 if let Some(members) = allowed
-                    && !members
-                        .iter()
-                        .any(|limit| decimal::cmp(token, limit.0.as_bytes()).is_eq())
+                    && !members.iter().any(|limit| {
+                        decimal::cmp_prepared(&token, &decimal::Prepared::new(limit.0.as_bytes()))
+                            .is_eq()
+                    })
                 {
                     return Err(at_value(RefusalCode::ValueNotAllowed));
                 }

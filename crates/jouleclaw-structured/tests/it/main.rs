@@ -6,6 +6,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod fused_steps;
 mod fuzz_corpus;
 mod json_schema;
 mod oracle;
