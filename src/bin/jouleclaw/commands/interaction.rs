@@ -26,7 +26,7 @@ use crate::present::panel::{num, table};
 use crate::{CmdResult, Failure};
 
 /// The file beside the receipts.
-pub(crate) const FILE: &str = "interaction-metrics.cbor";
+pub(crate) const FILE: &str = jouleclaw_stack::store::layout::INTERACTION_METRICS_CBOR;
 
 /// The meter of a run beside its pipeline, and the key it signs with.
 pub(crate) struct RunMeter {
@@ -204,7 +204,7 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
             &args
                 .public
                 .clone()
-                .unwrap_or_else(|| dir.join("signer.pub")),
+                .unwrap_or_else(|| dir.join(jouleclaw_stack::store::layout::SIGNER_PUB)),
         )?;
         let report = verify_stream_dir(dir, &key, &mut |_, _| {})?;
         let mut problems: Vec<String> = report.problems.iter().map(|p| p.to_string()).collect();

@@ -20,7 +20,7 @@ use crate::Failure;
 use crate::out::{say, tell};
 
 /// The file beside the receipts.
-pub(crate) const FILE: &str = "stop-latency.cbor";
+pub(crate) const FILE: &str = jouleclaw_stack::store::layout::STOP_LATENCY_CBOR;
 
 /// The meter of a run and the receipts' content hashes, in window order.
 pub(crate) struct RunMeter {
@@ -187,7 +187,7 @@ pub(super) fn read_document(
 /// the receipts check names it) with each line's content hash; a missing file holds none (the
 /// stream verifier names it).
 pub(super) fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
-    let path = dir.join("receipts.jsonl");
+    let path = dir.join(jouleclaw_stack::store::layout::RECEIPTS_JSONL);
     let file = match open_in(&path)? {
         Ok(Some(f)) => f,
         // The stream verifier names a missing file or one that is not a regular file (it
@@ -224,7 +224,7 @@ pub(super) fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])
 
 /// Whether `summary.json` of `dir` (read up to 1 MiB) lists `file` among its outputs.
 pub(super) fn summary_lists(dir: &Path, file: &str) -> bool {
-    open_in(&dir.join("summary.json"))
+    open_in(&dir.join(jouleclaw_stack::store::layout::SUMMARY_JSON))
         .ok()
         .and_then(|f| f.ok().flatten())
         .and_then(|f| {

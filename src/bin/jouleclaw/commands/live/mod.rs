@@ -167,7 +167,7 @@ fn generated_signer(args: &LiveArgs) -> Result<SoftwareSigner, Failure> {
         .pub_out
         .clone()
         .unwrap_or_else(|| match args.sink.strip_prefix("file:") {
-            Some(dir) => PathBuf::from(dir).join("signer.pub"),
+            Some(dir) => PathBuf::from(dir).join(jouleclaw_stack::store::layout::SIGNER_PUB),
             None => PathBuf::from("live-signer.pub"),
         });
     write_pub(&path, &s)?;
