@@ -437,8 +437,9 @@ impl<'a> StreamDocuments<'a> {
 /// A stream held in memory (read back from JetStream, or handed over by a sink), served to
 /// the stream verifier under the at-rest layout's names (`spec/LIVE.md` section 7):
 /// `receipts.cbor` is its receipts' COSE_Sign1 in order; `receipts.jsonl` their payloads, one a
-/// line (an empty line for an item that is not a tagged COSE_Sign1 with a payload, or whose
-/// payload holds a line end: line `i` is always receipt `i`); `seals.cbor` its checkpoints
+/// line (an empty line for an item that is not a COSE_Sign1 in the profile's envelope with
+/// a payload, or whose payload holds a line end: line `i` is always receipt `i`; the envelope
+/// is walked, not decoded, so serving an item costs no more than its payload); `seals.cbor` its checkpoints
 /// (missing when it has none); `inclusion.cbor` the inclusion receipts version-1 batches
 /// carry (missing when none is carried); the signed documents by file name; nothing else. Each
 /// file is produced as it is read, item by item, without copying the stream.
@@ -530,19 +531,18 @@ impl std::io::Read for HeldReader<'_> {
     }
 }
 
-/// The payload of a tagged COSE_Sign1 (not verified here).
+/// The payload of a tagged COSE_Sign1 in the profile's envelope (`18([protected, {}, payload,
+/// signature])`, shortest-form heads, nothing after it; not verified here). The envelope is
+/// walked head by head, never decoded into values: an item of any shape costs no more than
+/// its payload. Anything else (which the verifier refuses as a window signature too) has none.
 fn cose_payload(bytes: &[u8]) -> Option<Vec<u8>> {
-    let v: ciborium::Value = ciborium::from_reader(bytes).ok()?;
-    let ciborium::Value::Tag(18, inner) = v else {
-        return None;
-    };
-    let ciborium::Value::Array(parts) = *inner else {
-        return None;
-    };
-    match parts.get(2)? {
-        ciborium::Value::Bytes(p) => Some(p.clone()),
-        _ => None,
-    }
+    let mut r = jouleclaw_jcr1::cose::cbor::Reader::new(bytes);
+    r.lit(&[0xd2, 0x84])?; // tag 18, array(4)
+    r.string(2)?; // protected
+    r.lit(&[0xa0])?; // unprotected: {}
+    let payload = r.string(2)?;
+    r.string(2)?; // signature
+    r.is_empty().then(|| payload.to_vec())
 }
 
 #[cfg(test)]
