@@ -56,10 +56,17 @@ impl StreamAudit {
     }
 }
 
-/// [`audit_source`] over a stream held in memory, whose reading cannot fail.
-fn audit_held(mut held: HeldStream<'_>, rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
+/// [`audit_source`] over a stream held in memory, whose reading cannot fail, stored under
+/// `steward` when the storage names one.
+fn audit_held(
+    mut held: HeldStream<'_>,
+    rec: &StreamRecords,
+    steward: Option<&str>,
+    key: &PublicKey,
+) -> StreamAudit {
     let stored = Stored {
         stream_id: rec.stream_id.clone(),
+        steward: steward.map(str::to_owned),
         sealed: rec.sealed,
         problems: rec.read_problems.clone(),
     };
@@ -200,6 +207,7 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     }
     let stored = Stored {
         stream_id: unescaped.unwrap_or(token),
+        steward: None,
         sealed,
         problems,
     };
@@ -218,6 +226,8 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
 pub struct Stored {
     /// The stream id the storage names (folder or subject).
     pub stream_id: String,
+    /// The steward the storage names, if it names one (a subject's; a folder names none).
+    pub steward: Option<String>,
     /// Whether the storage marks the stream sealed.
     pub sealed: bool,
     /// Problems found while reading (`code: sentence`), listed first.
@@ -229,7 +239,8 @@ pub struct Stored {
 /// inclusion receipt, completeness against the final seal, the final seal's commitment to the
 /// signed documents, and, from a directory, `signer.pub` and `summary.json`), then what the
 /// storage knows: `misplaced_stream` when the receipts are of another stream than the one it
-/// is stored as, `unsealed` when the stream has no seal or the storage does not mark it sealed;
+/// is stored as, `misplaced_steward` when they are of another steward than the one it is
+/// stored under (when the storage names one), `unsealed` when the stream has no seal or the storage does not mark it sealed;
 /// then, for a stream the storage marks sealed (or one holding the document),
 /// `stop-latency.cbor` as `receipts verify DIR` checks it ([`check_stop_latency`]: verified
 /// when present, required when a receipt records a barge-in), and `interaction-metrics.cbor`
@@ -245,6 +256,7 @@ pub fn audit_source<S: StreamSource>(
 ) -> jouleclaw_store::Result<StreamAudit> {
     let Stored {
         stream_id,
+        steward,
         sealed,
         mut problems,
     } = stored;
@@ -269,6 +281,15 @@ pub fn audit_source<S: StreamSource>(
             "misplaced_stream: stored as \"{}\" but the receipts are of \"{}\"",
             jouleclaw_store::escape_untrusted(&stream_id),
             jouleclaw_store::escape_untrusted(id)
+        ));
+    }
+    if let (Some(stored), Some(found)) = (&steward, &report.steward)
+        && stored != found
+    {
+        problems.push(format!(
+            "misplaced_steward: stored under steward \"{}\" but the receipts are of \"{}\"",
+            jouleclaw_store::escape_untrusted(stored),
+            jouleclaw_store::escape_untrusted(found)
         ));
     }
     if report.completeness == Completeness::Unknown {
@@ -387,7 +408,8 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// Verifies one stream read from JetStream: [`audit_source`] over a [`HeldStream`] of what
 /// its batches carry (receipts, checkpoints, the inclusion receipts version-1 batches carry,
 /// the final batch's documents), the storage marking it sealed when a final batch was read;
-/// problems found while reading come first. Then that the final seal names the steward of the
+/// problems found while reading come first; receipts of another steward than the subject's
+/// are `misplaced_steward`, sealed or not. Then that the final seal names the steward of the
 /// subject the stream was stored under (`misplaced_steward`), so that two stewards' streams
 /// with one id stay two streams, each checked against its own seal.
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
@@ -401,7 +423,7 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
             interaction_metrics: s.interaction_metrics.as_deref(),
         },
     };
-    let mut audit = audit_held(held, &s.records, key);
+    let mut audit = audit_held(held, &s.records, Some(&s.steward), key);
     if let Some(last) = s.records.seals.last()
         && let Ok(c) = verify_checkpoint(last, key)
         && c.seal.steward != s.steward
