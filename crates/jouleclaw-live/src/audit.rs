@@ -56,10 +56,17 @@ impl StreamAudit {
     }
 }
 
-/// [`audit_source`] over a stream held in memory, whose reading cannot fail.
-fn audit_held(mut held: HeldStream<'_>, rec: &StreamRecords, key: &PublicKey) -> StreamAudit {
+/// [`audit_source`] over a stream held in memory, whose reading cannot fail, stored under
+/// `steward` when the storage names one.
+fn audit_held(
+    mut held: HeldStream<'_>,
+    rec: &StreamRecords,
+    steward: Option<&str>,
+    key: &PublicKey,
+) -> StreamAudit {
     let stored = Stored {
         stream_id: rec.stream_id.clone(),
+        steward: steward.map(str::to_owned),
         sealed: rec.sealed,
         problems: rec.read_problems.clone(),
     };
@@ -208,6 +215,7 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
     }
     let stored = Stored {
         stream_id: unescaped.unwrap_or(token),
+        steward: None,
         sealed,
         problems,
     };
@@ -226,6 +234,8 @@ pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
 pub struct Stored {
     /// The stream id the storage names (folder or subject).
     pub stream_id: String,
+    /// The steward the storage names, if it names one (a subject's; a folder names none).
+    pub steward: Option<String>,
     /// Whether the storage marks the stream sealed.
     pub sealed: bool,
     /// Problems found while reading (`code: sentence`), listed first.
@@ -237,7 +247,8 @@ pub struct Stored {
 /// inclusion receipt, completeness against the final seal, the final seal's commitment to the
 /// signed documents, and, from a directory, `signer.pub` and `summary.json`), then what the
 /// storage knows: `misplaced_stream` when the receipts are of another stream than the one it
-/// is stored as, `unsealed` when the stream has no seal or the storage does not mark it sealed;
+/// is stored as, `misplaced_steward` when they are of another steward than the one it is
+/// stored under (when the storage names one), `unsealed` when the stream has no seal or the storage does not mark it sealed;
 /// then, for a stream the storage marks sealed (or one holding the document),
 /// `stop-latency.cbor` as `receipts verify DIR` checks it ([`check_stop_latency`]: verified
 /// when present, required when a receipt records a barge-in), and `interaction-metrics.cbor`
@@ -253,6 +264,7 @@ pub fn audit_source<S: StreamSource>(
 ) -> jouleclaw_store::Result<StreamAudit> {
     let Stored {
         stream_id,
+        steward,
         sealed,
         mut problems,
     } = stored;
@@ -277,6 +289,15 @@ pub fn audit_source<S: StreamSource>(
             "misplaced_stream: stored as \"{}\" but the receipts are of \"{}\"",
             jouleclaw_store::escape_untrusted(&stream_id),
             jouleclaw_store::escape_untrusted(id)
+        ));
+    }
+    if let (Some(stored), Some(found)) = (&steward, &report.steward)
+        && stored != found
+    {
+        problems.push(format!(
+            "misplaced_steward: stored under steward \"{}\" but the receipts are of \"{}\"",
+            jouleclaw_store::escape_untrusted(stored),
+            jouleclaw_store::escape_untrusted(found)
         ));
     }
     if report.completeness == Completeness::Unknown {
@@ -395,7 +416,8 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// Verifies one stream read from JetStream: [`audit_source`] over a [`HeldStream`] of what
 /// its batches carry (receipts, checkpoints, the inclusion receipts version-1 batches carry,
 /// the final batch's documents), the storage marking it sealed when a final batch was read;
-/// problems found while reading come first. Then that the final seal names the steward of the
+/// problems found while reading come first; receipts of another steward than the subject's
+/// are `misplaced_steward`, sealed or not. Then that the final seal names the steward of the
 /// subject the stream was stored under (`misplaced_steward`), so that two stewards' streams
 /// with one id stay two streams, each checked against its own seal.
 pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
@@ -409,7 +431,7 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
             interaction_metrics: s.interaction_metrics.as_deref(),
         },
     };
-    let mut audit = audit_held(held, &s.records, key);
+    let mut audit = audit_held(held, &s.records, Some(&s.steward), key);
     if let Some(last) = s.records.seals.last()
         && let Ok(c) = verify_checkpoint(last, key)
         && c.seal.steward != s.steward
@@ -445,8 +467,9 @@ impl<'a> StreamDocuments<'a> {
 /// A stream held in memory (read back from JetStream, or handed over by a sink), served to
 /// the stream verifier under the at-rest layout's names (`spec/LIVE.md` section 7):
 /// `receipts.cbor` is its receipts' COSE_Sign1 in order; `receipts.jsonl` their payloads, one a
-/// line (an empty line for an item that is not a tagged COSE_Sign1 with a payload, or whose
-/// payload holds a line end: line `i` is always receipt `i`); `seals.cbor` its checkpoints
+/// line (an empty line for an item that is not a COSE_Sign1 in the profile's envelope with
+/// a payload, or whose payload holds a line end: line `i` is always receipt `i`; the envelope
+/// is walked, not decoded, so serving an item costs no more than its payload); `seals.cbor` its checkpoints
 /// (missing when it has none); `inclusion.cbor` the inclusion receipts version-1 batches
 /// carry (missing when none is carried); the signed documents by file name; nothing else. Each
 /// file is produced as it is read, item by item, without copying the stream.
@@ -538,19 +561,18 @@ impl std::io::Read for HeldReader<'_> {
     }
 }
 
-/// The payload of a tagged COSE_Sign1 (not verified here).
+/// The payload of a tagged COSE_Sign1 in the profile's envelope (`18([protected, {}, payload,
+/// signature])`, shortest-form heads, nothing after it; not verified here). The envelope is
+/// walked head by head, never decoded into values: an item of any shape costs no more than
+/// its payload. Anything else (which the verifier refuses as a window signature too) has none.
 fn cose_payload(bytes: &[u8]) -> Option<Vec<u8>> {
-    let v: ciborium::Value = ciborium::from_reader(bytes).ok()?;
-    let ciborium::Value::Tag(18, inner) = v else {
-        return None;
-    };
-    let ciborium::Value::Array(parts) = *inner else {
-        return None;
-    };
-    match parts.get(2)? {
-        ciborium::Value::Bytes(p) => Some(p.clone()),
-        _ => None,
-    }
+    let mut r = jouleclaw_jcr1::cose::cbor::Reader::new(bytes);
+    r.lit(&[0xd2, 0x84])?; // tag 18, array(4)
+    r.string(2)?; // protected
+    r.lit(&[0xa0])?; // unprotected: {}
+    let payload = r.string(2)?;
+    r.string(2)?; // signature
+    r.is_empty().then(|| payload.to_vec())
 }
 
 #[cfg(test)]

@@ -267,7 +267,12 @@ pub fn unescape_id(token: &str) -> Option<String> {
         let b = bytes[i];
         if b == b'%' {
             let hex = token.get(i + 1..i + 3)?;
-            if hex.bytes().any(|c| c.is_ascii_lowercase()) {
+            // Two upper-case hex digits only (`u8::from_str_radix` would also take a sign:
+            // `%+A` would be a second spelling of `%0A`).
+            if !hex
+                .bytes()
+                .all(|c| c.is_ascii_digit() || (b'A'..=b'F').contains(&c))
+            {
                 return None;
             }
             let v = u8::from_str_radix(hex, 16).ok()?;
