@@ -376,31 +376,17 @@ def test_audio_still_queued_when_the_call_ends_is_on_the_receipts_as_it_is_sent(
     # observer ends the call only then.
     from pipecat.frames.frames import EndFrame, TTSAudioRawFrame, TTSStoppedFrame
     from pipecat.pipeline.pipeline import Pipeline
-    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-    from pipecat.processors.frame_processor import FrameProcessor
+    from pipecat.pipeline.worker import PipelineParams
     from pipecat.workers.runner import WorkerRunner
-
-    class Source(FrameProcessor):
-        async def process_frame(self, frame, direction):
-            await super().process_frame(frame, direction)
-            await self.push_frame(frame, direction)
+    from pipecat_receipts import StandIn, observed_worker
 
     async def run():
-        source, sink = Source(), rc.PacedSink()
+        source, sink = StandIn(), rc.PacedSink()
         observer = rc.build_observer(tmp_path / "run")
-        worker = PipelineWorker(
-            Pipeline([source, sink]),
+        worker, started = observed_worker(
+            Pipeline([source, sink]), observer,
             params=PipelineParams(audio_out_sample_rate=rc.OUT_RATE),
-            observers=[observer],
-            cancel_on_idle_timeout=False,
-            enable_rtvi=False,
-            enable_turn_tracking=False,
         )
-        started = asyncio.Event()
-
-        @worker.event_handler("on_pipeline_started")
-        async def _started(_worker, *_args):
-            started.set()
 
         async def conduct():
             await started.wait()
