@@ -15,6 +15,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+#: The toolsets the toolset tests compile (toolsets/): an OpenAI ``tools`` array and an MCP
+#: ``tools/list`` response.
+OPENAI_TOOLS = (Path(__file__).resolve().parent / "toolsets/openai_tools.json").read_text()
+MCP_TOOLS = (Path(__file__).resolve().parent / "toolsets/mcp_tools_list.json").read_text()
+
 
 def jouleclaw_cli() -> Path:
     """The `jouleclaw` binary: $JOULECLAW_BIN, else target/{debug,release}/jouleclaw, else PATH."""

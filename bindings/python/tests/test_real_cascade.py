@@ -120,19 +120,19 @@ def findings(result: rc.CallResult) -> dict[int, str]:
     return {w.window_id: w.finding.kind for w in result.observer.receipts}
 
 
-@pytest.fixture(scope="module")
-def polite(tmp_path_factory):
-    return call("polite", tmp_path_factory)
+def call_fixture(name: str, fixture_name: str):
+    """A module-scoped fixture `fixture_name`: the call of scenario `name`, made once."""
+
+    @pytest.fixture(scope="module", name=fixture_name)
+    def made(tmp_path_factory):
+        return call(name, tmp_path_factory)
+
+    return made
 
 
-@pytest.fixture(scope="module")
-def rude(tmp_path_factory):
-    return call("rude", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def buffered(tmp_path_factory):
-    return call("buffered", tmp_path_factory)
+polite = call_fixture("polite", "polite")
+rude = call_fixture("rude", "rude")
+buffered = call_fixture("buffered", "buffered")
 
 
 def played_truth_ns(result: rc.CallResult, barge) -> int:
@@ -235,14 +235,8 @@ def test_backchannel_the_bot_talks_through_mm_hmm_and_the_signed_panel_counts_it
     assert bc.tick == marked // (200 * rc.MS)
 
 
-@pytest.fixture(scope="module")
-def ahead(tmp_path_factory):
-    return call("ahead", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def ahead_rude(tmp_path_factory):
-    return call("ahead-rude", tmp_path_factory)
+ahead = call_fixture("ahead", "ahead")
+ahead_rude = call_fixture("ahead-rude", "ahead_rude")
 
 
 def test_polite_the_bot_yields_on_the_barge_in_window_and_stops_within_the_deadline(
