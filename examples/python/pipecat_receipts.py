@@ -98,8 +98,8 @@ class ScriptDone(SystemFrame):
     """Marks the end of the script."""
 
 
-def mic():
-    return InputAudioRawFrame(audio=bytes(6_400), sample_rate=16_000, num_channels=1)
+def mic(n=6_400):
+    return InputAudioRawFrame(audio=bytes(n), sample_rate=16_000, num_channels=1)
 
 
 def tts(n=4_800):
@@ -116,28 +116,45 @@ def tool(result):
     )
 
 
+def question(t0=0):
+    """Windows 0-1 (from `t0` ms): the user asks; STT hears it; the turn ends."""
+    return [
+        (t0, "user", UserStartedSpeakingFrame()),
+        (t0, "user", mic()),
+        (t0 + 200, "user", mic()),
+        (t0 + 350, "stt", heard("what's the weather in lisbon")),
+        (t0 + 380, "user", UserStoppedSpeakingFrame()),
+    ]
+
+
+def answer_until_barge_in(barge_in_ms, generated=4 * 4_800):
+    """Windows 2-4: a tool answers; the TTS generates `generated` bytes at once, the transport
+    sends them 200 ms at a time while the user's mic stays open; the user cuts in at
+    `barge_in_ms`."""
+    return [
+        (400, "user", mic()),
+        (402, "llm", tool({"city": "Lisbon", "sky": "clear", "temp_c": 24})),
+        (405, "tts", TTSStartedFrame()),
+        (410, "llm", LLMTextFrame(text="It's clear and 24 degrees in Lisbon right now.")),
+        (412, "tts", tts(generated)),  # generated: at once
+        (413, "tts", TTSStoppedFrame()),
+        (415, "out", BotStartedSpeakingFrame()),
+        (430, "out", tts()),  # sent: 200 ms at a time
+        (600, "user", mic()),
+        (610, "out", tts()),
+        (800, "user", mic()),
+        (810, "out", tts()),
+        (barge_in_ms, "user", UserStartedSpeakingFrame()),
+        (barge_in_ms, "user", INTERRUPT),
+    ]
+
+
 SCRIPT = [
     # 0-1: the user asks.
-    (0, "user", UserStartedSpeakingFrame()),
-    (0, "user", mic()),
-    (200, "user", mic()),
-    (350, "stt", heard("what's the weather in lisbon")),
-    (380, "user", UserStoppedSpeakingFrame()),
-    # 2-4: a tool answers; the bot speaks; the user cuts in at 0.84 s; the bot stops in 60 ms.
-    (400, "user", mic()),
-    (402, "llm", tool({"city": "Lisbon", "sky": "clear", "temp_c": 24})),
-    (405, "tts", TTSStartedFrame()),
-    (410, "llm", LLMTextFrame(text="It's clear and 24 degrees in Lisbon right now.")),
-    (412, "tts", tts(4 * 4_800)),  # generated: 0.8 s at once
-    (413, "tts", TTSStoppedFrame()),
-    (415, "out", BotStartedSpeakingFrame()),
-    (430, "out", tts()),  # sent: 200 ms at a time
-    (600, "user", mic()),
-    (610, "out", tts()),
-    (800, "user", mic()),
-    (810, "out", tts()),
-    (840, "user", UserStartedSpeakingFrame()),
-    (840, "user", INTERRUPT),
+    *question(),
+    # 2-4: a tool answers; the bot speaks (0.8 s generated); the user cuts in at 0.84 s; the
+    # bot stops in 60 ms.
+    *answer_until_barge_in(840),
     (900, "out", tts(1_200)),
     (930, "out", BotStoppedSpeakingFrame()),
     # 5-6: the user asks again; the bot answers.
@@ -166,17 +183,17 @@ SCRIPT = [
 ]
 
 
-async def run_call(observer):
-    clock = ScriptClock()
-    stand_ins = {who: StandIn(name=who) for who in ("user", "stt", "llm", "tts")}
-    stand_ins["out"] = OutputStandIn(name="out")
+def observed_worker(pipeline, observer, **params):
+    """A PipelineWorker running `pipeline` with `observer` attached (no idle timeout, no RTVI,
+    no turn tracking; `params` go to the worker), and an event set once the pipeline has
+    started."""
     worker = PipelineWorker(
-        Pipeline([*stand_ins.values(), IdentityFilter()]),
-        clock=clock,
+        pipeline,
         observers=[observer],
         cancel_on_idle_timeout=False,
         enable_rtvi=False,
         enable_turn_tracking=False,
+        **params,
     )
     started = asyncio.Event()
 
@@ -184,11 +201,27 @@ async def run_call(observer):
     async def _started(_worker, *_args):
         started.set()
 
+    return worker, started
+
+
+async def run_call(script, observer, *, timeout_s=30.0):
+    """Runs `script`, ``(t_ms, who, frame)`` steps with `who` one of the stand-ins ``"user"``,
+    ``"stt"``, ``"llm"``, ``"tts"`` and ``"out"`` (the output transport) and `frame` a frame,
+    ``INTERRUPT`` or an async function called at that step, through a Pipecat pipeline of the
+    stand-ins with `observer` attached, then ends the pipeline with an EndFrame."""
+    clock = ScriptClock()
+    stand_ins = {who: StandIn(name=who) for who in ("user", "stt", "llm", "tts")}
+    stand_ins["out"] = OutputStandIn(name="out")
+    pipeline = Pipeline([*stand_ins.values(), IdentityFilter()])
+    worker, started = observed_worker(pipeline, observer, clock=clock)
+
     async def conduct():
         await started.wait()
-        for t_ms, who, frame in SCRIPT:
+        for t_ms, who, frame in script:
             clock.now_ns = t_ms * MS
-            if frame == INTERRUPT:
+            if callable(frame):
+                await frame()
+            elif frame == INTERRUPT:
                 await stand_ins[who].broadcast_interruption()
             else:
                 await stand_ins[who].push_frame(frame)
@@ -199,7 +232,7 @@ async def run_call(observer):
 
     runner = WorkerRunner(handle_sigint=False)
     await runner.add_workers(worker)
-    await asyncio.wait_for(asyncio.gather(runner.run(), conduct()), 30)
+    await asyncio.wait_for(asyncio.gather(runner.run(), conduct()), timeout_s)
 
 
 def row(w):
@@ -240,7 +273,7 @@ def main(argv):
         on_yield=yields.append,
         seal_every=3,
     )
-    asyncio.run(run_call(observer))
+    asyncio.run(run_call(SCRIPT, observer))
     for s in observer.stop_latencies():
         print(f"stop latency: barge-in at {jouleclaw.format_ts(s.barge_in_ts_ns)}, "
               f"last audio sent {s.stop_latency_ns / 1e6:.0f} ms after it")

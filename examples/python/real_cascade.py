@@ -599,38 +599,27 @@ class Scenario:
 def scenario(name: str, *, interruptions: int = 20) -> Scenario:
     weather = Reply(LONG_ANSWER, call=("get_weather", {"city": "Lisbon"}))
     short = Reply(SHORT_ANSWER, call=("get_weather", {"city": "Lisbon"}))
+
+    def cut_in(after_bot_s: float, answer: Reply, **options) -> Scenario:
+        # The user asks, cuts in `after_bot_s` into the answer, and the bot says "Okay.".
+        return Scenario(
+            name,
+            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=after_bot_s)],
+            [answer, Reply("Okay.")],
+            **options,
+        )
+
     if name == "polite":
-        return Scenario(
-            name,
-            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=2.0)],
-            [weather, Reply("Okay.")],
-        )
+        return cut_in(2.0, weather)
     if name == "rude":
-        return Scenario(
-            name,
-            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=1.5)],
-            [short, Reply("Okay.")],
-            interruptions=False,
-        )
+        return cut_in(1.5, short, interruptions=False)
     if name == "leaky":
         # Polite, but the provider keeps streaming 300 ms of the cancelled reply after the
         # interruption: the transport starts speaking again while the user still talks.
-        return Scenario(
-            name,
-            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=2.0)],
-            [weather, Reply("Okay.")],
-            leak_ms=300,
-            time_limit_s=120,
-        )
+        return cut_in(2.0, weather, leak_ms=300, time_limit_s=120)
     if name == "buffered":
         # Rude, behind a 200 ms device buffer: the listener hears 200 ms more than was sent.
-        return Scenario(
-            name,
-            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=1.5)],
-            [short, Reply("Okay.")],
-            interruptions=False,
-            device_buffer_ms=200,
-        )
+        return cut_in(1.5, short, interruptions=False, device_buffer_ms=200)
     if name == "ahead":
         return Scenario(
             name,
@@ -640,14 +629,7 @@ def scenario(name: str, *, interruptions: int = 20) -> Scenario:
         )
     if name == "ahead-rude":
         # The TTS streams at 10x real time; the user cuts in; interruptions are off.
-        return Scenario(
-            name,
-            [Utterance(QUESTION), Utterance(CUT_IN, after_bot_s=1.5)],
-            [short, Reply("Okay.")],
-            interruptions=False,
-            chunk_ms=100,
-            speedup=10,
-        )
+        return cut_in(1.5, short, interruptions=False, chunk_ms=100, speedup=10)
     if name == "backchannel":
         # "mm-hmm" 2 s into the answer: tiny.en hears espeak-ng's "mm-hmm" as "Mm, mm." (two
         # words) with a no-speech probability of about 0.5, which Pipecat's default threshold

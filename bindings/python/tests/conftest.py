@@ -15,6 +15,11 @@ import pytest
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+#: The toolsets the toolset tests compile (toolsets/): an OpenAI ``tools`` array and an MCP
+#: ``tools/list`` response.
+OPENAI_TOOLS = (Path(__file__).resolve().parent / "toolsets/openai_tools.json").read_text()
+MCP_TOOLS = (Path(__file__).resolve().parent / "toolsets/mcp_tools_list.json").read_text()
+
 
 def jouleclaw_cli() -> Path:
     """The `jouleclaw` binary: $JOULECLAW_BIN, else target/{debug,release}/jouleclaw, else PATH."""
@@ -125,3 +130,47 @@ def verify_dir_everywhere(out_dir: Path, *, sealed: bool) -> dict:
         "binding": (0 if binding["outcome"] == ok else 1,
                     "\n".join(f"{p['file']}: {p['code']}: {p['message']}" for p in binding["problems"])),
     }
+
+
+def mic_call(p, *, barge_in_ns=None):
+    """Pushes 600 ms of silent microphone audio (20 ms chunks) into `p`, then, with
+    `barge_in_ns`, a barge-in marker at that time, and finishes the call: returns the
+    ``Finished`` and the receipt line of every window in order (``receipts.jsonl``'s lines)."""
+    import jouleclaw
+
+    lines = []
+    for t in range(0, 600_000_000, 20_000_000):
+        o = p.push(t, jouleclaw.MIC, "audio", bytes(640))
+        if o.closed:
+            lines.append(o.closed.receipt_json)
+    if barge_in_ns is not None:
+        o = p.push(barge_in_ns, jouleclaw.CONTROL, "marker", marker="barge_in")
+        lines.append(o.closed.receipt_json)
+    fin = p.finish()
+    lines.append(fin.last.receipt_json)
+    return fin, lines
+
+
+def check_bound_to_receipts(verify, document: bytes, public_key: bytes, lines, windows: int):
+    """`verify` (``jouleclaw.verify_stop_latency`` or ``verify_interaction_metrics``) accepts the
+    signed `document` beside the ``receipts.jsonl`` of `lines`, counting `windows` windows, and
+    refuses it (``window_count_mismatch``) beside that file without its first or its last line."""
+    import jouleclaw
+
+    def jsonl(some) -> bytes:
+        return b"".join(line + b"\n" for line in some)
+
+    assert verify(document, public_key, jsonl(lines)).window_count == windows
+    for fewer in (lines[1:], lines[:-1]):
+        with pytest.raises(jouleclaw.VerifyError) as e:
+            verify(document, public_key, jsonl(fewer))
+        assert e.value.code == "window_count_mismatch"
+
+
+def flip_digit(signed: bytes, field: str) -> bytes:
+    """`signed` with the first digit of the number after ``"FIELD":`` changed (to 9, or to 8 when
+    it is 9): a signed document whose payload no longer matches its signature."""
+    out = bytearray(signed)
+    i = out.index(f'"{field}":'.encode()) + len(field) + 3
+    out[i] = ord("9") if out[i] != ord("9") else ord("8")
+    return bytes(out)

@@ -1,5 +1,7 @@
 """A voice call on a real Pipecat pipeline, with scripted processors standing in for the
-transports, STT, LLM and TTS services, and a clock the script sets.
+transports, STT, LLM and TTS services, and a clock the script sets: the stand-ins and the
+conductor (``run_call``) of the Pipecat example, examples/python/pipecat_receipts.py, and the
+scripts the tests play through them.
 
 The pipeline is Pipecat's own: ``Pipeline`` of ``FrameProcessor`` subclasses (the output
 transport's stand-in a ``BaseOutputTransport`` subclass, so the observer sees its pushes as a
@@ -14,207 +16,65 @@ the machine runs. Every wait is bounded.
 
 from __future__ import annotations
 
-import asyncio
-from dataclasses import dataclass
+import sys
+from pathlib import Path
 
-from pipecat.clocks.base_clock import BaseClock
 from pipecat.frames.frames import (
     BotStartedSpeakingFrame,
     BotStoppedSpeakingFrame,
-    EndFrame,
-    FunctionCallResultFrame,
-    InputAudioRawFrame,
     LLMTextFrame,
-    SystemFrame,
-    TranscriptionFrame,
-    TTSAudioRawFrame,
     TTSStartedFrame,
     TTSStoppedFrame,
     UserStartedSpeakingFrame,
     UserStoppedSpeakingFrame,
 )
-from pipecat.pipeline.pipeline import Pipeline
-from pipecat.pipeline.worker import PipelineWorker
-from pipecat.processors.filters.identity_filter import IdentityFilter
-from pipecat.processors.frame_processor import FrameDirection, FrameProcessor
-from pipecat.transports.base_output import BaseOutputTransport
-from pipecat.transports.base_transport import TransportParams
-from pipecat.workers.runner import WorkerRunner
 
-MS = 1_000_000
-MIC_FRAME = 6_400  # 200 ms of 16 kHz 16-bit mono
-TTS_FRAME = 4_800  # 200 ms of 12 kHz 16-bit mono
-INTERRUPT = "interrupt"  # a script step: the user's transport broadcasts an interruption
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples/python"))
 
+# The stand-ins, the clock and the conductor are the Pipecat example's.
+from pipecat_receipts import (  # noqa: E402
+    INTERRUPT,
+    MS,
+    heard,
+    mic,
+    question,
+    run_call,
+)
+from pipecat_receipts import answer_until_barge_in as example_answer  # noqa: E402
+from pipecat_receipts import tool as tool_result  # noqa: E402
+from pipecat_receipts import tts as tts_audio  # noqa: E402
 
-class ScriptClock(BaseClock):
-    """The pipeline clock, set by the conductor (nanoseconds)."""
+MIC_FRAME = 6_400  # 200 ms of 16 kHz 16-bit mono (``mic()``'s default)
+TTS_FRAME = 4_800  # 200 ms of 12 kHz 16-bit mono (``tts_audio()``'s default)
 
-    def __init__(self) -> None:
-        self.now_ns = 0
-
-    def start(self) -> None:
-        pass
-
-    def get_time(self) -> int:
-        return self.now_ns
-
-
-class StandIn(FrameProcessor):
-    """Stands in for a transport or service: passes every frame on; the conductor makes it push
-    the frames the script gives it, as the real service would."""
-
-    async def process_frame(self, frame, direction: FrameDirection):
-        await super().process_frame(frame, direction)
-        await self.push_frame(frame, direction)
-
-
-class OutputStandIn(BaseOutputTransport):
-    """Stands in for the output transport: passes every frame on (no media sender, no
-    writing); the conductor makes it push the chunks a real transport pushes after writing
-    them, and its ``BotStartedSpeakingFrame``/``BotStoppedSpeakingFrame``."""
-
-    def __init__(self, **kwargs):
-        super().__init__(TransportParams(), **kwargs)
-
-    async def process_frame(self, frame, direction: FrameDirection):
-        await FrameProcessor.process_frame(self, frame, direction)
-        await self.push_frame(frame, direction)
-
-
-@dataclass
-class ScriptDone(SystemFrame):
-    """Pushed after the last step: once the observer has seen it, it has seen every step."""
-
-
-def mic(n: int = MIC_FRAME) -> InputAudioRawFrame:
-    return InputAudioRawFrame(audio=bytes(n), sample_rate=16_000, num_channels=1)
-
-
-def tts_audio(n: int = TTS_FRAME) -> TTSAudioRawFrame:
-    return TTSAudioRawFrame(audio=bytes(n), sample_rate=12_000, num_channels=1)
-
-
-def heard(text: str) -> TranscriptionFrame:
-    return TranscriptionFrame(text=text, user_id="user", timestamp="")
+__all__ = ["INTERRUPT", "MS", "heard", "mic", "question", "run_call", "tool_result", "tts_audio"]
 
 
 def said(text: str) -> LLMTextFrame:
     return LLMTextFrame(text=text)
 
 
-def tool_result(result) -> FunctionCallResultFrame:
-    return FunctionCallResultFrame(
-        function_name="get_weather", tool_call_id="call-1", arguments={}, result=result
-    )
-
-
-def user_speaks() -> UserStartedSpeakingFrame:
-    return UserStartedSpeakingFrame()
-
-
-def user_stops() -> UserStoppedSpeakingFrame:
-    return UserStoppedSpeakingFrame()
-
-
-def bot_started() -> BotStartedSpeakingFrame:
-    return BotStartedSpeakingFrame()
-
-
-def bot_stopped() -> BotStoppedSpeakingFrame:
-    return BotStoppedSpeakingFrame()
-
-
-def tts_started() -> TTSStartedFrame:
-    return TTSStartedFrame()
-
-
-def tts_stopped() -> TTSStoppedFrame:
-    return TTSStoppedFrame()
-
-
-async def run_call(script, observer, *, timeout_s: float = 30.0) -> None:
-    """Runs `script` — ``(t_ms, who, frame)`` steps with `who` one of ``"user"``, ``"stt"``,
-    ``"llm"``, ``"tts"`` (generation), ``"out"`` (the output transport: what was sent) and
-    `frame` a frame, ``INTERRUPT``, or an async function called at that step (what happens
-    outside the frames, e.g. a turn strategy's decision) — through a Pipecat pipeline with
-    `observer` attached, then ends the pipeline with an ``EndFrame``."""
-    clock = ScriptClock()
-    stand_ins = {who: StandIn(name=who) for who in ("user", "stt", "llm", "tts")}
-    stand_ins["out"] = OutputStandIn(name="out")
-    pipeline = Pipeline([*stand_ins.values(), IdentityFilter()])
-    worker = PipelineWorker(
-        pipeline,
-        clock=clock,
-        observers=[observer],
-        cancel_on_idle_timeout=False,
-        enable_rtvi=False,
-        enable_turn_tracking=False,
-    )
-    started = asyncio.Event()
-
-    @worker.event_handler("on_pipeline_started")
-    async def _started(_worker, *_args):
-        started.set()
-
-    async def conduct():
-        await started.wait()
-        for t_ms, who, frame in script:
-            clock.now_ns = t_ms * MS
-            if callable(frame):
-                await frame()
-            elif frame == INTERRUPT:
-                await stand_ins[who].broadcast_interruption()
-            else:
-                await stand_ins[who].push_frame(frame)
-        await stand_ins["user"].push_frame(ScriptDone())
-        while observer.ignored.get("ScriptDone", 0) == 0:
-            await asyncio.sleep(0.001)
-        await worker.queue_frame(EndFrame())
-
-    runner = WorkerRunner(handle_sigint=False)
-    await runner.add_workers(worker)
-    await asyncio.wait_for(asyncio.gather(runner.run(), conduct()), timeout_s)
+#: The turn and speech markers the scripts use, by what they say: each call makes a new frame.
+user_speaks = UserStartedSpeakingFrame
+user_stops = UserStoppedSpeakingFrame
+bot_started = BotStartedSpeakingFrame
+bot_stopped = BotStoppedSpeakingFrame
+tts_started = TTSStartedFrame
+tts_stopped = TTSStoppedFrame
 
 
 # ------------------------------------------------------------------------------------------
 # The scripts. 200 ms windows; the user's transport forwards audio while the user speaks.
 # ------------------------------------------------------------------------------------------
 
-def question(t0: int = 0):
-    """Windows 0-1: the user asks; STT hears it; the turn ends."""
-    return [
-        (t0, "user", user_speaks()),
-        (t0, "user", mic()),
-        (t0 + 200, "user", mic()),
-        (t0 + 350, "stt", heard("what's the weather in lisbon")),
-        (t0 + 380, "user", user_stops()),
-    ]
+BARGE_IN_MS = 840
 
 
 def answer_until_barge_in(barge_in_ms: int):
     """Windows 2-4: the bot answers (a tool result backs it) while the user's mic stays open;
     the TTS generates 2 s of audio at once, the transport sends it 200 ms at a time; the user
     cuts in at `barge_in_ms`."""
-    return [
-        (400, "user", mic()),
-        (402, "llm", tool_result({"city": "Lisbon", "sky": "clear", "temp_c": 24})),
-        (405, "tts", tts_started()),
-        (410, "llm", said("It's clear and 24 degrees in Lisbon right now.")),
-        (412, "tts", tts_audio(10 * TTS_FRAME)),
-        (413, "tts", tts_stopped()),
-        (415, "out", bot_started()),
-        (430, "out", tts_audio()),
-        (600, "user", mic()),
-        (610, "out", tts_audio()),
-        (800, "user", mic()),
-        (810, "out", tts_audio()),
-        (barge_in_ms, "user", user_speaks()),
-        (barge_in_ms, "user", INTERRUPT),
-    ]
-
-
-BARGE_IN_MS = 840
+    return example_answer(barge_in_ms, generated=10 * TTS_FRAME)
 
 
 def polite_bot():

@@ -12,7 +12,7 @@ import pytest
 
 import jouleclaw
 from jouleclaw import CONTROL, MIC, TTS, Pipeline, SigningKey
-from conftest import stream_verifier, verify_dir_everywhere
+from conftest import check_bound_to_receipts, flip_digit, mic_call, stream_verifier, verify_dir_everywhere
 
 MS = 1_000_000
 FRAME = 200 * MS
@@ -83,25 +83,12 @@ def test_no_speech_gives_an_empty_panel_still_signed():
 
 def test_the_document_is_bound_to_the_receipts():
     key = SigningKey.rfc8032_test_key()
-    p = Pipeline("did:example:steward", "call-1", signing_key=key)
-    lines = []
-    for t in range(0, 600 * MS, 20 * MS):
-        o = p.push(t, MIC, "audio", bytes(640))
-        if o.closed:
-            lines.append(o.closed.receipt_json)
-    fin = p.finish()
-    lines.append(fin.last.receipt_json)
-    jsonl = b"".join(line + b"\n" for line in lines)
+    fin, lines = mic_call(Pipeline("did:example:steward", "call-1", signing_key=key))
     doc = fin.interaction
-    assert jouleclaw.verify_interaction_metrics(doc.cose_sign1, key.public_key, jsonl).window_count == 3
+    check_bound_to_receipts(jouleclaw.verify_interaction_metrics, doc.cose_sign1, key.public_key,
+                            lines, windows=3)
     with pytest.raises(jouleclaw.VerifyError) as e:
-        jouleclaw.verify_interaction_metrics(doc.cose_sign1, key.public_key, jsonl.split(b"\n", 1)[1])
-    assert e.value.code == "window_count_mismatch"
-    signed = bytearray(doc.cose_sign1)
-    i = signed.index(b'"frame_count":') + len('"frame_count":')
-    signed[i] = ord("9") if signed[i] != ord("9") else ord("8")
-    with pytest.raises(jouleclaw.VerifyError) as e:
-        jouleclaw.verify_interaction_metrics(bytes(signed), key.public_key)
+        jouleclaw.verify_interaction_metrics(flip_digit(doc.cose_sign1, "frame_count"), key.public_key)
     assert e.value.code == "cose_bad_signature"
 
 

@@ -170,11 +170,9 @@ def test_the_audio_handed_to_the_room_source_is_the_tts_channel_and_a_barge_in_i
         observer.attach(session)
         # The user asks (ASR), LiveKit runs the tool, the agent starts thinking.
         clock.ns = 10 * MS
-        session.emit("user_state_changed",
-                     UserStateChangedEvent(old_state="listening", new_state="speaking"))
+        user(session, "speaking")
         clock.ns = 20 * MS
-        session.emit("user_state_changed",
-                     UserStateChangedEvent(old_state="speaking", new_state="listening"))
+        user(session, "listening")
         session.emit("user_input_transcribed",
                      UserInputTranscribedEvent(transcript="weather in Lisbon?", is_final=True))
         session.emit("user_input_transcribed",
@@ -189,22 +187,13 @@ def test_the_audio_handed_to_the_room_source_is_the_tts_channel_and_a_barge_in_i
         ))
         # The TTS gives the output 300 ms of audio: the forwarding task hands it to the
         # source in 50 ms frames; the source takes 200 ms, then each frame waits for room.
-        clock.ns = 30 * MS
-        await out.capture_frame(frame(300))
-        out.flush()
-        for _ in range(500):
-            await asyncio.sleep(0.001)
-            if observer.ticks.get(TTS, 0) >= 2:  # the start marker and the first frame
-                break
+        await speak(out, observer, clock, start_ns=30 * MS, ms=300)
         # The user cuts in while the agent speaks: a barge-in, once.
         clock.ns = 50 * MS
-        session.emit("user_state_changed",
-                     UserStateChangedEvent(old_state="listening", new_state="speaking"))
+        user(session, "speaking")
         clock.ns = 60 * MS
-        session.emit("user_state_changed",
-                     UserStateChangedEvent(old_state="speaking", new_state="listening"))
-        session.emit("user_state_changed",
-                     UserStateChangedEvent(old_state="listening", new_state="speaking"))
+        user(session, "listening")
+        user(session, "speaking")
         await asyncio.wait_for(out._flush_task, 10)
         clock.ns = 400 * MS
         session.emit("close", CloseEvent(reason=CloseReason.USER_INITIATED))

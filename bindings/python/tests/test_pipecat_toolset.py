@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 from pipecat.frames.frames import FunctionCallFromLLM, FunctionCallsStartedFrame
 
-from conftest import verify_dir_everywhere
+from conftest import OPENAI_TOOLS, verify_dir_everywhere
 from scripted_call import mic, question, run_call, said, tool_result
 from jouleclaw import LLM, ConfigError, StreamSpec, Toolset
 from jouleclaw.pipecat import (
@@ -23,8 +22,6 @@ from jouleclaw.pipecat import (
     tool_call_spec,
 )
 
-HERE = Path(__file__).resolve().parent
-OPENAI = (HERE / "toolsets/openai_tools.json").read_text()
 STEWARD = "did:example:voice-agent"
 
 
@@ -59,7 +56,7 @@ def observe(script, out_dir=None, **kwargs) -> ReceiptObserver:
 
 @pytest.fixture(scope="module")
 def toolset() -> Toolset:
-    return Toolset(OPENAI)
+    return Toolset(OPENAI_TOOLS)
 
 
 def verdicts(observer):

@@ -120,19 +120,19 @@ def findings(result: rc.CallResult) -> dict[int, str]:
     return {w.window_id: w.finding.kind for w in result.observer.receipts}
 
 
-@pytest.fixture(scope="module")
-def polite(tmp_path_factory):
-    return call("polite", tmp_path_factory)
+def call_fixture(name: str, fixture_name: str):
+    """A module-scoped fixture `fixture_name`: the call of scenario `name`, made once."""
+
+    @pytest.fixture(scope="module", name=fixture_name)
+    def made(tmp_path_factory):
+        return call(name, tmp_path_factory)
+
+    return made
 
 
-@pytest.fixture(scope="module")
-def rude(tmp_path_factory):
-    return call("rude", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def buffered(tmp_path_factory):
-    return call("buffered", tmp_path_factory)
+polite = call_fixture("polite", "polite")
+rude = call_fixture("rude", "rude")
+buffered = call_fixture("buffered", "buffered")
 
 
 def played_truth_ns(result: rc.CallResult, barge) -> int:
@@ -235,14 +235,8 @@ def test_backchannel_the_bot_talks_through_mm_hmm_and_the_signed_panel_counts_it
     assert bc.tick == marked // (200 * rc.MS)
 
 
-@pytest.fixture(scope="module")
-def ahead(tmp_path_factory):
-    return call("ahead", tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def ahead_rude(tmp_path_factory):
-    return call("ahead-rude", tmp_path_factory)
+ahead = call_fixture("ahead", "ahead")
+ahead_rude = call_fixture("ahead-rude", "ahead_rude")
 
 
 def test_polite_the_bot_yields_on_the_barge_in_window_and_stops_within_the_deadline(
@@ -376,31 +370,17 @@ def test_audio_still_queued_when_the_call_ends_is_on_the_receipts_as_it_is_sent(
     # observer ends the call only then.
     from pipecat.frames.frames import EndFrame, TTSAudioRawFrame, TTSStoppedFrame
     from pipecat.pipeline.pipeline import Pipeline
-    from pipecat.pipeline.worker import PipelineParams, PipelineWorker
-    from pipecat.processors.frame_processor import FrameProcessor
+    from pipecat.pipeline.worker import PipelineParams
     from pipecat.workers.runner import WorkerRunner
-
-    class Source(FrameProcessor):
-        async def process_frame(self, frame, direction):
-            await super().process_frame(frame, direction)
-            await self.push_frame(frame, direction)
+    from pipecat_receipts import StandIn, observed_worker
 
     async def run():
-        source, sink = Source(), rc.PacedSink()
+        source, sink = StandIn(), rc.PacedSink()
         observer = rc.build_observer(tmp_path / "run")
-        worker = PipelineWorker(
-            Pipeline([source, sink]),
+        worker, started = observed_worker(
+            Pipeline([source, sink]), observer,
             params=PipelineParams(audio_out_sample_rate=rc.OUT_RATE),
-            observers=[observer],
-            cancel_on_idle_timeout=False,
-            enable_rtvi=False,
-            enable_turn_tracking=False,
         )
-        started = asyncio.Event()
-
-        @worker.event_handler("on_pipeline_started")
-        async def _started(_worker, *_args):
-            started.set()
 
         async def conduct():
             await started.wait()

@@ -9,7 +9,7 @@ import pytest
 
 import jouleclaw
 from jouleclaw import CONTROL, MIC, TTS, Pipeline, SigningKey
-from conftest import jouleclaw_cli
+from conftest import check_bound_to_receipts, flip_digit, jouleclaw_cli, mic_call
 
 MS = 1_000_000
 
@@ -59,35 +59,21 @@ def test_a_tampered_document_is_refused():
     key = SigningKey.rfc8032_test_key()
     p = Pipeline("did:example:steward", "call-1", signing_key=key)
     call(p, barge_at=1_040 * MS, speak_until=1_090 * MS)
-    signed = bytearray(p.finish().stop_latency.cose_sign1)
-    i = signed.index(b'"stop_latency_ns":') + len('"stop_latency_ns":')
-    signed[i] = ord("9") if signed[i] != ord("9") else ord("8")
+    signed = flip_digit(p.finish().stop_latency.cose_sign1, "stop_latency_ns")
     with pytest.raises(jouleclaw.VerifyError) as e:
-        jouleclaw.verify_stop_latency(bytes(signed), key.public_key)
+        jouleclaw.verify_stop_latency(signed, key.public_key)
     assert e.value.code == "cose_bad_signature"
     with pytest.raises(jouleclaw.VerifyError) as e:
-        jouleclaw.verify_stop_latency(bytes(signed), SigningKey.generate().public_key)
+        jouleclaw.verify_stop_latency(signed, SigningKey.generate().public_key)
     assert e.value.code == "cose_unknown_kid"
 
 
 def test_the_document_is_bound_to_the_receipts():
     key = SigningKey.rfc8032_test_key()
     p = Pipeline("did:example:steward", "call-1", signing_key=key)
-    lines = []
-    for t in range(0, 600 * MS, 20 * MS):
-        o = p.push(t, MIC, "audio", bytes(640))
-        if o.closed:
-            lines.append(o.closed.receipt_json)
-    o = p.push(610 * MS, CONTROL, "marker", marker="barge_in")
-    lines.append(o.closed.receipt_json)
-    fin = p.finish()
-    lines.append(fin.last.receipt_json)
-    jsonl = b"".join(line + b"\n" for line in lines)
-    doc = fin.stop_latency
-    assert jouleclaw.verify_stop_latency(doc.cose_sign1, key.public_key, jsonl).window_count == 4
-    with pytest.raises(jouleclaw.VerifyError) as e:
-        jouleclaw.verify_stop_latency(doc.cose_sign1, key.public_key, b"".join(l + b"\n" for l in lines[:-1]))
-    assert e.value.code == "window_count_mismatch"
+    fin, lines = mic_call(p, barge_in_ns=610 * MS)
+    check_bound_to_receipts(jouleclaw.verify_stop_latency, fin.stop_latency.cose_sign1, key.public_key,
+                            lines, windows=4)
 
 
 def test_seal_every_seals_and_gives_inclusion_receipts():
@@ -155,6 +141,14 @@ def test_a_run_directory_verifies_with_the_cli(tmp_path, seal_every):
     assert "stop_latency_missing" in r.stdout + r.stderr
 
 
+def one_tick_run(out, stream_id: str = "call-1"):
+    """`out` after a finished one-tick call with its run directory there."""
+    p = Pipeline("did:example:steward", stream_id, out_dir=out)
+    p.push(0, MIC, "audio", bytes(640))
+    p.finish()
+    return out
+
+
 def test_an_out_dir_holding_a_run_is_refused_and_an_empty_one_is_taken(tmp_path):
     (tmp_path / "receipts.jsonl").write_bytes(b"old\n")
     with pytest.raises(jouleclaw.ConfigError) as e:
@@ -163,10 +157,7 @@ def test_an_out_dir_holding_a_run_is_refused_and_an_empty_one_is_taken(tmp_path)
     assert (tmp_path / "receipts.jsonl").read_bytes() == b"old\n"
     empty = tmp_path / "empty"
     empty.mkdir()
-    p = Pipeline("did:example:steward", "call-1", out_dir=empty)
-    p.push(0, MIC, "audio", bytes(640))
-    p.finish()
-    assert (empty / "summary.json").is_file()
+    assert (one_tick_run(empty) / "summary.json").is_file()
 
 
 def test_a_run_planted_before_finish_is_not_written_over(tmp_path):
@@ -192,10 +183,7 @@ def test_two_pipelines_never_share_an_out_dir(tmp_path):
     first.finish()
     assert (out / "summary.json").is_file()
     # Its neighbour: the lock goes with the run's writing; another directory is free all along.
-    other = Pipeline("did:example:steward", "call-2", out_dir=tmp_path / "other")
-    other.push(0, MIC, "audio", bytes(640))
-    other.finish()
-    assert "call-2" in (tmp_path / "other" / "receipts.jsonl").read_text()
+    assert "call-2" in (one_tick_run(tmp_path / "other", "call-2") / "receipts.jsonl").read_text()
     # A pipeline dropped without finish() releases it.
     spare = tmp_path / "spare"
     dropped = Pipeline("did:example:steward", "call-3", out_dir=spare)
@@ -203,10 +191,7 @@ def test_two_pipelines_never_share_an_out_dir(tmp_path):
     import gc
 
     gc.collect()
-    taken = Pipeline("did:example:steward", "call-4", out_dir=spare)
-    taken.push(0, MIC, "audio", bytes(640))
-    taken.finish()
-    assert (spare / "summary.json").is_file()
+    assert (one_tick_run(spare, "call-4") / "summary.json").is_file()
 
 
 def test_an_out_dir_that_is_a_file_is_refused_and_left_alone(tmp_path):

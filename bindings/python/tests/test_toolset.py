@@ -28,10 +28,9 @@ from jouleclaw import (
     Toolset,
     ToolsetError,
 )
+from conftest import MCP_TOOLS as MCP
+from conftest import OPENAI_TOOLS as OPENAI
 
-HERE = Path(__file__).resolve().parent
-OPENAI = (HERE / "toolsets/openai_tools.json").read_text()
-MCP = (HERE / "toolsets/mcp_tools_list.json").read_text()
 MS = 1_000_000
 
 

@@ -154,15 +154,10 @@ func verifyCose(data, pub []byte) (map[string]any, error) {
 	if ct, ok := hdr[int64(3)].(string); !ok || ct != contentType {
 		return nil, refuse("header", "content type %v", hdr[int64(3)])
 	}
-	kid, ok := hdr[int64(4)].([]byte)
-	if !ok || len(kid) != 32 {
-		return nil, refuse("header", "kid is not a 32-byte string")
-	}
-	claims, ok := hdr[int64(15)].(map[any]any)
-	iss, okIss := claims[int64(1)].(string)
-	sub, okSub := claims[int64(2)].(string)
-	if !ok || len(claims) != 2 || !okIss || !okSub {
-		return nil, refuse("header", "CWT claims must be {1: iss, 2: sub} text")
+	kid, iss, sub, err := headerIdentity(hdr, refuse("header", "kid is not a 32-byte string"),
+		refuse("header", "CWT claims must be {1: iss, 2: sub} text"))
+	if err != nil {
+		return nil, err
 	}
 	// The received bytes must be exactly the profile's encoding of these values (label order,
 	// shortest heads): rebuilt with go-cose and compared.
@@ -236,4 +231,21 @@ func signProfile(seed, payload []byte, steward, id string) (prot, tbs, sig, enve
 		return nil, nil, nil, nil, err
 	}
 	return prot, sigStructure(prot, payload, nil), msg.Signature, envelope, nil
+}
+
+// headerIdentity is a protected header's kid (label 4), which must be a 32-byte string, else
+// badKid, and its CWT claims (label 15), which must be a map of exactly {1: iss, 2: sub}, both
+// text, else badClaims.
+func headerIdentity(hdr map[any]any, badKid, badClaims error) (kid []byte, iss, sub string, err error) {
+	kid, ok := hdr[int64(4)].([]byte)
+	if !ok || len(kid) != 32 {
+		return nil, "", "", badKid
+	}
+	claims, ok := hdr[int64(15)].(map[any]any)
+	iss, okIss := claims[int64(1)].(string)
+	sub, okSub := claims[int64(2)].(string)
+	if !ok || len(claims) != 2 || !okIss || !okSub {
+		return nil, "", "", badClaims
+	}
+	return kid, iss, sub, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"lukechampine.com/blake3"
 )
@@ -54,6 +55,24 @@ func checkNotEmpty(rep *Report, name string, n int, what string) {
 		}
 		return "", nil
 	})
+}
+
+// vectorKey is the Ed25519 key of a vector file that signs: its seed, public key and kid.
+type vectorKey struct {
+	SeedHex      string `json:"seed_hex"`
+	PublicKeyHex string `json:"public_key_hex"`
+	KidHex       string `json:"kid_hex"`
+}
+
+// loadKeyedFile loads the vector file at path into doc (loadInto) and decodes key, the doc's
+// own key, once loaded (loadSeedKey); name is the file's name for the report.
+func loadKeyedFile(rep *Report, path string, doc any, key *vectorKey) (name string, seed, pub []byte, ok bool) {
+	name = filepath.Base(path)
+	if !loadInto(rep, name, path, doc) {
+		return name, nil, nil, false
+	}
+	seed, pub, ok = loadSeedKey(rep, name, key.SeedHex, key.PublicKeyHex)
+	return name, seed, pub, ok
 }
 
 // loadSeedKey decodes a vector file's Ed25519 seed and public key; a malformed key is reported

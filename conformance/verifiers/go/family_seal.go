@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	"github.com/gowebpki/jcs"
@@ -20,11 +19,7 @@ func init() {
 }
 
 type sealDoc struct {
-	Key struct {
-		SeedHex      string `json:"seed_hex"`
-		PublicKeyHex string `json:"public_key_hex"`
-		KidHex       string `json:"kid_hex"`
-	} `json:"key"`
+	Key   vectorKey `json:"key"`
 	Trees []struct {
 		Size    int    `json:"size"`
 		RootHex string `json:"root_hex"`
@@ -158,12 +153,8 @@ func expectRefusal(err error, expect string) (string, error) {
 }
 
 func checkSealFile(rep *Report, _ string, path string) {
-	name := filepath.Base(path)
 	var doc sealDoc
-	if !loadInto(rep, name, path, &doc) {
-		return
-	}
-	seed, pub, ok := loadSeedKey(rep, name, doc.Key.SeedHex, doc.Key.PublicKeyHex)
+	name, seed, pub, ok := loadKeyedFile(rep, path, &doc, &doc.Key)
 	if !ok {
 		return
 	}
@@ -317,11 +308,7 @@ func checkSealFile(rep *Report, _ string, path string) {
 					return "", err
 				}
 			}
-			data, err := unhex(cp.CoseSign1Hex)
-			if err != nil {
-				return "", err
-			}
-			got, err := verifyCheckpoint(data, pub)
+			got, err := verifyCheckpointHex(cp.CoseSign1Hex, pub)
 			if err != nil {
 				return "", err
 			}
@@ -453,11 +440,7 @@ func checkSealFile(rep *Report, _ string, path string) {
 			case "completeness":
 				var cps []*Checkpoint
 				for _, h := range c.CheckpointsHex {
-					data, err := unhex(h)
-					if err != nil {
-						return "", err
-					}
-					cp, err := verifyCheckpoint(data, pub)
+					cp, err := verifyCheckpointHex(h, pub)
 					if err != nil {
 						return "", err
 					}

@@ -80,11 +80,7 @@ func checkSeal2File(rep *Report, _ string, path string) {
 			var verified []*Checkpoint
 			var prev *Seal
 			for j, cp := range st.Checkpoints {
-				data, err := unhex(cp.CoseSign1Hex)
-				if err != nil {
-					return "", err
-				}
-				got, err := verifyCheckpoint(data, pub)
+				got, err := verifyCheckpointHex(cp.CoseSign1Hex, pub)
 				if err != nil {
 					return "", err
 				}

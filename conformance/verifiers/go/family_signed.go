@@ -4,7 +4,6 @@ import (
 	"crypto/ed25519"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 )
 
 // stream-window-signed-vectors.json: the test key, COSE_Sign1 vectors with every
@@ -14,11 +13,7 @@ func init() {
 }
 
 type signedDoc struct {
-	Key struct {
-		SeedHex      string `json:"seed_hex"`
-		PublicKeyHex string `json:"public_key_hex"`
-		KidHex       string `json:"kid_hex"`
-	} `json:"key"`
+	Key     vectorKey `json:"key"`
 	Vectors []struct {
 		N             any    `json:"n"`
 		Description   string `json:"description"`
@@ -40,12 +35,8 @@ type negativeEnvelope struct {
 }
 
 func checkSignedFile(rep *Report, _ string, path string) {
-	name := filepath.Base(path)
 	var doc signedDoc
-	if !loadInto(rep, name, path, &doc) {
-		return
-	}
-	seed, pub, ok := loadSeedKey(rep, name, doc.Key.SeedHex, doc.Key.PublicKeyHex)
+	name, seed, pub, ok := loadKeyedFile(rep, path, &doc, &doc.Key)
 	if !ok {
 		return
 	}

@@ -559,15 +559,10 @@ func sealParse(data, pub []byte) (*sealParsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	kid, ok := hdr[int64(4)].([]byte)
-	if !ok || len(kid) != 32 {
-		return nil, refuse("seal_cose_bad_kid", "kid is not a 32-byte string")
-	}
-	claims, ok := hdr[int64(15)].(map[any]any)
-	iss, okIss := claims[int64(1)].(string)
-	sub, okSub := claims[int64(2)].(string)
-	if !ok || len(claims) != 2 || !okIss || !okSub {
-		return nil, refuse("seal_cose_iss_mismatch", "CWT claims are not {1: tstr, 2: tstr}")
+	kid, iss, sub, err := headerIdentity(hdr, refuse("seal_cose_bad_kid", "kid is not a 32-byte string"),
+		refuse("seal_cose_iss_mismatch", "CWT claims are not {1: tstr, 2: tstr}"))
+	if err != nil {
+		return nil, err
 	}
 	if iss != seal.Steward {
 		return nil, refuse("seal_cose_iss_mismatch", "iss is not the seal's steward")
@@ -688,6 +683,15 @@ func verifyInclusionReceipt(data, contentHash, pub []byte) (*Seal, uint64, error
 type Checkpoint struct {
 	seal  *Seal
 	proof *sealProof
+}
+
+// verifyCheckpointHex is verifyCheckpoint of the envelope written as the hex string coseHex.
+func verifyCheckpointHex(coseHex string, pub []byte) (*Checkpoint, error) {
+	data, err := unhex(coseHex)
+	if err != nil {
+		return nil, err
+	}
+	return verifyCheckpoint(data, pub)
 }
 
 func verifyCheckpoint(data, pub []byte) (*Checkpoint, error) {

@@ -14,10 +14,7 @@ import (
 
 func copySealFile(t *testing.T, edit func([]byte) []byte) string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(conformanceDir, "stream-seal-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := readConformance(t, "stream-seal-vectors.json")
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "stream-seal-vectors.json"), edit(src), 0o644); err != nil {
 		t.Fatal(err)

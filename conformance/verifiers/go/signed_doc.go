@@ -77,15 +77,9 @@ func openSignedDoc(data, pub []byte, maxSigned int, ct string) (payload []byte, 
 	if got, _ := hdr[int64(3)].(string); got != ct {
 		return nil, "", "", refuse("cose_content_type_mismatch", "content type %v", hdr[int64(3)])
 	}
-	kid, ok := hdr[int64(4)].([]byte)
-	if !ok || len(kid) != 32 {
-		return nil, "", "", refuse("cose_bad_kid", "kid")
-	}
-	claims, ok := hdr[int64(15)].(map[any]any)
-	iss, ok1 = claims[int64(1)].(string)
-	sub, ok2 = claims[int64(2)].(string)
-	if !ok || len(claims) != 2 || !ok1 || !ok2 {
-		return nil, "", "", refuse("cose_bad_cwt_claims", "CWT claims")
+	kid, iss, sub, err := headerIdentity(hdr, refuse("cose_bad_kid", "kid"), refuse("cose_bad_cwt_claims", "CWT claims"))
+	if err != nil {
+		return nil, "", "", err
 	}
 	if !bytes.Equal(signedDocProtected(ct, iss, sub, kid), prot) {
 		return nil, "", "", refuse("cose_protected_not_canonical", "protected bytes")

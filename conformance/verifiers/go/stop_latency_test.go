@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -22,22 +20,21 @@ type slVectors struct {
 	} `json:"tampered"`
 }
 
-func loadSL(t *testing.T) slVectors {
-	data, err := os.ReadFile(filepath.Join(conformanceDir, "stop-latency-vectors.json"))
+// loadSL loads stop-latency-vectors.json and decodes its public key.
+func loadSL(t *testing.T) (slVectors, []byte) {
+	t.Helper()
+	var v slVectors
+	loadConformance(t, "stop-latency-vectors.json", &v)
+	pub, err := hex.DecodeString(v.PublicKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v slVectors
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return v, pub
 }
 
 // Every document vector verifies and is bound; each flipped byte of its envelope is refused.
 func TestStopLatencyDocumentsVerifyAndEveryFlippedByteIsRefused(t *testing.T) {
-	v := loadSL(t)
-	pub, _ := hex.DecodeString(v.PublicKey)
+	v, pub := loadSL(t)
 	for i, d := range v.Documents {
 		signed, _ := hex.DecodeString(d.CoseHex)
 		doc, bs, err := slVerifySigned(signed, pub)
@@ -60,8 +57,7 @@ func TestStopLatencyDocumentsVerifyAndEveryFlippedByteIsRefused(t *testing.T) {
 // The tampered vectors are refused with the code the spec's order gives (the verifier's own
 // class for envelope and signature failures, the binding code otherwise).
 func TestStopLatencyTamperedVectorsAreRefusedWithTheirCodes(t *testing.T) {
-	v := loadSL(t)
-	pub, _ := hex.DecodeString(v.PublicKey)
+	v, pub := loadSL(t)
 	for i, c := range v.Tampered {
 		data, _ := hex.DecodeString(c.CoseHex)
 		doc, bs, err := slVerifySigned(data, pub)
@@ -81,8 +77,7 @@ func TestStopLatencyTamperedVectorsAreRefusedWithTheirCodes(t *testing.T) {
 
 // Removing a listed barge-in's yield receipt is noticed, and the untouched receipts are not.
 func TestStopLatencyBindingNoticesAYieldReceiptTurnedPass(t *testing.T) {
-	v := loadSL(t)
-	pub, _ := hex.DecodeString(v.PublicKey)
+	v, pub := loadSL(t)
 	d := v.Documents[0]
 	signed, _ := hex.DecodeString(d.CoseHex)
 	doc, bs, err := slVerifySigned(signed, pub)

@@ -11,20 +11,28 @@ const toolSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","o
 	`{"additionalProperties":false,"properties":{"n":{"maximum":10,"minimum":0,"type":"integer"},"tool":{"const":"a","type":"string"}},"required":["tool"],"type":"object"},` +
 	`{"additionalProperties":false,"properties":{"tool":{"const":"b","type":"string"},"x":{"maximum":1.5,"type":"number"}},"required":["tool"],"type":"object"}]}`
 
-func testGrammar(t *testing.T) *soGrammar {
+// compileTestSchema decodes the JSON Schema text s and compiles it as uri; a failure fails the
+// test.
+func compileTestSchema(t *testing.T, uri, s string) (any, *jsonschema.Schema) {
 	t.Helper()
-	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(toolSchema)))
+	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(s)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("urn:test", schema); err != nil {
+	if err := c.AddResource(uri, schema); err != nil {
 		t.Fatal(err)
 	}
-	sch, err := c.Compile("urn:test")
+	sch, err := c.Compile(uri)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return schema, sch
+}
+
+func testGrammar(t *testing.T) *soGrammar {
+	t.Helper()
+	schema, sch := compileTestSchema(t, "urn:test", toolSchema)
 	return &soGrammar{schema: schema, sch: sch, limits: soLimits{MaxDocumentBytes: 64, MaxNumberChars: 8}}
 }
 
@@ -59,18 +67,7 @@ func TestStructuredJSONSchemaProfileRules(t *testing.T) {
 		`"p":{"anyOf":[{"properties":{"k":{"const":"a","type":"string"},"n":{"type":"integer"}},"required":["k"],"type":"object"},` +
 		`{"properties":{"k":{"const":"b","type":"string"}},"required":["k"],"type":"object"},{"type":"null"}]},` +
 		`"e":{"additionalProperties":{"type":"integer"},"properties":{},"type":"object"}},"type":"object"}`
-	schema, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(s)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("urn:test2", schema); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("urn:test2")
-	if err != nil {
-		t.Fatal(err)
-	}
+	schema, sch := compileTestSchema(t, "urn:test2", s)
 	g := &soGrammar{schema: schema, sch: sch, profile: "json_schema",
 		limits: soLimits{MaxDocumentBytes: 1 << 10, MaxNumberChars: 16, MaxDepth: 3}}
 	for _, c := range []struct{ doc, want string }{

@@ -12,24 +12,34 @@ import (
 
 const conformanceDir = "../.."
 
-func loadStrictDoc(t *testing.T) strictvec.Doc {
+// readConformance reads the file name of the conformance directory; a failure fails the test.
+func readConformance(t *testing.T, name string) []byte {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(conformanceDir, strictvec.File))
+	data, err := os.ReadFile(filepath.Join(conformanceDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc strictvec.Doc
-	if err := json.Unmarshal(data, &doc); err != nil {
+	return data
+}
+
+// loadConformance decodes the JSON file name of the conformance directory into v; a failure
+// fails the test.
+func loadConformance(t *testing.T, name string, v any) {
+	t.Helper()
+	if err := json.Unmarshal(readConformance(t, name), v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func loadStrictDoc(t *testing.T) strictvec.Doc {
+	t.Helper()
+	var doc strictvec.Doc
+	loadConformance(t, strictvec.File, &doc)
 	return doc
 }
 
 func TestTheCheckedInStrictVectorsAreWhatTheGeneratorWrites(t *testing.T) {
-	signed, err := os.ReadFile(filepath.Join(conformanceDir, "stream-window-signed-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	signed := readConformance(t, "stream-window-signed-vectors.json")
 	payload, seed, err := strictvec.Inputs(signed)
 	if err != nil {
 		t.Fatal(err)
@@ -38,10 +48,7 @@ func TestTheCheckedInStrictVectorsAreWhatTheGeneratorWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(conformanceDir, strictvec.File))
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := readConformance(t, strictvec.File)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s is stale: run `go run ./cmd/make-strict-vectors` in conformance/verifiers/go", strictvec.File)
 	}
@@ -78,14 +85,8 @@ func TestEveryStrictRuleHasAVectorThatGetsThroughWhenTheRuleIsDeleted(t *testing
 }
 
 func TestHonestSignaturesPassEveryStrictRule(t *testing.T) {
-	signed, err := os.ReadFile(filepath.Join(conformanceDir, "stream-window-signed-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc signedDoc
-	if err := json.Unmarshal(signed, &doc); err != nil {
-		t.Fatal(err)
-	}
+	loadConformance(t, "stream-window-signed-vectors.json", &doc)
 	pub, _ := unhex(doc.Key.PublicKeyHex)
 	for _, v := range doc.Vectors {
 		data, _ := unhex(v.CoseSign1Hex)
@@ -132,10 +133,7 @@ func TestDuplicateKeysAndUnsafeIntegersAreRefusedEvenWhereTheBytesLookCanonical(
 
 func TestAFamilyFileWithoutAGoCheckerFailsInsteadOfBeingIgnored(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(conformanceDir, "stream-window-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := readConformance(t, "stream-window-vectors.json")
 	if err := os.WriteFile(filepath.Join(dir, "stream-window-vectors.json"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}

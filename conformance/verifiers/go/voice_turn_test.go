@@ -4,18 +4,13 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
 // Level vectors 7-11 lie within 2.1e-12 hundredths of a rounding boundary: the f64 estimate alone
 // does not decide them, the integer walk does, and it gives the vectors' values.
 func TestLevelsNearARoundingBoundaryAreDecidedByIntegersAndMatchTheVectors(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(conformanceDir, "voice-turn-vectors.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := readConformance(t, "voice-turn-vectors.json")
 	var doc struct {
 		Levels []struct {
 			N          int          `json:"n"`

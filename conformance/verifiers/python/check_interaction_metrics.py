@@ -28,7 +28,7 @@ import blake3
 
 import check_stop_latency as sl
 from check_stop_latency import Refused, fields, null_or_wrong, string, uint, uint_or_null
-from check_voice_turn import checker_main, expect
+from check_voice_turn import checker_main, expect, schema_check
 from verify import require_supported_dependencies
 
 FILE = "interaction-metrics-vectors.json"
@@ -275,10 +275,7 @@ def run(directory: Path, rep) -> None:
 
     for v in doc.get("documents", []):
         def one(v=v):
-            if validator is not None:
-                errors = list(validator.iter_errors(json.loads(v["canonical"])))
-                if errors:
-                    raise AssertionError(f"schema: {errors[0].message}")
+            schema_check(validator, v["canonical"])
             d = sl.check_signed_vector(v, public_key, CONTENT_TYPE, "interaction-metrics", decode, verify_signed,
                                        binding_problems)
             expect("panel", f64_hex(panel(d)), v["panel"])

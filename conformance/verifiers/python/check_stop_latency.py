@@ -31,7 +31,9 @@ import blake3
 import cbor2
 import rfc8785
 
-from check_voice_turn import Refused, checker_main, expect, is_int, null_or_wrong, read_json, string, uint
+from check_voice_turn import (
+    Refused, checker_main, expect, is_int, null_or_wrong, read_json, schema_check, string, uint,
+)
 from verify import Refusal, ed25519_verify_strict, leaf_hash, mth, require_supported_dependencies, thaw, thumbprint
 
 FILE = "stop-latency-vectors.json"
@@ -502,11 +504,7 @@ def run(directory: Path, rep) -> None:
     for v in doc.get("documents", []):
         def one(v=v):
             is_v2 = json.loads(v["canonical"]).get("jc_stop_latency") == SCHEMA_ID_V2
-            chosen = validator_v2 if is_v2 else validator
-            if chosen is not None:
-                errors = list(chosen.iter_errors(json.loads(v["canonical"])))
-                if errors:
-                    raise AssertionError(f"schema: {errors[0].message}")
+            schema_check(validator_v2 if is_v2 else validator, v["canonical"])
             d = check_signed_vector(v, public_key, CONTENT_TYPE, "stop-latency", decode, verify_signed, binding_problems)
             # Deleting the document: refused when the call has a barge-in (each vector's document
             # lists its call's barge-ins), also when the yield verdicts are failures but a receipt

@@ -290,37 +290,60 @@ def read_document(chk: Check, d: Path, name: str, limit: int):
         return f.read(limit + 1)
 
 
+def decodable(records: list) -> tuple[list, list]:
+    """The decoded receipts of the decodable lines of receipts.jsonl, and their hashes."""
+    kept = [(h, r) for h, r, _ in records if r is not None]
+    return [r for _, r in kept], [h for h, _ in kept]
+
+
+def note_missing(chk: Check, info: dict, d: Path, name: str, code: str, absent: str) -> None:
+    """A signed document that is not in the directory: refused (`code`) when summary.json lists
+    it, else noted as `absent`."""
+    if summary_lists(d, name):
+        chk.add(code, name, "summary.json lists it and it is gone")
+    else:
+        info["notes"].append(f"{name}: {absent}")
+
+
+def verify_and_bind(chk: Check, info: dict, name: str, checker, data: bytes, pub: bytes, receipts: list,
+                    hashes: list, what: str, section: str, describe) -> None:
+    """The signed document `name` (bytes `data`, as read_document gives them; False: not a
+    regular file, already reported) verified by `checker` (check_stop_latency or
+    check_interaction_metrics) and bound to the receipts, as `section` says; each refusal added
+    to `chk`, else a note on `info` with `describe(doc)`."""
+    if data is False:
+        return
+    try:
+        doc = checker.verify_signed(data, pub)
+    except sl.Refused as e:
+        chk.add(e.code, name, f"{what} does not verify")
+        return
+    problems = checker.bind(doc, receipts, hashes)
+    for code in problems:
+        chk.add(code, name, f"the document is not bound to the receipts ({section})")
+    if not problems:
+        info["notes"].append(f"{name}: verified and bound to the receipts; {describe(doc)}")
+
+
 def check_stop_latency(chk: Check, d: Path, pub: bytes, records: list, info: dict) -> None:
     """stop-latency.cbor as `jouleclaw receipts verify DIR` checks it: the COSE_Sign1 verified
     (spec/STOP-LATENCY-V1.md section 6, its payload by the section 4 decoder) and bound to every
     decodable line of receipts.jsonl (section 7); without it, refused when a receipt records a
     barge-in or summary.json lists it (stop_latency_missing)."""
-    receipts = [r for _, r, _ in records if r is not None]
-    hashes = [h for h, r, _ in records if r is not None]
+    receipts, hashes = decodable(records)
     data = read_document(chk, d, STOP_LATENCY_CBOR, sl.MAX_SIGNED)
-    if data is False:
-        return
     if data is None:
         r = sl.first_barge_in(receipts)
         if r is not None:
             what = "a barge-in (yield)" if r["verdict"]["kind"] == "yield" else "an ignored barge-in (barge_in_ignored)"
             chk.add("stop_latency_missing", STOP_LATENCY_CBOR,
                     f"window {r['window_id']} records {what} and there is no stop-latency document")
-        elif summary_lists(d, STOP_LATENCY_CBOR):
-            chk.add("stop_latency_missing", STOP_LATENCY_CBOR, "summary.json lists it and it is gone")
         else:
-            info["notes"].append(f"{STOP_LATENCY_CBOR}: absent (no receipt records a barge-in)")
+            note_missing(chk, info, d, STOP_LATENCY_CBOR, "stop_latency_missing",
+                         "absent (no receipt records a barge-in)")
         return
-    try:
-        doc = sl.verify_signed(data, pub)
-    except sl.Refused as e:
-        chk.add(e.code, STOP_LATENCY_CBOR, "the stop-latency document does not verify")
-        return
-    problems = sl.bind(doc, receipts, hashes)
-    for code in problems:
-        chk.add(code, STOP_LATENCY_CBOR, "the document is not bound to the receipts (spec/STOP-LATENCY-V1.md section 7)")
-    if not problems:
-        info["notes"].append(f"{STOP_LATENCY_CBOR}: verified and bound to the receipts; {describe_stop_latency(doc)}")
+    verify_and_bind(chk, info, STOP_LATENCY_CBOR, sl, data, pub, receipts, hashes, "the stop-latency document",
+                    "spec/STOP-LATENCY-V1.md section 7", describe_stop_latency)
 
 
 def describe_interaction(doc: dict) -> str:
@@ -339,28 +362,13 @@ def check_interaction(chk: Check, d: Path, pub: bytes, records: list, info: dict
     verified (spec/INTERACTION-METRICS-V1.md section 5, its payload by the section 4 decoder)
     and bound to every decodable line of receipts.jsonl (section 6); without it, refused when
     summary.json lists it (interaction_metrics_missing)."""
-    receipts = [r for _, r, _ in records if r is not None]
-    hashes = [h for h, r, _ in records if r is not None]
+    receipts, hashes = decodable(records)
     data = read_document(chk, d, INTERACTION_CBOR, im.MAX_SIGNED)
-    if data is False:
-        return
     if data is None:
-        if summary_lists(d, INTERACTION_CBOR):
-            chk.add("interaction_metrics_missing", INTERACTION_CBOR, "summary.json lists it and it is gone")
-        else:
-            info["notes"].append(f"{INTERACTION_CBOR}: absent")
+        note_missing(chk, info, d, INTERACTION_CBOR, "interaction_metrics_missing", "absent")
         return
-    try:
-        doc = im.verify_signed(data, pub)
-    except sl.Refused as e:
-        chk.add(e.code, INTERACTION_CBOR, "the interaction document does not verify")
-        return
-    problems = im.bind(doc, receipts, hashes)
-    for code in problems:
-        chk.add(code, INTERACTION_CBOR,
-                "the document is not bound to the receipts (spec/INTERACTION-METRICS-V1.md section 6)")
-    if not problems:
-        info["notes"].append(f"{INTERACTION_CBOR}: verified and bound to the receipts; {describe_interaction(doc)}")
+    verify_and_bind(chk, info, INTERACTION_CBOR, im, data, pub, receipts, hashes, "the interaction document",
+                    "spec/INTERACTION-METRICS-V1.md section 6", describe_interaction)
 
 
 def check_documents(chk: Check, d: Path, final: dict, info: dict) -> None:

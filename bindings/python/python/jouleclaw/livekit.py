@@ -535,10 +535,9 @@ class ReceiptObserver:
         return ts
 
     def _on_mic(self, frame: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         self._push(ts, MIC, "audio", payload=_frame_bytes(frame))
 
     def _on_audio_generated(self, frame: Any) -> None:
@@ -551,10 +550,9 @@ class ReceiptObserver:
             stats.generated_ns += ns
 
     def _on_audio_sent(self, frame: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         payload = _frame_bytes(frame)
         ns = _frame_ns(frame)
         for stats in (self.audio_stats, self._window_audio(ts)):
@@ -579,19 +577,17 @@ class ReceiptObserver:
         self._push(ts, LLM, "text", payload=text.encode("utf-8"))
 
     def _on_playback_started(self, ev: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         self.decisions.append(Decision(ts, "playback_started"))
         self._agent_speaking, self._barged_in = True, False
         self._push(ts, TTS, "marker", marker="start")
 
     def _on_playback_finished(self, ev: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         self.decisions.append(
             Decision(ts, "playback_finished", {
                 "interrupted": bool(ev.interrupted),
@@ -604,10 +600,9 @@ class ReceiptObserver:
         self._push(ts, TTS, "marker", marker="end")
 
     def _on_user_state(self, ev: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         self.decisions.append(Decision(ts, f"user_{ev.new_state}"))
         if ev.new_state == "speaking":
             self._user_speaking, self._speech_frame = True, None
@@ -631,10 +626,9 @@ class ReceiptObserver:
             self._count(self.ignored, f"user_state_changed:{ev.new_state}")
 
     def _on_agent_state(self, ev: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         self.decisions.append(Decision(ts, f"agent_{ev.new_state}"))
         if ev.new_state == "thinking" and not self._agent_speaking:
             # The ledger takes an outbound start as the answer to a pending barge-in: a new
@@ -654,10 +648,9 @@ class ReceiptObserver:
         self._push(ts, ASR, "text", payload=ev.transcript.encode("utf-8"))
 
     def _on_tools(self, ev: Any) -> None:
-        if self._finished:
+        ts = self._event_time()
+        if ts is None:
             return
-        ts = self._now()
-        self._close_due(ts)
         for out in ev.function_call_outputs:
             result = out.output
             if not isinstance(result, str):
@@ -738,6 +731,15 @@ class ReceiptObserver:
         self.finish()
 
     # -- the pipeline -------------------------------------------------------------------------
+
+    def _event_time(self) -> Optional[int]:
+        """Now, in stream time, with the windows that ended before it closed; None once the call
+        has finished (the event is not taken)."""
+        if self._finished:
+            return None
+        ts = self._now()
+        self._close_due(ts)
+        return ts
 
     def _window_audio(self, ts: int) -> AudioStats:
         window_id = self._spec.window_of(ts)
