@@ -79,8 +79,9 @@ struct Replayed {
     generation: u32,
 }
 
-/// The message ids stored on `subject`. The read is checked against the stream leader's last
-/// sequence on the subject (a `STREAM.MSG.GET`, which the leader answers): a consumer placed
+/// The message ids stored on `subject`. Each read is checked against the stream leader's last
+/// sequence on the subject, asked just before it (a `STREAM.MSG.GET`, which the leader
+/// answers): a consumer placed
 /// on a replica still catching up after a restart delivers a prefix of the subject and ends
 /// there, and an id missed so would be published again under its next generation, a batch
 /// stored twice. A short read is repeated [`READ_ATTEMPTS`] times, backing off, then refused.
@@ -88,9 +89,11 @@ async fn ids_on(
     stream: &jetstream::stream::Stream,
     subject: &str,
 ) -> Result<std::collections::HashSet<String>> {
-    let last = leader_last_sequence(stream, subject).await?;
     let mut attempt = 0u32;
     loop {
+        // Asked again before each read: a message removed in between (a retention limit, a
+        // purge) lowers it, and a stale figure would keep every read short.
+        let last = leader_last_sequence(stream, subject).await?;
         let mut ids = std::collections::HashSet::new();
         let mut top = 0u64;
         for_each_message(stream, subject, usize::MAX, |seq, payload| {
