@@ -234,6 +234,15 @@ func proofPath(hexes []string) ([][]byte, error) {
 	return out, nil
 }
 
+// regeneratedPath checks the regenerated values against the file (expectAll), then decodes the
+// file's proof path.
+func regeneratedPath(hexes []string, checks ...fieldCheck) ([][]byte, error) {
+	if err := expectAll(checks...); err != nil {
+		return nil, err
+	}
+	return proofPath(hexes)
+}
+
 func rootFromInclusion(index, size uint64, leaf []byte, path [][]byte) ([]byte, error) {
 	if index >= size {
 		return nil, refuse("proof_index_out_of_range", "leaf index %d >= tree size %d", index, size)
