@@ -139,6 +139,17 @@ func baseNonce(name string, ok func(r *edwards25519.Scalar, R []byte) bool) (*ed
 	}
 }
 
+// offCurveY is the smallest y >= 2 whose 32-byte encoding (sign bit clear) is no curve point.
+func offCurveY() (int, []byte) {
+	for y := 2; ; y++ {
+		enc := make([]byte, 32)
+		enc[0] = byte(y)
+		if _, err := new(edwards25519.Point).SetBytes(enc); err != nil {
+			return y, enc
+		}
+	}
+}
+
 func scalarFromInt(i uint64) *edwards25519.Scalar {
 	b := make([]byte, 32)
 	for j := 0; j < 8; j++ {
@@ -297,27 +308,18 @@ func (g *gen) build() error {
 	}
 
 	// R is not a curve point (the smallest y with no x), honest key, S = k*a.
-	for y := 2; ; y++ {
-		enc := make([]byte, 32)
-		enc[0] = byte(y)
-		if _, err := new(edwards25519.Point).SetBytes(enc); err == nil {
-			continue
-		}
+	{
+		y, enc := offCurveY()
 		S := edwards25519.NewScalar().Multiply(k(enc, A1, tbsA1), g.a)
 		if err := g.add(fmt.Sprintf("R with y = %d is not a curve point; honest key, S = k*a", y),
 			"r_invalid", "refuses", A1, protA1, enc, S.Bytes(), tbsA1); err != nil {
 			return err
 		}
-		break
 	}
 
 	// 7. A is not a curve point (the smallest y with no x).
-	for y := 2; ; y++ {
-		enc := make([]byte, 32)
-		enc[0] = byte(y)
-		if _, err := new(edwards25519.Point).SetBytes(enc); err == nil {
-			continue
-		}
+	{
+		y, enc := offCurveY()
 		prot, tbs, err := g.tbs(enc)
 		if err != nil {
 			return err
@@ -328,7 +330,6 @@ func (g *gen) build() error {
 			"a_invalid", "refuses", enc, prot, R, r.Bytes(), tbs); err != nil {
 			return err
 		}
-		break
 	}
 
 	// 8. A = the identity written as y = p + 1; R = [r]B, S = r: [k]A is the identity.
