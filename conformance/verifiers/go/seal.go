@@ -244,8 +244,8 @@ func regeneratedPath(hexes []string, checks ...fieldCheck) ([][]byte, error) {
 }
 
 // proofWalk is the walk RFC 9162 (2.1.3.2, 2.1.4.2) makes over a proof path from node indexes fn
-// and sn: left(c) where c is the sibling on the left (fn odd, or fn == sn), right(c) otherwise; the path must end as the
-// tree (or trees) do.
+// and sn: left(c) where c is the sibling on the left (fn odd, or fn == sn), right(c)
+// otherwise; the path must end as the tree (or trees) do.
 func proofWalk(fn, sn uint64, path [][]byte, trees string, left, right func(c []byte)) error {
 	for _, c := range path {
 		if sn == 0 {
@@ -286,11 +286,16 @@ func rootFromInclusion(index, size uint64, leaf []byte, path [][]byte) ([]byte, 
 
 func verifyInclusion(index, size uint64, leaf []byte, path [][]byte, root []byte) error {
 	r, err := rootFromInclusion(index, size, leaf, path)
+	return expectRoot(r, err, root, "the path leads to another root")
+}
+
+// expectRoot passes on the error of a root computation, else refuses a root other than want.
+func expectRoot(r []byte, err error, want []byte, mismatch string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(r, root) {
-		return refuse("proof_root_mismatch", "the path leads to another root")
+	if !bytes.Equal(r, want) {
+		return refuse("proof_root_mismatch", "%s", mismatch)
 	}
 	return nil
 }
@@ -327,13 +332,7 @@ func rootFromConsistency(first, second uint64, firstRoot []byte, path [][]byte) 
 
 func verifyConsistency(first, second uint64, firstRoot, secondRoot []byte, path [][]byte) error {
 	r, err := rootFromConsistency(first, second, firstRoot, path)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(r, secondRoot) {
-		return refuse("proof_root_mismatch", "the path leads to another second root")
-	}
-	return nil
+	return expectRoot(r, err, secondRoot, "the path leads to another second root")
 }
 
 // decodeSeal is the strict stream-seal/1 and stream-seal/2 decoder: canonical form first
