@@ -25,6 +25,19 @@ func expectEqual(what string, got, want any) error {
 	return nil
 }
 
+// fieldCheck is one recomputed value beside the one the vector file holds.
+type fieldCheck struct{ what, got, want string }
+
+// expectAll is expectEqual over fieldChecks in order: the first mismatch is the refusal.
+func expectAll(checks ...fieldCheck) error {
+	for _, c := range checks {
+		if err := expectEqual(c.what, c.got, c.want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // unhex decodes a lowercase hex string from a vector file.
 func unhex(s string) ([]byte, error) {
 	b, err := hex.DecodeString(s)

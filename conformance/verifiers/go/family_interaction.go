@@ -89,25 +89,14 @@ func imCheckEvent(v any, tickNs, frames int64) (imEv, error) {
 	if err := voiceFields(e, imEvent, imEvent, "an event"); err != nil {
 		return out, err
 	}
-	kind, err := slString(e["kind"], "kind")
-	if err != nil {
-		return out, err
-	}
-	latency, err := slUintOrNull(e["latency_ns"], "latency_ns")
-	if err != nil {
-		return out, err
-	}
-	seg, err := voiceUint(e["segment_tick"], "segment_tick")
-	if err != nil {
-		return out, err
-	}
-	tick, err := voiceUint(e["tick"], "tick")
-	if err != nil {
-		return out, err
-	}
-	window, err := slUintOrNull(e["window_id"], "window_id")
-	if err != nil {
-		return out, err
+	r := objFields{obj: e}
+	kind := r.str("kind")
+	latency := r.uintOrNull("latency_ns")
+	seg := r.uint("segment_tick")
+	tick := r.uint("tick")
+	window := r.uintOrNull("window_id")
+	if r.err != nil {
+		return out, r.err
 	}
 	known := false
 	for _, k := range imKinds {
@@ -126,6 +115,22 @@ func imCheckEvent(v any, tickNs, frames int64) (imEv, error) {
 	return imEv{kind, latency, seg, tick, window}, nil
 }
 
+// imUintMap reads an object of exactly keys, each an unsigned integer, in the order of keys.
+func imUintMap(obj map[string]any, keys []string, what string) (map[string]int64, error) {
+	if err := voiceFields(obj, keys, keys, what); err != nil {
+		return nil, err
+	}
+	out := map[string]int64{}
+	for _, k := range keys {
+		v, err := voiceUint(obj[k], k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
 // imCheckSchema applies spec section 4 in order.
 func imCheckSchema(root any) (*imDoc, error) {
 	obj, ok := root.(map[string]any)
@@ -142,28 +147,15 @@ func imCheckSchema(root any) (*imDoc, error) {
 	if id != imSchemaID {
 		return nil, refuse("wrong_schema", "jc_interaction_metrics is %q", id)
 	}
-	steward, err := slString(obj["steward"], "steward")
-	if err != nil {
-		return nil, err
-	}
-	streamID, err := slString(obj["stream_id"], "stream_id")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := voiceUint(obj["window_count"], "window_count"); err != nil {
-		return nil, err
-	}
-	frames, err := voiceUint(obj["frame_count"], "frame_count")
-	if err != nil {
-		return nil, err
-	}
-	deadline, err := voiceUint(obj["deadline_ns"], "deadline_ns")
-	if err != nil {
-		return nil, err
-	}
-	rr, err := slString(obj["receipts_root"], "receipts_root")
-	if err != nil {
-		return nil, err
+	r := objFields{obj: obj}
+	steward := r.str("steward")
+	streamID := r.str("stream_id")
+	r.uint("window_count")
+	frames := r.uint("frame_count")
+	deadline := r.uint("deadline_ns")
+	rr := r.str("receipts_root")
+	if r.err != nil {
+		return nil, r.err
 	}
 	config, ok := obj["config"].(map[string]any)
 	if !ok {
@@ -186,14 +178,9 @@ func imCheckSchema(root any) (*imDoc, error) {
 	if deadline != imDeadlineNs {
 		return nil, refuse("wrong_deadline", "deadline_ns %d", deadline)
 	}
-	if err := voiceFields(config, imConfig, imConfig, "config"); err != nil {
+	cfg, err := imUintMap(config, imConfig, "config")
+	if err != nil {
 		return nil, err
-	}
-	cfg := map[string]int64{}
-	for _, k := range imConfig {
-		if cfg[k], err = voiceUint(config[k], k); err != nil {
-			return nil, err
-		}
 	}
 	for _, v := range cfg {
 		if v > imMaxWindowNs {
@@ -204,14 +191,9 @@ func imCheckSchema(root any) (*imDoc, error) {
 		return nil, refuse("bad_config", "tick_ns is 0")
 	}
 	keys := imCountKeys()
-	if err := voiceFields(counts, keys, keys, "counts"); err != nil {
+	given, err := imUintMap(counts, keys, "counts")
+	if err != nil {
 		return nil, err
-	}
-	given := map[string]int64{}
-	for _, k := range keys {
-		if given[k], err = voiceUint(counts[k], k); err != nil {
-			return nil, err
-		}
 	}
 	events := make([]imEv, 0, len(list))
 	for _, v := range list {

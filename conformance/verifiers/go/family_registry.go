@@ -416,6 +416,16 @@ func refusalCodeOf(err error) string {
 	return err.Error()
 }
 
+// stewardCheckpoint opens a checkpoint note signed by the steward alone (x/mod's note.Open) and
+// parses its text; the errors are those of note.Open and torchwood.ParseCheckpoint, unwrapped.
+func stewardCheckpoint(text string, steward note.Verifier) (torchwood.Checkpoint, error) {
+	n, err := note.Open([]byte(text), note.VerifierList(steward))
+	if err != nil {
+		return torchwood.Checkpoint{}, err
+	}
+	return torchwood.ParseCheckpoint(n.Text)
+}
+
 func checkRegistryFile(rep *Report, _ string, path string) {
 	name := filepath.Base(path)
 	var doc struct {
@@ -485,11 +495,7 @@ func checkRegistryFile(rep *Report, _ string, path string) {
 	}
 	for i, c := range doc.Checkpoints {
 		rep.Check(fmt.Sprintf("%s checkpoint %d (x/mod note.Open)", name, i), func() (string, error) {
-			n, err := note.Open([]byte(c.Note), note.VerifierList(stewardV))
-			if err != nil {
-				return "", err
-			}
-			cp, err := torchwood.ParseCheckpoint(n.Text)
+			cp, err := stewardCheckpoint(c.Note, stewardV)
 			if err != nil {
 				return "", err
 			}
@@ -537,19 +543,11 @@ func checkRegistryFile(rep *Report, _ string, path string) {
 	}
 	for i, f := range doc.Forks {
 		rep.Check(label(i, f.What), func() (string, error) {
-			a, err := note.Open([]byte(f.A), note.VerifierList(stewardV))
+			ca, err := stewardCheckpoint(f.A, stewardV)
 			if err != nil {
 				return "", err
 			}
-			b, err := note.Open([]byte(f.B), note.VerifierList(stewardV))
-			if err != nil {
-				return "", err
-			}
-			ca, err := torchwood.ParseCheckpoint(a.Text)
-			if err != nil {
-				return "", err
-			}
-			cb, err := torchwood.ParseCheckpoint(b.Text)
+			cb, err := stewardCheckpoint(f.B, stewardV)
 			if err != nil {
 				return "", err
 			}

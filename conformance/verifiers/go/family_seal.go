@@ -138,6 +138,19 @@ func canonicalProblems(v any) (string, error) {
 	return string(c), err
 }
 
+// expectProblems compares the computed problems with the file's list, both in RFC 8785 form.
+func expectProblems(problems any, want []byte) error {
+	got, err := canonicalProblems(problems)
+	if err != nil {
+		return err
+	}
+	w, err := jcs.Transform(want)
+	if err != nil {
+		return err
+	}
+	return expectEqual("problems", got, string(w))
+}
+
 func expectRefusal(err error, expect string) (string, error) {
 	if err == nil {
 		return "", refuse("accepted", "ACCEPTED; expected refusal %s", expect)
@@ -192,17 +205,11 @@ func checkSealFile(rep *Report, _ string, path string) {
 				return "", err
 			}
 			lh := leafHash(entry)
-			for _, c := range []struct{ what, got, want string }{
-				{"entry_hex", hex.EncodeToString(sealEntry(m)), v.EntryHex},
-				{"leaf_hash_hex", hex.EncodeToString(lh), v.LeafHashHex},
-				{"root_hex", hex.EncodeToString(mth(leaves[:n])), v.RootHex},
-				{"path_hex (PATH regenerated)", hexList(genPath(m, leaves[:n])), jsonList(v.PathHex)},
-			} {
-				if err := expectEqual(c.what, c.got, c.want); err != nil {
-					return "", err
-				}
-			}
-			p, err := proofPath(v.PathHex)
+			p, err := regeneratedPath(v.PathHex,
+				fieldCheck{"entry_hex", hex.EncodeToString(sealEntry(m)), v.EntryHex},
+				fieldCheck{"leaf_hash_hex", hex.EncodeToString(lh), v.LeafHashHex},
+				fieldCheck{"root_hex", hex.EncodeToString(mth(leaves[:n])), v.RootHex},
+				fieldCheck{"path_hex (PATH regenerated)", hexList(genPath(m, leaves[:n])), jsonList(v.PathHex)})
 			if err != nil {
 				return "", err
 			}
@@ -213,16 +220,10 @@ func checkSealFile(rep *Report, _ string, path string) {
 	for _, v := range doc.Consistency {
 		rep.Check(fmt.Sprintf("%s consistency (%d, %d)", name, v.FirstSize, v.SecondSize), func() (string, error) {
 			m, n := v.FirstSize, v.SecondSize
-			for _, c := range []struct{ what, got, want string }{
-				{"first_root_hex", hex.EncodeToString(mth(leaves[:m])), v.FirstRootHex},
-				{"second_root_hex", hex.EncodeToString(mth(leaves[:n])), v.SecondRootHex},
-				{"path_hex (PROOF regenerated)", hexList(genSubproof(m, leaves[:n], true)), jsonList(v.PathHex)},
-			} {
-				if err := expectEqual(c.what, c.got, c.want); err != nil {
-					return "", err
-				}
-			}
-			p, err := proofPath(v.PathHex)
+			p, err := regeneratedPath(v.PathHex,
+				fieldCheck{"first_root_hex", hex.EncodeToString(mth(leaves[:m])), v.FirstRootHex},
+				fieldCheck{"second_root_hex", hex.EncodeToString(mth(leaves[:n])), v.SecondRootHex},
+				fieldCheck{"path_hex (PROOF regenerated)", hexList(genSubproof(m, leaves[:n], true)), jsonList(v.PathHex)})
 			if err != nil {
 				return "", err
 			}
@@ -288,7 +289,7 @@ func checkSealFile(rep *Report, _ string, path string) {
 			if cp.Consistency != nil {
 				gotConsistency = fmt.Sprintf(`{"first_size":%d,"path_hex":%s,"second_size":%d}`, cp.Consistency.FirstSize, jsonList(cp.Consistency.PathHex), cp.Consistency.SecondSize)
 			}
-			for _, c := range []struct{ what, got, want string }{
+			if err := expectAll([]fieldCheck{
 				{"seal_json (canonical JSON of seal)", string(canon), cp.SealJSON},
 				{"root", seal.Root, hex.EncodeToString(mth(leaves[:n]))},
 				{"stream_id", seal.StreamID, st.StreamID},
@@ -303,10 +304,8 @@ func checkSealFile(rep *Report, _ string, path string) {
 				{"signature_hex (recomputed from the test key)", hex.EncodeToString(sig), cp.SignatureHex},
 				{"consistency", gotConsistency, wantConsistency},
 				{"cose_sign1_hex", hex.EncodeToString(sealEnvelope(prot, unprot, sig)), cp.CoseSign1Hex},
-			} {
-				if err := expectEqual(c.what, c.got, c.want); err != nil {
-					return "", err
-				}
+			}...); err != nil {
+				return "", err
 			}
 			got, err := verifyCheckpointHex(cp.CoseSign1Hex, pub)
 			if err != nil {
@@ -458,15 +457,7 @@ func checkSealFile(rep *Report, _ string, path string) {
 				if len(problems) == 0 {
 					return "", refuse("accepted", "stream judged complete; expected %s", string(c.ExpectProblems))
 				}
-				got, err := canonicalProblems(problems)
-				if err != nil {
-					return "", err
-				}
-				want, err := jcs.Transform(c.ExpectProblems)
-				if err != nil {
-					return "", err
-				}
-				if err := expectEqual("problems", got, string(want)); err != nil {
+				if err := expectProblems(problems, c.ExpectProblems); err != nil {
 					return "", err
 				}
 				codes := ""

@@ -71,16 +71,14 @@ func checkSignedFile(rep *Report, _ string, path string) {
 			if err != nil {
 				return "", err
 			}
-			for _, c := range []struct{ what, got, want string }{
+			if err := expectAll([]fieldCheck{
 				{"protected_hex", hex.EncodeToString(prot), v.ProtectedHex},
 				{"to_be_signed_hex", hex.EncodeToString(tbs), v.ToBeSignedHex},
 				{"signature_hex (recomputed from the test key)", hex.EncodeToString(sig), v.SignatureHex},
 				{"signature over to_be_signed (crypto/ed25519)", hex.EncodeToString(ed25519.Sign(ed25519.NewKeyFromSeed(seed), tbs)), v.SignatureHex},
 				{"cose_sign1_hex", hex.EncodeToString(envelope), v.CoseSign1Hex},
-			} {
-				if err := expectEqual(c.what, c.got, c.want); err != nil {
-					return "", err
-				}
+			}...); err != nil {
+				return "", err
 			}
 			data, err := unhex(v.CoseSign1Hex)
 			if err != nil {

@@ -77,37 +77,17 @@ func slCheckBargeIn(v any) (slBargeIn, error) {
 	if err := voiceFields(b, slBarge, slBarge, "a barge-in"); err != nil {
 		return out, err
 	}
-	audio, err := voiceUint(b["audio_bytes"], "audio_bytes")
-	if err != nil {
-		return out, err
-	}
-	t, err := voiceUint(b["barge_in_ts_ns"], "barge_in_ts_ns")
-	if err != nil {
-		return out, err
-	}
-	end, err := slUintOrNull(b["end_ts_ns"], "end_ts_ns")
-	if err != nil {
-		return out, err
-	}
-	endedBy, err := slString(b["ended_by"], "ended_by")
-	if err != nil {
-		return out, err
-	}
-	last, err := slUintOrNull(b["last_audio_ts_ns"], "last_audio_ts_ns")
-	if err != nil {
-		return out, err
-	}
-	late, err := voiceUint(b["late_audio_bytes"], "late_audio_bytes")
-	if err != nil {
-		return out, err
-	}
-	latency, err := voiceUint(b["stop_latency_ns"], "stop_latency_ns")
-	if err != nil {
-		return out, err
-	}
-	window, err := voiceUint(b["window_id"], "window_id")
-	if err != nil {
-		return out, err
+	r := objFields{obj: b}
+	audio := r.uint("audio_bytes")
+	t := r.uint("barge_in_ts_ns")
+	end := r.uintOrNull("end_ts_ns")
+	endedBy := r.str("ended_by")
+	last := r.uintOrNull("last_audio_ts_ns")
+	late := r.uint("late_audio_bytes")
+	latency := r.uint("stop_latency_ns")
+	window := r.uint("window_id")
+	if r.err != nil {
+		return out, r.err
 	}
 	if endedBy != "start" && endedBy != "stream_end" {
 		return out, refuse("bad_ended_by", "ended_by is %q", endedBy)
@@ -152,24 +132,14 @@ func slCheckSchema(root any) (map[string]any, []slBargeIn, error) {
 	if id != slSchemaID && id != slSchemaIDV2 {
 		return nil, nil, refuse("wrong_schema", "jc_stop_latency is %q", id)
 	}
-	steward, err := slString(obj["steward"], "steward")
-	if err != nil {
-		return nil, nil, err
-	}
-	streamID, err := slString(obj["stream_id"], "stream_id")
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := voiceUint(obj["window_count"], "window_count"); err != nil {
-		return nil, nil, err
-	}
-	deadline, err := voiceUint(obj["deadline_ns"], "deadline_ns")
-	if err != nil {
-		return nil, nil, err
-	}
-	rr, err := slString(obj["receipts_root"], "receipts_root")
-	if err != nil {
-		return nil, nil, err
+	r := objFields{obj: obj}
+	steward := r.str("steward")
+	streamID := r.str("stream_id")
+	r.uint("window_count")
+	deadline := r.uint("deadline_ns")
+	rr := r.str("receipts_root")
+	if r.err != nil {
+		return nil, nil, r.err
 	}
 	list, ok := obj["barge_ins"].([]any)
 	if !ok {

@@ -183,6 +183,27 @@ func voiceLevel(v any, what string) (*int64, error) {
 	return nil, voiceRefuse("wrong_type", "%s is neither an integer nor null", what)
 }
 
+// objFields reads typed fields of one JSON object in order, each refused as its reader refuses
+// it; after the first refusal (kept in err) the later reads return zero values and check nothing.
+type objFields struct {
+	obj map[string]any
+	err error
+}
+
+// readField is one read of objFields: skipped (zero value) once a read has refused.
+func readField[T any](r *objFields, k string, read func(any, string) (T, error)) T {
+	var v T
+	if r.err == nil {
+		v, r.err = read(r.obj[k], k)
+	}
+	return v
+}
+
+func (r *objFields) str(k string) string        { return readField(r, k, slString) }
+func (r *objFields) uint(k string) int64        { return readField(r, k, voiceUint) }
+func (r *objFields) uintOrNull(k string) *int64 { return readField(r, k, slUintOrNull) }
+func (r *objFields) level(k string) *int64      { return readField(r, k, voiceLevel) }
+
 func voiceFields(obj map[string]any, known, required []string, what string) error {
 	for k := range obj {
 		found := false
@@ -225,21 +246,13 @@ func checkVoiceTurnSchema(root any) (map[string]any, string, error) {
 	if err := voiceFields(m, voiceMeasFields, voiceMeasFields, "the measurement"); err != nil {
 		return nil, "", err
 	}
-	duration, err := voiceUint(m["duration_ns"], "duration_ns")
-	if err != nil {
-		return nil, "", err
-	}
-	peak, err := voiceLevel(m["peak_dbfs_hundredths"], "peak_dbfs_hundredths")
-	if err != nil {
-		return nil, "", err
-	}
-	rms, err := voiceLevel(m["rms_dbfs_hundredths"], "rms_dbfs_hundredths")
-	if err != nil {
-		return nil, "", err
-	}
-	samples, err := voiceUint(m["samples"], "samples")
-	if err != nil {
-		return nil, "", err
+	r := objFields{obj: m}
+	duration := r.uint("duration_ns")
+	peak := r.level("peak_dbfs_hundredths")
+	rms := r.level("rms_dbfs_hundredths")
+	samples := r.uint("samples")
+	if r.err != nil {
+		return nil, "", r.err
 	}
 	text, hasText := obj["text"]
 	if hasText {

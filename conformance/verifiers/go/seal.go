@@ -234,6 +234,39 @@ func proofPath(hexes []string) ([][]byte, error) {
 	return out, nil
 }
 
+// regeneratedPath checks the regenerated values against the file (expectAll), then decodes the
+// file's proof path.
+func regeneratedPath(hexes []string, checks ...fieldCheck) ([][]byte, error) {
+	if err := expectAll(checks...); err != nil {
+		return nil, err
+	}
+	return proofPath(hexes)
+}
+
+// proofWalk is the walk RFC 9162 (2.1.3.2, 2.1.4.2) makes over a proof path from node indexes fn
+// and sn: left(c) where c is the sibling on the left (fn odd, or fn == sn), right(c)
+// otherwise; the path must end as the tree (or trees) do.
+func proofWalk(fn, sn uint64, path [][]byte, trees string, left, right func(c []byte)) error {
+	for _, c := range path {
+		if sn == 0 {
+			return refuse("proof_wrong_length", "path longer than the %s", trees)
+		}
+		if fn&1 == 1 || fn == sn {
+			left(c)
+			for fn&1 == 0 && fn != 0 {
+				fn, sn = fn>>1, sn>>1
+			}
+		} else {
+			right(c)
+		}
+		fn, sn = fn>>1, sn>>1
+	}
+	if sn != 0 {
+		return refuse("proof_wrong_length", "path shorter than the %s", trees)
+	}
+	return nil
+}
+
 func rootFromInclusion(index, size uint64, leaf []byte, path [][]byte) ([]byte, error) {
 	if index >= size {
 		return nil, refuse("proof_index_out_of_range", "leaf index %d >= tree size %d", index, size)
@@ -241,34 +274,28 @@ func rootFromInclusion(index, size uint64, leaf []byte, path [][]byte) ([]byte, 
 	if len(path) != pathLen(index, size) {
 		return nil, refuse("proof_wrong_length", "path of %d hashes, PATH(%d, %d) has %d", len(path), index, size, pathLen(index, size))
 	}
-	fn, sn, r := index, size-1, leaf
-	for _, p := range path {
-		if sn == 0 {
-			return nil, refuse("proof_wrong_length", "path longer than the tree")
-		}
-		if fn&1 == 1 || fn == sn {
-			r = nodeHash(p, r)
-			for fn&1 == 0 && fn != 0 {
-				fn, sn = fn>>1, sn>>1
-			}
-		} else {
-			r = nodeHash(r, p)
-		}
-		fn, sn = fn>>1, sn>>1
-	}
-	if sn != 0 {
-		return nil, refuse("proof_wrong_length", "path shorter than the tree")
+	r := leaf
+	err := proofWalk(index, size-1, path, "tree",
+		func(p []byte) { r = nodeHash(p, r) },
+		func(p []byte) { r = nodeHash(r, p) })
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
 func verifyInclusion(index, size uint64, leaf []byte, path [][]byte, root []byte) error {
 	r, err := rootFromInclusion(index, size, leaf, path)
+	return expectRoot(r, err, root, "the path leads to another root")
+}
+
+// expectRoot passes on the error of a root computation, else refuses a root other than want.
+func expectRoot(r []byte, err error, want []byte, mismatch string) error {
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(r, root) {
-		return refuse("proof_root_mismatch", "the path leads to another root")
+	if !bytes.Equal(r, want) {
+		return refuse("proof_root_mismatch", "%s", mismatch)
 	}
 	return nil
 }
@@ -291,22 +318,11 @@ func rootFromConsistency(first, second uint64, firstRoot []byte, path [][]byte) 
 		fn, sn = fn>>1, sn>>1
 	}
 	fr, sr := path[0], path[0]
-	for _, c := range path[1:] {
-		if sn == 0 {
-			return nil, refuse("proof_wrong_length", "path longer than the trees")
-		}
-		if fn&1 == 1 || fn == sn {
-			fr, sr = nodeHash(c, fr), nodeHash(c, sr)
-			for fn&1 == 0 && fn != 0 {
-				fn, sn = fn>>1, sn>>1
-			}
-		} else {
-			sr = nodeHash(sr, c)
-		}
-		fn, sn = fn>>1, sn>>1
-	}
-	if sn != 0 {
-		return nil, refuse("proof_wrong_length", "path shorter than the trees")
+	err := proofWalk(fn, sn, path[1:], "trees",
+		func(c []byte) { fr, sr = nodeHash(c, fr), nodeHash(c, sr) },
+		func(c []byte) { sr = nodeHash(sr, c) })
+	if err != nil {
+		return nil, err
 	}
 	if !bytes.Equal(fr, firstRoot) {
 		return nil, refuse("proof_first_root_mismatch", "the path does not lead to the first root")
@@ -316,13 +332,7 @@ func rootFromConsistency(first, second uint64, firstRoot []byte, path [][]byte) 
 
 func verifyConsistency(first, second uint64, firstRoot, secondRoot []byte, path [][]byte) error {
 	r, err := rootFromConsistency(first, second, firstRoot, path)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(r, secondRoot) {
-		return refuse("proof_root_mismatch", "the path leads to another second root")
-	}
-	return nil
+	return expectRoot(r, err, secondRoot, "the path leads to another second root")
 }
 
 // decodeSeal is the strict stream-seal/1 and stream-seal/2 decoder: canonical form first

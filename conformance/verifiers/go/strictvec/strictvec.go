@@ -128,6 +128,28 @@ func nonce(name string, i int) *edwards25519.Scalar {
 	return s
 }
 
+// baseNonce is the first nonce r of the name's sequence whose R = [r]B (encoded) satisfies ok.
+func baseNonce(name string, ok func(r *edwards25519.Scalar, R []byte) bool) (*edwards25519.Scalar, []byte) {
+	for i := 0; ; i++ {
+		r := nonce(name, i)
+		R := new(edwards25519.Point).ScalarBaseMult(r).Bytes()
+		if ok(r, R) {
+			return r, R
+		}
+	}
+}
+
+// offCurveY is the smallest y >= 2 whose 32-byte encoding (sign bit clear) is no curve point.
+func offCurveY() (int, []byte) {
+	for y := 2; ; y++ {
+		enc := make([]byte, 32)
+		enc[0] = byte(y)
+		if _, err := new(edwards25519.Point).SetBytes(enc); err != nil {
+			return y, enc
+		}
+	}
+}
+
 func scalarFromInt(i uint64) *edwards25519.Scalar {
 	b := make([]byte, 32)
 	for j := 0; j < 8; j++ {
@@ -199,19 +221,15 @@ func (g *gen) build() error {
 
 	// 1. S + L: an honest signature (nonce chosen so that S + L < 2^253, which passes the
 	// "top three bits clear" test of lenient verifiers) with S replaced by S + L.
-	for i := 0; ; i++ {
-		r := nonce("s-plus-l", i)
-		R := new(edwards25519.Point).ScalarBaseMult(r).Bytes()
+	var sl *big.Int
+	_, R1 := baseNonce("s-plus-l", func(r *edwards25519.Scalar, R []byte) bool {
 		S := edwards25519.NewScalar().MultiplyAdd(k(R, A1, tbsA1), g.a, r)
-		sl := new(big.Int).Add(leInt(S.Bytes()), orderL)
-		if sl.BitLen() > 253 {
-			continue
-		}
-		if err := g.add("S + L in place of S in an honest signature (S >= L; S + L < 2^253)", "s_non_canonical",
-			"refuses", A1, protA1, R, intLE(sl), tbsA1); err != nil {
-			return err
-		}
-		break
+		sl = new(big.Int).Add(leInt(S.Bytes()), orderL)
+		return sl.BitLen() <= 253
+	})
+	if err := g.add("S + L in place of S in an honest signature (S >= L; S + L < 2^253)", "s_non_canonical",
+		"refuses", A1, protA1, R1, intLE(sl), tbsA1); err != nil {
+		return err
 	}
 
 	// 2. R = the identity written as y = p + 1, S = k*a: [S]B - [k]A is the identity.
@@ -290,27 +308,18 @@ func (g *gen) build() error {
 	}
 
 	// R is not a curve point (the smallest y with no x), honest key, S = k*a.
-	for y := 2; ; y++ {
-		enc := make([]byte, 32)
-		enc[0] = byte(y)
-		if _, err := new(edwards25519.Point).SetBytes(enc); err == nil {
-			continue
-		}
+	{
+		y, enc := offCurveY()
 		S := edwards25519.NewScalar().Multiply(k(enc, A1, tbsA1), g.a)
 		if err := g.add(fmt.Sprintf("R with y = %d is not a curve point; honest key, S = k*a", y),
 			"r_invalid", "refuses", A1, protA1, enc, S.Bytes(), tbsA1); err != nil {
 			return err
 		}
-		break
 	}
 
 	// 7. A is not a curve point (the smallest y with no x).
-	for y := 2; ; y++ {
-		enc := make([]byte, 32)
-		enc[0] = byte(y)
-		if _, err := new(edwards25519.Point).SetBytes(enc); err == nil {
-			continue
-		}
+	{
+		y, enc := offCurveY()
 		prot, tbs, err := g.tbs(enc)
 		if err != nil {
 			return err
@@ -321,7 +330,6 @@ func (g *gen) build() error {
 			"a_invalid", "refuses", enc, prot, R, r.Bytes(), tbs); err != nil {
 			return err
 		}
-		break
 	}
 
 	// 8. A = the identity written as y = p + 1; R = [r]B, S = r: [k]A is the identity.
@@ -345,34 +353,23 @@ func (g *gen) build() error {
 		if err != nil {
 			return err
 		}
-		for i := 0; ; i++ {
-			r := nonce("a-small-order", i)
-			R := new(edwards25519.Point).ScalarBaseMult(r).Bytes()
-			if mod8(k(R, T8, tbs)) != 0 {
-				continue
-			}
-			if err := g.add("public key of order 8; R = [r]B and S = r with k = 0 mod 8, so [k]A is the identity",
-				"a_small_order", "refuses", T8, prot, R, r.Bytes(), tbs); err != nil {
-				return err
-			}
-			break
+		r, R := baseNonce("a-small-order", func(_ *edwards25519.Scalar, R []byte) bool {
+			return mod8(k(R, T8, tbs)) == 0
+		})
+		if err := g.add("public key of order 8; R = [r]B and S = r with k = 0 mod 8, so [k]A is the identity",
+			"a_small_order", "refuses", T8, prot, R, r.Bytes(), tbs); err != nil {
+			return err
 		}
 	}
 
 	// 10. A = A1 + T8 (mixed order); R = [r]B with k = 0 mod 8, S = r + k*a.
-	for i := 0; ; i++ {
-		r := nonce("a-mixed-order", i)
-		R := new(edwards25519.Point).ScalarBaseMult(r).Bytes()
-		kk := k(R, Amixed, tbsAm)
-		if mod8(kk) != 0 {
-			continue
-		}
-		S := edwards25519.NewScalar().MultiplyAdd(kk, g.a, r)
-		if err := g.add("public key A + T (T of order 8, so of mixed order); R = [r]B, S = r + k*a with k = 0 mod 8",
-			"a_mixed_order", "accepts", Amixed, protAm, R, S.Bytes(), tbsAm); err != nil {
-			return err
-		}
-		break
+	r10, R10 := baseNonce("a-mixed-order", func(_ *edwards25519.Scalar, R []byte) bool {
+		return mod8(k(R, Amixed, tbsAm)) == 0
+	})
+	S10 := edwards25519.NewScalar().MultiplyAdd(k(R10, Amixed, tbsAm), g.a, r10)
+	if err := g.add("public key A + T (T of order 8, so of mixed order); R = [r]B, S = r + k*a with k = 0 mod 8",
+		"a_mixed_order", "accepts", Amixed, protAm, R10, S10.Bytes(), tbsAm); err != nil {
+		return err
 	}
 	_ = B
 	return nil
