@@ -22,6 +22,12 @@ const SCHEMA_FILE: &str = "interaction-metrics-1.schema.json";
 const STEWARD: &str = "did:example:steward";
 const STREAM: &str = "call-1";
 
+/// The index of the document's first event of `kind`.
+fn first_event(v: &Value, kind: &str) -> usize {
+    let events = v["events"].as_array().unwrap();
+    events.iter().position(|e| e["kind"] == kind).unwrap()
+}
+
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -281,21 +287,11 @@ fn build() -> String {
             |v| v["events"][0]["latency_ns"] = 400_000_001u64.into(),
         ),
         ("latency_mismatch", "a yield of latency 0", |v| {
-            let i = v["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .position(|e| e["kind"] == "yield")
-                .unwrap();
+            let i = first_event(v, "yield");
             v["events"][i]["latency_ns"] = 0.into();
         }),
         ("latency_mismatch", "a backchannel with a latency", |v| {
-            let i = v["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .position(|e| e["kind"] == "backchannel_correct")
-                .unwrap();
+            let i = first_event(v, "backchannel_correct");
             v["events"][i]["latency_ns"] = 200_000_000u64.into();
         }),
         ("tick_mismatch", "an event after the last frame", |v| {

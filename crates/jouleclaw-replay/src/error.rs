@@ -148,40 +148,29 @@ impl ReplayError {
 
     /// The 1-based line the error concerns, if any.
     pub fn line(&self) -> Option<usize> {
-        match self {
-            Self::InvalidUtf8 { line }
-            | Self::InvalidJson { line, .. }
-            | Self::MissingField { line, .. }
-            | Self::WrongType { line, .. }
-            | Self::DuplicateField { line, .. }
-            | Self::UnknownField { line, .. }
-            | Self::UnknownKind { line, .. }
-            | Self::UnknownCategory { line, .. }
-            | Self::UnknownClass { line, .. }
-            | Self::UnknownActivation { line, .. }
-            | Self::NonMonotonicTime { line, .. }
-            | Self::DuplicateId { line, .. } => Some(*line),
-            Self::NoRecords | Self::InvalidMarker { .. } => None,
-        }
+        self.place().0
     }
 
     /// The field path the error concerns, if any.
     pub fn field(&self) -> Option<&str> {
+        self.place().1
+    }
+
+    /// The line and the field path the error concerns, each if any.
+    fn place(&self) -> (Option<usize>, Option<&str>) {
         match self {
-            Self::MissingField { field, .. }
-            | Self::WrongType { field, .. }
-            | Self::DuplicateField { field, .. }
-            | Self::UnknownField { field, .. }
-            | Self::UnknownKind { field, .. }
-            | Self::UnknownCategory { field, .. }
-            | Self::UnknownClass { field, .. }
-            | Self::UnknownActivation { field, .. }
-            | Self::NonMonotonicTime { field, .. }
-            | Self::DuplicateId { field, .. } => Some(field),
-            Self::InvalidUtf8 { .. }
-            | Self::InvalidJson { .. }
-            | Self::NoRecords
-            | Self::InvalidMarker { .. } => None,
+            Self::MissingField { line, field }
+            | Self::WrongType { line, field, .. }
+            | Self::DuplicateField { line, field }
+            | Self::UnknownField { line, field }
+            | Self::UnknownKind { line, field, .. }
+            | Self::UnknownCategory { line, field, .. }
+            | Self::UnknownClass { line, field, .. }
+            | Self::UnknownActivation { line, field, .. }
+            | Self::NonMonotonicTime { line, field, .. }
+            | Self::DuplicateId { line, field, .. } => (Some(*line), Some(field)),
+            Self::InvalidUtf8 { line } | Self::InvalidJson { line, .. } => (Some(*line), None),
+            Self::NoRecords | Self::InvalidMarker { .. } => (None, None),
         }
     }
 }

@@ -25,22 +25,21 @@ fn record(e: &std::io::Error) {
 
 /// Writes `bytes` to standard output unless it has closed; data outputs use this too.
 pub(crate) fn out_bytes(bytes: &[u8]) {
-    if STDOUT_CLOSED.load(Ordering::Relaxed) {
-        return;
-    }
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        record(&e);
-    }
+    to_stdout(|w| w.write_all(bytes));
 }
 
 /// Writes formatted text to standard output unless it has closed.
 pub(crate) fn out(args: fmt::Arguments<'_>) {
+    to_stdout(|w| w.write_fmt(args));
+}
+
+/// Runs `write` on standard output and flushes it, unless it has closed; an error closes it.
+fn to_stdout(write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>) {
     if STDOUT_CLOSED.load(Ordering::Relaxed) {
         return;
     }
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+    if let Err(e) = write(&mut stdout).and_then(|()| stdout.flush()) {
         record(&e);
     }
 }

@@ -8,6 +8,21 @@ use jouleclaw_stop_latency::*;
 use jouleclaw_stream_oracle::WindowVerdict;
 use support::*;
 
+/// A vantage at `point` with `excluded_buffer_ns` left out of the figures.
+fn vantage(point: VantagePoint, excluded_buffer_ns: Option<u64>) -> Option<Vantage> {
+    Some(Vantage {
+        point,
+        excluded_buffer_ns,
+    })
+}
+
+/// The code the decoder refuses `text` with.
+fn refusal(text: &str) -> &'static str {
+    StopLatencyDocument::decode(text.as_bytes())
+        .unwrap_err()
+        .code
+}
+
 fn key() -> ValidKey {
     ValidKey::new(SoftwareSigner::rfc8032_test_key().verifying_key()).unwrap()
 }
@@ -150,10 +165,7 @@ mod mutations {
 fn a_stated_vantage_is_stop_latency_2_and_signs_and_decodes_to_itself() {
     let r = run(rude());
     let mut doc = r.doc.clone();
-    doc.vantage = Some(Vantage {
-        point: VantagePoint::Sent,
-        excluded_buffer_ns: Some(200 * MS),
-    });
+    doc.vantage = vantage(VantagePoint::Sent, Some(200 * MS));
     assert_eq!(doc.schema_id(), "stop-latency/2");
     let bytes = doc.encode().unwrap();
     let text = String::from_utf8(bytes.clone()).unwrap();
@@ -165,10 +177,7 @@ fn a_stated_vantage_is_stop_latency_2_and_signs_and_decodes_to_itself() {
     // The values bind to the receipts as a stop-latency/1 document's do.
     assert!(check_receipts(&doc, &r.receipts).is_empty());
     // Unknown buffer: null; played: accepted.
-    doc.vantage = Some(Vantage {
-        point: VantagePoint::Played,
-        excluded_buffer_ns: None,
-    });
+    doc.vantage = vantage(VantagePoint::Played, None);
     let bytes = doc.encode().unwrap();
     assert!(
         String::from_utf8(bytes.clone())
@@ -185,17 +194,12 @@ fn a_stated_vantage_is_stop_latency_2_and_signs_and_decodes_to_itself() {
 fn the_vantage_rules_refuse_each_fault_and_its_neighbour_passes() {
     let r = run(polite());
     let mut doc = r.doc.clone();
-    doc.vantage = Some(Vantage {
-        point: VantagePoint::Sent,
-        excluded_buffer_ns: Some(0),
-    });
+    doc.vantage = vantage(VantagePoint::Sent, Some(0));
     let good = String::from_utf8(doc.encode().unwrap()).unwrap();
     assert!(StopLatencyDocument::decode(good.as_bytes()).is_ok());
     let refused = |from: &str, to: &str| {
         assert!(good.contains(from), "{from}");
-        StopLatencyDocument::decode(good.replacen(from, to, 1).as_bytes())
-            .unwrap_err()
-            .code
+        refusal(&good.replacen(from, to, 1))
     };
     assert_eq!(
         refused(r#""point":"sent""#, r#""point":"heard""#),
@@ -225,39 +229,15 @@ fn the_vantage_rules_refuse_each_fault_and_its_neighbour_passes() {
     // stop-latency/2 without its vantage; stop-latency/1 with one.
     let v1 = String::from_utf8(r.doc.encode().unwrap()).unwrap();
     let without = v1.replacen("stop-latency/1", "stop-latency/2", 1);
-    assert_eq!(
-        StopLatencyDocument::decode(without.as_bytes())
-            .unwrap_err()
-            .code,
-        "missing_field"
-    );
+    assert_eq!(refusal(&without), "missing_field");
     let with = good.replacen("stop-latency/2", "stop-latency/1", 1);
-    assert_eq!(
-        StopLatencyDocument::decode(with.as_bytes())
-            .unwrap_err()
-            .code,
-        "unknown_field"
-    );
+    assert_eq!(refusal(&with), "unknown_field");
     // Any other id reads the stop-latency/1 field set: a vantage is then unknown, and
     // without one the id itself is refused.
-    assert_eq!(
-        StopLatencyDocument::decode(
-            good.replacen("stop-latency/2", "stop-latency/3", 1)
-                .as_bytes()
-        )
-        .unwrap_err()
-        .code,
-        "unknown_field"
-    );
-    assert_eq!(
-        StopLatencyDocument::decode(
-            v1.replacen("stop-latency/1", "stop-latency/3", 1)
-                .as_bytes()
-        )
-        .unwrap_err()
-        .code,
-        "wrong_schema"
-    );
+    let other_with = good.replacen("stop-latency/2", "stop-latency/3", 1);
+    assert_eq!(refusal(&other_with), "unknown_field");
+    let other_without = v1.replacen("stop-latency/1", "stop-latency/3", 1);
+    assert_eq!(refusal(&other_without), "wrong_schema");
 }
 
 /// The verifier's key is a `ValidKey`, checked once where it is made: a non-canonical encoding,

@@ -14,12 +14,13 @@ use jouleclaw_interaction::{
     PipelineMeter,
 };
 use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
-use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
-use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
+use jouleclaw_stack::pipeline::ClosedWindow;
+use jouleclaw_stack::store::writer::StagedFile as Staged;
 use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
-use jouleclaw_stack::stream::{StreamSpec, Tick};
 
-use super::stop_latency::{read_document, receipts, summary_lists, tell_finding};
+use super::stop_latency::{
+    Destination, Pushed, copy_signer, read_document, receipts, summary_lists, tell_finding,
+};
 use crate::keys::read_public_key;
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
@@ -41,8 +42,7 @@ fn refused(e: im::InteractionError) -> Failure {
 impl RunMeter {
     /// A meter with τ-voice's default windows that signs with a copy of `signer`.
     pub(crate) fn new(signer: &SoftwareSigner) -> Result<Self, Failure> {
-        let signer = SoftwareSigner::from_key_file_text(&signer.key_file_text())
-            .map_err(|e| Failure::Usage(format!("signing key: {e}")))?;
+        let signer = copy_signer(signer)?;
         Ok(Self {
             meter: PipelineMeter::new(InteractionConfig::default()).map_err(refused)?,
             signer,
@@ -51,13 +51,8 @@ impl RunMeter {
 
     /// One pushed tick and its outcome: the window it closed, the tick, and the ticks the
     /// stages produced from it, in that order.
-    pub(crate) fn push(
-        &mut self,
-        tick: &Tick,
-        outcome: &TickOutcome,
-        spec: &StreamSpec,
-    ) -> Result<(), Failure> {
-        self.meter.push(tick, outcome, spec).map_err(refused)
+    pub(crate) fn push(&mut self, p: Pushed<'_>) -> Result<(), Failure> {
+        self.meter.push(p.tick, p.outcome, p.spec).map_err(refused)
     }
 
     /// A window closed outside a push (the last one).
@@ -70,20 +65,13 @@ impl RunMeter {
     /// the document.
     pub(crate) fn finish(
         mut self,
-        dir: &Path,
-        inputs: &[&Path],
-        steward: &str,
-        stream_id: &str,
+        to: Destination<'_>,
     ) -> Result<(Staged, blake3::Hash, InteractionDocument, [u8; 32]), Failure> {
         let signed = self
             .meter
-            .finish_signed(&self.signer, steward, stream_id)
+            .finish_signed(&self.signer, to.steward, to.stream_id)
             .map_err(refused)?;
-        check_destination(&dir.join(FILE), inputs)?;
-        let mut staged = Staged::create(dir, FILE)?;
-        staged.write(&signed.cose_sign1)?;
-        let hash = staged.finish()?;
-        let digest = jouleclaw_stack::seal::document_digest(&signed.cose_sign1);
+        let (staged, hash, digest) = to.stage(FILE, &signed.cose_sign1)?;
         Ok((staged, hash, signed.document, digest))
     }
 }
@@ -107,13 +95,7 @@ pub(crate) fn describe(doc: &InteractionDocument) -> String {
 }
 
 /// What checking a directory's document found.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Evidence {
-    /// The verified document, if there is one.
-    pub(crate) doc: Option<InteractionDocument>,
-    /// Every problem, one line each.
-    pub(crate) problems: Vec<String>,
-}
+pub(crate) type Evidence = super::stop_latency::Evidence<InteractionDocument>;
 
 /// Verifies `dir/interaction-metrics.cbor` under `key` and checks its binding to
 /// `receipts.jsonl` (spec/INTERACTION-METRICS-V1.md section 7). A missing file is a problem

@@ -32,8 +32,7 @@ pub(crate) struct RunMeter {
 impl RunMeter {
     /// A meter that signs with a copy of `signer`.
     pub(crate) fn new(signer: &SoftwareSigner) -> Result<Self, Failure> {
-        let signer = SoftwareSigner::from_key_file_text(&signer.key_file_text())
-            .map_err(|e| Failure::Usage(format!("signing key: {e}")))?;
+        let signer = copy_signer(signer)?;
         Ok(Self {
             meter: StopLatencyMeter::new(),
             hashes: Vec::new(),
@@ -43,23 +42,20 @@ impl RunMeter {
 
     /// One pushed tick (`tick` as pushed) and its outcome: the window it closed, the tick, and
     /// the ticks the stages produced from it, in that order.
-    pub(crate) fn push(
-        &mut self,
-        tick: &Tick,
-        outcome: &TickOutcome,
-        spec: &StreamSpec,
-    ) -> Result<(), Failure> {
-        if let Some(w) = &outcome.closed {
+    pub(crate) fn push(&mut self, p: Pushed<'_>) -> Result<(), Failure> {
+        if let Some(w) = &p.outcome.closed {
             self.closed(w);
         }
         let refused = |e: sl::StopLatencyError| Failure::Refused(format!("{}: {e}", e.code()));
         self.meter
-            .observe(tick, outcome.direction)
+            .observe(p.tick, p.outcome.direction)
             .map_err(refused)?;
-        for report in &outcome.stages {
-            for p in report.result.iter().flatten() {
-                if let Some(c) = spec.channel(p.tick.channel_id) {
-                    self.meter.observe(&p.tick, c.direction).map_err(refused)?;
+        for report in &p.outcome.stages {
+            for produced in report.result.iter().flatten() {
+                if let Some(c) = p.spec.channel(produced.tick.channel_id) {
+                    self.meter
+                        .observe(&produced.tick, c.direction)
+                        .map_err(refused)?;
                 }
             }
         }
@@ -75,22 +71,19 @@ impl RunMeter {
     /// into place by [`Staged::commit`]). Returns the staged file, its BLAKE3, and the document.
     pub(crate) fn finish(
         mut self,
-        dir: &Path,
-        inputs: &[&Path],
-        steward: &str,
-        stream_id: &str,
+        to: Destination<'_>,
     ) -> Result<(Staged, blake3::Hash, StopLatencyDocument, [u8; 32]), Failure> {
         self.meter.finish();
         let fail = |e: sl::StopLatencyError| Failure::Refused(format!("{FILE}: {}: {e}", e.code()));
-        let doc =
-            StopLatencyDocument::new(steward, stream_id, self.meter.barge_ins(), &self.hashes)
-                .map_err(fail)?;
+        let doc = StopLatencyDocument::new(
+            to.steward,
+            to.stream_id,
+            self.meter.barge_ins(),
+            &self.hashes,
+        )
+        .map_err(fail)?;
         let signed = sl::sign(&self.signer, &doc).map_err(fail)?;
-        check_destination(&dir.join(FILE), inputs)?;
-        let mut staged = Staged::create(dir, FILE)?;
-        staged.write(&signed.cose_sign1)?;
-        let hash = staged.finish()?;
-        let digest = jouleclaw_stack::seal::document_digest(&signed.cose_sign1);
+        let (staged, hash, digest) = to.stage(FILE, &signed.cose_sign1)?;
         Ok((staged, hash, doc, digest))
     }
 }
@@ -139,13 +132,72 @@ pub(crate) fn ms(ns: u64) -> String {
     }
 }
 
-/// What checking a directory's document found.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Evidence {
+/// What checking a directory's document (`D`: stop-latency.cbor's, or another signed document
+/// of the call) found.
+#[derive(Debug, Clone)]
+pub(crate) struct Evidence<D = StopLatencyDocument> {
     /// The verified document, if there is one.
-    pub(crate) doc: Option<StopLatencyDocument>,
+    pub(crate) doc: Option<D>,
     /// Every problem, one line each (empty: verified and bound, or absent and not needed).
     pub(crate) problems: Vec<String>,
+}
+
+impl<D> Default for Evidence<D> {
+    fn default() -> Self {
+        Self {
+            doc: None,
+            problems: Vec::new(),
+        }
+    }
+}
+
+/// A copy of `signer` for a meter that signs its document at the end of the run.
+pub(crate) fn copy_signer(signer: &SoftwareSigner) -> Result<SoftwareSigner, Failure> {
+    SoftwareSigner::from_key_file_text(&signer.key_file_text())
+        .map_err(|e| Failure::Usage(format!("signing key: {e}")))
+}
+
+/// One tick pushed through a run's pipeline, as the meters beside it see it.
+#[derive(Clone, Copy)]
+pub(crate) struct Pushed<'a> {
+    /// The tick as pushed.
+    pub(crate) tick: &'a Tick,
+    /// Its outcome: the window it closed, the tick, and the ticks the stages produced from it,
+    /// in that order.
+    pub(crate) outcome: &'a TickOutcome,
+    /// The stream's channels.
+    pub(crate) spec: &'a StreamSpec,
+}
+
+/// Where a run's signed documents go, and whose they are.
+#[derive(Clone, Copy)]
+pub(crate) struct Destination<'a> {
+    /// The run directory.
+    pub(crate) dir: &'a Path,
+    /// The run's input files, which an output must not replace.
+    pub(crate) inputs: &'a [&'a Path],
+    /// The steward the documents name.
+    pub(crate) steward: &'a str,
+    /// The stream the documents name.
+    pub(crate) stream_id: &'a str,
+}
+
+impl Destination<'_> {
+    /// Stages the signed document `cose_sign1` as `file` in the run directory (refused when it
+    /// would replace an input; renamed into place by [`Staged::commit`]). Returns the staged
+    /// file, its BLAKE3, and the document's digest the final seal commits to.
+    pub(crate) fn stage(
+        &self,
+        file: &str,
+        cose_sign1: &[u8],
+    ) -> Result<(Staged, blake3::Hash, [u8; 32]), Failure> {
+        check_destination(&self.dir.join(file), self.inputs)?;
+        let mut staged = Staged::create(self.dir, file)?;
+        staged.write(cose_sign1)?;
+        let hash = staged.finish()?;
+        let digest = jouleclaw_stack::seal::document_digest(cose_sign1);
+        Ok((staged, hash, digest))
+    }
 }
 
 /// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link

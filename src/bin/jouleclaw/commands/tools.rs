@@ -12,16 +12,23 @@ use jouleclaw_stack::structured::{Grammar, MAX_SCHEMA_BYTES, Toolset, ToolsetOpt
 use crate::Failure;
 use crate::out::{tell, untrusted};
 
-/// Reads and compiles `--llm-tools` (at most the schema limit is read). A tool whose schema is
-/// refused is named on standard error with its code and left out, or, with `strict`
-/// (`--strict-tools`), refuses the run.
-pub(crate) fn read_toolset(path: &Path, strict: bool) -> Result<Arc<Grammar>, Failure> {
+/// Reads a schema file: at most one byte more than the grammar's schema limit, so that the
+/// compiler refuses an over-long one.
+pub(crate) fn read_schema_file(path: &Path) -> Result<Vec<u8>, Failure> {
     let max = MAX_SCHEMA_BYTES as u64;
     let file = File::open(path).map_err(|e| Failure::io(path, e))?;
     let mut bytes = Vec::new();
     file.take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| Failure::io(path, e))?;
+    Ok(bytes)
+}
+
+/// Reads and compiles `--llm-tools` (at most the schema limit is read). A tool whose schema is
+/// refused is named on standard error with its code and left out, or, with `strict`
+/// (`--strict-tools`), refuses the run.
+pub(crate) fn read_toolset(path: &Path, strict: bool) -> Result<Arc<Grammar>, Failure> {
+    let bytes = read_schema_file(path)?;
     let options = ToolsetOptions {
         strict,
         ..ToolsetOptions::default()

@@ -146,42 +146,54 @@ fn streams_and_windows(reg: &mut Registry, s: &Source) {
 /// Ticks refused by code, windows by verdict and by finding.
 fn ticks(reg: &mut Registry, st: &jouleclaw_live::SubstrateStats) {
     let r = |a: &AtomicU64| a.load(Ordering::Relaxed);
-    let refused = Family::<Labels, Counter>::default();
     let closed = r(&st.refused_closed);
     let overloaded = r(&st.refused_overloaded);
     let other = r(&st.refused).saturating_sub(closed + overloaded);
-    for (code, v) in [
+    let refused = [
         ("window_closed", closed),
         ("overloaded", overloaded),
         ("other", other),
-    ] {
-        refused
-            .get_or_create(&vec![("code".to_owned(), code.to_owned())])
-            .inc_by(v);
-    }
-    reg.register("ticks_refused", "Ticks refused, by code", refused);
-    let verdicts = Family::<Labels, Counter>::default();
-    for (kind, v) in jouleclaw_live::VERDICT_KINDS.iter().zip(&st.verdicts) {
-        verdicts
-            .get_or_create(&vec![("verdict".to_owned(), (*kind).to_owned())])
-            .inc_by(r(v));
-    }
-    reg.register(
+    ];
+    by_label(
+        reg,
+        "ticks_refused",
+        "Ticks refused, by code",
+        "code",
+        refused,
+    );
+    let verdicts = jouleclaw_live::VERDICT_KINDS.iter().zip(&st.verdicts);
+    by_label(
+        reg,
         "window_verdicts",
         "Windows minted, by composite verdict",
-        verdicts,
+        "verdict",
+        verdicts.map(|(kind, v)| (*kind, r(v))),
     );
-    let findings = Family::<Labels, Counter>::default();
-    for (kind, v) in jouleclaw_live::FINDING_KINDS.iter().zip(&st.findings) {
-        findings
-            .get_or_create(&vec![("finding".to_owned(), (*kind).to_owned())])
-            .inc_by(r(v));
-    }
-    reg.register(
+    let findings = jouleclaw_live::FINDING_KINDS.iter().zip(&st.findings);
+    by_label(
+        reg,
         "window_findings",
         "Windows minted, by conservation finding",
-        findings,
+        "finding",
+        findings.map(|(kind, v)| (*kind, r(v))),
     );
+}
+
+/// Registers a counter family `name` with one counter per `(label value, count)`.
+fn by_label<'a>(
+    reg: &mut Registry,
+    name: &str,
+    help: &str,
+    label: &str,
+    counts: impl IntoIterator<Item = (&'a str, u64)>,
+) {
+    let family = Family::<Labels, Counter>::default();
+    for (value, v) in counts {
+        family
+            .get_or_create(&vec![(label.to_owned(), value.to_owned())])
+            .inc_by(v);
+    }
+    reg.register(name, help, family);
 }
 
 /// The receipts' fate at the sink, and its journal.

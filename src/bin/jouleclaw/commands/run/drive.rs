@@ -14,6 +14,7 @@ use jouleclaw_stack::store::writer::RunWriter;
 use super::RunArgs;
 use super::open::Run;
 use crate::Failure;
+use crate::commands::stop_latency::Pushed;
 use crate::out::say;
 use crate::present::table::{RunTotals, table_header, table_row};
 
@@ -131,8 +132,13 @@ pub(super) fn drive(args: &RunArgs, run: &mut Run) -> Result<(), Failure> {
             .pipeline
             .push(tick)
             .map_err(|e| at_line(trace, line_no, &e))?;
-        run.stop_latency.push(&pushed, &outcome, spec)?;
-        run.interaction.push(&pushed, &outcome, spec)?;
+        let p = Pushed {
+            tick: &pushed,
+            outcome: &outcome,
+            spec,
+        };
+        run.stop_latency.push(p)?;
+        run.interaction.push(p)?;
         if let Some(w) = outcome.closed {
             run.sink.window(w)?;
         }

@@ -19,6 +19,7 @@ use super::open::Run;
 use super::{RunArgs, WindowSignaturesArg, inputs};
 use crate::Failure;
 use crate::commands::registry::Appender;
+use crate::commands::stop_latency::Destination;
 use crate::commands::{interaction, stop_latency};
 use crate::present::table::RunTotals;
 
@@ -73,14 +74,17 @@ pub(super) fn finish(args: &RunArgs, mut run: Run) -> Result<Finished, Failure> 
         )));
     }
     let inputs = inputs(args);
+    let to = Destination {
+        dir: run.out.path(),
+        inputs: &inputs,
+        steward: &args.steward,
+        stream_id: &run.stream_id,
+    };
     let (stop_latency_file, _, stop_latency_doc, stop_latency_digest) =
-        run.stop_latency
-            .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
+        run.stop_latency.finish(to)?;
     // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md), signed beside the stop
     // latency and committed by the final seal with it.
-    let (interaction_file, _, interaction_doc, interaction_digest) =
-        run.interaction
-            .finish(run.out.path(), &inputs, &args.steward, &run.stream_id)?;
+    let (interaction_file, _, interaction_doc, interaction_digest) = run.interaction.finish(to)?;
     let documents = [
         (stop_latency_doc.schema_id().to_owned(), stop_latency_digest),
         (

@@ -2,7 +2,7 @@
 //! locked, its outputs staged; nothing is renamed into place yet.
 
 use std::fs::File;
-use std::io::{BufReader, Read as _};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,7 +19,7 @@ use jouleclaw_stack::seal::DEFAULT_MAX_LEAVES;
 use jouleclaw_stack::store::layout::{self, COMMIT_ORDER};
 use jouleclaw_stack::store::writer::{Existing, LockedDir, RunWriter, check_destination};
 use jouleclaw_stack::stream::StreamSpec;
-use jouleclaw_stack::structured::{Grammar, MAX_SCHEMA_BYTES, StructuredOutputOracle};
+use jouleclaw_stack::structured::{Grammar, StructuredOutputOracle};
 use jouleclaw_stack::voice::{
     TURN_STAGE_NAME, Transcriber, TranscriptionOracle, TurnStage, WhisperTranscriber,
     WyomingTranscriber, parse_endpoint,
@@ -28,6 +28,7 @@ use jouleclaw_stack::voice::{
 use super::drive::Sink;
 use super::{RunArgs, WindowSignaturesArg, inputs};
 use crate::commands::registry::Appender;
+use crate::commands::tools::read_schema_file;
 use crate::commands::{interaction, stop_latency};
 use crate::keys::read_secret_key;
 use crate::out::tell;
@@ -63,12 +64,7 @@ pub(super) struct Run {
 
 /// Reads and compiles `--llm-schema`: at most the grammar's schema limit is read.
 fn read_grammar(path: &Path) -> Result<Arc<Grammar>, Failure> {
-    let max = MAX_SCHEMA_BYTES as u64;
-    let file = File::open(path).map_err(|e| Failure::io(path, e))?;
-    let mut bytes = Vec::new();
-    file.take(max.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::io(path, e))?;
+    let bytes = read_schema_file(path)?;
     // JSON Schema 2020-12 meanings (spec/STRUCTURED-OUTPUT.md, "The JSON Schema profile"): what
     // tool-schema generators write; a schema of the closed subset keeps its digest.
     Grammar::compile_json_schema(&bytes)

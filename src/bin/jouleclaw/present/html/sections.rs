@@ -7,6 +7,7 @@ use jouleclaw_interaction::{InteractionDocument, Panel};
 use jouleclaw_stack::pipeline::format_ts;
 use jouleclaw_stack::stream::{BARGE_IN_DEADLINE_MS, NS_PER_MS};
 
+use super::stop_latency::deadline_row;
 use super::timeline::{Marks, shown_events};
 use super::{
     MAX_EVENTS_SHOWN, esc, event_style, finding_text, ms, place, secs, status_text, verdict_text,
@@ -46,28 +47,29 @@ pub(super) fn barge_ins(out: &mut String, report: &Report) {
             let d = o.saturating_sub(b);
             let wfull = d as f64 * scale;
             let wok = (d.min(deadline_ns)) as f64 * scale;
-            let _ = write!(
-                out,
-                "<g class=\"interval\" data-window=\"{w}\"><text class=\"band\" x=\"4\" y=\"{ty}\">window {w}</text>\
-                 <rect x=\"160\" y=\"{y}\" width=\"{wok}\" height=\"16\" fill=\"#e3892b\"/>\
-                 <rect x=\"{x2}\" y=\"{y}\" width=\"{wl}\" height=\"16\" fill=\"url(#p-hall)\" stroke=\"#b71c1c\"/>\
-                 <text x=\"{tx}\" y=\"{ty}\" font-size=\"12\">{label}</text></g>",
+            let head = format!(
+                "<g class=\"interval\" data-window=\"{w}\"><text class=\"band\" x=\"4\" y=\"{ty}\">window {w}</text>",
                 ty = y + 12.0,
-                x2 = 160.0 + wok,
-                wl = (wfull - wok).max(0.0),
-                tx = 168.0 + wfull,
-                label = esc(&format!(
-                    "{}: barge-in {} → outbound {} = {} ({} {BARGE_IN_DEADLINE_MS} ms)",
-                    if d > deadline_ns {
-                        "IGNORED"
-                    } else {
-                        "within deadline"
-                    },
-                    format_ts(b),
-                    format_ts(o),
-                    ms(d),
-                    if d > deadline_ns { ">" } else { "≤" },
-                )),
+            );
+            let label = esc(&format!(
+                "{}: barge-in {} → outbound {} = {} ({} {BARGE_IN_DEADLINE_MS} ms)",
+                if d > deadline_ns {
+                    "IGNORED"
+                } else {
+                    "within deadline"
+                },
+                format_ts(b),
+                format_ts(o),
+                ms(d),
+                if d > deadline_ns { ">" } else { "≤" },
+            ));
+            deadline_row(
+                out,
+                &head,
+                (y, y + 12.0, 16),
+                "#e3892b",
+                (wok, wfull),
+                &label,
             );
         }
         let _ = write!(

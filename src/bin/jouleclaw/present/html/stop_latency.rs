@@ -1,13 +1,14 @@
 //! The report's stop-latency section (spec/STOP-LATENCY-V1.md): drawn from the evidence
 //! `crate::commands::stop_latency::check` gathered.
 
+use std::fmt::Write as _;
+
 use jouleclaw_stop_latency::{self as sl, BargeIn};
 
 use crate::commands::stop_latency::{Evidence, describe, ms};
 
 /// The report's section: each barge-in's stop latency against the deadline, and p50, p95, max.
 pub(super) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -> String) {
-    use std::fmt::Write as _;
     let deadline = sl::DEADLINE_NS;
     out.push_str("<section id=\"stop-latency\"><h2>Stop latency</h2>");
     if !ev.problems.is_empty() {
@@ -68,24 +69,18 @@ pub(super) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -
         let d = b.stop_latency_ns();
         let full = d as f64 * scale;
         let ok = d.min(deadline) as f64 * scale;
-        let _ = write!(
-            out,
-            "<g class=\"stop\" data-window=\"{w}\" data-stop-latency-ns=\"{d}\"><text x=\"4\" y=\"{ty}\" font-size=\"12\">window {w}</text>\
-             <rect x=\"160\" y=\"{y}\" width=\"{ok}\" height=\"14\" fill=\"#4c8c4a\"/>\
-             <rect x=\"{x2}\" y=\"{y}\" width=\"{late}\" height=\"14\" fill=\"url(#p-hall)\" stroke=\"#b71c1c\"/>\
-             <text x=\"{tx}\" y=\"{ty}\" font-size=\"12\">{label}</text></g>",
+        let head = format!(
+            "<g class=\"stop\" data-window=\"{w}\" data-stop-latency-ns=\"{d}\"><text x=\"4\" y=\"{ty}\" font-size=\"12\">window {w}</text>",
             w = b.window_id,
             ty = y + 11.0,
-            x2 = 160.0 + ok,
-            late = (full - ok).max(0.0),
-            tx = 168.0 + full,
-            label = esc(&format!(
-                "{}{} ({} B after the deadline)",
-                ms(d),
-                if b.within_deadline() { "" } else { " LATE" },
-                b.late_audio_bytes
-            )),
         );
+        let label = esc(&format!(
+            "{}{} ({} B after the deadline)",
+            ms(d),
+            if b.within_deadline() { "" } else { " LATE" },
+            b.late_audio_bytes
+        ));
+        deadline_row(out, &head, (y, y + 11.0, 14), "#4c8c4a", (ok, full), &label);
     }
     let dx = 160.0 + deadline as f64 * scale;
     let _ = write!(
@@ -98,5 +93,27 @@ pub(super) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -
         deadline / 1_000_000,
         y2 = h - 16.0,
         ty = h - 4.0,
+    );
+}
+
+/// One row of a chart of intervals against a deadline: `head` (the row's group opened and
+/// named), then at `y` (the label at `ty`), `height` high from x 160, a bar `ok` wide in `fill`
+/// (up to the deadline), the rest of `full` hatched, and the escaped `label` after it.
+pub(super) fn deadline_row(
+    out: &mut String,
+    head: &str,
+    (y, ty, height): (f64, f64, u32),
+    fill: &str,
+    (ok, full): (f64, f64),
+    label: &str,
+) {
+    let _ = write!(
+        out,
+        "{head}<rect x=\"160\" y=\"{y}\" width=\"{ok}\" height=\"{height}\" fill=\"{fill}\"/>\
+         <rect x=\"{x2}\" y=\"{y}\" width=\"{late}\" height=\"{height}\" fill=\"url(#p-hall)\" stroke=\"#b71c1c\"/>\
+         <text x=\"{tx}\" y=\"{ty}\" font-size=\"12\">{label}</text></g>",
+        x2 = 160.0 + ok,
+        late = (full - ok).max(0.0),
+        tx = 168.0 + full,
     );
 }

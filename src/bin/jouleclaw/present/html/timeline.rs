@@ -2,7 +2,7 @@
 //! of windows): its verdict, ledger finding, bytes, rolling budget, signature, interaction
 //! events.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use jouleclaw_interaction::{Event, InteractionDocument};
 use jouleclaw_stack::stream::WindowConservationFinding;
@@ -94,12 +94,8 @@ fn event_marks(out: &mut String, events: &[Event], tick_ns: u64, x: f64, col_w: 
             w = (w - 0.5).max(0.5),
         );
         if w >= 16.0 {
-            let _ = write!(
-                out,
-                "<text class=\"letter f\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">{label}</text>",
-                cx = ex + w / 2.0,
-                ty = Y_EVENTS + 14.0,
-            );
+            let cx = ex + w / 2.0;
+            text(out, "letter f", (cx, Y_EVENTS + 14.0), font, label);
         }
         out.push_str("</g>");
     }
@@ -255,12 +251,7 @@ fn column_bands(out: &mut String, scale: &Scale<'_>, k: usize, x: f64, c: &Col) 
         )),
     );
     if (scale.first_index + k).is_multiple_of(scale.label_every) || c.gap_before > 0 {
-        let _ = write!(
-            out,
-            "<text class=\"wid\" x=\"{cx}\" y=\"{Y_ID}\" font-size=\"{font}\">{id}</text>",
-            cx = x + col_w / 2.0,
-            id = c.first
-        );
+        text(out, "wid", (x + col_w / 2.0, Y_ID), font, c.first);
     }
     let _ = write!(
         out,
@@ -301,13 +292,8 @@ fn column_bars(out: &mut String, scale: &Scale<'_>, x: f64, c: &Col) {
         );
     }
     if let (WindowConservationFinding::Hallucination { unaccounted }, true) = (c.finding, notes) {
-        let _ = write!(
-            out,
-            "<text class=\"note\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">+{n} B</text>",
-            cx = x + col_w / 2.0,
-            ty = Y_BARS + 11.0,
-            n = unaccounted,
-        );
+        let note = format!("+{unaccounted} B");
+        text(out, "note", (x + col_w / 2.0, Y_BARS + 11.0), font, note);
     }
     if let (
         WindowConservationFinding::BargeInIgnored {
@@ -317,23 +303,17 @@ fn column_bars(out: &mut String, scale: &Scale<'_>, x: f64, c: &Col) {
         true,
     ) = (c.finding, notes)
     {
-        let _ = write!(
-            out,
-            "<text class=\"note\" x=\"{cx}\" y=\"{ty}\" font-size=\"{font}\">{late}</text>",
-            cx = x + col_w / 2.0,
-            ty = Y_BARS + 10.0,
-            late = esc(&ms(outbound_ts_ns.saturating_sub(barge_in_ts_ns))),
-        );
+        let late = esc(&ms(outbound_ts_ns.saturating_sub(barge_in_ts_ns)));
+        text(out, "note", (x + col_w / 2.0, Y_BARS + 10.0), font, late);
     }
     if col_w >= 40.0 {
-        let _ = write!(
+        let figures = format!("{}|{}", kb(c.inbound), kb(c.outbound));
+        text(
             out,
-            "<text class=\"num\" x=\"{cx}\" y=\"{ty}\" font-size=\"{f}\">{a}|{b}</text>",
-            cx = x + col_w / 2.0,
-            ty = base + 12.0,
-            f = font * 0.8,
-            a = kb(c.inbound),
-            b = kb(c.outbound),
+            "num",
+            (x + col_w / 2.0, base + 12.0),
+            font * 0.8,
+            figures,
         );
     }
 }
@@ -471,5 +451,13 @@ pub(super) fn timeline(out: &mut String, report: &Report, marks: Option<&Marks>)
          not record the policy). Hallucination: the hatched top of the outbound bar is the \
          receipt's <code>unaccounted</code> bytes (labelled exactly).</p></section>",
         n = report.policy.window_count,
+    );
+}
+
+/// A `<text>` of `class` centred on `(x, y)` in `font`-sized letters.
+fn text(out: &mut String, class: &str, (x, y): (f64, f64), font: f64, content: impl fmt::Display) {
+    let _ = write!(
+        out,
+        "<text class=\"{class}\" x=\"{x}\" y=\"{y}\" font-size=\"{font}\">{content}</text>"
     );
 }
