@@ -9,6 +9,60 @@ use tokio::sync::mpsc;
 #[allow(unused_imports)] // the test files that start no server
 pub use jouleclaw_testkit::nats::{NatsServer, free_port, nats_server};
 
+/// A substrate on tokio's clock (from 2026-06-05 00:00 UTC, paused in the tests), signing with
+/// the RFC 8032 test key, into `sink`.
+pub fn paused_substrate(
+    c: jouleclaw_live::SubstrateConfig,
+    sink: Box<dyn ReceiptSink>,
+) -> jouleclaw_live::Substrate {
+    jouleclaw_live::Substrate::start(
+        c,
+        std::sync::Arc::new(jouleclaw_live::TokioClock::new(1_780_617_600)),
+        std::sync::Arc::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
+        sink,
+    )
+    .unwrap()
+}
+
+/// A folder's signed `what` document (`doc`, written as `good`) altered inside its payload:
+/// the final seal's digest no longer matches, and the signature does not verify.
+pub fn assert_altered_document_refused(
+    doc: &std::path::Path,
+    good: &[u8],
+    what: &str,
+    problems: impl Fn() -> Vec<String>,
+) {
+    let mut altered = good.to_vec();
+    let i = altered.len() - 80;
+    altered[i] ^= 1;
+    std::fs::write(doc, &altered).unwrap();
+    let p = problems();
+    assert!(
+        p.len() == 2
+            && p[0].starts_with("document_digest_mismatch")
+            && p[1].contains(&format!("the {what} document does not verify")),
+        "{p:?}"
+    );
+}
+
+/// A symbolic link in the document's place (`doc`) to a copy of it (`good`, at `elsewhere`):
+/// not followed.
+pub fn assert_linked_document_refused(
+    doc: &std::path::Path,
+    good: &[u8],
+    elsewhere: &std::path::Path,
+    problems: impl Fn() -> Vec<String>,
+) {
+    std::fs::write(elsewhere, good).unwrap();
+    std::fs::remove_file(doc).unwrap();
+    std::os::unix::fs::symlink(elsewhere, doc).unwrap();
+    let p = problems();
+    assert!(
+        !p.is_empty() && p.iter().all(|p| p.starts_with("not_regular_file")),
+        "{p:?}"
+    );
+}
+
 /// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line, in order.
 pub fn receipts(dir: &std::path::Path) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
     let text = std::fs::read(dir.join(jouleclaw_live::file::RECEIPTS_JSONL)).unwrap();
