@@ -135,6 +135,17 @@ async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_sea
     }
 }
 
+/// The problems of a stream holding another call's document: the final seal's digest, and the
+/// binding (another stream).
+fn assert_another_calls(p: &[String]) {
+    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
+        "{p:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed() {
     let t = tempfile::tempdir().unwrap();
@@ -150,12 +161,7 @@ async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed(
     // The other call's: the seal's digest, and the binding (another stream, another root).
     std::fs::write(&doc, &other).unwrap();
     let p = problems(&dir);
-    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
-    assert!(
-        p.iter()
-            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
-        "{p:?}"
-    );
+    assert_another_calls(&p);
     assert!(
         p.iter()
             .any(|l| l.starts_with("root_mismatch: interaction-metrics/1")),
@@ -252,12 +258,7 @@ async fn the_jetstream_audit_refuses_the_document_missing_altered_or_another_cal
     let mut swapped = s1.clone();
     swapped.interaction_metrics = s0.interaction_metrics.clone();
     let p = problems(&swapped);
-    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
-    assert!(
-        p.iter()
-            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
-        "{p:?}"
-    );
+    assert_another_calls(&p);
     // The stop-latency document missing instead: the same rule, for its kind.
     let mut no_stop_latency = s1.clone();
     no_stop_latency.stop_latency = None;

@@ -187,24 +187,26 @@ impl ReceiptSink for JetStreamSink {
                     }
                 }
             };
+            // What a journaled batch holds until it is acknowledged: its receipts, pending, and
+            // its record's bytes in the journal.
+            let held = |batch: &SinkBatch, rec: &Record| {
+                [
+                    (&stats.receipts_pending, receipts(batch)),
+                    (&stats.journal_bytes, rec.file_bytes()),
+                ]
+            };
             // A batch now in the journal, not yet acknowledged.
             let journaled = |batch: &SinkBatch, rec: &Record| {
                 stats.journaled.fetch_add(1, Ordering::SeqCst);
-                stats
-                    .receipts_pending
-                    .fetch_add(receipts(batch), Ordering::SeqCst);
-                stats
-                    .journal_bytes
-                    .fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                for (counter, n) in held(batch, rec) {
+                    counter.fetch_add(n, Ordering::SeqCst);
+                }
             };
             let settled = |batch: &SinkBatch, rec: &Record| {
                 stats.record_durable(batch, ctx.clock.now_ns());
-                stats
-                    .receipts_pending
-                    .fetch_sub(receipts(batch), Ordering::SeqCst);
-                stats
-                    .journal_bytes
-                    .fetch_sub(rec.file_bytes(), Ordering::SeqCst);
+                for (counter, n) in held(batch, rec) {
+                    counter.fetch_sub(n, Ordering::SeqCst);
+                }
                 journal.delivered(rec.offset);
             };
             loop {
