@@ -54,6 +54,12 @@ impl StreamAudit {
     pub fn is_complete(&self) -> bool {
         self.problems.is_empty()
     }
+
+    /// Whether a problem starts with `prefix`: its code (`missing_window`), or its code and
+    /// the start of its sentence.
+    pub fn has_problem(&self, prefix: &str) -> bool {
+        self.problems.iter().any(|p| p.starts_with(prefix))
+    }
 }
 
 /// [`audit_source`] over a stream held in memory, whose reading cannot fail, stored under
@@ -604,14 +610,7 @@ mod tests {
         assert_eq!(found.len(), 2);
         let audit = audit_stream_dir(&bad, &key()).unwrap();
         assert_eq!(audit.stream_id, "call-\u{FFFD}\u{FFFD}");
-        assert!(
-            audit
-                .problems
-                .iter()
-                .any(|p| p.starts_with("malformed_name:")),
-            "{:?}",
-            audit.problems
-        );
+        assert!(audit.has_problem("malformed_name:"), "{:?}", audit.problems);
         assert!(!audit.is_complete());
         // Accepted neighbour: a UTF-8 escaped id is no malformed name (its files are missing).
         let audit = audit_stream_dir(&good, &key()).unwrap();

@@ -1409,10 +1409,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
                 assert!(doc.is_none());
                 if forged_yields[0] > 0 {
                     assert!(
-                        audit
-                            .problems
-                            .iter()
-                            .any(|p| p.starts_with("stop_latency_missing")),
+                        audit.has_problem("stop_latency_missing"),
                         "{:?}",
                         audit.problems
                     );

@@ -386,10 +386,7 @@ async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
         audit.problems
     );
     assert!(
-        audit
-            .problems
-            .iter()
-            .any(|p| p.starts_with("root_mismatch: interaction-metrics/1")),
+        audit.has_problem("root_mismatch: interaction-metrics/1"),
         "the interaction document too: {:?}",
         audit.problems
     );
