@@ -481,22 +481,14 @@ async fn publishes_while_the_followers_are_frozen_never_count_as_stored() {
 }
 
 fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
-    SinkBatch {
-        stream_id: stream_id.into(),
-        steward: STEWARD.into(),
+    common::one_receipt_batch(
+        stream_id,
+        STEWARD,
         seq,
         is_final,
-        receipts: vec![ReceiptItem {
-            window_id: seq,
-            cose_sign1: vec![0xd2, 1, seq as u8],
-            payload: b"{}".to_vec(),
-        }],
-        checkpoint: vec![0xd2, 9],
-        stop_latency: None,
-        interaction_metrics: None,
-        created_ns: 0,
-        status: Arc::new(StreamStatus::default()),
-    }
+        seq,
+        vec![0xd2, 1, seq as u8],
+    )
 }
 
 /// A journal at `path` with two undelivered batches of one call on its subject.

@@ -6,7 +6,6 @@
 mod common;
 use common::mic;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -46,22 +45,14 @@ proptest! {
 }
 
 fn batch(seq: u64, is_final: bool) -> SinkBatch {
-    SinkBatch {
-        stream_id: "call.1".into(),
-        steward: "did:example:steward".into(),
+    common::one_receipt_batch(
+        "call.1",
+        "did:example:steward",
         seq,
         is_final,
-        receipts: vec![ReceiptItem {
-            window_id: 3,
-            cose_sign1: vec![0xd2, 1, 2],
-            payload: b"{}".to_vec(),
-        }],
-        checkpoint: vec![0xd2, 9],
-        stop_latency: None,
-        interaction_metrics: None,
-        created_ns: 0,
-        status: Arc::new(StreamStatus::default()),
-    }
+        3,
+        vec![0xd2, 1, 2],
+    )
 }
 
 #[test]

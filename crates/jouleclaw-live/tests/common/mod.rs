@@ -24,6 +24,34 @@ pub fn paused_substrate(
     .unwrap()
 }
 
+/// A batch of `stream_id` under `steward` holding one receipt (`window_id`, signed as
+/// `cose_sign1`, payload `{}`), the checkpoint `d2 09` and no document.
+pub fn one_receipt_batch(
+    stream_id: &str,
+    steward: &str,
+    seq: u64,
+    is_final: bool,
+    window_id: u64,
+    cose_sign1: Vec<u8>,
+) -> SinkBatch {
+    SinkBatch {
+        stream_id: stream_id.into(),
+        steward: steward.into(),
+        seq,
+        is_final,
+        receipts: vec![jouleclaw_live::ReceiptItem {
+            window_id,
+            cose_sign1,
+            payload: b"{}".to_vec(),
+        }],
+        checkpoint: vec![0xd2, 9],
+        stop_latency: None,
+        interaction_metrics: None,
+        created_ns: 0,
+        status: std::sync::Arc::new(jouleclaw_live::StreamStatus::default()),
+    }
+}
+
 /// A folder's signed `what` document (`doc`, written as `good`) altered inside its payload:
 /// the final seal's digest no longer matches, and the signature does not verify.
 pub fn assert_altered_document_refused(
