@@ -1359,7 +1359,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
         c,
         Arc::new(TokioClock::system()),
         signer(),
-        Box::new(Collect(tx)),
+        Box::new(Collect::new(tx)),
     )
     .unwrap();
     let forged_yields = [

@@ -277,7 +277,7 @@ async fn the_final_message_carries_the_interaction_document() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
-    let s = common::paused_substrate(c, Box::new(common::Collect(tx)));
+    let s = common::paused_substrate(c, Box::new(common::Collect::new(tx)));
     let h = s.open_stream("call-1").unwrap();
     turn(&h, 5).await;
     h.close().await.unwrap();

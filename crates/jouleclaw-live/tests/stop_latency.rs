@@ -135,7 +135,7 @@ async fn the_final_batch_alone_carries_the_document_and_its_message_keeps_it() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
-    let s = common::paused_substrate(c, Box::new(Collect(tx)));
+    let s = common::paused_substrate(c, Box::new(Collect::new(tx)));
     let h = s.open_stream("call-1").unwrap();
     let (push, yields) = (Latency::default(), Latency::default());
     synthetic_call(&h, 12, true, &push, &yields).await.unwrap();

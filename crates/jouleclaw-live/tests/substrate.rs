@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,35 +21,6 @@ const STEWARD: &str = "did:example:steward";
 const EPOCH: i64 = 1_780_617_600;
 const WINDOW_NS: u64 = 200_000_000;
 const GRACE_NS: u64 = 20_000_000;
-
-/// A sink that forwards every batch to the test (the seam under test, not a mock of a store).
-struct ChannelSink {
-    out: mpsc::UnboundedSender<SinkBatch>,
-    /// Holds every batch until this fires (back-pressure tests).
-    gate: Option<oneshot::Receiver<()>>,
-}
-
-impl ReceiptSink for ChannelSink {
-    fn describe(&self) -> String {
-        "channel".into()
-    }
-    fn run(
-        self: Box<Self>,
-        mut batches: mpsc::Receiver<SinkBatch>,
-        ctx: SinkContext,
-    ) -> BoxFuture<'static, Result<()>> {
-        Box::pin(async move {
-            if let Some(gate) = self.gate {
-                let _ = gate.await;
-            }
-            while let Some(b) = batches.recv().await {
-                ctx.stats.record_durable(&b, ctx.clock.now_ns());
-                let _ = self.out.send(b);
-            }
-            Ok(())
-        })
-    }
-}
 
 fn config() -> SubstrateConfig {
     let mut c = SubstrateConfig::new(STEWARD);
@@ -65,7 +38,7 @@ fn start(
         c,
         Arc::new(TokioClock::new(EPOCH)),
         Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(ChannelSink { out: tx, gate }),
+        Box::new(common::Collect::gated(tx, gate)),
     )
     .unwrap();
     (s, rx)
@@ -296,10 +269,7 @@ async fn bad_configuration_is_still_config() {
             c,
             Arc::new(TokioClock::new(EPOCH)),
             Arc::new(SoftwareSigner::rfc8032_test_key()),
-            Box::new(ChannelSink {
-                out: tx,
-                gate: None,
-            }),
+            Box::new(common::Collect::new(tx)),
         )
         .err()
         .unwrap();

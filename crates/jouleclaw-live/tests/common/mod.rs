@@ -141,9 +141,28 @@ pub fn mic(w: u64, ts: u64) -> Tick {
     )
 }
 
-/// A sink that hands every batch to the test as it comes (the seam under test, not a store:
-/// the test looks at the batches, or publishes them itself, changed).
-pub struct Collect(pub mpsc::UnboundedSender<SinkBatch>);
+/// A sink that hands every batch to the test as it comes, counted durable (the seam under
+/// test, not a store: the test looks at the batches, or publishes them itself, changed).
+pub struct Collect {
+    out: mpsc::UnboundedSender<SinkBatch>,
+    /// Holds every batch until this fires (back-pressure tests).
+    gate: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Collect {
+    /// Hands each batch to `out` at once.
+    pub fn new(out: mpsc::UnboundedSender<SinkBatch>) -> Self {
+        Collect { out, gate: None }
+    }
+
+    /// Hands each batch to `out` once `gate` (if any) fired.
+    pub fn gated(
+        out: mpsc::UnboundedSender<SinkBatch>,
+        gate: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Self {
+        Collect { out, gate }
+    }
+}
 
 impl ReceiptSink for Collect {
     fn describe(&self) -> String {
@@ -152,11 +171,15 @@ impl ReceiptSink for Collect {
     fn run(
         self: Box<Self>,
         mut batches: mpsc::Receiver<SinkBatch>,
-        _ctx: SinkContext,
+        ctx: SinkContext,
     ) -> BoxFuture<'static, Result<()>> {
         Box::pin(async move {
+            if let Some(gate) = self.gate {
+                let _ = gate.await;
+            }
             while let Some(b) = batches.recv().await {
-                let _ = self.0.send(b);
+                ctx.stats.record_durable(&b, ctx.clock.now_ns());
+                let _ = self.out.send(b);
             }
             Ok(())
         })
