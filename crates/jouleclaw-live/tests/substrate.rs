@@ -436,10 +436,7 @@ async fn many_concurrent_streams_each_seal_complete_into_files() {
 /// the same ticks under the live signing policy (every window signed, a checkpoint every K).
 #[tokio::test(start_paused = true)]
 async fn a_live_stream_mints_the_pipelines_bytes() {
-    use jouleclaw_pipeline::{
-        ClosedAt, Pipeline, PipelineConfig, SigningPolicy, WindowSignatures, demo,
-        duplex_voice_oracle,
-    };
+    use jouleclaw_pipeline::demo;
     let c = config();
     let (every, max) = (c.checkpoint_every, c.max_windows_per_stream);
     let (s, mut rx) = start(c, None);
@@ -452,24 +449,7 @@ async fn a_live_stream_mints_the_pipelines_bytes() {
     s.shutdown().await.unwrap();
     let live = drain(&mut rx);
 
-    let mut p = Pipeline::new(
-        Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
-        PipelineConfig::new(STEWARD, demo::STREAM_ID)
-            .with_closed_at(ClosedAt::StreamTime { epoch_unix: EPOCH })
-            .with_signing(SigningPolicy::Checkpoint {
-                every_windows: every,
-                window_signatures: WindowSignatures::All,
-                max_windows: max,
-            }),
-        duplex_voice_oracle(),
-        jouleclaw_jcr1::Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
-    )
-    .unwrap();
-    let mut windows = Vec::new();
-    for tick in demo::ticks() {
-        windows.extend(p.push(tick).unwrap().closed);
-    }
+    let (mut p, mut windows) = common::demo_pipeline(STEWARD, EPOCH, every, max);
     // The final seal (stream-seal/2) commits to the stop-latency and interaction-metrics
     // documents the live stream signed over the same receipts.
     windows.extend(p.end_windows().unwrap());

@@ -231,37 +231,51 @@ pub fn derived_inclusion(
 /// `(window_id, inclusion receipt)` per receipt of a batch.
 pub type Inclusion = Vec<(u64, Vec<u8>)>;
 
-/// The demo story's batches (every window signed, a checkpoint every 5 windows, the RFC 8032
-/// test key) with their inclusion receipts, as the live runtime handed them to its sinks when
-/// it minted inclusion receipts (message version 1).
-pub fn v1_demo_batches() -> Vec<(jouleclaw_live::SinkBatch, Inclusion)> {
-    use jouleclaw_jcr1::cose::SoftwareSigner;
-    use jouleclaw_live::{ReceiptItem, SinkBatch, StreamStatus};
+/// The pipeline over the demo call's ticks under `steward`, stream time from `epoch_unix`, a
+/// checkpoint every `every` windows (every window signed, at most `max`), and the windows
+/// those ticks closed (the last still open).
+pub fn demo_pipeline(
+    steward: &str,
+    epoch_unix: i64,
+    every: u64,
+    max: u64,
+) -> (
+    jouleclaw_pipeline::Pipeline,
+    Vec<jouleclaw_pipeline::ClosedWindow>,
+) {
     use jouleclaw_pipeline::{
         ClosedAt, Pipeline, PipelineConfig, SigningPolicy, WindowSignatures, demo,
         duplex_voice_oracle,
     };
-    use std::sync::Arc;
     let mut p = Pipeline::new(
-        Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
-        PipelineConfig::new(demo::STEWARD, demo::STREAM_ID)
-            .with_closed_at(ClosedAt::StreamTime {
-                epoch_unix: demo::EPOCH_UNIX,
-            })
+        std::sync::Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
+        PipelineConfig::new(steward, demo::STREAM_ID)
+            .with_closed_at(ClosedAt::StreamTime { epoch_unix })
             .with_signing(SigningPolicy::Checkpoint {
-                every_windows: 5,
+                every_windows: every,
                 window_signatures: WindowSignatures::All,
-                max_windows: 1 << 20,
+                max_windows: max,
             }),
         duplex_voice_oracle(),
         jouleclaw_jcr1::Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
     )
     .unwrap();
     let mut windows = Vec::new();
     for tick in demo::ticks() {
         windows.extend(p.push(tick).unwrap().closed);
     }
+    (p, windows)
+}
+
+/// The demo story's batches (every window signed, a checkpoint every 5 windows, the RFC 8032
+/// test key) with their inclusion receipts, as the live runtime handed them to its sinks when
+/// it minted inclusion receipts (message version 1).
+pub fn v1_demo_batches() -> Vec<(jouleclaw_live::SinkBatch, Inclusion)> {
+    use jouleclaw_live::{ReceiptItem, SinkBatch, StreamStatus};
+    use jouleclaw_pipeline::demo;
+    use std::sync::Arc;
+    let (mut p, mut windows) = demo_pipeline(demo::STEWARD, demo::EPOCH_UNIX, 5, 1 << 20);
     let finished = p.finish().unwrap();
     windows.extend(finished.last);
     let mut out = Vec::new();
