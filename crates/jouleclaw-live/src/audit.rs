@@ -54,6 +54,12 @@ impl StreamAudit {
     pub fn is_complete(&self) -> bool {
         self.problems.is_empty()
     }
+
+    /// Whether a problem starts with `prefix`: its code (`missing_window`), or its code and
+    /// the start of its sentence.
+    pub fn has_problem(&self, prefix: &str) -> bool {
+        self.problems.iter().any(|p| p.starts_with(prefix))
+    }
 }
 
 /// [`audit_source`] over a stream held in memory, whose reading cannot fail, stored under
@@ -118,19 +124,44 @@ fn stop_latency_problems(
             .into_iter()
             .collect();
     };
+    signed_document_problems(
+        bytes,
+        key,
+        "stop-latency",
+        jouleclaw_stop_latency::verify,
+        jouleclaw_stop_latency::StopLatencyError::code,
+        |v| {
+            jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root)
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        },
+    )
+}
+
+/// The problems of a signed `what` document (`bytes`): that it does not verify under `key`
+/// (with `verify`; the error's `code`), else `check`'s over the verified document.
+fn signed_document_problems<D, E>(
+    bytes: &[u8],
+    key: &PublicKey,
+    what: &str,
+    verify: impl FnOnce(&[u8], &jouleclaw_jcr1::cose::ValidKey) -> core::result::Result<D, E>,
+    code: fn(&E) -> &'static str,
+    check: impl FnOnce(D) -> Vec<String>,
+) -> Vec<String>
+where
+    E: core::fmt::Display + From<jouleclaw_jcr1::cose::document::DocumentCoseCode>,
+{
     // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
     let verified = jouleclaw_jcr1::cose::ValidKey::new(*key)
-        .map_err(|_| jouleclaw_stop_latency::CoseCode::BadSignature.into())
-        .and_then(|key| jouleclaw_stop_latency::verify(bytes, &key));
+        .map_err(|_| jouleclaw_jcr1::cose::document::DocumentCoseCode::BadSignature.into())
+        .and_then(|key| verify(bytes, &key));
     match verified {
         Err(e) => vec![format!(
-            "{}: the stop-latency document does not verify: {e}",
-            e.code()
+            "{}: the {what} document does not verify: {e}",
+            code(&e)
         )],
-        Ok(v) => jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root)
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
+        Ok(v) => check(v),
     }
 }
 
@@ -160,20 +191,19 @@ fn interaction_problems(
     let Some(bytes) = document else {
         return Vec::new();
     };
-    // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
-    let verified = jouleclaw_jcr1::cose::ValidKey::new(*key)
-        .map_err(|_| jouleclaw_interaction::CoseCode::BadSignature.into())
-        .and_then(|key| jouleclaw_interaction::verify(bytes, &key));
-    match verified {
-        Err(e) => vec![format!(
-            "{}: the interaction-metrics document does not verify: {e}",
-            e.code()
-        )],
-        Ok(v) => jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root)
-            .iter()
-            .map(|p| format!("{}: interaction-metrics/1: {}", p.code, p.detail))
-            .collect(),
-    }
+    signed_document_problems(
+        bytes,
+        key,
+        "interaction-metrics",
+        jouleclaw_interaction::verify,
+        jouleclaw_interaction::InteractionError::code,
+        |v| {
+            jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root)
+                .iter()
+                .map(|p| format!("{}: interaction-metrics/1: {}", p.code, p.detail))
+                .collect()
+        },
+    )
 }
 
 /// A stream folder's name, its escaped id and whether it is sealed (not `.partial`). A name
@@ -604,14 +634,7 @@ mod tests {
         assert_eq!(found.len(), 2);
         let audit = audit_stream_dir(&bad, &key()).unwrap();
         assert_eq!(audit.stream_id, "call-\u{FFFD}\u{FFFD}");
-        assert!(
-            audit
-                .problems
-                .iter()
-                .any(|p| p.starts_with("malformed_name:")),
-            "{:?}",
-            audit.problems
-        );
+        assert!(audit.has_problem("malformed_name:"), "{:?}", audit.problems);
         assert!(!audit.is_complete());
         // Accepted neighbour: a UTF-8 escaped id is no malformed name (its files are missing).
         let audit = audit_stream_dir(&good, &key()).unwrap();

@@ -300,6 +300,15 @@ mod tests {
     }
 
     /// A registry for the steward of seed 7, opened for appending.
+    /// A new temporary folder (kept while the first value lives), its `proofs` folder's path
+    /// and an appender to a registry in it.
+    fn in_new_dir() -> (tempfile::TempDir, std::path::PathBuf, Appender) {
+        let tmp = tempfile::tempdir().unwrap();
+        let proofs = tmp.path().join("proofs");
+        let appender = appender(tmp.path());
+        (tmp, proofs, appender)
+    }
+
     fn appender(dir: &Path) -> Appender {
         let s = steward();
         let key = NoteKey::new(
@@ -341,9 +350,7 @@ mod tests {
     /// registered.
     #[test]
     fn stored_calls_are_registered_once_and_proved_again() {
-        let tmp = tempfile::tempdir().unwrap();
-        let proofs = tmp.path().join("proofs");
-        let mut appender = appender(tmp.path());
+        let (_tmp, proofs, mut appender) = in_new_dir();
         let mut seen = Vec::new();
         let mut note = |e: StoredEvent<'_>| seen.push(format!("{e:?}"));
         let r = register_stored(&mut appender, &proofs, calls(&proofs, &["a"]), &mut note).unwrap();
@@ -384,9 +391,7 @@ mod tests {
     /// What was counted while reading is carried into the report and refuses the run.
     #[test]
     fn counts_of_the_read_are_reported() {
-        let tmp = tempfile::tempdir().unwrap();
-        let proofs = tmp.path().join("proofs");
-        let mut appender = appender(tmp.path());
+        let (_tmp, proofs, mut appender) = in_new_dir();
         let mut c = StoredCalls::default();
         (c.had_proof, c.others, c.incomplete, c.left) = (1, 2, 3, 4);
         let r = register_stored(&mut appender, &proofs, c, |e| panic!("{e:?}")).unwrap();
@@ -438,10 +443,8 @@ mod tests {
     /// one and (file sink) one not sealed durably are not registered.
     #[test]
     fn a_live_call_is_registered_in_its_own_folder() {
-        let tmp = tempfile::tempdir().unwrap();
-        let proofs = tmp.path().join("proofs");
+        let (tmp, proofs, mut appender) = in_new_dir();
         let folders = CallFolders::ProofFolders(proofs.clone());
-        let mut appender = appender(tmp.path());
         let ok = crate::StreamStatus::default();
         let (folder, reg) =
             register_call(&mut appender, &folders, &summary("n", Some(seal("n"))), &ok)
@@ -457,27 +460,24 @@ mod tests {
         assert_eq!(e.code(), "io_failed", "{e}");
         assert_eq!(appender.registry().log().size(), 1);
 
-        let none = register_call(&mut appender, &folders, &summary("m", None), &ok).unwrap();
-        assert!(none.is_none());
         let failed = crate::StreamStatus::default();
         failed.fail("sink");
-        let none = register_call(
-            &mut appender,
-            &folders,
-            &summary("m", Some(seal("m"))),
-            &failed,
-        )
-        .unwrap();
-        assert!(none.is_none());
         let in_place = CallFolders::StreamFolders(tmp.path().join("streams"));
-        let none = register_call(
-            &mut appender,
-            &in_place,
-            &summary("m", Some(seal("m"))),
-            &ok,
-        )
-        .unwrap();
-        assert!(none.is_none());
+        // No final seal; a failed stream; a file sink's call (not sealed durably here).
+        for (call_folders, final_seal, status) in [
+            (&folders, None, &ok),
+            (&folders, Some(seal("m")), &failed),
+            (&in_place, Some(seal("m")), &ok),
+        ] {
+            let none = register_call(
+                &mut appender,
+                call_folders,
+                &summary("m", final_seal),
+                status,
+            )
+            .unwrap();
+            assert!(none.is_none());
+        }
         assert!(!proofs.join(escape_id("m")).exists());
         assert_eq!(appender.registry().log().size(), 1);
     }

@@ -213,12 +213,20 @@ impl Capacity {
         }
         let pct = |part: u64, of: u64| 100.0 * part as f64 / of.max(1) as f64;
         let mut by = Vec::new();
+        // `what` short of its schedule: how many, and what share, not `done`.
+        let shortfall = |what: &str, got: u64, scheduled: u64, done: &str| {
+            let missing = scheduled - got;
+            format!(
+                "{missing} {what} ({:.1} % of {scheduled} scheduled not {done})",
+                pct(missing, scheduled)
+            )
+        };
         if self.minted_windows < self.scheduled_windows {
-            let missing = self.scheduled_windows - self.minted_windows;
-            by.push(format!(
-                "{missing} windows ({:.1} % of {} scheduled not minted)",
-                pct(missing, self.scheduled_windows),
-                self.scheduled_windows
+            by.push(shortfall(
+                "windows",
+                self.minted_windows,
+                self.scheduled_windows,
+                "minted",
             ));
         } else if self.minted_windows > self.scheduled_windows {
             by.push(format!(
@@ -228,11 +236,11 @@ impl Capacity {
             ));
         }
         if self.accepted_ticks < self.scheduled_ticks {
-            let missing = self.scheduled_ticks - self.accepted_ticks;
-            by.push(format!(
-                "{missing} ticks ({:.1} % of {} scheduled not accepted)",
-                pct(missing, self.scheduled_ticks),
-                self.scheduled_ticks
+            by.push(shortfall(
+                "ticks",
+                self.accepted_ticks,
+                self.scheduled_ticks,
+                "accepted",
             ));
         }
         if self.lag_p99_us > self.grace_us {

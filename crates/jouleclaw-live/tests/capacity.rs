@@ -6,10 +6,8 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use jouleclaw_jcr1::cose::SoftwareSigner;
 use jouleclaw_live::synth::{Capacity, Latency, scheduled_ticks, synthetic_call_with_lag};
 use jouleclaw_live::*;
 
@@ -120,13 +118,7 @@ async fn call(jump: bool) -> (Capacity, u64) {
     let t = tempfile::tempdir().unwrap();
     let c = SubstrateConfig::new("did:example:steward");
     let grace_us = c.grace_ns / 1000;
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(FileSink::new(t.path()).unwrap()),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(FileSink::new(t.path()).unwrap()));
     let h = s.open_stream("call-0").unwrap();
     let (push, yields, lag) = (Latency::default(), Latency::default(), Latency::lag());
     let jumper = tokio::spawn(async move {

@@ -481,22 +481,14 @@ async fn publishes_while_the_followers_are_frozen_never_count_as_stored() {
 }
 
 fn batch_on(stream_id: &str, seq: u64, is_final: bool) -> SinkBatch {
-    SinkBatch {
-        stream_id: stream_id.into(),
-        steward: STEWARD.into(),
+    common::one_receipt_batch(
+        stream_id,
+        STEWARD,
         seq,
         is_final,
-        receipts: vec![ReceiptItem {
-            window_id: seq,
-            cose_sign1: vec![0xd2, 1, seq as u8],
-            payload: b"{}".to_vec(),
-        }],
-        checkpoint: vec![0xd2, 9],
-        stop_latency: None,
-        interaction_metrics: None,
-        created_ns: 0,
-        status: Arc::new(StreamStatus::default()),
-    }
+        seq,
+        vec![0xd2, 1, seq as u8],
+    )
 }
 
 /// A journal at `path` with two undelivered batches of one call on its subject.
@@ -1367,7 +1359,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
         c,
         Arc::new(TokioClock::system()),
         signer(),
-        Box::new(Collect(tx)),
+        Box::new(Collect::new(tx)),
     )
     .unwrap();
     let forged_yields = [
@@ -1409,10 +1401,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
                 assert!(doc.is_none());
                 if forged_yields[0] > 0 {
                     assert!(
-                        audit
-                            .problems
-                            .iter()
-                            .any(|p| p.starts_with("stop_latency_missing")),
+                        audit.has_problem("stop_latency_missing"),
                         "{:?}",
                         audit.problems
                     );

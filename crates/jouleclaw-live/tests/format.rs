@@ -6,7 +6,6 @@
 mod common;
 use common::mic;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -46,22 +45,14 @@ proptest! {
 }
 
 fn batch(seq: u64, is_final: bool) -> SinkBatch {
-    SinkBatch {
-        stream_id: "call.1".into(),
-        steward: "did:example:steward".into(),
+    common::one_receipt_batch(
+        "call.1",
+        "did:example:steward",
         seq,
         is_final,
-        receipts: vec![ReceiptItem {
-            window_id: 3,
-            cose_sign1: vec![0xd2, 1, 2],
-            payload: b"{}".to_vec(),
-        }],
-        checkpoint: vec![0xd2, 9],
-        stop_latency: None,
-        interaction_metrics: None,
-        created_ns: 0,
-        status: Arc::new(StreamStatus::default()),
-    }
+        3,
+        vec![0xd2, 1, 2],
+    )
 }
 
 #[test]
@@ -208,13 +199,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     let dir = tempfile::tempdir().unwrap();
     let mut c = SubstrateConfig::new("did:example:steward");
     c.checkpoint_every = 1;
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(FileSink::new(dir.path()).unwrap()),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(FileSink::new(dir.path()).unwrap()));
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
     let call = s.open_stream("open/one").unwrap();
     call.push(mic(0, 0)).unwrap();
@@ -237,14 +222,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
         "{:?}",
         audit.problems
     );
-    assert!(
-        audit
-            .problems
-            .iter()
-            .any(|p| p.starts_with("no_final_seal")),
-        "{:?}",
-        audit.problems
-    );
+    assert!(audit.has_problem("no_final_seal"), "{:?}", audit.problems);
     call.close().await.unwrap();
     s.shutdown().await.unwrap();
     let sealed = dir.path().join(escape_id("open/one"));
@@ -259,10 +237,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     std::fs::write(&path, bytes).unwrap();
     let audit = audit_stream_dir(&sealed, &key).unwrap();
     assert!(
-        audit
-            .problems
-            .iter()
-            .any(|p| p.starts_with("refused_signature")),
+        audit.has_problem("refused_signature"),
         "{:?}",
         audit.problems
     );
@@ -311,6 +286,16 @@ fn entries(body: &[u8]) -> Vec<(ciborium::Value, ciborium::Value)> {
     }
 }
 
+/// `good`'s entries as `edit` leaves them: refused as `malformed`.
+fn refused(
+    good: &[(ciborium::Value, ciborium::Value)],
+    edit: impl FnOnce(&mut Vec<(ciborium::Value, ciborium::Value)>),
+) {
+    let mut m = good.to_vec();
+    edit(&mut m);
+    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+}
+
 fn body_of(m: Vec<(ciborium::Value, ciborium::Value)>) -> Vec<u8> {
     let mut out = Vec::new();
     ciborium::into_writer(&ciborium::Value::Map(m), &mut out).unwrap();
@@ -348,24 +333,24 @@ fn a_stop_latency_key_out_of_place_is_refused() {
     let good = entries(&encode_batch(&f).unwrap());
     assert!(decode_batch(&body_of(good.clone())).is_ok());
     // The key in a batch that is not final.
-    let mut m = good.clone();
-    m[4].1 = Value::Bool(false);
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m[4].1 = Value::Bool(false);
+    });
     // Not a byte string.
-    let mut m = good.clone();
-    m[7].1 = Value::Text("d284".into());
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m[7].1 = Value::Text("d284".into());
+    });
     // Not last.
-    let mut m = good.clone();
-    m.swap(6, 7);
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m.swap(6, 7);
+    });
     // A ninth key, or another name in its place.
-    let mut m = good.clone();
-    m.push((Value::Text("extra".into()), Value::Bytes(vec![])));
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
-    let mut m = good;
-    m[7].0 = Value::Text("stop-latency".into());
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m.push((Value::Text("extra".into()), Value::Bytes(vec![])));
+    });
+    refused(&good, |m| {
+        m[7].0 = Value::Text("stop-latency".into());
+    });
 }
 
 #[test]
@@ -414,24 +399,24 @@ fn an_interaction_key_out_of_place_is_refused() {
     let good = entries(&encode_batch(&f).unwrap());
     assert!(decode_batch(&body_of(good.clone())).is_ok());
     // In a batch that is not final.
-    let mut m = good.clone();
-    m[4].1 = Value::Bool(false);
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m[4].1 = Value::Bool(false);
+    });
     // Alone in a batch that is not final.
-    let mut m = good.clone();
-    m.remove(7);
-    m[4].1 = Value::Bool(false);
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m.remove(7);
+        m[4].1 = Value::Bool(false);
+    });
     // Not a byte string.
-    let mut m = good.clone();
-    m[8].1 = Value::Text("d284".into());
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m[8].1 = Value::Text("d284".into());
+    });
     // Before the stop-latency key.
-    let mut m = good.clone();
-    m.swap(7, 8);
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m.swap(7, 8);
+    });
     // Twice.
-    let mut m = good.clone();
-    m.push(m[8].clone());
-    assert_eq!(decode_batch(&body_of(m)).unwrap_err().code(), "malformed");
+    refused(&good, |m| {
+        m.push(m[8].clone());
+    });
 }

@@ -10,7 +10,6 @@ mod common;
 use common::receipts;
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use jouleclaw_interaction::EventKind;
@@ -75,13 +74,7 @@ async fn turn(h: &StreamHandle, answer: u64) {
 async fn two_calls(dir: &Path) {
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(FileSink::new(dir).unwrap()),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(FileSink::new(dir).unwrap()));
     for (id, answer) in [("call-0", 5), ("call-1", 7)] {
         let h = s.open_stream(id).unwrap();
         turn(&h, answer).await;
@@ -142,6 +135,17 @@ async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_sea
     }
 }
 
+/// The problems of a stream holding another call's document: the final seal's digest, and the
+/// binding (another stream).
+fn assert_another_calls(p: &[String]) {
+    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
+    assert!(
+        p.iter()
+            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
+        "{p:?}"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed() {
     let t = tempfile::tempdir().unwrap();
@@ -153,26 +157,11 @@ async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed(
     let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().problems;
     assert_eq!(problems(&dir), Vec::<String>::new());
     // Altered: the seal's digest, and the signature.
-    let mut altered = good.clone();
-    let i = altered.len() - 80;
-    altered[i] ^= 1;
-    std::fs::write(&doc, &altered).unwrap();
-    let p = problems(&dir);
-    assert!(
-        p.len() == 2
-            && p[0].starts_with("document_digest_mismatch")
-            && p[1].contains("the interaction-metrics document does not verify"),
-        "{p:?}"
-    );
+    common::assert_altered_document_refused(&doc, &good, "interaction-metrics", || problems(&dir));
     // The other call's: the seal's digest, and the binding (another stream, another root).
     std::fs::write(&doc, &other).unwrap();
     let p = problems(&dir);
-    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
-    assert!(
-        p.iter()
-            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
-        "{p:?}"
-    );
+    assert_another_calls(&p);
     assert!(
         p.iter()
             .any(|l| l.starts_with("root_mismatch: interaction-metrics/1")),
@@ -180,14 +169,7 @@ async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed(
     );
     // A symbolic link to the good document: not followed.
     let elsewhere = t.path().join("elsewhere.cbor");
-    std::fs::write(&elsewhere, &good).unwrap();
-    std::fs::remove_file(&doc).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &doc).unwrap();
-    let p = problems(&dir);
-    assert!(
-        !p.is_empty() && p.iter().all(|p| p.starts_with("not_regular_file")),
-        "{p:?}"
-    );
+    common::assert_linked_document_refused(&doc, &good, &elsewhere, || problems(&dir));
     // Removed: the final seal lists it.
     std::fs::remove_file(&doc).unwrap();
     let p = problems(&dir);
@@ -276,12 +258,7 @@ async fn the_jetstream_audit_refuses_the_document_missing_altered_or_another_cal
     let mut swapped = s1.clone();
     swapped.interaction_metrics = s0.interaction_metrics.clone();
     let p = problems(&swapped);
-    assert!(p[0].starts_with("document_digest_mismatch"), "{p:?}");
-    assert!(
-        p.iter()
-            .any(|l| l.starts_with("stream_mismatch: interaction-metrics/1")),
-        "{p:?}"
-    );
+    assert_another_calls(&p);
     // The stop-latency document missing instead: the same rule, for its kind.
     let mut no_stop_latency = s1.clone();
     no_stop_latency.stop_latency = None;
@@ -300,13 +277,7 @@ async fn the_final_message_carries_the_interaction_document() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(common::Collect(tx)),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(common::Collect::new(tx)));
     let h = s.open_stream("call-1").unwrap();
     turn(&h, 5).await;
     h.close().await.unwrap();
@@ -332,13 +303,10 @@ async fn the_final_message_carries_the_interaction_document() {
 async fn a_synthetic_calls_panel_has_its_responses_and_yields() {
     use jouleclaw_live::synth::{Latency, synthetic_call};
     let t = tempfile::tempdir().unwrap();
-    let s = Substrate::start(
+    let s = common::paused_substrate(
         SubstrateConfig::new(STEWARD),
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
         Box::new(FileSink::new(t.path()).unwrap()),
-    )
-    .unwrap();
+    );
     for (id, ignores) in [("polite", false), ("rude", true)] {
         let h = s.open_stream(id).unwrap();
         let (push, yields) = (Latency::default(), Latency::default());

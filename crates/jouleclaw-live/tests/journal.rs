@@ -15,6 +15,15 @@ fn append(j: &mut Journal, subject: &str, body: &[u8]) -> u64 {
         .offset
 }
 
+/// A journal `j` in a new temporary folder (kept while the first value lives) with the
+/// [`three`] records: the folder, the journal's path and the records' offsets.
+fn three_in_new_dir() -> (tempfile::TempDir, std::path::PathBuf, Vec<u64>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("j");
+    let offs = three(&path);
+    (dir, path, offs)
+}
+
 fn three(path: &Path) -> Vec<u64> {
     let mut j = Journal::create(path, 1 << 20).unwrap();
     vec![
@@ -30,9 +39,7 @@ fn three(path: &Path) -> Vec<u64> {
 
 #[test]
 fn records_come_back_with_their_bodies_and_delivered_marks_hold() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let offs = three(&path);
+    let (_dir, path, offs) = three_in_new_dir();
     {
         let mut j = Journal::open(&path, 1 << 20).unwrap();
         assert_eq!(j.undelivered_count(), 3);
@@ -54,9 +61,7 @@ fn records_come_back_with_their_bodies_and_delivered_marks_hold() {
 
 #[test]
 fn a_torn_tail_is_cut_off_and_the_records_before_it_survive() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    three(&path);
+    let (_dir, path, _) = three_in_new_dir();
     let whole = std::fs::read(&path).unwrap();
     // A fourth record cut after its length and part of its payload, as a kill -9 mid-write
     // leaves it.
@@ -95,9 +100,7 @@ fn a_torn_tail_is_cut_off_and_the_records_before_it_survive() {
 
 #[test]
 fn damage_before_the_tail_is_refused_and_changes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    three(&path);
+    let (_dir, path, _) = three_in_new_dir();
     let mut bytes = std::fs::read(&path).unwrap();
     // A byte of the first record's body.
     bytes[MAGIC.len() + 5 + 2 + 13 + 8] ^= 1;
@@ -131,9 +134,7 @@ fn damage_before_the_tail_is_refused_and_changes_nothing() {
 
 #[test]
 fn a_new_run_refuses_an_undelivered_journal_and_never_empties_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let offs = three(&path);
+    let (_dir, path, offs) = three_in_new_dir();
     let before = std::fs::read(&path).unwrap();
     let e = Journal::create(&path, 1 << 20).unwrap_err();
     assert_eq!(e.code(), "journal_undelivered", "{e}");
@@ -378,9 +379,7 @@ fn the_writer_ends_refusing_a_journal_a_replay_could_not_read() {
 
 #[test]
 fn a_damaged_length_never_cuts_the_complete_records_after_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let offs = three(&path);
+    let (dir, path, offs) = three_in_new_dir();
     let whole = std::fs::read(&path).unwrap();
     // The second record's length grown so that it runs past the end of the file: read as
     // a torn tail, it would cut the third (complete, valid) record.
@@ -419,9 +418,7 @@ fn a_damaged_length_never_cuts_the_complete_records_after_it() {
 
 #[test]
 fn an_abandoned_record_no_longer_holds_the_journal() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("j");
-    let offs = three(&path);
+    let (dir, path, offs) = three_in_new_dir();
     let mut j = Journal::open(&path, 1 << 20).unwrap();
     j.mark_delivered(&[offs[0], offs[2]]).unwrap();
     // An offset that is no undelivered record is refused, nothing written.

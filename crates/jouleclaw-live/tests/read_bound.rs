@@ -15,19 +15,19 @@ use jouleclaw_live::jetstream::{JetStreamConfig, read_each};
 
 /// This process's peak resident set (`VmHWM`, kB) since the last [`reset_peak`].
 fn peak_kb() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
+    status_kb("VmHWM:")
 }
 
 fn rss_kb() -> u64 {
+    status_kb("VmRSS:")
+}
+
+/// One `kB` field of `/proc/self/status`.
+fn status_kb(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap()
 }

@@ -10,7 +10,6 @@ mod common;
 use common::{Collect, receipts};
 
 use std::path::Path;
-use std::sync::Arc;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
 use jouleclaw_live::audit::check_stop_latency;
@@ -36,13 +35,7 @@ fn valid_key() -> jouleclaw_jcr1::cose::ValidKey {
 async fn two_calls(dir: &Path) {
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(FileSink::new(dir).unwrap()),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(FileSink::new(dir).unwrap()));
     let (push, yields) = (Latency::default(), Latency::default());
     for (id, ignores) in [("call-0", false), ("call-1", true)] {
         let h = s.open_stream(id).unwrap();
@@ -142,13 +135,7 @@ async fn the_final_batch_alone_carries_the_document_and_its_message_keeps_it() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let mut c = SubstrateConfig::new(STEWARD);
     c.checkpoint_every = 5;
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(Collect(tx)),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(Collect::new(tx)));
     let h = s.open_stream("call-1").unwrap();
     let (push, yields) = (Latency::default(), Latency::default());
     synthetic_call(&h, 12, true, &push, &yields).await.unwrap();
@@ -182,13 +169,7 @@ async fn a_barge_in_past_the_meters_bound_is_refused_before_it_is_judged() {
     c.checkpoint_every = 1_000;
     c.spec.max_ticks_per_window = 4_000;
     let t = tempfile::tempdir().unwrap();
-    let s = Substrate::start(
-        c,
-        Arc::new(TokioClock::new(1_780_617_600)),
-        Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(FileSink::new(t.path()).unwrap()),
-    )
-    .unwrap();
+    let s = common::paused_substrate(c, Box::new(FileSink::new(t.path()).unwrap()));
     let h = s.open_stream("call-many").unwrap();
     let max = jouleclaw_stop_latency::MAX_BARGE_INS as u64;
     // 4,000 barge-ins a window (the window's tick bound), each window at its start.
@@ -229,20 +210,9 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     let good = std::fs::read(&doc).unwrap();
     let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().problems;
     assert_eq!(problems(&dir), Vec::<String>::new());
-    // Altered.
-    let mut altered = good.clone();
-    let i = altered.len() - 80;
-    altered[i] ^= 1;
-    std::fs::write(&doc, &altered).unwrap();
-    // Two problems: the final seal (stream-seal/2) commits to the document's digest, and its
-    // signature no longer verifies.
-    let p = problems(&dir);
-    assert!(
-        p.len() == 2
-            && p[0].starts_with("document_digest_mismatch")
-            && p[1].contains("the stop-latency document does not verify"),
-        "{p:?}"
-    );
+    // Altered: two problems, the final seal (stream-seal/2) commits to the document's digest,
+    // and its signature no longer verifies.
+    common::assert_altered_document_refused(&doc, &good, "stop-latency", || problems(&dir));
     // The other call's.
     std::fs::copy(t.path().join("call-0").join(STOP_LATENCY_CBOR), &doc).unwrap();
     assert!(
@@ -252,14 +222,7 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     );
     // A symbolic link to the good document: not followed.
     let elsewhere = t.path().join("elsewhere.cbor");
-    std::fs::write(&elsewhere, &good).unwrap();
-    std::fs::remove_file(&doc).unwrap();
-    std::os::unix::fs::symlink(&elsewhere, &doc).unwrap();
-    let p = problems(&dir);
-    assert!(
-        !p.is_empty() && p.iter().all(|p| p.starts_with("not_regular_file")),
-        "{p:?}"
-    );
+    common::assert_linked_document_refused(&doc, &good, &elsewhere, || problems(&dir));
     // Removed: the final seal commits to it, and the receipts record a barge-in.
     std::fs::remove_file(&doc).unwrap();
     let p = problems(&dir);
@@ -423,10 +386,7 @@ async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
         audit.problems
     );
     assert!(
-        audit
-            .problems
-            .iter()
-            .any(|p| p.starts_with("root_mismatch: interaction-metrics/1")),
+        audit.has_problem("root_mismatch: interaction-metrics/1"),
         "the interaction document too: {:?}",
         audit.problems
     );

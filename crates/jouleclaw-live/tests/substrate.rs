@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,35 +21,6 @@ const STEWARD: &str = "did:example:steward";
 const EPOCH: i64 = 1_780_617_600;
 const WINDOW_NS: u64 = 200_000_000;
 const GRACE_NS: u64 = 20_000_000;
-
-/// A sink that forwards every batch to the test (the seam under test, not a mock of a store).
-struct ChannelSink {
-    out: mpsc::UnboundedSender<SinkBatch>,
-    /// Holds every batch until this fires (back-pressure tests).
-    gate: Option<oneshot::Receiver<()>>,
-}
-
-impl ReceiptSink for ChannelSink {
-    fn describe(&self) -> String {
-        "channel".into()
-    }
-    fn run(
-        self: Box<Self>,
-        mut batches: mpsc::Receiver<SinkBatch>,
-        ctx: SinkContext,
-    ) -> BoxFuture<'static, Result<()>> {
-        Box::pin(async move {
-            if let Some(gate) = self.gate {
-                let _ = gate.await;
-            }
-            while let Some(b) = batches.recv().await {
-                ctx.stats.record_durable(&b, ctx.clock.now_ns());
-                let _ = self.out.send(b);
-            }
-            Ok(())
-        })
-    }
-}
 
 fn config() -> SubstrateConfig {
     let mut c = SubstrateConfig::new(STEWARD);
@@ -65,7 +38,7 @@ fn start(
         c,
         Arc::new(TokioClock::new(EPOCH)),
         Arc::new(SoftwareSigner::rfc8032_test_key()),
-        Box::new(ChannelSink { out: tx, gate }),
+        Box::new(common::Collect::gated(tx, gate)),
     )
     .unwrap();
     (s, rx)
@@ -259,14 +232,7 @@ async fn closing_seals_the_stream_and_later_pushes_are_refused() {
     let mut cut = records(&all, "sealed");
     cut.records.receipts.remove(2);
     let audit = audit_nats_stream(&cut, &key());
-    assert!(
-        audit
-            .problems
-            .iter()
-            .any(|p| p.starts_with("missing_window")),
-        "{:?}",
-        audit.problems
-    );
+    assert!(audit.has_problem("missing_window"), "{:?}", audit.problems);
 }
 
 #[tokio::test(start_paused = true)]
@@ -303,10 +269,7 @@ async fn bad_configuration_is_still_config() {
             c,
             Arc::new(TokioClock::new(EPOCH)),
             Arc::new(SoftwareSigner::rfc8032_test_key()),
-            Box::new(ChannelSink {
-                out: tx,
-                gate: None,
-            }),
+            Box::new(common::Collect::new(tx)),
         )
         .err()
         .unwrap();
@@ -473,10 +436,7 @@ async fn many_concurrent_streams_each_seal_complete_into_files() {
 /// the same ticks under the live signing policy (every window signed, a checkpoint every K).
 #[tokio::test(start_paused = true)]
 async fn a_live_stream_mints_the_pipelines_bytes() {
-    use jouleclaw_pipeline::{
-        ClosedAt, Pipeline, PipelineConfig, SigningPolicy, WindowSignatures, demo,
-        duplex_voice_oracle,
-    };
+    use jouleclaw_pipeline::demo;
     let c = config();
     let (every, max) = (c.checkpoint_every, c.max_windows_per_stream);
     let (s, mut rx) = start(c, None);
@@ -489,24 +449,7 @@ async fn a_live_stream_mints_the_pipelines_bytes() {
     s.shutdown().await.unwrap();
     let live = drain(&mut rx);
 
-    let mut p = Pipeline::new(
-        Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
-        PipelineConfig::new(STEWARD, demo::STREAM_ID)
-            .with_closed_at(ClosedAt::StreamTime { epoch_unix: EPOCH })
-            .with_signing(SigningPolicy::Checkpoint {
-                every_windows: every,
-                window_signatures: WindowSignatures::All,
-                max_windows: max,
-            }),
-        duplex_voice_oracle(),
-        jouleclaw_jcr1::Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
-    )
-    .unwrap();
-    let mut windows = Vec::new();
-    for tick in demo::ticks() {
-        windows.extend(p.push(tick).unwrap().closed);
-    }
+    let (mut p, mut windows) = common::demo_pipeline(STEWARD, EPOCH, every, max);
     // The final seal (stream-seal/2) commits to the stop-latency and interaction-metrics
     // documents the live stream signed over the same receipts.
     windows.extend(p.end_windows().unwrap());

@@ -162,14 +162,51 @@ impl ReceiptSink for JetStreamSink {
                     stats.streams_failed.fetch_add(1, Ordering::SeqCst);
                 }
             };
+            // A batch the sink took: counted in; a failed stream's batch and one that cannot
+            // be encoded are lost; any other goes on with its subject and message body.
+            let admit = |batch: &SinkBatch| -> Option<(String, Bytes)> {
+                stats.batches_in.fetch_add(1, Ordering::SeqCst);
+                stats
+                    .receipts_in
+                    .fetch_add(receipts(batch), Ordering::SeqCst);
+                if batch.status.failure().is_some() {
+                    stats
+                        .receipts_lost
+                        .fetch_add(receipts(batch), Ordering::SeqCst);
+                    return None;
+                }
+                match check_ids(&batch.steward, &batch.stream_id).and_then(|()| encode_batch(batch))
+                {
+                    Ok(b) => Some((
+                        config.subject(&batch.steward, &batch.stream_id),
+                        Bytes::from(b),
+                    )),
+                    Err(e) => {
+                        lost(batch, &e);
+                        None
+                    }
+                }
+            };
+            // What a journaled batch holds until it is acknowledged: its receipts, pending, and
+            // its record's bytes in the journal.
+            let held = |batch: &SinkBatch, rec: &Record| {
+                [
+                    (&stats.receipts_pending, receipts(batch)),
+                    (&stats.journal_bytes, rec.file_bytes()),
+                ]
+            };
+            // A batch now in the journal, not yet acknowledged.
+            let journaled = |batch: &SinkBatch, rec: &Record| {
+                stats.journaled.fetch_add(1, Ordering::SeqCst);
+                for (counter, n) in held(batch, rec) {
+                    counter.fetch_add(n, Ordering::SeqCst);
+                }
+            };
             let settled = |batch: &SinkBatch, rec: &Record| {
                 stats.record_durable(batch, ctx.clock.now_ns());
-                stats
-                    .receipts_pending
-                    .fetch_sub(receipts(batch), Ordering::SeqCst);
-                stats
-                    .journal_bytes
-                    .fetch_sub(rec.file_bytes(), Ordering::SeqCst);
+                for (counter, n) in held(batch, rec) {
+                    counter.fetch_sub(n, Ordering::SeqCst);
+                }
                 journal.delivered(rec.offset);
             };
             loop {
@@ -218,9 +255,7 @@ impl ReceiptSink for JetStreamSink {
                     Some((batch, subject, body, r)) = journaling.next(), if !journaling.is_empty() => {
                         match r {
                             Ok(rec) => {
-                                stats.journaled.fetch_add(1, Ordering::SeqCst);
-                                stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
-                                stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                journaled(&batch, &rec);
                                 if let (true, Some((js, stream))) = (parked.is_empty(), link.as_ref()) {
                                     in_flight_receipts += receipts(&batch);
                                     let p = Pending { generation: 0, batch, subject, body, attempts: 0, rec };
@@ -280,17 +315,7 @@ impl ReceiptSink for JetStreamSink {
                             drain_deadline.get_or_insert_with(|| tokio::time::Instant::now() + config.drain_timeout);
                             continue;
                         };
-                        stats.batches_in.fetch_add(1, Ordering::SeqCst);
-                        stats.receipts_in.fetch_add(receipts(&batch), Ordering::SeqCst);
-                        if batch.status.failure().is_some() {
-                            stats.receipts_lost.fetch_add(receipts(&batch), Ordering::SeqCst);
-                            continue;
-                        }
-                        let body = match check_ids(&batch.steward, &batch.stream_id).and_then(|()| encode_batch(&batch)) {
-                            Ok(b) => Bytes::from(b),
-                            Err(e) => { lost(&batch, &e); continue; }
-                        };
-                        let subject = config.subject(&batch.steward, &batch.stream_id);
+                        let Some((subject, body)) = admit(&batch) else { continue };
                         let journal = journal.clone();
                         journaling.push(Box::pin(async move {
                             let r = journal.append(subject.clone(), body.clone()).await;
@@ -304,9 +329,7 @@ impl ReceiptSink for JetStreamSink {
                         while let Some((batch, _, _, r)) = journaling.next().await {
                             match r {
                                 Ok(rec) => {
-                                    stats.journaled.fetch_add(1, Ordering::SeqCst);
-                                    stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
-                                    stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                    journaled(&batch, &rec);
                                     stats.receipts_unsent.fetch_add(receipts(&batch), Ordering::SeqCst);
                                 }
                                 Err(e) => lost(&batch, &e),
@@ -317,22 +340,10 @@ impl ReceiptSink for JetStreamSink {
                         // the journal, unsent, without waiting on the cluster; the queue ends
                         // once the shards stopped.
                         while open && let Some(batch) = batches.recv().await {
-                            stats.batches_in.fetch_add(1, Ordering::SeqCst);
-                            stats.receipts_in.fetch_add(receipts(&batch), Ordering::SeqCst);
-                            if batch.status.failure().is_some() {
-                                stats.receipts_lost.fetch_add(receipts(&batch), Ordering::SeqCst);
-                                continue;
-                            }
-                            let body = match check_ids(&batch.steward, &batch.stream_id).and_then(|()| encode_batch(&batch)) {
-                                Ok(b) => Bytes::from(b),
-                                Err(e) => { lost(&batch, &e); continue; }
-                            };
-                            let subject = config.subject(&batch.steward, &batch.stream_id);
+                            let Some((subject, body)) = admit(&batch) else { continue };
                             match journal.append(subject, body).await {
                                 Ok(rec) => {
-                                    stats.journaled.fetch_add(1, Ordering::SeqCst);
-                                    stats.receipts_pending.fetch_add(receipts(&batch), Ordering::SeqCst);
-                                    stats.journal_bytes.fetch_add(rec.file_bytes(), Ordering::SeqCst);
+                                    journaled(&batch, &rec);
                                     stats.receipts_unsent.fetch_add(receipts(&batch), Ordering::SeqCst);
                                 }
                                 Err(e) => lost(&batch, &e),

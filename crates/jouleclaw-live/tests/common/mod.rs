@@ -9,6 +9,88 @@ use tokio::sync::mpsc;
 #[allow(unused_imports)] // the test files that start no server
 pub use jouleclaw_testkit::nats::{NatsServer, free_port, nats_server};
 
+/// A substrate on tokio's clock (from 2026-06-05 00:00 UTC, paused in the tests), signing with
+/// the RFC 8032 test key, into `sink`.
+pub fn paused_substrate(
+    c: jouleclaw_live::SubstrateConfig,
+    sink: Box<dyn ReceiptSink>,
+) -> jouleclaw_live::Substrate {
+    jouleclaw_live::Substrate::start(
+        c,
+        std::sync::Arc::new(jouleclaw_live::TokioClock::new(1_780_617_600)),
+        std::sync::Arc::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
+        sink,
+    )
+    .unwrap()
+}
+
+/// A batch of `stream_id` under `steward` holding one receipt (`window_id`, signed as
+/// `cose_sign1`, payload `{}`), the checkpoint `d2 09` and no document.
+pub fn one_receipt_batch(
+    stream_id: &str,
+    steward: &str,
+    seq: u64,
+    is_final: bool,
+    window_id: u64,
+    cose_sign1: Vec<u8>,
+) -> SinkBatch {
+    SinkBatch {
+        stream_id: stream_id.into(),
+        steward: steward.into(),
+        seq,
+        is_final,
+        receipts: vec![jouleclaw_live::ReceiptItem {
+            window_id,
+            cose_sign1,
+            payload: b"{}".to_vec(),
+        }],
+        checkpoint: vec![0xd2, 9],
+        stop_latency: None,
+        interaction_metrics: None,
+        created_ns: 0,
+        status: std::sync::Arc::new(jouleclaw_live::StreamStatus::default()),
+    }
+}
+
+/// A folder's signed `what` document (`doc`, written as `good`) altered inside its payload:
+/// the final seal's digest no longer matches, and the signature does not verify.
+pub fn assert_altered_document_refused(
+    doc: &std::path::Path,
+    good: &[u8],
+    what: &str,
+    problems: impl Fn() -> Vec<String>,
+) {
+    let mut altered = good.to_vec();
+    let i = altered.len() - 80;
+    altered[i] ^= 1;
+    std::fs::write(doc, &altered).unwrap();
+    let p = problems();
+    assert!(
+        p.len() == 2
+            && p[0].starts_with("document_digest_mismatch")
+            && p[1].contains(&format!("the {what} document does not verify")),
+        "{p:?}"
+    );
+}
+
+/// A symbolic link in the document's place (`doc`) to a copy of it (`good`, at `elsewhere`):
+/// not followed.
+pub fn assert_linked_document_refused(
+    doc: &std::path::Path,
+    good: &[u8],
+    elsewhere: &std::path::Path,
+    problems: impl Fn() -> Vec<String>,
+) {
+    std::fs::write(elsewhere, good).unwrap();
+    std::fs::remove_file(doc).unwrap();
+    std::os::unix::fs::symlink(elsewhere, doc).unwrap();
+    let p = problems();
+    assert!(
+        !p.is_empty() && p.iter().all(|p| p.starts_with("not_regular_file")),
+        "{p:?}"
+    );
+}
+
 /// `receipts.jsonl` of a stream folder: each receipt with the BLAKE3 of its line, in order.
 pub fn receipts(dir: &std::path::Path) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
     let text = std::fs::read(dir.join(jouleclaw_live::file::RECEIPTS_JSONL)).unwrap();
@@ -59,9 +141,28 @@ pub fn mic(w: u64, ts: u64) -> Tick {
     )
 }
 
-/// A sink that hands every batch to the test as it comes (the seam under test, not a store:
-/// the test looks at the batches, or publishes them itself, changed).
-pub struct Collect(pub mpsc::UnboundedSender<SinkBatch>);
+/// A sink that hands every batch to the test as it comes, counted durable (the seam under
+/// test, not a store: the test looks at the batches, or publishes them itself, changed).
+pub struct Collect {
+    out: mpsc::UnboundedSender<SinkBatch>,
+    /// Holds every batch until this fires (back-pressure tests).
+    gate: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Collect {
+    /// Hands each batch to `out` at once.
+    pub fn new(out: mpsc::UnboundedSender<SinkBatch>) -> Self {
+        Collect { out, gate: None }
+    }
+
+    /// Hands each batch to `out` once `gate` (if any) fired.
+    pub fn gated(
+        out: mpsc::UnboundedSender<SinkBatch>,
+        gate: Option<tokio::sync::oneshot::Receiver<()>>,
+    ) -> Self {
+        Collect { out, gate }
+    }
+}
 
 impl ReceiptSink for Collect {
     fn describe(&self) -> String {
@@ -70,11 +171,15 @@ impl ReceiptSink for Collect {
     fn run(
         self: Box<Self>,
         mut batches: mpsc::Receiver<SinkBatch>,
-        _ctx: SinkContext,
+        ctx: SinkContext,
     ) -> BoxFuture<'static, Result<()>> {
         Box::pin(async move {
+            if let Some(gate) = self.gate {
+                let _ = gate.await;
+            }
             while let Some(b) = batches.recv().await {
-                let _ = self.0.send(b);
+                ctx.stats.record_durable(&b, ctx.clock.now_ns());
+                let _ = self.out.send(b);
             }
             Ok(())
         })
@@ -126,37 +231,51 @@ pub fn derived_inclusion(
 /// `(window_id, inclusion receipt)` per receipt of a batch.
 pub type Inclusion = Vec<(u64, Vec<u8>)>;
 
-/// The demo story's batches (every window signed, a checkpoint every 5 windows, the RFC 8032
-/// test key) with their inclusion receipts, as the live runtime handed them to its sinks when
-/// it minted inclusion receipts (message version 1).
-pub fn v1_demo_batches() -> Vec<(jouleclaw_live::SinkBatch, Inclusion)> {
-    use jouleclaw_jcr1::cose::SoftwareSigner;
-    use jouleclaw_live::{ReceiptItem, SinkBatch, StreamStatus};
+/// The pipeline over the demo call's ticks under `steward`, stream time from `epoch_unix`, a
+/// checkpoint every `every` windows (every window signed, at most `max`), and the windows
+/// those ticks closed (the last still open).
+pub fn demo_pipeline(
+    steward: &str,
+    epoch_unix: i64,
+    every: u64,
+    max: u64,
+) -> (
+    jouleclaw_pipeline::Pipeline,
+    Vec<jouleclaw_pipeline::ClosedWindow>,
+) {
     use jouleclaw_pipeline::{
         ClosedAt, Pipeline, PipelineConfig, SigningPolicy, WindowSignatures, demo,
         duplex_voice_oracle,
     };
-    use std::sync::Arc;
     let mut p = Pipeline::new(
-        Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
-        PipelineConfig::new(demo::STEWARD, demo::STREAM_ID)
-            .with_closed_at(ClosedAt::StreamTime {
-                epoch_unix: demo::EPOCH_UNIX,
-            })
+        std::sync::Arc::new(jouleclaw_stream::StreamSpec::duplex_voice_default()),
+        PipelineConfig::new(steward, demo::STREAM_ID)
+            .with_closed_at(ClosedAt::StreamTime { epoch_unix })
             .with_signing(SigningPolicy::Checkpoint {
-                every_windows: 5,
+                every_windows: every,
                 window_signatures: WindowSignatures::All,
-                max_windows: 1 << 20,
+                max_windows: max,
             }),
         duplex_voice_oracle(),
         jouleclaw_jcr1::Estimator::default(),
-        Box::new(SoftwareSigner::rfc8032_test_key()),
+        Box::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key()),
     )
     .unwrap();
     let mut windows = Vec::new();
     for tick in demo::ticks() {
         windows.extend(p.push(tick).unwrap().closed);
     }
+    (p, windows)
+}
+
+/// The demo story's batches (every window signed, a checkpoint every 5 windows, the RFC 8032
+/// test key) with their inclusion receipts, as the live runtime handed them to its sinks when
+/// it minted inclusion receipts (message version 1).
+pub fn v1_demo_batches() -> Vec<(jouleclaw_live::SinkBatch, Inclusion)> {
+    use jouleclaw_live::{ReceiptItem, SinkBatch, StreamStatus};
+    use jouleclaw_pipeline::demo;
+    use std::sync::Arc;
+    let (mut p, mut windows) = demo_pipeline(demo::STEWARD, demo::EPOCH_UNIX, 5, 1 << 20);
     let finished = p.finish().unwrap();
     windows.extend(finished.last);
     let mut out = Vec::new();
