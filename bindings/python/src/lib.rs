@@ -1460,5 +1460,10 @@ fn _jouleclaw(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MIC_BYTES_PER_WINDOW", duplex::MIC_BYTES_PER_WINDOW)?;
     m.add("TTS_BYTES_PER_WINDOW", duplex::TTS_BYTES_PER_WINDOW)?;
     m.add("BARGE_IN_DEADLINE_MS", BARGE_IN_DEADLINE_MS)?;
+    // The store's one list of a run directory's files, in the order its writer commits them.
+    m.add(
+        "RUN_FILES",
+        pyo3::types::PyTuple::new(py, jouleclaw_store::layout::RUN_FILES)?,
+    )?;
     Ok(())
 }

@@ -343,3 +343,12 @@ def test_bad_arguments_are_refused_before_anything_is_written(tmp_path):
     ReceiptObserver(steward="did:example:agent", stream_id="x", out_dir=tmp_path / "run",
                     trace_path=tmp_path / "new.jsonl").finish()
     assert (tmp_path / "new.jsonl").is_file() and (tmp_path / "run").is_dir()
+
+
+def test_the_observer_refuses_by_the_stores_list_of_run_files(tmp_path):
+    import jouleclaw
+    import jouleclaw.livekit
+
+    assert jouleclaw.livekit.RUN_FILES is jouleclaw.RUN_FILES
+    assert jouleclaw.RUN_FILES[-1] == "summary.json"
+    assert "stop-latency.cbor" in jouleclaw.RUN_FILES

@@ -161,6 +161,37 @@ def test_an_existing_receipts_directory_is_never_overwritten(tmp_path):
     assert (tmp_path / "receipts.jsonl").read_text() == "earlier run\n"
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "signer.pub",
+        "receipts.jsonl",
+        "receipts.cbor",
+        "seals.cbor",
+        "inclusion.cbor",
+        "stop-latency.cbor",
+        "interaction-metrics.cbor",
+        "summary.json",
+    ],
+)
+def test_any_run_file_of_the_stores_list_refuses_the_directory(tmp_path, name):
+    import jouleclaw
+    import jouleclaw.pipecat
+
+    # The observer refuses by the store's one list (the native module's RUN_FILES), not a copy.
+    assert jouleclaw.pipecat.RUN_FILES is jouleclaw.RUN_FILES
+    assert name in jouleclaw.RUN_FILES
+    (tmp_path / name).write_text("earlier run\n")
+    with pytest.raises(FileExistsError):
+        ReceiptObserver(steward=STEWARD, stream_id="call-1", out_dir=tmp_path)
+    assert (tmp_path / name).read_text() == "earlier run\n"
+    # A file of another name is no run file.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("x")
+    ReceiptObserver(steward=STEWARD, stream_id="call-1", out_dir=other)
+
+
 def test_a_tampered_receipts_file_fails_the_cli(tmp_path):
     observer = observe(polite_bot(), tmp_path)
     assert cli_verify(tmp_path).returncode == 0

@@ -12,6 +12,8 @@ SUBSTRATE: int
 MIC_BYTES_PER_WINDOW: int
 TTS_BYTES_PER_WINDOW: int
 BARGE_IN_DEADLINE_MS: int
+#: The files of a run directory, in the order the store's writer renames them into place.
+RUN_FILES: tuple[str, ...]
 
 class JouleclawError(Exception):
     """Base class of every refusal; ``code`` is the stable refusal code."""

@@ -121,6 +121,7 @@ from . import (
     CONTROL,
     LLM,
     MIC,
+    RUN_FILES,
     SUBSTRATE,
     TTS,
     ClosedWindow,
@@ -162,19 +163,6 @@ BACKCHANNEL = {"custom": "backchannel"}
 #: meter's default frame (spec/INTERACTION-METRICS-V1.md section 1).
 SPEECH_FRAME_NS = 200_000_000
 
-#: The files of a run directory (``out_dir``), as the Pipecat observer writes them (no
-#: ``inclusion.cbor``: layout ``stream-at-rest/2``), and ``inclusion.cbor``, which a run
-#: written before holds: a directory holding any of them is refused.
-RUN_FILES = (
-    "signer.pub",
-    "receipts.jsonl",
-    "receipts.cbor",
-    "seals.cbor",
-    "inclusion.cbor",
-    "stop-latency.cbor",
-    "interaction-metrics.cbor",
-    "summary.json",
-)
 
 
 @dataclass(frozen=True)

@@ -228,6 +228,7 @@ from . import (
     CONTROL,
     LLM,
     MIC,
+    RUN_FILES,
     SUBSTRATE,
     TTS,
     CallVerdict,
@@ -267,18 +268,6 @@ INTERACTION_FRAME_NS = 200_000_000
 USER_SPEECH = {"custom": "user_speech"}
 BACKCHANNEL = {"custom": "backchannel"}
 
-#: The files of a run directory (``out_dir``), and ``inclusion.cbor``, which a run written
-#: before layout ``stream-at-rest/2`` holds: a directory holding any of them is refused.
-RUN_FILES = (
-    "signer.pub",
-    "receipts.jsonl",
-    "receipts.cbor",
-    "seals.cbor",
-    "inclusion.cbor",
-    "stop-latency.cbor",
-    "interaction-metrics.cbor",
-    "summary.json",
-)
 
 
 #: The tool-call channel ``tool_call_spec()`` adds: outbound text, one turn per call.
