@@ -8,7 +8,8 @@
 use std::path::Path;
 
 use jouleclaw_jcr1::StreamWindowReceipt;
-use jouleclaw_jcr1::cose::PublicKey;
+use jouleclaw_jcr1::cose::{PublicKey, ValidKey};
+use jouleclaw_seal::call_document::root_of;
 use jouleclaw_seal::verify_checkpoint;
 use jouleclaw_store::source::{DirSource, Fetched, StreamSource};
 use jouleclaw_store::{Completeness, verify_stream};
@@ -99,22 +100,17 @@ pub fn check_stop_latency(
     key: &PublicKey,
 ) -> Vec<String> {
     let root = document.and_then(|_| root_of(receipts));
-    stop_latency_problems(document, receipts, key, root)
-}
-
-/// The RFC 9162 root over the receipts' content hashes in order, which both documents bind
-/// (`receipts_root`); `None` past what a Merkle log holds (then `root_mismatch`).
-fn root_of(receipts: &[(StreamWindowReceipt, [u8; 32])]) -> Option<[u8; 32]> {
-    let hashes: Vec<[u8; 32]> = receipts.iter().map(|(_, h)| *h).collect();
-    jouleclaw_stop_latency::receipts_root(&hashes).ok()
+    let valid = document.and_then(|_| ValidKey::new(*key).ok());
+    stop_latency_problems(document, receipts, valid.as_ref(), root)
 }
 
 /// [`check_stop_latency`] with the receipts' root computed once by the caller ([`root_of`],
-/// or the final seal's root of a complete directory).
+/// or the final seal's root of a complete directory) and the key checked once by the caller
+/// (`None`: [`ValidKey::new`] refused it, under which no signature verifies).
 fn stop_latency_problems(
     document: Option<&[u8]>,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
-    key: &PublicKey,
+    key: Option<&ValidKey>,
     root: Option<[u8; 32]>,
 ) -> Vec<String> {
     let Some(bytes) = document else {
@@ -140,22 +136,23 @@ fn stop_latency_problems(
 }
 
 /// The problems of a signed `what` document (`bytes`): that it does not verify under `key`
-/// (with `verify`; the error's `code`), else `check`'s over the verified document.
+/// (with `verify`; the error's `code`; a refused key, `None`, verifies no signature:
+/// `cose_bad_signature`), else `check`'s over the verified document.
 fn signed_document_problems<D, E>(
     bytes: &[u8],
-    key: &PublicKey,
+    key: Option<&ValidKey>,
     what: &str,
-    verify: impl FnOnce(&[u8], &jouleclaw_jcr1::cose::ValidKey) -> core::result::Result<D, E>,
+    verify: impl FnOnce(&[u8], &ValidKey) -> core::result::Result<D, E>,
     code: fn(&E) -> &'static str,
     check: impl FnOnce(D) -> Vec<String>,
 ) -> Vec<String>
 where
     E: core::fmt::Display + From<jouleclaw_jcr1::cose::document::DocumentCoseCode>,
 {
-    // A key `ValidKey::new` refuses verifies no signature: `cose_bad_signature`.
-    let verified = jouleclaw_jcr1::cose::ValidKey::new(*key)
-        .map_err(|_| jouleclaw_jcr1::cose::document::DocumentCoseCode::BadSignature.into())
-        .and_then(|key| verify(bytes, &key));
+    let verified = match key {
+        Some(key) => verify(bytes, key),
+        None => Err(jouleclaw_jcr1::cose::document::DocumentCoseCode::BadSignature.into()),
+    };
     match verified {
         Err(e) => vec![format!(
             "{}: the {what} document does not verify: {e}",
@@ -178,14 +175,16 @@ pub fn check_interaction_metrics(
     key: &PublicKey,
 ) -> Vec<String> {
     let root = document.and_then(|_| root_of(receipts));
-    interaction_problems(document, receipts, key, root)
+    let valid = document.and_then(|_| ValidKey::new(*key).ok());
+    interaction_problems(document, receipts, valid.as_ref(), root)
 }
 
-/// [`check_interaction_metrics`] with the receipts' root computed once by the caller.
+/// [`check_interaction_metrics`] with the receipts' root and the key ([`stop_latency_problems`])
+/// checked once by the caller.
 fn interaction_problems(
     document: Option<&[u8]>,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
-    key: &PublicKey,
+    key: Option<&ValidKey>,
     root: Option<[u8; 32]>,
 ) -> Vec<String> {
     let Some(bytes) = document else {
@@ -355,6 +354,15 @@ pub fn audit_source<S: StreamSource>(
             Some((r, rec.content_hash))
         })
         .collect();
+    let documents = [&stop_latency, &interaction]
+        .iter()
+        .any(|d| matches!(d, DocumentFile::Bytes(_)));
+    // The key both documents are verified under, checked once (and only when there is one).
+    let valid = if documents {
+        ValidKey::new(*key).ok()
+    } else {
+        None
+    };
     // The root both documents bind: a complete stream's final seal covers exactly these
     // receipts, so its (verified) root is theirs; otherwise it is computed, once.
     let root = match report.final_root {
@@ -364,18 +372,13 @@ pub fn audit_source<S: StreamSource>(
         {
             Some(r)
         }
-        _ if [&stop_latency, &interaction]
-            .iter()
-            .any(|d| matches!(d, DocumentFile::Bytes(_))) =>
-        {
-            root_of(&receipts)
-        }
+        _ if documents => root_of(&receipts),
         _ => None,
     };
     type Check = fn(
         Option<&[u8]>,
         &[(StreamWindowReceipt, [u8; 32])],
-        &PublicKey,
+        Option<&ValidKey>,
         Option<[u8; 32]>,
     ) -> Vec<String>;
     let checks: [(DocumentFile, Check); 2] = [
@@ -386,8 +389,12 @@ pub fn audit_source<S: StreamSource>(
         match doc {
             DocumentFile::Missing if !sealed => {}
             DocumentFile::Refused(p) => problems.push(p),
-            DocumentFile::Missing => problems.extend(check(None, &receipts, key, root)),
-            DocumentFile::Bytes(b) => problems.extend(check(Some(&b), &receipts, key, root)),
+            DocumentFile::Missing => {
+                problems.extend(check(None, &receipts, valid.as_ref(), root));
+            }
+            DocumentFile::Bytes(b) => {
+                problems.extend(check(Some(&b), &receipts, valid.as_ref(), root));
+            }
         }
     }
     Ok(StreamAudit {
@@ -617,6 +624,39 @@ mod tests {
     fn key() -> PublicKey {
         use jouleclaw_jcr1::cose::Signer as _;
         jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key().verifying_key()
+    }
+
+    /// A key the one key rule refuses (here the identity, of small order) verifies no document:
+    /// both checks name `cose_bad_signature` before looking at the bytes; under an accepted key
+    /// the same bytes get the profile's own refusal.
+    #[test]
+    fn a_refused_key_verifies_no_call_document() {
+        let identity = {
+            let mut b = [0u8; 32];
+            b[0] = 1;
+            PublicKey::from_bytes(&b).unwrap()
+        };
+        let doc: &[u8] = b"not a COSE_Sign1";
+        for problems in [
+            check_stop_latency(Some(doc), &[], &identity),
+            check_interaction_metrics(Some(doc), &[], &identity),
+        ] {
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(
+                problems[0].starts_with("cose_bad_signature: "),
+                "{problems:?}"
+            );
+        }
+        for problems in [
+            check_stop_latency(Some(doc), &[], &key()),
+            check_interaction_metrics(Some(doc), &[], &key()),
+        ] {
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(
+                !problems[0].starts_with("cose_bad_signature"),
+                "{problems:?}"
+            );
+        }
     }
 
     /// One folder whose name is not UTF-8 is a stream folder with a malformed name, audited and

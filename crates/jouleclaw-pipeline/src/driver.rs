@@ -352,7 +352,6 @@ impl<E: EnergySource> Pipeline<E> {
         self.judge.is_poisoned()
     }
 
-    /// A notary result; a failure leaves the whole pipeline unusable.
     /// Notarizes the window the judge closed, if it closed one (see [`Self::notarized`]).
     fn notarize_closed(&mut self, judged: Option<JudgedWindow>) -> Result<Option<ClosedWindow>> {
         let Some(judged) = judged else {
@@ -362,6 +361,7 @@ impl<E: EnergySource> Pipeline<E> {
         self.notarized(closed).map(Some)
     }
 
+    /// A notary result; a failure leaves the whole pipeline unusable.
     fn notarized<T>(&mut self, result: Result<T>) -> Result<T> {
         if result.is_err() {
             self.judge.poison();
