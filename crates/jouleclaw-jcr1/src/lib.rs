@@ -50,6 +50,7 @@
 pub mod cose;
 mod decode;
 mod error;
+pub mod fields;
 mod mint;
 mod receipt;
 mod refusal;

@@ -10,11 +10,11 @@
 
 use jouleclaw_jcr1::cose::document::{self as profile, DocumentCoseCode};
 use jouleclaw_jcr1::cose::{Signer, ValidKey};
+pub use jouleclaw_jcr1::fields::{
+    Code, array, fields, null_or_wrong, object, string, unsigned, unsigned_or_null,
+};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_canonical_value};
-use serde_json::{Map, Value};
-
-/// A schema refusal code.
-pub type Code = &'static str;
+use serde_json::Value;
 
 /// Strictly decodes one whole document: at most `limits.max_document_bytes`
 /// (`document_too_large` at that offset), the canonical form under `limits` (the JCR-1 code at
@@ -89,54 +89,6 @@ pub fn decode_kind<K, T>(
     schema: impl FnOnce(&Value) -> Result<T, Code>,
 ) -> Result<T, Refusal<K>> {
     decode(bytes, limits, schema).map_err(|(code, offset)| Refusal::new(code, offset))
-}
-
-/// `null` for a null, `wrong_type` for anything else: the code of a value of the wrong type.
-pub fn null_or_wrong(v: &Value) -> Code {
-    if v.is_null() { "null" } else { "wrong_type" }
-}
-
-/// An object.
-pub fn object(v: &Value) -> Result<&Map<String, Value>, Code> {
-    v.as_object().ok_or_else(|| null_or_wrong(v))
-}
-
-/// A string.
-pub fn string(v: &Value) -> Result<&str, Code> {
-    v.as_str().ok_or_else(|| null_or_wrong(v))
-}
-
-/// An array.
-pub fn array(v: &Value) -> Result<&Vec<Value>, Code> {
-    v.as_array().ok_or_else(|| null_or_wrong(v))
-}
-
-/// An unsigned integer (`negative_unsigned` for another number).
-pub fn unsigned(v: &Value) -> Result<u64, Code> {
-    match v {
-        Value::Number(n) => n.as_u64().ok_or("negative_unsigned"),
-        _ => Err(null_or_wrong(v)),
-    }
-}
-
-/// An unsigned integer or `null` (`wrong_type` for anything else).
-pub fn unsigned_or_null(v: &Value) -> Result<Option<u64>, Code> {
-    match v {
-        Value::Null => Ok(None),
-        Value::Number(n) => n.as_u64().map(Some).ok_or("negative_unsigned"),
-        _ => Err("wrong_type"),
-    }
-}
-
-/// Exactly the fields `known`: `unknown_field` first, then `missing_field`.
-pub fn fields(obj: &Map<String, Value>, known: &[&str]) -> Result<(), Code> {
-    if obj.keys().any(|k| !known.contains(&k.as_str())) {
-        return Err("unknown_field");
-    }
-    if known.iter().any(|k| !obj.contains_key(*k)) {
-        return Err("missing_field");
-    }
-    Ok(())
 }
 
 /// A 32-byte hash in 64 lowercase hex digits (`bad_root` otherwise).

@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use jouleclaw_jcr1::fields::{Code, fields_required, object, string, unsigned};
 use jouleclaw_jcr1::{Limits, RefusalCode, decode_canonical_value, encode_value};
 use serde_json::{Map, Value};
 
@@ -223,28 +224,6 @@ impl VoiceTurnDecoder {
     }
 }
 
-type Code = &'static str;
-
-fn null_or_wrong(v: &Value) -> Code {
-    if v.is_null() { "null" } else { "wrong_type" }
-}
-
-fn object(v: &Value) -> core::result::Result<&Map<String, Value>, Code> {
-    v.as_object().ok_or_else(|| null_or_wrong(v))
-}
-
-fn string(v: &Value) -> core::result::Result<&str, Code> {
-    v.as_str().ok_or_else(|| null_or_wrong(v))
-}
-
-/// An unsigned integer (canonical decoding already bounded it by 2^53-1).
-fn uint(v: &Value) -> core::result::Result<u64, Code> {
-    match v {
-        Value::Number(n) => n.as_u64().ok_or("negative_unsigned"),
-        _ => Err(null_or_wrong(v)),
-    }
-}
-
 /// An integer or `null`.
 fn level(v: &Value) -> core::result::Result<Option<i32>, Code> {
     match v {
@@ -259,21 +238,6 @@ fn level(v: &Value) -> core::result::Result<Option<i32>, Code> {
     }
 }
 
-/// The keys, after which every field must be present, in the order checked.
-fn fields(
-    obj: &Map<String, Value>,
-    known: &[&str],
-    required: &[&str],
-) -> core::result::Result<(), Code> {
-    if obj.keys().any(|k| !known.contains(&k.as_str())) {
-        return Err("unknown_field");
-    }
-    if required.iter().any(|k| !obj.contains_key(*k)) {
-        return Err("missing_field");
-    }
-    Ok(())
-}
-
 const TOP_FIELDS: &[&str] = &["error", "jc_voice_turn", "measurement", "text"];
 const MEASUREMENT_FIELDS: &[&str] = &[
     "duration_ns",
@@ -285,16 +249,16 @@ const MEASUREMENT_FIELDS: &[&str] = &[
 /// The schema rules, in the order of `spec/VOICE-TURN-V1.md` section 5.
 fn schema(v: &Value) -> core::result::Result<VoiceTurn, Code> {
     let root = object(v)?;
-    fields(root, TOP_FIELDS, &["jc_voice_turn", "measurement"])?;
+    fields_required(root, TOP_FIELDS, &["jc_voice_turn", "measurement"])?;
     if string(&root["jc_voice_turn"])? != VOICE_TURN_SCHEMA {
         return Err("wrong_schema");
     }
     let m = object(&root["measurement"])?;
-    fields(m, MEASUREMENT_FIELDS, MEASUREMENT_FIELDS)?;
-    let duration_ns = uint(&m["duration_ns"])?;
+    fields_required(m, MEASUREMENT_FIELDS, MEASUREMENT_FIELDS)?;
+    let duration_ns = unsigned(&m["duration_ns"])?;
     let peak = level(&m["peak_dbfs_hundredths"])?;
     let rms = level(&m["rms_dbfs_hundredths"])?;
-    let samples = uint(&m["samples"])?;
+    let samples = unsigned(&m["samples"])?;
     let text = root.get("text").map(string).transpose()?;
     let error = root.get("error").map(string).transpose()?;
     let heard = match (text, error) {
