@@ -41,7 +41,9 @@ pub struct JetStreamConfig {
     /// The reader's bound on one stream's stored messages (default
     /// [`MAX_STREAM_MESSAGES`]).
     pub read_max_stream_messages: u64,
-    /// The reader's bound on one stream's stored bytes (default [`MAX_STREAM_BYTES`]).
+    /// The reader's bound on one stream's stored bytes (default [`MAX_STREAM_BYTES`]), counted
+    /// as held: each message's body plus 56 bytes for each receipt and inclusion receipt it
+    /// holds (their own allocations), as is [`Self::read_max_open_bytes`].
     pub read_max_stream_bytes: u64,
     /// The reader's bound on the bytes of the streams it has begun and not finished during
     /// its pass over the whole stream (default [`MAX_OPEN_BYTES`]); past it those streams are

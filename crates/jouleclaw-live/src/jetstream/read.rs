@@ -303,6 +303,20 @@ fn parse_subject(
     }
 }
 
+/// What holding a decoded batch costs, in bytes, as the reader's bounds count it: the message
+/// body, and for each receipt and inclusion receipt it holds [`ITEM_COST`] beside its bytes
+/// (its own allocation: a message of many tiny items costs far more held than its body).
+fn held_cost(payload: &[u8], decoded: Option<&DecodedBatch>) -> u64 {
+    let items = decoded.map_or(0, |d| {
+        d.receipts.len() + d.inclusion.as_ref().map_or(0, Vec::len)
+    });
+    (payload.len() as u64).saturating_add((items as u64).saturating_mul(ITEM_COST))
+}
+
+/// What holding one decoded item costs beside its bytes: its `Vec` (three words) and the
+/// allocator's smallest block.
+const ITEM_COST: u64 = 3 * core::mem::size_of::<usize>() as u64 + 32;
+
 /// One stream being read: what its subject names, what the listing counted, what was read.
 struct Reading {
     subject: String,
@@ -331,19 +345,24 @@ impl Reading {
         }
     }
 
-    /// Takes one stored message; returns the bytes it added to what is held.
+    /// Takes one stored message; returns the bytes it added to what is held ([`held_cost`]:
+    /// its body and what holding each of its items costs beside it).
     fn take(&mut self, seq: u64, payload: &[u8], max_bytes: u64) -> u64 {
         self.read += 1;
         if self.too_large {
             return 0;
         }
-        self.bytes += payload.len() as u64;
-        if self.bytes > max_bytes {
-            self.too_large = true;
-            self.batches = Vec::new();
-            return 0;
+        // The body alone past the bound: not decoded at all.
+        if self.bytes.saturating_add(payload.len() as u64) > max_bytes {
+            return self.drop_all();
         }
-        match decode_batch(payload) {
+        let decoded = decode_batch(payload);
+        let cost = held_cost(payload, decoded.as_ref().ok());
+        self.bytes = self.bytes.saturating_add(cost);
+        if self.bytes > max_bytes {
+            return self.drop_all();
+        }
+        match decoded {
             Ok(d) if d.stream_id != self.sid || d.steward != self.steward => {
                 self.problems.push(format!(
                     "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
@@ -358,7 +377,14 @@ impl Reading {
                     .push(format!("malformed_message: stream sequence {seq}: {e}"));
             }
         }
-        payload.len() as u64
+        cost
+    }
+
+    /// Past the bound: the stream is too large and what was read of it is dropped.
+    fn drop_all(&mut self) -> u64 {
+        self.too_large = true;
+        self.batches = Vec::new();
+        0
     }
 
     /// Bytes held (zero once too large).
@@ -617,4 +643,79 @@ pub async fn read_back(config: &JetStreamConfig, only: Option<&str>) -> Result<V
     read_each(config, only, |s| out.push(s)).await?;
     out.sort_by(|a, b| a.subject.cmp(&b.subject));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A version-2 body (stream `s`, steward `st`, seq 0, not final) whose receipts are
+    /// `items` byte strings of `each` bytes.
+    fn body(items: u16, each: u8) -> Vec<u8> {
+        let mut b = vec![0xa7, 0x61, b'v', 0x02, 0x69];
+        b.extend_from_slice(b"stream_id");
+        b.extend_from_slice(&[0x61, b's', 0x67]);
+        b.extend_from_slice(b"steward");
+        b.extend_from_slice(&[0x62, b's', b't', 0x63]);
+        b.extend_from_slice(b"seq");
+        b.extend_from_slice(&[0x00, 0x65]);
+        b.extend_from_slice(b"final");
+        b.extend_from_slice(&[0xf4, 0x68]);
+        b.extend_from_slice(b"receipts");
+        // The array's head in its shortest form (the decoder refuses any other).
+        assert!(items > 255);
+        b.push(0x99);
+        b.extend_from_slice(&items.to_be_bytes());
+        for _ in 0..items {
+            assert!(each < 24);
+            b.push(0x40 | each);
+            b.extend(std::iter::repeat_n(0x07, usize::from(each)));
+        }
+        b.push(0x6a);
+        b.extend_from_slice(b"checkpoint");
+        b.extend_from_slice(&[0x41, 0x00]);
+        b
+    }
+
+    fn reading() -> Reading {
+        Reading::new("p.st.s", "st".to_owned(), "s".to_owned(), 1)
+    }
+
+    /// A message of many one-byte receipts is counted at what holding it costs (its items'
+    /// own allocations), not at its body's length: under a bound its body fits, it is too
+    /// large. Its neighbour, a body of the same length in a few items, is held.
+    #[test]
+    fn many_tiny_items_count_at_what_holding_them_costs() {
+        let tiny = body(10_000, 1);
+        let few = body(1_000, 19);
+        assert_eq!(tiny.len(), few.len());
+        let bound = tiny.len() as u64 * 4;
+
+        let mut r = reading();
+        assert_eq!(r.take(1, &tiny, bound), 0);
+        assert!(r.too_large);
+        assert!(r.batches.is_empty());
+        assert_eq!(r.held(), 0);
+
+        let mut r = reading();
+        let cost = r.take(1, &few, bound);
+        assert_eq!(cost, few.len() as u64 + 1_000 * ITEM_COST);
+        assert!(!r.too_large);
+        assert_eq!(r.batches.len(), 1);
+        assert_eq!(r.held(), cost);
+    }
+
+    /// A body that alone passes the bound is not decoded: the stream is too large.
+    #[test]
+    fn a_body_past_the_bound_is_not_decoded() {
+        let few = body(300, 19);
+        let mut r = reading();
+        assert_eq!(r.take(1, &few, few.len() as u64 - 1), 0);
+        assert!(r.too_large);
+        let mut r = reading();
+        assert!(r.take(1, &few, few.len() as u64 + 300 * ITEM_COST) > 0);
+        assert!(!r.too_large);
+    }
 }
