@@ -164,8 +164,14 @@ fn main() {
     for (name, bytes) in &files {
         println!("  {name:26} {bytes:>12} {:>8.1} per window", per(*bytes));
     }
-    let cbor = files.get("receipts.cbor").copied().unwrap_or(0);
-    let seals = files.get("seals.cbor").copied().unwrap_or(0);
+    let cbor = files
+        .get(jouleclaw_store::layout::RECEIPTS_CBOR)
+        .copied()
+        .unwrap_or(0);
+    let seals = files
+        .get(jouleclaw_store::layout::SEALS_CBOR)
+        .copied()
+        .unwrap_or(0);
     println!(
         "  seals.cbor / receipts.cbor = {:.4}x",
         seals as f64 / cbor as f64
