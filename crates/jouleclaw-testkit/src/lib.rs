@@ -8,8 +8,9 @@
 //!   completion, its output as text (and a check of a part of it) and its exit code;
 //! - [`nats`]: one JetStream `nats-server` on loopback;
 //! - [`witness`]: one `litewitness` with its own `ssh-agent`, database and key;
-//! - [`data`]: files of another crate that tests of a crate read (the structured crate's
-//!   tool-call schema);
+//! - [`repo`]: the repository's shared files (`conformance/`, `examples/golden/`,
+//!   `fuzz/corpus/`), found at run time above the test's crate, and a test that returns when
+//!   the crate is built alone;
 //! - [`corpus`]: the committed fuzz seed corpora (`fuzz/corpus/<target>/`) and their replay;
 //! - `receipts` (feature `receipts`): the seed stream-window/1 receipt, signed and unsigned,
 //!   and a strict decoder fed chunk by chunk;
@@ -26,11 +27,11 @@
 )]
 
 pub mod corpus;
-pub mod data;
 pub mod fuzz;
 pub mod nats;
 #[cfg(feature = "receipts")]
 pub mod receipts;
+pub mod repo;
 pub mod witness;
 
 use std::ffi::OsStr;
