@@ -5,8 +5,8 @@
 //!
 //! The repository's root is the nearest folder above the running test's crate
 //! (`CARGO_MANIFEST_DIR`) that holds `conformance/` and the workspace's `Cargo.toml` naming
-//! that crate as a member. Inside the repository every shared file must be there: an absent
-//! one fails the test. A crate built alone (a packaged crate) has no such root; then [`file`],
+//! that crate as a member. Inside the repository every shared file a test reads must be there:
+//! an absent one fails the test. A crate built alone (a packaged crate) has no such root; then [`file`],
 //! [`bytes`] and [`path`] print `not run: <file> is not beside this crate (a packaged crate)`
 //! to standard error and give `None`, and the test returns without checking anything:
 //!
@@ -60,28 +60,26 @@ pub fn root() -> Option<&'static Path> {
 }
 
 /// The path of the repository's file or folder `rel` (a `/`-separated path from the root,
-/// such as `conformance/replay`); `None`, after the "not run" line on standard error, when the
-/// crate is not inside the repository. Panics when the repository is found but `rel` is not
-/// in it (a test that names a file that is not there fails).
-#[track_caller]
+/// such as `conformance/replay`), there or not (a generator may write it); `None`, after the
+/// "not run" line on standard error, when the crate is not inside the repository.
 pub fn path(rel: &str) -> Option<PathBuf> {
     let Some(root) = root() else {
         eprintln!("not run: {rel} is not beside this crate (a packaged crate)");
         return None;
     };
-    let p = root.join(rel);
-    assert!(p.exists(), "{} is not in the repository", p.display());
-    Some(p)
+    Some(root.join(rel))
 }
 
-/// The bytes of the repository's file `rel`, as [`path`] finds it.
+/// The bytes of the repository's file `rel`, as [`path`] finds it; panics when the repository
+/// is found but the file cannot be read (a test that names a file that is not there fails).
 #[track_caller]
 pub fn bytes(rel: &str) -> Option<Vec<u8>> {
     let p = path(rel)?;
     Some(std::fs::read(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())))
 }
 
-/// The text of the repository's file `rel`, as [`path`] finds it.
+/// The text of the repository's file `rel`, as [`path`] finds it; panics when the repository
+/// is found but the file cannot be read as text.
 #[track_caller]
 pub fn file(rel: &str) -> Option<String> {
     let p = path(rel)?;
