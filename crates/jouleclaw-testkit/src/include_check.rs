@@ -62,8 +62,9 @@ fn literal(s: &str) -> Option<&str> {
 }
 
 /// Each include of `text` (the file `file` of the crate at `crate_dir`) whose path leaves
-/// the crate's folder, as `shown:line: the macro and the path`. A path is a string literal, relative to the
-/// including file, or `concat!(env!("CARGO_MANIFEST_DIR"), "...")`, relative to the crate.
+/// the crate's folder, as `shown:line: the macro and the path`. A path is a string literal,
+/// relative to the including file, or `concat!(env!("CARGO_MANIFEST_DIR"), "...")`, relative
+/// to the crate; any other argument (such as a path under `OUT_DIR`) is not looked at.
 fn leaving(crate_dir: &Path, file: &Path, shown: &Path, text: &str) -> Vec<String> {
     let mut found = Vec::new();
     let mut at = 0;
@@ -88,7 +89,10 @@ fn leaving(crate_dir: &Path, file: &Path, shown: &Path, text: &str) -> Vec<Strin
                 .and_then(|a| a.strip_prefix("env!(\"CARGO_MANIFEST_DIR\")"))
                 .and_then(|a| literal(a.trim_start().strip_prefix(',')?));
             (
-                format!("concat!(env!(\"CARGO_MANIFEST_DIR\"), \"{}\")", lit.unwrap_or("")),
+                format!(
+                    "concat!(env!(\"CARGO_MANIFEST_DIR\"), \"{}\")",
+                    lit.unwrap_or("")
+                ),
                 lit.map(|lit| crate_dir.join(lit.trim_start_matches('/'))),
             )
         };
@@ -126,7 +130,10 @@ mod tests {
     fn no_crate_includes_a_file_from_outside_its_folder() {
         let root = crate::repo::root().expect("this crate is inside the repository");
         let dirs = crate_dirs(root);
-        assert!(dirs.len() >= 10 && dirs.contains(&root.join("crates/jouleclaw-testkit")), "{dirs:?}");
+        assert!(
+            dirs.len() >= 10 && dirs.contains(&root.join("crates/jouleclaw-testkit")),
+            "{dirs:?}"
+        );
         let found = includes_leaving_their_crate(root);
         assert!(
             found.is_empty(),
@@ -147,14 +154,24 @@ mod tests {
             // const C: &str = include_str!(\"../../../../conformance/c.json\");\n";
         std::fs::write(c.join("tests/it/ok.rs"), inside).expect("file");
         assert_eq!(includes_leaving_their_crate(t.dir()), Vec::<String>::new());
-        let outside = "fn f() {}\nconst A: &str = include_str!(\n    \"../../../../conformance/a.json\"\n);\n\
+        let outside = "fn f() {}\n\
+            const A: &str = include_str!(\n    \"../../../../conformance/a.json\"\n);\n\
             const B: &[u8] = include_bytes!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../../b\"));\n\
             include!(\"../../../x.rs\");\n";
         std::fs::write(c.join("tests/it/bad.rs"), outside).expect("file");
         let found = includes_leaving_their_crate(t.dir());
         assert_eq!(found.len(), 3, "{found:?}");
-        assert!(found[0].starts_with("crates/c/tests/it/bad.rs:2: include_str!("), "{found:?}");
-        assert!(found[1].starts_with("crates/c/tests/it/bad.rs:5: include_bytes!("), "{found:?}");
-        assert!(found[2].starts_with("crates/c/tests/it/bad.rs:6: include!("), "{found:?}");
+        assert!(
+            found[0].starts_with("crates/c/tests/it/bad.rs:2: include_str!("),
+            "{found:?}"
+        );
+        assert!(
+            found[1].starts_with("crates/c/tests/it/bad.rs:5: include_bytes!("),
+            "{found:?}"
+        );
+        assert!(
+            found[2].starts_with("crates/c/tests/it/bad.rs:6: include!("),
+            "{found:?}"
+        );
     }
 }

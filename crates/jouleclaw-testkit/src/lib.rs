@@ -10,7 +10,8 @@
 //! - [`witness`]: one `litewitness` with its own `ssh-agent`, database and key;
 //! - [`repo`]: the repository's shared files (`conformance/`, `examples/golden/`,
 //!   `fuzz/corpus/`), found at run time above the test's crate, and a test that returns when
-//!   the crate is built alone;
+//!   the crate is built alone (a test of this crate fails when any crate's `.rs` file
+//!   includes, with `include_str!`, `include_bytes!` or `include!`, a path outside its folder);
 //! - [`corpus`]: the committed fuzz seed corpora (`fuzz/corpus/<target>/`) and their replay;
 //! - `receipts` (feature `receipts`): the seed stream-window/1 receipt, signed and unsigned,
 //!   and a strict decoder fed chunk by chunk;
@@ -28,6 +29,8 @@
 
 pub mod corpus;
 pub mod fuzz;
+#[cfg(test)]
+mod include_check;
 pub mod nats;
 #[cfg(feature = "receipts")]
 pub mod receipts;

@@ -6,9 +6,10 @@
 //! The repository's root is the nearest folder above the running test's crate
 //! (`CARGO_MANIFEST_DIR`) that holds `conformance/` and the workspace's `Cargo.toml` naming
 //! that crate as a member. Inside the repository every shared file a test reads must be there:
-//! an absent one fails the test. A crate built alone (a packaged crate) has no such root; then [`file`],
-//! [`bytes`] and [`path`] print `not run: <file> is not beside this crate (a packaged crate)`
-//! to standard error and give `None`, and the test returns without checking anything:
+//! an absent one fails the test. A crate built alone (a packaged crate) has no such root; then
+//! [`file()`], [`bytes`] and [`path`] print
+//! `not run: <file> is not beside this crate (a packaged crate)` to standard error and give
+//! `None`, and the test returns without checking anything:
 //!
 //! ```no_run
 //! let Some(text) = jouleclaw_testkit::repo::file("conformance/stream-window-vectors.json") else {
@@ -86,7 +87,7 @@ pub fn file(rel: &str) -> Option<String> {
     Some(std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("cannot read {}: {e}", p.display())))
 }
 
-/// The value of an `Option` of the repository's shared files (from [`file`], [`bytes`],
+/// The value of an `Option` of the repository's shared files (from [`file()`], [`bytes`],
 /// [`path`] or a test's helper built on them), or a `return` from the enclosing test when it
 /// is `None` (a crate built alone; the "not run" line is already printed).
 #[macro_export]
