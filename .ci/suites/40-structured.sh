@@ -9,15 +9,15 @@
 #      jsonschema's outcome for each);
 #      plus, when npm is there, 9 Zod 4 models (`z.toJSONSchema()`, zod from npm, pinned,
 #      installed under "$JC_CACHE/structured-npm"; without npm the suite says so and goes on);
-#   2. the ignored test tests/tool_corpus.rs checks the grammar on that corpus, byte by byte;
+#   2. the ignored test tests/it/tool_corpus.rs checks the grammar on that corpus, byte by byte;
 #   3. the Berkeley Function Calling Leaderboard's function schemas (PyPI bfcl-eval, pinned by
 #      version and SHA-256, downloaded without its dependencies), put in OpenAI's form by BFCL's
 #      own converter with their ground-truth calls (tests/corpus/bfcl_corpus.py): at least 95 %
-#      must compile as written and every call agree with jsonschema (tests/tool_corpus.rs);
+#      must compile as written and every call agree with jsonschema (tests/it/tool_corpus.rs);
 #   4. 22 MCP servers from npm (pinned, install scripts disabled) are started over stdio, each
 #      in a network namespace of its own with no network (unshare -n, as root), and asked only
 #      tools/list (tests/corpus/mcp_tools.mjs; servers that will not start without an API key
-#      get a placeholder one, never used); the ignored test tests/mcp_toolsets.rs measures the
+#      get a placeholder one, never used); the ignored test tests/it/mcp_toolsets.rs measures the
 #      compile rate of the distinct input schemas as written (at least 99 %), compiles each
 #      list as one toolset and checks valid calls, an unknown name, off-schema and mutated
 #      arguments against jsonschema, in every chunking;
@@ -91,7 +91,7 @@ if [ -f "$corpus" ]; then
     [ ${#zod_args[@]} -gt 0 ] && zod_env=(JOULECLAW_TOOL_CORPUS_ZOD=1)
     step "tool corpus: grammar vs jsonschema, byte by byte" \
         env JOULECLAW_TOOL_CORPUS="$corpus" "${zod_env[@]}" timeout 900 cargo test -q -p jouleclaw-structured \
-        --test tool_corpus -- --ignored --nocapture the_generated_tool_corpus
+        --test it -- --ignored --nocapture tool_corpus::the_generated_tool_corpus
 else
     echo "FAIL: tool corpus: no corpus to check"
     failed=$((failed + 1))
@@ -113,7 +113,7 @@ if echo "$BFCL_SHA256  $bfcl_whl" | sha256sum -c --status 2>/dev/null; then
     if [ -f "$bfcl" ]; then
         step "BFCL corpus: at least 95 % compile as written, every call agrees with jsonschema" \
             env JOULECLAW_BFCL_CORPUS="$bfcl" timeout 900 cargo test -q -p jouleclaw-structured \
-            --test tool_corpus -- --ignored --nocapture third_party
+            --test it -- --ignored --nocapture tool_corpus::third_party
     fi
 else
     echo "FAIL: pip download bfcl-eval==$BFCL_VERSION (sha256 $BFCL_SHA256)"
@@ -121,7 +121,7 @@ else
 fi
 # Real MCP servers' tool lists (pinned npm packages, installed with their install scripts
 # disabled; each started over stdio without network and asked only tools/list): the compile
-# rate as written and the whole-toolset routing (tests/mcp_toolsets.rs). A package that is not
+# rate as written and the whole-toolset routing (tests/it/mcp_toolsets.rs). A package that is not
 # served, or a server that does not answer, fails the suite.
 MCP_PKGS="@modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-sequential-thinking@2026.8.31 @modelcontextprotocol/server-everything@2026.8.31 @notionhq/notion-mcp-server@2.5.2 @antv/mcp-server-chart@0.9.10 @playwright/mcp@0.0.83 @modelcontextprotocol/server-github@2025.4.8 @modelcontextprotocol/server-puppeteer@2025.5.12 @modelcontextprotocol/server-postgres@0.6.2 @upstash/context7-mcp@4.1.1 @wonderwhy-er/desktop-commander@0.2.52 chrome-devtools-mcp@1.11.0 @modelcontextprotocol/server-gitlab@2025.4.25 @modelcontextprotocol/server-brave-search@0.6.2 @modelcontextprotocol/server-google-maps@0.6.2 @modelcontextprotocol/server-slack@2025.4.25 exa-mcp-server@3.4.1 tavily-mcp@0.2.22 firecrawl-mcp@3.26.0 @agent-infra/mcp-server-commands@1.2.18 @modelcontextprotocol/server-everart@0.6.2"
 # How each is started (PACKAGE=ARGS, or PACKAGE+VAR=VALUE: a placeholder key, never used).
@@ -167,7 +167,7 @@ if command -v npm >/dev/null && command -v node >/dev/null; then
         rm -rf "$fsroot"
         [ -s "$mcp" ] && step "MCP corpus: compile rate as written, routing by name, calls agree with jsonschema" \
             env JOULECLAW_MCP_TOOLS="$mcp" timeout 600 cargo test -q -p jouleclaw-structured \
-            --test mcp_toolsets -- --ignored --nocapture
+            --test it -- --ignored --nocapture mcp_toolsets::
     else
         echo "FAIL: npm install $MCP_PKGS"
         failed=$((failed + 1))

@@ -15,6 +15,7 @@ use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey, kid};
 use jouleclaw_jcr1::{Estimator, StreamWindowReceipt, decode_receipt, encode_value};
 use jouleclaw_pipeline::{ClosedAt, ClosedWindow, Pipeline, PipelineConfig, duplex_voice_oracle};
 use jouleclaw_stream::StreamSpec;
+use jouleclaw_testkit::{or_not_run, repo};
 use serde_json::{Value, json};
 
 const FILE: &str = "interaction-metrics-vectors.json";
@@ -560,7 +561,7 @@ fn json_schema() -> Value {
 }
 
 fn check_generated(file: &str, built: &str) {
-    let path = format!("{}/../../conformance/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = or_not_run!(repo::path(&format!("conformance/{file}")));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
         std::fs::write(&path, built).unwrap();
         return;

@@ -9,9 +9,9 @@ use jouleclaw_jcr1::UtcSecond;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
 use jouleclaw_registry::*;
 use jouleclaw_seal::StreamSealer;
+use jouleclaw_testkit::{or_not_run, repo};
 use serde_json::{Value, json};
 
-const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance");
 const VECTORS: &str = "call-registry-vectors.json";
 const ORIGIN: &str = "registry.example/steward";
 const STEWARD: &str = "did:keri:EJ9testStewardAID000000000000000";
@@ -336,7 +336,7 @@ fn build() -> Value {
 }
 
 fn check_generated(built: &str) {
-    let path = format!("{CONFORMANCE}/{VECTORS}");
+    let path = or_not_run!(repo::path(&format!("conformance/{VECTORS}")));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
         std::fs::write(&path, built).unwrap();
     }

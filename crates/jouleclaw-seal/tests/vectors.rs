@@ -11,6 +11,7 @@ use jouleclaw_jcr1::UtcSecond;
 use jouleclaw_jcr1::cose::cbor::head as cbor_head;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, kid};
 use jouleclaw_seal::*;
+use jouleclaw_testkit::{or_not_run, repo};
 use serde_json::{Value, json};
 
 const VECTORS: &str = "stream-seal-vectors.json";
@@ -797,11 +798,10 @@ fn the_json_schema_file_is_what_the_schema_object_generates() {
     check_generated(SCHEMA, &pretty(&seal::json_schema()), "vectors");
 }
 
-fn load() -> Value {
-    serde_json::from_str(include_str!(
-        "../../../conformance/stream-seal-vectors.json"
-    ))
-    .unwrap()
+/// The checked-in stream-seal/1 vectors (`None` in a crate built alone).
+fn load() -> Option<Value> {
+    let text = repo::file("conformance/stream-seal-vectors.json")?;
+    Some(serde_json::from_str(&text).unwrap())
 }
 
 fn h32(v: &Value) -> Hash {
@@ -828,7 +828,7 @@ fn consistency_of(case: &Value) -> Result<(), ProofCode> {
 
 #[test]
 fn every_positive_vector_verifies_from_the_file_alone() {
-    let v = load();
+    let v = or_not_run!(load());
     let key = ed25519_dalek::VerifyingKey::from_bytes(&h32(&v["key"]["public_key_hex"])).unwrap();
     let ids = |i: u64| *blake3::hash(format!("{ENTRY_PREFIX}{i}").as_bytes()).as_bytes();
     for t in v["trees"].as_array().unwrap() {
@@ -898,7 +898,7 @@ fn every_positive_vector_verifies_from_the_file_alone() {
 
 #[test]
 fn every_negative_vector_is_refused_with_its_code() {
-    let v = load();
+    let v = or_not_run!(load());
     let key = ed25519_dalek::VerifyingKey::from_bytes(&h32(&v["key"]["public_key_hex"])).unwrap();
     let other_key = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
     let mut kinds = std::collections::BTreeMap::new();

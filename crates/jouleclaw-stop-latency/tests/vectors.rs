@@ -10,6 +10,7 @@ mod support;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey, kid};
 use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt, encode_value};
 use jouleclaw_stop_latency::*;
+use jouleclaw_testkit::{or_not_run, repo};
 use serde_json::{Value, json};
 use support::*;
 
@@ -638,7 +639,7 @@ fn the_schema_file_is_what_the_generator_builds() {
 /// Writes `built` to `conformance/{file}` when regenerating; otherwise requires the checked-in
 /// copy to equal it.
 fn check_generated(file: &str, built: &str) {
-    let path = format!("{}/../../conformance/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = or_not_run!(repo::path(&format!("conformance/{file}")));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
         std::fs::write(&path, built).unwrap();
         return;

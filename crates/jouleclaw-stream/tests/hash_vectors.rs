@@ -9,12 +9,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use jouleclaw_stream::*;
+use jouleclaw_testkit::{or_not_run, repo};
 use serde_json::json;
 
-const PATH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../conformance/stream-window-hash-vectors.json"
-);
+/// The checked-in vectors, a file of the repository (read through `jouleclaw_testkit::repo`).
+const PATH: &str = "conformance/stream-window-hash-vectors.json";
 
 fn open(id: u64) -> StreamWindow {
     StreamWindow::open(Arc::new(StreamSpec::duplex_voice_default()), id).unwrap()
@@ -141,18 +140,17 @@ fn build() -> String {
 #[test]
 fn checked_in_window_hash_vectors_are_current() {
     let built = build();
+    let path = or_not_run!(repo::path(PATH));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(PATH, &built).unwrap();
+        std::fs::write(&path, &built).unwrap();
     }
-    let on_disk =
-        std::fs::read_to_string(PATH).expect("conformance/stream-window-hash-vectors.json");
+    let on_disk = std::fs::read_to_string(&path).expect(PATH);
     assert_eq!(on_disk, built, "stale vectors: the window encoding changed");
 }
 
 #[test]
 fn vectors_hash_their_canonical_json_and_reparse_canonically() {
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(PATH).unwrap()).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&or_not_run!(repo::file(PATH))).unwrap();
     let vectors = doc["vectors"].as_array().unwrap();
     assert!(vectors.len() >= 6);
     for v in vectors {

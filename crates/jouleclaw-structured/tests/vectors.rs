@@ -13,13 +13,11 @@ use std::sync::Arc;
 use common::random::{MUTANTS, Rng, gen_doc, schema};
 use common::*;
 use jouleclaw_structured::*;
+use jouleclaw_testkit::{or_not_run, repo};
 use serde_json::{Value, json};
 
-const PATH: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../conformance/structured-output-vectors.json"
-);
-const CHECKED_IN: &str = include_str!("../../../conformance/structured-output-vectors.json");
+/// The checked-in vectors, a file of the repository (read through `jouleclaw_testkit::repo`).
+const PATH: &str = "conformance/structured-output-vectors.json";
 
 const RULES: &str = r#"{
   "title": "rules", "type": "object", "additionalProperties": false,
@@ -710,7 +708,7 @@ fn the_checked_in_vectors_are_what_the_generator_builds() {
 
 #[test]
 fn every_vector_holds_whole_at_every_split_and_byte_wise() {
-    let v: Value = serde_json::from_str(CHECKED_IN).unwrap();
+    let v: Value = serde_json::from_str(&or_not_run!(repo::file(PATH))).unwrap();
     let mut grammars = std::collections::BTreeMap::new();
     for g in v["grammars"].as_array().unwrap() {
         let limits = limits_of(&g["limits"]);
@@ -758,10 +756,10 @@ fn every_vector_holds_whole_at_every_split_and_byte_wise() {
     }
     // Every document refusal code a document can earn (not cancel / after_finish) has a vector,
     // here or in the JSON Schema profile's file (the codes only that profile can earn).
-    let v2020: Value = serde_json::from_str(include_str!(
-        "../../../conformance/structured-output-2020-vectors.json"
-    ))
-    .unwrap();
+    let v2020 = or_not_run!(repo::file(
+        "conformance/structured-output-2020-vectors.json"
+    ));
+    let v2020: Value = serde_json::from_str(&v2020).unwrap();
     for c in v2020["cases"].as_array().unwrap() {
         if let Some(code) = c["code"].as_str() {
             codes.insert(RefusalCode::from_str_code(code).unwrap().as_str());

@@ -8,8 +8,10 @@
 //!   completion, its output as text (and a check of a part of it) and its exit code;
 //! - [`nats`]: one JetStream `nats-server` on loopback;
 //! - [`witness`]: one `litewitness` with its own `ssh-agent`, database and key;
-//! - [`data`]: files of another crate that tests of a crate read (the structured crate's
-//!   tool-call schema);
+//! - [`repo`]: the repository's shared files (`conformance/`, `examples/golden/`,
+//!   `fuzz/corpus/`), found at run time above the test's crate, and a test that returns when
+//!   the crate is built alone (a test of this crate fails when any crate's `.rs` file
+//!   includes, with `include_str!`, `include_bytes!` or `include!`, a path outside its folder);
 //! - [`corpus`]: the committed fuzz seed corpora (`fuzz/corpus/<target>/`) and their replay;
 //! - `receipts` (feature `receipts`): the seed stream-window/1 receipt, signed and unsigned,
 //!   and a strict decoder fed chunk by chunk;
@@ -26,11 +28,13 @@
 )]
 
 pub mod corpus;
-pub mod data;
 pub mod fuzz;
+#[cfg(test)]
+mod include_check;
 pub mod nats;
 #[cfg(feature = "receipts")]
 pub mod receipts;
+pub mod repo;
 pub mod witness;
 
 use std::ffi::OsStr;

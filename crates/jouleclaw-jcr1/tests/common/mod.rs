@@ -4,22 +4,26 @@
 use jouleclaw_jcr1::*;
 use jouleclaw_stream::WindowConservationFinding;
 use jouleclaw_stream_oracle::WindowVerdict;
+use jouleclaw_testkit::{or_not_run, repo};
 use proptest::prelude::*;
 
-pub const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance");
-
-pub fn conformance_path(name: &str) -> String {
-    format!("{CONFORMANCE}/{name}")
+/// The repository's `conformance/<name>` (`None` in a crate built alone: see
+/// `jouleclaw_testkit::repo`).
+pub fn conformance_path(name: &str) -> Option<std::path::PathBuf> {
+    repo::path(&format!("conformance/{name}"))
 }
 
-pub fn read_json(name: &str) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(conformance_path(name)).unwrap()).unwrap()
+/// The repository's `conformance/<name>` as JSON (`None` in a crate built alone).
+pub fn read_json(name: &str) -> Option<serde_json::Value> {
+    let text = repo::file(&format!("conformance/{name}"))?;
+    Some(serde_json::from_str(&text).unwrap())
 }
 
-/// Writes `built` when `JOULECLAW_REGEN_VECTORS` is set, then asserts the file equals it.
+/// Writes `built` when `JOULECLAW_REGEN_VECTORS` is set, then asserts the file equals it
+/// (nothing in a crate built alone).
 pub fn check_generated(name: &str, built: &str) {
     jouleclaw_testkit::check_generated(
-        conformance_path(name),
+        or_not_run!(conformance_path(name)),
         built,
         "the generator in tests/ changed",
     );
@@ -27,7 +31,7 @@ pub fn check_generated(name: &str, built: &str) {
 
 /// Checks that `conformance/<name>` holds `built` as pretty JSON with a final newline (see
 /// [`check_generated`]), and returns the file as read.
-pub fn current(name: &str, built: &serde_json::Value) -> serde_json::Value {
+pub fn current(name: &str, built: &serde_json::Value) -> Option<serde_json::Value> {
     check_generated(name, &(serde_json::to_string_pretty(built).unwrap() + "\n"));
     read_json(name)
 }
@@ -123,16 +127,17 @@ pub fn extended_vectors() -> Vec<(u64, &'static str, StreamWindowReceipt)> {
     v
 }
 
-/// The canonical bytes of seed vector 1.
-pub fn base() -> String {
-    String::from_utf8(seed_receipt(1).encode().unwrap()).unwrap()
+/// The canonical bytes of seed vector 1 (`None` in a crate built alone).
+pub fn base() -> Option<String> {
+    Some(String::from_utf8(seed_receipt(1)?.encode().unwrap()).unwrap())
 }
 
-pub fn seed_receipt(n: usize) -> StreamWindowReceipt {
-    let doc = read_json("stream-window-vectors.json");
+/// The receipt of the seed's vector `n` (1-3) as checked in (`None` in a crate built alone).
+pub fn seed_receipt(n: usize) -> Option<StreamWindowReceipt> {
+    let doc = read_json("stream-window-vectors.json")?;
     let v = &doc["vectors"][n - 1]["receipt"];
     let bytes = encode_value(v).unwrap();
-    decode_receipt(&bytes).unwrap()
+    Some(decode_receipt(&bytes).unwrap())
 }
 
 fn rep(s: &str, from: &str, to: &str) -> Vec<u8> {
@@ -148,9 +153,9 @@ fn rep_bytes(s: &str, from: &str, to: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Must-refuse inputs: (description, bytes, expected code).
-pub fn negative_cases() -> Vec<(String, Vec<u8>, &'static str)> {
-    let s = base();
+/// Must-refuse inputs: (description, bytes, expected code) (`None` in a crate built alone).
+pub fn negative_cases() -> Option<Vec<(String, Vec<u8>, &'static str)>> {
+    let s = base()?;
     let steward = "\"steward\":\"did:keri";
     let mut c: Vec<(String, Vec<u8>, &'static str)> = Vec::new();
     let mut add = |d: &str, b: Vec<u8>, code: &'static str| c.push((d.to_owned(), b, code));
@@ -479,7 +484,7 @@ pub fn negative_cases() -> Vec<(String, Vec<u8>, &'static str)> {
         ),
         "document_too_large",
     );
-    c
+    Some(c)
 }
 
 pub fn text() -> impl Strategy<Value = String> {

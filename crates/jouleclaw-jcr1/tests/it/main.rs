@@ -1,10 +1,14 @@
-//! The jcr1 crate's integration tests in one binary: the decoder, the committed fuzz corpus, key files,
-//! minting, CBOR sequences, small-order keys and `verify_known`. (`conformance.rs` and `cose.rs`, the generators of
-//! committed vectors, are their own.)
+//! The jcr1 crate's integration tests in one binary: the conformance vectors (the seed's, the
+//! extended and negative receipts, the JSON Schema), COSE_Sign1 signing and verification (the
+//! signed vectors), the decoder, the committed fuzz corpus, key files, minting, CBOR sequences,
+//! small-order keys and `verify_known`. The vector files these tests generate are read and
+//! rewritten through `jouleclaw_testkit::repo`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../common/mod.rs"]
 mod common;
+mod conformance;
+mod cose;
 mod decoder;
 mod fuzz_corpus;
 mod keyfile;

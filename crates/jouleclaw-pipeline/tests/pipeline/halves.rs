@@ -12,12 +12,14 @@ use jouleclaw_stream::{LedgerPolicy, StreamSpec, Tick, TickMarker, duplex};
 use jouleclaw_stream_oracle::{CompositeStreamOracle, WindowVerdict};
 use jouleclaw_structured::{Grammar, StructuredOutputOracle};
 
-const DEMO_TRACE: &str = include_str!("../../../../conformance/traces/duplex-demo.jsonl");
-const TOOL_TRACE: &str = include_str!("../../../../conformance/traces/tool-call.jsonl");
-const TOOL_SCHEMA: &str = jouleclaw_testkit::data::TOOL_CALL_SCHEMA;
-const DEMO_GOLDEN: &str =
-    include_str!("../../../../examples/golden/wave47_streaming_pipeline.receipts.jsonl");
-const TOOL_GOLDEN: &str = include_str!("../../../../examples/golden/tool-call.receipts.jsonl");
+use jouleclaw_testkit::repo;
+
+// The repository's shared files (read through `jouleclaw_testkit::repo`).
+const DEMO_TRACE: &str = "conformance/traces/duplex-demo.jsonl";
+const TOOL_TRACE: &str = "conformance/traces/tool-call.jsonl";
+const TOOL_SCHEMA: &str = "crates/jouleclaw-structured/schemas/tool-call.schema.json";
+const DEMO_GOLDEN: &str = "examples/golden/wave47_streaming_pipeline.receipts.jsonl";
+const TOOL_GOLDEN: &str = "examples/golden/tool-call.receipts.jsonl";
 
 fn spec() -> Arc<StreamSpec> {
     Arc::new(StreamSpec::duplex_voice_default())
@@ -41,7 +43,9 @@ fn oracle(which: Oracle) -> CompositeStreamOracle {
     match which {
         Oracle::DuplexVoice => duplex_voice_oracle(),
         Oracle::ToolCall => {
-            let grammar = Arc::new(Grammar::compile(TOOL_SCHEMA.as_bytes()).unwrap());
+            // Only reached once the tool-call trace was found in the repository.
+            let schema = repo::file(TOOL_SCHEMA).unwrap();
+            let grammar = Arc::new(Grammar::compile(schema.as_bytes()).unwrap());
             let mut backends = duplex_voice_backends();
             backends.push(Box::new(StructuredOutputOracle::new(grammar)));
             CompositeStreamOracle::new("duplex-voice", backends)
@@ -131,8 +135,13 @@ fn jsonl(windows: &[ClosedWindow]) -> String {
         .collect()
 }
 
+/// Checks the trace `trace` against the golden receipts `golden` (files of the repository).
 fn assert_same_bytes(trace: &str, which: Oracle, golden: &str) {
-    let ticks = ticks(trace);
+    let (Some(trace), Some(golden)) = (repo::file(trace), repo::file(golden)) else {
+        return;
+    };
+    let golden = golden.as_str();
+    let ticks = ticks(&trace);
     for signing in policies() {
         let (want, want_seal) = through_pipeline(&ticks, which, signing);
         let (got, got_seal) = through_halves(&ticks, which, signing);
@@ -174,7 +183,10 @@ fn the_halves_and_their_handover_are_send() {
 
 #[test]
 fn the_judge_alone_reaches_the_pipelines_verdicts_without_a_signer() {
-    let ticks = ticks(DEMO_TRACE);
+    let Some(trace) = repo::file(DEMO_TRACE) else {
+        return;
+    };
+    let ticks = ticks(&trace);
     let (want, _) = through_pipeline(&ticks, Oracle::DuplexVoice, SigningPolicy::EveryWindow);
     let mut judge = Judge::new(spec(), LedgerPolicy::default(), duplex_voice_oracle()).unwrap();
     let mut judged = Vec::new();
@@ -229,23 +241,28 @@ fn the_judge_refuses_a_closed_window_and_nothing_after_the_end() {
 
 // The notary alone
 
-fn judged_demo() -> Vec<JudgedWindow> {
+/// The demo trace's judged windows (`None` in a crate built alone).
+fn judged_demo() -> Option<Vec<JudgedWindow>> {
+    let trace = repo::file(DEMO_TRACE)?;
     let mut judge = Judge::new(spec(), LedgerPolicy::default(), duplex_voice_oracle()).unwrap();
     let mut judged = Vec::new();
-    for t in ticks(DEMO_TRACE) {
+    for t in ticks(&trace) {
         judged.extend(judge.push(t).unwrap().closed);
     }
     judged.extend(judge.finish().unwrap());
-    judged
+    Some(judged)
 }
 
 #[test]
 fn the_notary_alone_signs_each_window_under_every_window_and_seals_nothing() {
+    let Some(demo) = judged_demo() else {
+        return;
+    };
     let signer = SoftwareSigner::rfc8032_test_key();
     let key = SingleKey::new(signer.verifying_key());
     let mut notary =
         Notary::new(&config(SigningPolicy::EveryWindow), Estimator::default()).unwrap();
-    for judged in judged_demo() {
+    for judged in demo {
         let closed = notary.notarize(judged, &signer).unwrap();
         let verified = cose::verify(closed.cose_sign1().unwrap(), &key).unwrap();
         assert_eq!(verified.content_hash, closed.content_hash);
@@ -304,13 +321,16 @@ impl Signer for Budget {
 
 #[test]
 fn a_failing_signer_poisons_the_notary_and_the_next_window_is_refused() {
+    let Some(demo) = judged_demo() else {
+        return;
+    };
     let signer = Budget {
         inner: SoftwareSigner::rfc8032_test_key(),
         left: std::cell::Cell::new(2),
     };
     let mut notary =
         Notary::new(&config(SigningPolicy::EveryWindow), Estimator::default()).unwrap();
-    let mut judged = judged_demo().into_iter();
+    let mut judged = demo.into_iter();
     notary.notarize(judged.next().unwrap(), &signer).unwrap();
     notary.notarize(judged.next().unwrap(), &signer).unwrap();
     assert!(!notary.is_poisoned());

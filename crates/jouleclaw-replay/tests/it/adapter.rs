@@ -8,21 +8,24 @@ use bytes::Bytes;
 use jouleclaw_replay::*;
 use jouleclaw_stream::{ChannelDirection, StreamSpec, StreamWindow, Tick, TickKind, duplex};
 use jouleclaw_stream_oracle::{StreamOracle, WindowContext, WindowVerdict};
+use jouleclaw_testkit::{or_not_run, repo};
 
 fn fixture(text: &str) -> Fixture {
     parse_fixtures(text.as_bytes()).unwrap().remove(0)
 }
 
-fn fixture_31() -> Fixture {
-    fixture(include_str!(
-        "../../../../conformance/replay/31_staged_streaming_no_partial_writes.jsonl"
-    ))
+/// The first fixture of the repository's `conformance/replay/<name>` (`None` in a crate built
+/// alone).
+fn shared(name: &str) -> Option<Fixture> {
+    Some(fixture(&repo::file(&format!("conformance/replay/{name}"))?))
 }
 
-fn fixture_01() -> Fixture {
-    fixture(include_str!(
-        "../../../../conformance/replay/01_single_hold_burst.jsonl"
-    ))
+fn fixture_31() -> Option<Fixture> {
+    shared("31_staged_streaming_no_partial_writes.jsonl")
+}
+
+fn fixture_01() -> Option<Fixture> {
+    shared("01_single_hold_burst.jsonl")
 }
 
 /// The defect: a streaming injector that types each partial as it arrives (extending what it
@@ -104,7 +107,7 @@ impl Adapter for CompliantInjector {
 
 #[test]
 fn fixture_31_is_a_defect_class_the_oracle_itself_meets() {
-    let r = replay_fixture(&fixture_31());
+    let r = replay_fixture(&or_not_run!(fixture_31()));
     assert!(r.known_defect.is_some());
     assert!(r.expectations_hold(), "{:?}", r.mismatches);
     assert!(
@@ -115,7 +118,10 @@ fn fixture_31_is_a_defect_class_the_oracle_itself_meets() {
 
 #[test]
 fn an_injector_that_types_streaming_partials_in_staged_mode_violates_fixture_31() {
-    let r = run_adapter(&fixture_31(), &mut StreamingPartialInjector::default());
+    let r = run_adapter(
+        &or_not_run!(fixture_31()),
+        &mut StreamingPartialInjector::default(),
+    );
     assert!(r.violates_fixture());
     assert_eq!(r.target_writes, ["juliet", " kilo", " lima"]);
     // Three partials typed before release, none through the explicit commit.
@@ -130,7 +136,7 @@ fn an_injector_that_types_streaming_partials_in_staged_mode_violates_fixture_31(
 
 #[test]
 fn a_compliant_injector_meets_fixture_31_and_fixture_01() {
-    for fx in [fixture_31(), fixture_01()] {
+    for fx in [or_not_run!(fixture_31()), or_not_run!(fixture_01())] {
         let r = run_adapter(&fx, &mut CompliantInjector::default());
         assert!(
             !r.violates_fixture(),
@@ -146,9 +152,7 @@ fn a_compliant_injector_meets_fixture_31_and_fixture_01() {
 #[test]
 fn the_streaming_injector_also_breaks_ordinary_mode_and_its_retractions_are_its_own() {
     // 38: partials retract words; the injector deletes only what it typed itself.
-    let fx = fixture(include_str!(
-        "../../../../conformance/replay/38_preview_churn.jsonl"
-    ));
+    let fx = or_not_run!(shared("38_preview_churn.jsonl"));
     let r = run_adapter(&fx, &mut StreamingPartialInjector::default());
     assert!(r.violates_fixture());
     assert_eq!(r.safety.forbidden_deletions, 0);
@@ -163,7 +167,7 @@ fn the_streaming_injector_also_breaks_ordinary_mode_and_its_retractions_are_its_
 
 #[test]
 fn the_stream_oracle_fails_the_defective_injector_on_fixture_31() {
-    let fx = fixture_31();
+    let fx = or_not_run!(fixture_31());
     let spec = Arc::new(StreamSpec::duplex_voice_default());
     let mut w = StreamWindow::open(spec, 0).unwrap();
     w.push(Tick::new(

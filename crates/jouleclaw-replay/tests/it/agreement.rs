@@ -2,6 +2,7 @@
 //! LocalAgreement-2, word and grapheme based.
 
 use jouleclaw_replay::*;
+use jouleclaw_testkit::{or_not_run, repo};
 
 #[test]
 fn word_agreement_is_the_common_prefix_of_whole_words() {
@@ -40,10 +41,8 @@ fn churn_and_staleness_helpers() {
 
 #[test]
 fn preview_metrics_of_a_churning_burst() {
-    let f = parse_fixtures(include_bytes!(
-        "../../../../conformance/replay/38_preview_churn.jsonl"
-    ))
-    .unwrap();
+    let churn = or_not_run!(repo::bytes("conformance/replay/38_preview_churn.jsonl"));
+    let f = parse_fixtures(&churn).unwrap();
     let r = replay_fixture(&f[0]);
     // Prefixes: "victor whiskey" -> "victor" (retracts " whiskey", 8 chars) ->
     // "victor yankee xray" (retracts nothing).

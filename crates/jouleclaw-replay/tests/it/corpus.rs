@@ -1,31 +1,32 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Every shipped fixture validates and meets its expectations.
 
-use std::path::PathBuf;
-
 use jouleclaw_replay::*;
+use jouleclaw_testkit::{or_not_run, repo};
 
-/// Every `.jsonl` file of `conformance/replay` as (file name, bytes), in name order.
-pub(crate) fn corpus() -> Vec<(String, Vec<u8>)> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../conformance/replay");
+/// Every `.jsonl` file of `conformance/replay` as (file name, bytes), in name order (`None`
+/// in a crate built alone).
+pub(crate) fn corpus() -> Option<Vec<(String, Vec<u8>)>> {
+    let dir = repo::path("conformance/replay")?;
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     files.sort();
-    files
+    let files = files
         .into_iter()
         .map(|p| {
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             (name, std::fs::read(&p).unwrap())
         })
-        .collect()
+        .collect();
+    Some(files)
 }
 
 #[test]
 fn every_shipped_fixture_validates_and_meets_its_expectations() {
-    let files = corpus();
+    let files = or_not_run!(corpus());
     assert!(files.len() >= 30, "only {} fixture files", files.len());
     let report = replay_corpus(&files);
     let text = report.render_text();
@@ -41,7 +42,7 @@ fn every_shipped_fixture_validates_and_meets_its_expectations() {
 
 #[test]
 fn known_defect_fixtures_are_reported_separately_and_never_pass() {
-    let report = replay_corpus(&corpus());
+    let report = replay_corpus(&or_not_run!(corpus()));
     assert!(report.totals.known_defect >= 1);
     for f in &report.files {
         for r in f.result.as_ref().unwrap() {
@@ -61,7 +62,7 @@ fn known_defect_fixtures_are_reported_separately_and_never_pass() {
 
 #[test]
 fn the_negative_cases_the_rules_imply_are_all_present() {
-    let files = corpus();
+    let files = or_not_run!(corpus());
     let all: Vec<Fixture> = files
         .iter()
         .flat_map(|(_, b)| parse_fixtures(b).unwrap())
@@ -111,7 +112,7 @@ fn the_negative_cases_the_rules_imply_are_all_present() {
 
 #[test]
 fn a_tampered_expectation_makes_the_corpus_fail() {
-    let mut files = corpus();
+    let mut files = or_not_run!(corpus());
     let (_, bytes) = files
         .iter_mut()
         .find(|(n, _)| n.starts_with("01_"))
@@ -132,7 +133,7 @@ fn a_tampered_expectation_makes_the_corpus_fail() {
 fn the_corpus_holds_every_candidate_class_in_both_modes_and_every_reported_script_class() {
     let mut seen: Vec<(bool, CandidateClass, bool)> = Vec::new();
     let mut scripts: Vec<ScriptClass> = Vec::new();
-    for (_, bytes) in corpus() {
+    for (_, bytes) in or_not_run!(corpus()) {
         for f in parse_fixtures(&bytes).unwrap() {
             let r = replay_fixture(&f);
             scripts.push(r.script);
@@ -167,7 +168,7 @@ fn the_corpus_holds_every_candidate_class_in_both_modes_and_every_reported_scrip
     ] {
         assert!(scripts.contains(&script), "no {script:?} trace");
     }
-    let report = replay_corpus(&corpus());
+    let report = replay_corpus(&or_not_run!(corpus()));
     assert_eq!(report.totals.withheld_command, 2);
     assert_eq!(report.totals.withheld_unknown, 2);
     assert_eq!(report.totals.safety.commands_written_as_text, 0);

@@ -4,19 +4,21 @@
 //! fixture-time latencies with their nearest-rank p50/p95.
 
 use jouleclaw_replay::*;
+use jouleclaw_testkit::or_not_run;
 
 use crate::events::{ev, ordinary, run};
 
-fn file(prefix: &str) -> (String, Vec<u8>) {
-    crate::corpus::corpus()
+fn file(prefix: &str) -> Option<(String, Vec<u8>)> {
+    let file = crate::corpus::corpus()?
         .into_iter()
         .find(|(name, _)| name.starts_with(prefix))
-        .unwrap()
+        .unwrap();
+    Some(file)
 }
 
-fn report(prefix: &str) -> FixtureReport {
-    let (_, bytes) = file(prefix);
-    replay_fixture(&parse_fixtures(&bytes).unwrap()[0])
+fn report(prefix: &str) -> Option<FixtureReport> {
+    let (_, bytes) = file(prefix)?;
+    Some(replay_fixture(&parse_fixtures(&bytes).unwrap()[0]))
 }
 
 /// `(missing words, final words, missing graphemes, final graphemes)`.
@@ -33,32 +35,32 @@ fn suffix(p: &PreviewMetrics) -> (u64, u64, u64, u64) {
 fn suffix_missing_rate_of_a_one_slot_consumer_matches_the_hand_computation() {
     // 01: slot "alpha bravo", final "alpha bravo charlie": 1 of 3 words; " charlie" is 8 of
     // 19 graphemes.
-    let p = report("01_").preview;
+    let p = or_not_run!(report("01_")).preview;
     assert_eq!(suffix(&p), (1, 3, 8, 19));
     assert_eq!(p.suffix_missing_rate_word(), "0.333");
     assert_eq!(p.suffix_missing_rate_grapheme(), "0.421");
     // 07 (CJK): slot "甲乙丁", final "甲乙丁戊": the one word differs (1 of 1); 1 of 4
     // graphemes.
-    let p = report("07_").preview;
+    let p = or_not_run!(report("07_")).preview;
     assert_eq!(suffix(&p), (1, 1, 1, 4));
     assert_eq!(p.suffix_missing_rate_word(), "1.000");
     assert_eq!(p.suffix_missing_rate_grapheme(), "0.250");
     // 38: slot "victor yankee xray", final "victor yankee zulu": a wrong word is missing too
     // (1 of 3 words; "zulu" is 4 of 18 graphemes).
-    let p = report("38_").preview;
+    let p = or_not_run!(report("38_")).preview;
     assert_eq!(suffix(&p), (1, 3, 4, 18));
     // 47 (Hebrew): slot "אלף בית גימ", final "אלף בית גימל": 1 of 3 words, 1 of 12 graphemes.
-    let p = report("47_").preview;
+    let p = or_not_run!(report("47_")).preview;
     assert_eq!(suffix(&p), (1, 3, 1, 12));
     assert_eq!(p.suffix_missing_rate_grapheme(), "0.083");
     // 48 (Arabic): slot "ألف باءَ" (7 graphemes: hamza + fatha is one cluster), final
     // "ألف باءَ تاء" (11): 1 of 3 words; " تاء" is 4 of 11 graphemes.
-    let p = report("48_").preview;
+    let p = or_not_run!(report("48_")).preview;
     assert_eq!(suffix(&p), (1, 3, 4, 11));
     assert_eq!(p.suffix_missing_rate_grapheme(), "0.363");
     // 49 (mixed direction, staged): slot "alpha אלף", final "alpha אלף bravo": 1 of 3 words,
     // 6 of 15 graphemes.
-    let p = report("49_").preview;
+    let p = or_not_run!(report("49_")).preview;
     assert_eq!(suffix(&p), (1, 3, 6, 15));
 }
 
@@ -115,7 +117,7 @@ fn right_to_left_and_combining_mark_agreement_is_compared_in_logical_order() {
     // Hamza then hamza + fatha: the cluster has not agreed yet.
     assert_eq!(stable_prefix("ألف باء", "ألف باءَ", Grapheme), "ألف با");
     assert_eq!(stable_prefix("ألف باء", "ألف باءَ", Word), "ألف");
-    let p = report("48_").preview;
+    let p = or_not_run!(report("48_")).preview;
     assert_eq!(p.first_stable_prefix_ms_word, [390]);
     assert_eq!(p.first_stable_prefix_ms_grapheme, [390]);
 }
@@ -141,16 +143,17 @@ fn script_classes_follow_the_letters_of_the_trace() {
         ("48_", ScriptClass::Rtl),
         ("49_", ScriptClass::MixedDirection),
     ] {
-        assert_eq!(report(prefix).script, class, "{prefix}");
+        assert_eq!(or_not_run!(report(prefix)).script, class, "{prefix}");
     }
 }
 
 #[test]
 fn cjk_and_rtl_traces_are_reported_apart_from_latin() {
-    let files: Vec<_> = ["01_", "07_", "38_", "47_", "48_", "49_"]
+    let files: Option<Vec<_>> = ["01_", "07_", "38_", "47_", "48_", "49_"]
         .iter()
         .map(|p| file(p))
         .collect();
+    let files = or_not_run!(files);
     let report = replay_corpus(&files);
     assert!(report.all_expectations_hold(), "{}", report.render_text());
     let by = &report.totals.by_script;
@@ -232,24 +235,24 @@ fn release_to_delivery_and_onset_to_first_useful_preview_match_the_hand_computat
 fn staged_delivery_is_the_append_to_the_review_buffer_withheld_finals_and_unreleased_bursts_are_not_measured()
  {
     // 46: burst 1 released at 400, staged at 600; burst 2's unknown final is withheld.
-    let l = report("46_").latency;
+    let l = or_not_run!(report("46_")).latency;
     assert_eq!(l.release_to_final_delivery_ms, [200]);
     assert_eq!(l.onset_to_first_useful_preview_ms, [190, 200]);
     // 42: the command final is withheld, so no delivery latency.
-    let l = report("42_").latency;
+    let l = or_not_run!(report("42_")).latency;
     assert!(l.release_to_final_delivery_ms.is_empty());
     assert_eq!(l.onset_to_first_useful_preview_ms, [290]);
-    let l = report("13_").latency;
+    let l = or_not_run!(report("13_")).latency;
     // 13: start 10, release 500 (490 ms); hypothesis and the rejected early final: 2 decodes.
     assert_eq!((l.decodes, l.captured_ms), (2, 490));
     assert_eq!(l.decodes_per_minute(), "244.897");
     // 15: start 10, release 300 (290 ms); the final and the late partial after the seal.
-    let l = report("15_").latency;
+    let l = or_not_run!(report("15_")).latency;
     assert_eq!((l.decodes, l.captured_ms), (2, 290));
     assert_eq!(l.decodes_per_minute(), "413.793");
     // 23: the decode failure seals the burst; its later release is rejected, so the burst was
     // never released and is not measured.
-    let l = report("23_").latency;
+    let l = or_not_run!(report("23_")).latency;
     assert_eq!((l.decodes, l.captured_ms), (0, 0));
     assert_eq!(l.decodes_per_minute(), "n/a");
 }
@@ -266,7 +269,7 @@ fn nearest_rank_percentiles_match_the_definition() {
     assert_eq!(nearest_rank_percentile(&[], 50), None);
     assert_eq!(nearest_rank_percentile(&s, 0), None);
     assert_eq!(nearest_rank_percentile(&s, 101), None);
-    let json = replay_corpus(&[file("13_")]).to_json();
+    let json = replay_corpus(&[or_not_run!(file("13_"))]).to_json();
     // Fixture 13 never delivers: the percentiles are null, not zero.
     assert!(json["latency"]["release_to_final_delivery_ms_p50"].is_null());
 }

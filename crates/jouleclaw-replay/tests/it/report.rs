@@ -3,8 +3,12 @@
 //! per-file and corpus digests.
 
 use jouleclaw_replay::*;
+use jouleclaw_testkit::{or_not_run, repo};
 
-const ONE: &str = include_str!("../../../../conformance/replay/01_single_hold_burst.jsonl");
+/// The repository's first replay fixture (`None` in a crate built alone).
+fn one() -> Option<String> {
+    repo::file("conformance/replay/01_single_hold_burst.jsonl")
+}
 
 #[test]
 fn the_json_report_carries_the_callers_provenance_and_the_rule_set_version() {
@@ -37,7 +41,8 @@ fn the_json_report_carries_the_callers_provenance_and_the_rule_set_version() {
 
 #[test]
 fn unknown_provenance_is_null_never_invented() {
-    let report = replay_corpus(&[("one.jsonl".into(), ONE.into())]);
+    let one = or_not_run!(one());
+    let report = replay_corpus(&[("one.jsonl".into(), one.clone().into())]);
     for json in [
         report.to_json(),
         report.to_json_with(&Provenance::from_build("", "  ")),
@@ -53,20 +58,21 @@ fn unknown_provenance_is_null_never_invented() {
 
 #[test]
 fn the_corpus_digest_names_the_bytes_in_order_not_the_names() {
+    let one = or_not_run!(one());
     let a = replay_corpus(&[
-        ("a.jsonl".into(), ONE.into()),
+        ("a.jsonl".into(), one.clone().into()),
         ("b.jsonl".into(), b"x".to_vec()),
     ]);
     let renamed = replay_corpus(&[
-        ("other/a.jsonl".into(), ONE.into()),
+        ("other/a.jsonl".into(), one.clone().into()),
         ("c.jsonl".into(), b"x".to_vec()),
     ]);
     let swapped = replay_corpus(&[
         ("b.jsonl".into(), b"x".to_vec()),
-        ("a.jsonl".into(), ONE.into()),
+        ("a.jsonl".into(), one.clone().into()),
     ]);
     let edited = replay_corpus(&[
-        ("a.jsonl".into(), ONE.replace("alpha", "alphA").into()),
+        ("a.jsonl".into(), one.replace("alpha", "alphA").into()),
         ("b.jsonl".into(), b"x".to_vec()),
     ]);
     assert_eq!(a.corpus_sha256(), renamed.corpus_sha256());
@@ -79,7 +85,8 @@ fn the_corpus_digest_names_the_bytes_in_order_not_the_names() {
 
 #[test]
 fn two_runs_of_one_corpus_give_byte_identical_reports() {
-    let files = vec![("one.jsonl".to_owned(), ONE.as_bytes().to_vec())];
+    let one = or_not_run!(one());
+    let files = vec![("one.jsonl".to_owned(), one.as_bytes().to_vec())];
     let p = Provenance::from_build("0.1.0", "abc");
     assert_eq!(
         replay_corpus(&files).render_json_with(&p),

@@ -1,5 +1,5 @@
 //! Valid arguments for the MCP corpus's tools (`tests/corpus/mcp_tools.mjs` writes the corpus):
-//! the generator `tests/mcp_toolsets.rs` checks calls with, and the `mcp` set the bench and
+//! the generator `tests/it/mcp_toolsets.rs` checks calls with, and the `mcp` set the bench and
 //! `examples/structured_ir.rs` measure whole documents on.
 
 // Each user takes the part it needs.

@@ -20,7 +20,7 @@ multi-turn answers (`"cd(folder='document')"`) are read with `ast` (keyword argu
 At most `MAX_CALLS` distinct calls per schema. A ground-truth call is labelled valid only when
 `jsonschema` (Draft 2020-12, formats not asserted) accepts it; its mutations (the same ones as
 `tool_models.py`, with their first impossible byte) are made only from valid calls. Every case
-carries jsonschema's whole-document outcome; `tests/tool_corpus.rs` checks the grammar against it.
+carries jsonschema's whole-document outcome; `tests/it/tool_corpus.rs` checks the grammar against it.
 """
 
 from __future__ import annotations

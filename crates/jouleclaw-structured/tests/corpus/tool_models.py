@@ -12,7 +12,7 @@ every model OpenAI's SDK accepts, also what `openai.lib._pydantic.to_strict_json
 indented `json.dumps` of the same value). Mutated calls change one thing; for each, this script
 computes independently where the first impossible byte is (`offset`) and the JSON Pointer a
 refusal names (`path`), and `jsonschema` (Draft 2020-12, formats not asserted) gives the
-whole-document outcome for the schema as generated. crates/jouleclaw-structured/tests/tool_corpus.rs
+whole-document outcome for the schema as generated. crates/jouleclaw-structured/tests/it/tool_corpus.rs
 checks the grammar against all three.
 """
 

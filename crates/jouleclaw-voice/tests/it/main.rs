@@ -1,11 +1,16 @@
-//! The voice crate's integration tests in one binary: the pipeline stage, the whisper server client
-//! and hostile Wyoming servers. (`voice_turn_vectors.rs`, the generator of committed vectors, and
-//! `wyoming_real.rs`, which the Wyoming suite runs by name, are their own.)
+//! The voice crate's integration tests in one binary: the pipeline stage, the whisper server
+//! client, hostile Wyoming servers, the voice-turn/1 vectors (`voice_turn_vectors`, their
+//! generator) and the real Wyoming engine (`wyoming_real`, `#[ignore]`d: the Wyoming suite runs
+//! it by name).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../support/engine.rs"]
+mod engine;
 mod pipeline_stage;
+mod voice_turn_vectors;
 mod whisper_server;
 mod wyoming_hostile;
+mod wyoming_real;
 
 /// A duplex-voice pipeline for stream `stream_id` of `did:example:steward`, judged by `oracle`
 /// and signing with the RFC 8032 test key.

@@ -1,7 +1,7 @@
 //! The Wyoming client against a hostile server: a stand-in of this test's own (not a speech
 //! engine; it only reads the request and answers what each test tells it to), on a real Unix
 //! socket or loopback TCP port. Every hostile reply gets its code and nothing waits past its
-//! bound. The real engine is in `wyoming_real.rs`.
+//! bound. The real engine is in `wyoming_real`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead as _, BufReader, Read as _};

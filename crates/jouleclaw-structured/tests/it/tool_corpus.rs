@@ -2,7 +2,8 @@
 //! `model_json_schema()`, OpenAI's strict function-calling schema from its Python SDK):
 //! `tests/corpus/tool_models.py` writes it, `.ci/suites/40-structured.sh` runs this test with
 //! `tests/corpus/zod_models.mjs` adds Zod 4's `z.toJSONSchema()` models when npm is there;
-//! `JOULECLAW_TOOL_CORPUS=<file> cargo test -p jouleclaw-structured --test tool_corpus -- --ignored`.
+//! `JOULECLAW_TOOL_CORPUS=<file> cargo test -p jouleclaw-structured --test it -- --ignored
+//! tool_corpus::`.
 //! When `JOULECLAW_TOOL_CORPUS_ZOD=1`, the corpus must hold the Zod models.
 //!
 //! For every schema as generated: it compiles with `Grammar::compile_json_schema`, or is refused
@@ -10,9 +11,6 @@
 //! agrees with Python's `jsonschema` on the same schema; valid calls pass whole, at every split
 //! and byte by byte; mutated calls are refused at the first impossible byte and JSON Pointer the
 //! generator computed independently.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
 
 use std::sync::Arc;
 
@@ -130,12 +128,12 @@ fn check_cases(
         let doc = c["doc"].as_str().unwrap().as_bytes();
         let want = c["jsonschema_valid"].as_bool().unwrap();
         let got = match splits {
-            Splits::Every => common::outcome(g, doc),
+            Splits::Every => crate::common::outcome(g, doc),
             Splits::Bytewise => {
                 let whole = g.validate(doc);
                 let cuts: Vec<usize> = (1..doc.len()).collect();
                 assert_eq!(
-                    common::run_cuts(g, doc, &cuts),
+                    crate::common::run_cuts(g, doc, &cuts),
                     whole,
                     "{cname}: byte by byte"
                 );

@@ -5,17 +5,14 @@
 //! over the set is measured and printed; only a generous bound is asserted (a real engine errs).
 //!
 //! These need the engine, `espeak-ng` and `sox`: `#[ignore]`d here, run by
-//! `.ci/suites/20-wyoming.sh` (`cargo test -p jouleclaw-voice --test wyoming_real -- --ignored`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-#[path = "support/engine.rs"]
-mod engine;
+//! `.ci/suites/20-wyoming.sh` (`cargo test -p jouleclaw-voice --test it -- --ignored
+//! wyoming_real::`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::engine::{Engine, Listen, pcm_of, speak, word_errors, words};
 use bytes::Bytes;
-use engine::{Engine, Listen, pcm_of, speak, word_errors, words};
 use jouleclaw_jcr1::Estimator;
 use jouleclaw_jcr1::cose::{self, Signer, SingleKey, SoftwareSigner};
 use jouleclaw_pipeline::{ClosedWindow, Pipeline, PipelineConfig, duplex_voice_backends};

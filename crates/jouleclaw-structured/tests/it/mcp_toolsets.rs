@@ -5,17 +5,12 @@
 //! tool a valid call, a call of an unknown name and off-schema arguments get the answer the
 //! `jsonschema` crate gives the arguments, whole and in every chunking, the unknown name at
 //! the byte that leaves every name.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
-mod common;
-#[path = "../benches/common/mcp.rs"]
-mod mcp;
 
 use std::sync::Arc;
 
-use common::*;
+use crate::common::*;
+use crate::mcp::{valid, with_optional};
 use jouleclaw_structured::*;
-use mcp::{valid, with_optional};
 use serde_json::{Value, json};
 
 fn call(name: &str, args: &Value) -> String {
