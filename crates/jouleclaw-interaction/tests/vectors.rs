@@ -1,11 +1,11 @@
 //! `conformance/interaction-metrics-vectors.json` and `interaction-metrics-1.schema.json`:
 //! their generator, the stale-file check, and every vector checked against the crate.
 //!
-//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-interaction --test vectors` rewrites the
+//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-interaction --test it vectors::` rewrites the
 //! files; otherwise a test fails when they differ from what this generator builds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -569,7 +569,7 @@ fn check_generated(file: &str, built: &str) {
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         checked_in == built,
-        "conformance/{file} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-interaction --test vectors"
+        "conformance/{file} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-interaction --test it vectors::"
     );
 }
 

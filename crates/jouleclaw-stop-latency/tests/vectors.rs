@@ -1,11 +1,11 @@
 //! `conformance/stop-latency-vectors.json`: its generator, the stale-file check, and every
 //! vector checked against the crate.
 //!
-//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test vectors` rewrites the
+//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test it vectors::` rewrites the
 //! file; otherwise a test fails when it differs from what this generator builds.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
+use crate::support;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner, ValidKey, kid};
 use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt, encode_value};
@@ -647,7 +647,7 @@ fn check_generated(file: &str, built: &str) {
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         checked_in == built,
-        "conformance/{file} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test vectors"
+        "conformance/{file} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stop-latency --test it vectors::"
     );
 }
 

@@ -1,7 +1,7 @@
 //! `conformance/stream-window-hash-vectors.json`: window canonical JSON and hashes.
 //!
 //! The vectors are built here from code; the test fails when the checked-in file differs.
-//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stream --test hash_vectors` rewrites it
+//! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stream --test it hash_vectors::` rewrites it
 //! (only for a deliberate change of the window encoding, which is a schema-version decision).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -7,3 +7,6 @@ mod beside;
 mod common;
 mod properties;
 mod rules;
+// Kept at tests/vectors.rs, the path the vector file it generates names.
+#[path = "../vectors.rs"]
+mod vectors;

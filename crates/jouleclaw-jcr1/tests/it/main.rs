@@ -8,6 +8,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 mod conformance;
+// Kept at tests/cose.rs, the path the vector file it generates names.
+#[path = "../cose.rs"]
 mod cose;
 mod decoder;
 mod fuzz_corpus;

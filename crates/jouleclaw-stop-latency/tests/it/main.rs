@@ -6,3 +6,6 @@ mod document;
 mod meter;
 #[path = "../support/mod.rs"]
 mod support;
+// Kept at tests/vectors.rs, the path the vector file it generates names.
+#[path = "../vectors.rs"]
+mod vectors;

@@ -6,3 +6,6 @@ mod interaction_markers;
 mod ledger;
 mod spec_limits;
 mod window;
+// Kept at tests/hash_vectors.rs, the path the vector file it generates names.
+#[path = "../hash_vectors.rs"]
+mod hash_vectors;

@@ -7,6 +7,8 @@
 #[path = "../support/engine.rs"]
 mod engine;
 mod pipeline_stage;
+// Kept at tests/voice_turn_vectors.rs, the path the vector file it generates names.
+#[path = "../voice_turn_vectors.rs"]
 mod voice_turn_vectors;
 mod whisper_server;
 mod wyoming_hostile;

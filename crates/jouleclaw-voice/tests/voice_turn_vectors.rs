@@ -3,8 +3,8 @@
 //!
 //! `JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-voice --test it voice_turn_vectors::`
 //! rewrites the file; otherwise a test fails when it differs from what this generator builds.
-//! (The vectors and the schema name this file by its former path,
-//! `tests/voice_turn_vectors.rs`: their bytes stay as they are.)
+//! (A module of the crate's one test binary, `tests/it`, kept at the path the vectors and the
+//! schema name.)
 
 use bytes::Bytes;
 use jouleclaw_stream::{Tick, TickKind, TickMarker, duplex};

@@ -1,6 +1,6 @@
 //! COSE_Sign1 signing and verification: signed vectors, negatives, peers, batch, key files.
-//! (`conformance/stream-window-signed-vectors.json`, generated here, names this file by its
-//! former path `tests/cose.rs` in its `_comment`: the vector's bytes stay as they are.)
+//! (A module of the crate's one test binary, `tests/it`, kept at the path
+//! `conformance/stream-window-signed-vectors.json`, generated here, names.)
 
 use crate::common::*;
 use coset::cbor::value::Value;
