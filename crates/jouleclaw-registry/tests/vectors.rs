@@ -338,7 +338,7 @@ fn build() -> Value {
 fn check_generated(built: &str) {
     let path = or_not_run!(repo::path(&format!("conformance/{VECTORS}")));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, built).unwrap();
+        jouleclaw_testkit::write_generated(&path, built);
     }
     let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(

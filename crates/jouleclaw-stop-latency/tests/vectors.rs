@@ -641,7 +641,7 @@ fn the_schema_file_is_what_the_generator_builds() {
 fn check_generated(file: &str, built: &str) {
     let path = or_not_run!(repo::path(&format!("conformance/{file}")));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, built).unwrap();
+        jouleclaw_testkit::write_generated(&path, built);
         return;
     }
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();

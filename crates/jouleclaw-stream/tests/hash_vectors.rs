@@ -142,7 +142,7 @@ fn checked_in_window_hash_vectors_are_current() {
     let built = build();
     let path = or_not_run!(repo::path(PATH));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(&path, &built).unwrap();
+        jouleclaw_testkit::write_generated(&path, &built);
     }
     let on_disk = std::fs::read_to_string(&path).expect(PATH);
     assert_eq!(on_disk, built, "stale vectors: the window encoding changed");

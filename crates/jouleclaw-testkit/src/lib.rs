@@ -86,6 +86,20 @@ impl Drop for TempDir {
     }
 }
 
+/// Rewrites the generated file `path` with `bytes` as one step: written beside it under a
+/// name of this process, then renamed over it, so that another test of the same binary reading
+/// the file meanwhile sees the old bytes or the new, never a half-written file.
+#[track_caller]
+pub fn write_generated(path: impl AsRef<Path>, bytes: impl AsRef<[u8]>) {
+    let path = path.as_ref();
+    let mut staged = path.as_os_str().to_owned();
+    staged.push(format!(".regen-{}", std::process::id()));
+    let staged = PathBuf::from(staged);
+    std::fs::write(&staged, bytes)
+        .and_then(|()| std::fs::rename(&staged, path))
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
 /// Writes `built` to `path` when `JOULECLAW_REGEN_VECTORS` is set, then asserts that the
 /// file holds exactly `built` (a generated vector or schema file that is not stale); `regen`
 /// tells how to rewrite it.
@@ -93,8 +107,7 @@ impl Drop for TempDir {
 pub fn check_generated(path: impl AsRef<Path>, built: &str, regen: &str) {
     let path = path.as_ref();
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(path, built)
-            .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        write_generated(path, built);
     }
     let on_disk = std::fs::read_to_string(path).unwrap_or_default();
     assert!(on_disk == built, "{} is stale; {regen}", path.display());

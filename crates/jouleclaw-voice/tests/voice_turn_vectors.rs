@@ -514,7 +514,7 @@ fn build() -> String {
 fn check_generated(file: &str, built: &str) {
     let path = or_not_run!(repo::path(&format!("conformance/{file}")));
     if std::env::var_os("JOULECLAW_REGEN_VECTORS").is_some() {
-        std::fs::write(path, built).unwrap();
+        jouleclaw_testkit::write_generated(path, built);
         return;
     }
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
