@@ -147,9 +147,14 @@ pub async fn collect_stored(
         let audit = crate::audit::audit_nats_stream(&s, steward);
         if !audit.is_complete() {
             calls.incomplete += 1;
+            let first = audit
+                .problems
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             on_event(StoredEvent::Incomplete {
                 stream_id: &audit.stream_id,
-                problem: audit.problems.first().map_or("", String::as_str),
+                problem: &first,
             });
             return;
         }

@@ -31,7 +31,7 @@ fn a_folder_named_with_a_second_spelling_is_a_malformed_name() {
         std::fs::create_dir(&p).unwrap();
         let audit = jouleclaw_live::audit::audit_stream_dir(&p, &key).unwrap();
         audit
-            .problems
+            .lines()
             .iter()
             .any(|p| p.starts_with("malformed_name:"))
     };

@@ -216,19 +216,19 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     let audit = audit_stream_dir(&partial, &key).unwrap();
     assert!(
         audit
-            .problems
+            .lines()
             .iter()
             .any(|p| p == "unsealed: the storage does not mark the stream sealed"),
         "{:?}",
-        audit.problems
+        audit.lines()
     );
-    assert!(audit.has_problem("no_final_seal"), "{:?}", audit.problems);
+    assert!(audit.has_problem("no_final_seal"), "{:?}", audit.lines());
     call.close().await.unwrap();
     s.shutdown().await.unwrap();
     let sealed = dir.path().join(escape_id("open/one"));
     assert!(!partial.exists());
     let audit = audit_stream_dir(&sealed, &key).unwrap();
-    assert!(audit.is_complete(), "{:?}", audit.problems);
+    assert!(audit.is_complete(), "{:?}", audit.lines());
     // One flipped byte in the last receipt's signature.
     let path = sealed.join(file::RECEIPTS_CBOR);
     let mut bytes = std::fs::read(&path).unwrap();
@@ -239,7 +239,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     assert!(
         audit.has_problem("refused_signature"),
         "{:?}",
-        audit.problems
+        audit.lines()
     );
     // A key that signed nothing here verifies nothing.
     let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();

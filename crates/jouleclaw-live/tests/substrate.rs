@@ -226,13 +226,13 @@ async fn closing_seals_the_stream_and_later_pushes_are_refused() {
     assert_eq!(all.len(), 3);
     assert!(all[2].is_final && !all[1].is_final);
     let audit = audit_nats_stream(&records(&all, "sealed"), &key());
-    assert!(audit.is_complete(), "{:?}", audit.problems);
+    assert!(audit.is_complete(), "{:?}", audit.lines());
     assert_eq!(audit.verified, 5);
     // The audit notices a dropped receipt.
     let mut cut = records(&all, "sealed");
     cut.records.receipts.remove(2);
     let audit = audit_nats_stream(&cut, &key());
-    assert!(audit.has_problem("missing_window"), "{:?}", audit.problems);
+    assert!(audit.has_problem("missing_window"), "{:?}", audit.lines());
 }
 
 #[tokio::test(start_paused = true)]
@@ -425,7 +425,7 @@ async fn many_concurrent_streams_each_seal_complete_into_files() {
             audit.is_complete(),
             "{}: {:?}",
             audit.stream_id,
-            audit.problems
+            audit.lines()
         );
         assert_eq!(audit.verified as u64, WINDOWS);
     }
