@@ -13,7 +13,11 @@
 //!   [`writer::check_destination`] and [`writer::write_output`];
 //! - [`verify_dir`]: the one verifier of a stream directory, bounded and streaming, returning a
 //!   typed [`DirReport`] (each receipt's [`ReceiptStatus`], the [`Completeness`], every
-//!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named);
+//!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named), which also
+//!   checks the call's signed documents ([`layout::DOCUMENT_FILES`]: `stop-latency.cbor`,
+//!   `interaction-metrics.cbor`) under the key and against the receipts, a missing one when
+//!   required ([`DirReport::document_problems`], the verified [`DirReport::stop_latency`] and
+//!   [`DirReport::interaction`]);
 //! - [`verify_stream`]: the same verifier over any [`source::StreamSource`] (a stream served
 //!   under the layout's file names: [`source::DirSource`] for a directory; `jouleclaw-live`
 //!   serves its stream folders and the JetStream read-back through it);

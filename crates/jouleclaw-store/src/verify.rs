@@ -281,7 +281,7 @@ pub struct DirReport {
     /// any, are in [`DirReport::document_problems`]).
     pub interaction: Option<InteractionDocument>,
     /// What checking the call's signed documents themselves found (`spec/STREAM-AT-REST.md`
-    /// section 5.1 step 6), in [`DOCUMENT_FILES`] order, each with the document's file name:
+    /// section 5.1 step 9), in [`DOCUMENT_FILES`] order, each with the document's file name:
     /// a document that is not a regular file, does not verify under the key (its verifier's
     /// code), is not bound to the receipts (the binding codes of `spec/STOP-LATENCY-V1.md` and
     /// `spec/INTERACTION-METRICS-V1.md` section 7), or is missing when required
@@ -672,7 +672,7 @@ fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
         .is_some_and(|v| v["outputs"].get(file).is_some()))
 }
 
-/// The call's signed documents (`spec/STREAM-AT-REST.md` section 5.1 step 6), each checked as
+/// The call's signed documents (`spec/STREAM-AT-REST.md` section 5.1 step 9), each checked as
 /// its spec says: `stop-latency.cbor` (`spec/STOP-LATENCY-V1.md` section 7) and
 /// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` section 7) verified under
 /// `key`, then bound to `receipts` (every decodable line's receipt and content hash, in order;
