@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use jouleclaw_jcr1::cose::PublicKey;
+use jouleclaw_jcr1::cose::ValidKey;
 use jouleclaw_seal::verify_checkpoint;
 use jouleclaw_store::source::{DirSource, Fetched, StreamSource};
 use jouleclaw_store::{Completeness, verify_stream};
@@ -113,7 +113,7 @@ fn audit_held(
     mut held: HeldStream<'_>,
     rec: &StreamRecords,
     steward: Option<&str>,
-    key: &PublicKey,
+    key: &ValidKey,
 ) -> StreamAudit {
     let stored = Stored {
         stream_id: rec.stream_id.clone(),
@@ -159,7 +159,7 @@ fn folder_name(path: &Path) -> Result<(String, String, bool)> {
 /// what only the live layout knows: a folder still named `.partial` is `unsealed`, a folder
 /// name that is not an escaped stream id is `malformed_name`. Errors when `path` is not a
 /// directory or cannot be read.
-pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
+pub fn audit_stream_dir(path: &Path, key: &ValidKey) -> Result<StreamAudit> {
     let (name, token, sealed) = folder_name(path)?;
     let unescaped = unescape_id(&token);
     let mut problems = Vec::new();
@@ -217,10 +217,12 @@ pub struct Stored {
 /// `stop_latency_missing` and `interaction_metrics_missing` are left out of its problems
 /// (they stay in [`StreamAudit::document_problems`]).
 ///
+/// `key` is checked once by the caller ([`ValidKey::new`]), for every stream it audits.
+///
 /// Errors only when the source cannot be read.
 pub fn audit_source<S: StreamSource>(
     src: &mut S,
-    key: &PublicKey,
+    key: &ValidKey,
     stored: Stored,
 ) -> jouleclaw_store::Result<StreamAudit> {
     let Stored {
@@ -350,7 +352,7 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// are `misplaced_steward`, sealed or not. Then that the final seal names the steward of the
 /// subject the stream was stored under (`misplaced_steward`), so that two stewards' streams
 /// with one id stay two streams, each checked against its own seal.
-pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
+pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &ValidKey) -> StreamAudit {
     let held = HeldStream {
         label: &s.subject,
         receipts: &s.records.receipts,
@@ -363,7 +365,7 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
     };
     let mut audit = audit_held(held, &s.records, Some(&s.steward), key);
     if let Some(last) = s.records.seals.last()
-        && let Ok(c) = verify_checkpoint(last, key)
+        && let Ok(c) = verify_checkpoint(last, key.verifying_key())
         && c.seal.steward != s.steward
     {
         audit.problems.push(Problem::new(
@@ -517,58 +519,50 @@ mod tests {
     /// A canonical receipt (window 0 of `examples/golden/tool-call.receipts.jsonl`).
     const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kind":"conforming"},"energy_provenance":"Estimator","id":"stream-demo:0000","inbound_bytes":6400,"jc_receipt":"stream-window/1","joules_uj":180,"outbound_bytes":0,"steward":"did:keri:EJ9testStewardAID000000000000000","stream_id":"stream-demo","tick_count":2,"verdict":{"chain":["always-pass-stream","barge-in-detector","per-tick:utf8-text","structured:04d0f386107113a0"],"kind":"pass"},"window_hash":"97e995c87971d6691105b6eb69a2862ab9dcfa15e1091926f94936396fac5f03","window_id":0}"#;
 
-    fn key() -> PublicKey {
+    fn key() -> ValidKey {
         use jouleclaw_jcr1::cose::Signer as _;
-        jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key().verifying_key()
+        ValidKey::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key().verifying_key())
+            .unwrap()
     }
 
-    /// A key the one key rule refuses (here the identity, of small order) verifies no document:
-    /// the verifier names `cose_bad_signature` for both before looking at the bytes, and the
-    /// auditor words it as the document not verifying; under an accepted key the same bytes get
-    /// the profile's own refusal.
+    /// A key the one key rule refuses (here the identity, of small order) is refused once, by
+    /// the caller, before any stream is audited; under an accepted key, signed documents that do
+    /// not verify are named by their verifier's code, in the auditor's words.
     #[test]
-    fn a_refused_key_verifies_no_call_document() {
+    fn a_call_document_that_does_not_verify_is_named_in_the_auditors_words() {
         let identity = {
             let mut b = [0u8; 32];
             b[0] = 1;
-            PublicKey::from_bytes(&b).unwrap()
+            jouleclaw_jcr1::cose::PublicKey::from_bytes(&b).unwrap()
         };
+        assert!(ValidKey::new(identity).is_err());
         let doc: &[u8] = b"not a COSE_Sign1";
-        let audit = |key: &PublicKey| {
-            let mut held = HeldStream {
-                label: "call-1",
-                receipts: &[],
-                seals: &[],
-                inclusion: None,
-                documents: StreamDocuments {
-                    stop_latency: Some(doc),
-                    interaction_metrics: Some(doc),
-                },
-            };
-            let stored = Stored {
-                stream_id: "call-1".to_owned(),
-                steward: None,
-                sealed: true,
-                problems: Vec::new(),
-            };
-            audit_source(&mut held, key, stored).unwrap()
+        let mut held = HeldStream {
+            label: "call-1",
+            receipts: &[],
+            seals: &[],
+            inclusion: None,
+            documents: StreamDocuments {
+                stop_latency: Some(doc),
+                interaction_metrics: Some(doc),
+            },
         };
-        let a = audit(&identity);
-        let codes: Vec<&str> = a.document_problems.iter().map(|p| p.code).collect();
-        assert_eq!(codes, ["cose_bad_signature"; 2], "{:?}", a.problems);
-        for what in ["stop-latency", "interaction-metrics"] {
-            let line = format!("cose_bad_signature: the {what} document does not verify: ");
-            assert!(a.has_problem(&line), "{:?}", a.problems);
-        }
-        let a = audit(&key());
+        let stored = Stored {
+            stream_id: "call-1".to_owned(),
+            steward: None,
+            sealed: true,
+            problems: Vec::new(),
+        };
+        let a = audit_source(&mut held, &key(), stored).unwrap();
         assert_eq!(a.document_problems.len(), 2, "{:?}", a.problems);
-        assert!(
-            a.document_problems
-                .iter()
-                .all(|p| p.code != "cose_bad_signature"),
-            "{:?}",
-            a.problems
-        );
+        for (p, what) in a
+            .document_problems
+            .iter()
+            .zip(["stop-latency", "interaction-metrics"])
+        {
+            let line = format!("{}: the {what} document does not verify: ", p.code);
+            assert!(a.has_problem(&line), "{line}: {:?}", a.problems);
+        }
     }
 
     /// One folder whose name is not UTF-8 is a stream folder with a malformed name, audited and

@@ -224,7 +224,9 @@ async fn audit_all(cluster: &Cluster) -> Vec<jouleclaw_live::audit::StreamAudit>
         .await
         .unwrap();
     let key = signer().verifying_key();
-    recs.iter().map(|r| audit_nats_stream(r, &key)).collect()
+    recs.iter()
+        .map(|r| audit_nats_stream(r, &common::valid(&key)))
+        .collect()
 }
 
 fn assert_all_complete(audits: &[jouleclaw_live::audit::StreamAudit], n: usize, windows: u64) {
@@ -799,7 +801,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     assert_eq!(stewards, ["did:example:one", "did:example:two"]);
     for s in &only {
         assert_eq!(s.records.stream_id, "shared.id");
-        let a = audit_nats_stream(s, &key);
+        let a = audit_nats_stream(s, &common::valid(&key));
         assert!(a.is_complete(), "{:?}", a.lines());
         assert_eq!(a.verified, 3);
     }
@@ -816,11 +818,11 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     let mut s = only[0].clone();
     let derived = common::derived_inclusion(&s.records, &key);
     s.inclusion = Some(derived.clone());
-    assert!(audit_nats_stream(&s, &key).is_complete());
+    assert!(audit_nats_stream(&s, &common::valid(&key)).is_complete());
     let mut inc = derived;
     inc.swap(0, 1);
     s.inclusion = Some(inc.clone());
-    let p = audit_nats_stream(&s, &key).lines();
+    let p = audit_nats_stream(&s, &common::valid(&key)).lines();
     assert_eq!(p.len(), 2, "{p:?}");
     assert!(
         p.iter().all(|p| p.starts_with("refused_inclusion")),
@@ -831,7 +833,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     inc[2][n - 1] ^= 1;
     s.inclusion = Some(inc.clone());
     assert!(
-        audit_nats_stream(&s, &key)
+        audit_nats_stream(&s, &common::valid(&key))
             .lines()
             .iter()
             .any(|p| p.starts_with("refused_inclusion"))
@@ -839,7 +841,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     inc.pop();
     s.inclusion = Some(inc.clone());
     assert!(
-        audit_nats_stream(&s, &key)
+        audit_nats_stream(&s, &common::valid(&key))
             .lines()
             .iter()
             .any(|p| p.starts_with("inclusion_count"))
@@ -847,7 +849,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     // A version-1 stream whose batches carried none (an empty `inclusion`) is missing them.
     s.inclusion = Some(Vec::new());
     assert!(
-        audit_nats_stream(&s, &key)
+        audit_nats_stream(&s, &common::valid(&key))
             .lines()
             .iter()
             .any(|p| p.starts_with("inclusion_count"))
@@ -940,7 +942,7 @@ async fn a_batch_stored_under_another_steward_is_named() {
     // The victim's own stream, the forged copy, the crafted subject ending in the same token.
     assert_eq!(both.len(), 3);
     for s in &both {
-        let a = audit_nats_stream(s, &key);
+        let a = audit_nats_stream(s, &common::valid(&key));
         if s.steward == "did:example:one" {
             assert!(a.is_complete(), "{:?}", a.lines());
         } else if s.steward == "did:example:two" {
@@ -1008,7 +1010,7 @@ async fn a_journal_of_version_1_messages_replays_unchanged_and_the_audit_checks_
     let all = read_back(&config, None).await.unwrap();
     assert_eq!(all.len(), 2);
     for s in &all {
-        let a = audit_nats_stream(s, &key);
+        let a = audit_nats_stream(s, &common::valid(&key));
         if s.records.stream_id == demo::STREAM_ID {
             let want: Vec<Vec<u8>> = batches
                 .iter()
@@ -1030,7 +1032,7 @@ async fn a_journal_of_version_1_messages_replays_unchanged_and_the_audit_checks_
             let n = inc[7].len();
             inc[7][n - 1] ^= 1;
             assert!(
-                audit_nats_stream(&damaged, &key)
+                audit_nats_stream(&damaged, &common::valid(&key))
                     .lines()
                     .iter()
                     .any(|p| p.starts_with("refused_inclusion: inclusion.cbor item 7")),
@@ -1141,7 +1143,7 @@ async fn a_live_process_killed_mid_run_loses_nothing_after_replay() {
         .await
         .unwrap()
     {
-        let a = audit_nats_stream(&s, &key);
+        let a = audit_nats_stream(&s, &common::valid(&key));
         assert_eq!(a.verified, a.receipts, "{:?}", a.lines());
         assert_eq!(a.receipts, a.checkpoints * 5, "{:?}", a.lines());
         for p in &a.lines() {
@@ -1392,7 +1394,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
     assert_eq!(stored.len(), 7);
     for st in &stored {
         let id = st.records.stream_id.as_str();
-        let audit = audit_nats_stream(st, &key);
+        let audit = audit_nats_stream(st, &common::valid(&key));
         let doc = st.stop_latency.as_deref();
         match id {
             "forged-missing" => {

@@ -213,7 +213,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     let partial = dir
         .path()
         .join(format!("{}.partial", escape_id("open/one")));
-    let audit = audit_stream_dir(&partial, &key).unwrap();
+    let audit = audit_stream_dir(&partial, &common::valid(&key)).unwrap();
     assert!(
         audit
             .lines()
@@ -227,7 +227,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     s.shutdown().await.unwrap();
     let sealed = dir.path().join(escape_id("open/one"));
     assert!(!partial.exists());
-    let audit = audit_stream_dir(&sealed, &key).unwrap();
+    let audit = audit_stream_dir(&sealed, &common::valid(&key)).unwrap();
     assert!(audit.is_complete(), "{:?}", audit.lines());
     // One flipped byte in the last receipt's signature.
     let path = sealed.join(file::RECEIPTS_CBOR);
@@ -235,7 +235,7 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     let n = bytes.len();
     bytes[n - 1] ^= 1;
     std::fs::write(&path, bytes).unwrap();
-    let audit = audit_stream_dir(&sealed, &key).unwrap();
+    let audit = audit_stream_dir(&sealed, &common::valid(&key)).unwrap();
     assert!(
         audit.has_problem("refused_signature"),
         "{:?}",
@@ -243,7 +243,12 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     );
     // A key that signed nothing here verifies nothing.
     let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
-    assert_eq!(audit_stream_dir(&sealed, &other).unwrap().verified, 0);
+    assert_eq!(
+        audit_stream_dir(&sealed, &common::valid(&other))
+            .unwrap()
+            .verified,
+        0
+    );
 }
 
 #[test]

@@ -29,7 +29,7 @@ fn key() -> jouleclaw_jcr1::cose::PublicKey {
 /// What the stream verifier finds of the signed document `file` in the folder `dir` under
 /// `key`: one `code: sentence` line a problem.
 fn document_problems(dir: &Path, file: &str, key: &jouleclaw_jcr1::cose::PublicKey) -> Vec<String> {
-    jouleclaw_store::verify_dir(dir, key, &mut |_, _| {})
+    jouleclaw_store::verify_dir(dir, &common::valid(key), &mut |_, _| {})
         .unwrap()
         .document_problems_of(file)
         .map(|p| format!("{}: {}", p.code, p.message))
@@ -138,7 +138,9 @@ async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_sea
         );
         assert!(docs.contains_key(jouleclaw_stop_latency::STOP_LATENCY_SCHEMA));
         assert_eq!(
-            audit_stream_dir(&dir, &key()).unwrap().lines(),
+            audit_stream_dir(&dir, &common::valid(&key()))
+                .unwrap()
+                .lines(),
             Vec::<String>::new()
         );
     }
@@ -163,7 +165,7 @@ async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed(
     let doc = dir.join(INTERACTION_METRICS_CBOR);
     let good = std::fs::read(&doc).unwrap();
     let other = std::fs::read(t.path().join("call-0").join(INTERACTION_METRICS_CBOR)).unwrap();
-    let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().lines();
+    let problems = |d: &Path| audit_stream_dir(d, &common::valid(&key())).unwrap().lines();
     assert_eq!(problems(&dir), Vec::<String>::new());
     // Altered: the seal's digest, and the signature.
     common::assert_altered_document_refused(&doc, &good, "interaction-metrics", || problems(&dir));
@@ -257,7 +259,7 @@ async fn the_jetstream_audit_refuses_the_document_missing_altered_or_another_cal
     two_calls(t.path()).await;
     let s0 = nats_stream(&t.path().join("call-0"), "call-0");
     let s1 = nats_stream(&t.path().join("call-1"), "call-1");
-    let problems = |s: &NatsStream| audit_nats_stream(s, &key()).lines();
+    let problems = |s: &NatsStream| audit_nats_stream(s, &common::valid(&key())).lines();
     assert_eq!(problems(&s1), Vec::<String>::new());
     // Missing from the final message while the seal lists it.
     let mut missing = s1.clone();

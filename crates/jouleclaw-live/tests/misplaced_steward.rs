@@ -56,11 +56,11 @@ fn unsealed_receipts_of_another_steward_are_misplaced() {
             .iter()
             .any(|p| p.starts_with("misplaced_steward:"))
     };
-    let audit = audit_nats_stream(&stored_under("did:example:a"), &key);
+    let audit = audit_nats_stream(&stored_under("did:example:a"), &valid(&key));
     assert_eq!(audit.verified, 2, "{:?}", audit.lines());
     assert!(misplaced(&audit), "{:?}", audit.lines());
     // Accepted neighbour: under its own steward's subject the stream is only unsealed.
-    let audit = audit_nats_stream(&stored_under("did:example:b"), &key);
+    let audit = audit_nats_stream(&stored_under("did:example:b"), &valid(&key));
     assert_eq!(audit.verified, 2, "{:?}", audit.lines());
     assert!(!misplaced(&audit), "{:?}", audit.lines());
     assert!(
@@ -68,4 +68,9 @@ fn unsealed_receipts_of_another_steward_are_misplaced() {
         "{:?}",
         audit.lines()
     );
+}
+
+/// `key` checked once by the one key rule, as every caller of the auditor checks it.
+fn valid(key: &jouleclaw_jcr1::cose::PublicKey) -> jouleclaw_jcr1::cose::ValidKey {
+    jouleclaw_jcr1::cose::ValidKey::new(*key).unwrap()
 }

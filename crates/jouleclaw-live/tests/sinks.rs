@@ -69,7 +69,8 @@ async fn a_stale_partial_folder_is_never_appended_to() {
     assert_eq!(s.sink_stats().seals_durable.load(Ordering::SeqCst), 1);
     assert_eq!(s.sink_stats().receipts_lost.load(Ordering::SeqCst), 1);
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
-    let audit = audit_stream_dir(&dir.path().join(escape_id("call/2")), &key).unwrap();
+    let audit =
+        audit_stream_dir(&dir.path().join(escape_id("call/2")), &common::valid(&key)).unwrap();
     assert!(audit.is_complete(), "{:?}", audit.lines());
 }
 
@@ -126,7 +127,8 @@ async fn the_longest_id_is_stored_and_a_longer_one_is_refused_with_its_own_code(
     s.shutdown().await.unwrap();
     assert_eq!(ok.failure(), None);
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
-    let audit = audit_stream_dir(&dir.path().join(escape_id(&longest)), &key).unwrap();
+    let audit =
+        audit_stream_dir(&dir.path().join(escape_id(&longest)), &common::valid(&key)).unwrap();
     assert!(audit.is_complete(), "{:?}", audit.lines());
 }
 

@@ -28,7 +28,7 @@ fn key() -> jouleclaw_jcr1::cose::PublicKey {
 /// What the stream verifier finds of the signed document `file` in the folder `dir` under
 /// `key`: one `code: sentence` line a problem.
 fn document_problems(dir: &Path, file: &str, key: &jouleclaw_jcr1::cose::PublicKey) -> Vec<String> {
-    jouleclaw_store::verify_dir(dir, key, &mut |_, _| {})
+    jouleclaw_store::verify_dir(dir, &common::valid(key), &mut |_, _| {})
         .unwrap()
         .document_problems_of(file)
         .map(|p| format!("{}: {}", p.code, p.message))
@@ -215,7 +215,7 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     let dir = t.path().join("call-1");
     let doc = dir.join(STOP_LATENCY_CBOR);
     let good = std::fs::read(&doc).unwrap();
-    let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().lines();
+    let problems = |d: &Path| audit_stream_dir(d, &common::valid(&key())).unwrap().lines();
     assert_eq!(problems(&dir), Vec::<String>::new());
     // Altered: two problems, the final seal (stream-seal/2) commits to the document's digest,
     // and its signature no longer verifies.
@@ -280,7 +280,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
         interaction_metrics: Some(interaction.clone()),
     };
     assert_eq!(
-        audit_nats_stream(&stream(Some(&good)), &key()).lines(),
+        audit_nats_stream(&stream(Some(&good)), &common::valid(&key())).lines(),
         Vec::<String>::new()
     );
     // Re-signed with the same key after sealing (a barge-in dropped): another digest.
@@ -294,7 +294,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
     )
     .unwrap()
     .cose_sign1;
-    let p = audit_nats_stream(&stream(Some(&resigned)), &key()).lines();
+    let p = audit_nats_stream(&stream(Some(&resigned)), &common::valid(&key())).lines();
     assert!(
         p.first()
             .is_some_and(|l| l.starts_with("document_digest_mismatch")),
@@ -305,7 +305,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
         1,
         "{p:?}"
     );
-    let p = audit_nats_stream(&stream(None), &key()).lines();
+    let p = audit_nats_stream(&stream(None), &common::valid(&key())).lines();
     assert!(
         p.first().is_some_and(|l| l.starts_with("document_missing")),
         "{p:?}"
@@ -324,13 +324,15 @@ async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derive
     two_calls(t.path()).await;
     let dir = t.path().join("call-1");
     assert!(!dir.join(file::INCLUSION_CBOR).exists());
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(r.completeness, Completeness::Complete);
     assert!(r.inclusion_derived);
     assert_eq!(r.inclusion_receipts, 12);
     assert_eq!(
-        audit_stream_dir(&dir, &key()).unwrap().lines(),
+        audit_stream_dir(&dir, &common::valid(&key()))
+            .unwrap()
+            .lines(),
         Vec::<String>::new()
     );
     // The derived receipts, written as a stream-at-rest/1 `inclusion.cbor`, verify as stored
@@ -338,20 +340,20 @@ async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derive
     let records = common::records_of(&dir);
     let derived = common::derived_inclusion(&records, &key());
     std::fs::write(dir.join(file::INCLUSION_CBOR), derived.concat()).unwrap();
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(!r.inclusion_derived);
     assert_eq!(r.inclusion_receipts, 12);
     std::fs::write(dir.join(file::INCLUSION_CBOR), derived[..11].concat()).unwrap();
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert!(!r.problems.is_empty());
     std::fs::remove_file(dir.join(file::INCLUSION_CBOR)).unwrap();
     // Without seals.cbor nothing is sealed: completeness unknown, the audit says unsealed.
     std::fs::remove_file(dir.join(file::SEALS_CBOR)).unwrap();
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert_eq!(r.completeness, Completeness::Unknown);
     assert!(
-        audit_stream_dir(&dir, &key())
+        audit_stream_dir(&dir, &common::valid(&key()))
             .unwrap()
             .lines()
             .iter()
@@ -369,7 +371,7 @@ async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
     let t = tempfile::tempdir().unwrap();
     two_calls(t.path()).await;
     let dir = t.path().join("call-0");
-    let clean = jouleclaw_live::audit::audit_stream_dir(&dir, &key()).unwrap();
+    let clean = jouleclaw_live::audit::audit_stream_dir(&dir, &common::valid(&key())).unwrap();
     assert_eq!(clean.lines(), Vec::<String>::new());
 
     let jsonl = dir.join(jouleclaw_live::file::RECEIPTS_JSONL);
@@ -384,7 +386,7 @@ async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
     lines[3].replace_range(at..at + digits, &(joules + 1).to_string());
     std::fs::write(&jsonl, lines.join("\n") + "\n").unwrap();
 
-    let audit = jouleclaw_live::audit::audit_stream_dir(&dir, &key()).unwrap();
+    let audit = jouleclaw_live::audit::audit_stream_dir(&dir, &common::valid(&key())).unwrap();
     let has = |code: &str| audit.lines().iter().any(|p| p.starts_with(code));
     assert!(!audit.lines().is_empty());
     assert!(

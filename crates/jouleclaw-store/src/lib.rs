@@ -33,7 +33,9 @@
 //! std::fs::create_dir_all(&dir).unwrap();
 //! let key = jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key();
 //! use jouleclaw_jcr1::cose::Signer as _;
-//! let report = jouleclaw_store::verify_dir(&dir, &key.verifying_key(), &mut |_, _| {}).unwrap();
+//! // The key is checked once (the one key rule), then every stream is verified under it.
+//! let key = jouleclaw_jcr1::cose::ValidKey::new(key.verifying_key()).unwrap();
+//! let report = jouleclaw_store::verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
 //! // An empty folder is no stream: receipts.jsonl is missing.
 //! assert_eq!(report.outcome(), Outcome::Failed);
 //! assert_eq!(report.problems[0].code, "missing_file");

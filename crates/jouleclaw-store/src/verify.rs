@@ -419,7 +419,8 @@ fn open<S: StreamSource>(
     }
 }
 
-/// Verifies the stream directory `dir` under `key` (`spec/STREAM-AT-REST.md`, section 5):
+/// Verifies the stream directory `dir` under `key` (`spec/STREAM-AT-REST.md`, section 5; the
+/// key checked once by the caller, [`ValidKey::new`]):
 /// every line of `receipts.jsonl` strictly decoded; every window signature of `receipts.cbor`
 /// verified and matched to a later line; when sealed, every checkpoint of `seals.cbor`, every
 /// inclusion receipt of `inclusion.cbor` against its line, and the completeness check of
@@ -431,7 +432,7 @@ fn open<S: StreamSource>(
 /// [`Problem`] in the report.
 pub fn verify_dir(
     dir: &Path,
-    key: &PublicKey,
+    key: &ValidKey,
     each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
 ) -> Result<DirReport> {
     verify_stream(&mut DirSource::open(dir)?, key, each_receipt)
@@ -446,9 +447,10 @@ pub fn verify_dir(
 /// report.
 pub fn verify_stream<S: StreamSource>(
     src: &mut S,
-    key: &PublicKey,
+    key: &ValidKey,
     each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
 ) -> Result<DirReport> {
+    let public = key.verifying_key();
     let mut report = DirReport {
         receipts: Vec::new(),
         stream_id: None,
@@ -498,7 +500,7 @@ pub fn verify_stream<S: StreamSource>(
             each_receipt(i, r);
         },
     )?;
-    read_window_signatures(&mut report, src, key, &entries, &entry_line)?;
+    read_window_signatures(&mut report, src, public, &entries, &entry_line)?;
 
     let seals_there = src.exists(SEALS_CBOR)?;
     let inclusion_there = src.exists(INCLUSION_CBOR)?;
@@ -513,10 +515,10 @@ pub fn verify_stream<S: StreamSource>(
                 "seals.cbor is missing beside inclusion.cbor: the stream was sealed".to_owned(),
             );
         }
-        let checkpoints = read_seals(&mut report, src, key, &entries)?;
+        let checkpoints = read_seals(&mut report, src, public, &entries)?;
         let stream = check_stream(&entries, &checkpoints);
         if inclusion_there {
-            read_inclusion(&mut report, src, key)?;
+            read_inclusion(&mut report, src, public)?;
         } else {
             // The completeness check computed every checkpoint's root over the decodable lines
             // in order; when it found nothing wrong and every line decodes, those are the lines
@@ -592,8 +594,8 @@ pub fn verify_stream<S: StreamSource>(
             "no receipts in receipts.jsonl".to_owned(),
         );
     }
-    check_signer(&mut report, src, key)?;
-    check_summary(&mut report, src, key)?;
+    check_signer(&mut report, src, public)?;
+    check_summary(&mut report, src, public)?;
     report.completeness = match (report.sealed, report.problem_count) {
         (false, _) => Completeness::Unknown,
         (true, 0) => Completeness::Complete,
@@ -684,13 +686,10 @@ fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
 fn check_documents<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
-    key: &PublicKey,
+    key: &ValidKey,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     barge_in: Option<BindingProblem>,
 ) -> Result<()> {
-    // A key the one key rule refuses verifies no signature.
-    let valid = ValidKey::new(*key).ok();
-    let refused_key = || jouleclaw_jcr1::cose::document::DocumentCoseCode::BadSignature;
     let mut root: Option<Option<[u8; 32]>> = None;
     let mut root_of_receipts = |report: &DirReport| {
         *root.get_or_insert_with(|| match report.final_root {
@@ -724,25 +723,16 @@ fn check_documents<S: StreamSource>(
                 );
             }
         }
-        DocumentBytes::Read(bytes) => {
-            let verified = match &valid {
-                Some(k) => jouleclaw_stop_latency::verify(&bytes, k),
-                None => Err(refused_key().into()),
-            };
-            match verified {
-                Err(e) => document_problem(report, file, e.code(), &e.to_string()),
-                Ok(v) => {
-                    let root = root_of_receipts(report);
-                    let found = jouleclaw_stop_latency::check_receipts_under_root(
-                        &v.document,
-                        receipts,
-                        root,
-                    );
-                    bind(report, file, found);
-                    report.stop_latency = Some(v.document);
-                }
+        DocumentBytes::Read(bytes) => match jouleclaw_stop_latency::verify(&bytes, key) {
+            Err(e) => document_problem(report, file, e.code(), &e.to_string()),
+            Ok(v) => {
+                let root = root_of_receipts(report);
+                let found =
+                    jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root);
+                bind(report, file, found);
+                report.stop_latency = Some(v.document);
             }
-        }
+        },
     }
 
     let file = INTERACTION_METRICS_CBOR;
@@ -753,25 +743,16 @@ fn check_documents<S: StreamSource>(
                 bind(report, file, vec![p]);
             }
         }
-        DocumentBytes::Read(bytes) => {
-            let verified = match &valid {
-                Some(k) => jouleclaw_interaction::verify(&bytes, k),
-                None => Err(refused_key().into()),
-            };
-            match verified {
-                Err(e) => document_problem(report, file, e.code(), &e.to_string()),
-                Ok(v) => {
-                    let root = root_of_receipts(report);
-                    let found = jouleclaw_interaction::check_receipts_under_root(
-                        &v.document,
-                        receipts,
-                        root,
-                    );
-                    bind(report, file, found);
-                    report.interaction = Some(v.document);
-                }
+        DocumentBytes::Read(bytes) => match jouleclaw_interaction::verify(&bytes, key) {
+            Err(e) => document_problem(report, file, e.code(), &e.to_string()),
+            Ok(v) => {
+                let root = root_of_receipts(report);
+                let found =
+                    jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root);
+                bind(report, file, found);
+                report.interaction = Some(v.document);
             }
-        }
+        },
     }
     Ok(())
 }
@@ -1552,7 +1533,7 @@ mod tests {
     /// A sealed directory of `n` receipts (a checkpoint every 4, the last final), without
     /// window signatures and without `inclusion.cbor` (layout `stream-at-rest/2`); its lines
     /// and the key.
-    fn sealed_dir(name: &str, n: u64) -> (std::path::PathBuf, Vec<Vec<u8>>, PublicKey) {
+    fn sealed_dir(name: &str, n: u64) -> (std::path::PathBuf, Vec<Vec<u8>>, ValidKey) {
         let dir = std::env::temp_dir().join(format!("jc-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -1579,7 +1560,7 @@ mod tests {
         write_lines(&dir, &lines);
         std::fs::write(dir.join(RECEIPTS_CBOR), b"").unwrap();
         std::fs::write(dir.join(SEALS_CBOR), seals).unwrap();
-        (dir, lines, signer.verifying_key())
+        (dir, lines, ValidKey::new(signer.verifying_key()).unwrap())
     }
 
     fn write_lines(dir: &Path, lines: &[Vec<u8>]) {

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use jouleclaw_jcr1::cose::{PublicKey, Signer as _, SoftwareSigner, sign_receipt};
+use jouleclaw_jcr1::cose::{Signer as _, SoftwareSigner, ValidKey, sign_receipt};
 use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt};
 use jouleclaw_seal::StreamSealer;
 use jouleclaw_stop_latency::StopLatencyDocument;
@@ -28,7 +28,7 @@ const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kin
 
 /// The files of a sealed stream of `n` receipts: every window signed, a checkpoint every 3
 /// receipts (the last final), one inclusion receipt per line.
-fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, PublicKey) {
+fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, ValidKey) {
     sealed_files_yielding(n, None)
 }
 
@@ -37,7 +37,7 @@ fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, PublicKey) {
 fn sealed_files_yielding(
     n: u64,
     yields: Option<u64>,
-) -> (HashMap<&'static str, Vec<u8>>, PublicKey) {
+) -> (HashMap<&'static str, Vec<u8>>, ValidKey) {
     let signer = SoftwareSigner::rfc8032_test_key();
     let base = decode_receipt(LINE).unwrap();
     let yielded = {
@@ -84,7 +84,7 @@ fn sealed_files_yielding(
         (SEALS_CBOR, seals),
         (INCLUSION_CBOR, inclusion),
     ]);
-    (files, signer.verifying_key())
+    (files, ValidKey::new(signer.verifying_key()).unwrap())
 }
 
 fn scratch(tag: &str) -> PathBuf {
@@ -326,7 +326,7 @@ fn a_signed_document_is_verified_and_bound_to_the_receipts() {
     assert_eq!(r.completeness, Completeness::Complete);
     // Under another key it does not verify either (its kid is not that key's).
     write(&dir, &files);
-    let other = SoftwareSigner::generate().verifying_key();
+    let other = ValidKey::new(SoftwareSigner::generate().verifying_key()).unwrap();
     let r = verify_dir(&dir, &other, &mut |_, _| {}).unwrap();
     assert_eq!(
         document_codes(&r),

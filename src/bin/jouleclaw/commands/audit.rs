@@ -192,7 +192,7 @@ impl Totals {
 /// stream.
 fn audit_dir(
     d: &Path,
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     only: Option<&str>,
     policy: Option<&WitnessPolicy>,
 ) -> Result<Option<StreamAudit>, Failure> {
@@ -236,7 +236,7 @@ fn audit_dir(
 /// list, the `jobs` folders being verified, and the verdicts that wait for an earlier one.
 fn audit_folders(
     folders: &[PathBuf],
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     only: Option<&str>,
     policy: Option<&WitnessPolicy>,
     clock: &Clock,
@@ -328,10 +328,12 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
         .as_deref()
         .map(|p| crate::commands::registry::witness_policy_for(&key, p))
         .transpose()?;
+    // Checked once by the one key rule, for every stream audited.
+    let valid = crate::keys::valid_key(&key)?;
     let clock = Clock::start(args.jobs());
     if let Some(dir) = &args.dir {
         let folders = stream_dirs(dir).map_err(|e| Failure::io(dir, e))?;
-        return audit_folders(&folders, &key, only, policy.as_ref(), &clock);
+        return audit_folders(&folders, &valid, only, policy.as_ref(), &clock);
     }
     let Some(url) = &args.nats else {
         return Err(Failure::Usage("give --dir or --nats".into()));
@@ -347,7 +349,7 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
         }
         (None, _) => None,
     };
-    audit_nats(args, url, only, &key, witnessed, &clock)
+    audit_nats(args, url, only, &valid, witnessed, &clock)
 }
 
 /// The configuration a reader of the cluster (`audit --nats`, `registry add-stored`) takes:
@@ -363,7 +365,7 @@ pub(crate) fn reader_config(url: &str, js_stream: &str, prefix: &str) -> JetStre
 /// --witness-policy and --registry-proofs).
 fn audit_subject(
     s: &NatsStream,
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     witnessed: Option<&(WitnessPolicy, &Path)>,
 ) -> StreamAudit {
     let mut a = audit_nats_stream(s, key);
@@ -389,7 +391,7 @@ fn audit_nats(
     args: &AuditArgs,
     url: &str,
     only: Option<&str>,
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     witnessed: Option<(WitnessPolicy, &Path)>,
     clock: &Clock,
 ) -> CmdResult {

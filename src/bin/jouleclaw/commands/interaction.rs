@@ -18,7 +18,7 @@ use jouleclaw_stack::store::writer::StagedFile as Staged;
 use jouleclaw_stack::store::{DirReport, Outcome, verify_dir as verify_stream_dir};
 
 use super::stop_latency::{Destination, Pushed, copy_signer, tell_finding};
-use crate::keys::read_public_key;
+use crate::keys::{read_public_key, valid_key};
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
 use crate::{CmdResult, Failure};
@@ -147,12 +147,10 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
                 dir.display()
             )));
         }
-        let key = read_public_key(
-            &args
-                .public
-                .clone()
-                .unwrap_or_else(|| dir.join(jouleclaw_stack::store::layout::SIGNER_PUB)),
-        )?;
+        let key =
+            valid_key(&read_public_key(&args.public.clone().unwrap_or_else(
+                || dir.join(jouleclaw_stack::store::layout::SIGNER_PUB),
+            ))?)?;
         let mut report = verify_stream_dir(dir, &key, &mut |_, _| {})?;
         let mut problems: Vec<String> = report.problems.iter().map(|p| p.to_string()).collect();
         match report.receipts_outcome() {

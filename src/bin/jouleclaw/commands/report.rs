@@ -325,7 +325,8 @@ fn build(
     let mut late = Vec::new();
     let mut yields = Vec::new();
     let mut barge_ins_more = 0u64;
-    let store = verify_dir(dir, &key, &mut |line, r| {
+    let valid = crate::keys::valid_key(&key)?;
+    let store = verify_dir(dir, &valid, &mut |line, r| {
         columns.push(line, r);
         if rows.len() < MAX_TABLE_ROWS {
             rows.push(Row {

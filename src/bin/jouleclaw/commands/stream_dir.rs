@@ -10,7 +10,7 @@ use jouleclaw_stack::store::{
     DirReport, MAX_NAMED_PROBLEMS, Outcome, derive_inclusion_receipt, verify_dir,
 };
 
-use crate::keys::read_public_key;
+use crate::keys::{read_public_key, valid_key};
 use crate::out::{say, tell};
 use crate::{CmdResult, Failure};
 
@@ -86,7 +86,7 @@ pub(crate) fn outcome_result(report: &DirReport, allow_unsealed: bool) -> CmdRes
 
 /// `receipts verify --pub PUB DIR [--allow-unsealed]`.
 pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResult {
-    let key = read_public_key(public)?;
+    let key = valid_key(&read_public_key(public)?)?;
     let report = verify_dir(dir, &key, &mut |_, _| {})?;
     tell_problems(&report);
     // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
@@ -150,10 +150,10 @@ pub(crate) fn export_inclusion(
     public: Option<&Path>,
     out: Option<&Path>,
 ) -> CmdResult {
-    let key = match public {
+    let key = valid_key(&match public {
         Some(p) => read_public_key(p)?,
         None => crate::commands::report::read_dir_key(dir)?,
-    };
+    })?;
     // A refusal names the directory; an I/O error names its file already.
     let derived =
         derive_inclusion_receipt(dir, &key, window).map_err(|e| match Failure::from(e) {
