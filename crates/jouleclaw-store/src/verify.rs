@@ -424,9 +424,12 @@ fn open<S: StreamSource>(
 /// every line of `receipts.jsonl` strictly decoded; every window signature of `receipts.cbor`
 /// verified and matched to a later line; when sealed, every checkpoint of `seals.cbor`, every
 /// inclusion receipt of `inclusion.cbor` against its line, and the completeness check of
-/// `spec/STREAM-SEAL.md` section 6; `summary.json` and `signer.pub`, when present, against the
-/// files and the key. `each_receipt` sees every decodable line (its 0-based index and the receipt), in order,
-/// as it is read.
+/// `spec/STREAM-SEAL.md` section 6, and the final seal's commitment to the signed documents;
+/// `summary.json` and `signer.pub`, when present, against the files and the key; then the
+/// call's signed documents themselves (section 5.1 step 9: verified under the key, bound to the
+/// receipts, a missing one named when required; [`DirReport::document_problems`]).
+/// `each_receipt` sees every decodable line (its 0-based index and the receipt), in order, as
+/// it is read.
 ///
 /// Errors only when `dir` is not a directory or a file cannot be read; everything else is a
 /// [`Problem`] in the report.
