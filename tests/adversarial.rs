@@ -431,9 +431,13 @@ fn a_stream_stripped_of_its_seals_with_a_forged_summary_is_never_verified_as_com
     s.signing.policy = "every_window".into();
     std::fs::remove_file(out.join("summary.json")).unwrap();
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
-    let t = jouleclaw_stack::store::verify_dir(&out, &key, &mut |_, _| {})
-        .unwrap()
-        .totals;
+    let t = jouleclaw_stack::store::verify_dir(
+        &out,
+        &jouleclaw_stack::jcr1::cose::ValidKey::new(key).unwrap(),
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .totals;
     (s.receipts, s.ticks, s.inbound_bytes, s.outbound_bytes) =
         (t.receipts, t.ticks, t.inbound_bytes, t.outbound_bytes);
     (s.empty_windows, s.verdicts, s.conservation) = (t.empty_windows(), t.verdicts, t.conservation);

@@ -1541,9 +1541,13 @@ fn forged_summary(t: &TempDir, base_dir: &Path, files: &[(&str, Vec<u8>)]) -> St
             .insert("signer.pub".into(), blake3::hash(&b).to_hex().to_string());
     }
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
-    let t = jouleclaw_stack::store::verify_dir(&scratch, &key, &mut |_, _| {})
-        .unwrap()
-        .totals;
+    let t = jouleclaw_stack::store::verify_dir(
+        &scratch,
+        &jouleclaw_stack::jcr1::cose::ValidKey::new(key).unwrap(),
+        &mut |_, _| {},
+    )
+    .unwrap()
+    .totals;
     (s.receipts, s.ticks, s.inbound_bytes, s.outbound_bytes) =
         (t.receipts, t.ticks, t.inbound_bytes, t.outbound_bytes);
     (s.empty_windows, s.verdicts, s.conservation) = (t.empty_windows(), t.verdicts, t.conservation);
@@ -2214,7 +2218,12 @@ fn tamper_table_is_current_and_every_rust_checker_agrees() {
         let want = r["expect"]["outcome"].as_str().unwrap();
         let exit = r["expect"]["exit"].as_i64().unwrap() as i32;
         let exit_allow = r["expect"]["exit_allow_unsealed"].as_i64().unwrap() as i32;
-        let report = jouleclaw_stack::store::verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+        let report = jouleclaw_stack::store::verify_dir(
+            &dir,
+            &jouleclaw_stack::jcr1::cose::ValidKey::new(key).unwrap(),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert_eq!(
             report.outcome().code(),
             want,

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use jouleclaw_interaction::PipelineMeter;
-use jouleclaw_jcr1::cose::{self, PublicKey, SoftwareSigner, ValidKey};
+use jouleclaw_jcr1::cose::{self, PublicKey, SoftwareSigner};
 use jouleclaw_pipeline::{ClosedWindow as RsClosedWindow, SigningPolicy, WindowSignatures};
 use jouleclaw_seal::SealBatch as RsSealBatch;
 use jouleclaw_stop_latency::{
@@ -715,71 +715,6 @@ fn run_summary(
             yields,
         },
     }
-}
-
-/// The stop-latency document of a verified directory (`report`, with its decoded receipts by
-/// line): verified and bound to the receipts when present (opened without following a link,
-/// read up to `MAX_SIGNED_BYTES`), required when a receipt records a barge-in. Each problem as
-/// `receipts verify DIR` names it.
-pub(crate) fn stop_latency_problems(
-    dir: &Path,
-    key: &PublicKey,
-    receipts: &[(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])],
-) -> jouleclaw_store::Result<Vec<jouleclaw_stop_latency::BindingProblem>> {
-    use jouleclaw_store::layout::{self, Input, STOP_LATENCY_CBOR};
-    let problem = |code: &'static str, detail: String| {
-        vec![jouleclaw_stop_latency::BindingProblem { code, detail }]
-    };
-    let path = dir.join(STOP_LATENCY_CBOR);
-    let bytes = match layout::open_input(&path)? {
-        Input::Missing => {
-            let plain: Vec<_> = receipts.iter().map(|(r, _)| r.clone()).collect();
-            return Ok(jouleclaw_stop_latency::missing(&plain)
-                .into_iter()
-                .collect());
-        }
-        Input::NotRegular(what) => {
-            return Ok(problem(
-                "not_regular_file",
-                format!("{STOP_LATENCY_CBOR} is a {what}, not a regular file"),
-            ));
-        }
-        Input::File(f) => {
-            match layout::read_bounded(f, &path, jouleclaw_stop_latency::MAX_SIGNED_BYTES as u64)? {
-                Some(b) => b,
-                None => {
-                    return Ok(problem(
-                        "cose_too_large",
-                        format!("{STOP_LATENCY_CBOR} is larger than a signed document may be"),
-                    ));
-                }
-            }
-        }
-    };
-    // The key argument was accepted as `ValidKey::new` accepts one: this check cannot refuse it.
-    let key = match ValidKey::new(*key) {
-        Ok(k) => k,
-        Err(e) => return Ok(problem(e.code(), e.to_string())),
-    };
-    Ok(match jouleclaw_stop_latency::verify(&bytes, &key) {
-        Err(e) => problem(e.code(), e.to_string()),
-        Ok(v) => jouleclaw_stop_latency::check_receipts(&v.document, receipts),
-    })
-}
-
-/// The receipts a verified directory's `report` decoded (`decoded`: by line), each with its
-/// content hash, in line order.
-pub(crate) fn decoded_receipts(
-    report: &jouleclaw_store::DirReport,
-    decoded: Vec<(u64, jouleclaw_jcr1::StreamWindowReceipt)>,
-) -> Vec<(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])> {
-    decoded
-        .into_iter()
-        .filter_map(|(i, r)| {
-            let rec = report.receipts.get(usize::try_from(i).ok()?)?;
-            Some((r, rec.content_hash))
-        })
-        .collect()
 }
 
 /// The receipts of the bytes of a `receipts.jsonl`, each with its content hash (BLAKE3 of

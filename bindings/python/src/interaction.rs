@@ -1,20 +1,14 @@
 //! The signed `interaction-metrics/1` document (`spec/INTERACTION-METRICS-V1.md`) for Python:
-//! measured beside the `Pipeline` by `jouleclaw_interaction::PipelineMeter`, checked in a run
-//! directory as `jouleclaw receipts verify DIR` checks it.
-
-use std::path::Path;
+//! measured beside the `Pipeline` by `jouleclaw_interaction::PipelineMeter` (a run directory's
+//! is checked by the stream verifier, `verify_stream_dir`).
 
 use jouleclaw_interaction::{
-    self as im, BindingProblem, Event, InteractionDocument as RsDocument, Panel, SignedInteraction,
+    self as im, Event, InteractionDocument as RsDocument, Panel, SignedInteraction,
 };
-use jouleclaw_jcr1::cose::{PublicKey, ValidKey};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::{VerifyError, refusal};
-
-/// The file beside the receipts.
-pub(crate) const FILE: &str = jouleclaw_store::layout::INTERACTION_METRICS_CBOR;
 
 /// One interaction event (`spec/INTERACTION-METRICS-V1.md` section 2), in frames of the
 /// document's `tick_ns`.
@@ -238,49 +232,6 @@ impl InteractionDocument {
             self.doc.window_count
         )
     }
-}
-
-/// The interaction document of a verified directory (`receipts`: its decoded receipts with
-/// their content hashes, in line order): verified and bound to the receipts when present
-/// (opened without following a link, read up to `MAX_SIGNED_BYTES`); missing when
-/// `summary.json` lists it (a sealed stream's missing document is the stream verifier's
-/// `document_missing`). Each problem as `receipts verify DIR` names it.
-pub(crate) fn problems(
-    dir: &Path,
-    key: &PublicKey,
-    receipts: &[(jouleclaw_jcr1::StreamWindowReceipt, [u8; 32])],
-    summary_lists_it: bool,
-) -> jouleclaw_store::Result<Vec<BindingProblem>> {
-    use jouleclaw_store::layout::{self, Input};
-    let problem = |code: &'static str, detail: String| vec![BindingProblem { code, detail }];
-    let path = dir.join(FILE);
-    let bytes = match layout::open_input(&path)? {
-        Input::Missing => return Ok(im::missing(summary_lists_it).into_iter().collect()),
-        Input::NotRegular(what) => {
-            return Ok(problem(
-                "not_regular_file",
-                format!("{FILE} is a {what}, not a regular file"),
-            ));
-        }
-        Input::File(f) => match layout::read_bounded(f, &path, im::MAX_SIGNED_BYTES as u64)? {
-            Some(b) => b,
-            None => {
-                return Ok(problem(
-                    "cose_too_large",
-                    format!("{FILE} is larger than a signed document may be"),
-                ));
-            }
-        },
-    };
-    // The key argument was accepted as `ValidKey::new` accepts one: this check cannot refuse it.
-    let key = match ValidKey::new(*key) {
-        Ok(k) => k,
-        Err(e) => return Ok(problem(e.code(), e.to_string())),
-    };
-    Ok(match im::verify(&bytes, &key) {
-        Err(e) => problem(e.code(), e.to_string()),
-        Ok(v) => im::check_receipts(&v.document, receipts),
-    })
 }
 
 /// Verifies a signed `interaction-metrics/1` document against `public_key`; with

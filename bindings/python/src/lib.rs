@@ -1321,13 +1321,14 @@ fn split_cbor_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<
 
 /// Verifies a stream directory (`receipts.jsonl`, `receipts.cbor`, and `seals.cbor` when
 /// sealed, with `inclusion.cbor` when present: layouts `stream-at-rest/1` and `/2`) with the one
-/// verifier of the stream at rest (spec/STREAM-AT-REST.md), then `stop-latency.cbor` and `interaction-metrics.cbor` as
-/// `jouleclaw receipts verify DIR` checks them (signature, binding to the receipts, missing
-/// when required). Returns a dict: `outcome` (`"complete"`, `"unsealed"`: every
-/// receipt verified but completeness is unknown, or `"failed"`), `completeness`
-/// (`"complete"`, `"incomplete"`, `"unknown"`), `receipts`, `verified`, `checkpoints`,
-/// `problem_count` and `problems` (the first 100, each a dict with `code`, `file`, `index`,
-/// `window_id`, `message`). Raises `OSError` when the directory cannot be read.
+/// verifier of the stream at rest (spec/STREAM-AT-REST.md), which also checks
+/// `stop-latency.cbor` and `interaction-metrics.cbor` as `jouleclaw receipts verify DIR` does
+/// (signature, binding to the receipts, missing when required). Returns a dict: `outcome`
+/// (`"complete"`, `"unsealed"`: every receipt verified but completeness is unknown, or
+/// `"failed"`), `completeness` (`"complete"`, `"incomplete"`, `"unknown"`), `receipts`,
+/// `verified`, `checkpoints`, `problem_count` and `problems` (the first 100 of the files', then
+/// the signed documents', each a dict with `code`, `file`, `index`, `window_id`, `message`).
+/// Raises `OSError` when the directory cannot be read.
 #[pyfunction]
 fn verify_stream_dir<'py>(
     py: Python<'py>,
@@ -1335,37 +1336,14 @@ fn verify_stream_dir<'py>(
     public_key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyDict>> {
     use jouleclaw_store::Completeness;
-    let key = public_key_arg(py, public_key)?;
-    let (report, documents) = py
-        .detach(move || -> jouleclaw_store::Result<_> {
-            let mut decoded = Vec::new();
-            let report =
-                jouleclaw_store::verify_dir(&path, &key, &mut |i, r| decoded.push((i, r.clone())))?;
-            let receipts = evidence::decoded_receipts(&report, decoded);
-            let mut documents = Vec::new();
-            for p in evidence::stop_latency_problems(&path, &key, &receipts)? {
-                documents.push((jouleclaw_store::layout::STOP_LATENCY_CBOR, p.code, p.detail));
-            }
-            let listed = report
-                .summary
-                .as_ref()
-                .is_some_and(|s| s.outputs.contains_key(interaction::FILE));
-            for p in interaction::problems(&path, &key, &receipts, listed)? {
-                documents.push((interaction::FILE, p.code, p.detail));
-            }
-            Ok((report, documents))
-        })
+    let key = valid_key_arg(py, public_key)?;
+    let report = py
+        .detach(move || jouleclaw_store::verify_dir(&path, &key, &mut |_, _| {}))
         .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
     let out = PyDict::new(py);
-    // The directory's files, then its stop-latency document (spec/STOP-LATENCY-V1.md section
-    // 7) and its interaction document (spec/INTERACTION-METRICS-V1.md section 6): each
-    // signature and binding to the receipts, as `receipts verify DIR` checks them.
-    let outcome = if documents.is_empty() {
-        report.outcome().code()
-    } else {
-        "failed"
-    };
-    out.set_item("outcome", outcome)?;
+    // The outcome counts the signed documents' findings (spec/STOP-LATENCY-V1.md section 7,
+    // spec/INTERACTION-METRICS-V1.md section 6), as `receipts verify DIR` refuses them.
+    out.set_item("outcome", report.outcome().code())?;
     out.set_item(
         "completeness",
         match report.completeness {
@@ -1379,25 +1357,16 @@ fn verify_stream_dir<'py>(
     out.set_item("checkpoints", report.checkpoints)?;
     out.set_item(
         "problem_count",
-        report.problem_count + documents.len() as u64,
+        report.problem_count + report.document_problems.len() as u64,
     )?;
     let problems = PyList::empty(py);
-    for p in &report.problems {
+    for p in report.problems.iter().chain(&report.document_problems) {
         let d = PyDict::new(py);
         d.set_item("code", p.code)?;
         d.set_item("file", p.file)?;
         d.set_item("index", p.index)?;
         d.set_item("window_id", p.window_id)?;
         d.set_item("message", &p.message)?;
-        problems.append(d)?;
-    }
-    for (file, code, message) in &documents {
-        let d = PyDict::new(py);
-        d.set_item("code", code)?;
-        d.set_item("file", file)?;
-        d.set_item("index", py.None())?;
-        d.set_item("window_id", py.None())?;
-        d.set_item("message", message)?;
         problems.append(d)?;
     }
     out.set_item("problems", problems)?;

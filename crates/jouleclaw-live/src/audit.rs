@@ -2,14 +2,12 @@
 //! read-back, the batches a sink was handed) is served to the one stream verifier of the stream
 //! at rest (`jouleclaw_store::verify_stream`) through a small fetch interface
 //! (`jouleclaw_store::source::StreamSource`: a [`DirSource`] for a folder, a [`HeldStream`]
-//! for a stream held in memory), and [`audit_source`] adds what only the storage knows and the
-//! signed documents' binding to the receipts.
+//! for a stream held in memory), and [`audit_source`] adds what only the storage knows (the
+//! verifier checks the signed documents and their binding to the receipts itself).
 
 use std::path::Path;
 
-use jouleclaw_jcr1::StreamWindowReceipt;
-use jouleclaw_jcr1::cose::{PublicKey, ValidKey};
-use jouleclaw_seal::call_document::root_of;
+use jouleclaw_jcr1::cose::ValidKey;
 use jouleclaw_seal::verify_checkpoint;
 use jouleclaw_store::source::{DirSource, Fetched, StreamSource};
 use jouleclaw_store::{Completeness, verify_stream};
@@ -30,7 +28,41 @@ pub struct StreamRecords {
     /// Whether the storage marks the stream sealed (a renamed folder; a final batch).
     pub sealed: bool,
     /// Problems found while reading (unreadable or malformed items).
-    pub read_problems: Vec<String>,
+    pub read_problems: Vec<Problem>,
+}
+
+/// One problem of a stream's audit; shown as one line, `code: sentence` (with the file it
+/// concerns first when it names one: `file: code: sentence`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// A stable code: the stream verifier's (`jouleclaw_store::Problem::code`), a signed
+    /// document's verifier's or binding check's, or the storage's (`misplaced_stream`,
+    /// `misplaced_steward`, `unsealed`, `malformed_name`, the read-back's).
+    pub code: &'static str,
+    /// The file it concerns, when the line names it before the code.
+    pub file: Option<&'static str>,
+    /// The sentence; untrusted text in it is escaped where it is made.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem of `code` with its sentence.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            file: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = self.file {
+            write!(f, "{file}: ")?;
+        }
+        write!(f, "{}: {}", self.code, self.message)
+    }
 }
 
 /// The verdict on one stream.
@@ -45,8 +77,13 @@ pub struct StreamAudit {
     pub verified: usize,
     /// Checkpoints that verified.
     pub checkpoints: usize,
-    /// Every problem: `code: sentence`.
-    pub problems: Vec<String>,
+    /// Every problem, in the order found.
+    pub problems: Vec<Problem>,
+    /// What the stream verifier found of the call's signed documents themselves
+    /// (`jouleclaw_store::DirReport::document_problems`, in its words): each is also among
+    /// [`StreamAudit::problems`], unless the storage does not mark the stream sealed and it
+    /// is a missing document's.
+    pub document_problems: Vec<jouleclaw_store::Problem>,
 }
 
 impl StreamAudit {
@@ -59,7 +96,14 @@ impl StreamAudit {
     /// Whether a problem starts with `prefix`: its code (`missing_window`), or its code and
     /// the start of its sentence.
     pub fn has_problem(&self, prefix: &str) -> bool {
-        self.problems.iter().any(|p| p.starts_with(prefix))
+        self.problems
+            .iter()
+            .any(|p| p.to_string().starts_with(prefix))
+    }
+
+    /// Every problem as its line.
+    pub fn lines(&self) -> Vec<String> {
+        self.problems.iter().map(ToString::to_string).collect()
     }
 }
 
@@ -69,7 +113,7 @@ fn audit_held(
     mut held: HeldStream<'_>,
     rec: &StreamRecords,
     steward: Option<&str>,
-    key: &PublicKey,
+    key: &ValidKey,
 ) -> StreamAudit {
     let stored = Stored {
         stream_id: rec.stream_id.clone(),
@@ -83,126 +127,9 @@ fn audit_held(
         receipts,
         verified: 0,
         checkpoints: rec.seals.len(),
-        problems: vec![format!("unreadable: {e}")],
+        problems: vec![Problem::new("unreadable", e.to_string())],
+        document_problems: Vec::new(),
     })
-}
-
-/// Checks a stream's signed `stop-latency/1` document against its verified receipts (in
-/// window order, with their BLAKE3 content hashes), as `receipts verify DIR` does for
-/// `stop-latency.cbor` (`spec/STOP-LATENCY-V1.md` section 7): the signature under `key`,
-/// the document, and its binding (steward and stream, receipt count, root, every barge-in
-/// window a yield and every yield listed). Without a document, a stream whose receipts record
-/// a barge-in (a `yield`) is `stop_latency_missing`; one without is fine. Each problem is one
-/// `code: sentence` line.
-pub fn check_stop_latency(
-    document: Option<&[u8]>,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    key: &PublicKey,
-) -> Vec<String> {
-    let root = document.and_then(|_| root_of(receipts));
-    let valid = document.and_then(|_| ValidKey::new(*key).ok());
-    stop_latency_problems(document, receipts, valid.as_ref(), root)
-}
-
-/// [`check_stop_latency`] with the receipts' root computed once by the caller ([`root_of`],
-/// or the final seal's root of a complete directory) and the key checked once by the caller
-/// (`None`: [`ValidKey::new`] refused it, under which no signature verifies).
-fn stop_latency_problems(
-    document: Option<&[u8]>,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    key: Option<&ValidKey>,
-    root: Option<[u8; 32]>,
-) -> Vec<String> {
-    let Some(bytes) = document else {
-        let plain: Vec<StreamWindowReceipt> = receipts.iter().map(|(r, _)| r.clone()).collect();
-        return jouleclaw_stop_latency::missing(&plain)
-            .map(|p| p.to_string())
-            .into_iter()
-            .collect();
-    };
-    signed_document_problems(
-        bytes,
-        key,
-        "stop-latency",
-        jouleclaw_stop_latency::verify,
-        jouleclaw_stop_latency::StopLatencyError::code,
-        |v| {
-            jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root)
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        },
-    )
-}
-
-/// The problems of a signed `what` document (`bytes`): that it does not verify under `key`
-/// (with `verify`; the error's `code`; a refused key, `None`, verifies no signature:
-/// `cose_bad_signature`), else `check`'s over the verified document.
-fn signed_document_problems<D, E>(
-    bytes: &[u8],
-    key: Option<&ValidKey>,
-    what: &str,
-    verify: impl FnOnce(&[u8], &ValidKey) -> core::result::Result<D, E>,
-    code: fn(&E) -> &'static str,
-    check: impl FnOnce(D) -> Vec<String>,
-) -> Vec<String>
-where
-    E: core::fmt::Display + From<jouleclaw_jcr1::cose::document::DocumentCoseCode>,
-{
-    let verified = match key {
-        Some(key) => verify(bytes, key),
-        None => Err(jouleclaw_jcr1::cose::document::DocumentCoseCode::BadSignature.into()),
-    };
-    match verified {
-        Err(e) => vec![format!(
-            "{}: the {what} document does not verify: {e}",
-            code(&e)
-        )],
-        Ok(v) => check(v),
-    }
-}
-
-/// Checks a stream's signed `interaction-metrics/1` document against its verified receipts (in
-/// window order, with their BLAKE3 content hashes), as `receipts verify DIR` does for
-/// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` sections 6 and 7): the
-/// signature under `key`, the document, and its binding (steward and stream, receipt count,
-/// root, every event's window a receipt's). Without a document nothing is checked here: a
-/// final seal that commits to one the stream does not hold is the stream verifier's
-/// `document_missing`. Each problem is one `code: sentence` line.
-pub fn check_interaction_metrics(
-    document: Option<&[u8]>,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    key: &PublicKey,
-) -> Vec<String> {
-    let root = document.and_then(|_| root_of(receipts));
-    let valid = document.and_then(|_| ValidKey::new(*key).ok());
-    interaction_problems(document, receipts, valid.as_ref(), root)
-}
-
-/// [`check_interaction_metrics`] with the receipts' root and the key ([`stop_latency_problems`])
-/// checked once by the caller.
-fn interaction_problems(
-    document: Option<&[u8]>,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
-    key: Option<&ValidKey>,
-    root: Option<[u8; 32]>,
-) -> Vec<String> {
-    let Some(bytes) = document else {
-        return Vec::new();
-    };
-    signed_document_problems(
-        bytes,
-        key,
-        "interaction-metrics",
-        jouleclaw_interaction::verify,
-        jouleclaw_interaction::InteractionError::code,
-        |v| {
-            jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root)
-                .iter()
-                .map(|p| format!("{}: interaction-metrics/1: {}", p.code, p.detail))
-                .collect()
-        },
-    )
 }
 
 /// A stream folder's name, its escaped id and whether it is sealed (not `.partial`). A name
@@ -232,14 +159,17 @@ fn folder_name(path: &Path) -> Result<(String, String, bool)> {
 /// what only the live layout knows: a folder still named `.partial` is `unsealed`, a folder
 /// name that is not an escaped stream id is `malformed_name`. Errors when `path` is not a
 /// directory or cannot be read.
-pub fn audit_stream_dir(path: &Path, key: &PublicKey) -> Result<StreamAudit> {
+pub fn audit_stream_dir(path: &Path, key: &ValidKey) -> Result<StreamAudit> {
     let (name, token, sealed) = folder_name(path)?;
     let unescaped = unescape_id(&token);
     let mut problems = Vec::new();
     if unescaped.is_none() {
-        problems.push(format!(
-            "malformed_name: \"{}\" is not an escaped stream id",
-            jouleclaw_store::escape_untrusted(&name)
+        problems.push(Problem::new(
+            "malformed_name",
+            format!(
+                "\"{}\" is not an escaped stream id",
+                jouleclaw_store::escape_untrusted(&name)
+            ),
         ));
     }
     let stored = Stored {
@@ -267,28 +197,32 @@ pub struct Stored {
     pub steward: Option<String>,
     /// Whether the storage marks the stream sealed.
     pub sealed: bool,
-    /// Problems found while reading (`code: sentence`), listed first.
-    pub problems: Vec<String>,
+    /// Problems found while reading, listed first.
+    pub problems: Vec<Problem>,
 }
 
 /// The one audit of a stream at rest, wherever it is read from: the stream verifier
 /// ([`jouleclaw_store::verify_stream`]: every receipt, window signature, checkpoint and
 /// inclusion receipt, completeness against the final seal, the final seal's commitment to the
-/// signed documents, and, from a directory, `signer.pub` and `summary.json`), then what the
-/// storage knows: `misplaced_stream` when the receipts are of another stream than the one it
-/// is stored as, `misplaced_steward` when they are of another steward than the one it is
-/// stored under (when the storage names one), `unsealed` when the stream has no seal or the storage does not mark it sealed;
-/// then, for a stream the storage marks sealed (or one holding the document),
-/// `stop-latency.cbor` as `receipts verify DIR` checks it ([`check_stop_latency`]: verified
-/// when present, required when a receipt records a barge-in), and `interaction-metrics.cbor`
-/// when there ([`check_interaction_metrics`]), each a regular file read bounded. At most
+/// signed documents, the signed documents themselves (verified under the key and bound to the
+/// receipts, a missing one named when required), and, from a directory, `signer.pub` and
+/// `summary.json`), then what the storage knows: `misplaced_stream` when the receipts are of
+/// another stream than the one it is stored as, `misplaced_steward` when they are of another
+/// steward than the one it is stored under (when the storage names one), `unsealed` when the
+/// stream has no seal or the storage does not mark it sealed. At most
 /// `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the verifier are listed, then one
-/// `more_problems` line with the count of the rest. Each problem is one `code: sentence` line.
+/// `more_problems` line with the count of the rest; the signed documents' problems follow the
+/// storage's. The documents are written with the final batch, so a stream the storage does not
+/// mark sealed (named `unsealed`) is not asked for them: the verifier's
+/// `stop_latency_missing` and `interaction_metrics_missing` are left out of its problems
+/// (they stay in [`StreamAudit::document_problems`]).
+///
+/// `key` is checked once by the caller ([`ValidKey::new`]), for every stream it audits.
 ///
 /// Errors only when the source cannot be read.
 pub fn audit_source<S: StreamSource>(
     src: &mut S,
-    key: &PublicKey,
+    key: &ValidKey,
     stored: Stored,
 ) -> jouleclaw_store::Result<StreamAudit> {
     let Stored {
@@ -297,105 +231,62 @@ pub fn audit_source<S: StreamSource>(
         sealed,
         mut problems,
     } = stored;
-    let mut decoded: Vec<(u64, StreamWindowReceipt)> = Vec::new();
-    let report = verify_stream(src, key, &mut |i, r| decoded.push((i, r.clone())))?;
+    let report = verify_stream(src, key, &mut |_, _| {})?;
     for p in &report.problems {
-        problems.push(format!("{}: {p}", p.code));
+        problems.push(Problem::new(p.code, p.to_string()));
     }
     let more = report
         .problem_count
         .saturating_sub(report.problems.len() as u64);
     if more > 0 {
-        problems.push(format!(
-            "more_problems: {more} more problems (only the first {} are named)",
-            report.problems.len()
+        problems.push(Problem::new(
+            "more_problems",
+            format!(
+                "{more} more problems (only the first {} are named)",
+                report.problems.len()
+            ),
         ));
     }
     if let Some(id) = &report.stream_id
         && *id != stream_id
     {
-        problems.push(format!(
-            "misplaced_stream: stored as \"{}\" but the receipts are of \"{}\"",
-            jouleclaw_store::escape_untrusted(&stream_id),
-            jouleclaw_store::escape_untrusted(id)
+        problems.push(Problem::new(
+            "misplaced_stream",
+            format!(
+                "stored as \"{}\" but the receipts are of \"{}\"",
+                jouleclaw_store::escape_untrusted(&stream_id),
+                jouleclaw_store::escape_untrusted(id)
+            ),
         ));
     }
     if let (Some(stored), Some(found)) = (&steward, &report.steward)
         && stored != found
     {
-        problems.push(format!(
-            "misplaced_steward: stored under steward \"{}\" but the receipts are of \"{}\"",
-            jouleclaw_store::escape_untrusted(stored),
-            jouleclaw_store::escape_untrusted(found)
+        problems.push(Problem::new(
+            "misplaced_steward",
+            format!(
+                "stored under steward \"{}\" but the receipts are of \"{}\"",
+                jouleclaw_store::escape_untrusted(stored),
+                jouleclaw_store::escape_untrusted(found)
+            ),
         ));
     }
     if report.completeness == Completeness::Unknown {
-        problems
-            .push("unsealed: no seals.cbor or inclusion.cbor: completeness is unknown".to_owned());
+        problems.push(Problem::new(
+            "unsealed",
+            "no seals.cbor or inclusion.cbor: completeness is unknown",
+        ));
     } else if !sealed {
-        problems.push("unsealed: the storage does not mark the stream sealed".to_owned());
+        problems.push(Problem::new(
+            "unsealed",
+            "the storage does not mark the stream sealed",
+        ));
     }
-    // The documents, as `receipts verify DIR` checks them; written with the final batch, so
-    // a stream the storage does not mark sealed (named unsealed above) is not asked for them.
-    let stop_latency = read_document(
-        src,
-        crate::file::STOP_LATENCY_CBOR,
-        jouleclaw_stop_latency::MAX_SIGNED_BYTES,
-    )?;
-    let interaction = read_document(
-        src,
-        crate::file::INTERACTION_METRICS_CBOR,
-        jouleclaw_interaction::MAX_SIGNED_BYTES,
-    )?;
-    let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = decoded
-        .into_iter()
-        .filter_map(|(i, r)| {
-            let rec = report.receipts.get(usize::try_from(i).ok()?)?;
-            Some((r, rec.content_hash))
-        })
-        .collect();
-    let documents = [&stop_latency, &interaction]
-        .iter()
-        .any(|d| matches!(d, DocumentFile::Bytes(_)));
-    // The key both documents are verified under, checked once (and only when there is one).
-    let valid = if documents {
-        ValidKey::new(*key).ok()
-    } else {
-        None
-    };
-    // The root both documents bind: a complete stream's final seal covers exactly these
-    // receipts, so its (verified) root is theirs; otherwise it is computed, once.
-    let root = match report.final_root {
-        Some(r)
-            if report.completeness == Completeness::Complete
-                && report.final_tree_size == receipts.len() as u64 =>
-        {
-            Some(r)
+    for p in &report.document_problems {
+        if !sealed && p.code.ends_with("_missing") {
+            continue;
         }
-        _ if documents => root_of(&receipts),
-        _ => None,
-    };
-    type Check = fn(
-        Option<&[u8]>,
-        &[(StreamWindowReceipt, [u8; 32])],
-        Option<&ValidKey>,
-        Option<[u8; 32]>,
-    ) -> Vec<String>;
-    let checks: [(DocumentFile, Check); 2] = [
-        (stop_latency, stop_latency_problems),
-        (interaction, interaction_problems),
-    ];
-    for (doc, check) in checks {
-        match doc {
-            DocumentFile::Missing if !sealed => {}
-            DocumentFile::Refused(p) => problems.push(p),
-            DocumentFile::Missing => {
-                problems.extend(check(None, &receipts, valid.as_ref(), root));
-            }
-            DocumentFile::Bytes(b) => {
-                problems.extend(check(Some(&b), &receipts, valid.as_ref(), root));
-            }
-        }
+        problems.push(document_problem(p));
     }
     Ok(StreamAudit {
         stream_id,
@@ -403,37 +294,41 @@ pub fn audit_source<S: StreamSource>(
         verified: report.verified(),
         checkpoints: usize::try_from(report.checkpoints).unwrap_or(usize::MAX),
         problems,
+        document_problems: report.document_problems,
     })
 }
 
-/// A stream's signed document, as found.
-enum DocumentFile {
-    Missing,
-    Bytes(Vec<u8>),
-    /// Not read: not a regular file, or larger than a signed document may be.
-    Refused(String),
-}
-
-/// Reads the document `file` of a source (a regular file only) up to `max` bytes.
-fn read_document<S: StreamSource>(
-    src: &mut S,
-    file: &'static str,
-    max: usize,
-) -> jouleclaw_store::Result<DocumentFile> {
-    Ok(match src.fetch(file)? {
-        Fetched::Missing => DocumentFile::Missing,
-        Fetched::NotRegular(kind) => DocumentFile::Refused(format!(
-            "not_regular_file: {file} is a {kind}, not a regular file; not read"
-        )),
-        Fetched::Found(f) => {
-            match jouleclaw_store::layout::read_bounded(f, &src.place(file), max as u64)? {
-                Some(b) => DocumentFile::Bytes(b),
-                None => DocumentFile::Refused(format!(
-                    "cose_too_large: {file} holds more than {max} bytes"
-                )),
-            }
-        }
-    })
+/// The stream verifier's finding `p` on a signed document, in the auditor's words: a file that
+/// is not a regular file, one larger than its kind's signed bound, a document that does not
+/// verify (its verifier's code), a missing document, or a binding problem (the kind's binding code; an `interaction-metrics/1` one
+/// says so).
+fn document_problem(p: &jouleclaw_store::Problem) -> Problem {
+    let interaction = p.file == crate::file::INTERACTION_METRICS_CBOR;
+    let (what, binding, max) = if interaction {
+        (
+            "interaction-metrics",
+            jouleclaw_interaction::BINDING_CODES,
+            jouleclaw_interaction::MAX_SIGNED_BYTES,
+        )
+    } else {
+        (
+            "stop-latency",
+            jouleclaw_stop_latency::BINDING_CODES,
+            jouleclaw_stop_latency::MAX_SIGNED_BYTES,
+        )
+    };
+    let message = if p.code == "not_regular_file" {
+        format!("{} is {}", p.file, p.message)
+    } else if p.code == "cose_too_large" {
+        format!("{} holds more than {max} bytes", p.file)
+    } else if p.code.ends_with("_missing") || (binding.contains(&p.code) && !interaction) {
+        p.message.clone()
+    } else if binding.contains(&p.code) {
+        format!("interaction-metrics/1: {}", p.message)
+    } else {
+        format!("the {what} document does not verify: {}", p.message)
+    };
+    Problem::new(p.code, message)
 }
 
 /// The stream folders under a [`FileSink`](crate::FileSink)'s folder, sorted by name.
@@ -457,7 +352,7 @@ pub fn stream_dirs(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 /// are `misplaced_steward`, sealed or not. Then that the final seal names the steward of the
 /// subject the stream was stored under (`misplaced_steward`), so that two stewards' streams
 /// with one id stay two streams, each checked against its own seal.
-pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> StreamAudit {
+pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &ValidKey) -> StreamAudit {
     let held = HeldStream {
         label: &s.subject,
         receipts: &s.records.receipts,
@@ -470,12 +365,15 @@ pub fn audit_nats_stream(s: &crate::jetstream::NatsStream, key: &PublicKey) -> S
     };
     let mut audit = audit_held(held, &s.records, Some(&s.steward), key);
     if let Some(last) = s.records.seals.last()
-        && let Ok(c) = verify_checkpoint(last, key)
+        && let Ok(c) = verify_checkpoint(last, key.verifying_key())
         && c.seal.steward != s.steward
     {
-        audit.problems.push(format!(
-            "misplaced_steward: stored under steward {:?} but sealed by {:?}",
-            s.steward, c.seal.steward
+        audit.problems.push(Problem::new(
+            "misplaced_steward",
+            format!(
+                "stored under steward {:?} but sealed by {:?}",
+                s.steward, c.seal.steward
+            ),
         ));
     }
     audit
@@ -621,41 +519,49 @@ mod tests {
     /// A canonical receipt (window 0 of `examples/golden/tool-call.receipts.jsonl`).
     const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kind":"conforming"},"energy_provenance":"Estimator","id":"stream-demo:0000","inbound_bytes":6400,"jc_receipt":"stream-window/1","joules_uj":180,"outbound_bytes":0,"steward":"did:keri:EJ9testStewardAID000000000000000","stream_id":"stream-demo","tick_count":2,"verdict":{"chain":["always-pass-stream","barge-in-detector","per-tick:utf8-text","structured:04d0f386107113a0"],"kind":"pass"},"window_hash":"97e995c87971d6691105b6eb69a2862ab9dcfa15e1091926f94936396fac5f03","window_id":0}"#;
 
-    fn key() -> PublicKey {
+    fn key() -> ValidKey {
         use jouleclaw_jcr1::cose::Signer as _;
-        jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key().verifying_key()
+        ValidKey::new(jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key().verifying_key())
+            .unwrap()
     }
 
-    /// A key the one key rule refuses (here the identity, of small order) verifies no document:
-    /// both checks name `cose_bad_signature` before looking at the bytes; under an accepted key
-    /// the same bytes get the profile's own refusal.
+    /// A key the one key rule refuses (here the identity, of small order) is refused once, by
+    /// the caller, before any stream is audited; under an accepted key, signed documents that do
+    /// not verify are named by their verifier's code, in the auditor's words.
     #[test]
-    fn a_refused_key_verifies_no_call_document() {
+    fn a_call_document_that_does_not_verify_is_named_in_the_auditors_words() {
         let identity = {
             let mut b = [0u8; 32];
             b[0] = 1;
-            PublicKey::from_bytes(&b).unwrap()
+            jouleclaw_jcr1::cose::PublicKey::from_bytes(&b).unwrap()
         };
+        assert!(ValidKey::new(identity).is_err());
         let doc: &[u8] = b"not a COSE_Sign1";
-        for problems in [
-            check_stop_latency(Some(doc), &[], &identity),
-            check_interaction_metrics(Some(doc), &[], &identity),
-        ] {
-            assert_eq!(problems.len(), 1, "{problems:?}");
-            assert!(
-                problems[0].starts_with("cose_bad_signature: "),
-                "{problems:?}"
-            );
-        }
-        for problems in [
-            check_stop_latency(Some(doc), &[], &key()),
-            check_interaction_metrics(Some(doc), &[], &key()),
-        ] {
-            assert_eq!(problems.len(), 1, "{problems:?}");
-            assert!(
-                !problems[0].starts_with("cose_bad_signature"),
-                "{problems:?}"
-            );
+        let mut held = HeldStream {
+            label: "call-1",
+            receipts: &[],
+            seals: &[],
+            inclusion: None,
+            documents: StreamDocuments {
+                stop_latency: Some(doc),
+                interaction_metrics: Some(doc),
+            },
+        };
+        let stored = Stored {
+            stream_id: "call-1".to_owned(),
+            steward: None,
+            sealed: true,
+            problems: Vec::new(),
+        };
+        let a = audit_source(&mut held, &key(), stored).unwrap();
+        assert_eq!(a.document_problems.len(), 2, "{:?}", a.problems);
+        for (p, what) in a
+            .document_problems
+            .iter()
+            .zip(["stop-latency", "interaction-metrics"])
+        {
+            let line = format!("{}: the {what} document does not verify: ", p.code);
+            assert!(a.has_problem(&line), "{line}: {:?}", a.problems);
         }
     }
 
@@ -680,10 +586,7 @@ mod tests {
         let audit = audit_stream_dir(&good, &key()).unwrap();
         assert_eq!(audit.stream_id, "call-1");
         assert!(
-            !audit
-                .problems
-                .iter()
-                .any(|p| p.starts_with("malformed_name:")),
+            !audit.has_problem("malformed_name:"),
             "{:?}",
             audit.problems
         );

@@ -20,9 +20,9 @@
 //!   ([`audit::audit_stream_dir`], [`audit::stream_dirs`]), a JetStream read-back
 //!   ([`audit::audit_nats_stream`], its records a [`audit::StreamRecords`]), each held stream
 //!   served as a [`audit::HeldStream`]
-//!   ([`audit::StreamDocuments`]); [`audit::Stored`], [`audit::StreamAudit`];
-//!   [`audit::check_stop_latency`] and [`audit::check_interaction_metrics`] (the documents'
-//!   binding to the receipts);
+//!   ([`audit::StreamDocuments`]); [`audit::Stored`], [`audit::StreamAudit`] and its typed
+//!   [`audit::Problem`]s (the signed documents and their binding to the receipts are the
+//!   stream verifier's);
 //! - `registry` (feature `registry`): `registry::collect_stored` and
 //!   `registry::register_stored`, registering the sealed calls a cluster holds in a call registry
 //!   (the library of `jouleclaw registry add-stored`);

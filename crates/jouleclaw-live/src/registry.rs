@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use jouleclaw_jcr1::cose::PublicKey;
+use jouleclaw_jcr1::cose::ValidKey;
 use jouleclaw_registry::{
     Appender, PROOF_FILE, Registration, RegistryError, prepare_stored_call, write_file,
 };
@@ -115,7 +115,8 @@ impl StoredReport {
 }
 
 /// Reads the cluster `config` stream by stream (only the stream `only` when given) and keeps
-/// the final seal of each complete call whose final seal verifies under `steward` and whose
+/// the final seal of each complete call whose final seal verifies under `steward` (checked once
+/// by the caller) and whose
 /// folder `proofs/<escaped id>/` holds no [`PROOF_FILE`]. Each call of the steward that is not
 /// complete is handed to `on_event` as [`StoredEvent::Incomplete`]. Nothing is written.
 ///
@@ -124,7 +125,7 @@ impl StoredReport {
 pub async fn collect_stored(
     config: &JetStreamConfig,
     only: Option<&str>,
-    steward: &PublicKey,
+    steward: &ValidKey,
     proofs: &Path,
     mut on_event: impl FnMut(StoredEvent<'_>),
 ) -> Result<StoredCalls> {
@@ -134,7 +135,7 @@ pub async fn collect_stored(
             .records
             .seals
             .last()
-            .is_some_and(|seal| verify_checkpoint(seal, steward).is_ok());
+            .is_some_and(|seal| verify_checkpoint(seal, steward.verifying_key()).is_ok());
         if !ours {
             calls.others += 1;
             return;
@@ -147,9 +148,14 @@ pub async fn collect_stored(
         let audit = crate::audit::audit_nats_stream(&s, steward);
         if !audit.is_complete() {
             calls.incomplete += 1;
+            let first = audit
+                .problems
+                .first()
+                .map(ToString::to_string)
+                .unwrap_or_default();
             on_event(StoredEvent::Incomplete {
                 stream_id: &audit.stream_id,
-                problem: audit.problems.first().map_or("", String::as_str),
+                problem: &first,
             });
             return;
         }
@@ -417,9 +423,13 @@ mod tests {
         let proofs = tmp.path().join("proofs");
         let mut config = JetStreamConfig::new("nats://127.0.0.1:1", tmp.path().join("unused"));
         config.prefix = "bad prefix".into();
-        let e = collect_stored(&config, None, &steward().verifying_key(), &proofs, |e| {
-            panic!("{e:?}")
-        })
+        let e = collect_stored(
+            &config,
+            None,
+            &ValidKey::new(steward().verifying_key()).unwrap(),
+            &proofs,
+            |e| panic!("{e:?}"),
+        )
         .await
         .unwrap_err();
         assert_eq!(e.code(), "config", "{e}");

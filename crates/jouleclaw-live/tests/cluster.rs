@@ -224,13 +224,15 @@ async fn audit_all(cluster: &Cluster) -> Vec<jouleclaw_live::audit::StreamAudit>
         .await
         .unwrap();
     let key = signer().verifying_key();
-    recs.iter().map(|r| audit_nats_stream(r, &key)).collect()
+    recs.iter()
+        .map(|r| audit_nats_stream(r, &common::valid(&key)))
+        .collect()
 }
 
 fn assert_all_complete(audits: &[jouleclaw_live::audit::StreamAudit], n: usize, windows: u64) {
     assert_eq!(audits.len(), n);
     for a in audits {
-        assert!(a.is_complete(), "{}: {:?}", a.stream_id, a.problems);
+        assert!(a.is_complete(), "{}: {:?}", a.stream_id, a.lines());
         assert_eq!(a.verified as u64, windows, "{}", a.stream_id);
     }
 }
@@ -693,7 +695,7 @@ async fn assert_stored_once(cluster: &Cluster) -> (u64, u64) {
             !s.records
                 .read_problems
                 .iter()
-                .any(|p| p.starts_with("conflicting")),
+                .any(|p| p.to_string().starts_with("conflicting")),
             "{:?}",
             s.records.read_problems
         );
@@ -799,8 +801,8 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     assert_eq!(stewards, ["did:example:one", "did:example:two"]);
     for s in &only {
         assert_eq!(s.records.stream_id, "shared.id");
-        let a = audit_nats_stream(s, &key);
-        assert!(a.is_complete(), "{:?}", a.problems);
+        let a = audit_nats_stream(s, &common::valid(&key));
+        assert!(a.is_complete(), "{:?}", a.lines());
         assert_eq!(a.verified, 3);
     }
     assert_eq!(
@@ -816,11 +818,11 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     let mut s = only[0].clone();
     let derived = common::derived_inclusion(&s.records, &key);
     s.inclusion = Some(derived.clone());
-    assert!(audit_nats_stream(&s, &key).is_complete());
+    assert!(audit_nats_stream(&s, &common::valid(&key)).is_complete());
     let mut inc = derived;
     inc.swap(0, 1);
     s.inclusion = Some(inc.clone());
-    let p = audit_nats_stream(&s, &key).problems;
+    let p = audit_nats_stream(&s, &common::valid(&key)).lines();
     assert_eq!(p.len(), 2, "{p:?}");
     assert!(
         p.iter().all(|p| p.starts_with("refused_inclusion")),
@@ -831,24 +833,24 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
     inc[2][n - 1] ^= 1;
     s.inclusion = Some(inc.clone());
     assert!(
-        audit_nats_stream(&s, &key)
-            .problems
+        audit_nats_stream(&s, &common::valid(&key))
+            .lines()
             .iter()
             .any(|p| p.starts_with("refused_inclusion"))
     );
     inc.pop();
     s.inclusion = Some(inc.clone());
     assert!(
-        audit_nats_stream(&s, &key)
-            .problems
+        audit_nats_stream(&s, &common::valid(&key))
+            .lines()
             .iter()
             .any(|p| p.starts_with("inclusion_count"))
     );
     // A version-1 stream whose batches carried none (an empty `inclusion`) is missing them.
     s.inclusion = Some(Vec::new());
     assert!(
-        audit_nats_stream(&s, &key)
-            .problems
+        audit_nats_stream(&s, &common::valid(&key))
+            .lines()
             .iter()
             .any(|p| p.starts_with("inclusion_count"))
     );
@@ -861,7 +863,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
             s.records
                 .read_problems
                 .iter()
-                .any(|p| p.starts_with("too_large")),
+                .any(|p| p.to_string().starts_with("too_large")),
             "{:?}",
             s.records.read_problems
         );
@@ -873,7 +875,7 @@ async fn audit_finds_one_stream_by_id_and_keeps_stewards_apart() {
             s.records
                 .read_problems
                 .iter()
-                .any(|p| p.starts_with("too_large"))
+                .any(|p| p.to_string().starts_with("too_large"))
         );
     }
     assert!(
@@ -929,7 +931,7 @@ async fn a_batch_stored_under_another_steward_is_named() {
             s.records
                 .read_problems
                 .iter()
-                .any(|p| p.starts_with("malformed_subject"))
+                .any(|p| p.to_string().starts_with("malformed_subject"))
         })
         .collect();
     let names: Vec<&str> = malformed.iter().map(|s| s.subject.as_str()).collect();
@@ -940,22 +942,20 @@ async fn a_batch_stored_under_another_steward_is_named() {
     // The victim's own stream, the forged copy, the crafted subject ending in the same token.
     assert_eq!(both.len(), 3);
     for s in &both {
-        let a = audit_nats_stream(s, &key);
+        let a = audit_nats_stream(s, &common::valid(&key));
         if s.steward == "did:example:one" {
-            assert!(a.is_complete(), "{:?}", a.problems);
+            assert!(a.is_complete(), "{:?}", a.lines());
         } else if s.steward == "did:example:two" {
             assert!(
-                a.problems.iter().any(|p| p.starts_with("misplaced_batch")),
+                a.lines().iter().any(|p| p.starts_with("misplaced_batch")),
                 "{:?}",
-                a.problems
+                a.lines()
             );
         } else {
             assert!(
-                a.problems
-                    .iter()
-                    .any(|p| p.starts_with("malformed_subject")),
+                a.lines().iter().any(|p| p.starts_with("malformed_subject")),
                 "{:?}",
-                a.problems
+                a.lines()
             );
         }
     }
@@ -1010,7 +1010,7 @@ async fn a_journal_of_version_1_messages_replays_unchanged_and_the_audit_checks_
     let all = read_back(&config, None).await.unwrap();
     assert_eq!(all.len(), 2);
     for s in &all {
-        let a = audit_nats_stream(s, &key);
+        let a = audit_nats_stream(s, &common::valid(&key));
         if s.records.stream_id == demo::STREAM_ID {
             let want: Vec<Vec<u8>> = batches
                 .iter()
@@ -1020,27 +1020,27 @@ async fn a_journal_of_version_1_messages_replays_unchanged_and_the_audit_checks_
             // The demo story records a barge-in and its version-1 final batch carries no
             // stop-latency document: that, and nothing about inclusion receipts.
             assert!(
-                !a.problems.is_empty()
-                    && a.problems
+                !a.lines().is_empty()
+                    && a.lines()
                         .iter()
                         .all(|p| p.starts_with("stop_latency_missing")),
                 "{:?}",
-                a.problems
+                a.lines()
             );
             let mut damaged = s.clone();
             let inc = damaged.inclusion.as_mut().unwrap();
             let n = inc[7].len();
             inc[7][n - 1] ^= 1;
             assert!(
-                audit_nats_stream(&damaged, &key)
-                    .problems
+                audit_nats_stream(&damaged, &common::valid(&key))
+                    .lines()
                     .iter()
                     .any(|p| p.starts_with("refused_inclusion: inclusion.cbor item 7")),
             );
         } else {
             assert_eq!(s.records.stream_id, "call-now");
             assert_eq!(s.inclusion, None);
-            assert!(a.is_complete(), "{:?}", a.problems);
+            assert!(a.is_complete(), "{:?}", a.lines());
         }
     }
 }
@@ -1143,10 +1143,10 @@ async fn a_live_process_killed_mid_run_loses_nothing_after_replay() {
         .await
         .unwrap()
     {
-        let a = audit_nats_stream(&s, &key);
-        assert_eq!(a.verified, a.receipts, "{:?}", a.problems);
-        assert_eq!(a.receipts, a.checkpoints * 5, "{:?}", a.problems);
-        for p in &a.problems {
+        let a = audit_nats_stream(&s, &common::valid(&key));
+        assert_eq!(a.verified, a.receipts, "{:?}", a.lines());
+        assert_eq!(a.receipts, a.checkpoints * 5, "{:?}", a.lines());
+        for p in &a.lines() {
             assert!(
                 p.starts_with("unsealed") || p.starts_with("no_final_seal"),
                 "{}: {p}",
@@ -1394,7 +1394,7 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
     assert_eq!(stored.len(), 7);
     for st in &stored {
         let id = st.records.stream_id.as_str();
-        let audit = audit_nats_stream(st, &key);
+        let audit = audit_nats_stream(st, &common::valid(&key));
         let doc = st.stop_latency.as_deref();
         match id {
             "forged-missing" => {
@@ -1403,34 +1403,34 @@ async fn each_stream_read_back_carries_its_stop_latency_and_the_audit_checks_it(
                     assert!(
                         audit.has_problem("stop_latency_missing"),
                         "{:?}",
-                        audit.problems
+                        audit.lines()
                     );
                 }
             }
             "forged-interaction" => {
                 // The final seal commits to the interaction document the message left out.
                 assert!(st.interaction_metrics.is_none() && doc.is_some());
-                assert_eq!(audit.problems.len(), 1, "{:?}", audit.problems);
+                assert_eq!(audit.lines().len(), 1, "{:?}", audit.lines());
                 assert!(
-                    audit.problems[0].starts_with("document_missing")
-                        && audit.problems[0].contains("interaction-metrics/1"),
+                    audit.lines()[0].starts_with("document_missing")
+                        && audit.lines()[0].contains("interaction-metrics/1"),
                     "{:?}",
-                    audit.problems
+                    audit.lines()
                 );
             }
             "forged-altered" => {
                 assert!(
                     audit
-                        .problems
+                        .lines()
                         .iter()
                         .any(|p| p.contains("the stop-latency document does not verify")),
                     "{:?}",
-                    audit.problems
+                    audit.lines()
                 );
                 assert!(forged_yields[1] <= 1);
             }
             _ => {
-                assert!(audit.is_complete(), "{id}: {:?}", audit.problems);
+                assert!(audit.is_complete(), "{id}: {:?}", audit.lines());
                 let i: usize = id.strip_prefix("sl-").unwrap().parse().unwrap();
                 let d = jouleclaw_stop_latency::verify(doc.unwrap(), &valid)
                     .unwrap()

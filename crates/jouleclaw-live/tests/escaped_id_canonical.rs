@@ -29,12 +29,17 @@ fn a_folder_named_with_a_second_spelling_is_a_malformed_name() {
     let malformed = |name: &str| {
         let p = dir.path().join(name);
         std::fs::create_dir(&p).unwrap();
-        let audit = jouleclaw_live::audit::audit_stream_dir(&p, &key).unwrap();
+        let audit = jouleclaw_live::audit::audit_stream_dir(&p, &valid(&key)).unwrap();
         audit
-            .problems
+            .lines()
             .iter()
             .any(|p| p.starts_with("malformed_name:"))
     };
     assert!(malformed("call%+A"));
     assert!(!malformed("call%0A"));
+}
+
+/// `key` checked once by the one key rule, as every caller of the auditor checks it.
+fn valid(key: &jouleclaw_jcr1::cose::PublicKey) -> jouleclaw_jcr1::cose::ValidKey {
+    jouleclaw_jcr1::cose::ValidKey::new(*key).unwrap()
 }

@@ -213,37 +213,42 @@ async fn the_audit_names_an_unsealed_stream_and_a_damaged_receipt() {
     let partial = dir
         .path()
         .join(format!("{}.partial", escape_id("open/one")));
-    let audit = audit_stream_dir(&partial, &key).unwrap();
+    let audit = audit_stream_dir(&partial, &common::valid(&key)).unwrap();
     assert!(
         audit
-            .problems
+            .lines()
             .iter()
             .any(|p| p == "unsealed: the storage does not mark the stream sealed"),
         "{:?}",
-        audit.problems
+        audit.lines()
     );
-    assert!(audit.has_problem("no_final_seal"), "{:?}", audit.problems);
+    assert!(audit.has_problem("no_final_seal"), "{:?}", audit.lines());
     call.close().await.unwrap();
     s.shutdown().await.unwrap();
     let sealed = dir.path().join(escape_id("open/one"));
     assert!(!partial.exists());
-    let audit = audit_stream_dir(&sealed, &key).unwrap();
-    assert!(audit.is_complete(), "{:?}", audit.problems);
+    let audit = audit_stream_dir(&sealed, &common::valid(&key)).unwrap();
+    assert!(audit.is_complete(), "{:?}", audit.lines());
     // One flipped byte in the last receipt's signature.
     let path = sealed.join(file::RECEIPTS_CBOR);
     let mut bytes = std::fs::read(&path).unwrap();
     let n = bytes.len();
     bytes[n - 1] ^= 1;
     std::fs::write(&path, bytes).unwrap();
-    let audit = audit_stream_dir(&sealed, &key).unwrap();
+    let audit = audit_stream_dir(&sealed, &common::valid(&key)).unwrap();
     assert!(
         audit.has_problem("refused_signature"),
         "{:?}",
-        audit.problems
+        audit.lines()
     );
     // A key that signed nothing here verifies nothing.
     let other = SoftwareSigner::from_seed(&[7; 32]).verifying_key();
-    assert_eq!(audit_stream_dir(&sealed, &other).unwrap().verified, 0);
+    assert_eq!(
+        audit_stream_dir(&sealed, &common::valid(&other))
+            .unwrap()
+            .verified,
+        0
+    );
 }
 
 #[test]

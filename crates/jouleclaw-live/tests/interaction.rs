@@ -7,14 +7,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::receipts;
 
 use std::path::Path;
 use std::time::Duration;
 
 use jouleclaw_interaction::EventKind;
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_live::audit::{audit_nats_stream, audit_stream_dir, check_interaction_metrics};
+use jouleclaw_live::audit::{audit_nats_stream, audit_stream_dir};
 use jouleclaw_live::file::{INTERACTION_METRICS_CBOR, STOP_LATENCY_CBOR};
 use jouleclaw_live::jetstream::NatsStream;
 use jouleclaw_live::*;
@@ -25,6 +24,16 @@ const FRAME: u64 = 200_000_000;
 
 fn key() -> jouleclaw_jcr1::cose::PublicKey {
     SoftwareSigner::rfc8032_test_key().verifying_key()
+}
+
+/// What the stream verifier finds of the signed document `file` in the folder `dir` under
+/// `key`: one `code: sentence` line a problem.
+fn document_problems(dir: &Path, file: &str, key: &jouleclaw_jcr1::cose::PublicKey) -> Vec<String> {
+    jouleclaw_store::verify_dir(dir, &common::valid(key), &mut |_, _| {})
+        .unwrap()
+        .document_problems_of(file)
+        .map(|p| format!("{}: {}", p.code, p.message))
+        .collect()
 }
 
 fn valid_key() -> jouleclaw_jcr1::cose::ValidKey {
@@ -114,7 +123,7 @@ async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_sea
         assert_eq!(doc.panel().counts.response_count, 1, "{id}");
         // Bound to the receipts as stored; the final seal commits to its digest.
         assert_eq!(
-            check_interaction_metrics(Some(&bytes), &receipts(&dir), &key()),
+            document_problems(&dir, INTERACTION_METRICS_CBOR, &key()),
             Vec::<String>::new()
         );
         let records = common::records_of(&dir);
@@ -129,7 +138,9 @@ async fn each_stream_signs_its_interaction_panel_measured_from_the_ticks_and_sea
         );
         assert!(docs.contains_key(jouleclaw_stop_latency::STOP_LATENCY_SCHEMA));
         assert_eq!(
-            audit_stream_dir(&dir, &key()).unwrap().problems,
+            audit_stream_dir(&dir, &common::valid(&key()))
+                .unwrap()
+                .lines(),
             Vec::<String>::new()
         );
     }
@@ -154,7 +165,7 @@ async fn the_folder_audit_refuses_the_document_altered_another_calls_or_removed(
     let doc = dir.join(INTERACTION_METRICS_CBOR);
     let good = std::fs::read(&doc).unwrap();
     let other = std::fs::read(t.path().join("call-0").join(INTERACTION_METRICS_CBOR)).unwrap();
-    let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().problems;
+    let problems = |d: &Path| audit_stream_dir(d, &common::valid(&key())).unwrap().lines();
     assert_eq!(problems(&dir), Vec::<String>::new());
     // Altered: the seal's digest, and the signature.
     common::assert_altered_document_refused(&doc, &good, "interaction-metrics", || problems(&dir));
@@ -189,23 +200,42 @@ async fn the_binding_check_refuses_another_calls_document_and_another_key() {
     let (d0, d1) = (t.path().join("call-0"), t.path().join("call-1"));
     let doc0 = std::fs::read(d0.join(INTERACTION_METRICS_CBOR)).unwrap();
     let doc1 = std::fs::read(d1.join(INTERACTION_METRICS_CBOR)).unwrap();
-    let (r0, r1) = (receipts(&d0), receipts(&d1));
-    assert!(check_interaction_metrics(Some(&doc1), &r1, &key()).is_empty());
-    let p = check_interaction_metrics(Some(&doc0), &r1, &key());
+    let problems = |d: &Path| document_problems(d, INTERACTION_METRICS_CBOR, &key());
+    assert_eq!(problems(&d1), Vec::<String>::new());
+    // The other call's document beside these receipts.
+    std::fs::write(d1.join(INTERACTION_METRICS_CBOR), &doc0).unwrap();
+    let p = problems(&d1);
     assert!(p.iter().any(|l| l.starts_with("stream_mismatch")), "{p:?}");
     assert!(p.iter().any(|l| l.starts_with("root_mismatch")), "{p:?}");
+    std::fs::write(d1.join(INTERACTION_METRICS_CBOR), &doc1).unwrap();
     // One receipt fewer: the count and the root.
-    let p = check_interaction_metrics(Some(&doc1), &r1[..8], &key());
+    let jsonl = d1.join(file::RECEIPTS_JSONL);
+    let lines = std::fs::read(&jsonl).unwrap();
+    let cut = lines[..lines.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap();
+    std::fs::write(&jsonl, &lines[..=cut]).unwrap();
+    let p = problems(&d1);
     assert!(
         p.iter().any(|l| l.starts_with("window_count_mismatch")),
         "{p:?}"
     );
-    // Another key.
+    std::fs::write(&jsonl, &lines).unwrap();
+    // Another key: the document does not verify (its verifier's code, not a binding one).
     let other = SoftwareSigner::generate().verifying_key();
-    let p = check_interaction_metrics(Some(&doc1), &r1, &other);
-    assert!(p.len() == 1 && p[0].contains("does not verify"), "{p:?}");
-    // Absent: not this check's (the final seal's commitment says it is missing).
-    assert!(check_interaction_metrics(None, &r0, &key()).is_empty());
+    let p = document_problems(&d1, INTERACTION_METRICS_CBOR, &other);
+    assert!(
+        p.len() == 1
+            && !jouleclaw_interaction::BINDING_CODES
+                .iter()
+                .any(|c| p[0].starts_with(c)),
+        "{p:?}"
+    );
+    // Absent, and no summary.json lists it: not this check's (the final seal's commitment
+    // says it is missing).
+    std::fs::remove_file(d0.join(INTERACTION_METRICS_CBOR)).unwrap();
+    assert_eq!(problems(&d0), Vec::<String>::new());
 }
 
 /// A stream as the JetStream reader returns it, built from a folder the file sink wrote (the
@@ -229,7 +259,7 @@ async fn the_jetstream_audit_refuses_the_document_missing_altered_or_another_cal
     two_calls(t.path()).await;
     let s0 = nats_stream(&t.path().join("call-0"), "call-0");
     let s1 = nats_stream(&t.path().join("call-1"), "call-1");
-    let problems = |s: &NatsStream| audit_nats_stream(s, &key()).problems;
+    let problems = |s: &NatsStream| audit_nats_stream(s, &common::valid(&key())).lines();
     assert_eq!(problems(&s1), Vec::<String>::new());
     // Missing from the final message while the seal lists it.
     let mut missing = s1.clone();

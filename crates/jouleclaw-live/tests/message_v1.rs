@@ -88,20 +88,20 @@ fn committed_version_1_messages_still_decode_and_their_inclusion_receipts_are_ch
         interaction_metrics: None,
     };
     let not_final = |p: &str| p.starts_with("no_final_seal") || p.starts_with("unsealed");
-    let audit = audit_nats_stream(&first(&all_inclusion[..n]), &key);
+    let audit = audit_nats_stream(&first(&all_inclusion[..n]), &common::valid(&key));
     assert_eq!(audit.verified, n, "{audit:?}");
-    assert!(audit.problems.iter().all(|p| not_final(p)), "{audit:?}");
-    assert_eq!(audit.problems.len(), 2, "{audit:?}");
+    assert!(audit.lines().iter().all(|p| not_final(p)), "{audit:?}");
+    assert_eq!(audit.lines().len(), 2, "{audit:?}");
     // A damaged or missing one is named.
     let mut damaged = all_inclusion[..n].to_vec();
     let last = damaged[1].len() - 1;
     damaged[1][last] ^= 1;
-    let p = audit_nats_stream(&first(&damaged), &key).problems;
+    let p = audit_nats_stream(&first(&damaged), &common::valid(&key)).lines();
     let named: Vec<&String> = p.iter().filter(|p| !not_final(p)).collect();
     assert!(
         named.len() == 1 && named[0].starts_with("refused_inclusion"),
         "{p:?}"
     );
-    let p = audit_nats_stream(&first(&all_inclusion[..n - 1]), &key).problems;
+    let p = audit_nats_stream(&first(&all_inclusion[..n - 1]), &common::valid(&key)).lines();
     assert!(p.iter().any(|p| p.starts_with("inclusion_count")), "{p:?}");
 }

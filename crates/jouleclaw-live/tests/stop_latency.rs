@@ -7,12 +7,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
-use common::{Collect, receipts};
+use common::Collect;
 
 use std::path::Path;
 
 use jouleclaw_jcr1::cose::{Signer, SoftwareSigner};
-use jouleclaw_live::audit::check_stop_latency;
 use jouleclaw_live::file::STOP_LATENCY_CBOR;
 use jouleclaw_live::jetstream::{decode_batch, encode_batch};
 use jouleclaw_live::synth::{Latency, synthetic_call};
@@ -24,6 +23,16 @@ const STEWARD: &str = "did:example:steward";
 
 fn key() -> jouleclaw_jcr1::cose::PublicKey {
     SoftwareSigner::rfc8032_test_key().verifying_key()
+}
+
+/// What the stream verifier finds of the signed document `file` in the folder `dir` under
+/// `key`: one `code: sentence` line a problem.
+fn document_problems(dir: &Path, file: &str, key: &jouleclaw_jcr1::cose::PublicKey) -> Vec<String> {
+    jouleclaw_store::verify_dir(dir, &common::valid(key), &mut |_, _| {})
+        .unwrap()
+        .document_problems_of(file)
+        .map(|p| format!("{}: {}", p.code, p.message))
+        .collect()
 }
 
 fn valid_key() -> jouleclaw_jcr1::cose::ValidKey {
@@ -74,7 +83,7 @@ async fn each_file_sink_stream_has_its_signed_stop_latency_measured_from_the_tic
         // Bound to the receipts as stored, and nothing else left in the folder: no
         // `inclusion.cbor` (layout stream-at-rest/2).
         assert_eq!(
-            check_stop_latency(Some(&bytes), &receipts(&dir), &key()),
+            document_problems(&dir, STOP_LATENCY_CBOR, &key()),
             Vec::<String>::new()
         );
         let mut names: Vec<String> = std::fs::read_dir(&dir)
@@ -100,34 +109,32 @@ async fn a_stop_latency_document_altered_swapped_or_removed_is_refused() {
     let t = tempfile::tempdir().unwrap();
     two_calls(t.path()).await;
     let (d0, d1) = (t.path().join("call-0"), t.path().join("call-1"));
-    let (r0, r1) = (receipts(&d0), receipts(&d1));
     let doc0 = std::fs::read(d0.join(STOP_LATENCY_CBOR)).unwrap();
     let doc1 = std::fs::read(d1.join(STOP_LATENCY_CBOR)).unwrap();
-    assert!(check_stop_latency(Some(&doc0), &r0, &key()).is_empty());
+    let problems = |d: &Path| document_problems(d, STOP_LATENCY_CBOR, &key());
+    assert!(problems(&d0).is_empty());
     // One byte of the signed payload changed.
     let mut altered = doc0.clone();
     let i = altered.len() - 80;
     altered[i] ^= 1;
-    let p = check_stop_latency(Some(&altered), &r0, &key());
+    std::fs::write(d0.join(STOP_LATENCY_CBOR), &altered).unwrap();
+    let p = problems(&d0);
     assert_eq!(p.len(), 1, "{p:?}");
     // The other call's document: another stream, another root.
-    let p = check_stop_latency(Some(&doc1), &r0, &key());
+    std::fs::write(d0.join(STOP_LATENCY_CBOR), &doc1).unwrap();
+    let p = problems(&d0);
     assert!(p.iter().any(|l| l.starts_with("stream_mismatch")), "{p:?}");
     assert!(p.iter().any(|l| l.starts_with("root_mismatch")), "{p:?}");
+    std::fs::write(d0.join(STOP_LATENCY_CBOR), &doc0).unwrap();
     // Another key.
     let other = SoftwareSigner::generate().verifying_key();
-    assert_eq!(check_stop_latency(Some(&doc1), &r1, &other).len(), 1);
-    // Removed, while window 5 records the barge-in.
-    let p = check_stop_latency(None, &r1, &key());
+    assert_eq!(document_problems(&d1, STOP_LATENCY_CBOR, &other).len(), 1);
+    // Removed, while window 5 records the barge-in. (A stream without a barge-in needs none:
+    // the stream verifier's own tests.)
+    std::fs::remove_file(d1.join(STOP_LATENCY_CBOR)).unwrap();
+    let p = problems(&d1);
     assert_eq!(p.len(), 1);
     assert!(p[0].starts_with("stop_latency_missing"), "{p:?}");
-    // A stream without a barge-in needs none.
-    let quiet: Vec<_> = r1
-        .iter()
-        .filter(|(r, _)| r.window_id < 5)
-        .cloned()
-        .collect();
-    assert!(check_stop_latency(None, &quiet, &key()).is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -197,7 +204,7 @@ async fn a_barge_in_past_the_meters_bound_is_refused_before_it_is_judged() {
         .unwrap()
         .document;
     assert_eq!(doc.barge_ins.len() as u64, max);
-    assert!(check_stop_latency(Some(&bytes), &receipts(&dir), &key()).is_empty());
+    assert!(document_problems(&dir, STOP_LATENCY_CBOR, &key()).is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -208,7 +215,7 @@ async fn the_folder_audit_checks_stop_latency_as_receipts_verify_does() {
     let dir = t.path().join("call-1");
     let doc = dir.join(STOP_LATENCY_CBOR);
     let good = std::fs::read(&doc).unwrap();
-    let problems = |d: &Path| audit_stream_dir(d, &key()).unwrap().problems;
+    let problems = |d: &Path| audit_stream_dir(d, &common::valid(&key())).unwrap().lines();
     assert_eq!(problems(&dir), Vec::<String>::new());
     // Altered: two problems, the final seal (stream-seal/2) commits to the document's digest,
     // and its signature no longer verifies.
@@ -273,7 +280,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
         interaction_metrics: Some(interaction.clone()),
     };
     assert_eq!(
-        audit_nats_stream(&stream(Some(&good)), &key()).problems,
+        audit_nats_stream(&stream(Some(&good)), &common::valid(&key())).lines(),
         Vec::<String>::new()
     );
     // Re-signed with the same key after sealing (a barge-in dropped): another digest.
@@ -287,7 +294,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
     )
     .unwrap()
     .cose_sign1;
-    let p = audit_nats_stream(&stream(Some(&resigned)), &key()).problems;
+    let p = audit_nats_stream(&stream(Some(&resigned)), &common::valid(&key())).lines();
     assert!(
         p.first()
             .is_some_and(|l| l.starts_with("document_digest_mismatch")),
@@ -298,7 +305,7 @@ async fn the_final_seal_commits_to_the_document_the_stream_carries() {
         1,
         "{p:?}"
     );
-    let p = audit_nats_stream(&stream(None), &key()).problems;
+    let p = audit_nats_stream(&stream(None), &common::valid(&key())).lines();
     assert!(
         p.first().is_some_and(|l| l.starts_with("document_missing")),
         "{p:?}"
@@ -317,13 +324,15 @@ async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derive
     two_calls(t.path()).await;
     let dir = t.path().join("call-1");
     assert!(!dir.join(file::INCLUSION_CBOR).exists());
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert_eq!(r.completeness, Completeness::Complete);
     assert!(r.inclusion_derived);
     assert_eq!(r.inclusion_receipts, 12);
     assert_eq!(
-        audit_stream_dir(&dir, &key()).unwrap().problems,
+        audit_stream_dir(&dir, &common::valid(&key()))
+            .unwrap()
+            .lines(),
         Vec::<String>::new()
     );
     // The derived receipts, written as a stream-at-rest/1 `inclusion.cbor`, verify as stored
@@ -331,22 +340,22 @@ async fn a_file_sink_folder_holds_no_inclusion_receipts_and_verifies_with_derive
     let records = common::records_of(&dir);
     let derived = common::derived_inclusion(&records, &key());
     std::fs::write(dir.join(file::INCLUSION_CBOR), derived.concat()).unwrap();
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert!(r.problems.is_empty(), "{:?}", r.problems);
     assert!(!r.inclusion_derived);
     assert_eq!(r.inclusion_receipts, 12);
     std::fs::write(dir.join(file::INCLUSION_CBOR), derived[..11].concat()).unwrap();
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert!(!r.problems.is_empty());
     std::fs::remove_file(dir.join(file::INCLUSION_CBOR)).unwrap();
     // Without seals.cbor nothing is sealed: completeness unknown, the audit says unsealed.
     std::fs::remove_file(dir.join(file::SEALS_CBOR)).unwrap();
-    let r = verify_dir(&dir, &key(), &mut |_, _| {}).unwrap();
+    let r = verify_dir(&dir, &common::valid(&key()), &mut |_, _| {}).unwrap();
     assert_eq!(r.completeness, Completeness::Unknown);
     assert!(
-        audit_stream_dir(&dir, &key())
+        audit_stream_dir(&dir, &common::valid(&key()))
             .unwrap()
-            .problems
+            .lines()
             .iter()
             .any(|p| p.starts_with("unsealed"))
     );
@@ -362,8 +371,8 @@ async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
     let t = tempfile::tempdir().unwrap();
     two_calls(t.path()).await;
     let dir = t.path().join("call-0");
-    let clean = jouleclaw_live::audit::audit_stream_dir(&dir, &key()).unwrap();
-    assert_eq!(clean.problems, Vec::<String>::new());
+    let clean = jouleclaw_live::audit::audit_stream_dir(&dir, &common::valid(&key())).unwrap();
+    assert_eq!(clean.lines(), Vec::<String>::new());
 
     let jsonl = dir.join(jouleclaw_live::file::RECEIPTS_JSONL);
     let text = std::fs::read_to_string(&jsonl).unwrap();
@@ -377,17 +386,17 @@ async fn a_folder_audit_binds_the_documents_to_the_lines_as_stored() {
     lines[3].replace_range(at..at + digits, &(joules + 1).to_string());
     std::fs::write(&jsonl, lines.join("\n") + "\n").unwrap();
 
-    let audit = jouleclaw_live::audit::audit_stream_dir(&dir, &key()).unwrap();
-    let has = |code: &str| audit.problems.iter().any(|p| p.starts_with(code));
-    assert!(!audit.problems.is_empty());
+    let audit = jouleclaw_live::audit::audit_stream_dir(&dir, &common::valid(&key())).unwrap();
+    let has = |code: &str| audit.lines().iter().any(|p| p.starts_with(code));
+    assert!(!audit.lines().is_empty());
     assert!(
         has("root_mismatch"),
         "the stop-latency document bound to the lines as stored: {:?}",
-        audit.problems
+        audit.lines()
     );
     assert!(
         audit.has_problem("root_mismatch: interaction-metrics/1"),
         "the interaction document too: {:?}",
-        audit.problems
+        audit.lines()
     );
 }

@@ -147,7 +147,7 @@ async fn windows_close_on_the_clock_when_nothing_arrives() {
     s.shutdown().await.unwrap();
     let mut all = vec![batch];
     all.extend(drain(&mut rx));
-    assert!(audit_nats_stream(&records(&all, "quiet"), &key()).is_complete());
+    assert!(audit_nats_stream(&records(&all, "quiet"), &common::valid(&key())).is_complete());
 }
 
 #[tokio::test(start_paused = true)]
@@ -178,7 +178,7 @@ async fn a_late_tick_within_the_grace_is_taken_and_after_it_is_refused_and_count
     // Window 0 holds exactly the two taken ticks; nothing went to another window.
     let payload = String::from_utf8(all[0].receipts[0].payload.clone()).unwrap();
     assert!(payload.contains("\"tick_count\":2"), "{payload}");
-    assert!(audit_nats_stream(&records(&all, "late"), &key()).is_complete());
+    assert!(audit_nats_stream(&records(&all, "late"), &common::valid(&key())).is_complete());
 }
 
 #[tokio::test(start_paused = true)]
@@ -225,14 +225,14 @@ async fn closing_seals_the_stream_and_later_pushes_are_refused() {
     let all = drain(&mut rx);
     assert_eq!(all.len(), 3);
     assert!(all[2].is_final && !all[1].is_final);
-    let audit = audit_nats_stream(&records(&all, "sealed"), &key());
-    assert!(audit.is_complete(), "{:?}", audit.problems);
+    let audit = audit_nats_stream(&records(&all, "sealed"), &common::valid(&key()));
+    assert!(audit.is_complete(), "{:?}", audit.lines());
     assert_eq!(audit.verified, 5);
     // The audit notices a dropped receipt.
     let mut cut = records(&all, "sealed");
     cut.records.receipts.remove(2);
-    let audit = audit_nats_stream(&cut, &key());
-    assert!(audit.has_problem("missing_window"), "{:?}", audit.problems);
+    let audit = audit_nats_stream(&cut, &common::valid(&key()));
+    assert!(audit.has_problem("missing_window"), "{:?}", audit.lines());
 }
 
 #[tokio::test(start_paused = true)]
@@ -335,7 +335,7 @@ async fn a_full_queue_refuses_pushes_as_overloaded_and_counts_them() {
     assert_eq!(summary.accepted, accepted);
     s.shutdown().await.unwrap();
     let all = drain(&mut rx);
-    assert!(audit_nats_stream(&records(&all, "busy"), &key()).is_complete());
+    assert!(audit_nats_stream(&records(&all, "busy"), &common::valid(&key())).is_complete());
 }
 
 #[tokio::test(start_paused = true)]
@@ -420,12 +420,12 @@ async fn many_concurrent_streams_each_seal_complete_into_files() {
             "{}",
             d.display()
         );
-        let audit = audit_stream_dir(&d, &key()).unwrap();
+        let audit = audit_stream_dir(&d, &common::valid(&key())).unwrap();
         assert!(
             audit.is_complete(),
             "{}: {:?}",
             audit.stream_id,
-            audit.problems
+            audit.lines()
         );
         assert_eq!(audit.verified as u64, WINDOWS);
     }

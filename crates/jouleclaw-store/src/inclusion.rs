@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use jouleclaw_jcr1::Jcr1Error;
-use jouleclaw_jcr1::cose::{self, PublicKey};
+use jouleclaw_jcr1::cose::{self, ValidKey};
 use jouleclaw_seal::{MerkleLog, SealVerifier};
 
 use crate::error::{Result, StoreError};
@@ -32,7 +32,7 @@ pub struct DerivedInclusion {
 }
 
 /// Derives the inclusion receipt of window `window_id` of the stream directory `dir` under
-/// `key`: the line of `receipts.jsonl` that decodes to that window, the first checkpoint of
+/// `key` (checked once by the caller): the line of `receipts.jsonl` that decodes to that window, the first checkpoint of
 /// `seals.cbor` that verifies under `key` and seals the line's leaf, and the proof from the
 /// lines; the receipt is verified before it is returned. Nothing is written.
 ///
@@ -43,7 +43,7 @@ pub struct DerivedInclusion {
 /// or [`StoreError::NotADirectory`] as [`verify_dir`].
 pub fn derive_inclusion_receipt(
     dir: &Path,
-    key: &PublicKey,
+    key: &ValidKey,
     window_id: u64,
 ) -> Result<DerivedInclusion> {
     let report = verify_dir(dir, key, &mut |_, _| {})?;
@@ -81,7 +81,7 @@ pub fn derive_inclusion_receipt(
         // verify_dir reads at most MAX_RECEIPTS lines, so the log never refuses.
         let _ = log.append(&r.content_hash);
     }
-    let mut verifier = SealVerifier::new(*key);
+    let mut verifier = SealVerifier::new(*key.verifying_key());
     let limit = (report.receipts.len() as u64)
         .saturating_add(1)
         .min(MAX_RECEIPTS);

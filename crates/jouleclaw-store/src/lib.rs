@@ -13,7 +13,11 @@
 //!   [`writer::check_destination`] and [`writer::write_output`];
 //! - [`verify_dir`]: the one verifier of a stream directory, bounded and streaming, returning a
 //!   typed [`DirReport`] (each receipt's [`ReceiptStatus`], the [`Completeness`], every
-//!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named);
+//!   [`Problem`] with its index and window id, up to [`MAX_NAMED_PROBLEMS`] named), which also
+//!   checks the call's signed documents ([`layout::DOCUMENT_FILES`]: `stop-latency.cbor`,
+//!   `interaction-metrics.cbor`) under the key and against the receipts, a missing one when
+//!   required ([`DirReport::document_problems`], the verified [`DirReport::stop_latency`] and
+//!   [`DirReport::interaction`]);
 //! - [`verify_stream`]: the same verifier over any [`source::StreamSource`] (a stream served
 //!   under the layout's file names: [`source::DirSource`] for a directory; `jouleclaw-live`
 //!   serves its stream folders and the JetStream read-back through it);
@@ -29,7 +33,9 @@
 //! std::fs::create_dir_all(&dir).unwrap();
 //! let key = jouleclaw_jcr1::cose::SoftwareSigner::rfc8032_test_key();
 //! use jouleclaw_jcr1::cose::Signer as _;
-//! let report = jouleclaw_store::verify_dir(&dir, &key.verifying_key(), &mut |_, _| {}).unwrap();
+//! // The key is checked once (the one key rule), then every stream is verified under it.
+//! let key = jouleclaw_jcr1::cose::ValidKey::new(key.verifying_key()).unwrap();
+//! let report = jouleclaw_store::verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
 //! // An empty folder is no stream: receipts.jsonl is missing.
 //! assert_eq!(report.outcome(), Outcome::Failed);
 //! assert_eq!(report.problems[0].code, "missing_file");

@@ -7,22 +7,35 @@
 //! checker's entry per decodable line (its ids and hash), the verified checkpoints, and at most
 //! [`MAX_NAMED_PROBLEMS`] named problems (the rest are counted). Lines and items past
 //! [`MAX_RECEIPTS`] are not read.
+//!
+//! The call's signed documents ([`DOCUMENT_FILES`]) are verified and bound to the receipts
+//! after them ([`DirReport::document_problems`]). Only when one of their files is there are the
+//! decoded receipts kept for that (each line's receipt and content hash: at most
+//! [`MAX_RECEIPTS`] receipts, each what a line of at most a receipt's 64 KiB decodes to), and
+//! each document is read up to its own `MAX_SIGNED_BYTES` (+1, so that an over-long one is
+//! refused by its verifier); without one, the first receipt that records a barge-in is all that
+//! is kept for the rule that asks for a `stop-latency.cbor`.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read};
 use std::path::Path;
 
-use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey};
+use jouleclaw_interaction::InteractionDocument;
+use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey, ValidKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_receipt};
+use jouleclaw_seal::call_document::{BindingProblem, root_of};
 use jouleclaw_seal::{
     DEFAULT_MAX_LEAVES, Frontier, ReceiptEntry, SealVerifier, SealedDocuments, check_stream,
     document_digest,
 };
 
 use crate::error::{Result, StoreError};
+use jouleclaw_stop_latency::StopLatencyDocument;
+
 use crate::layout::{
-    self, DOCUMENT_FILES, INCLUSION_CBOR, MAX_DOCUMENT_BYTES, MAX_SUMMARY_BYTES, RECEIPTS_CBOR,
-    RECEIPTS_JSONL, SEALS_CBOR, SIGNER_PUB, SUMMARY_JSON,
+    self, DOCUMENT_FILES, INCLUSION_CBOR, INTERACTION_METRICS_CBOR, MAX_DOCUMENT_BYTES,
+    MAX_SUMMARY_BYTES, RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR, SIGNER_PUB, STOP_LATENCY_CBOR,
+    SUMMARY_JSON,
 };
 use crate::source::{DirSource, Fetched, StreamSource};
 use crate::summary::{ConservationCounts, RunSummary, VerdictCounts};
@@ -261,16 +274,51 @@ pub struct DirReport {
     /// against its file), `None` without a final seal or with a `stream-seal/1` one (whose
     /// documents are not sealed).
     pub sealed_documents: Option<SealedDocuments>,
+    /// `stop-latency.cbor`, when it verified under the key (its binding problems, if any, are
+    /// in [`DirReport::document_problems`]).
+    pub stop_latency: Option<StopLatencyDocument>,
+    /// `interaction-metrics.cbor`, when it verified under the key (its binding problems, if
+    /// any, are in [`DirReport::document_problems`]).
+    pub interaction: Option<InteractionDocument>,
+    /// What checking the call's signed documents themselves found (`spec/STREAM-AT-REST.md`
+    /// section 5.1 step 9), in [`DOCUMENT_FILES`] order, each with the document's file name:
+    /// a document that is not a regular file, does not verify under the key (its verifier's
+    /// code), is not bound to the receipts (the binding codes of `spec/STOP-LATENCY-V1.md` and
+    /// `spec/INTERACTION-METRICS-V1.md` section 7), or is missing when required
+    /// (`stop_latency_missing`, `interaction_metrics_missing`). Every one is named: at most one
+    /// per receipt and per entry of the bounded document, and a few more. They are not in
+    /// [`DirReport::problems`] nor counted in [`DirReport::problem_count`], and do not change
+    /// [`DirReport::completeness`] (which is about the receipts and their seals); they make
+    /// the [`DirReport::outcome`] [`Outcome::Failed`].
+    pub document_problems: Vec<Problem>,
 }
 
 impl DirReport {
-    /// The answer in one word.
+    /// The answer in one word: [`DirReport::receipts_outcome`], and [`Outcome::Failed`] when a
+    /// signed document has a problem ([`DirReport::document_problems`]).
     pub fn outcome(&self) -> Outcome {
+        if self.document_problems.is_empty() {
+            self.receipts_outcome()
+        } else {
+            Outcome::Failed
+        }
+    }
+
+    /// The answer for the receipts and their seals alone (every problem of
+    /// [`DirReport::problems`], the signed documents' own checks left out).
+    pub fn receipts_outcome(&self) -> Outcome {
         match (self.problem_count, self.completeness) {
             (0, Completeness::Complete) => Outcome::Complete,
             (0, Completeness::Unknown) => Outcome::Unsealed,
             _ => Outcome::Failed,
         }
+    }
+
+    /// The signed documents' problems about `file` (one of [`DOCUMENT_FILES`]).
+    pub fn document_problems_of<'a>(&'a self, file: &'a str) -> impl Iterator<Item = &'a Problem> {
+        self.document_problems
+            .iter()
+            .filter(move |p| p.file == file)
     }
 
     /// Receipts signed or included.
@@ -371,19 +419,23 @@ fn open<S: StreamSource>(
     }
 }
 
-/// Verifies the stream directory `dir` under `key` (`spec/STREAM-AT-REST.md`, section 5):
+/// Verifies the stream directory `dir` under `key` (`spec/STREAM-AT-REST.md`, section 5; the
+/// key checked once by the caller, [`ValidKey::new`]):
 /// every line of `receipts.jsonl` strictly decoded; every window signature of `receipts.cbor`
 /// verified and matched to a later line; when sealed, every checkpoint of `seals.cbor`, every
 /// inclusion receipt of `inclusion.cbor` against its line, and the completeness check of
-/// `spec/STREAM-SEAL.md` section 6; `summary.json` and `signer.pub`, when present, against the
-/// files and the key. `each_receipt` sees every decodable line (its 0-based index and the receipt), in order,
-/// as it is read.
+/// `spec/STREAM-SEAL.md` section 6, and the final seal's commitment to the signed documents;
+/// `summary.json` and `signer.pub`, when present, against the files and the key; then the
+/// call's signed documents themselves (section 5.1 step 9: verified under the key, bound to the
+/// receipts, a missing one named when required; [`DirReport::document_problems`]).
+/// `each_receipt` sees every decodable line (its 0-based index and the receipt), in order, as
+/// it is read.
 ///
 /// Errors only when `dir` is not a directory or a file cannot be read; everything else is a
 /// [`Problem`] in the report.
 pub fn verify_dir(
     dir: &Path,
-    key: &PublicKey,
+    key: &ValidKey,
     each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
 ) -> Result<DirReport> {
     verify_stream(&mut DirSource::open(dir)?, key, each_receipt)
@@ -398,9 +450,10 @@ pub fn verify_dir(
 /// report.
 pub fn verify_stream<S: StreamSource>(
     src: &mut S,
-    key: &PublicKey,
+    key: &ValidKey,
     each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
 ) -> Result<DirReport> {
+    let public = key.verifying_key();
     let mut report = DirReport {
         receipts: Vec::new(),
         stream_id: None,
@@ -420,18 +473,37 @@ pub fn verify_stream<S: StreamSource>(
         summary: None,
         file_hashes: Vec::new(),
         sealed_documents: None,
+        stop_latency: None,
+        interaction: None,
+        document_problems: Vec::new(),
     };
     let mut entries: Vec<ReceiptEntry> = Vec::new();
     // Which line each entry is.
     let mut entry_line: Vec<u64> = Vec::new();
+    // The decoded receipts are kept only when a document is there to bind them; otherwise the
+    // first that records a barge-in is all the missing-document rule needs.
+    let mut keep = false;
+    for (file, _) in DOCUMENT_FILES {
+        keep |= src.exists(file)?;
+    }
+    let mut kept: Vec<(u64, StreamWindowReceipt)> = Vec::new();
+    let mut barge_in: Option<BindingProblem> = None;
     read_lines(
         &mut report,
         src,
         &mut entries,
         &mut entry_line,
-        each_receipt,
+        &mut |i, r| {
+            if barge_in.is_none() {
+                barge_in = jouleclaw_stop_latency::missing(std::slice::from_ref(r));
+            }
+            if keep {
+                kept.push((i, r.clone()));
+            }
+            each_receipt(i, r);
+        },
     )?;
-    read_window_signatures(&mut report, src, key, &entries, &entry_line)?;
+    read_window_signatures(&mut report, src, public, &entries, &entry_line)?;
 
     let seals_there = src.exists(SEALS_CBOR)?;
     let inclusion_there = src.exists(INCLUSION_CBOR)?;
@@ -446,10 +518,10 @@ pub fn verify_stream<S: StreamSource>(
                 "seals.cbor is missing beside inclusion.cbor: the stream was sealed".to_owned(),
             );
         }
-        let checkpoints = read_seals(&mut report, src, key, &entries)?;
+        let checkpoints = read_seals(&mut report, src, public, &entries)?;
         let stream = check_stream(&entries, &checkpoints);
         if inclusion_there {
-            read_inclusion(&mut report, src, key)?;
+            read_inclusion(&mut report, src, public)?;
         } else {
             // The completeness check computed every checkpoint's root over the decodable lines
             // in order; when it found nothing wrong and every line decodes, those are the lines
@@ -525,14 +597,167 @@ pub fn verify_stream<S: StreamSource>(
             "no receipts in receipts.jsonl".to_owned(),
         );
     }
-    check_signer(&mut report, src, key)?;
-    check_summary(&mut report, src, key)?;
+    check_signer(&mut report, src, public)?;
+    check_summary(&mut report, src, public)?;
     report.completeness = match (report.sealed, report.problem_count) {
         (false, _) => Completeness::Unknown,
         (true, 0) => Completeness::Complete,
         (true, _) => Completeness::Incomplete,
     };
+    let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = kept
+        .into_iter()
+        .filter_map(|(i, r)| Some((r, report.record(i)?.content_hash)))
+        .collect();
+    check_documents(&mut report, src, key, &receipts, barge_in)?;
     Ok(report)
+}
+
+/// One finding of the signed documents' checks.
+fn document_problem(report: &mut DirReport, file: &'static str, code: &'static str, msg: &str) {
+    report.document_problems.push(Problem {
+        code,
+        file,
+        index: None,
+        window_id: None,
+        message: escape_untrusted(msg).into_owned(),
+    });
+}
+
+/// What reading one signed document found.
+enum DocumentBytes {
+    /// Not there.
+    Missing,
+    /// Its bytes, at most one more than the kind's `MAX_SIGNED_BYTES`.
+    Read(Vec<u8>),
+    /// Not a regular file (recorded); not read.
+    Refused,
+}
+
+/// Reads the document `file` (a regular file only) up to `max + 1` bytes, so that the kind's
+/// verifier refuses an over-long one.
+fn read_document<S: StreamSource>(
+    report: &mut DirReport,
+    src: &mut S,
+    file: &'static str,
+    max: usize,
+) -> Result<DocumentBytes> {
+    Ok(match src.fetch(file)? {
+        Fetched::Missing => DocumentBytes::Missing,
+        Fetched::NotRegular(what) => {
+            document_problem(
+                report,
+                file,
+                "not_regular_file",
+                &format!("a {what}, not a regular file; not read"),
+            );
+            DocumentBytes::Refused
+        }
+        Fetched::Found(f) => {
+            let mut bytes = Vec::new();
+            f.take(max as u64 + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| StoreError::io(src.place(file), e))?;
+            DocumentBytes::Read(bytes)
+        }
+    })
+}
+
+/// Whether `summary.json` (a regular file, read up to [`MAX_SUMMARY_BYTES`]) is JSON whose
+/// `outputs` names `file`, whether or not it is a well-formed run summary.
+fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
+    let Fetched::Found(f) = src.fetch(SUMMARY_JSON)? else {
+        return Ok(false);
+    };
+    let mut bytes = Vec::new();
+    f.take(MAX_SUMMARY_BYTES)
+        .read_to_end(&mut bytes)
+        .map_err(|e| StoreError::io(src.place(SUMMARY_JSON), e))?;
+    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .is_some_and(|v| v["outputs"].get(file).is_some()))
+}
+
+/// The call's signed documents (`spec/STREAM-AT-REST.md` section 5.1 step 9), each checked as
+/// its spec says: `stop-latency.cbor` (`spec/STOP-LATENCY-V1.md` section 7) and
+/// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` section 7) verified under
+/// `key`, then bound to `receipts` (every decodable line's receipt and content hash, in order;
+/// empty when no document file is there) under their root: the final seal's when the stream is
+/// complete and it seals exactly these receipts, else computed once. A missing
+/// `stop-latency.cbor` is `stop_latency_missing` when a receipt records a barge-in
+/// (`barge_in`, the first) or `summary.json` lists it; a missing `interaction-metrics.cbor` is
+/// `interaction_metrics_missing` when `summary.json` lists it.
+fn check_documents<S: StreamSource>(
+    report: &mut DirReport,
+    src: &mut S,
+    key: &ValidKey,
+    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    barge_in: Option<BindingProblem>,
+) -> Result<()> {
+    let mut root: Option<Option<[u8; 32]>> = None;
+    let mut root_of_receipts = |report: &DirReport| {
+        *root.get_or_insert_with(|| match report.final_root {
+            Some(r)
+                if report.completeness == Completeness::Complete
+                    && report.final_tree_size == receipts.len() as u64 =>
+            {
+                Some(r)
+            }
+            _ => root_of(receipts),
+        })
+    };
+    let bind = |report: &mut DirReport, file: &'static str, problems: Vec<BindingProblem>| {
+        for p in problems {
+            document_problem(report, file, p.code, &p.detail);
+        }
+    };
+
+    let file = STOP_LATENCY_CBOR;
+    match read_document(report, src, file, jouleclaw_stop_latency::MAX_SIGNED_BYTES)? {
+        DocumentBytes::Refused => {}
+        DocumentBytes::Missing => {
+            if let Some(p) = barge_in {
+                bind(report, file, vec![p]);
+            } else if summary_lists(src, file)? {
+                document_problem(
+                    report,
+                    file,
+                    "stop_latency_missing",
+                    "summary.json lists it and it is gone",
+                );
+            }
+        }
+        DocumentBytes::Read(bytes) => match jouleclaw_stop_latency::verify(&bytes, key) {
+            Err(e) => document_problem(report, file, e.code(), &e.to_string()),
+            Ok(v) => {
+                let root = root_of_receipts(report);
+                let found =
+                    jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root);
+                bind(report, file, found);
+                report.stop_latency = Some(v.document);
+            }
+        },
+    }
+
+    let file = INTERACTION_METRICS_CBOR;
+    match read_document(report, src, file, jouleclaw_interaction::MAX_SIGNED_BYTES)? {
+        DocumentBytes::Refused => {}
+        DocumentBytes::Missing => {
+            if let Some(p) = jouleclaw_interaction::missing(summary_lists(src, file)?) {
+                bind(report, file, vec![p]);
+            }
+        }
+        DocumentBytes::Read(bytes) => match jouleclaw_interaction::verify(&bytes, key) {
+            Err(e) => document_problem(report, file, e.code(), &e.to_string()),
+            Ok(v) => {
+                let root = root_of_receipts(report);
+                let found =
+                    jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root);
+                bind(report, file, found);
+                report.interaction = Some(v.document);
+            }
+        },
+    }
+    Ok(())
 }
 
 /// A `stream-seal/2` final seal against the directory (`spec/STREAM-SEAL.md` section 3.2):
@@ -1311,7 +1536,7 @@ mod tests {
     /// A sealed directory of `n` receipts (a checkpoint every 4, the last final), without
     /// window signatures and without `inclusion.cbor` (layout `stream-at-rest/2`); its lines
     /// and the key.
-    fn sealed_dir(name: &str, n: u64) -> (std::path::PathBuf, Vec<Vec<u8>>, PublicKey) {
+    fn sealed_dir(name: &str, n: u64) -> (std::path::PathBuf, Vec<Vec<u8>>, ValidKey) {
         let dir = std::env::temp_dir().join(format!("jc-store-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -1338,7 +1563,7 @@ mod tests {
         write_lines(&dir, &lines);
         std::fs::write(dir.join(RECEIPTS_CBOR), b"").unwrap();
         std::fs::write(dir.join(SEALS_CBOR), seals).unwrap();
-        (dir, lines, signer.verifying_key())
+        (dir, lines, ValidKey::new(signer.verifying_key()).unwrap())
     }
 
     fn write_lines(dir: &Path, lines: &[Vec<u8>]) {

@@ -2,21 +2,25 @@
 //! `stream-at-rest/1` (every window signed, `inclusion.cbor`), intact and tampered one file at
 //! a time (a line, a window signature, a checkpoint, an inclusion receipt, `summary.json`), and
 //! the same stream served from memory through [`StreamSource`], which must give the directory's
-//! report exactly.
+//! report exactly; the call's signed documents verified, bound to the receipts and asked for
+//! when required.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use jouleclaw_jcr1::cose::{PublicKey, Signer as _, SoftwareSigner, sign_receipt};
+use jouleclaw_jcr1::cose::{Signer as _, SoftwareSigner, ValidKey, sign_receipt};
 use jouleclaw_jcr1::{StreamWindowReceipt, decode_receipt};
 use jouleclaw_seal::StreamSealer;
+use jouleclaw_stop_latency::StopLatencyDocument;
 use jouleclaw_store::layout::{
-    INCLUSION_CBOR, RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR, SUMMARY_JSON,
+    INCLUSION_CBOR, INTERACTION_METRICS_CBOR, RECEIPTS_CBOR, RECEIPTS_JSONL, SEALS_CBOR,
+    STOP_LATENCY_CBOR, SUMMARY_JSON,
 };
 use jouleclaw_store::source::{Fetched, StreamSource};
 use jouleclaw_store::{
-    DirReport, MAX_RECEIPTS, Outcome, ReceiptStatus, Result, verify_dir, verify_stream,
+    Completeness, DirReport, MAX_RECEIPTS, Outcome, ReceiptStatus, Result, verify_dir,
+    verify_stream,
 };
 
 /// A canonical receipt (window 0 of `examples/golden/tool-call.receipts.jsonl`).
@@ -24,16 +28,40 @@ const LINE: &[u8] = br#"{"closed_at":"2026-06-05T00:00:00Z","conservation":{"kin
 
 /// The files of a sealed stream of `n` receipts: every window signed, a checkpoint every 3
 /// receipts (the last final), one inclusion receipt per line.
-fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, PublicKey) {
+fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, ValidKey) {
+    sealed_files_yielding(n, None)
+}
+
+/// [`sealed_files`], the receipt of window `yields` (if any) recording a barge-in (a `yield`
+/// verdict).
+fn sealed_files_yielding(
+    n: u64,
+    yields: Option<u64>,
+) -> (HashMap<&'static str, Vec<u8>>, ValidKey) {
     let signer = SoftwareSigner::rfc8032_test_key();
     let base = decode_receipt(LINE).unwrap();
+    let yielded = {
+        let text = std::str::from_utf8(LINE).unwrap();
+        let start = text.find("\"verdict\":").unwrap();
+        let end = start + text[start..].find('}').unwrap() + 1;
+        let line = format!(
+            "{}\"verdict\":{{\"kind\":\"yield\",\"seen_at\":0}}{}",
+            &text[..start],
+            &text[end..]
+        );
+        decode_receipt(line.as_bytes()).unwrap()
+    };
     let mut sealer = StreamSealer::new(&base.stream_id, &base.steward, MAX_RECEIPTS);
     let (mut jsonl, mut sigs, mut seals, mut inclusion) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for w in 0..n {
         let r = StreamWindowReceipt {
             window_id: w,
-            ..base.clone()
+            ..if yields == Some(w) {
+                yielded.clone()
+            } else {
+                base.clone()
+            }
         };
         let line = r.encode().unwrap();
         sealer
@@ -56,7 +84,7 @@ fn sealed_files(n: u64) -> (HashMap<&'static str, Vec<u8>>, PublicKey) {
         (SEALS_CBOR, seals),
         (INCLUSION_CBOR, inclusion),
     ]);
-    (files, signer.verifying_key())
+    (files, ValidKey::new(signer.verifying_key()).unwrap())
 }
 
 fn scratch(tag: &str) -> PathBuf {
@@ -221,4 +249,191 @@ fn a_stream_served_from_memory_gets_the_directory_report_exactly() {
     );
     assert_eq!(r.inclusion_receipts, 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The content hash of every line of `receipts.jsonl`.
+fn line_hashes(files: &HashMap<&'static str, Vec<u8>>) -> Vec<[u8; 32]> {
+    files[RECEIPTS_JSONL]
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| *blake3::hash(l).as_bytes())
+        .collect()
+}
+
+/// A `stop-latency/1` document without barge-ins over `hashes`, signed with the test key.
+fn stop_latency(stream_id: &str, hashes: &[[u8; 32]]) -> Vec<u8> {
+    let base = decode_receipt(LINE).unwrap();
+    let doc = StopLatencyDocument::new(&base.steward, stream_id, &[], hashes).unwrap();
+    jouleclaw_stop_latency::sign(&SoftwareSigner::rfc8032_test_key(), &doc)
+        .unwrap()
+        .cose_sign1
+}
+
+fn document_codes(r: &DirReport) -> Vec<(&'static str, &'static str)> {
+    r.document_problems
+        .iter()
+        .map(|p| (p.file, p.code))
+        .collect()
+}
+
+/// `stop-latency.cbor` is verified under the key and bound to the receipts: the document over
+/// these receipts is accepted (its root the final seal's, and, unsealed, the one computed from
+/// the lines) and carried in the report; one byte changed, it does not verify; over other
+/// receipts (one fewer) it is bound to another root. Each finding names the file and its code,
+/// makes the outcome failed and leaves the receipts' outcome and completeness alone.
+#[test]
+fn a_signed_document_is_verified_and_bound_to_the_receipts() {
+    let dir = scratch("document");
+    let (mut files, key) = sealed_files(7);
+    let hashes = line_hashes(&files);
+    files.insert(STOP_LATENCY_CBOR, stop_latency("stream-demo", &hashes));
+    write(&dir, &files);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(document_codes(&r), [], "{:?}", r.document_problems);
+    assert_eq!(r.outcome(), Outcome::Complete, "{:?}", r.problems);
+    let doc = r.stop_latency.as_ref().unwrap();
+    assert_eq!(
+        (doc.stream_id.as_str(), doc.window_count),
+        ("stream-demo", 7)
+    );
+    assert_eq!(r.interaction, None);
+
+    // Unsealed: the root is computed from the lines, and the document is bound all the same.
+    let mut unsealed = files.clone();
+    unsealed.remove(SEALS_CBOR);
+    unsealed.remove(INCLUSION_CBOR);
+    write(&dir, &unsealed);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(document_codes(&r), [], "{:?}", r.document_problems);
+    assert_eq!(r.outcome(), Outcome::Unsealed, "{:?}", r.problems);
+    assert!(r.stop_latency.is_some());
+
+    // One byte of the signed document changed: it does not verify (the verifier's own code).
+    let mut altered = files.clone();
+    flip(&mut altered, STOP_LATENCY_CBOR, 3);
+    write(&dir, &altered);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    let found = document_codes(&r);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, STOP_LATENCY_CBOR);
+    assert!(
+        !jouleclaw_stop_latency::BINDING_CODES.contains(&found[0].1),
+        "{found:?}"
+    );
+    assert_eq!(r.stop_latency, None);
+    assert_eq!(r.outcome(), Outcome::Failed);
+    assert_eq!(r.receipts_outcome(), Outcome::Complete, "{:?}", r.problems);
+    assert_eq!(r.completeness, Completeness::Complete);
+    // Under another key it does not verify either (its kid is not that key's).
+    write(&dir, &files);
+    let other = ValidKey::new(SoftwareSigner::generate().verifying_key()).unwrap();
+    let r = verify_dir(&dir, &other, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        document_codes(&r),
+        [(STOP_LATENCY_CBOR, "cose_unknown_kid")],
+        "{:?}",
+        r.document_problems
+    );
+
+    // Signed over other receipts (the first six): another count and another root.
+    let mut other_receipts = files.clone();
+    other_receipts.insert(STOP_LATENCY_CBOR, stop_latency("stream-demo", &hashes[..6]));
+    write(&dir, &other_receipts);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    let found = document_codes(&r);
+    assert!(
+        found.contains(&(STOP_LATENCY_CBOR, "root_mismatch"))
+            && found.contains(&(STOP_LATENCY_CBOR, "window_count_mismatch")),
+        "{found:?}"
+    );
+    assert!(r.stop_latency.is_some(), "verified, but not bound");
+    assert_eq!(r.outcome(), Outcome::Failed);
+    assert_eq!(r.receipts_outcome(), Outcome::Complete);
+    // The receipts' root is checked, not the count alone: the same count, another stream's
+    // root (a receipt of the stream changed before signing).
+    let mut shifted = hashes.clone();
+    shifted[0][0] ^= 1;
+    other_receipts.insert(STOP_LATENCY_CBOR, stop_latency("stream-demo", &shifted));
+    write(&dir, &other_receipts);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        document_codes(&r),
+        [(STOP_LATENCY_CBOR, "root_mismatch")],
+        "{:?}",
+        r.document_problems
+    );
+    let message = &r.document_problems[0].message;
+    assert!(
+        message.contains("is not the root over the 7 receipts"),
+        "{message}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A missing `stop-latency.cbor` is named when a receipt records a barge-in, and not when none
+/// does; a `summary.json` that lists a document that is not there asks for it too (each
+/// kind). The documents are not asked for otherwise.
+#[test]
+fn a_missing_document_is_named_when_a_receipt_yields_or_the_summary_lists_it() {
+    let dir = scratch("missing-document");
+    let (files, key) = sealed_files_yielding(7, Some(4));
+    write(&dir, &files);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        document_codes(&r),
+        [(STOP_LATENCY_CBOR, "stop_latency_missing")],
+        "{:?}",
+        r.document_problems
+    );
+    assert!(r.document_problems[0].message.contains("window 4"));
+    assert_eq!(r.outcome(), Outcome::Failed);
+    assert_eq!(r.receipts_outcome(), Outcome::Complete, "{:?}", r.problems);
+    // The accepted neighbour: no receipt yields, no document needed.
+    let (quiet, _) = sealed_files(7);
+    write(&dir, &quiet);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(document_codes(&r), []);
+    assert_eq!(r.outcome(), Outcome::Complete, "{:?}", r.problems);
+    // A summary that lists both documents (even one that is otherwise not a run summary).
+    let mut listed = quiet.clone();
+    listed.insert(
+        SUMMARY_JSON,
+        format!(r#"{{"outputs":{{"{STOP_LATENCY_CBOR}":"x","{INTERACTION_METRICS_CBOR}":"y"}}}}"#)
+            .into_bytes(),
+    );
+    write(&dir, &listed);
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        document_codes(&r),
+        [
+            (STOP_LATENCY_CBOR, "stop_latency_missing"),
+            (INTERACTION_METRICS_CBOR, "interaction_metrics_missing")
+        ],
+        "{:?}",
+        r.document_problems
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A document in a place that is not a regular file is named, never read; the same stream
+/// served from memory gets the same findings.
+#[test]
+fn a_document_that_is_not_a_regular_file_is_named_and_not_read() {
+    let (files, key) = sealed_files(4);
+    let mut src = Memory {
+        files: files.clone(),
+        not_regular: vec![INTERACTION_METRICS_CBOR],
+    };
+    let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        document_codes(&r),
+        [(INTERACTION_METRICS_CBOR, "not_regular_file")]
+    );
+    assert_eq!(r.interaction, None);
+    let mut src = Memory {
+        files,
+        not_regular: Vec::new(),
+    };
+    let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(document_codes(&r), []);
 }

@@ -1,6 +1,7 @@
 //! The reader: every stored message of a subject ([`for_each_message`]) and the store read
 //! back stream by stream ([`read_each`]).
 
+use crate::audit::Problem;
 use std::time::Duration;
 
 use async_nats::jetstream;
@@ -287,16 +288,18 @@ fn parse_subject(
             _ => {
                 out.steward = (*st).to_owned();
                 out.records.stream_id = (*id).to_owned();
-                out.records
-                    .read_problems
-                    .push(format!("malformed_subject: {subject:?} does not unescape"));
+                out.records.read_problems.push(Problem::new(
+                    "malformed_subject",
+                    format!("{subject:?} does not unescape"),
+                ));
                 Err(Box::new(out))
             }
         },
         _ => {
             out.records.stream_id = subject.to_owned();
-            out.records.read_problems.push(format!(
-                "malformed_subject: {subject:?} is not {prefix}.STEWARD.STREAM"
+            out.records.read_problems.push(Problem::new(
+                "malformed_subject",
+                format!("{subject:?} is not {prefix}.STEWARD.STREAM"),
             ));
             Err(Box::new(out))
         }
@@ -327,7 +330,7 @@ struct Reading {
     bytes: u64,
     too_large: bool,
     batches: Vec<(u64, DecodedBatch, [u8; 32])>,
-    problems: Vec<String>,
+    problems: Vec<crate::audit::Problem>,
 }
 
 impl Reading {
@@ -364,17 +367,22 @@ impl Reading {
         }
         match decoded {
             Ok(d) if d.stream_id != self.sid || d.steward != self.steward => {
-                self.problems.push(format!(
-                    "misplaced_batch: stream sequence {seq} holds a batch of {:?} of steward {:?}",
-                    d.stream_id, d.steward
+                self.problems.push(Problem::new(
+                    "misplaced_batch",
+                    format!(
+                        "stream sequence {seq} holds a batch of {:?} of steward {:?}",
+                        d.stream_id, d.steward
+                    ),
                 ));
             }
             Ok(d) => self
                 .batches
                 .push((d.seq, d, *blake3::hash(payload).as_bytes())),
             Err(e) => {
-                self.problems
-                    .push(format!("malformed_message: stream sequence {seq}: {e}"));
+                self.problems.push(Problem::new(
+                    "malformed_message",
+                    format!("stream sequence {seq}: {e}"),
+                ));
             }
         }
         cost
@@ -401,8 +409,9 @@ impl Reading {
         };
         out.records.stream_id = self.sid;
         if self.too_large {
-            self.problems.push(format!(
-                "too_large: more than the reader's {max_bytes} bytes stored"
+            self.problems.push(Problem::new(
+                "too_large",
+                format!("more than the reader's {max_bytes} bytes stored"),
             ));
         }
         self.batches.sort_by_key(|(s, ..)| *s);
@@ -412,8 +421,9 @@ impl Reading {
                 && *ls == seq
             {
                 if *lh != hash {
-                    self.problems.push(format!(
-                        "conflicting_batch: two different batches with seq {seq}"
+                    self.problems.push(Problem::new(
+                        "conflicting_batch",
+                        format!("two different batches with seq {seq}"),
                     ));
                 }
                 continue;
@@ -477,13 +487,14 @@ async fn read_subject(
         match read {
             Ok(n) if n as u64 >= count || r.too_large => break,
             Ok(n) if attempt + 1 >= READ_ATTEMPTS => {
-                r.problems.push(format!(
-                    "unreadable: {n} of the {count} messages stored on {subject:?} could be read"
+                r.problems.push(Problem::new(
+                    "unreadable",
+                    format!("{n} of the {count} messages stored on {subject:?} could be read"),
                 ));
                 break;
             }
             Err(e) if attempt + 1 >= READ_ATTEMPTS => {
-                r.problems.push(format!("unreadable: {e}"));
+                r.problems.push(Problem::new("unreadable", e.to_string()));
                 break;
             }
             _ => {
@@ -556,9 +567,12 @@ pub async fn read_each(
         };
         if count > config.read_max_stream_messages {
             let mut out = Reading::new(&subject, steward, sid, count).finish(0);
-            out.records.read_problems.push(format!(
-                "too_large: {count} messages stored, more than the reader's {}",
-                config.read_max_stream_messages
+            out.records.read_problems.push(Problem::new(
+                "too_large",
+                format!(
+                    "{count} messages stored, more than the reader's {}",
+                    config.read_max_stream_messages
+                ),
             ));
             stats.subjects += 1;
             f(out);

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use clap::Args;
-use jouleclaw_live::audit::{StreamAudit, audit_nats_stream, audit_stream_dir, stream_dirs};
+use jouleclaw_live::audit::{
+    Problem, StreamAudit, audit_nats_stream, audit_stream_dir, stream_dirs,
+};
 use jouleclaw_live::escape_id;
 use jouleclaw_live::jetstream::{JetStreamConfig, NatsStream, read_each};
 use jouleclaw_stack::registry::WitnessPolicy;
@@ -151,7 +153,7 @@ fn stream_lines(a: &StreamAudit, steward: Option<&str>) -> String {
         a.checkpoints
     );
     for p in a.problems.iter().take(MAX_NAMED_PROBLEMS) {
-        let _ = writeln!(out, "    {}", untrusted(p));
+        let _ = writeln!(out, "    {}", untrusted(&p.to_string()));
     }
     if a.problems.len() > MAX_NAMED_PROBLEMS {
         let _ = writeln!(
@@ -190,7 +192,7 @@ impl Totals {
 /// stream.
 fn audit_dir(
     d: &Path,
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     only: Option<&str>,
     policy: Option<&WitnessPolicy>,
 ) -> Result<Option<StreamAudit>, Failure> {
@@ -198,28 +200,31 @@ fn audit_dir(
     if only.is_some_and(|id| id != audit.stream_id) {
         return Ok(None);
     }
-    // A folder `audit_stream_dir` found without a problem had its interaction-metrics.cbor, if
-    // there, read (a regular file, bounded), verified under the key and bound to every
-    // decodable line of receipts.jsonl (`check_interaction_metrics`): the check below, the same
-    // checks of the same document against the same lines, can then name nothing, and is run
-    // only for a folder with problems, to name the document's own in its words.
+    // A folder with problems also names interaction-metrics.cbor's own, when the file is
+    // there, as `receipts verify DIR` words them (the stream verifier's findings, which the
+    // audit words its own way among its problems).
     let clean = audit.problems.is_empty();
     if let Some(policy) = policy
         && let Err(Failure::Refused(why) | Failure::Usage(why)) =
             crate::commands::registry::verify_run(d, policy)
     {
-        audit.problems.push(format!("not_witnessed: {why}"));
+        audit.problems.push(Problem::new("not_witnessed", why));
     }
     // interaction-metrics.cbor, when there is one (spec/INTERACTION-METRICS-V1.md):
     // its signature and binding, as receipts verify DIR checks them.
-    if !clean
-        && d.join(crate::commands::interaction::FILE)
-            .symlink_metadata()
-            .is_ok()
-    {
-        audit
-            .problems
-            .extend(crate::commands::interaction::check(key, d)?.problems);
+    let file = crate::commands::interaction::FILE;
+    if !clean && d.join(file).symlink_metadata().is_ok() {
+        let own: Vec<Problem> = audit
+            .document_problems
+            .iter()
+            .filter(|p| p.file == file)
+            .map(|p| Problem {
+                code: p.code,
+                file: Some(p.file),
+                message: p.message.clone(),
+            })
+            .collect();
+        audit.problems.extend(own);
     }
     Ok(Some(audit))
 }
@@ -231,7 +236,7 @@ fn audit_dir(
 /// list, the `jobs` folders being verified, and the verdicts that wait for an earlier one.
 fn audit_folders(
     folders: &[PathBuf],
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     only: Option<&str>,
     policy: Option<&WitnessPolicy>,
     clock: &Clock,
@@ -323,10 +328,12 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
         .as_deref()
         .map(|p| crate::commands::registry::witness_policy_for(&key, p))
         .transpose()?;
+    // Checked once by the one key rule, for every stream audited.
+    let valid = crate::keys::valid_key(&key)?;
     let clock = Clock::start(args.jobs());
     if let Some(dir) = &args.dir {
         let folders = stream_dirs(dir).map_err(|e| Failure::io(dir, e))?;
-        return audit_folders(&folders, &key, only, policy.as_ref(), &clock);
+        return audit_folders(&folders, &valid, only, policy.as_ref(), &clock);
     }
     let Some(url) = &args.nats else {
         return Err(Failure::Usage("give --dir or --nats".into()));
@@ -342,7 +349,7 @@ pub(crate) fn audit(args: &AuditArgs) -> CmdResult {
         }
         (None, _) => None,
     };
-    audit_nats(args, url, only, &key, witnessed, &clock)
+    audit_nats(args, url, only, &valid, witnessed, &clock)
 }
 
 /// The configuration a reader of the cluster (`audit --nats`, `registry add-stored`) takes:
@@ -358,7 +365,7 @@ pub(crate) fn reader_config(url: &str, js_stream: &str, prefix: &str) -> JetStre
 /// --witness-policy and --registry-proofs).
 fn audit_subject(
     s: &NatsStream,
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     witnessed: Option<&(WitnessPolicy, &Path)>,
 ) -> StreamAudit {
     let mut a = audit_nats_stream(s, key);
@@ -370,7 +377,7 @@ fn audit_subject(
                 policy,
             )
     {
-        a.problems.push(format!("not_witnessed: {why}"));
+        a.problems.push(Problem::new("not_witnessed", why));
     }
     a
 }
@@ -384,7 +391,7 @@ fn audit_nats(
     args: &AuditArgs,
     url: &str,
     only: Option<&str>,
-    key: &jouleclaw_jcr1::cose::PublicKey,
+    key: &jouleclaw_jcr1::cose::ValidKey,
     witnessed: Option<(WitnessPolicy, &Path)>,
     clock: &Clock,
 ) -> CmdResult {

@@ -1,27 +1,24 @@
 //! `interaction-metrics.cbor` (spec/INTERACTION-METRICS-V1.md): measured beside the pipeline
-//! by `jouleclaw run` (and `import tau-voice`), and `jouleclaw metrics interaction DIR...`:
-//! every call directory verified, then τ-voice's panel over them.
+//! by `jouleclaw run` (and `import tau-voice`), verified and bound to the receipts by the
+//! stream verifier (`jouleclaw_stack::store::verify_dir`), and `jouleclaw metrics interaction
+//! DIR...`: every call directory verified, then τ-voice's panel over them.
 //!
 //! Memory: the meter holds 9 bytes per 200 ms frame (at most `MAX_FRAMES`) and one 32-byte
-//! hash per receipt; the checks read `receipts.jsonl` one line at a time and
-//! `interaction-metrics.cbor` up to its own bound.
+//! hash per receipt.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use jouleclaw_interaction::{
-    self as im, InteractionConfig, InteractionDocument, MAX_SIGNED_BYTES, PanelBuilder,
-    PipelineMeter,
+    self as im, InteractionConfig, InteractionDocument, PanelBuilder, PipelineMeter,
 };
-use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
+use jouleclaw_stack::jcr1::cose::SoftwareSigner;
 use jouleclaw_stack::pipeline::ClosedWindow;
 use jouleclaw_stack::store::writer::StagedFile as Staged;
-use jouleclaw_stack::store::{Outcome, verify_dir as verify_stream_dir};
+use jouleclaw_stack::store::{DirReport, Outcome, verify_dir as verify_stream_dir};
 
-use super::stop_latency::{
-    Destination, Pushed, copy_signer, read_document, receipts, summary_lists, tell_finding,
-};
-use crate::keys::read_public_key;
+use super::stop_latency::{Destination, Pushed, copy_signer, tell_finding};
+use crate::keys::{read_public_key, valid_key};
 use crate::out::{say, say_raw, tell};
 use crate::present::panel::{num, table};
 use crate::{CmdResult, Failure};
@@ -94,47 +91,15 @@ pub(crate) fn describe(doc: &InteractionDocument) -> String {
     )
 }
 
-/// What checking a directory's document found.
-pub(crate) type Evidence = super::stop_latency::Evidence<InteractionDocument>;
-
-/// Verifies `dir/interaction-metrics.cbor` under `key` and checks its binding to
-/// `receipts.jsonl` (spec/INTERACTION-METRICS-V1.md section 7). A missing file is a problem
-/// when summary.json lists it.
-pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
-    let path = dir.join(FILE);
-    let mut ev = Evidence::default();
-    let bytes = match read_document(&path, FILE, MAX_SIGNED_BYTES)? {
-        Ok(Some(b)) => b,
-        Err(problem) => {
-            ev.problems.push(problem);
-            return Ok(ev);
-        }
-        Ok(None) => {
-            if let Some(p) = im::missing(summary_lists(dir, FILE)) {
-                ev.problems.push(format!("{FILE}: {p}"));
-            }
-            return Ok(ev);
-        }
-    };
-    // The key file reader accepted the key as `ValidKey::new` does: this check cannot refuse it.
-    let key = ValidKey::new(*key).map_err(|e| Failure::Usage(format!("public key: {e}")))?;
-    match im::verify(&bytes, &key) {
-        Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
-        Ok(v) => {
-            for p in im::check_receipts(&v.document, &receipts(dir)?) {
-                ev.problems.push(format!("{FILE}: {p}"));
-            }
-            ev.doc = Some(v.document);
-        }
-    }
-    Ok(ev)
-}
-
-/// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
-pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
-    let ev = check(key, dir)?;
-    let described = ev.doc.as_ref().map(describe);
-    Ok(tell_finding(FILE, &ev.problems, described, "absent"))
+/// `receipts verify DIR`'s part for `interaction-metrics.cbor`: prints the verifier's finding
+/// and returns the number of problems.
+pub(crate) fn tell_report(report: &DirReport) -> usize {
+    tell_finding(
+        report,
+        FILE,
+        report.interaction.as_ref().map(describe),
+        "absent",
+    )
 }
 
 /// `jouleclaw metrics ...`.
@@ -182,25 +147,21 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
                 dir.display()
             )));
         }
-        let key = read_public_key(
-            &args
-                .public
-                .clone()
-                .unwrap_or_else(|| dir.join(jouleclaw_stack::store::layout::SIGNER_PUB)),
-        )?;
-        let report = verify_stream_dir(dir, &key, &mut |_, _| {})?;
+        let key =
+            valid_key(&read_public_key(&args.public.clone().unwrap_or_else(
+                || dir.join(jouleclaw_stack::store::layout::SIGNER_PUB),
+            ))?)?;
+        let mut report = verify_stream_dir(dir, &key, &mut |_, _| {})?;
         let mut problems: Vec<String> = report.problems.iter().map(|p| p.to_string()).collect();
-        match report.outcome() {
+        match report.receipts_outcome() {
             Outcome::Complete => {}
             Outcome::Unsealed if args.allow_unsealed => {}
             Outcome::Unsealed => problems.push("not sealed: completeness unknown".to_owned()),
             Outcome::Failed => problems.push(format!("{} problems", report.problem_count)),
         }
-        let sl = crate::commands::stop_latency::check(&key, dir)?;
-        problems.extend(sl.problems);
-        let ev = check(&key, dir)?;
-        problems.extend(ev.problems);
-        match ev.doc {
+        // The signed documents' own problems: stop-latency.cbor's, then this file's.
+        problems.extend(report.document_problems.iter().map(|p| p.to_string()));
+        match report.interaction.take() {
             Some(doc) if problems.is_empty() => docs.push(doc),
             None if problems.is_empty() => {
                 problems.push(format!("{FILE}: absent: the call has no interaction panel"));

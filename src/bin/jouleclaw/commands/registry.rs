@@ -499,7 +499,13 @@ fn add_stored(
         _ => {}
     };
     let calls = rt
-        .block_on(collect_stored(config, only, &public, proofs, print))
+        .block_on(collect_stored(
+            config,
+            only,
+            &crate::keys::valid_key(&public)?,
+            proofs,
+            print,
+        ))
         .map_err(|e| Failure::Usage(format!("{}: {e}", config.url)))?;
     let r = register_stored(appender.library(), proofs, calls, print)?;
     say!(

@@ -219,10 +219,6 @@ pub(crate) struct Report {
     pub(crate) policy: LedgerPolicy,
     /// Whether an unsealed stream is accepted (the exit status; the page is the same).
     pub(crate) allow_unsealed: bool,
-    /// stop-latency.cbor, verified and checked against the receipts.
-    pub(crate) stop_latency: crate::commands::stop_latency::Evidence,
-    /// interaction-metrics.cbor, verified and checked against the receipts.
-    pub(crate) interaction: crate::commands::interaction::Evidence,
 }
 
 /// Whether one of the call's signed documents is inside its final seal (spec/REPORT.md,
@@ -329,7 +325,8 @@ fn build(
     let mut late = Vec::new();
     let mut yields = Vec::new();
     let mut barge_ins_more = 0u64;
-    let store = verify_dir(dir, &key, &mut |line, r| {
+    let valid = crate::keys::valid_key(&key)?;
+    let store = verify_dir(dir, &valid, &mut |line, r| {
         columns.push(line, r);
         if rows.len() < MAX_TABLE_ROWS {
             rows.push(Row {
@@ -367,8 +364,6 @@ fn build(
         }
     }
     let (cols, per) = columns.finish(&store);
-    let stop_latency = crate::commands::stop_latency::check(&key, dir)?;
-    let interaction = crate::commands::interaction::check(&key, dir)?;
     Ok(Report {
         public_key_hex: hex::encode(key.as_bytes()),
         kid_hex: hex::encode(cose::kid(&key)),
@@ -383,8 +378,6 @@ fn build(
         barge_ins_more,
         policy,
         allow_unsealed,
-        stop_latency,
-        interaction,
     })
 }
 
@@ -441,33 +434,24 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
         tell!("WARNING: the receipts are signed with the published RFC 8032 test key.");
     }
     tell_problems(&report.store);
-    for p in report
-        .stop_latency
-        .problems
-        .iter()
-        .chain(&report.interaction.problems)
-    {
-        tell!("{}", crate::out::untrusted(p));
+    // The signed documents' own problems (stop-latency.cbor's, then interaction-metrics.cbor's).
+    for p in &report.store.document_problems {
+        tell!("{}", crate::out::untrusted(&p.to_string()));
     }
     let line = verdict_line(&report.store);
-    if report.store.outcome() == Outcome::Complete {
+    if report.store.receipts_outcome() == Outcome::Complete {
         say!("{line}");
     } else {
         tell!("{line}");
     }
-    if !report.stop_latency.problems.is_empty() {
-        return Err(Failure::Refused(format!(
-            "{}: {} problems",
-            crate::commands::stop_latency::FILE,
-            report.stop_latency.problems.len()
-        )));
-    }
-    if !report.interaction.problems.is_empty() {
-        return Err(Failure::Refused(format!(
-            "{}: {} problems",
-            crate::commands::interaction::FILE,
-            report.interaction.problems.len()
-        )));
+    for file in [
+        crate::commands::stop_latency::FILE,
+        crate::commands::interaction::FILE,
+    ] {
+        let n = report.store.document_problems_of(file).count();
+        if n > 0 {
+            return Err(Failure::Refused(format!("{file}: {n} problems")));
+        }
     }
     outcome_result(&report.store, args.allow_unsealed)
 }

@@ -1,20 +1,18 @@
 //! `stop-latency.cbor` (spec/STOP-LATENCY-V1.md): measured beside the pipeline by `jouleclaw
-//! run`, checked by `receipts verify DIR` and `report`.
+//! run`; verified and bound to the receipts by the stream verifier
+//! (`jouleclaw_stack::store::verify_dir`), whose finding `receipts verify DIR` and `report`
+//! print.
 //!
-//! Memory: the meter holds at most `MAX_BARGE_INS` records and one 32-byte hash per receipt;
-//! the checks read `receipts.jsonl` one line at a time (each at most a receipt's 64 KiB) and
-//! `stop-latency.cbor` up to its own bound.
+//! Memory: the meter holds at most `MAX_BARGE_INS` records and one 32-byte hash per receipt.
 
-use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::Path;
 
-use jouleclaw_stack::jcr1::cose::{PublicKey, SoftwareSigner, ValidKey};
-use jouleclaw_stack::jcr1::{Limits, StreamWindowReceipt, decode_receipt};
+use jouleclaw_stack::jcr1::cose::SoftwareSigner;
 use jouleclaw_stack::pipeline::{ClosedWindow, TickOutcome};
-use jouleclaw_stack::store::layout::{Input, open_input};
+use jouleclaw_stack::store::DirReport;
 use jouleclaw_stack::store::writer::{StagedFile as Staged, check_destination};
 use jouleclaw_stack::stream::{StreamSpec, Tick};
-use jouleclaw_stop_latency::{self as sl, MAX_SIGNED_BYTES, StopLatencyDocument, StopLatencyMeter};
+use jouleclaw_stop_latency::{self as sl, StopLatencyDocument, StopLatencyMeter};
 
 use crate::Failure;
 use crate::out::{say, tell};
@@ -132,25 +130,6 @@ pub(crate) fn ms(ns: u64) -> String {
     }
 }
 
-/// What checking a directory's document (`D`: stop-latency.cbor's, or another signed document
-/// of the call) found.
-#[derive(Debug, Clone)]
-pub(crate) struct Evidence<D = StopLatencyDocument> {
-    /// The verified document, if there is one.
-    pub(crate) doc: Option<D>,
-    /// Every problem, one line each (empty: verified and bound, or absent and not needed).
-    pub(crate) problems: Vec<String>,
-}
-
-impl<D> Default for Evidence<D> {
-    fn default() -> Self {
-        Self {
-            doc: None,
-            problems: Vec::new(),
-        }
-    }
-}
-
 /// A copy of `signer` for a meter that signs its document at the end of the run.
 pub(crate) fn copy_signer(signer: &SoftwareSigner) -> Result<SoftwareSigner, Failure> {
     SoftwareSigner::from_key_file_text(&signer.key_file_text())
@@ -200,162 +179,36 @@ impl Destination<'_> {
     }
 }
 
-/// Opens a folder's file as the stream verifier does (`open_input`: no symbolic link
-/// followed, no FIFO blocked on, regular files only): `Ok(None)` when it is missing,
-/// `Err(what it is)` when it is not a regular file.
-fn open_in(path: &Path) -> Result<Result<Option<std::fs::File>, &'static str>, Failure> {
-    Ok(match open_input(path).map_err(|e| Failure::io(path, e))? {
-        Input::File(f) => Ok(Some(f)),
-        Input::Missing => Ok(None),
-        Input::NotRegular(what) => Err(what),
-    })
-}
-
-/// A signed document of a call in a folder (`file` at `path`), opened as [`open_in`] opens it:
-/// its bytes, read up to `max_bytes + 1` (one more than a signed document may have, so that the
-/// verifier refuses an over-long one), `Ok(None)` when it is missing, `Err` with the
-/// `not_regular_file` problem when it is not a regular file (not read).
-pub(super) fn read_document(
-    path: &Path,
-    file: &str,
-    max_bytes: usize,
-) -> Result<Result<Option<Vec<u8>>, String>, Failure> {
-    Ok(match open_in(path)? {
-        Ok(Some(f)) => {
-            let mut b = Vec::new();
-            f.take(max_bytes as u64 + 1)
-                .read_to_end(&mut b)
-                .map_err(|e| Failure::io(path, e))?;
-            Ok(Some(b))
-        }
-        Err(what) => Err(format!(
-            "{file}: not_regular_file: a {what}, not a regular file; not read"
-        )),
-        Ok(None) => Ok(None),
-    })
-}
-
-/// Reads `receipts.jsonl` of `dir` (each line decoded; an undecodable line is skipped here,
-/// the receipts check names it) with each line's content hash; a missing file holds none (the
-/// stream verifier names it).
-pub(super) fn receipts(dir: &Path) -> Result<Vec<(StreamWindowReceipt, [u8; 32])>, Failure> {
-    let path = dir.join(jouleclaw_stack::store::layout::RECEIPTS_JSONL);
-    let file = match open_in(&path)? {
-        Ok(Some(f)) => f,
-        // The stream verifier names a missing file or one that is not a regular file (it
-        // is not read); here it holds no receipt.
-        Ok(None) | Err(_) => return Ok(Vec::new()),
-    };
-    let mut reader = BufReader::new(file);
-    let max = Limits::RECEIPT.max_document_bytes as u64;
-    let mut out = Vec::new();
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        let n = (&mut reader)
-            .take(max + 2)
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Failure::io(&path, e))?;
-        if n == 0 {
-            return Ok(out);
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-        }
-        if let Ok(r) = decode_receipt(&line) {
-            out.push((r, *blake3::hash(&line).as_bytes()));
-        }
-        if out.len() as u64 > jouleclaw_stack::seal::DEFAULT_MAX_LEAVES {
-            return Err(Failure::Refused(format!(
-                "{}: more receipts than one stream's log holds",
-                path.display()
-            )));
-        }
-    }
-}
-
-/// Whether `summary.json` of `dir` (read up to 1 MiB) lists `file` among its outputs.
-pub(super) fn summary_lists(dir: &Path, file: &str) -> bool {
-    open_in(&dir.join(jouleclaw_stack::store::layout::SUMMARY_JSON))
-        .ok()
-        .and_then(|f| f.ok().flatten())
-        .and_then(|f| {
-            let mut text = String::new();
-            f.take(1 << 20).read_to_string(&mut text).ok()?;
-            serde_json::from_str::<serde_json::Value>(&text).ok()
-        })
-        .is_some_and(|v| v["outputs"].get(file).is_some())
-}
-
-/// Verifies `dir/stop-latency.cbor` under `key` and checks its binding to `receipts.jsonl`
-/// (spec/STOP-LATENCY-V1.md section 7): signature, document, receipt count and root, every
-/// barge-in window a yield and every yield listed. A missing file is a problem when a receipt
-/// records a barge-in or summary.json lists the file.
-pub(crate) fn check(key: &PublicKey, dir: &Path) -> Result<Evidence, Failure> {
-    let receipts = receipts(dir)?;
-    let path = dir.join(FILE);
-    let mut ev = Evidence::default();
-    let bytes = match read_document(&path, FILE, MAX_SIGNED_BYTES)? {
-        Ok(Some(b)) => b,
-        Err(problem) => {
-            ev.problems.push(problem);
-            return Ok(ev);
-        }
-        Ok(None) => {
-            let plain: Vec<StreamWindowReceipt> = receipts.into_iter().map(|(r, _)| r).collect();
-            if let Some(p) = sl::missing(&plain) {
-                ev.problems.push(format!("{FILE}: {p}"));
-            } else if summary_lists(dir, FILE) {
-                ev.problems.push(format!(
-                    "{FILE}: stop_latency_missing: summary.json lists it and it is gone"
-                ));
-            }
-            return Ok(ev);
-        }
-    };
-    // The key file reader accepted the key as `ValidKey::new` does: this check cannot refuse it.
-    let key = ValidKey::new(*key).map_err(|e| Failure::Usage(format!("public key: {e}")))?;
-    match sl::verify(&bytes, &key) {
-        Err(e) => ev.problems.push(format!("{FILE}: {}: {e}", e.code())),
-        Ok(v) => {
-            for p in sl::check_receipts(&v.document, &receipts) {
-                ev.problems.push(format!("{FILE}: {p}"));
-            }
-            ev.doc = Some(v.document);
-        }
-    }
-    Ok(ev)
-}
-
-/// `receipts verify DIR`'s part: prints the finding and returns the number of problems.
-pub(crate) fn verify_dir(key: &PublicKey, dir: &Path) -> Result<usize, Failure> {
-    let ev = check(key, dir)?;
-    let described = ev.doc.as_ref().map(describe);
-    Ok(tell_finding(
+/// `receipts verify DIR`'s part for `stop-latency.cbor`: prints the verifier's finding and
+/// returns the number of problems.
+pub(crate) fn tell_report(report: &DirReport) -> usize {
+    tell_finding(
+        report,
         FILE,
-        &ev.problems,
-        described,
+        report.stop_latency.as_ref().map(describe),
         "absent (no receipt records a barge-in)",
-    ))
+    )
 }
 
-/// Prints what checking a signed document of a call (`file`) found, as `receipts verify DIR`
-/// does for every kind: each problem, then, when there is none, the verified document
-/// (`described`) or `absent`. Returns the number of problems.
+/// Prints what the stream verifier found of a signed document of a call (`file`), as
+/// `receipts verify DIR` does for every kind: each problem, then, when there is none, the
+/// verified document (`described`) or `absent`. Returns the number of problems.
 pub(super) fn tell_finding(
+    report: &DirReport,
     file: &str,
-    problems: &[String],
     described: Option<String>,
     absent: &str,
 ) -> usize {
-    for p in problems {
+    let mut problems = 0usize;
+    for p in report.document_problems_of(file) {
         // A problem quotes the receipts' own text (stream ids): shown, never obeyed.
-        tell!("{}", crate::out::untrusted(p));
+        tell!("{}", crate::out::untrusted(&p.to_string()));
+        problems += 1;
     }
-    match (described, problems.is_empty()) {
+    match (described, problems == 0) {
         (Some(d), true) => say!("{file}: verified and bound to the receipts; {d}"),
         (None, true) => say!("{file}: {absent}"),
         _ => {}
     }
-    problems.len()
+    problems
 }

@@ -10,7 +10,7 @@ use jouleclaw_stack::store::{
     DirReport, MAX_NAMED_PROBLEMS, Outcome, derive_inclusion_receipt, verify_dir,
 };
 
-use crate::keys::read_public_key;
+use crate::keys::{read_public_key, valid_key};
 use crate::out::{say, tell};
 use crate::{CmdResult, Failure};
 
@@ -29,9 +29,10 @@ pub(crate) fn tell_problems(report: &DirReport) {
     }
 }
 
-/// The one line that says what the report means.
+/// The one line that says what the report means for the receipts and their seals (the
+/// signed documents' own problems are told beside it).
 pub(crate) fn verdict_line(report: &DirReport) -> String {
-    match report.outcome() {
+    match report.receipts_outcome() {
         Outcome::Complete => format!(
             "stream complete: {} receipts, {} checkpoints, final seal over {} receipts; {} window \
              signatures and {} inclusion receipts verified{}",
@@ -65,9 +66,10 @@ pub(crate) fn verdict_line(report: &DirReport) -> String {
     }
 }
 
-/// Exit status of a report: 0 complete (or unsealed and `allow_unsealed`), else 1.
+/// Exit status of a report's receipts and seals: 0 complete (or unsealed and
+/// `allow_unsealed`), else 1 (the signed documents' own problems are refused before).
 pub(crate) fn outcome_result(report: &DirReport, allow_unsealed: bool) -> CmdResult {
-    match report.outcome() {
+    match report.receipts_outcome() {
         Outcome::Complete => Ok(()),
         Outcome::Unsealed if allow_unsealed => Ok(()),
         Outcome::Unsealed => Err(Failure::Refused(
@@ -84,13 +86,13 @@ pub(crate) fn outcome_result(report: &DirReport, allow_unsealed: bool) -> CmdRes
 
 /// `receipts verify --pub PUB DIR [--allow-unsealed]`.
 pub(crate) fn verify(public: &Path, dir: &Path, allow_unsealed: bool) -> CmdResult {
-    let key = read_public_key(public)?;
+    let key = valid_key(&read_public_key(public)?)?;
     let report = verify_dir(dir, &key, &mut |_, _| {})?;
     tell_problems(&report);
     // stop-latency.cbor (spec/STOP-LATENCY-V1.md): signature and binding to the receipts.
-    let stop_latency_problems = crate::commands::stop_latency::verify_dir(&key, dir)?;
+    let stop_latency_problems = crate::commands::stop_latency::tell_report(&report);
     // interaction-metrics.cbor (spec/INTERACTION-METRICS-V1.md): signature and binding.
-    let interaction_problems = crate::commands::interaction::verify_dir(&key, dir)?;
+    let interaction_problems = crate::commands::interaction::tell_report(&report);
     if let Some(line) = documents_line(&report, dir) {
         say!("{line}");
     }
@@ -148,10 +150,10 @@ pub(crate) fn export_inclusion(
     public: Option<&Path>,
     out: Option<&Path>,
 ) -> CmdResult {
-    let key = match public {
+    let key = valid_key(&match public {
         Some(p) => read_public_key(p)?,
         None => crate::commands::report::read_dir_key(dir)?,
-    };
+    })?;
     // A refusal names the directory; an I/O error names its file already.
     let derived =
         derive_inclusion_receipt(dir, &key, window).map_err(|e| match Failure::from(e) {

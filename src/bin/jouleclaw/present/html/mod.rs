@@ -225,11 +225,13 @@ pub(crate) fn render(report: &Report) -> String {
     completeness(&mut out, report);
     // The panel and its events are drawn from a document that verified and is bound to these
     // receipts, never from one that is not.
-    let drawn = report
-        .interaction
-        .doc
-        .as_ref()
-        .filter(|_| report.interaction.problems.is_empty());
+    let drawn = report.store.interaction.as_ref().filter(|_| {
+        report
+            .store
+            .document_problems_of(crate::commands::interaction::FILE)
+            .next()
+            .is_none()
+    });
     let marks = drawn.map(|doc| marks(&report.cols, doc));
     timeline(&mut out, report, marks.as_ref());
     barge_ins(&mut out, report);
@@ -298,7 +300,8 @@ fn verification(out: &mut String, report: &Report) {
     let total = store.receipts.len();
     let verified = store.verified();
     let problems = store.problem_count;
-    match store.outcome() {
+    // The signed documents' own problems are shown in their sections.
+    match store.receipts_outcome() {
         Outcome::Complete => {
             let _ = write!(
                 out,

@@ -134,8 +134,15 @@ fn seal_note(out: &mut String, id: &str, what: &str, seal: &DocSeal) {
 /// document, whether the final seal commits to it.
 pub(super) fn stop_latency(out: &mut String, report: &Report) {
     let mut section = String::new();
-    super::stop_latency::html_section(&mut section, &report.stop_latency, esc);
-    let note = report.stop_latency.doc.as_ref().map(|_| {
+    let found = super::stop_latency::Found {
+        doc: report.store.stop_latency.as_ref(),
+        problems: report
+            .store
+            .document_problems_of(crate::commands::stop_latency::FILE)
+            .collect(),
+    };
+    super::stop_latency::html_section(&mut section, &found, esc);
+    let note = found.doc.map(|_| {
         let mut p = String::new();
         seal_note(
             &mut p,
@@ -166,15 +173,19 @@ pub(super) fn interaction(
     doc: Option<&InteractionDocument>,
     marks: Option<&Marks>,
 ) {
-    let ev = &report.interaction;
+    let problems: Vec<String> = report
+        .store
+        .document_problems_of(crate::commands::interaction::FILE)
+        .map(ToString::to_string)
+        .collect();
     out.push_str("<section id=\"interaction\"><h2>Interaction panel (τ-voice)</h2>");
-    if !ev.problems.is_empty() {
+    if !problems.is_empty() {
         out.push_str(
             "<p class=\"badge bad\" id=\"interaction-status\">NOT VERIFIED: interaction-metrics.cbor \
              does not verify or is not bound to these receipts; its panel and events are not drawn</p>\
              <ul class=\"problems\" id=\"interaction-problems\">",
         );
-        for p in &ev.problems {
+        for p in &problems {
             let _ = write!(out, "<li>{}</li>", esc(p));
         }
         out.push_str("</ul></section>");

@@ -1,24 +1,34 @@
-//! The report's stop-latency section (spec/STOP-LATENCY-V1.md): drawn from the evidence
-//! `crate::commands::stop_latency::check` gathered.
+//! The report's stop-latency section (spec/STOP-LATENCY-V1.md): drawn from what the stream
+//! verifier found of `stop-latency.cbor` (the verified document and its problems).
 
 use std::fmt::Write as _;
 
-use jouleclaw_stop_latency::{self as sl, BargeIn};
+use jouleclaw_stack::store::Problem;
+use jouleclaw_stop_latency::{self as sl, BargeIn, StopLatencyDocument};
 
-use crate::commands::stop_latency::{Evidence, describe, ms};
+use crate::commands::stop_latency::{describe, ms};
+
+/// What the stream verifier found of `stop-latency.cbor`: the verified document, if any, and
+/// the file's problems.
+pub(crate) struct Found<'a> {
+    /// The verified document.
+    pub(crate) doc: Option<&'a StopLatencyDocument>,
+    /// Its problems (empty: verified and bound, or absent and not needed).
+    pub(crate) problems: Vec<&'a Problem>,
+}
 
 /// The report's section: each barge-in's stop latency against the deadline, and p50, p95, max.
-pub(super) fn html_section(out: &mut String, ev: &Evidence, esc: impl Fn(&str) -> String) {
+pub(super) fn html_section(out: &mut String, ev: &Found<'_>, esc: impl Fn(&str) -> String) {
     let deadline = sl::DEADLINE_NS;
     out.push_str("<section id=\"stop-latency\"><h2>Stop latency</h2>");
     if !ev.problems.is_empty() {
         out.push_str("<ul class=\"problems\" id=\"stop-latency-problems\">");
         for p in &ev.problems {
-            let _ = write!(out, "<li>{}</li>", esc(p));
+            let _ = write!(out, "<li>{}</li>", esc(&p.to_string()));
         }
         out.push_str("</ul>");
     }
-    let Some(doc) = &ev.doc else {
+    let Some(doc) = ev.doc else {
         let _ = write!(
             out,
             "<p class=\"badge {}\">{}</p></section>",
