@@ -10,7 +10,7 @@ set -euo pipefail
 jc_suite live-cluster
 jc_need_nats_server || jc_not_run "nats-server is missing (no Debian package, no Go toolchain to build it)"
 jc_check "cluster scenarios (release, --ignored)" \
-    cargo test --release -p jouleclaw-live --test cluster -- --ignored --skip live_child_killed_by_the_parent --skip subject_layout_measurement
+    cargo test --release -p jouleclaw-live --test it -- --ignored cluster:: --skip live_child_killed_by_the_parent --skip subject_layout_measurement
 jc_check "the audit reader's memory bound (release, --ignored)" \
     cargo test --release -p jouleclaw-live --test read_bound -- --ignored
 jc_check "jouleclaw live --registry into JetStream (--ignored)" \

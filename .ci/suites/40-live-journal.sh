@@ -242,7 +242,7 @@ mkdir -p "$small"
 if mount -t tmpfs -o size=16m tmpfs "$small" 2>/dev/null; then
     trap 'umount "$small" 2>/dev/null || true; $cluster stop "$work/c" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
     check "journal on a full tmpfs: the crate's full-disk tests" \
-        cargo test -q -p jouleclaw-live --test journal -- --ignored
+        cargo test -q -p jouleclaw-live --test it -- --ignored journal::
     (first_durable "$work/live5.err" && { dd if=/dev/zero of="$small/filler" bs=64k 2>/dev/null || true
         sleep 1.5; rm -f "$small/filler"; }) &
     filler=$!

@@ -17,7 +17,7 @@ fi
 export JOULECLAW_NATS_SERVER="$bin/nats-server"
 jc_check "the server is $version" bash -c "'$JOULECLAW_NATS_SERVER' --version | grep -q '$version'"
 jc_check "cluster scenarios on $version (release, --ignored)" \
-    cargo test --release -p jouleclaw-live --test cluster -- --ignored --skip live_child_killed_by_the_parent --skip subject_layout_measurement
+    cargo test --release -p jouleclaw-live --test it -- --ignored cluster:: --skip live_child_killed_by_the_parent --skip subject_layout_measurement
 jc_check "the journal suite on $version" bash .ci/suites/40-live-journal.sh
 jc_check "jouleclaw live --registry into JetStream on $version (--ignored)" \
     cargo test -p jouleclaw-stack --test live_cli -- --ignored

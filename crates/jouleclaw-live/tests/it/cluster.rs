@@ -8,8 +8,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-use common::{Collect, NatsServer, free_port, nats_server};
+use crate::common;
+use crate::common::{Collect, NatsServer, free_port, nats_server};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -1195,7 +1195,7 @@ fn cluster_footprint(cluster: &Cluster) -> (u64, u64) {
 /// picks one layout, `JC_LAYOUT_DUPLICATE_SECS` sets the duplicate window. Prints publish rate,
 /// the nodes' memory, disk, and the time to read everything back stream by stream. Bounded:
 /// each read phase stops after 180 s and reports its rate. Run by hand:
-/// `cargo test --release -p jouleclaw-live --test cluster subject_layout -- --ignored --nocapture`.
+/// `cargo test --release -p jouleclaw-live --test it cluster::subject_layout -- --ignored --nocapture`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement, minutes long: run by hand"]
 async fn subject_layout_measurement() {

@@ -6,8 +6,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-use common::Collect;
+use crate::common;
+use crate::common::Collect;
 
 use std::path::Path;
 

@@ -3,8 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-use common::mic;
+use crate::common;
+use crate::common::mic;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

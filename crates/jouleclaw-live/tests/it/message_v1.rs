@@ -11,8 +11,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
-use common::{Inclusion, encode_v1, v1_demo_batches};
+use crate::common;
+use crate::common::{Inclusion, encode_v1, v1_demo_batches};
 
 use std::path::PathBuf;
 
