@@ -5,19 +5,17 @@
 //! stops by itself.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
+use crate::support::{TempDir, jouleclaw, resigned_documents, spawn_jouleclaw, verify_unsealed};
 use jouleclaw_stack::jcr1::UtcSecond;
 use jouleclaw_stack::jcr1::cose::{self, Signer as _, SoftwareSigner};
 use jouleclaw_stack::seal::{
     DEFAULT_MAX_LEAVES, ReceiptEntry, StreamSealer, check_stream, verify_checkpoint,
 };
 use jouleclaw_stack::structured::Grammar;
-use support::{TempDir, jouleclaw, resigned_documents, spawn_jouleclaw, verify_unsealed};
 
 fn trace(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

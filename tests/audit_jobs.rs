@@ -5,11 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{NatsServer, TempDir, code, drop_receipt_line, jouleclaw, text};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{NatsServer, TempDir, code, drop_receipt_line, jouleclaw, text};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 

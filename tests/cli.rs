@@ -3,17 +3,15 @@
 //! error), and its output compared with the library's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use jouleclaw_stack::jcr1::cose::{self, RFC8032_TEST1_SEED, Signer, SoftwareSigner};
-use jouleclaw_stack::jcr1::decode_receipt;
-use support::{
+use crate::support::{
     TURN_TRACE, TempDir, code, drop_receipt_line, jouleclaw, resigned_documents, root,
     spawn_jouleclaw, verify_unsealed,
 };
+use jouleclaw_stack::jcr1::cose::{self, RFC8032_TEST1_SEED, Signer, SoftwareSigner};
+use jouleclaw_stack::jcr1::decode_receipt;
 
 const GOLDEN_JSONL: &str = "examples/golden/wave47_streaming_pipeline.receipts.jsonl";
 const GOLDEN_COSE: &str = "examples/golden/wave47_streaming_pipeline.cose.hex";
@@ -2205,7 +2203,7 @@ fn tamper_table_is_current_and_every_rust_checker_agrees() {
     let shipped = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         shipped == text,
-        "{TAMPER_TABLE} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test --test cli tamper_table"
+        "{TAMPER_TABLE} is stale: JOULECLAW_REGEN_VECTORS=1 cargo test --test it cli::tamper_table"
     );
     let key = SoftwareSigner::rfc8032_test_key().verifying_key();
     let public = test_pub_file(&t);

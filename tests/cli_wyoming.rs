@@ -10,10 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use crate::support::TURN_TRACE;
 use jouleclaw_stack::jcr1::decode_receipt;
-use support::TURN_TRACE;
-
-mod support;
 
 fn tmp(tag: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(

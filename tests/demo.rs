@@ -9,7 +9,7 @@
 //! `conformance/traces/duplex-voice-default.spec.json`, with
 //!
 //! ```sh
-//! JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stack --test demo
+//! JOULECLAW_REGEN_VECTORS=1 cargo test -p jouleclaw-stack --test it demo::
 //! ```
 //!
 //! Regenerating is a deliberate decision, never a way to get a red test green: these files pin

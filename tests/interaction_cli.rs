@@ -3,12 +3,10 @@
 //! a typed code and nothing written; a call that does not verify refused, never counted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{TempDir, assert_contains, code, jouleclaw, text, verify_unsealed};
 use serde_json::{Value, json};
-use support::{TempDir, assert_contains, code, jouleclaw, text, verify_unsealed};
 
 /// A simulation file from a trajectory: one token per 200 ms tick, `u` user speech, `a` agent
 /// speech, `b` the user's backchannel action, `v` a vocal-tic insert, `n` a non-directed

@@ -9,11 +9,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{NatsServer, TempDir, assert_contains, jouleclaw, text};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{NatsServer, TempDir, assert_contains, jouleclaw, text};
 
 /// `jouleclaw live --streams N --seconds S --prefix call ARGS...`.
 fn live(streams: u32, seconds: u32, args: &[&dyn AsRef<std::ffi::OsStr>]) -> Output {

@@ -8,13 +8,11 @@
 //! witness request is bounded (5 s, 3 attempts); the whole test stops within about a minute.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{NatsServer, TempDir, assert_contains, code, jouleclaw, root, text};
 use jouleclaw_testkit::witness::Witness;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
-use support::{NatsServer, TempDir, assert_contains, code, jouleclaw, root, text};
 
 const ORIGIN: &str = "registry.example/steward";
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";

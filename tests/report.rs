@@ -4,11 +4,9 @@
 //! symlink), exit codes and the aggregation above 1,000 receipts (spec/REPORT.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{TempDir, code, drop_receipt_line, jouleclaw};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use support::{TempDir, code, drop_receipt_line, jouleclaw};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 

@@ -2,11 +2,9 @@
 //! `receipts verify DIR` and `report`, and every removal or alteration refused (exit 1).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod support;
-
+use crate::support::{TempDir, assert_contains, jouleclaw, text, verify_unsealed};
 use std::path::Path;
 use std::process::{Command, Output};
-use support::{TempDir, assert_contains, jouleclaw, text, verify_unsealed};
 
 const TRACE: &str = "conformance/traces/duplex-demo.jsonl";
 

@@ -14,5 +14,7 @@ jc_check "cluster scenarios (release, --ignored)" \
 jc_check "the audit reader's memory bound (release, --ignored)" \
     cargo test --release -p jouleclaw-live --test read_bound -- --ignored
 jc_check "jouleclaw live --registry into JetStream (--ignored)" \
-    cargo test -p jouleclaw-stack --test live_cli -- --ignored
+    cargo test -p jouleclaw-stack --test it -- --ignored live_cli::
+jc_check "audit --nats by one job and several give the same verdicts (--ignored)" \
+    cargo test -p jouleclaw-stack --test it -- --ignored audit_jobs::
 jc_close

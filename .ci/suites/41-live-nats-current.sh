@@ -20,5 +20,5 @@ jc_check "cluster scenarios on $version (release, --ignored)" \
     cargo test --release -p jouleclaw-live --test it -- --ignored cluster:: --skip live_child_killed_by_the_parent --skip subject_layout_measurement
 jc_check "the journal suite on $version" bash .ci/suites/40-live-journal.sh
 jc_check "jouleclaw live --registry into JetStream on $version (--ignored)" \
-    cargo test -p jouleclaw-stack --test live_cli -- --ignored
+    cargo test -p jouleclaw-stack --test it -- --ignored live_cli::
 jc_close

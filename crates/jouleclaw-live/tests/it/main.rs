@@ -7,10 +7,10 @@
 //! `read_bound`) stay binaries of their own: another test in the same process would move it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../common/mod.rs"]
-mod common;
 mod capacity;
 mod cluster;
+#[path = "../common/mod.rs"]
+mod common;
 mod escaped_id_canonical;
 mod format;
 mod interaction;
