@@ -1,6 +1,7 @@
 //! The compiled grammar: a JSON Schema 2020-12 subset, its limits, its canonical form and
 //! digest, and its canonical JSON Schema projection.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use jouleclaw_stream::canon;
@@ -340,14 +341,15 @@ pub struct IgnoredKeyword {
     pub annotation: bool,
 }
 
-/// A canonical JSON value used to write the projection.
-enum CVal {
+/// A canonical JSON value used to write the projection: its texts borrowed from the grammar
+/// (or static) where they are, owned only where they are made.
+enum CVal<'a> {
     Bool(bool),
     Int(i64),
-    Num(String),
-    Str(String),
-    Arr(Vec<CVal>),
-    Obj(Vec<(String, CVal)>),
+    Num(Cow<'a, str>),
+    Str(Cow<'a, str>),
+    Arr(Vec<CVal<'a>>),
+    Obj(Vec<(Cow<'a, str>, CVal<'a>)>),
 }
 
 /// Orders `a` and `b` by their UTF-16 code units (the canonical form's key order). Below
@@ -361,7 +363,7 @@ fn utf16_cmp(a: &str, b: &str) -> core::cmp::Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn write_cval(out: &mut Vec<u8>, v: &CVal) {
+fn write_cval(out: &mut Vec<u8>, v: &CVal<'_>) {
     match v {
         CVal::Bool(true) => out.extend_from_slice(b"true"),
         CVal::Bool(false) => out.extend_from_slice(b"false"),
@@ -389,7 +391,7 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal) {
             write_members(out, m.iter());
         }
         CVal::Obj(m) => {
-            let mut keys: Vec<&(String, CVal)> = m.iter().collect();
+            let mut keys: Vec<&(Cow<'_, str>, CVal<'_>)> = m.iter().collect();
             keys.sort_by(|x, y| utf16_cmp(&x.0, &y.0));
             write_members(out, keys.into_iter());
         }
@@ -437,7 +439,10 @@ fn write_str(out: &mut Vec<u8>, s: &str) {
 }
 
 /// An object's members, in the order given.
-fn write_members<'a>(out: &mut Vec<u8>, members: impl Iterator<Item = &'a (String, CVal)>) {
+fn write_members<'a, 'b: 'a>(
+    out: &mut Vec<u8>,
+    members: impl Iterator<Item = &'a (Cow<'b, str>, CVal<'b>)>,
+) {
     out.push(b'{');
     for (i, (k, x)) in members.enumerate() {
         if i > 0 {
@@ -1210,14 +1215,14 @@ impl Grammar {
     /// The root's projection, `$schema` added; nodes on a reference cycle go to `$defs`
     /// (named `r0`, `r1`, ... in the order a depth-first walk meets them) and are referenced
     /// with `$ref`; every other node is written inline.
-    fn project_root(&self) -> Result<CVal> {
+    fn project_root(&self) -> Result<CVal<'_>> {
         let heads = self.cycle_heads();
         let mut budget = PROJECTION_NODES;
         let mut root = self.project(self.root, &heads, true, &mut budget, 0)?;
         let mut defs = Vec::new();
         for (i, &h) in heads.iter().enumerate() {
             defs.push((
-                format!("r{i}"),
+                format!("r{i}").into(),
                 self.project(h, &heads, true, &mut budget, 0)?,
             ));
         }
@@ -1278,7 +1283,7 @@ impl Grammar {
         inline: bool,
         budget: &mut u32,
         depth: usize,
-    ) -> Result<CVal> {
+    ) -> Result<CVal<'_>> {
         if depth >= MAX_SCHEMA_NESTING {
             return Err(E::SchemaOverLimit {
                 limit: "max_schema_nesting",
@@ -1288,7 +1293,7 @@ impl Grammar {
         if !inline && let Some(i) = heads.iter().position(|&h| h == id) {
             return Ok(CVal::Obj(vec![(
                 "$ref".into(),
-                CVal::Str(format!("#/$defs/r{i}")),
+                CVal::Str(format!("#/$defs/r{i}").into()),
             )]));
         }
         *budget = budget.checked_sub(1).ok_or(E::SchemaOverLimit {
@@ -1297,9 +1302,9 @@ impl Grammar {
         })?;
         let node = &self.nodes[id as usize];
         let mut sub = |n: NodeId| self.project(n, heads, false, budget, depth + 1);
-        let mut m: Vec<(String, CVal)> = Vec::new();
-        let ty = |t: &str| ("type".to_owned(), CVal::Str(t.to_owned()));
-        let values = |m: &mut Vec<(String, CVal)>, vs: Vec<CVal>| {
+        let mut m: Vec<(Cow<'_, str>, CVal<'_>)> = Vec::new();
+        let ty = |t: &'static str| (Cow::Borrowed("type"), CVal::Str(Cow::Borrowed(t)));
+        fn values<'a>(m: &mut Vec<(Cow<'a, str>, CVal<'a>)>, vs: Vec<CVal<'a>>) {
             if vs.len() == 1 {
                 if let Some(v) = vs.into_iter().next() {
                     m.push(("const".into(), v));
@@ -1307,7 +1312,7 @@ impl Grammar {
             } else {
                 m.push(("enum".into(), CVal::Arr(vs)));
             }
-        };
+        }
         match &node.kind {
             Kind::Object {
                 props,
@@ -1334,11 +1339,11 @@ impl Grammar {
                     for (i, need) in &dependent.0 {
                         if let Some(p) = props.get(usize::from(*i)) {
                             deps.push((
-                                p.name.clone(),
+                                Cow::Borrowed(p.name.as_str()),
                                 CVal::Arr(
                                     names(need)
                                         .into_iter()
-                                        .map(|n| CVal::Str(n.to_owned()))
+                                        .map(|n| CVal::Str(Cow::Borrowed(n)))
                                         .collect(),
                                 ),
                             ));
@@ -1353,7 +1358,7 @@ impl Grammar {
                 }
                 let mut ps = Vec::with_capacity(props.len());
                 for p in props {
-                    ps.push((p.name.clone(), sub(p.node)?));
+                    ps.push((Cow::Borrowed(p.name.as_str()), sub(p.node)?));
                 }
                 m.push(("properties".into(), CVal::Obj(ps)));
                 let mut req: Vec<&str> = props
@@ -1369,7 +1374,11 @@ impl Grammar {
                 if !req.is_empty() {
                     m.push((
                         "required".into(),
-                        CVal::Arr(req.into_iter().map(|r| CVal::Str(r.to_owned())).collect()),
+                        CVal::Arr(
+                            req.into_iter()
+                                .map(|r| CVal::Str(Cow::Borrowed(r)))
+                                .collect(),
+                        ),
                     ));
                 }
                 if let Some(n) = max_properties {
@@ -1442,10 +1451,18 @@ impl Grammar {
                     m.push(("minLength".into(), CVal::Int(i64::from(*min))));
                 }
                 if let Some(a) = allowed {
-                    values(&mut m, a.iter().map(|s| CVal::Str(s.clone())).collect());
+                    values(
+                        &mut m,
+                        a.iter()
+                            .map(|s| CVal::Str(Cow::Borrowed(s.as_str())))
+                            .collect(),
+                    );
                 }
                 if let Some(p) = pattern {
-                    m.push(("pattern".into(), CVal::Str(p.source.clone())));
+                    m.push((
+                        "pattern".into(),
+                        CVal::Str(Cow::Borrowed(p.source.as_str())),
+                    ));
                 }
             }
             Kind::Integer {
@@ -1462,10 +1479,10 @@ impl Grammar {
                     }
                     Some(w) => {
                         if let Some(b) = &w.lo {
-                            m.push(("minimum".into(), CVal::Num(b.to_string())));
+                            m.push(("minimum".into(), CVal::Num(b.to_string().into())));
                         }
                         if let Some(b) = &w.hi {
-                            m.push(("maximum".into(), CVal::Num(b.to_string())));
+                            m.push(("maximum".into(), CVal::Num(b.to_string().into())));
                         }
                     }
                 }
@@ -1488,11 +1505,16 @@ impl Grammar {
                     ("exclusiveMaximum", xmax),
                 ] {
                     if let Some(b) = b {
-                        m.push((k.into(), CVal::Num(b.0.clone())));
+                        m.push((k.into(), CVal::Num(Cow::Borrowed(b.0.as_str()))));
                     }
                 }
                 if let Some(a) = allowed {
-                    values(&mut m, a.iter().map(|b| CVal::Num(b.0.clone())).collect());
+                    values(
+                        &mut m,
+                        a.iter()
+                            .map(|b| CVal::Num(Cow::Borrowed(b.0.as_str())))
+                            .collect(),
+                    );
                 }
             }
             Kind::Boolean { allowed } => {
@@ -1506,10 +1528,10 @@ impl Grammar {
             Kind::Ref(t) => return sub(*t),
         }
         if let Some(t) = &node.title {
-            m.push(("title".into(), CVal::Str(t.clone())));
+            m.push(("title".into(), CVal::Str(Cow::Borrowed(t.as_str()))));
         }
         if let Some(d) = &node.description {
-            m.push(("description".into(), CVal::Str(d.clone())));
+            m.push(("description".into(), CVal::Str(Cow::Borrowed(d.as_str()))));
         }
         Ok(CVal::Obj(m))
     }
