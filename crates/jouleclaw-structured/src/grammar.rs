@@ -505,6 +505,9 @@ pub(crate) struct Compiler {
     pub(crate) nesting: usize,
     /// What is left of [`crate::pattern::PATTERN_WORK_BUDGET`] for this schema's patterns.
     pub(crate) pattern_budget: u64,
+    /// The patterns compiled so far whose compile can be replayed (see
+    /// [`crate::pattern::Spent::replay`]): a text met again is cloned, not compiled again.
+    pub(crate) patterns: Vec<(Box<crate::pattern::Pattern>, crate::pattern::Spent)>,
     /// The dialect the root's `$schema` names (2020-12 when absent).
     pub(crate) dialect: Dialect,
 }
@@ -1143,6 +1146,7 @@ impl Grammar {
             object_unions: std::collections::HashSet::new(),
             nesting: 0,
             pattern_budget: crate::pattern::PATTERN_WORK_BUDGET,
+            patterns: Vec::new(),
             dialect: Dialect::Draft2020,
         };
         let root = match options.profile {
