@@ -1,6 +1,7 @@
 //! The compiled grammar: a JSON Schema 2020-12 subset, its limits, its canonical form and
 //! digest, and its canonical JSON Schema projection.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use jouleclaw_stream::canon;
@@ -340,14 +341,15 @@ pub struct IgnoredKeyword {
     pub annotation: bool,
 }
 
-/// A canonical JSON value used to write the projection.
-enum CVal {
+/// A canonical JSON value used to write the projection: its texts borrowed from the grammar
+/// (or static) where they are, owned only where they are made.
+enum CVal<'a> {
     Bool(bool),
     Int(i64),
-    Num(String),
-    Str(String),
-    Arr(Vec<CVal>),
-    Obj(Vec<(String, CVal)>),
+    Num(Cow<'a, str>),
+    Str(Cow<'a, str>),
+    Arr(Vec<CVal<'a>>),
+    Obj(Vec<(Cow<'a, str>, CVal<'a>)>),
 }
 
 /// Orders `a` and `b` by their UTF-16 code units (the canonical form's key order). Below
@@ -361,7 +363,7 @@ fn utf16_cmp(a: &str, b: &str) -> core::cmp::Ordering {
     a.encode_utf16().cmp(b.encode_utf16())
 }
 
-fn write_cval(out: &mut Vec<u8>, v: &CVal) {
+fn write_cval(out: &mut Vec<u8>, v: &CVal<'_>) {
     match v {
         CVal::Bool(true) => out.extend_from_slice(b"true"),
         CVal::Bool(false) => out.extend_from_slice(b"false"),
@@ -373,7 +375,7 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal) {
             }
         }
         CVal::Num(t) => out.extend_from_slice(t.as_bytes()),
-        CVal::Str(s) => canon::write_str(out, s),
+        CVal::Str(s) => write_str(out, s),
         CVal::Arr(a) => {
             out.push(b'[');
             for (i, x) in a.iter().enumerate() {
@@ -389,21 +391,64 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal) {
             write_members(out, m.iter());
         }
         CVal::Obj(m) => {
-            let mut keys: Vec<&(String, CVal)> = m.iter().collect();
+            let mut keys: Vec<&(Cow<'_, str>, CVal<'_>)> = m.iter().collect();
             keys.sort_by(|x, y| utf16_cmp(&x.0, &y.0));
             write_members(out, keys.into_iter());
         }
     }
 }
 
+/// Whether `bytes` hold a byte `canon::write_str` escapes (below 0x20, `"` or backslash),
+/// eight bytes at a time: in a little-endian word, a byte below 0x20 or equal to one of the
+/// two sets its high bit in `special` (a borrow only ever comes from such a byte, and bytes
+/// from 0x80 up are masked out by `!word`), so `special` is 0 exactly when there is none.
+fn needs_escape(bytes: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let words = bytes.chunks_exact(8);
+    let tail = words.remainder();
+    for eight in words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(eight);
+        let word = u64::from_le_bytes(b);
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let bslash = word ^ (ONES * u64::from(b'\\'));
+        let special = ((word.wrapping_sub(ONES * 0x20) & !word)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (bslash.wrapping_sub(ONES) & !bslash))
+            & HIGH;
+        if special != 0 {
+            return true;
+        }
+    }
+    tail.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\')
+}
+
+/// `canon::write_str`: a string without a byte to escape is its bytes between quotes, found
+/// eight bytes at a time; any other goes through `canon::write_str`.
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    if needs_escape(bytes) {
+        canon::write_str(out, s);
+    } else {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+    }
+}
+
 /// An object's members, in the order given.
-fn write_members<'a>(out: &mut Vec<u8>, members: impl Iterator<Item = &'a (String, CVal)>) {
+fn write_members<'a, 'b: 'a>(
+    out: &mut Vec<u8>,
+    members: impl Iterator<Item = &'a (Cow<'b, str>, CVal<'b>)>,
+) {
     out.push(b'{');
     for (i, (k, x)) in members.enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        canon::write_str(out, k);
+        write_str(out, k);
         out.push(b':');
         write_cval(out, x);
     }
@@ -460,6 +505,9 @@ pub(crate) struct Compiler {
     pub(crate) nesting: usize,
     /// What is left of [`crate::pattern::PATTERN_WORK_BUDGET`] for this schema's patterns.
     pub(crate) pattern_budget: u64,
+    /// The patterns compiled so far whose compile can be replayed (see
+    /// [`crate::pattern::Spent::replay`]): a text met again is cloned, not compiled again.
+    pub(crate) patterns: Vec<(Box<crate::pattern::Pattern>, crate::pattern::Spent)>,
     /// The dialect the root's `$schema` names (2020-12 when absent).
     pub(crate) dialect: Dialect,
 }
@@ -1098,6 +1146,7 @@ impl Grammar {
             object_unions: std::collections::HashSet::new(),
             nesting: 0,
             pattern_budget: crate::pattern::PATTERN_WORK_BUDGET,
+            patterns: Vec::new(),
             dialect: Dialect::Draft2020,
         };
         let root = match options.profile {
@@ -1170,14 +1219,14 @@ impl Grammar {
     /// The root's projection, `$schema` added; nodes on a reference cycle go to `$defs`
     /// (named `r0`, `r1`, ... in the order a depth-first walk meets them) and are referenced
     /// with `$ref`; every other node is written inline.
-    fn project_root(&self) -> Result<CVal> {
+    fn project_root(&self) -> Result<CVal<'_>> {
         let heads = self.cycle_heads();
         let mut budget = PROJECTION_NODES;
         let mut root = self.project(self.root, &heads, true, &mut budget, 0)?;
         let mut defs = Vec::new();
         for (i, &h) in heads.iter().enumerate() {
             defs.push((
-                format!("r{i}"),
+                format!("r{i}").into(),
                 self.project(h, &heads, true, &mut budget, 0)?,
             ));
         }
@@ -1238,7 +1287,7 @@ impl Grammar {
         inline: bool,
         budget: &mut u32,
         depth: usize,
-    ) -> Result<CVal> {
+    ) -> Result<CVal<'_>> {
         if depth >= MAX_SCHEMA_NESTING {
             return Err(E::SchemaOverLimit {
                 limit: "max_schema_nesting",
@@ -1248,7 +1297,7 @@ impl Grammar {
         if !inline && let Some(i) = heads.iter().position(|&h| h == id) {
             return Ok(CVal::Obj(vec![(
                 "$ref".into(),
-                CVal::Str(format!("#/$defs/r{i}")),
+                CVal::Str(format!("#/$defs/r{i}").into()),
             )]));
         }
         *budget = budget.checked_sub(1).ok_or(E::SchemaOverLimit {
@@ -1257,9 +1306,9 @@ impl Grammar {
         })?;
         let node = &self.nodes[id as usize];
         let mut sub = |n: NodeId| self.project(n, heads, false, budget, depth + 1);
-        let mut m: Vec<(String, CVal)> = Vec::new();
-        let ty = |t: &str| ("type".to_owned(), CVal::Str(t.to_owned()));
-        let values = |m: &mut Vec<(String, CVal)>, vs: Vec<CVal>| {
+        let mut m: Vec<(Cow<'_, str>, CVal<'_>)> = Vec::new();
+        let ty = |t: &'static str| (Cow::Borrowed("type"), CVal::Str(Cow::Borrowed(t)));
+        fn values<'a>(m: &mut Vec<(Cow<'a, str>, CVal<'a>)>, vs: Vec<CVal<'a>>) {
             if vs.len() == 1 {
                 if let Some(v) = vs.into_iter().next() {
                     m.push(("const".into(), v));
@@ -1267,7 +1316,7 @@ impl Grammar {
             } else {
                 m.push(("enum".into(), CVal::Arr(vs)));
             }
-        };
+        }
         match &node.kind {
             Kind::Object {
                 props,
@@ -1294,11 +1343,11 @@ impl Grammar {
                     for (i, need) in &dependent.0 {
                         if let Some(p) = props.get(usize::from(*i)) {
                             deps.push((
-                                p.name.clone(),
+                                Cow::Borrowed(p.name.as_str()),
                                 CVal::Arr(
                                     names(need)
                                         .into_iter()
-                                        .map(|n| CVal::Str(n.to_owned()))
+                                        .map(|n| CVal::Str(Cow::Borrowed(n)))
                                         .collect(),
                                 ),
                             ));
@@ -1313,7 +1362,7 @@ impl Grammar {
                 }
                 let mut ps = Vec::with_capacity(props.len());
                 for p in props {
-                    ps.push((p.name.clone(), sub(p.node)?));
+                    ps.push((Cow::Borrowed(p.name.as_str()), sub(p.node)?));
                 }
                 m.push(("properties".into(), CVal::Obj(ps)));
                 let mut req: Vec<&str> = props
@@ -1329,7 +1378,11 @@ impl Grammar {
                 if !req.is_empty() {
                     m.push((
                         "required".into(),
-                        CVal::Arr(req.into_iter().map(|r| CVal::Str(r.to_owned())).collect()),
+                        CVal::Arr(
+                            req.into_iter()
+                                .map(|r| CVal::Str(Cow::Borrowed(r)))
+                                .collect(),
+                        ),
                     ));
                 }
                 if let Some(n) = max_properties {
@@ -1402,10 +1455,18 @@ impl Grammar {
                     m.push(("minLength".into(), CVal::Int(i64::from(*min))));
                 }
                 if let Some(a) = allowed {
-                    values(&mut m, a.iter().map(|s| CVal::Str(s.clone())).collect());
+                    values(
+                        &mut m,
+                        a.iter()
+                            .map(|s| CVal::Str(Cow::Borrowed(s.as_str())))
+                            .collect(),
+                    );
                 }
                 if let Some(p) = pattern {
-                    m.push(("pattern".into(), CVal::Str(p.source.clone())));
+                    m.push((
+                        "pattern".into(),
+                        CVal::Str(Cow::Borrowed(p.source.as_str())),
+                    ));
                 }
             }
             Kind::Integer {
@@ -1422,10 +1483,10 @@ impl Grammar {
                     }
                     Some(w) => {
                         if let Some(b) = &w.lo {
-                            m.push(("minimum".into(), CVal::Num(b.to_string())));
+                            m.push(("minimum".into(), CVal::Num(b.to_string().into())));
                         }
                         if let Some(b) = &w.hi {
-                            m.push(("maximum".into(), CVal::Num(b.to_string())));
+                            m.push(("maximum".into(), CVal::Num(b.to_string().into())));
                         }
                     }
                 }
@@ -1448,11 +1509,16 @@ impl Grammar {
                     ("exclusiveMaximum", xmax),
                 ] {
                     if let Some(b) = b {
-                        m.push((k.into(), CVal::Num(b.0.clone())));
+                        m.push((k.into(), CVal::Num(Cow::Borrowed(b.0.as_str()))));
                     }
                 }
                 if let Some(a) = allowed {
-                    values(&mut m, a.iter().map(|b| CVal::Num(b.0.clone())).collect());
+                    values(
+                        &mut m,
+                        a.iter()
+                            .map(|b| CVal::Num(Cow::Borrowed(b.0.as_str())))
+                            .collect(),
+                    );
                 }
             }
             Kind::Boolean { allowed } => {
@@ -1466,10 +1532,10 @@ impl Grammar {
             Kind::Ref(t) => return sub(*t),
         }
         if let Some(t) = &node.title {
-            m.push(("title".into(), CVal::Str(t.clone())));
+            m.push(("title".into(), CVal::Str(Cow::Borrowed(t.as_str()))));
         }
         if let Some(d) = &node.description {
-            m.push(("description".into(), CVal::Str(d.clone())));
+            m.push(("description".into(), CVal::Str(Cow::Borrowed(d.as_str()))));
         }
         Ok(CVal::Obj(m))
     }
@@ -1527,7 +1593,47 @@ impl Grammar {
 
 #[cfg(test)]
 mod tests {
-    use super::utf16_cmp;
+    use super::{canon, utf16_cmp, write_str};
+
+    fn both(s: &str) -> (Vec<u8>, Vec<u8>) {
+        let (mut fast, mut canon_out) = (b"x".to_vec(), b"x".to_vec());
+        write_str(&mut fast, s);
+        canon::write_str(&mut canon_out, s);
+        (fast, canon_out)
+    }
+
+    /// Every ASCII character and a few others, alone and at every position of strings up to
+    /// 19 bytes long (across both eight-byte words and the tail), is written as
+    /// `canon::write_str` writes it: escaped or not.
+    #[test]
+    fn write_str_is_canon_write_str() {
+        let chars =
+            (0u8..0x80)
+                .map(char::from)
+                .chain(['\u{80}', 'é', '\u{2028}', '\u{ffff}', '\u{10000}']);
+        for c in chars {
+            for len in 0..20 {
+                for at in 0..=len {
+                    let mut s: String = "a".repeat(at);
+                    s.push(c);
+                    s.push_str(&"b".repeat(len - at));
+                    let (fast, canon_out) = both(&s);
+                    assert_eq!(fast, canon_out, "{c:?} at {at} of {len}");
+                }
+            }
+        }
+        // Its neighbours in the word trick: bytes just above 0x20, and 0x80 up.
+        assert_eq!(both("!#[]~ \u{7f}é").0, "x\"!#[]~ \u{7f}é\"".as_bytes());
+        assert_eq!(both("a\"b\\c\u{1f}d").0, b"x\"a\\\"b\\\\c\\u001fd\"");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn write_str_matches_canon(s in "\\PC*|[\\x00-\\x7f]{0,40}") {
+            let (fast, canon_out) = both(&s);
+            proptest::prop_assert_eq!(fast, canon_out);
+        }
+    }
 
     /// The byte-order shortcut orders every pair as UTF-16 code units do, on both sides of
     /// U+E000 (where UTF-8 and UTF-16 orders part: U+FFFF sorts after U+10000 in UTF-16).

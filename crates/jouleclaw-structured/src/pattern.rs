@@ -157,15 +157,75 @@ pub(crate) enum Step {
     Dead,
 }
 
+/// What one successful [`Pattern::compile_spent`] spent of its budget, in its steps.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Spent {
+    /// The text (parsing and translating).
+    text: u64,
+    /// The NFA's memory.
+    nfa: u64,
+    /// Units per DFA state, and bytes per DFA row.
+    per_state: u64,
+    row: u64,
+    /// The DFA's states walked for their liveness.
+    last: u64,
+    /// Both constructions ran with their size limits at [`MAX_PATTERN_AUTOMATON_BYTES`]
+    /// (the budget left them there rather than lowering them).
+    unbound: bool,
+}
+
+impl Spent {
+    /// Whether [`Spent::replay`] can ever replay it.
+    pub(crate) fn unbound(&self) -> bool {
+        self.unbound
+    }
+
+    /// Lowers `budget` as compiling the same text again would, and returns `true`, when that
+    /// compile is sure to run as the one that spent this did: both ran their constructions with
+    /// the size limits at [`MAX_PATTERN_AUTOMATON_BYTES`] (the same configuration over the
+    /// same text builds the same automata) and every step's spending fits. Otherwise leaves
+    /// `budget` as it is and returns `false` (the text must then be compiled).
+    pub(crate) fn replay(&self, budget: &mut u64) -> bool {
+        let max = MAX_PATTERN_AUTOMATON_BYTES as u64;
+        let Some(left) = budget.checked_sub(self.text) else {
+            return false;
+        };
+        if !self.unbound || left < max {
+            return false;
+        }
+        let Some(left) = left.checked_sub(self.nfa) else {
+            return false;
+        };
+        let max_states = left / self.per_state;
+        if max_states < 3 || max_states.saturating_mul(self.row) < max {
+            return false;
+        }
+        let Some(left) = left.checked_sub(self.last) else {
+            return false;
+        };
+        *budget = left;
+        true
+    }
+}
+
 impl Pattern {
-    /// Compiles `source` (ECMA-262 syntax, as JSON Schema has it) within `budget` work units
-    /// (see [`PATTERN_WORK_BUDGET`]), which it lowers by the units it spent. The budget is
-    /// turned into size limits *before* each construction runs, so a pattern that would cost
-    /// more is cut off, and refused ([`PatternError::OverBudget`]), within the budget. Boxed,
-    /// and never inlined: the automaton is large, and the schema compiler that calls this
-    /// recurses.
-    #[inline(never)]
+    /// [`Pattern::compile_spent`] without what it spent.
+    #[cfg(test)]
     pub(crate) fn compile(source: &str, budget: &mut u64) -> Result<Box<Pattern>, PatternError> {
+        Self::compile_spent(source, budget).map(|(pattern, _)| pattern)
+    }
+
+    /// Compiles `source` (ECMA-262 syntax, as JSON Schema has it) within `budget` work units
+    /// (see [`PATTERN_WORK_BUDGET`]), which it lowers by the units it spent, and says what it
+    /// spent (see [`Spent::replay`]). The budget is turned into size limits *before* each
+    /// construction runs, so a pattern that would cost more is cut off, and refused
+    /// ([`PatternError::OverBudget`]), within the budget. Boxed, and never inlined: the
+    /// automaton is large, and the schema compiler that calls this recurses.
+    #[inline(never)]
+    pub(crate) fn compile_spent(
+        source: &str,
+        budget: &mut u64,
+    ) -> Result<(Box<Pattern>, Spent), PatternError> {
         if source.chars().count() > MAX_PATTERN_CHARS {
             return Err(PatternError::TooLarge);
         }
@@ -214,7 +274,8 @@ impl Pattern {
             )
             .build_from_hir(&hir)
             .map_err(|_| over(nfa_limit))?;
-        spend(budget, nfa.memory_usage() as u64)?;
+        let nfa_memory = nfa.memory_usage() as u64;
+        spend(budget, nfa_memory)?;
         // Determinization computes one transition per (DFA state, byte class), each a walk
         // over at most every NFA state and transition: the DFA's size limit is set so that
         // states x classes x nfa_units stays within what is left of the budget.
@@ -248,18 +309,28 @@ impl Pattern {
             .start_state_forward(&Input::new(&[][..]).anchored(Anchored::No))
             .map_err(|_| PatternError::Unsupported("a pattern this profile cannot start"))?;
         let (live, states) = live_states(&dfa, start);
-        spend(
-            budget,
-            (states as u64)
-                .saturating_mul(per_state)
-                .saturating_add((states as u64).saturating_mul(classes)),
-        )?;
-        Ok(Box::new(Pattern {
-            source: source.to_owned(),
-            dfa,
-            start,
-            live,
-        }))
+        let last = (states as u64)
+            .saturating_mul(per_state)
+            .saturating_add((states as u64).saturating_mul(classes));
+        spend(budget, last)?;
+        let spent = Spent {
+            text: source.len() as u64,
+            nfa: nfa_memory,
+            per_state,
+            row,
+            last,
+            unbound: nfa_limit == MAX_PATTERN_AUTOMATON_BYTES
+                && dfa_limit == MAX_PATTERN_AUTOMATON_BYTES,
+        };
+        Ok((
+            Box::new(Pattern {
+                source: source.to_owned(),
+                dfa,
+                start,
+                live,
+            }),
+            spent,
+        ))
     }
 
     /// The step before a string's first byte.
@@ -455,6 +526,85 @@ mod tests {
             Step::Open(_) => Step::Dead,
             other => other,
         }
+    }
+
+    /// Replaying a compile lowers the budget exactly as compiling the text again does, with
+    /// the same outcome, at budgets where both size limits stay at their bound and at budgets
+    /// around where the budget starts lowering them (where replay declines and the text is
+    /// compiled); at the full budget it replays.
+    #[test]
+    fn replay_is_compiling_again() {
+        let uuid = "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-\
+                    [0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000)$";
+        for p in ["^[a-z0-9][a-z0-9_-]*$", uuid, "b+"] {
+            let mut full = PATTERN_WORK_BUDGET;
+            let (_, spent) = Pattern::compile_spent(p, &mut full).unwrap();
+            let cost = PATTERN_WORK_BUDGET - full;
+            let mut again = full;
+            assert!(spent.replay(&mut again), "{p}");
+            let mut compiled = full;
+            Pattern::compile(p, &mut compiled).unwrap();
+            assert_eq!(again, compiled, "{p}");
+            let bound = MAX_PATTERN_AUTOMATON_BYTES as u64;
+            let mut budgets: Vec<u64> = [0, 1, 2, 4, 8, 16, 64, 256]
+                .iter()
+                .flat_map(|&k| [bound * k, bound * k + cost, (bound + cost) * k])
+                .collect();
+            budgets.extend((0..64).map(|i| bound + cost * i / 8));
+            budgets.extend((0..64).map(|i| 2 * cost + bound + i * 4096));
+            for b in budgets {
+                let (mut first, mut real) = (b, b);
+                let Ok((_, spent)) = Pattern::compile_spent(p, &mut first) else {
+                    continue;
+                };
+                let _ = Pattern::compile(p, &mut real);
+                assert_eq!(first, real, "{p} {b}");
+                let mut replayed = first;
+                let replay_ok = spent.replay(&mut replayed);
+                let real_again = Pattern::compile(p, &mut real);
+                if replay_ok {
+                    assert!(real_again.is_ok(), "{p} {b}");
+                    assert_eq!(replayed, real, "{p} {b}");
+                } else {
+                    assert_eq!(replayed, first, "{p} {b}: unchanged when declined");
+                }
+            }
+        }
+    }
+
+    /// Replay declines wherever compiling again would run a construction under a lower size
+    /// limit than the first compile did (the text's cost, the NFA's or the DFA's limit lowered
+    /// by the budget, too few states), and when the first compile ran under one itself.
+    #[test]
+    fn replay_declines_where_a_limit_would_bind() {
+        let mut budget = PATTERN_WORK_BUDGET;
+        let (_, spent) = Pattern::compile_spent("^[a-z0-9][a-z0-9_-]*$", &mut budget).unwrap();
+        let max = MAX_PATTERN_AUTOMATON_BYTES as u64;
+        // The NFA's limit: what is left after the text, just below and at the bound.
+        let nfa_binds = spent.text + max - 1;
+        let nfa_free = spent.text + max + spent.nfa;
+        // The DFA's limit: states x row just below the bound once the NFA is paid.
+        let dfa_states = max.div_ceil(spent.row);
+        let dfa_binds = spent.text + spent.nfa + spent.per_state * dfa_states - 1;
+        let dfa_free =
+            (spent.text + spent.nfa + spent.per_state * dfa_states).max(nfa_free) + spent.last;
+        // Where the DFA's limit binds, the NFA's does not (the case is not vacuous).
+        assert!(dfa_binds - spent.text >= max, "{spent:?}");
+        for (b, replays) in [
+            (spent.text - 1, false),
+            (nfa_binds, false),
+            (dfa_binds, false),
+            (dfa_free, true),
+        ] {
+            let mut left = b;
+            assert_eq!(spent.replay(&mut left), replays, "{b}");
+            if !replays {
+                assert_eq!(left, b);
+            }
+        }
+        let mut bound = spent;
+        bound.unbound = false;
+        assert!(!bound.replay(&mut PATTERN_WORK_BUDGET.clone()));
     }
 
     #[test]

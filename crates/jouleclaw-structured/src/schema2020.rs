@@ -372,6 +372,26 @@ impl Compiler {
         (self.nodes.len() - 1) as NodeId
     }
 
+    /// The compiled `pattern` of `source` within what is left of the schema's pattern budget:
+    /// a copy of an earlier one of the same text when its compile can be replayed (the budget
+    /// lowered exactly as compiling it again would), else compiled.
+    fn pattern(
+        &mut self,
+        source: &str,
+    ) -> core::result::Result<Box<crate::pattern::Pattern>, PatternError> {
+        if let Some((pattern, spent)) = self.patterns.iter().find(|(p, _)| p.source == source)
+            && spent.replay(&mut self.pattern_budget)
+        {
+            return Ok(pattern.clone());
+        }
+        let (pattern, spent) =
+            crate::pattern::Pattern::compile_spent(source, &mut self.pattern_budget)?;
+        if spent.unbound() && !self.patterns.iter().any(|(p, _)| p.source == source) {
+            self.patterns.push((pattern.clone(), spent));
+        }
+        Ok(pattern)
+    }
+
     fn note(&mut self, at: &str, keyword: &str, annotation: bool) {
         self.ignored.push(IgnoredKeyword {
             at: at.to_owned(),
@@ -994,25 +1014,20 @@ impl Compiler {
                 });
                 let pattern = match get("pattern") {
                     None => None,
-                    Some(Json::Str(p)) => {
-                        let budget = &mut self.pattern_budget;
-                        Some(
-                            crate::pattern::Pattern::compile(p, budget).map_err(|e| match e {
-                                PatternError::Unsupported(reason) => E::UnsupportedPattern {
-                                    at: at.to_owned(),
-                                    reason,
-                                },
-                                PatternError::TooLarge => E::SchemaOverLimit {
-                                    limit: "max_pattern_bytes",
-                                    at: ptr_push(at, "pattern"),
-                                },
-                                PatternError::OverBudget => E::SchemaOverLimit {
-                                    limit: "max_pattern_work",
-                                    at: ptr_push(at, "pattern"),
-                                },
-                            })?,
-                        )
-                    }
+                    Some(Json::Str(p)) => Some(self.pattern(p).map_err(|e| match e {
+                        PatternError::Unsupported(reason) => E::UnsupportedPattern {
+                            at: at.to_owned(),
+                            reason,
+                        },
+                        PatternError::TooLarge => E::SchemaOverLimit {
+                            limit: "max_pattern_bytes",
+                            at: ptr_push(at, "pattern"),
+                        },
+                        PatternError::OverBudget => E::SchemaOverLimit {
+                            limit: "max_pattern_work",
+                            at: ptr_push(at, "pattern"),
+                        },
+                    })?),
                     Some(_) => return Err(invalid("pattern", at, "must be a string")),
                 };
                 Kind::String {

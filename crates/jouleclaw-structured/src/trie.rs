@@ -73,22 +73,70 @@ struct Building {
     depth: usize,
 }
 
+/// The buffers one [`Tries::add`] works in, kept from one trie to the next.
+#[derive(Default)]
+struct Scratch {
+    building: Vec<Building>,
+    starts: Vec<usize>,
+    set_of: Vec<u32>,
+    children: Vec<(u8, usize)>,
+}
+
+/// The member texts of `node` into `out` (cleared first); `false` for a node without any.
+fn member_texts<'a>(node: &'a Node, out: &mut Vec<&'a [u8]>) -> bool {
+    out.clear();
+    match &node.kind {
+        Kind::Object { props, .. } => out.extend(props.iter().map(|p| p.name.as_bytes())),
+        Kind::OneOf { branches, .. } => {
+            out.extend(branches.iter().map(|b| b.tag_value.as_bytes()));
+        }
+        Kind::String {
+            allowed: Some(a), ..
+        } => out.extend(a.iter().map(String::as_bytes)),
+        _ => return false,
+    }
+    true
+}
+
 impl Tries {
     /// The tries of `nodes`, indexed like them.
     pub(crate) fn build(nodes: &[Node]) -> Tries {
         let mut t = Tries::default();
+        let mut texts = Vec::new();
+        // The arenas' sizes, reserved once: at most a state per member byte and one root per
+        // trie, an edge per member byte; about a set per root and two per member (a state has
+        // a set of its own only where a member ends or members part).
+        let (mut tries, mut members, mut bytes) = (0usize, 0usize, 0usize);
+        // The largest trie: its members and its member bytes, for the scratch buffers.
+        let (mut most_members, mut most_bytes) = (0usize, 0usize);
         for node in nodes {
-            let root = match &node.kind {
-                Kind::Object { props, .. } => {
-                    t.add(props.iter().map(|p| p.name.as_bytes()).collect())
-                }
-                Kind::OneOf { branches, .. } => {
-                    t.add(branches.iter().map(|b| b.tag_value.as_bytes()).collect())
-                }
-                Kind::String {
-                    allowed: Some(a), ..
-                } => t.add(a.iter().map(String::as_bytes).collect()),
-                _ => NONE,
+            if member_texts(node, &mut texts) {
+                let len = texts.iter().map(|text| text.len()).sum::<usize>();
+                tries += 1;
+                members += texts.len();
+                bytes += len;
+                most_members = most_members.max(texts.len());
+                most_bytes = most_bytes.max(len);
+            }
+        }
+        t.root.reserve_exact(nodes.len());
+        t.states.reserve_exact(tries + bytes);
+        t.edge_bytes.reserve_exact(bytes);
+        t.edge_to.reserve_exact(bytes);
+        t.sets.reserve_exact(tries + 2 * members);
+        t.tails.reserve_exact(bytes);
+        let mut scratch = Scratch {
+            building: Vec::with_capacity(1 + most_bytes),
+            starts: Vec::with_capacity(most_members),
+            set_of: Vec::with_capacity(1 + most_bytes),
+            children: Vec::with_capacity(most_members.min(256)),
+        };
+        texts.reserve(most_members);
+        for node in nodes {
+            let root = if member_texts(node, &mut texts) {
+                t.add_in(&mut scratch, &texts)
+            } else {
+                NONE
             };
             t.root.push(root);
         }
@@ -96,8 +144,21 @@ impl Tries {
     }
 
     /// Adds the trie of `texts` (at most 256 of them, distinct); returns its root state.
+    #[cfg(test)]
     fn add(&mut self, texts: Vec<&[u8]>) -> u32 {
-        let mut b = vec![Building {
+        self.add_in(&mut Scratch::default(), &texts)
+    }
+
+    /// [`Tries::add`] in `scratch`'s buffers.
+    fn add_in(&mut self, scratch: &mut Scratch, texts: &[&[u8]]) -> u32 {
+        let Scratch {
+            building: b,
+            starts,
+            set_of,
+            children,
+        } = scratch;
+        b.clear();
+        b.push(Building {
             byte: 0,
             first_child: NO_CHILD,
             next_sibling: NO_CHILD,
@@ -106,8 +167,8 @@ impl Tries {
             exact: u16::MAX,
             member: 0,
             depth: 0,
-        }];
-        let mut starts = Vec::with_capacity(texts.len());
+        });
+        starts.clear();
         for (i, text) in texts.iter().enumerate() {
             starts.push(self.tails.len());
             self.tails.extend_from_slice(text);
@@ -168,8 +229,8 @@ impl Tries {
             t.iter()
                 .all(|&c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\')
         });
-        let mut set_of = vec![0u32; b.len()];
-        let mut children: Vec<(u8, usize)> = Vec::new();
+        set_of.clear();
+        set_of.resize(b.len(), 0);
         for (k, s) in b.iter().enumerate() {
             if k == 0 {
                 self.sets.push(s.set);
@@ -183,7 +244,7 @@ impl Tries {
             }
             children.sort_unstable_by_key(|&(c, _)| c);
             let edge = self.edge_bytes.len() as u32;
-            for &(c, n) in &children {
+            for &(c, n) in children.iter() {
                 self.edge_bytes.push(c);
                 self.edge_to.push(base + n as u32);
                 set_of[n] = if b[n].count == s.count {
