@@ -9,6 +9,7 @@
 //! object, one frame per open container.
 
 use crate::refusal::{Refusal, RefusalCode as C};
+use jouleclaw_stream::json_scan::{PLAIN, plain_run};
 
 /// Bounds the decoder enforces, each at its exact value (a document of exactly
 /// `max_document_bytes` bytes is accepted; one more byte is refused).
@@ -115,49 +116,6 @@ struct Frame {
 }
 
 const MAX_SAFE: u64 = jouleclaw_stream::canon::MAX_SAFE_INTEGER;
-
-/// Bytes a string holds verbatim with nothing more to check: U+0020..U+007F except `"` and `\`.
-const PLAIN: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0x20;
-    while b < 0x80 {
-        t[b] = b != b'"' as usize && b != b'\\' as usize;
-        b += 1;
-    }
-    t
-};
-
-/// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
-/// little-endian word, `special` flags the high bit of every byte that is not plain: the high
-/// bit set, below 0x20, `"` or `\`. The subtractions can also flag a byte *above* a flagged
-/// one (a borrow), never one below it, so the lowest flag is exactly the first byte that is not
-/// plain. Fewer than eight bytes left are scanned by the table.
-fn plain_run(s: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut n = 0;
-    for w in s.chunks_exact(8) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(w);
-        let x = u64::from_le_bytes(a);
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let bslash = x ^ (ONES * u64::from(b'\\'));
-        let special = (x
-            | (x.wrapping_sub(ONES * 0x20) & !x)
-            | (quote.wrapping_sub(ONES) & !quote)
-            | (bslash.wrapping_sub(ONES) & !bslash))
-            & HIGH;
-        if special != 0 {
-            return n + (special.trailing_zeros() / 8) as usize;
-        }
-        n += 8;
-    }
-    let rest = s.get(n..).unwrap_or_default();
-    n + rest
-        .iter()
-        .position(|&c| !PLAIN[usize::from(c)])
-        .unwrap_or(rest.len())
-}
 
 /// RFC 8785 key order: UTF-16 code units. Up to the first byte where two UTF-8 strings differ
 /// they share whole characters; when that byte is ASCII in both, it starts a character in both,
@@ -767,45 +725,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn plain_is_printable_ascii_without_quote_and_backslash() {
-        for b in 0..=255u8 {
-            let expected = (0x20..=0x7f).contains(&b) && b != b'"' && b != b'\\';
-            assert_eq!(PLAIN[usize::from(b)], expected, "{b:#04x}");
-        }
-    }
-
-    /// The rule `plain_run` replaces: the table, one byte at a time.
-    fn plain_run_bytewise(s: &[u8]) -> usize {
-        s.iter()
-            .position(|&c| !PLAIN[usize::from(c)])
-            .unwrap_or(s.len())
-    }
-
-    #[test]
-    fn plain_run_matches_the_table_for_every_byte_at_every_position() {
-        for b in 0..=255u8 {
-            for len in [1, 7, 8, 9, 15, 16, 17, 24] {
-                for at in 0..len {
-                    let mut s = vec![b'a'; len];
-                    s[at] = b;
-                    assert_eq!(
-                        plain_run(&s),
-                        plain_run_bytewise(&s),
-                        "{b:#04x} at {at}/{len}"
-                    );
-                    // A second special byte after the first must not move the answer.
-                    s.push(b'"');
-                    assert_eq!(
-                        plain_run(&s),
-                        plain_run_bytewise(&s),
-                        "{b:#04x} at {at}/{len}+"
-                    );
-                }
-            }
-        }
-    }
-
     /// Checks the machine's claim that every key and string it hands over is UTF-8: the
     /// conversion the sinks no longer repeat would have refused at exactly this point.
     #[derive(Debug, Default)]
@@ -971,18 +890,6 @@ mod tests {
             doc.extend_from_slice(&s);
             doc.extend_from_slice(b"\":1}]");
             utf8_checked(&doc);
-        }
-
-        #[test]
-        fn plain_run_matches_the_table(s in proptest::collection::vec(any::<u8>(), 0..40)) {
-            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
-        }
-
-        #[test]
-        fn plain_run_matches_the_table_on_mostly_plain_input(
-            s in proptest::collection::vec(prop_oneof![8 => 0x20u8..0x7f, 1 => any::<u8>()], 0..40)
-        ) {
-            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
         }
 
         #[test]

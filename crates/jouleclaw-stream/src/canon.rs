@@ -38,12 +38,13 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b >= 0x20 && b != b'"' && b != b'\\' {
-            continue;
-        }
-        out.extend_from_slice(&bytes[start..i]);
+    let mut i = 0;
+    // Runs written as they are, found eight bytes at a time; each byte that ends one escaped.
+    while let Some(rest) = bytes.get(i..) {
+        let run = crate::json_scan::unescaped_run(rest);
+        out.extend_from_slice(rest.get(..run).unwrap_or_default());
+        i += run;
+        let Some(&b) = bytes.get(i) else { break };
         match b {
             b'"' => out.extend_from_slice(b"\\\""),
             b'\\' => out.extend_from_slice(b"\\\\"),
@@ -61,9 +62,8 @@ pub fn write_str(out: &mut Vec<u8>, s: &str) {
                 HEX[usize::from(b & 0x0f)],
             ]),
         }
-        start = i + 1;
+        i += 1;
     }
-    out.extend_from_slice(&bytes[start..]);
     out.push(b'"');
 }
 
@@ -177,5 +177,65 @@ mod tests {
         let mut out = Vec::new();
         write_hex_str(&mut out, &[0x00, 0xab, 0xff]);
         assert_eq!(out, b"\"00abff\"");
+    }
+
+    /// The rule the runs serve: every byte looked at alone, escaped as RFC 8785 escapes it.
+    fn write_str_bytewise(out: &mut Vec<u8>, s: &str) {
+        out.push(b'"');
+        for &b in s.as_bytes() {
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x09 => out.extend_from_slice(b"\\t"),
+                0x0a => out.extend_from_slice(b"\\n"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                0x0d => out.extend_from_slice(b"\\r"),
+                0..0x20 => out.extend_from_slice(format!("\\u{b:04x}").as_bytes()),
+                _ => out.push(b),
+            }
+        }
+        out.push(b'"');
+    }
+
+    fn both(x: &str) -> (Vec<u8>, Vec<u8>) {
+        let (mut runs, mut bytewise) = (b"x".to_vec(), b"x".to_vec());
+        write_str(&mut runs, x);
+        write_str_bytewise(&mut bytewise, x);
+        (runs, bytewise)
+    }
+
+    /// Every ASCII character and a few others, alone at every position of strings up to 19
+    /// bytes long (across both eight-byte words and the tail), is written as the bytewise rule
+    /// writes it.
+    #[test]
+    fn runs_write_what_the_bytewise_rule_writes() {
+        let chars = (0u8..0x80).map(char::from).chain([
+            '\u{80}',
+            '\u{e9}',
+            '\u{2028}',
+            '\u{ffff}',
+            '\u{10000}',
+        ]);
+        for c in chars {
+            for len in 0..20 {
+                for at in 0..=len {
+                    let mut x: String = "a".repeat(at);
+                    x.push(c);
+                    x.push_str(&"b".repeat(len - at));
+                    let (runs, bytewise) = both(&x);
+                    assert_eq!(runs, bytewise, "{c:?} at {at} of {len}");
+                }
+            }
+        }
+        assert_eq!(both("a\"b\\c\u{1f}d").0, b"x\"a\\\"b\\\\c\\u001fd\"");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn runs_match_the_bytewise_rule(x in "\\PC*|[\\x00-\\x7f]{0,40}") {
+            let (runs, bytewise) = both(&x);
+            proptest::prop_assert_eq!(runs, bytewise);
+        }
     }
 }

@@ -62,6 +62,7 @@ pub mod canon;
 mod codes;
 mod error;
 pub mod interaction;
+pub mod json_scan;
 mod ledger;
 mod spec;
 mod tick;

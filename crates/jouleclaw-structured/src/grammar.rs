@@ -375,7 +375,7 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal<'_>) {
             }
         }
         CVal::Num(t) => out.extend_from_slice(t.as_bytes()),
-        CVal::Str(s) => write_str(out, s),
+        CVal::Str(s) => canon::write_str(out, s),
         CVal::Arr(a) => {
             out.push(b'[');
             for (i, x) in a.iter().enumerate() {
@@ -398,46 +398,6 @@ fn write_cval(out: &mut Vec<u8>, v: &CVal<'_>) {
     }
 }
 
-/// Whether `bytes` hold a byte `canon::write_str` escapes (below 0x20, `"` or backslash),
-/// eight bytes at a time: in a little-endian word, a byte below 0x20 or equal to one of the
-/// two sets its high bit in `special` (a borrow only ever comes from such a byte, and bytes
-/// from 0x80 up are masked out by `!word`), so `special` is 0 exactly when there is none.
-fn needs_escape(bytes: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let words = bytes.chunks_exact(8);
-    let tail = words.remainder();
-    for eight in words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(eight);
-        let word = u64::from_le_bytes(b);
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let bslash = word ^ (ONES * u64::from(b'\\'));
-        let special = ((word.wrapping_sub(ONES * 0x20) & !word)
-            | (quote.wrapping_sub(ONES) & !quote)
-            | (bslash.wrapping_sub(ONES) & !bslash))
-            & HIGH;
-        if special != 0 {
-            return true;
-        }
-    }
-    tail.iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\')
-}
-
-/// `canon::write_str`: a string without a byte to escape is its bytes between quotes, found
-/// eight bytes at a time; any other goes through `canon::write_str`.
-fn write_str(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
-    if needs_escape(bytes) {
-        canon::write_str(out, s);
-    } else {
-        out.reserve(bytes.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-    }
-}
-
 /// An object's members, in the order given.
 fn write_members<'a, 'b: 'a>(
     out: &mut Vec<u8>,
@@ -448,7 +408,7 @@ fn write_members<'a, 'b: 'a>(
         if i > 0 {
             out.push(b',');
         }
-        write_str(out, k);
+        canon::write_str(out, k);
         out.push(b':');
         write_cval(out, x);
     }
@@ -1593,47 +1553,7 @@ impl Grammar {
 
 #[cfg(test)]
 mod tests {
-    use super::{canon, utf16_cmp, write_str};
-
-    fn both(s: &str) -> (Vec<u8>, Vec<u8>) {
-        let (mut fast, mut canon_out) = (b"x".to_vec(), b"x".to_vec());
-        write_str(&mut fast, s);
-        canon::write_str(&mut canon_out, s);
-        (fast, canon_out)
-    }
-
-    /// Every ASCII character and a few others, alone and at every position of strings up to
-    /// 19 bytes long (across both eight-byte words and the tail), is written as
-    /// `canon::write_str` writes it: escaped or not.
-    #[test]
-    fn write_str_is_canon_write_str() {
-        let chars =
-            (0u8..0x80)
-                .map(char::from)
-                .chain(['\u{80}', 'é', '\u{2028}', '\u{ffff}', '\u{10000}']);
-        for c in chars {
-            for len in 0..20 {
-                for at in 0..=len {
-                    let mut s: String = "a".repeat(at);
-                    s.push(c);
-                    s.push_str(&"b".repeat(len - at));
-                    let (fast, canon_out) = both(&s);
-                    assert_eq!(fast, canon_out, "{c:?} at {at} of {len}");
-                }
-            }
-        }
-        // Its neighbours in the word trick: bytes just above 0x20, and 0x80 up.
-        assert_eq!(both("!#[]~ \u{7f}é").0, "x\"!#[]~ \u{7f}é\"".as_bytes());
-        assert_eq!(both("a\"b\\c\u{1f}d").0, b"x\"a\\\"b\\\\c\\u001fd\"");
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn write_str_matches_canon(s in "\\PC*|[\\x00-\\x7f]{0,40}") {
-            let (fast, canon_out) = both(&s);
-            proptest::prop_assert_eq!(fast, canon_out);
-        }
-    }
+    use super::utf16_cmp;
 
     /// The byte-order shortcut orders every pair as UTF-16 code units do, on both sides of
     /// U+E000 (where UTF-8 and UTF-16 orders part: U+FFFF sorts after U+10000 in UTF-16).

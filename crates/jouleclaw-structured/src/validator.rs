@@ -9,6 +9,7 @@ use crate::frames::{ExtraKeys, Stack};
 use crate::grammar::{Bits, Grammar, Kind, MAX_NUMBER_CHARS_CEILING, NONE, NodeId, Wide, bit};
 use crate::pattern::{Pattern, Step};
 use crate::uniq::Unique;
+use jouleclaw_stream::json_scan::{PLAIN, plain_run};
 use regex_automata::util::primitives::StateID;
 
 /// Where a refusal's path points: the value being read, or the container that holds it.
@@ -265,47 +266,6 @@ enum Run {
     Done(usize),
     /// It refused the byte at this index.
     Refused(usize),
-}
-
-const PLAIN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0x20;
-    while b < 0x80 {
-        table[b] = b != b'"' as usize && b != b'\\' as usize;
-        b += 1;
-    }
-    table
-};
-
-/// Length of the run of [`PLAIN`] bytes at the start of `s`, eight bytes at a time. In a
-/// little-endian word, `special` flags the high bit of every byte that is not plain (high bit
-/// set, below 0x20, `"` or backslash); a borrow can flag a byte above a flagged one, never one
-/// below, so the lowest flag is the first byte that is not plain. The tail goes by the table.
-fn plain_run(s: &[u8]) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut run = 0;
-    for eight in s.chunks_exact(8) {
-        let mut bytes = [0u8; 8];
-        bytes.copy_from_slice(eight);
-        let word = u64::from_le_bytes(bytes);
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let bslash = word ^ (ONES * u64::from(b'\\'));
-        let special = (word
-            | (word.wrapping_sub(ONES * 0x20) & !word)
-            | (quote.wrapping_sub(ONES) & !quote)
-            | (bslash.wrapping_sub(ONES) & !bslash))
-            & HIGH;
-        if special != 0 {
-            return run + (special.trailing_zeros() / 8) as usize;
-        }
-        run += 8;
-    }
-    let rest = s.get(run..).unwrap_or_default();
-    run + rest
-        .iter()
-        .position(|&c| !PLAIN[usize::from(c)])
-        .unwrap_or(rest.len())
 }
 
 fn is_whitespace(b: u8) -> bool {
@@ -2344,37 +2304,6 @@ impl StructuredValidator {
 mod tests {
     use super::*;
     use crate::Limits;
-    use proptest::prelude::*;
-
-    /// The rule `plain_run` replaces: the table, one byte at a time.
-    fn plain_run_bytewise(s: &[u8]) -> usize {
-        s.iter()
-            .position(|&c| !PLAIN[usize::from(c)])
-            .unwrap_or(s.len())
-    }
-
-    #[test]
-    fn plain_run_matches_the_table_for_every_byte_at_every_position() {
-        for b in 0..=255u8 {
-            for len in [1, 7, 8, 9, 16, 17] {
-                for at in 0..len {
-                    let mut s = vec![b'a'; len];
-                    s[at] = b;
-                    assert_eq!(
-                        plain_run(&s),
-                        plain_run_bytewise(&s),
-                        "{b:#04x} at {at}/{len}"
-                    );
-                    s.push(b'"');
-                    assert_eq!(
-                        plain_run(&s),
-                        plain_run_bytewise(&s),
-                        "{b:#04x} at {at}/{len}+"
-                    );
-                }
-            }
-        }
-    }
 
     /// The shortcuts in `push` (one byte, and a chunk inside a plain string) against the
     /// machine, in chunks of every size from 1 to 6, at the string and document limits.
@@ -2486,13 +2415,6 @@ mod tests {
                 assert_eq!(whole.usage(), bytewise.usage(), "{name}");
                 assert_eq!(whole.finish(), bytewise.finish(), "{name}");
             }
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn plain_run_matches_the_table(s in proptest::collection::vec(any::<u8>(), 0..40)) {
-            prop_assert_eq!(plain_run(&s), plain_run_bytewise(&s));
         }
     }
 }
