@@ -212,7 +212,8 @@ pub struct Stored {
 /// stream has no seal or the storage does not mark it sealed. At most
 /// `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the verifier are listed, then one
 /// `more_problems` line with the count of the rest; the signed documents' problems follow the
-/// storage's. The documents are written with the final batch, so a stream the storage does not
+/// storage's (the first `jouleclaw_store::MAX_NAMED_PROBLEMS` of each document, then one
+/// `more_problems` line with the count of the rest). The documents are written with the final batch, so a stream the storage does not
 /// mark sealed (named `unsealed`) is not asked for them: the verifier's
 /// `stop_latency_missing` and `interaction_metrics_missing` are left out of its problems
 /// (they stay in [`StreamAudit::document_problems`]).
@@ -287,6 +288,18 @@ pub fn audit_source<S: StreamSource>(
             continue;
         }
         problems.push(document_problem(p));
+    }
+    let unnamed = report
+        .document_problem_count()
+        .saturating_sub(report.document_problems.len() as u64);
+    if unnamed > 0 {
+        problems.push(Problem::new(
+            "more_problems",
+            format!(
+                "{unnamed} more problems of the signed documents (only the first {} of each are named)",
+                jouleclaw_store::MAX_NAMED_PROBLEMS
+            ),
+        ));
     }
     Ok(StreamAudit {
         stream_id,

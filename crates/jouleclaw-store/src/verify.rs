@@ -285,12 +285,17 @@ pub struct DirReport {
     /// a document that is not a regular file, does not verify under the key (its verifier's
     /// code), is not bound to the receipts (the binding codes of `spec/STOP-LATENCY-V1.md` and
     /// `spec/INTERACTION-METRICS-V1.md` section 7), or is missing when required
-    /// (`stop_latency_missing`, `interaction_metrics_missing`). Every one is named: at most one
-    /// per receipt and per entry of the bounded document, and a few more. They are not in
+    /// (`stop_latency_missing`, `interaction_metrics_missing`). The first
+    /// [`MAX_NAMED_PROBLEMS`] of each document file are named, every one is counted
+    /// ([`DirReport::document_problem_count_of`]): a document's binding can find one problem
+    /// per receipt, and the receipts need no key to write. They are not in
     /// [`DirReport::problems`] nor counted in [`DirReport::problem_count`], and do not change
     /// [`DirReport::completeness`] (which is about the receipts and their seals); they make
     /// the [`DirReport::outcome`] [`Outcome::Failed`].
     pub document_problems: Vec<Problem>,
+    /// Each document file with findings and how many it has, named or not, in
+    /// [`DOCUMENT_FILES`] order.
+    pub document_problem_counts: Vec<(&'static str, u64)>,
 }
 
 impl DirReport {
@@ -319,6 +324,23 @@ impl DirReport {
         self.document_problems
             .iter()
             .filter(move |p| p.file == file)
+    }
+
+    /// How many findings the signed document `file` has, named in
+    /// [`DirReport::document_problems`] or not.
+    pub fn document_problem_count_of(&self, file: &str) -> u64 {
+        self.document_problem_counts
+            .iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// How many findings the signed documents have, named or not.
+    pub fn document_problem_count(&self) -> u64 {
+        self.document_problem_counts
+            .iter()
+            .fold(0u64, |a, (_, n)| a.saturating_add(*n))
     }
 
     /// Receipts signed or included.
@@ -476,6 +498,7 @@ pub fn verify_stream<S: StreamSource>(
         stop_latency: None,
         interaction: None,
         document_problems: Vec::new(),
+        document_problem_counts: Vec::new(),
     };
     let mut entries: Vec<ReceiptEntry> = Vec::new();
     // Which line each entry is.
@@ -612,8 +635,27 @@ pub fn verify_stream<S: StreamSource>(
     Ok(report)
 }
 
-/// One finding of the signed documents' checks.
+/// One finding of the signed documents' checks: counted, and named when `file` has fewer than
+/// [`MAX_NAMED_PROBLEMS`] named.
 fn document_problem(report: &mut DirReport, file: &'static str, code: &'static str, msg: &str) {
+    let count = match report
+        .document_problem_counts
+        .iter_mut()
+        .find(|(f, _)| *f == file)
+    {
+        Some((_, n)) => n,
+        None => {
+            report.document_problem_counts.push((file, 0));
+            match report.document_problem_counts.last_mut() {
+                Some((_, n)) => n,
+                None => return,
+            }
+        }
+    };
+    *count = count.saturating_add(1);
+    if *count > MAX_NAMED_PROBLEMS as u64 {
+        return;
+    }
     report.document_problems.push(Problem {
         code,
         file,

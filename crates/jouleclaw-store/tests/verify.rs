@@ -437,3 +437,68 @@ fn a_document_that_is_not_a_regular_file_is_named_and_not_read() {
     let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
     assert_eq!(document_codes(&r), []);
 }
+
+/// The signed documents' findings are bounded as the receipts' problems are: at most
+/// [`MAX_NAMED_PROBLEMS`] named per document file, every one counted. Here unsigned lines (no
+/// key needed to write them) each record a barge-in the call's real, signed `stop-latency.cbor`
+/// does not list: one `yield_unlisted` per line, which were all named (a 20 MB message list
+/// and report page for 200,000 lines).
+#[test]
+fn a_documents_findings_are_named_up_to_the_bound_and_every_one_counted() {
+    use jouleclaw_store::MAX_NAMED_PROBLEMS;
+    let dir = scratch("document-flood");
+    let yielded = {
+        let text = std::str::from_utf8(LINE).unwrap();
+        let start = text.find("\"verdict\":").unwrap();
+        let end = start + text[start..].find('}').unwrap() + 1;
+        let line = format!(
+            "{}\"verdict\":{{\"kind\":\"yield\",\"seen_at\":0}}{}",
+            &text[..start],
+            &text[end..]
+        );
+        decode_receipt(line.as_bytes()).unwrap()
+    };
+    let stream = |n: u64| {
+        let mut jsonl = Vec::new();
+        let mut hashes = Vec::new();
+        for w in 0..n {
+            let r = StreamWindowReceipt {
+                window_id: w,
+                ..yielded.clone()
+            };
+            let line = r.encode().unwrap();
+            hashes.push(*blake3::hash(&line).as_bytes());
+            jsonl.extend_from_slice(&line);
+            jsonl.push(b'\n');
+        }
+        HashMap::from([
+            (RECEIPTS_JSONL, jsonl),
+            (RECEIPTS_CBOR, Vec::new()),
+            (STOP_LATENCY_CBOR, stop_latency("stream-demo", &hashes)),
+        ])
+    };
+    let key = ValidKey::new(SoftwareSigner::rfc8032_test_key().verifying_key()).unwrap();
+    let n = 3 * MAX_NAMED_PROBLEMS as u64;
+    write(&dir, &stream(n));
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    let named = r.document_problems_of(STOP_LATENCY_CBOR).count();
+    assert_eq!(named, MAX_NAMED_PROBLEMS);
+    assert!(
+        r.document_problems
+            .iter()
+            .all(|p| p.code == "yield_unlisted"),
+        "{:?}",
+        &r.document_problems[..3]
+    );
+    assert_eq!(r.document_problem_count_of(STOP_LATENCY_CBOR), n);
+    assert_eq!(r.document_problem_count_of(INTERACTION_METRICS_CBOR), 0);
+    assert_eq!(r.document_problem_count(), n);
+    assert_eq!(r.outcome(), Outcome::Failed);
+    // The accepted neighbour: fewer findings than the bound are every one named and counted.
+    write(&dir, &stream(7));
+    let r = verify_dir(&dir, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(r.document_problems_of(STOP_LATENCY_CBOR).count(), 7);
+    assert_eq!(r.document_problem_count_of(STOP_LATENCY_CBOR), 7);
+    assert_eq!(r.document_problem_count(), 7);
+    let _ = std::fs::remove_dir_all(&dir);
+}
