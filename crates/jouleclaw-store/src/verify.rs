@@ -12,9 +12,11 @@
 //! after them ([`DirReport::document_problems`]). Only when one of their files is there are the
 //! decoded receipts kept for that (each line's receipt and content hash: at most
 //! [`MAX_RECEIPTS`] receipts, each what a line of at most a receipt's 64 KiB decodes to), and
-//! each document is read up to its own `MAX_SIGNED_BYTES` (+1, so that an over-long one is
-//! refused by its verifier); without one, the first receipt that records a barge-in is all that
-//! is kept for the rule that asks for a `stop-latency.cbor`.
+//! each document is read once: up to its own `MAX_SIGNED_BYTES` (+1, so that an over-long one
+//! is refused by its verifier), or, when a `stream-seal/2` final seal commits to it, up to
+//! [`MAX_DOCUMENT_BYTES`] (+1) for its digest, those bytes then kept for its own check; without
+//! one, the first receipt that records a barge-in is all that is kept for the rule that asks
+//! for a `stop-latency.cbor`.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read};
@@ -510,6 +512,8 @@ pub fn verify_stream<S: StreamSource>(
         keep |= src.exists(file)?;
     }
     let mut kept: Vec<(u64, StreamWindowReceipt)> = Vec::new();
+    // The signed documents as the final seal's check read them, so that each is read once.
+    let mut read_documents: Vec<(&'static str, DocumentBytes)> = Vec::new();
     let mut barge_in: Option<BindingProblem> = None;
     read_lines(
         &mut report,
@@ -586,7 +590,7 @@ pub fn verify_stream<S: StreamSource>(
             .filter(|c| c.seal.is_final)
             .and_then(|c| c.seal.documents.clone())
         {
-            check_sealed_documents(&mut report, src, &docs)?;
+            read_documents = check_sealed_documents(&mut report, src, &docs)?;
             report.sealed_documents = Some(docs);
         }
     }
@@ -631,7 +635,7 @@ pub fn verify_stream<S: StreamSource>(
         .into_iter()
         .filter_map(|(i, r)| Some((r, report.record(i)?.content_hash)))
         .collect();
-    check_documents(&mut report, src, key, &receipts, barge_in)?;
+    check_documents(&mut report, src, key, &receipts, barge_in, read_documents)?;
     Ok(report)
 }
 
@@ -669,38 +673,61 @@ fn document_problem(report: &mut DirReport, file: &'static str, code: &'static s
 enum DocumentBytes {
     /// Not there.
     Missing,
-    /// Its bytes, at most one more than the kind's `MAX_SIGNED_BYTES`.
+    /// Its first bytes, up to the bound it was read with.
     Read(Vec<u8>),
-    /// Not a regular file (recorded); not read.
-    Refused,
+    /// Not a regular file (what it is); not read.
+    NotRegular(&'static str),
 }
 
-/// Reads the document `file` (a regular file only) up to `max + 1` bytes, so that the kind's
-/// verifier refuses an over-long one.
+/// Reads the document `file` (a regular file only) up to `max + 1` bytes, so that an over-long
+/// one can be told.
+fn fetch_document<S: StreamSource>(
+    src: &mut S,
+    file: &'static str,
+    max: u64,
+) -> Result<DocumentBytes> {
+    Ok(match src.fetch(file)? {
+        Fetched::Missing => DocumentBytes::Missing,
+        Fetched::NotRegular(what) => DocumentBytes::NotRegular(what),
+        Fetched::Found(f) => {
+            let mut bytes = Vec::new();
+            f.take(max.saturating_add(1))
+                .read_to_end(&mut bytes)
+                .map_err(|e| StoreError::io(src.place(file), e))?;
+            DocumentBytes::Read(bytes)
+        }
+    })
+}
+
+/// The document `file` for its own check: the bytes the final seal's check read (`read`), or
+/// else read now; at most `max + 1` bytes of it (so that the kind's verifier refuses an
+/// over-long one). `None`, with `not_regular_file` recorded, when it is not a regular file.
 fn read_document<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     file: &'static str,
     max: usize,
-) -> Result<DocumentBytes> {
-    Ok(match src.fetch(file)? {
-        Fetched::Missing => DocumentBytes::Missing,
-        Fetched::NotRegular(what) => {
+    read: &mut Vec<(&'static str, DocumentBytes)>,
+) -> Result<Option<DocumentBytes>> {
+    let got = match read.iter().position(|(f, _)| *f == file) {
+        Some(i) => read.swap_remove(i).1,
+        None => fetch_document(src, file, max as u64)?,
+    };
+    Ok(match got {
+        DocumentBytes::NotRegular(what) => {
             document_problem(
                 report,
                 file,
                 "not_regular_file",
                 &format!("a {what}, not a regular file; not read"),
             );
-            DocumentBytes::Refused
+            None
         }
-        Fetched::Found(f) => {
-            let mut bytes = Vec::new();
-            f.take(max as u64 + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| StoreError::io(src.place(file), e))?;
-            DocumentBytes::Read(bytes)
+        DocumentBytes::Read(mut bytes) => {
+            bytes.truncate(max.saturating_add(1));
+            Some(DocumentBytes::Read(bytes))
         }
+        DocumentBytes::Missing => Some(DocumentBytes::Missing),
     })
 }
 
@@ -734,6 +761,7 @@ fn check_documents<S: StreamSource>(
     key: &ValidKey,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     barge_in: Option<BindingProblem>,
+    mut read: Vec<(&'static str, DocumentBytes)>,
 ) -> Result<()> {
     let mut root: Option<Option<[u8; 32]>> = None;
     let mut root_of_receipts = |report: &DirReport| {
@@ -754,9 +782,15 @@ fn check_documents<S: StreamSource>(
     };
 
     let file = STOP_LATENCY_CBOR;
-    match read_document(report, src, file, jouleclaw_stop_latency::MAX_SIGNED_BYTES)? {
-        DocumentBytes::Refused => {}
-        DocumentBytes::Missing => {
+    match read_document(
+        report,
+        src,
+        file,
+        jouleclaw_stop_latency::MAX_SIGNED_BYTES,
+        &mut read,
+    )? {
+        None | Some(DocumentBytes::NotRegular(_)) => {}
+        Some(DocumentBytes::Missing) => {
             if let Some(p) = barge_in {
                 bind(report, file, vec![p]);
             } else if summary_lists(src, file)? {
@@ -768,7 +802,7 @@ fn check_documents<S: StreamSource>(
                 );
             }
         }
-        DocumentBytes::Read(bytes) => match jouleclaw_stop_latency::verify(&bytes, key) {
+        Some(DocumentBytes::Read(bytes)) => match jouleclaw_stop_latency::verify(&bytes, key) {
             Err(e) => document_problem(report, file, e.code(), &e.to_string()),
             Ok(v) => {
                 let root = root_of_receipts(report);
@@ -781,14 +815,20 @@ fn check_documents<S: StreamSource>(
     }
 
     let file = INTERACTION_METRICS_CBOR;
-    match read_document(report, src, file, jouleclaw_interaction::MAX_SIGNED_BYTES)? {
-        DocumentBytes::Refused => {}
-        DocumentBytes::Missing => {
+    match read_document(
+        report,
+        src,
+        file,
+        jouleclaw_interaction::MAX_SIGNED_BYTES,
+        &mut read,
+    )? {
+        None | Some(DocumentBytes::NotRegular(_)) => {}
+        Some(DocumentBytes::Missing) => {
             if let Some(p) = jouleclaw_interaction::missing(summary_lists(src, file)?) {
                 bind(report, file, vec![p]);
             }
         }
-        DocumentBytes::Read(bytes) => match jouleclaw_interaction::verify(&bytes, key) {
+        Some(DocumentBytes::Read(bytes)) => match jouleclaw_interaction::verify(&bytes, key) {
             Err(e) => document_problem(report, file, e.code(), &e.to_string()),
             Ok(v) => {
                 let root = root_of_receipts(report);
@@ -805,12 +845,14 @@ fn check_documents<S: StreamSource>(
 /// A `stream-seal/2` final seal against the directory (`spec/STREAM-SEAL.md` section 3.2):
 /// each listed document's file is there and hashes to its digest; a document file there whose
 /// kind the seal does not list, or a listed kind this verifier has no file name for, is a
-/// problem.
+/// problem. Returns what it read of each document file, for the document's own check to take
+/// the same bytes (each file is read once).
 fn check_sealed_documents<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     docs: &SealedDocuments,
-) -> Result<()> {
+) -> Result<Vec<(&'static str, DocumentBytes)>> {
+    let mut read = Vec::new();
     for kind in docs.keys() {
         if !DOCUMENT_FILES
             .iter()
@@ -842,9 +884,10 @@ fn check_sealed_documents<S: StreamSource>(
         let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
         let kind = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
         let listed = listed.map(|(_, d)| d);
-        let bytes = match src.fetch(file)? {
-            Fetched::Missing => None,
-            Fetched::NotRegular(what) => {
+        let got = fetch_document(src, file, MAX_DOCUMENT_BYTES)?;
+        let bytes = match &got {
+            DocumentBytes::Missing => None,
+            DocumentBytes::NotRegular(what) => {
                 report.problem(
                     "not_regular_file",
                     file,
@@ -852,23 +895,21 @@ fn check_sealed_documents<S: StreamSource>(
                     None,
                     format!("{file} is a {what}, not a regular file"),
                 );
+                read.push((file, got));
                 continue;
             }
-            Fetched::Found(f) => {
-                match layout::read_bounded(f, &src.place(file), MAX_DOCUMENT_BYTES)? {
-                    Some(b) => Some(b),
-                    None => {
-                        report.problem(
-                            "document_digest_mismatch",
-                            file,
-                            None,
-                            None,
-                            format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
-                        );
-                        continue;
-                    }
-                }
+            DocumentBytes::Read(b) if b.len() as u64 > MAX_DOCUMENT_BYTES => {
+                report.problem(
+                    "document_digest_mismatch",
+                    file,
+                    None,
+                    None,
+                    format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
+                );
+                read.push((file, got));
+                continue;
             }
+            DocumentBytes::Read(b) => Some(b),
         };
         match (listed, bytes) {
             (None, None) => {}
@@ -888,21 +929,22 @@ fn check_sealed_documents<S: StreamSource>(
                     "{file} is there and the final seal (stream-seal/2) does not commit to a {kind} document"
                 ),
             ),
-            (Some(digest), Some(b)) if document_digest(&b) != *digest => report.problem(
+            (Some(digest), Some(b)) if document_digest(b) != *digest => report.problem(
                 "document_digest_mismatch",
                 file,
                 None,
                 None,
                 format!(
                     "{file} has SHA-256 {}, the final seal commits to {}: it changed after sealing",
-                    hex::encode(document_digest(&b)),
+                    hex::encode(document_digest(b)),
                     hex::encode(digest)
                 ),
             ),
             (Some(_), Some(_)) => {}
         }
+        read.push((file, got));
     }
-    Ok(())
+    Ok(read)
 }
 
 fn read_lines<S: StreamSource>(

@@ -502,3 +502,115 @@ fn a_documents_findings_are_named_up_to_the_bound_and_every_one_counted() {
     assert_eq!(r.document_problem_count(), 7);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A source that serves one file's bytes at its first fetch and other bytes at every later
+/// one (a file replaced while the verifier reads the directory).
+struct Swapping {
+    inner: Memory,
+    file: &'static str,
+    later: Vec<u8>,
+    fetched: u32,
+}
+
+impl StreamSource for Swapping {
+    type Reader = std::io::Cursor<Vec<u8>>;
+
+    fn fetch(&mut self, name: &'static str) -> Result<Fetched<Self::Reader>> {
+        if name == self.file {
+            self.fetched += 1;
+            if self.fetched > 1 {
+                return Ok(Fetched::Found(std::io::Cursor::new(self.later.clone())));
+            }
+        }
+        self.inner.fetch(name)
+    }
+
+    fn exists(&mut self, name: &'static str) -> Result<bool> {
+        self.inner.exists(name)
+    }
+
+    fn place(&self, name: &str) -> PathBuf {
+        self.inner.place(name)
+    }
+}
+
+/// A document a `stream-seal/2` final seal commits to is read once: the bytes whose digest is
+/// checked against the seal are the bytes verified and bound. Read twice, a document replaced
+/// between the reads by another one the steward signed over the same receipts (here a
+/// `stop-latency/2` one) was reported as the sealed document, with no problem at all.
+#[test]
+fn a_sealed_document_is_read_once_and_the_bytes_checked_against_the_seal_are_the_ones_verified() {
+    use jouleclaw_stop_latency::{Vantage, VantagePoint};
+    let signer = SoftwareSigner::rfc8032_test_key();
+    let key = ValidKey::new(signer.verifying_key()).unwrap();
+    let base = decode_receipt(LINE).unwrap();
+    let mut sealer = StreamSealer::new(&base.stream_id, &base.steward, MAX_RECEIPTS);
+    let (mut jsonl, mut sigs, mut hashes) = (Vec::new(), Vec::new(), Vec::new());
+    for w in 0..4 {
+        let r = StreamWindowReceipt {
+            window_id: w,
+            ..base.clone()
+        };
+        let line = r.encode().unwrap();
+        let hash = *blake3::hash(&line).as_bytes();
+        sealer.append(w, &hash, r.closed_at).unwrap();
+        hashes.push(hash);
+        sigs.extend(sign_receipt(&signer, &r).unwrap().cose_sign1);
+        jsonl.extend_from_slice(&line);
+        jsonl.push(b'\n');
+    }
+    let sealed_doc =
+        StopLatencyDocument::new(&base.steward, &base.stream_id, &[], &hashes).unwrap();
+    let sealed = jouleclaw_stop_latency::sign(&signer, &sealed_doc)
+        .unwrap()
+        .cose_sign1;
+    let other_doc = StopLatencyDocument {
+        vantage: Some(Vantage {
+            point: VantagePoint::Played,
+            excluded_buffer_ns: None,
+        }),
+        ..sealed_doc.clone()
+    };
+    let other = jouleclaw_stop_latency::sign(&signer, &other_doc)
+        .unwrap()
+        .cose_sign1;
+    let seal = sealer
+        .finish_with_documents(
+            &signer,
+            std::collections::BTreeMap::from([(
+                sealed_doc.schema_id().to_owned(),
+                jouleclaw_seal::document_digest(&sealed),
+            )]),
+        )
+        .unwrap();
+    let files = HashMap::from([
+        (RECEIPTS_JSONL, jsonl),
+        (RECEIPTS_CBOR, sigs),
+        (SEALS_CBOR, seal.checkpoint.cose_sign1),
+        (STOP_LATENCY_CBOR, sealed),
+    ]);
+    let memory = || Memory {
+        files: files.clone(),
+        not_regular: Vec::new(),
+    };
+    // As stored: complete, the document sealed, verified and bound.
+    let r = verify_stream(&mut memory(), &key, &mut |_, _| {}).unwrap();
+    assert_eq!(r.outcome(), Outcome::Complete, "{:?}", r.problems);
+    assert_eq!(r.stop_latency.as_ref(), Some(&sealed_doc));
+    // Replaced after its first read: what is reported is what the seal's digest was checked
+    // against.
+    let mut src = Swapping {
+        inner: memory(),
+        file: STOP_LATENCY_CBOR,
+        later: other,
+        fetched: 0,
+    };
+    let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(
+        src.fetched, 1,
+        "stop-latency.cbor fetched {} times",
+        src.fetched
+    );
+    assert_eq!(r.stop_latency.as_ref(), Some(&sealed_doc));
+    assert_eq!(r.outcome(), Outcome::Complete, "{:?}", r.document_problems);
+}
