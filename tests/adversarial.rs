@@ -613,6 +613,46 @@ fn amplifying_document_findings_give_bounded_pages_and_bounded_messages() {
     assert!(lines < 120, "audit printed {lines} lines");
 }
 
+// FINDING (low): `audit --dir` named each finding of interaction-metrics.cbor twice (once in the
+// audit's words, once again as `receipts verify DIR` words it) and stop-latency.cbor's once.
+// Since: each finding of either document is one line of the audit, as in `receipts verify DIR`.
+#[test]
+fn audit_dir_names_each_document_finding_once_as_receipts_verify_does() {
+    let dir = TempDir::new("document-once");
+    let parent = dir.path("folder");
+    let out = parent.join("stream-demo");
+    sealed_demo(&out);
+    // Another run of the same stream and key: its documents are bound to other receipts.
+    let other = dir.path("other");
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--seal-every",
+        &"5",
+        &"--epoch",
+        &"2026-06-06T00:00:00Z",
+        &"--quiet",
+        &"--out",
+        &other,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    for file in ["stop-latency.cbor", "interaction-metrics.cbor"] {
+        std::fs::copy(other.join(file), out.join(file)).unwrap();
+    }
+    let public = out.join("signer.pub");
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+    assert_eq!(o.status.code(), Some(1));
+    let verify = String::from_utf8_lossy(&o.stderr).into_owned();
+    let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &parent]);
+    assert_eq!(o.status.code(), Some(1));
+    let audit = String::from_utf8_lossy(&o.stdout).into_owned();
+    for code in ["root_mismatch", "document_digest_mismatch"] {
+        let lines = |text: &str| text.lines().filter(|l| l.contains(code)).count();
+        assert_eq!(lines(&verify), 2, "{code}: {verify}");
+        assert_eq!(lines(&audit), 2, "{code}: {audit}");
+    }
+}
+
 // FINDING 5 (medium): stream ids from folder names reached the terminal raw: a folder name
 // redrew an incomplete audit as "2 streams: 2 complete". Untrusted strings go through the one
 // sanitizer (jouleclaw_stack::store::escape_untrusted) in audit, receipts verify and report.
