@@ -625,7 +625,7 @@ pub fn verify_stream<S: StreamSource>(
         );
     }
     check_signer(&mut report, src, public)?;
-    check_summary(&mut report, src, public)?;
+    let listed = check_summary(&mut report, src, public)?;
     report.completeness = match (report.sealed, report.problem_count) {
         (false, _) => Completeness::Unknown,
         (true, 0) => Completeness::Complete,
@@ -635,7 +635,15 @@ pub fn verify_stream<S: StreamSource>(
         .into_iter()
         .filter_map(|(i, r)| Some((r, report.record(i)?.content_hash)))
         .collect();
-    check_documents(&mut report, src, key, &receipts, barge_in, read_documents)?;
+    check_documents(
+        &mut report,
+        src,
+        key,
+        &receipts,
+        barge_in,
+        read_documents,
+        &listed,
+    )?;
     Ok(report)
 }
 
@@ -731,21 +739,6 @@ fn read_document<S: StreamSource>(
     })
 }
 
-/// Whether `summary.json` (a regular file, read up to [`MAX_SUMMARY_BYTES`]) is JSON whose
-/// `outputs` names `file`, whether or not it is a well-formed run summary.
-fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
-    let Fetched::Found(f) = src.fetch(SUMMARY_JSON)? else {
-        return Ok(false);
-    };
-    let mut bytes = Vec::new();
-    f.take(MAX_SUMMARY_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| StoreError::io(src.place(SUMMARY_JSON), e))?;
-    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .is_some_and(|v| v["outputs"].get(file).is_some()))
-}
-
 /// The call's signed documents (`spec/STREAM-AT-REST.md` section 5.1 step 9), each checked as
 /// its spec says: `stop-latency.cbor` (`spec/STOP-LATENCY-V1.md` section 7) and
 /// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` section 7) verified under
@@ -753,8 +746,10 @@ fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
 /// empty when no document file is there) under their root: the final seal's when the stream is
 /// complete and it seals exactly these receipts, else computed once. A missing
 /// `stop-latency.cbor` is `stop_latency_missing` when a receipt records a barge-in
-/// (`barge_in`, the first) or `summary.json` lists it; a missing `interaction-metrics.cbor` is
-/// `interaction_metrics_missing` when `summary.json` lists it.
+/// (`barge_in`, the first) or `summary.json` lists it (`listed`: the document files its
+/// `outputs` names, as [`check_summary`] read it); a missing `interaction-metrics.cbor` is
+/// `interaction_metrics_missing` when `summary.json` lists it. `read`: what the final seal's
+/// check read of each document file, taken instead of reading the file again.
 fn check_documents<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
@@ -762,6 +757,7 @@ fn check_documents<S: StreamSource>(
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     barge_in: Option<BindingProblem>,
     mut read: Vec<(&'static str, DocumentBytes)>,
+    listed: &[&'static str],
 ) -> Result<()> {
     let mut root: Option<Option<[u8; 32]>> = None;
     let mut root_of_receipts = |report: &DirReport| {
@@ -793,7 +789,7 @@ fn check_documents<S: StreamSource>(
         Some(DocumentBytes::Missing) => {
             if let Some(p) = barge_in {
                 bind(report, file, vec![p]);
-            } else if summary_lists(src, file)? {
+            } else if listed.contains(&file) {
                 document_problem(
                     report,
                     file,
@@ -824,7 +820,7 @@ fn check_documents<S: StreamSource>(
     )? {
         None | Some(DocumentBytes::NotRegular(_)) => {}
         Some(DocumentBytes::Missing) => {
-            if let Some(p) = jouleclaw_interaction::missing(summary_lists(src, file)?) {
+            if let Some(p) = jouleclaw_interaction::missing(listed.contains(&file)) {
                 bind(report, file, vec![p]);
             }
         }
@@ -1481,14 +1477,17 @@ fn hash_file<S: StreamSource>(src: &mut S, name: &'static str) -> Result<Option<
     Ok(Some(h.hasher.finalize().to_hex().to_string()))
 }
 
+/// `summary.json`, when present, against the files and the key (section 5.1 step 7). Returns
+/// the signed documents its `outputs` names (it read up to [`MAX_SUMMARY_BYTES`] and parsed as
+/// JSON, a well-formed run summary or not), so that the file is read once.
 fn check_summary<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     key: &PublicKey,
-) -> Result<()> {
+) -> Result<Vec<&'static str>> {
     let path = src.place(SUMMARY_JSON);
     let Some(file) = open(report, src, SUMMARY_JSON, false)? else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let Some(bytes) = layout::read_bounded(file, &path, MAX_SUMMARY_BYTES)? else {
         report.problem(
@@ -1498,8 +1497,19 @@ fn check_summary<S: StreamSource>(
             None,
             format!("larger than {MAX_SUMMARY_BYTES} bytes"),
         );
-        return Ok(());
+        return Ok(Vec::new());
     };
+    // The signed documents its `outputs` names, whether or not it is a well-formed run summary.
+    let listed: Vec<&'static str> = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .map(|v| {
+            DOCUMENT_FILES
+                .iter()
+                .map(|(f, _)| *f)
+                .filter(|f| v["outputs"].get(f).is_some())
+                .collect()
+        })
+        .unwrap_or_default();
     let summary = match RunSummary::parse(&bytes) {
         Ok(s) => s,
         Err(e) => {
@@ -1510,7 +1520,7 @@ fn check_summary<S: StreamSource>(
                 None,
                 format!("not a run summary: {e}"),
             );
-            return Ok(());
+            return Ok(listed);
         }
     };
     let t = report.totals;
@@ -1605,7 +1615,7 @@ fn check_summary<S: StreamSource>(
         report.problem("summary_mismatch", SUMMARY_JSON, None, None, d);
     }
     report.summary = Some(summary);
-    Ok(())
+    Ok(listed)
 }
 
 #[cfg(test)]

@@ -683,3 +683,30 @@ fn a_barge_in_ignored_finding_is_checked_against_the_documents_first_barge_in_at
         [(STOP_LATENCY_CBOR, "finding_contradicted")]
     );
 }
+
+/// `summary.json` is read once: whether it lists a missing document is what its one read
+/// says (here the summary as first served lists `interaction-metrics.cbor`, which is not
+/// there; served again it lists nothing).
+#[test]
+fn the_summary_is_read_once_for_its_checks_and_the_documents_it_lists() {
+    let (mut files, key) = sealed_files(4);
+    files.insert(
+        SUMMARY_JSON,
+        format!(r#"{{"outputs":{{"{INTERACTION_METRICS_CBOR}":"y"}}}}"#).into_bytes(),
+    );
+    let mut src = Swapping {
+        inner: Memory {
+            files,
+            not_regular: Vec::new(),
+        },
+        file: SUMMARY_JSON,
+        later: br#"{"outputs":{}}"#.to_vec(),
+        fetched: 0,
+    };
+    let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(src.fetched, 1, "summary.json fetched {} times", src.fetched);
+    assert_eq!(
+        document_codes(&r),
+        [(INTERACTION_METRICS_CBOR, "interaction_metrics_missing")]
+    );
+}
