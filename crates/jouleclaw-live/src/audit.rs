@@ -757,4 +757,64 @@ mod tests {
             );
         }
     }
+
+    /// A signed document's findings are named up to the verifier's bound, then one
+    /// `more_problems` line counts the rest: here 150 receipts record a barge-in the call's
+    /// document does not list.
+    #[test]
+    fn a_documents_findings_past_the_bound_are_counted_in_one_line() {
+        use jouleclaw_jcr1::cose::SoftwareSigner;
+        use jouleclaw_stop_latency::StopLatencyDocument;
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let pass = jouleclaw_jcr1::decode_receipt(LINE).unwrap();
+        let (mut receipts, mut hashes) = (Vec::new(), Vec::new());
+        for w in 0..150 {
+            let mut r = pass.clone();
+            r.window_id = w;
+            r.verdict = jouleclaw_stream_oracle::WindowVerdict::Yield { seen_at: w };
+            let line = r.encode().unwrap();
+            hashes.push(*blake3::hash(&line).as_bytes());
+            receipts.push(
+                jouleclaw_jcr1::cose::sign_payload(&signer, &r, line)
+                    .unwrap()
+                    .cose_sign1,
+            );
+        }
+        let doc = StopLatencyDocument::new(&pass.steward, &pass.stream_id, &[], &hashes).unwrap();
+        let doc = jouleclaw_stop_latency::sign(&signer, &doc)
+            .unwrap()
+            .cose_sign1;
+        let mut held = HeldStream {
+            label: "stream-demo",
+            receipts: &receipts,
+            seals: &[],
+            inclusion: None,
+            documents: StreamDocuments {
+                stop_latency: Some(&doc),
+                interaction_metrics: None,
+            },
+        };
+        let stored = Stored {
+            stream_id: pass.stream_id.clone(),
+            steward: None,
+            sealed: true,
+            problems: Vec::new(),
+        };
+        let a = audit_source(&mut held, &key(), stored).unwrap();
+        assert_eq!(
+            a.document_problems.len(),
+            jouleclaw_store::MAX_NAMED_PROBLEMS
+        );
+        let named = a
+            .problems
+            .iter()
+            .filter(|p| p.code == "yield_unlisted")
+            .count();
+        assert_eq!(named, jouleclaw_store::MAX_NAMED_PROBLEMS);
+        assert!(
+            a.has_problem("more_problems: 50 more problems of the signed documents"),
+            "{:?}",
+            a.lines()
+        );
+    }
 }
