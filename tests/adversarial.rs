@@ -546,6 +546,111 @@ fn amplifying_inputs_give_bounded_pages_and_bounded_messages() {
     }
 }
 
+// FINDING (medium): a signed document's findings were all named, one per line of
+// receipts.jsonl at most: unsigned lines (no key needed) that each record a barge-in, beside
+// the call's own stop-latency.cbor, gave one `yield_unlisted` each, every one printed by
+// `receipts verify` and `report` and drawn on the page (12,000 lines: over a megabyte of
+// messages, and 12,000 items on the page).
+// Since: the first 100 of each document are named, the rest counted, as the receipts' own.
+#[test]
+fn amplifying_document_findings_give_bounded_pages_and_bounded_messages() {
+    let dir = TempDir::new("amplify-document");
+    let parent = dir.path("folder");
+    let out = parent.join("stream-demo");
+    sealed_demo(&out);
+    let text = std::fs::read_to_string(out.join("receipts.jsonl")).unwrap();
+    let yielded = text
+        .lines()
+        .map(|l| jouleclaw_stack::jcr1::decode_receipt(l.as_bytes()).unwrap())
+        .find(|r| r.verdict.kind_str() == "yield")
+        .unwrap();
+    let mut jsonl = Vec::new();
+    for w in 100..12_100 {
+        let r = jouleclaw_stack::jcr1::StreamWindowReceipt {
+            window_id: w,
+            ..yielded.clone()
+        };
+        jsonl.extend(r.encode().unwrap());
+        jsonl.push(b'\n');
+    }
+    std::fs::write(out.join("receipts.jsonl"), &jsonl).unwrap();
+    std::fs::write(out.join("receipts.cbor"), b"").unwrap();
+    for name in ["seals.cbor", "inclusion.cbor", "summary.json"] {
+        std::fs::remove_file(out.join(name)).unwrap();
+    }
+    let public = out.join("signer.pub");
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.stderr.len() < 64 << 10,
+        "{} bytes of messages",
+        o.stderr.len()
+    );
+    assert!(err.contains("more stop-latency.cbor problems (only the first 100 are named)"));
+    let counted = err
+        .lines()
+        .find_map(|l| l.strip_prefix("jouleclaw: stop-latency.cbor: "))
+        .and_then(|l| l.strip_suffix(" problems"))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert!(counted.is_some_and(|n| n > 12_000), "{err}");
+    let o = jouleclaw(&[&"report", &out, &"--pub", &public]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        o.stderr.len() < 64 << 10,
+        "{} bytes of messages",
+        o.stderr.len()
+    );
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let drawn = page.matches("yield_unlisted").count();
+    assert!(drawn <= 100, "{drawn} findings drawn on the page");
+    assert!(page.contains("more problems (only the first 100 are named)"));
+    let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &parent]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines = o.stdout.iter().filter(|b| **b == b'\n').count();
+    assert!(lines < 120, "audit printed {lines} lines");
+}
+
+// FINDING (low): `audit --dir` named each finding of interaction-metrics.cbor twice (once in the
+// audit's words, once again as `receipts verify DIR` words it) and stop-latency.cbor's once.
+// Since: each finding of either document is one line of the audit, as in `receipts verify DIR`.
+#[test]
+fn audit_dir_names_each_document_finding_once_as_receipts_verify_does() {
+    let dir = TempDir::new("document-once");
+    let parent = dir.path("folder");
+    let out = parent.join("stream-demo");
+    sealed_demo(&out);
+    // Another run of the same stream and key: its documents are bound to other receipts.
+    let other = dir.path("other");
+    let o = jouleclaw(&[
+        &"run",
+        &trace("duplex-demo.jsonl"),
+        &"--seal-every",
+        &"5",
+        &"--epoch",
+        &"2026-06-06T00:00:00Z",
+        &"--quiet",
+        &"--out",
+        &other,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    for file in ["stop-latency.cbor", "interaction-metrics.cbor"] {
+        std::fs::copy(other.join(file), out.join(file)).unwrap();
+    }
+    let public = out.join("signer.pub");
+    let o = jouleclaw(&[&"receipts", &"verify", &"--pub", &public, &out]);
+    assert_eq!(o.status.code(), Some(1));
+    let verify = String::from_utf8_lossy(&o.stderr).into_owned();
+    let o = jouleclaw(&[&"audit", &"--pub", &public, &"--dir", &parent]);
+    assert_eq!(o.status.code(), Some(1));
+    let audit = String::from_utf8_lossy(&o.stdout).into_owned();
+    for code in ["root_mismatch", "document_digest_mismatch"] {
+        let lines = |text: &str| text.lines().filter(|l| l.contains(code)).count();
+        assert_eq!(lines(&verify), 2, "{code}: {verify}");
+        assert_eq!(lines(&audit), 2, "{code}: {audit}");
+    }
+}
+
 // FINDING 5 (medium): stream ids from folder names reached the terminal raw: a folder name
 // redrew an incomplete audit as "2 streams: 2 complete". Untrusted strings go through the one
 // sanitizer (jouleclaw_stack::store::escape_untrusted) in audit, receipts verify and report.

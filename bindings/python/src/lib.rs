@@ -1326,8 +1326,9 @@ fn split_cbor_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<
 /// (signature, binding to the receipts, missing when required). Returns a dict: `outcome`
 /// (`"complete"`, `"unsealed"`: every receipt verified but completeness is unknown, or
 /// `"failed"`), `completeness` (`"complete"`, `"incomplete"`, `"unknown"`), `receipts`,
-/// `verified`, `checkpoints`, `problem_count` and `problems` (the first 100 of the files', then
-/// the signed documents', each a dict with `code`, `file`, `index`, `window_id`, `message`).
+/// `verified`, `checkpoints`, `problem_count` (every problem, named or not) and `problems` (the
+/// first 100 of the files', then the first 100 of each signed document's, each a dict with
+/// `code`, `file`, `index`, `window_id`, `message`).
 /// Raises `OSError` when the directory cannot be read.
 #[pyfunction]
 fn verify_stream_dir<'py>(
@@ -1357,7 +1358,9 @@ fn verify_stream_dir<'py>(
     out.set_item("checkpoints", report.checkpoints)?;
     out.set_item(
         "problem_count",
-        report.problem_count + report.document_problems.len() as u64,
+        report
+            .problem_count
+            .saturating_add(report.document_problem_count()),
     )?;
     let problems = PyList::empty(py);
     for p in report.problems.iter().chain(&report.document_problems) {

@@ -212,7 +212,8 @@ pub struct Stored {
 /// stream has no seal or the storage does not mark it sealed. At most
 /// `jouleclaw_store::MAX_NAMED_PROBLEMS` problems of the verifier are listed, then one
 /// `more_problems` line with the count of the rest; the signed documents' problems follow the
-/// storage's. The documents are written with the final batch, so a stream the storage does not
+/// storage's (the first `jouleclaw_store::MAX_NAMED_PROBLEMS` of each document, then one
+/// `more_problems` line with the count of the rest). The documents are written with the final batch, so a stream the storage does not
 /// mark sealed (named `unsealed`) is not asked for them: the verifier's
 /// `stop_latency_missing` and `interaction_metrics_missing` are left out of its problems
 /// (they stay in [`StreamAudit::document_problems`]).
@@ -283,10 +284,22 @@ pub fn audit_source<S: StreamSource>(
         ));
     }
     for p in &report.document_problems {
-        if !sealed && p.code.ends_with("_missing") {
+        if !sealed && MISSING_DOCUMENT_CODES.contains(&p.code) {
             continue;
         }
         problems.push(document_problem(p));
+    }
+    let unnamed = report
+        .document_problem_count()
+        .saturating_sub(report.document_problems.len() as u64);
+    if unnamed > 0 {
+        problems.push(Problem::new(
+            "more_problems",
+            format!(
+                "{unnamed} more problems of the signed documents (only the first {} of each are named)",
+                jouleclaw_store::MAX_NAMED_PROBLEMS
+            ),
+        ));
     }
     Ok(StreamAudit {
         stream_id,
@@ -297,6 +310,12 @@ pub fn audit_source<S: StreamSource>(
         document_problems: report.document_problems,
     })
 }
+
+/// The codes of a signed document that is missing when required, which a stream the storage
+/// does not mark sealed is not asked for ([`audit_source`]); every other code of a document
+/// (`barge_in_window_missing`, `event_window_missing` among them) is named whatever the storage
+/// says.
+const MISSING_DOCUMENT_CODES: [&str; 2] = ["stop_latency_missing", "interaction_metrics_missing"];
 
 /// The stream verifier's finding `p` on a signed document, in the auditor's words: a file that
 /// is not a regular file, one larger than its kind's signed bound, a document that does not
@@ -321,7 +340,9 @@ fn document_problem(p: &jouleclaw_store::Problem) -> Problem {
         format!("{} is {}", p.file, p.message)
     } else if p.code == "cose_too_large" {
         format!("{} holds more than {max} bytes", p.file)
-    } else if p.code.ends_with("_missing") || (binding.contains(&p.code) && !interaction) {
+    } else if MISSING_DOCUMENT_CODES.contains(&p.code)
+        || (binding.contains(&p.code) && !interaction)
+    {
         p.message.clone()
     } else if binding.contains(&p.code) {
         format!("interaction-metrics/1: {}", p.message)
@@ -643,5 +664,157 @@ mod tests {
             Some(b"x".to_vec())
         );
         assert!(held.exists(crate::file::SEALS_CBOR).unwrap());
+    }
+
+    /// For a stream the storage does not mark sealed, only a missing document's codes
+    /// (`stop_latency_missing`, `interaction_metrics_missing`) are left out of the problems: a
+    /// present document's binding problems whose codes also end in `_missing`
+    /// (`barge_in_window_missing`, `event_window_missing`) are named like every other.
+    #[test]
+    fn only_a_missing_documents_codes_are_left_out_for_a_stream_not_marked_sealed() {
+        use jouleclaw_jcr1::cose::SoftwareSigner;
+        use jouleclaw_stop_latency::{BargeIn, EndedBy, StopLatencyDocument};
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let pass = jouleclaw_jcr1::decode_receipt(LINE).unwrap();
+        let mut barge = pass.clone();
+        barge.window_id = 1;
+        barge.verdict = jouleclaw_stream_oracle::WindowVerdict::Yield { seen_at: 1 };
+        let sign = |r: &jouleclaw_jcr1::StreamWindowReceipt| {
+            jouleclaw_jcr1::cose::sign_payload(&signer, r, r.encode().unwrap())
+                .unwrap()
+                .cose_sign1
+        };
+        let stored = |sealed: bool| Stored {
+            stream_id: pass.stream_id.clone(),
+            steward: None,
+            sealed,
+            problems: Vec::new(),
+        };
+        // A document bound to the one receipt, listing a barge-in in a window without one.
+        let doc = StopLatencyDocument::new(
+            &pass.steward,
+            &pass.stream_id,
+            &[BargeIn {
+                window_id: 7,
+                barge_in_ts_ns: 1_000,
+                last_audio_ts_ns: None,
+                audio_bytes: 0,
+                late_audio_bytes: 0,
+                ended_by: EndedBy::StreamEnd,
+                end_ts_ns: None,
+            }],
+            &[*blake3::hash(LINE).as_bytes()],
+        )
+        .unwrap();
+        let doc = jouleclaw_stop_latency::sign(&signer, &doc)
+            .unwrap()
+            .cose_sign1;
+        let receipts = vec![sign(&pass)];
+        fn held<'a>(receipts: &'a [Vec<u8>], doc: Option<&'a [u8]>) -> HeldStream<'a> {
+            HeldStream {
+                label: "stream-demo",
+                receipts,
+                seals: &[],
+                inclusion: None,
+                documents: StreamDocuments {
+                    stop_latency: doc,
+                    interaction_metrics: None,
+                },
+            }
+        }
+        for sealed in [false, true] {
+            let a = audit_source(&mut held(&receipts, Some(&doc)), &key(), stored(sealed)).unwrap();
+            assert!(
+                a.document_problems
+                    .iter()
+                    .any(|p| p.code == "barge_in_window_missing"),
+                "{:?}",
+                a.document_problems
+            );
+            assert!(
+                a.has_problem("barge_in_window_missing: "),
+                "sealed {sealed}: {:?}",
+                a.problems
+            );
+        }
+        // Accepted neighbour: a receipt records a barge-in and there is no document; a stream
+        // not marked sealed is not asked for it, a sealed one is.
+        let receipts = vec![sign(&pass), sign(&barge)];
+        for sealed in [false, true] {
+            let a = audit_source(&mut held(&receipts, None), &key(), stored(sealed)).unwrap();
+            assert!(
+                a.document_problems
+                    .iter()
+                    .any(|p| p.code == "stop_latency_missing"),
+                "{:?}",
+                a.document_problems
+            );
+            assert_eq!(
+                a.has_problem("stop_latency_missing: "),
+                sealed,
+                "{:?}",
+                a.problems
+            );
+        }
+    }
+
+    /// A signed document's findings are named up to the verifier's bound, then one
+    /// `more_problems` line counts the rest: here 150 receipts record a barge-in the call's
+    /// document does not list.
+    #[test]
+    fn a_documents_findings_past_the_bound_are_counted_in_one_line() {
+        use jouleclaw_jcr1::cose::SoftwareSigner;
+        use jouleclaw_stop_latency::StopLatencyDocument;
+        let signer = SoftwareSigner::rfc8032_test_key();
+        let pass = jouleclaw_jcr1::decode_receipt(LINE).unwrap();
+        let (mut receipts, mut hashes) = (Vec::new(), Vec::new());
+        for w in 0..150 {
+            let mut r = pass.clone();
+            r.window_id = w;
+            r.verdict = jouleclaw_stream_oracle::WindowVerdict::Yield { seen_at: w };
+            let line = r.encode().unwrap();
+            hashes.push(*blake3::hash(&line).as_bytes());
+            receipts.push(
+                jouleclaw_jcr1::cose::sign_payload(&signer, &r, line)
+                    .unwrap()
+                    .cose_sign1,
+            );
+        }
+        let doc = StopLatencyDocument::new(&pass.steward, &pass.stream_id, &[], &hashes).unwrap();
+        let doc = jouleclaw_stop_latency::sign(&signer, &doc)
+            .unwrap()
+            .cose_sign1;
+        let mut held = HeldStream {
+            label: "stream-demo",
+            receipts: &receipts,
+            seals: &[],
+            inclusion: None,
+            documents: StreamDocuments {
+                stop_latency: Some(&doc),
+                interaction_metrics: None,
+            },
+        };
+        let stored = Stored {
+            stream_id: pass.stream_id.clone(),
+            steward: None,
+            sealed: true,
+            problems: Vec::new(),
+        };
+        let a = audit_source(&mut held, &key(), stored).unwrap();
+        assert_eq!(
+            a.document_problems.len(),
+            jouleclaw_store::MAX_NAMED_PROBLEMS
+        );
+        let named = a
+            .problems
+            .iter()
+            .filter(|p| p.code == "yield_unlisted")
+            .count();
+        assert_eq!(named, jouleclaw_store::MAX_NAMED_PROBLEMS);
+        assert!(
+            a.has_problem("more_problems: 50 more problems of the signed documents"),
+            "{:?}",
+            a.lines()
+        );
     }
 }

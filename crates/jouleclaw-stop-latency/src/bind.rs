@@ -117,7 +117,13 @@ impl BoundDocument for StopLatencyDocument {
         }
         // What the signed receipts state about late outbound after a barge-in must be in the
         // document: the barge-in itself (same time), still measured at that outbound's time, with
-        // late audio at or after it.
+        // late audio at or after it. The document's first barge-in at each time, looked up once
+        // per receipt (not a scan of the document per receipt).
+        let mut by_time: HashMap<u64, &crate::meter::BargeIn> =
+            HashMap::with_capacity(self.barge_ins.len());
+        for b in &self.barge_ins {
+            by_time.entry(b.barge_in_ts_ns).or_insert(b);
+        }
         for (r, _) in receipts {
             let WindowConservationFinding::BargeInIgnored {
                 barge_in_ts_ns,
@@ -126,11 +132,7 @@ impl BoundDocument for StopLatencyDocument {
             else {
                 continue;
             };
-            let Some(b) = self
-                .barge_ins
-                .iter()
-                .find(|b| b.barge_in_ts_ns == barge_in_ts_ns)
-            else {
+            let Some(b) = by_time.get(&barge_in_ts_ns) else {
                 p(
                     "finding_unlisted",
                     format!(

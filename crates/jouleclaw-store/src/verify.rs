@@ -12,9 +12,11 @@
 //! after them ([`DirReport::document_problems`]). Only when one of their files is there are the
 //! decoded receipts kept for that (each line's receipt and content hash: at most
 //! [`MAX_RECEIPTS`] receipts, each what a line of at most a receipt's 64 KiB decodes to), and
-//! each document is read up to its own `MAX_SIGNED_BYTES` (+1, so that an over-long one is
-//! refused by its verifier); without one, the first receipt that records a barge-in is all that
-//! is kept for the rule that asks for a `stop-latency.cbor`.
+//! each document is read once: up to its own `MAX_SIGNED_BYTES` (+1, so that an over-long one
+//! is refused by its verifier), or, when a `stream-seal/2` final seal commits to it, up to
+//! [`MAX_DOCUMENT_BYTES`] (+1) for its digest, those bytes then kept for its own check; without
+//! one, the first receipt that records a barge-in is all that is kept for the rule that asks
+//! for a `stop-latency.cbor`.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read};
@@ -285,12 +287,17 @@ pub struct DirReport {
     /// a document that is not a regular file, does not verify under the key (its verifier's
     /// code), is not bound to the receipts (the binding codes of `spec/STOP-LATENCY-V1.md` and
     /// `spec/INTERACTION-METRICS-V1.md` section 7), or is missing when required
-    /// (`stop_latency_missing`, `interaction_metrics_missing`). Every one is named: at most one
-    /// per receipt and per entry of the bounded document, and a few more. They are not in
+    /// (`stop_latency_missing`, `interaction_metrics_missing`). The first
+    /// [`MAX_NAMED_PROBLEMS`] of each document file are named, every one is counted
+    /// ([`DirReport::document_problem_count_of`]): a document's binding can find one problem
+    /// per receipt, and the receipts need no key to write. They are not in
     /// [`DirReport::problems`] nor counted in [`DirReport::problem_count`], and do not change
     /// [`DirReport::completeness`] (which is about the receipts and their seals); they make
     /// the [`DirReport::outcome`] [`Outcome::Failed`].
     pub document_problems: Vec<Problem>,
+    /// Each document file with findings and how many it has, named or not, in
+    /// [`DOCUMENT_FILES`] order.
+    pub document_problem_counts: Vec<(&'static str, u64)>,
 }
 
 impl DirReport {
@@ -319,6 +326,23 @@ impl DirReport {
         self.document_problems
             .iter()
             .filter(move |p| p.file == file)
+    }
+
+    /// How many findings the signed document `file` has, named in
+    /// [`DirReport::document_problems`] or not.
+    pub fn document_problem_count_of(&self, file: &str) -> u64 {
+        self.document_problem_counts
+            .iter()
+            .filter(|(f, _)| *f == file)
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// How many findings the signed documents have, named or not.
+    pub fn document_problem_count(&self) -> u64 {
+        self.document_problem_counts
+            .iter()
+            .fold(0u64, |a, (_, n)| a.saturating_add(*n))
     }
 
     /// Receipts signed or included.
@@ -476,6 +500,7 @@ pub fn verify_stream<S: StreamSource>(
         stop_latency: None,
         interaction: None,
         document_problems: Vec::new(),
+        document_problem_counts: Vec::new(),
     };
     let mut entries: Vec<ReceiptEntry> = Vec::new();
     // Which line each entry is.
@@ -487,6 +512,8 @@ pub fn verify_stream<S: StreamSource>(
         keep |= src.exists(file)?;
     }
     let mut kept: Vec<(u64, StreamWindowReceipt)> = Vec::new();
+    // The signed documents as the final seal's check read them, so that each is read once.
+    let mut read_documents: Vec<(&'static str, DocumentBytes)> = Vec::new();
     let mut barge_in: Option<BindingProblem> = None;
     read_lines(
         &mut report,
@@ -563,7 +590,7 @@ pub fn verify_stream<S: StreamSource>(
             .filter(|c| c.seal.is_final)
             .and_then(|c| c.seal.documents.clone())
         {
-            check_sealed_documents(&mut report, src, &docs)?;
+            read_documents = check_sealed_documents(&mut report, src, &docs)?;
             report.sealed_documents = Some(docs);
         }
     }
@@ -598,7 +625,7 @@ pub fn verify_stream<S: StreamSource>(
         );
     }
     check_signer(&mut report, src, public)?;
-    check_summary(&mut report, src, public)?;
+    let listed = check_summary(&mut report, src, public)?;
     report.completeness = match (report.sealed, report.problem_count) {
         (false, _) => Completeness::Unknown,
         (true, 0) => Completeness::Complete,
@@ -608,12 +635,39 @@ pub fn verify_stream<S: StreamSource>(
         .into_iter()
         .filter_map(|(i, r)| Some((r, report.record(i)?.content_hash)))
         .collect();
-    check_documents(&mut report, src, key, &receipts, barge_in)?;
+    check_documents(
+        &mut report,
+        src,
+        key,
+        &receipts,
+        barge_in,
+        read_documents,
+        &listed,
+    )?;
     Ok(report)
 }
 
-/// One finding of the signed documents' checks.
+/// One finding of the signed documents' checks: counted, and named when `file` has fewer than
+/// [`MAX_NAMED_PROBLEMS`] named.
 fn document_problem(report: &mut DirReport, file: &'static str, code: &'static str, msg: &str) {
+    let count = match report
+        .document_problem_counts
+        .iter_mut()
+        .find(|(f, _)| *f == file)
+    {
+        Some((_, n)) => n,
+        None => {
+            report.document_problem_counts.push((file, 0));
+            match report.document_problem_counts.last_mut() {
+                Some((_, n)) => n,
+                None => return,
+            }
+        }
+    };
+    *count = count.saturating_add(1);
+    if *count > MAX_NAMED_PROBLEMS as u64 {
+        return;
+    }
     report.document_problems.push(Problem {
         code,
         file,
@@ -627,34 +681,25 @@ fn document_problem(report: &mut DirReport, file: &'static str, code: &'static s
 enum DocumentBytes {
     /// Not there.
     Missing,
-    /// Its bytes, at most one more than the kind's `MAX_SIGNED_BYTES`.
+    /// Its first bytes, up to the bound it was read with.
     Read(Vec<u8>),
-    /// Not a regular file (recorded); not read.
-    Refused,
+    /// Not a regular file (what it is); not read.
+    NotRegular(&'static str),
 }
 
-/// Reads the document `file` (a regular file only) up to `max + 1` bytes, so that the kind's
-/// verifier refuses an over-long one.
-fn read_document<S: StreamSource>(
-    report: &mut DirReport,
+/// Reads the document `file` (a regular file only) up to `max + 1` bytes, so that an over-long
+/// one can be told.
+fn fetch_document<S: StreamSource>(
     src: &mut S,
     file: &'static str,
-    max: usize,
+    max: u64,
 ) -> Result<DocumentBytes> {
     Ok(match src.fetch(file)? {
         Fetched::Missing => DocumentBytes::Missing,
-        Fetched::NotRegular(what) => {
-            document_problem(
-                report,
-                file,
-                "not_regular_file",
-                &format!("a {what}, not a regular file; not read"),
-            );
-            DocumentBytes::Refused
-        }
+        Fetched::NotRegular(what) => DocumentBytes::NotRegular(what),
         Fetched::Found(f) => {
             let mut bytes = Vec::new();
-            f.take(max as u64 + 1)
+            f.take(max.saturating_add(1))
                 .read_to_end(&mut bytes)
                 .map_err(|e| StoreError::io(src.place(file), e))?;
             DocumentBytes::Read(bytes)
@@ -662,19 +707,36 @@ fn read_document<S: StreamSource>(
     })
 }
 
-/// Whether `summary.json` (a regular file, read up to [`MAX_SUMMARY_BYTES`]) is JSON whose
-/// `outputs` names `file`, whether or not it is a well-formed run summary.
-fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
-    let Fetched::Found(f) = src.fetch(SUMMARY_JSON)? else {
-        return Ok(false);
+/// The document `file` for its own check: the bytes the final seal's check read (`read`), or
+/// else read now; at most `max + 1` bytes of it (so that the kind's verifier refuses an
+/// over-long one). `None`, with `not_regular_file` recorded, when it is not a regular file.
+fn read_document<S: StreamSource>(
+    report: &mut DirReport,
+    src: &mut S,
+    file: &'static str,
+    max: usize,
+    read: &mut Vec<(&'static str, DocumentBytes)>,
+) -> Result<Option<DocumentBytes>> {
+    let got = match read.iter().position(|(f, _)| *f == file) {
+        Some(i) => read.swap_remove(i).1,
+        None => fetch_document(src, file, max as u64)?,
     };
-    let mut bytes = Vec::new();
-    f.take(MAX_SUMMARY_BYTES)
-        .read_to_end(&mut bytes)
-        .map_err(|e| StoreError::io(src.place(SUMMARY_JSON), e))?;
-    Ok(serde_json::from_slice::<serde_json::Value>(&bytes)
-        .ok()
-        .is_some_and(|v| v["outputs"].get(file).is_some()))
+    Ok(match got {
+        DocumentBytes::NotRegular(what) => {
+            document_problem(
+                report,
+                file,
+                "not_regular_file",
+                &format!("a {what}, not a regular file; not read"),
+            );
+            None
+        }
+        DocumentBytes::Read(mut bytes) => {
+            bytes.truncate(max.saturating_add(1));
+            Some(DocumentBytes::Read(bytes))
+        }
+        DocumentBytes::Missing => Some(DocumentBytes::Missing),
+    })
 }
 
 /// The call's signed documents (`spec/STREAM-AT-REST.md` section 5.1 step 9), each checked as
@@ -684,14 +746,18 @@ fn summary_lists<S: StreamSource>(src: &mut S, file: &str) -> Result<bool> {
 /// empty when no document file is there) under their root: the final seal's when the stream is
 /// complete and it seals exactly these receipts, else computed once. A missing
 /// `stop-latency.cbor` is `stop_latency_missing` when a receipt records a barge-in
-/// (`barge_in`, the first) or `summary.json` lists it; a missing `interaction-metrics.cbor` is
-/// `interaction_metrics_missing` when `summary.json` lists it.
+/// (`barge_in`, the first) or `summary.json` lists it (`listed`: the document files its
+/// `outputs` names, as [`check_summary`] read it); a missing `interaction-metrics.cbor` is
+/// `interaction_metrics_missing` when `summary.json` lists it. `read`: what the final seal's
+/// check read of each document file, taken instead of reading the file again.
 fn check_documents<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     key: &ValidKey,
     receipts: &[(StreamWindowReceipt, [u8; 32])],
     barge_in: Option<BindingProblem>,
+    mut read: Vec<(&'static str, DocumentBytes)>,
+    listed: &[&'static str],
 ) -> Result<()> {
     let mut root: Option<Option<[u8; 32]>> = None;
     let mut root_of_receipts = |report: &DirReport| {
@@ -712,12 +778,18 @@ fn check_documents<S: StreamSource>(
     };
 
     let file = STOP_LATENCY_CBOR;
-    match read_document(report, src, file, jouleclaw_stop_latency::MAX_SIGNED_BYTES)? {
-        DocumentBytes::Refused => {}
-        DocumentBytes::Missing => {
+    match read_document(
+        report,
+        src,
+        file,
+        jouleclaw_stop_latency::MAX_SIGNED_BYTES,
+        &mut read,
+    )? {
+        None | Some(DocumentBytes::NotRegular(_)) => {}
+        Some(DocumentBytes::Missing) => {
             if let Some(p) = barge_in {
                 bind(report, file, vec![p]);
-            } else if summary_lists(src, file)? {
+            } else if listed.contains(&file) {
                 document_problem(
                     report,
                     file,
@@ -726,7 +798,7 @@ fn check_documents<S: StreamSource>(
                 );
             }
         }
-        DocumentBytes::Read(bytes) => match jouleclaw_stop_latency::verify(&bytes, key) {
+        Some(DocumentBytes::Read(bytes)) => match jouleclaw_stop_latency::verify(&bytes, key) {
             Err(e) => document_problem(report, file, e.code(), &e.to_string()),
             Ok(v) => {
                 let root = root_of_receipts(report);
@@ -739,14 +811,20 @@ fn check_documents<S: StreamSource>(
     }
 
     let file = INTERACTION_METRICS_CBOR;
-    match read_document(report, src, file, jouleclaw_interaction::MAX_SIGNED_BYTES)? {
-        DocumentBytes::Refused => {}
-        DocumentBytes::Missing => {
-            if let Some(p) = jouleclaw_interaction::missing(summary_lists(src, file)?) {
+    match read_document(
+        report,
+        src,
+        file,
+        jouleclaw_interaction::MAX_SIGNED_BYTES,
+        &mut read,
+    )? {
+        None | Some(DocumentBytes::NotRegular(_)) => {}
+        Some(DocumentBytes::Missing) => {
+            if let Some(p) = jouleclaw_interaction::missing(listed.contains(&file)) {
                 bind(report, file, vec![p]);
             }
         }
-        DocumentBytes::Read(bytes) => match jouleclaw_interaction::verify(&bytes, key) {
+        Some(DocumentBytes::Read(bytes)) => match jouleclaw_interaction::verify(&bytes, key) {
             Err(e) => document_problem(report, file, e.code(), &e.to_string()),
             Ok(v) => {
                 let root = root_of_receipts(report);
@@ -763,12 +841,14 @@ fn check_documents<S: StreamSource>(
 /// A `stream-seal/2` final seal against the directory (`spec/STREAM-SEAL.md` section 3.2):
 /// each listed document's file is there and hashes to its digest; a document file there whose
 /// kind the seal does not list, or a listed kind this verifier has no file name for, is a
-/// problem.
+/// problem. Returns what it read of each document file, for the document's own check to take
+/// the same bytes (each file is read once).
 fn check_sealed_documents<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     docs: &SealedDocuments,
-) -> Result<()> {
+) -> Result<Vec<(&'static str, DocumentBytes)>> {
+    let mut read = Vec::new();
     for kind in docs.keys() {
         if !DOCUMENT_FILES
             .iter()
@@ -800,9 +880,10 @@ fn check_sealed_documents<S: StreamSource>(
         let listed = kinds.iter().find_map(|k| docs.get(*k).map(|d| (*k, d)));
         let kind = listed.map_or(kinds.first().copied().unwrap_or(file), |(k, _)| k);
         let listed = listed.map(|(_, d)| d);
-        let bytes = match src.fetch(file)? {
-            Fetched::Missing => None,
-            Fetched::NotRegular(what) => {
+        let got = fetch_document(src, file, MAX_DOCUMENT_BYTES)?;
+        let bytes = match &got {
+            DocumentBytes::Missing => None,
+            DocumentBytes::NotRegular(what) => {
                 report.problem(
                     "not_regular_file",
                     file,
@@ -810,23 +891,21 @@ fn check_sealed_documents<S: StreamSource>(
                     None,
                     format!("{file} is a {what}, not a regular file"),
                 );
+                read.push((file, got));
                 continue;
             }
-            Fetched::Found(f) => {
-                match layout::read_bounded(f, &src.place(file), MAX_DOCUMENT_BYTES)? {
-                    Some(b) => Some(b),
-                    None => {
-                        report.problem(
-                            "document_digest_mismatch",
-                            file,
-                            None,
-                            None,
-                            format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
-                        );
-                        continue;
-                    }
-                }
+            DocumentBytes::Read(b) if b.len() as u64 > MAX_DOCUMENT_BYTES => {
+                report.problem(
+                    "document_digest_mismatch",
+                    file,
+                    None,
+                    None,
+                    format!("{file} holds more than {MAX_DOCUMENT_BYTES} bytes"),
+                );
+                read.push((file, got));
+                continue;
             }
+            DocumentBytes::Read(b) => Some(b),
         };
         match (listed, bytes) {
             (None, None) => {}
@@ -846,21 +925,22 @@ fn check_sealed_documents<S: StreamSource>(
                     "{file} is there and the final seal (stream-seal/2) does not commit to a {kind} document"
                 ),
             ),
-            (Some(digest), Some(b)) if document_digest(&b) != *digest => report.problem(
+            (Some(digest), Some(b)) if document_digest(b) != *digest => report.problem(
                 "document_digest_mismatch",
                 file,
                 None,
                 None,
                 format!(
                     "{file} has SHA-256 {}, the final seal commits to {}: it changed after sealing",
-                    hex::encode(document_digest(&b)),
+                    hex::encode(document_digest(b)),
                     hex::encode(digest)
                 ),
             ),
             (Some(_), Some(_)) => {}
         }
+        read.push((file, got));
     }
-    Ok(())
+    Ok(read)
 }
 
 fn read_lines<S: StreamSource>(
@@ -1397,14 +1477,17 @@ fn hash_file<S: StreamSource>(src: &mut S, name: &'static str) -> Result<Option<
     Ok(Some(h.hasher.finalize().to_hex().to_string()))
 }
 
+/// `summary.json`, when present, against the files and the key (section 5.1 step 7). Returns
+/// the signed documents its `outputs` names (it read up to [`MAX_SUMMARY_BYTES`] and parsed as
+/// JSON, a well-formed run summary or not), so that the file is read once.
 fn check_summary<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     key: &PublicKey,
-) -> Result<()> {
+) -> Result<Vec<&'static str>> {
     let path = src.place(SUMMARY_JSON);
     let Some(file) = open(report, src, SUMMARY_JSON, false)? else {
-        return Ok(());
+        return Ok(Vec::new());
     };
     let Some(bytes) = layout::read_bounded(file, &path, MAX_SUMMARY_BYTES)? else {
         report.problem(
@@ -1414,8 +1497,19 @@ fn check_summary<S: StreamSource>(
             None,
             format!("larger than {MAX_SUMMARY_BYTES} bytes"),
         );
-        return Ok(());
+        return Ok(Vec::new());
     };
+    // The signed documents its `outputs` names, whether or not it is a well-formed run summary.
+    let listed: Vec<&'static str> = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .map(|v| {
+            DOCUMENT_FILES
+                .iter()
+                .map(|(f, _)| *f)
+                .filter(|f| v["outputs"].get(f).is_some())
+                .collect()
+        })
+        .unwrap_or_default();
     let summary = match RunSummary::parse(&bytes) {
         Ok(s) => s,
         Err(e) => {
@@ -1426,7 +1520,7 @@ fn check_summary<S: StreamSource>(
                 None,
                 format!("not a run summary: {e}"),
             );
-            return Ok(());
+            return Ok(listed);
         }
     };
     let t = report.totals;
@@ -1521,7 +1615,7 @@ fn check_summary<S: StreamSource>(
         report.problem("summary_mismatch", SUMMARY_JSON, None, None, d);
     }
     report.summary = Some(summary);
-    Ok(())
+    Ok(listed)
 }
 
 #[cfg(test)]

@@ -187,8 +187,8 @@ impl Totals {
     }
 }
 
-/// Audits one stream folder: the folder (`audit_stream_dir`), then its registry proof (with
-/// --witness-policy) and its interaction-metrics.cbor. `None` when --stream names another
+/// Audits one stream folder: the folder (`audit_stream_dir`, which checks its signed documents
+/// too), then its registry proof (with --witness-policy). `None` when --stream names another
 /// stream.
 fn audit_dir(
     d: &Path,
@@ -200,31 +200,11 @@ fn audit_dir(
     if only.is_some_and(|id| id != audit.stream_id) {
         return Ok(None);
     }
-    // A folder with problems also names interaction-metrics.cbor's own, when the file is
-    // there, as `receipts verify DIR` words them (the stream verifier's findings, which the
-    // audit words its own way among its problems).
-    let clean = audit.problems.is_empty();
     if let Some(policy) = policy
         && let Err(Failure::Refused(why) | Failure::Usage(why)) =
             crate::commands::registry::verify_run(d, policy)
     {
         audit.problems.push(Problem::new("not_witnessed", why));
-    }
-    // interaction-metrics.cbor, when there is one (spec/INTERACTION-METRICS-V1.md):
-    // its signature and binding, as receipts verify DIR checks them.
-    let file = crate::commands::interaction::FILE;
-    if !clean && d.join(file).symlink_metadata().is_ok() {
-        let own: Vec<Problem> = audit
-            .document_problems
-            .iter()
-            .filter(|p| p.file == file)
-            .map(|p| Problem {
-                code: p.code,
-                file: Some(p.file),
-                message: p.message.clone(),
-            })
-            .collect();
-        audit.problems.extend(own);
     }
     Ok(Some(audit))
 }

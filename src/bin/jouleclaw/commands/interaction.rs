@@ -161,6 +161,15 @@ fn interaction(args: &InteractionArgs) -> CmdResult {
         }
         // The signed documents' own problems: stop-latency.cbor's, then this file's.
         problems.extend(report.document_problems.iter().map(|p| p.to_string()));
+        let unnamed = report
+            .document_problem_count()
+            .saturating_sub(report.document_problems.len() as u64);
+        if unnamed > 0 {
+            problems.push(format!(
+                "... and {unnamed} more problems of the signed documents (only the first {} of each are named)",
+                jouleclaw_stack::store::MAX_NAMED_PROBLEMS
+            ));
+        }
         match report.interaction.take() {
             Some(doc) if problems.is_empty() => docs.push(doc),
             None if problems.is_empty() => {

@@ -438,6 +438,9 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
     for p in &report.store.document_problems {
         tell!("{}", crate::out::untrusted(&p.to_string()));
     }
+    for (file, _) in jouleclaw_stack::store::layout::DOCUMENT_FILES {
+        crate::commands::stream_dir::tell_document_more(&report.store, file);
+    }
     let line = verdict_line(&report.store);
     if report.store.receipts_outcome() == Outcome::Complete {
         say!("{line}");
@@ -448,7 +451,7 @@ pub(crate) fn report(args: &ReportArgs) -> CmdResult {
         crate::commands::stop_latency::FILE,
         crate::commands::interaction::FILE,
     ] {
-        let n = report.store.document_problems_of(file).count();
+        let n = report.store.document_problem_count_of(file);
         if n > 0 {
             return Err(Failure::Refused(format!("{file}: {n} problems")));
         }

@@ -192,19 +192,19 @@ pub(crate) fn tell_report(report: &DirReport) -> usize {
 
 /// Prints what the stream verifier found of a signed document of a call (`file`), as
 /// `receipts verify DIR` does for every kind: each problem, then, when there is none, the
-/// verified document (`described`) or `absent`. Returns the number of problems.
+/// verified document (`described`) or `absent`. Returns the number of problems, named or not.
 pub(super) fn tell_finding(
     report: &DirReport,
     file: &str,
     described: Option<String>,
     absent: &str,
 ) -> usize {
-    let mut problems = 0usize;
     for p in report.document_problems_of(file) {
         // A problem quotes the receipts' own text (stream ids): shown, never obeyed.
         tell!("{}", crate::out::untrusted(&p.to_string()));
-        problems += 1;
     }
+    let problems =
+        usize::try_from(super::stream_dir::tell_document_more(report, file)).unwrap_or(usize::MAX);
     match (described, problems == 0) {
         (Some(d), true) => say!("{file}: verified and bound to the receipts; {d}"),
         (None, true) => say!("{file}: {absent}"),

@@ -29,6 +29,20 @@ pub(crate) fn tell_problems(report: &DirReport) {
     }
 }
 
+/// Says how many findings of the signed document `file` are not named (the verifier names the
+/// first [`MAX_NAMED_PROBLEMS`] of each document), if any; returns every finding's count.
+pub(crate) fn tell_document_more(report: &DirReport, file: &str) -> u64 {
+    let named = report.document_problems_of(file).count() as u64;
+    let all = report.document_problem_count_of(file);
+    if all > named {
+        tell!(
+            "... and {} more {file} problems (only the first {MAX_NAMED_PROBLEMS} are named)",
+            all - named
+        );
+    }
+    all
+}
+
 /// The one line that says what the report means for the receipts and their seals (the
 /// signed documents' own problems are told beside it).
 pub(crate) fn verdict_line(report: &DirReport) -> String {

@@ -130,6 +130,14 @@ fn seal_note(out: &mut String, id: &str, what: &str, seal: &DocSeal) {
     );
 }
 
+/// How many problems of the signed document `file` the verifier counted and did not name.
+fn unnamed(report: &Report, file: &str) -> u64 {
+    report
+        .store
+        .document_problem_count_of(file)
+        .saturating_sub(report.store.document_problems_of(file).count() as u64)
+}
+
 /// The stop-latency section (`stop_latency::html_section`) with, when the call has the
 /// document, whether the final seal commits to it.
 pub(super) fn stop_latency(out: &mut String, report: &Report) {
@@ -140,6 +148,7 @@ pub(super) fn stop_latency(out: &mut String, report: &Report) {
             .store
             .document_problems_of(crate::commands::stop_latency::FILE)
             .collect(),
+        more: unnamed(report, crate::commands::stop_latency::FILE),
     };
     super::stop_latency::html_section(&mut section, &found, esc);
     let note = found.doc.map(|_| {
@@ -188,6 +197,7 @@ pub(super) fn interaction(
         for p in &problems {
             let _ = write!(out, "<li>{}</li>", esc(p));
         }
+        super::stop_latency::more_item(out, unnamed(report, crate::commands::interaction::FILE));
         out.push_str("</ul></section>");
         return;
     }

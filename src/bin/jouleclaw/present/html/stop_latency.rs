@@ -13,8 +13,22 @@ use crate::commands::stop_latency::{describe, ms};
 pub(crate) struct Found<'a> {
     /// The verified document.
     pub(crate) doc: Option<&'a StopLatencyDocument>,
-    /// Its problems (empty: verified and bound, or absent and not needed).
+    /// Its problems (empty: verified and bound, or absent and not needed): the ones the
+    /// verifier named.
     pub(crate) problems: Vec<&'a Problem>,
+    /// Its problems the verifier counted and did not name.
+    pub(crate) more: u64,
+}
+
+/// The list item that counts a document's problems the verifier did not name, if any.
+pub(super) fn more_item(out: &mut String, more: u64) {
+    if more > 0 {
+        let _ = write!(
+            out,
+            "<li>... and {more} more problems (only the first {} are named)</li>",
+            jouleclaw_stack::store::MAX_NAMED_PROBLEMS
+        );
+    }
 }
 
 /// The report's section: each barge-in's stop latency against the deadline, and p50, p95, max.
@@ -26,6 +40,7 @@ pub(super) fn html_section(out: &mut String, ev: &Found<'_>, esc: impl Fn(&str) 
         for p in &ev.problems {
             let _ = write!(out, "<li>{}</li>", esc(&p.to_string()));
         }
+        more_item(out, ev.more);
         out.push_str("</ul>");
     }
     let Some(doc) = ev.doc else {
