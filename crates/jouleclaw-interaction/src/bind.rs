@@ -2,8 +2,6 @@
 
 use std::collections::HashSet;
 
-use jouleclaw_jcr1::StreamWindowReceipt;
-
 use crate::document::InteractionDocument;
 
 /// Every binding problem code, in the order [`check_receipts`] looks for them, then
@@ -17,12 +15,16 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{BoundDocument, StreamBinding};
+use jouleclaw_seal::call_document::{BoundDocument, ReceiptFacts, StreamBinding};
 /// Checks a verified document against the stream's receipts, in window order, with their
 /// BLAKE3 content hashes (`spec/INTERACTION-METRICS-V1.md` section 7): the stream, the window count and the
 /// root, then the kind's own checks. Empty: bound. With the receipts' root already known
-/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`.
-pub use jouleclaw_seal::call_document::{check_receipts, check_receipts_under_root};
+/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`;
+/// over what the checks read of the receipts (`jouleclaw_seal::call_document::BoundReceipts`,
+/// a few bytes a receipt): `check_bound_under_root`.
+pub use jouleclaw_seal::call_document::{
+    check_bound_under_root, check_receipts, check_receipts_under_root,
+};
 
 /// The problem of a stream that should have a document and has none: `listed` is whether the
 /// run's `summary.json` lists `interaction-metrics.cbor` (a run that measured speech writes
@@ -45,13 +47,9 @@ impl BoundDocument for InteractionDocument {
     }
 
     /// Every event's window has a receipt (`event_window_missing`, once per window).
-    fn check_kind(
-        &self,
-        receipts: &[(StreamWindowReceipt, [u8; 32])],
-        out: &mut Vec<BindingProblem>,
-    ) {
+    fn check_kind(&self, receipts: &[ReceiptFacts], out: &mut Vec<BindingProblem>) {
         let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
-        let windows: HashSet<u64> = receipts.iter().map(|(r, _)| r.window_id).collect();
+        let windows: HashSet<u64> = receipts.iter().map(|r| r.window_id).collect();
         let mut named = HashSet::new();
         for e in &self.events {
             if let Some(w) = e.window_id

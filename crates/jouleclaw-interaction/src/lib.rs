@@ -55,7 +55,10 @@ mod panel;
 pub mod tau_voice;
 
 pub use beside::PipelineMeter;
-pub use bind::{BINDING_CODES, BindingProblem, check_receipts, check_receipts_under_root, missing};
+pub use bind::{
+    BINDING_CODES, BindingProblem, check_bound_under_root, check_receipts,
+    check_receipts_under_root, missing,
+};
 pub use cose::{
     INTERACTION_CONTENT_TYPE, MAX_SIGNED_BYTES, SignedInteraction, protected_bytes, sig_structure,
     sign, verify,

@@ -22,12 +22,16 @@ pub const BINDING_CODES: &[&str] = &[
 ];
 
 pub use jouleclaw_seal::call_document::BindingProblem;
-use jouleclaw_seal::call_document::{BoundDocument, StreamBinding};
+use jouleclaw_seal::call_document::{BoundDocument, ReceiptFacts, StreamBinding, VerdictFact};
 /// Checks a verified document against the stream's receipts, in window order, with their
 /// BLAKE3 content hashes (`spec/STOP-LATENCY-V1.md` section 7): the stream, the window count and the
 /// root, then the kind's own checks. Empty: bound. With the receipts' root already known
-/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`.
-pub use jouleclaw_seal::call_document::{check_receipts, check_receipts_under_root};
+/// (a caller that verified a seal over these receipts holds it): `check_receipts_under_root`;
+/// over what the checks read of the receipts (`jouleclaw_seal::call_document::BoundReceipts`,
+/// a few bytes a receipt): `check_bound_under_root`.
+pub use jouleclaw_seal::call_document::{
+    check_bound_under_root, check_receipts, check_receipts_under_root,
+};
 
 /// How a receipt records a barge-in, if it does: a `yield` verdict, or a `barge_in_ignored`
 /// finding (whatever the verdict: a `fail` outranks the `yield` of the same window).
@@ -74,14 +78,10 @@ impl BoundDocument for StopLatencyDocument {
 
     /// Every barge-in window a yield (or a failed window), every yield listed, and what the
     /// receipts state about late outbound after a barge-in in the document.
-    fn check_kind(
-        &self,
-        receipts: &[(StreamWindowReceipt, [u8; 32])],
-        out: &mut Vec<BindingProblem>,
-    ) {
+    fn check_kind(&self, receipts: &[ReceiptFacts], out: &mut Vec<BindingProblem>) {
         let mut p = |code: &'static str, detail: String| out.push(BindingProblem { code, detail });
-        let by_window: HashMap<u64, &StreamWindowReceipt> =
-            receipts.iter().map(|(r, _)| (r.window_id, r)).collect();
+        let by_window: HashMap<u64, &ReceiptFacts> =
+            receipts.iter().map(|r| (r.window_id, r)).collect();
         let listed: BTreeSet<u64> = self.barge_ins.iter().map(|b| b.window_id).collect();
         for &w in &listed {
             match by_window.get(&w) {
@@ -90,9 +90,9 @@ impl BoundDocument for StopLatencyDocument {
                     format!("a barge-in is listed in window {w}, which has no receipt"),
                 ),
                 Some(r) => match r.verdict {
-                    WindowVerdict::Yield { seen_at } if seen_at == w => {}
-                    WindowVerdict::Fail { .. } => {}
-                    ref v => p(
+                    VerdictFact::Yield { seen_at } if seen_at == w => {}
+                    VerdictFact::Fail => {}
+                    v => p(
                         "barge_in_not_yielded",
                         format!(
                             "a barge-in is listed in window {w}, whose receipt's verdict is {}",
@@ -102,8 +102,8 @@ impl BoundDocument for StopLatencyDocument {
                 },
             }
         }
-        for (r, _) in receipts {
-            if let WindowVerdict::Yield { .. } = r.verdict
+        for r in receipts {
+            if let VerdictFact::Yield { .. } = r.verdict
                 && !listed.contains(&r.window_id)
             {
                 p(
@@ -124,7 +124,7 @@ impl BoundDocument for StopLatencyDocument {
         for b in &self.barge_ins {
             by_time.entry(b.barge_in_ts_ns).or_insert(b);
         }
-        for (r, _) in receipts {
+        for r in receipts {
             let WindowConservationFinding::BargeInIgnored {
                 barge_in_ts_ns,
                 outbound_ts_ns,

@@ -53,7 +53,8 @@ mod error;
 mod meter;
 
 pub use bind::{
-    BINDING_CODES, BindingProblem, check_receipts, check_receipts_under_root, missing, required,
+    BINDING_CODES, BindingProblem, check_bound_under_root, check_receipts,
+    check_receipts_under_root, missing, required,
 };
 pub use cose::{
     MAX_SIGNED_BYTES, STOP_LATENCY_CONTENT_TYPE, SignedStopLatency, protected_bytes, sig_structure,

@@ -9,14 +9,18 @@
 //! [`MAX_RECEIPTS`] are not read.
 //!
 //! The call's signed documents ([`DOCUMENT_FILES`]) are verified and bound to the receipts
-//! after them ([`DirReport::document_problems`]). Only when one of their files is there are the
-//! decoded receipts kept for that (each line's receipt and content hash: at most
-//! [`MAX_RECEIPTS`] receipts, each what a line of at most a receipt's 64 KiB decodes to), and
-//! each document is read once: up to its own `MAX_SIGNED_BYTES` (+1, so that an over-long one
-//! is refused by its verifier), or, when a `stream-seal/2` final seal commits to it, up to
-//! [`MAX_DOCUMENT_BYTES`] (+1) for its digest, those bytes then kept for its own check; without
-//! one, the first receipt that records a barge-in is all that is kept for the rule that asks
-//! for a `stop-latency.cbor`.
+//! after them ([`DirReport::document_problems`]). Only when one of their files is there is what
+//! that binding reads of the receipts kept ([`BoundReceipts`], not the decoded receipts): each
+//! decodable line's [`ReceiptFacts`](jouleclaw_seal::call_document::ReceiptFacts) (its window
+//! id, its verdict's kind and a yield's window, its conservation finding and its content hash:
+//! [`BYTES`](jouleclaw_seal::call_document::ReceiptFacts::BYTES), 80 bytes, whatever the
+//! line's size; at most [`MAX_RECEIPTS`] of them) and, once for the stream, the first
+//! receipt's steward, stream id and id and the id of the first receipt of another stream or
+//! steward (strings a receipt bounds to 4,096 bytes each). Each document is read once: up to
+//! its own `MAX_SIGNED_BYTES` (+1, so that an over-long one is refused by its verifier), or,
+//! when a `stream-seal/2` final seal commits to it, up to [`MAX_DOCUMENT_BYTES`] (+1) for its
+//! digest, those bytes then kept for its own check; without one, the first receipt that
+//! records a barge-in is all that is kept for the rule that asks for a `stop-latency.cbor`.
 
 use std::collections::HashMap;
 use std::io::{BufRead as _, BufReader, Read};
@@ -25,7 +29,7 @@ use std::path::Path;
 use jouleclaw_interaction::InteractionDocument;
 use jouleclaw_jcr1::cose::{self, PublicKey, SingleKey, ValidKey};
 use jouleclaw_jcr1::{Jcr1Error, Limits, StreamWindowReceipt, decode_receipt};
-use jouleclaw_seal::call_document::{BindingProblem, root_of};
+use jouleclaw_seal::call_document::{BindingProblem, BoundReceipts};
 use jouleclaw_seal::{
     DEFAULT_MAX_LEAVES, Frontier, ReceiptEntry, SealVerifier, SealedDocuments, check_stream,
     document_digest,
@@ -505,13 +509,14 @@ pub fn verify_stream<S: StreamSource>(
     let mut entries: Vec<ReceiptEntry> = Vec::new();
     // Which line each entry is.
     let mut entry_line: Vec<u64> = Vec::new();
-    // The decoded receipts are kept only when a document is there to bind them; otherwise the
-    // first that records a barge-in is all the missing-document rule needs.
+    // What the binding checks read of the receipts (the stream's identity once, a few bytes a
+    // receipt) is kept only when a document is there to bind them; otherwise the first that
+    // records a barge-in is all the missing-document rule needs.
     let mut keep = false;
     for (file, _) in DOCUMENT_FILES {
         keep |= src.exists(file)?;
     }
-    let mut kept: Vec<(u64, StreamWindowReceipt)> = Vec::new();
+    let mut kept = BoundReceipts::new();
     // The signed documents as the final seal's check read them, so that each is read once.
     let mut read_documents: Vec<(&'static str, DocumentBytes)> = Vec::new();
     let mut barge_in: Option<BindingProblem> = None;
@@ -520,12 +525,12 @@ pub fn verify_stream<S: StreamSource>(
         src,
         &mut entries,
         &mut entry_line,
-        &mut |i, r| {
+        &mut |i, r, content_hash| {
             if barge_in.is_none() {
                 barge_in = jouleclaw_stop_latency::missing(std::slice::from_ref(r));
             }
             if keep {
-                kept.push((i, r.clone()));
+                kept.push(r, content_hash);
             }
             each_receipt(i, r);
         },
@@ -631,15 +636,11 @@ pub fn verify_stream<S: StreamSource>(
         (true, 0) => Completeness::Complete,
         (true, _) => Completeness::Incomplete,
     };
-    let receipts: Vec<(StreamWindowReceipt, [u8; 32])> = kept
-        .into_iter()
-        .filter_map(|(i, r)| Some((r, report.record(i)?.content_hash)))
-        .collect();
     check_documents(
         &mut report,
         src,
         key,
-        &receipts,
+        &kept,
         barge_in,
         read_documents,
         &listed,
@@ -742,7 +743,7 @@ fn read_document<S: StreamSource>(
 /// The call's signed documents (`spec/STREAM-AT-REST.md` section 5.1 step 9), each checked as
 /// its spec says: `stop-latency.cbor` (`spec/STOP-LATENCY-V1.md` section 7) and
 /// `interaction-metrics.cbor` (`spec/INTERACTION-METRICS-V1.md` section 7) verified under
-/// `key`, then bound to `receipts` (every decodable line's receipt and content hash, in order;
+/// `key`, then bound to `receipts` (what the binding reads of every decodable line, in order;
 /// empty when no document file is there) under their root: the final seal's when the stream is
 /// complete and it seals exactly these receipts, else computed once. A missing
 /// `stop-latency.cbor` is `stop_latency_missing` when a receipt records a barge-in
@@ -754,7 +755,7 @@ fn check_documents<S: StreamSource>(
     report: &mut DirReport,
     src: &mut S,
     key: &ValidKey,
-    receipts: &[(StreamWindowReceipt, [u8; 32])],
+    receipts: &BoundReceipts,
     barge_in: Option<BindingProblem>,
     mut read: Vec<(&'static str, DocumentBytes)>,
     listed: &[&'static str],
@@ -764,11 +765,11 @@ fn check_documents<S: StreamSource>(
         *root.get_or_insert_with(|| match report.final_root {
             Some(r)
                 if report.completeness == Completeness::Complete
-                    && report.final_tree_size == receipts.len() as u64 =>
+                    && report.final_tree_size == receipts.facts.len() as u64 =>
             {
                 Some(r)
             }
-            _ => root_of(receipts),
+            _ => receipts.root(),
         })
     };
     let bind = |report: &mut DirReport, file: &'static str, problems: Vec<BindingProblem>| {
@@ -803,7 +804,7 @@ fn check_documents<S: StreamSource>(
             Ok(v) => {
                 let root = root_of_receipts(report);
                 let found =
-                    jouleclaw_stop_latency::check_receipts_under_root(&v.document, receipts, root);
+                    jouleclaw_stop_latency::check_bound_under_root(&v.document, receipts, root);
                 bind(report, file, found);
                 report.stop_latency = Some(v.document);
             }
@@ -829,7 +830,7 @@ fn check_documents<S: StreamSource>(
             Ok(v) => {
                 let root = root_of_receipts(report);
                 let found =
-                    jouleclaw_interaction::check_receipts_under_root(&v.document, receipts, root);
+                    jouleclaw_interaction::check_bound_under_root(&v.document, receipts, root);
                 bind(report, file, found);
                 report.interaction = Some(v.document);
             }
@@ -948,7 +949,7 @@ fn read_lines<S: StreamSource>(
     src: &mut S,
     entries: &mut Vec<ReceiptEntry>,
     entry_line: &mut Vec<u64>,
-    each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt),
+    each_receipt: &mut dyn FnMut(u64, &StreamWindowReceipt, [u8; 32]),
 ) -> Result<()> {
     let path = src.place(RECEIPTS_JSONL);
     let Some(file) = open(report, src, RECEIPTS_JSONL, true)? else {
@@ -1021,7 +1022,7 @@ fn read_lines<S: StreamSource>(
                 });
             }
             Ok(receipt) => {
-                each_receipt(index, &receipt);
+                each_receipt(index, &receipt, content_hash);
                 report.totals.add(&receipt);
                 let w = receipt.window_id;
                 match (&report.stream_id, &report.steward) {

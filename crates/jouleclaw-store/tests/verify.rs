@@ -710,3 +710,129 @@ fn the_summary_is_read_once_for_its_checks_and_the_documents_it_lists() {
         [(INTERACTION_METRICS_CBOR, "interaction_metrics_missing")]
     );
 }
+
+/// The verifier binds a document to what it keeps of each line (its facts and the stream's
+/// identity, not the decoded receipts) and finds exactly what the binding over the decoded
+/// receipts finds, message for message: here a stream whose fifth receipt is of another
+/// stream (and sixth of another steward: still the fifth is named), a yield the document does
+/// not list and a `barge_in_ignored` finding the document's barge-in contradicts.
+#[test]
+fn the_binding_over_the_kept_facts_finds_what_the_binding_over_the_receipts_finds() {
+    use jouleclaw_stop_latency::{BargeIn, EndedBy};
+    let text = std::str::from_utf8(LINE).unwrap();
+    let pass = r#""verdict":{"chain":["always-pass-stream","barge-in-detector","per-tick:utf8-text","structured:04d0f386107113a0"],"kind":"pass"}"#;
+    let with = |verdict: &str, conservation: Option<&str>| {
+        let mut t = text.replace(pass, verdict);
+        if let Some(c) = conservation {
+            t = t.replace(r#""conservation":{"kind":"conforming"}"#, c);
+        }
+        decode_receipt(t.as_bytes()).unwrap()
+    };
+    let base = decode_receipt(LINE).unwrap();
+    let ignored = with(
+        r#""verdict":{"kind":"fail","oracle":"barge-in-detector","reason":"late"}"#,
+        Some(
+            r#""conservation":{"barge_in_ts_ns":1000000000,"kind":"barge_in_ignored","outbound_ts_ns":1200000000}"#,
+        ),
+    );
+    let receipts: Vec<StreamWindowReceipt> = vec![
+        base.clone(),
+        with(r#""verdict":{"kind":"yield","seen_at":1}"#, None),
+        with(r#""verdict":{"kind":"yield","seen_at":2}"#, None),
+        ignored,
+        StreamWindowReceipt {
+            stream_id: "stream-other".to_owned(),
+            ..base.clone()
+        },
+        StreamWindowReceipt {
+            steward: "did:example:another".to_owned(),
+            ..base.clone()
+        },
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(w, r)| StreamWindowReceipt {
+        window_id: w as u64,
+        ..r
+    })
+    .collect();
+    let mut jsonl = Vec::new();
+    let mut with_hashes = Vec::new();
+    for r in &receipts {
+        let line = r.encode().unwrap();
+        with_hashes.push((r.clone(), *blake3::hash(&line).as_bytes()));
+        jsonl.extend_from_slice(&line);
+        jsonl.push(b'\n');
+    }
+    let hashes: Vec<[u8; 32]> = with_hashes.iter().map(|(_, h)| *h).collect();
+    // Listed in window 1 (its yield), the barge-in's audio ended before window 3's late
+    // outbound: that finding is contradicted.
+    let barge_in = BargeIn {
+        window_id: 1,
+        barge_in_ts_ns: 1_000_000_000,
+        last_audio_ts_ns: Some(1_100_000_000),
+        audio_bytes: 10,
+        late_audio_bytes: 0,
+        ended_by: EndedBy::StreamEnd,
+        end_ts_ns: None,
+    };
+    let doc = StopLatencyDocument::new(&base.steward, "stream-demo", &[barge_in], &hashes).unwrap();
+    let signed = jouleclaw_stop_latency::sign(&SoftwareSigner::rfc8032_test_key(), &doc)
+        .unwrap()
+        .cose_sign1;
+    let key = ValidKey::new(SoftwareSigner::rfc8032_test_key().verifying_key()).unwrap();
+    let mut src = Memory {
+        files: HashMap::from([
+            (RECEIPTS_JSONL, jsonl),
+            (RECEIPTS_CBOR, Vec::new()),
+            (STOP_LATENCY_CBOR, signed),
+        ]),
+        not_regular: Vec::new(),
+    };
+    let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
+    let kept: Vec<(&str, String)> = r
+        .document_problems
+        .iter()
+        .map(|p| (p.code, p.message.clone()))
+        .collect();
+    let full: Vec<(&str, String)> = jouleclaw_stop_latency::check_receipts(&doc, &with_hashes)
+        .into_iter()
+        .map(|p| (p.code, p.detail))
+        .collect();
+    assert_eq!(kept, full);
+    assert_eq!(
+        kept.iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        ["stream_mismatch", "yield_unlisted", "finding_contradicted"]
+    );
+    assert!(
+        kept[0].1.contains("receipt stream-other:0004 is not"),
+        "{}",
+        kept[0].1
+    );
+    assert!(kept[1].1.starts_with("window 2 "), "{}", kept[1].1);
+    assert!(kept[2].1.starts_with("receipt 3 "), "{}", kept[2].1);
+    // The accepted neighbour: the same document over the first two receipts alone (its own
+    // root and count) is bound.
+    let first_two = &with_hashes[..2];
+    let hashes: Vec<[u8; 32]> = first_two.iter().map(|(_, h)| *h).collect();
+    let doc = StopLatencyDocument::new(&base.steward, "stream-demo", &[barge_in], &hashes).unwrap();
+    let signed = jouleclaw_stop_latency::sign(&SoftwareSigner::rfc8032_test_key(), &doc)
+        .unwrap()
+        .cose_sign1;
+    let mut jsonl = Vec::new();
+    for (r, _) in first_two {
+        jsonl.extend(r.encode().unwrap());
+        jsonl.push(b'\n');
+    }
+    let mut src = Memory {
+        files: HashMap::from([
+            (RECEIPTS_JSONL, jsonl),
+            (RECEIPTS_CBOR, Vec::new()),
+            (STOP_LATENCY_CBOR, signed),
+        ]),
+        not_regular: Vec::new(),
+    };
+    let r = verify_stream(&mut src, &key, &mut |_, _| {}).unwrap();
+    assert_eq!(document_codes(&r), []);
+    assert!(jouleclaw_stop_latency::check_receipts(&doc, first_two).is_empty());
+}
