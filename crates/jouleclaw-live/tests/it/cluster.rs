@@ -1086,7 +1086,7 @@ async fn a_live_process_killed_mid_run_loses_nothing_after_replay() {
         .args([
             "--ignored",
             "--exact",
-            "live_child_killed_by_the_parent",
+            "cluster::live_child_killed_by_the_parent",
             "--nocapture",
         ])
         .env(CHILD_URL, cluster.url())
